@@ -1,0 +1,61 @@
+//! Diagnostics for people: warnings and notes on stderr, recorded so that the
+//! result carries them too. Never on stdout, which belongs to the report.
+
+use std::sync::Mutex;
+
+pub struct Diagnostics {
+    quiet: bool,
+    show_progress: bool,
+    warnings: Mutex<Vec<String>>,
+    notes: Mutex<Vec<String>>,
+}
+
+impl Diagnostics {
+    /// `quiet` hides notes and progress (warnings still show).
+    pub fn new(quiet: bool) -> Self {
+        use std::io::IsTerminal;
+        Self {
+            quiet,
+            show_progress: !quiet && std::io::stderr().is_terminal(),
+            warnings: Mutex::new(Vec::new()),
+            notes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Something the reader must not miss (the figures mean less than they seem).
+    pub fn warn(&self, text: impl Into<String>) {
+        let text = text.into();
+        eprintln!("⚠ {text}");
+        self.warnings.lock().expect("diagnostics lock").push(text);
+    }
+
+    /// A fact worth saying once (how the run was set up).
+    pub fn note(&self, text: impl Into<String>) {
+        let text = text.into();
+        if !self.quiet {
+            eprintln!("note: {text}");
+        }
+        self.notes.lock().expect("diagnostics lock").push(text);
+    }
+
+    /// Warns with a line printed as given (no "⚠ " prefix added).
+    pub fn warn_verbatim(&self, line: impl Into<String>, recorded: impl Into<String>) {
+        eprintln!("{}", line.into());
+        self.warnings
+            .lock()
+            .expect("diagnostics lock")
+            .push(recorded.into());
+    }
+
+    pub fn show_progress(&self) -> bool {
+        self.show_progress
+    }
+
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.lock().expect("diagnostics lock").clone()
+    }
+
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.lock().expect("diagnostics lock").clone()
+    }
+}

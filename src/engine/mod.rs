@@ -1,0 +1,144 @@
+//! The engine seam: how a worker hands requests to the kernel and gets
+//! completions back, in batches.
+//!
+//! Engines only move bytes. They know nothing of timing, statistics,
+//! verification or reports: the worker does all accounting. A short read or
+//! write is finished inside the engine by resubmitting the remainder, so a
+//! completion always covers the whole request (or carries an error).
+//!
+//! The contract with the worker: a request names a slot; the engine reads or
+//! writes that slot's buffer until the completion for that slot is reaped, and
+//! the worker does not touch the slot meanwhile (hence `queue` is `unsafe`).
+//! An engine dropped with I/O in flight must wait for it first.
+
+pub mod null;
+pub mod sync;
+
+use crate::buffer::BufferRegion;
+use std::io;
+use std::os::fd::RawFd;
+
+/// What a request does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+        }
+    }
+}
+
+/// One I/O: `len_bytes` at `offset_bytes` of file `file`, into or out of slot `slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub slot: u32,
+    pub op: Op,
+    pub file: u32,
+    pub offset_bytes: u64,
+    pub len_bytes: u32,
+}
+
+/// A finished request: `result` is the number of bytes moved (the whole
+/// request unless end of file was reached) or a negated errno.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Completion {
+    pub slot: u32,
+    pub result: i64,
+}
+
+/// What happened to a queued request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// The engine performed it at once; the value is as `Completion::result`.
+    Done(i64),
+    /// It will come back from `reap`.
+    InFlight,
+    /// The engine has no room: submit and reap first, then queue it again.
+    Full,
+}
+
+/// What an engine can do, declared once so that no caller tests engine names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineCaps {
+    /// Every request completes inside `queue` (one I/O at a time per worker).
+    pub completes_inline: bool,
+    /// The engine moves bytes to and from storage (false for `null`).
+    pub touches_storage: bool,
+    /// O_DIRECT file descriptors can be used with this engine.
+    pub supports_direct: bool,
+}
+
+/// What an engine is given to start: the worker's files and slot buffers.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineSetup<'a> {
+    pub fds: &'a [RawFd],
+    pub buffers: BufferRegion,
+    pub queue_depth: u32,
+}
+
+/// An engine that could not start or stopped working (not a failed I/O: those
+/// come back as completions with a negative result).
+#[derive(Debug, thiserror::Error)]
+#[error("{context}: {source}")]
+pub struct EngineError {
+    pub context: String,
+    #[source]
+    pub source: io::Error,
+}
+
+impl EngineError {
+    pub fn new(context: impl Into<String>, source: io::Error) -> Self {
+        Self {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// A way to move bytes between slot buffers and files.
+pub trait Engine: Sized {
+    const NAME: &'static str;
+    const CAPS: EngineCaps;
+
+    /// Sets the engine up inside the worker thread that will use it.
+    fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError>;
+
+    /// Queues one request.
+    ///
+    /// # Safety
+    /// `req.slot` is a slot of the region given to `open`, `req.len_bytes` is at
+    /// most the slot length, the region outlives the engine, and the caller
+    /// does not read or write that slot until its completion has been reaped
+    /// (or `Queued::Done` was returned).
+    unsafe fn queue(&mut self, req: Request) -> Queued;
+
+    /// Hands everything queued so far to the kernel (one system call where the
+    /// engine can batch).
+    fn submit(&mut self) -> Result<(), EngineError>;
+
+    /// Waits until at least `min` completions are available (fewer only if
+    /// fewer are in flight), writes up to `out.len()` of them into `out` and
+    /// returns how many.
+    fn reap(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError>;
+
+    /// Facts about how the engine was set up, said once at the end of the run.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The errno of the last failed libc call, as a negative `Completion::result`.
+#[inline]
+pub(crate) fn neg_errno() -> i64 {
+    -i64::from(
+        io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO),
+    )
+}

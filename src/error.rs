@@ -1,0 +1,79 @@
+//! The errors a run can end with, and the exit code each one maps to.
+//!
+//! Usage errors are found before anything is touched and exit 2; run errors
+//! (a target that cannot be opened or laid out, an I/O error) exit 1.
+//! Every message names the flag, the file or the offset concerned.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Exit codes, as DESIGN.md fixes them.
+pub mod exit_code {
+    pub const SUCCESS: i32 = 0;
+    pub const RUN_FAILED: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const VERIFY_FAILED: i32 = 3;
+    pub const INTERRUPTED: i32 = 130;
+    pub const TERMINATED: i32 = 143;
+}
+
+/// A bad flag, value or combination: found before anything was touched.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[error("{message}")]
+pub struct UsageError {
+    pub message: String,
+}
+
+impl UsageError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+/// A failure while preparing or running: the target, the engine or the kernel said no.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{op} {path}: {source}")]
+    Target {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{op} {path} at offset {offset_bytes}: {source}")]
+    TargetAt {
+        op: &'static str,
+        path: PathBuf,
+        offset_bytes: u64,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "O_DIRECT refused on {path} ({reason}) and --strict-direct is set: drop --strict-direct to fall back to buffered I/O, or use a filesystem that supports O_DIRECT"
+    )]
+    StrictDirect { path: PathBuf, reason: String },
+    #[error("worker {worker}: {message}")]
+    WorkerSetup { worker: u32, message: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Everything `iopulse` can fail with, with its exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+impl Error {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => exit_code::USAGE,
+            Error::Run(_) => exit_code::RUN_FAILED,
+        }
+    }
+}

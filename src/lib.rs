@@ -1,0 +1,29 @@
+//! iopulse: a Linux storage benchmark. The binary (`src/main.rs`) is a thin
+//! shell around this library, so that tests and benches reach every stage of
+//! the pipeline:
+//!
+//! argv → `cli` → `spec::Spec` → `coordinator` (targets, workers) →
+//! `worker` (hot loop over an `engine`) → `stats` → `result::RunResult` → `report`.
+//!
+//! ../shared/DESIGN.md (and docs/) describe the architecture and its rules.
+
+pub mod access;
+pub mod buffer;
+pub mod cli;
+pub mod clock;
+pub mod coordinator;
+pub mod data;
+pub mod diag;
+pub mod engine;
+pub mod environment;
+pub mod error;
+pub mod report;
+pub mod result;
+pub mod rng;
+pub mod rusage;
+pub mod signals;
+pub mod spec;
+pub mod stats;
+pub mod target;
+pub mod units;
+pub mod worker;

@@ -1,0 +1,26 @@
+//! SIGINT and SIGTERM: the first one stores its exit code (130 or 143) in the
+//! run's stop word, which workers read once per batch, so the run stops and
+//! the partial report is still printed. A second one exits at once.
+
+use crate::error::exit_code;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::flag;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+/// Installs the handlers; returns the stop word they write to.
+pub fn install() -> io::Result<Arc<AtomicUsize>> {
+    let stop = Arc::new(AtomicUsize::new(0));
+    let seen_one = Arc::new(AtomicBool::new(false));
+    for (signal, code) in [
+        (SIGINT, exit_code::INTERRUPTED),
+        (SIGTERM, exit_code::TERMINATED),
+    ] {
+        // Order matters: the exit action runs only if a first signal was already seen.
+        flag::register_conditional_shutdown(signal, code, Arc::clone(&seen_one))?;
+        flag::register_usize(signal, Arc::clone(&stop), code as usize)?;
+        flag::register(signal, Arc::clone(&seen_one))?;
+    }
+    Ok(stop)
+}

@@ -1,0 +1,148 @@
+//! The `Spec`: what a run does, as plain data, and the checks that need no
+//! file system. Everything a run does is decided by it; it is echoed into the
+//! JSON result so a run can be repeated from it.
+//!
+//! Checks that need to look at the targets (is it a directory? what is its DIO
+//! alignment?) live in `target::plan`, which still touches nothing.
+
+use crate::error::UsageError;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Largest block size accepted (one request's buffer).
+pub const MAX_BLOCK_SIZE_BYTES: u64 = 1 << 30;
+/// Largest queue depth accepted: io_uring's ring limit.
+pub const MAX_QUEUE_DEPTH: u32 = 32_768;
+/// Largest number of worker threads accepted.
+pub const MAX_THREADS: u32 = 4_096;
+/// File size used when a target must be created and `--file-size` is not given.
+pub const DEFAULT_NEW_FILE_SIZE_BYTES: u64 = 1 << 30;
+/// File size of the embedded default target (no TARGET given).
+pub const EMBEDDED_FILE_SIZE_BYTES: u64 = 256 << 20;
+/// Duration of a run on the embedded default target.
+pub const EMBEDDED_DURATION_NS: u64 = 5_000_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// pread/pwrite, one I/O at a time per worker
+    Sync,
+    /// completes every request at once without touching storage: the tool's own ceiling
+    Null,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Sync => "sync",
+            EngineKind::Null => "null",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessOrder {
+    Sequential,
+    Random,
+}
+
+/// How long a run lasts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunLength {
+    /// A fixed measurement window.
+    Duration { ns: u64 },
+    /// Until every block of the region has been accessed once (`--duration 0`).
+    UntilCovered,
+}
+
+/// Everything a run does. Plain data: no file is opened to build it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spec {
+    /// The targets as given; empty means the embedded default (a temp file).
+    pub targets: Vec<PathBuf>,
+    /// Size to lay files out to; `None` keeps an existing file's size.
+    pub file_size_bytes: Option<u64>,
+    pub block_size_bytes: u64,
+    pub run_length: RunLength,
+    pub read_percent: u8,
+    pub order: AccessOrder,
+    pub threads: u32,
+    pub queue_depth: u32,
+    pub engine: EngineKind,
+    /// `--direct`: O_DIRECT asked for.
+    pub direct: bool,
+    /// `--strict-direct`: a refusal of O_DIRECT is an error, not a fallback.
+    pub strict_direct: bool,
+    /// Seed of every random choice; always set (drawn at start when not given).
+    pub seed: u64,
+    /// `--force`: allow writes to block devices.
+    pub force: bool,
+}
+
+impl Spec {
+    pub fn write_percent(&self) -> u8 {
+        100 - self.read_percent
+    }
+
+    pub fn writes(&self) -> bool {
+        self.read_percent < 100
+    }
+
+    pub fn is_embedded_default(&self) -> bool {
+        self.targets.is_empty()
+    }
+
+    /// Checks that need no file system. Each message names the flag and what is accepted.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.block_size_bytes == 0 {
+            return Err(UsageError::new(
+                "--block-size 0: the block size must be at least 1 byte (e.g. 4k)",
+            ));
+        }
+        if self.block_size_bytes > MAX_BLOCK_SIZE_BYTES {
+            return Err(UsageError::new(format!(
+                "--block-size {}: the block size must be at most 1G",
+                self.block_size_bytes
+            )));
+        }
+        if let Some(size) = self.file_size_bytes {
+            if size < self.block_size_bytes {
+                return Err(UsageError::new(format!(
+                    "--file-size {size} is smaller than one block (--block-size {}): give a file size of at least one block",
+                    self.block_size_bytes
+                )));
+            }
+        }
+        if self.threads == 0 {
+            return Err(UsageError::new(
+                "--threads 0: at least 1 worker thread is needed",
+            ));
+        }
+        if self.threads > MAX_THREADS {
+            return Err(UsageError::new(format!(
+                "--threads {}: at most {MAX_THREADS} worker threads are accepted",
+                self.threads
+            )));
+        }
+        if self.queue_depth == 0 {
+            return Err(UsageError::new(
+                "--queue-depth 0: the queue depth must be at least 1",
+            ));
+        }
+        if self.queue_depth > MAX_QUEUE_DEPTH {
+            return Err(UsageError::new(format!(
+                "--queue-depth {}: at most {MAX_QUEUE_DEPTH} (io_uring's ring limit) is accepted",
+                self.queue_depth
+            )));
+        }
+        if self.read_percent > 100 {
+            return Err(UsageError::new(format!(
+                "--read-percent {}: give a percentage from 0 to 100",
+                self.read_percent
+            )));
+        }
+        Ok(())
+    }
+}

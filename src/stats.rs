@@ -1,0 +1,256 @@
+//! Counters and latency histograms, per worker and op type, and the figures
+//! computed from them (IOPS, bandwidth, percentiles).
+//!
+//! Latency is recorded per I/O in nanoseconds into an HDR histogram (1 ns to
+//! 1 h, 3 significant digits); samples above an hour are clamped and counted.
+//! Exact min, max and sum are kept beside it so that the reported min, max and
+//! mean are exact and percentiles can be held inside [min, max]. Histograms
+//! are merged, never averaged. This module computes; it never formats text.
+
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
+
+/// Highest latency the histograms hold: one hour.
+pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+/// Significant decimal digits of every latency histogram.
+pub const LATENCY_DIGITS: u8 = 3;
+
+pub fn new_latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, LATENCY_DIGITS).expect("valid histogram bounds")
+}
+
+/// Counters and latency of one op type (read or write) in one worker.
+#[derive(Clone, Debug)]
+pub struct OpStats {
+    pub ops: u64,
+    pub bytes: u64,
+    pub lat_sum_ns: u128,
+    pub lat_min_ns: u64,
+    pub lat_max_ns: u64,
+    /// Samples above `MAX_LATENCY_NS`, recorded as `MAX_LATENCY_NS`.
+    pub clamped: u64,
+    pub latency: Histogram<u64>,
+}
+
+impl Default for OpStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OpStats {
+    pub fn new() -> Self {
+        Self {
+            ops: 0,
+            bytes: 0,
+            lat_sum_ns: 0,
+            lat_min_ns: u64::MAX,
+            lat_max_ns: 0,
+            clamped: 0,
+            latency: new_latency_histogram(),
+        }
+    }
+
+    /// Records one completed I/O. No allocation, no lock.
+    #[inline(always)]
+    pub fn record(&mut self, bytes: u64, lat_ns: u64) {
+        self.ops += 1;
+        self.bytes += bytes;
+        self.lat_sum_ns += u128::from(lat_ns);
+        self.lat_min_ns = self.lat_min_ns.min(lat_ns);
+        self.lat_max_ns = self.lat_max_ns.max(lat_ns);
+        if lat_ns > MAX_LATENCY_NS {
+            self.clamped += 1;
+        }
+        self.latency.saturating_record(lat_ns);
+    }
+
+    /// Adds another worker's figures: exact, since histograms add bucket by bucket.
+    pub fn merge(&mut self, other: &OpStats) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        self.lat_sum_ns += other.lat_sum_ns;
+        self.lat_min_ns = self.lat_min_ns.min(other.lat_min_ns);
+        self.lat_max_ns = self.lat_max_ns.max(other.lat_max_ns);
+        self.clamped += other.clamped;
+        self.latency
+            .add(&other.latency)
+            .expect("histograms of equal bounds add");
+    }
+
+    /// The headline figures over a window of `window_ns`.
+    pub fn summarize(&self, window_ns: u64) -> OpSummary {
+        let seconds = window_ns as f64 / 1e9;
+        let per_second = |x: u64| {
+            if seconds > 0.0 {
+                x as f64 / seconds
+            } else {
+                0.0
+            }
+        };
+        OpSummary {
+            ops: self.ops,
+            bytes: self.bytes,
+            iops: per_second(self.ops),
+            bw_bytes_per_sec: per_second(self.bytes),
+            latency_ns: self.latency_summary(),
+            clamped_samples: self.clamped,
+        }
+    }
+
+    pub fn latency_summary(&self) -> LatencySummary {
+        if self.ops == 0 {
+            return LatencySummary::default();
+        }
+        let (min, max) = (self.lat_min_ns, self.lat_max_ns);
+        // Percentiles come from the histogram (3 significant digits) and are held inside
+        // the exact [min, max]: a bucket's upper edge can otherwise exceed the true max.
+        let at = |q: f64| self.latency.value_at_quantile(q).clamp(min, max);
+        LatencySummary {
+            min,
+            mean: (self.lat_sum_ns / u128::from(self.ops)) as u64,
+            stddev: self.latency.stdev().round() as u64,
+            p50: at(0.50),
+            p90: at(0.90),
+            p99: at(0.99),
+            p99_9: at(0.999),
+            p99_99: at(0.9999),
+            max,
+        }
+    }
+}
+
+/// Latency figures of one op type, all in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub min: u64,
+    pub mean: u64,
+    pub stddev: u64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub p99_99: u64,
+    pub max: u64,
+}
+
+/// Headline figures of one op type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpSummary {
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_bytes_per_sec: f64,
+    pub latency_ns: LatencySummary,
+    pub clamped_samples: u64,
+}
+
+/// CPU time spent, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuTimes {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+}
+
+impl CpuTimes {
+    pub fn total_ns(&self) -> u64 {
+        self.user_ns + self.sys_ns
+    }
+
+    pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
+            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+        }
+    }
+
+    pub fn add(&mut self, other: &CpuTimes) {
+        self.user_ns += other.user_ns;
+        self.sys_ns += other.sys_ns;
+    }
+}
+
+/// Error from decoding a serialized histogram.
+#[derive(Debug, thiserror::Error)]
+pub enum HistogramCodecError {
+    #[error("histogram is not valid base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    #[error("histogram cannot be decoded: {0}")]
+    Decode(String),
+}
+
+/// Serializes a histogram as HdrHistogram V2 + DEFLATE, base64 (standard alphabet):
+/// the format other HdrHistogram implementations read.
+pub fn encode_histogram(hist: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(hist, &mut bytes)
+        .expect("serializing to memory cannot fail");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Reads back what `encode_histogram` wrote.
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, HistogramCodecError> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
+    Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| HistogramCodecError::Decode(format!("{e:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_and_merge_are_exact() {
+        let mut a = OpStats::new();
+        let mut b = OpStats::new();
+        for v in 1..=1000u64 {
+            a.record(4096, v * 1000);
+        }
+        b.record(4096, 7);
+        b.record(4096, MAX_LATENCY_NS * 2);
+        a.merge(&b);
+        assert_eq!(a.ops, 1002);
+        assert_eq!(a.bytes, 1002 * 4096);
+        assert_eq!(a.lat_min_ns, 7);
+        assert_eq!(a.lat_max_ns, MAX_LATENCY_NS * 2);
+        assert_eq!(a.clamped, 1);
+        assert_eq!(a.latency.len(), 1002);
+    }
+
+    #[test]
+    fn percentiles_stay_inside_min_and_max() {
+        let mut s = OpStats::new();
+        for _ in 0..100 {
+            s.record(1, 1_234_567);
+        }
+        let l = s.latency_summary();
+        assert_eq!((l.min, l.max, l.mean), (1_234_567, 1_234_567, 1_234_567));
+        assert_eq!((l.p50, l.p99_99), (1_234_567, 1_234_567));
+    }
+
+    #[test]
+    fn summary_rates() {
+        let mut s = OpStats::new();
+        for _ in 0..500 {
+            s.record(4096, 10);
+        }
+        let sum = s.summarize(500_000_000);
+        assert_eq!(sum.iops, 1000.0);
+        assert_eq!(sum.bw_bytes_per_sec, 4096.0 * 1000.0);
+    }
+
+    #[test]
+    fn histogram_round_trips() {
+        let mut s = OpStats::new();
+        for v in [5u64, 50, 500, 5_000, 5_000_000, 5_000_000_000] {
+            s.record(1, v);
+        }
+        let back = decode_histogram(&encode_histogram(&s.latency)).unwrap();
+        assert_eq!(back, s.latency);
+        assert!(decode_histogram("not base64!").is_err());
+    }
+}
