@@ -24,8 +24,7 @@ impl BufferRegion {
     #[inline(always)]
     pub fn slot_ptr(&self, slot: u32) -> *mut u8 {
         debug_assert!((slot as usize) < self.slots);
-        self.base
-            .wrapping_add(slot as usize * self.slot_stride_bytes)
+        self.base.wrapping_add(slot as usize * self.slot_stride_bytes)
     }
 }
 
@@ -45,9 +44,8 @@ impl SlotBuffers {
     /// `slots` buffers of `slot_len_bytes`, each starting on an `align`-byte boundary.
     pub fn new(slots: usize, slot_len_bytes: usize, align: usize) -> Result<Self, String> {
         let align = align.max(4096).next_power_of_two();
-        let stride = slot_len_bytes
-            .checked_next_multiple_of(align)
-            .ok_or_else(|| "buffer size overflows".to_string())?;
+        let stride =
+            slot_len_bytes.checked_next_multiple_of(align).ok_or_else(|| "buffer size overflows".to_string())?;
         let total = stride
             .checked_mul(slots.max(1))
             .ok_or_else(|| format!("{slots} buffers of {slot_len_bytes} bytes overflow memory"))?;
@@ -55,21 +53,10 @@ impl SlotBuffers {
         // SAFETY: `layout` has a non-zero size (stride >= align >= 4096).
         let raw = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or_else(|| {
-            format!(
-                "cannot allocate {total} bytes of I/O buffers ({slots} x {slot_len_bytes} bytes)"
-            )
+            format!("cannot allocate {total} bytes of I/O buffers ({slots} x {slot_len_bytes} bytes)")
         })?;
-        let region = BufferRegion {
-            base: ptr.as_ptr(),
-            slot_stride_bytes: stride,
-            slot_len_bytes,
-            slots,
-        };
-        Ok(Self {
-            ptr,
-            layout,
-            region,
-        })
+        let region = BufferRegion { base: ptr.as_ptr(), slot_stride_bytes: stride, slot_len_bytes, slots };
+        Ok(Self { ptr, layout, region })
     }
 
     pub fn region(&self) -> BufferRegion {
@@ -87,9 +74,7 @@ impl SlotBuffers {
         assert!((slot as usize) < self.region.slots);
         // SAFETY: the slot lies inside our allocation (checked above), and `&mut self`
         // guarantees no other reference from safe code exists.
-        unsafe {
-            std::slice::from_raw_parts_mut(self.region.slot_ptr(slot), self.region.slot_len_bytes)
-        }
+        unsafe { std::slice::from_raw_parts_mut(self.region.slot_ptr(slot), self.region.slot_len_bytes) }
     }
 
     /// The bytes of one slot, read-only.
@@ -97,9 +82,7 @@ impl SlotBuffers {
     pub fn slot(&self, slot: u32) -> &[u8] {
         assert!((slot as usize) < self.region.slots);
         // SAFETY: as in `slot_mut`; shared access only.
-        unsafe {
-            std::slice::from_raw_parts(self.region.slot_ptr(slot), self.region.slot_len_bytes)
-        }
+        unsafe { std::slice::from_raw_parts(self.region.slot_ptr(slot), self.region.slot_len_bytes) }
     }
 }
 

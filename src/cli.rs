@@ -4,6 +4,7 @@
 //! Flag names are fixed: users already type them. This module parses and
 //! converts; it does not open files (see `target::plan`).
 
+use crate::engine::EngineOptions;
 use crate::error::UsageError;
 use crate::spec::{AccessOrder, EngineKind, RunLength, Spec};
 use crate::units::{parse_duration, parse_size};
@@ -152,9 +153,7 @@ impl Args {
                 ns: u64::try_from(d.as_nanos())
                     .map_err(|_| UsageError::new("--duration is too long: at most 584 years"))?,
             },
-            None if embedded => RunLength::Duration {
-                ns: crate::spec::EMBEDDED_DURATION_NS,
-            },
+            None if embedded => RunLength::Duration { ns: crate::spec::EMBEDDED_DURATION_NS },
             None => RunLength::Duration { ns: 10_000_000_000 },
         };
         let file_size_bytes = match self.file_size {
@@ -167,11 +166,7 @@ impl Args {
             block_size_bytes: self.block_size,
             run_length,
             read_percent,
-            order: if self.random {
-                AccessOrder::Random
-            } else {
-                AccessOrder::Sequential
-            },
+            order: if self.random { AccessOrder::Random } else { AccessOrder::Sequential },
             threads: self.threads,
             queue_depth: self.queue_depth,
             engine: self.engine,
@@ -179,23 +174,18 @@ impl Args {
             strict_direct: self.strict_direct,
             seed: self.seed.unwrap_or_else(fresh_seed),
             force: self.force,
+            engine_options: EngineOptions::default(),
         };
         spec.validate()?;
-        let output = OutputOptions {
-            format: self.output_format,
-            json_file: self.json,
-            quiet: self.quiet,
-        };
+        let output = OutputOptions { format: self.output_format, json_file: self.json, quiet: self.quiet };
         Ok((spec, output))
     }
 }
 
 /// A seed for runs that did not give one: different every run, recorded in the result.
 fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
     let mut state = nanos ^ (u64::from(std::process::id()) << 32);
     crate::rng::splitmix64(&mut state)
 }
@@ -207,10 +197,7 @@ mod tests {
     fn spec_of(args: &[&str]) -> Result<Spec, UsageError> {
         let mut argv = vec!["iopulse"];
         argv.extend_from_slice(args);
-        Args::try_parse_from(argv)
-            .expect("clap")
-            .into_spec()
-            .map(|(s, _)| s)
+        Args::try_parse_from(argv).expect("clap").into_spec().map(|(s, _)| s)
     }
 
     #[test]
@@ -233,37 +220,16 @@ mod tests {
 
     #[test]
     fn read_write_percent_either_or_both() {
-        assert_eq!(
-            spec_of(&["x", "--write-percent", "30"])
-                .unwrap()
-                .read_percent,
-            70
-        );
-        assert_eq!(
-            spec_of(&["x", "--read-percent", "30"])
-                .unwrap()
-                .read_percent,
-            30
-        );
-        assert_eq!(
-            spec_of(&["x", "--read-percent", "30", "--write-percent", "70"])
-                .unwrap()
-                .read_percent,
-            30
-        );
+        assert_eq!(spec_of(&["x", "--write-percent", "30"]).unwrap().read_percent, 70);
+        assert_eq!(spec_of(&["x", "--read-percent", "30"]).unwrap().read_percent, 30);
+        assert_eq!(spec_of(&["x", "--read-percent", "30", "--write-percent", "70"]).unwrap().read_percent, 30);
         let err = spec_of(&["x", "--read-percent", "30", "--write-percent", "30"]).unwrap_err();
-        assert!(
-            err.message.contains("--read-percent") && err.message.contains("100"),
-            "{err}"
-        );
+        assert!(err.message.contains("--read-percent") && err.message.contains("100"), "{err}");
     }
 
     #[test]
     fn duration_zero_means_until_covered() {
-        assert_eq!(
-            spec_of(&["x", "--duration", "0"]).unwrap().run_length,
-            RunLength::UntilCovered
-        );
+        assert_eq!(spec_of(&["x", "--duration", "0"]).unwrap().run_length, RunLength::UntilCovered);
     }
 
     #[test]

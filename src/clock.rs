@@ -13,9 +13,7 @@ pub struct Clock {
 
 impl Clock {
     pub fn new() -> Self {
-        Self {
-            origin: Instant::now(),
-        }
+        Self { origin: Instant::now() }
     }
 
     /// Nanoseconds since the clock was made.

@@ -14,16 +14,14 @@ use crate::engine::{Engine, EngineCaps, Op};
 use crate::environment;
 use crate::error::{Error, RunError, exit_code};
 use crate::result::{
-    Coverage, CpuInfo, EngineInfo, Histograms, RunResult, SCHEMA_VERSION, StopReason, TargetInfo,
-    ToolInfo, WorkerInfo,
+    Coverage, CpuInfo, EngineInfo, Histograms, RunResult, SCHEMA_VERSION, StopReason, TargetInfo, ToolInfo, WorkerInfo,
 };
 use crate::rusage;
 use crate::spec::{EngineKind, RunLength, Spec};
 use crate::stats::{CpuTimes, OpStats, encode_histogram};
 use crate::target::{self, DirectOutcome, PreparedTarget};
 use crate::worker::{
-    self, IoFailure, IoFailureKind, RunControl, WorkerFile, WorkerPlan, WorkerResult, WorkerStop,
-    stop_code,
+    self, IoFailure, IoFailureKind, RunControl, WorkerFile, WorkerPlan, WorkerResult, WorkerStop, stop_code,
 };
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -49,24 +47,13 @@ pub fn engine_caps(kind: EngineKind) -> EngineCaps {
 pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<RunOutcome, Error> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let caps = engine_caps(spec.engine);
-    let effective_depth = if caps.completes_inline {
-        1
-    } else {
-        spec.queue_depth
-    };
+    let effective_depth = if caps.completes_inline { 1 } else { spec.queue_depth };
 
     // The embedded default: a temporary file, removed when `temp` is dropped.
     let temp = if spec.is_embedded_default() {
-        let file = tempfile::Builder::new()
-            .prefix("iopulse-default-")
-            .suffix(".dat")
-            .tempfile()
-            .map_err(|e| {
-                RunError::Other(format!(
-                    "create a temporary file in {}: {e}",
-                    std::env::temp_dir().display()
-                ))
-            })?;
+        let file = tempfile::Builder::new().prefix("iopulse-default-").suffix(".dat").tempfile().map_err(|e| {
+            RunError::Other(format!("create a temporary file in {}: {e}", std::env::temp_dir().display()))
+        })?;
         Some(file)
     } else {
         None
@@ -94,16 +81,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
     }?;
     created.keep();
 
-    let result = assemble(
-        spec,
-        diag,
-        started_at,
-        &targets,
-        temp.is_some(),
-        effective_depth,
-        execution,
-        &stop,
-    );
+    let result = assemble(spec, diag, started_at, &targets, temp.is_some(), effective_depth, execution, &stop);
     let exit_code = match result.stop_reason {
         StopReason::Error => exit_code::RUN_FAILED,
         StopReason::Interrupted => match stop.load(Ordering::Relaxed) {
@@ -132,19 +110,11 @@ fn execute<E: Engine>(
     let mut files = Vec::with_capacity(targets.len());
     let mut first_block = 0u64;
     for t in targets {
-        files.push(WorkerFile {
-            fd: t.file.as_raw_fd(),
-            first_block,
-        });
+        files.push(WorkerFile { fd: t.file.as_raw_fd(), first_block });
         first_block += t.plan.blocks;
     }
     let region_blocks = first_block;
-    let align = targets
-        .iter()
-        .map(|t| t.plan.dio_align_bytes as usize)
-        .max()
-        .unwrap_or(1)
-        .max(4096);
+    let align = targets.iter().map(|t| t.plan.dio_align_bytes as usize).max().unwrap_or(1).max(4096);
     let duration_ns = match spec.run_length {
         RunLength::Duration { ns } => Some(ns),
         RunLength::UntilCovered => None,
@@ -160,17 +130,12 @@ fn execute<E: Engine>(
                 block_size_bytes: spec.block_size_bytes,
                 queue_depth: depth,
                 read_percent: spec.read_percent,
-                source: BlockSource::for_worker(
-                    spec.order,
-                    spec.run_length,
-                    region_blocks,
-                    w,
-                    spec.threads,
-                    spec.seed,
-                ),
+                source: BlockSource::for_worker(spec.order, spec.run_length, region_blocks, w, spec.threads, spec.seed),
                 files: files.clone(),
                 buffer_align_bytes: align,
                 duration_ns,
+                direct: targets.iter().all(|t| t.direct.effective),
+                engine_options: spec.engine_options.clone(),
             };
             let control = &control;
             match thread::Builder::new()
@@ -179,22 +144,15 @@ fn execute<E: Engine>(
             {
                 Ok(h) => handles.push(h),
                 Err(e) => {
-                    spawn_error = Some(format!(
-                        "cannot start worker thread {w} of {}: {e} (lower --threads)",
-                        spec.threads
-                    ));
+                    spawn_error =
+                        Some(format!("cannot start worker thread {w} of {}: {e} (lower --threads)", spec.threads));
                     break;
                 }
             }
         }
         let start = control.release(handles.len(), spawn_error.is_some());
-        let workers: Vec<WorkerResult> = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| panic!("a worker thread panicked"))
-            })
-            .collect();
+        let workers: Vec<WorkerResult> =
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a worker thread panicked"))).collect();
         if let Some(message) = spawn_error {
             return Err(RunError::Other(message).into());
         }
@@ -239,11 +197,7 @@ fn assemble(
     let failure = workers.iter().find_map(|w| {
         w.failure
             .map(|f| describe_failure(&f, targets))
-            .or_else(|| {
-                w.engine_error
-                    .clone()
-                    .map(|m| format!("worker {}: {m}", w.index))
-            })
+            .or_else(|| w.engine_error.clone().map(|m| format!("worker {}: {m}", w.index)))
     });
     let signalled = matches!(stop.load(Ordering::Relaxed), s if s != stop_code::RUNNING && s != stop_code::FAILED);
     let stop_reason = if failure.is_some() {
@@ -277,10 +231,7 @@ fn assemble(
     let ops = total.ops;
     RunResult {
         schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "iopulse".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
+        tool: ToolInfo { name: "iopulse".into(), version: env!("CARGO_PKG_VERSION").into() },
         started_at,
         spec: spec.clone(),
         environment: environment::collect(),
@@ -288,15 +239,9 @@ fn assemble(
             name: spec.engine.name().into(),
             requested_queue_depth: spec.queue_depth,
             effective_queue_depth: effective_depth,
-            notes: workers
-                .first()
-                .map(|w| w.engine_notes.clone())
-                .unwrap_or_default(),
+            setup: workers.first().map(|w| w.engine_setup.iter().cloned().collect()).unwrap_or_default(),
         },
-        targets: targets
-            .iter()
-            .map(|t| target_info(t, removed_after_run))
-            .collect(),
+        targets: targets.iter().map(|t| target_info(t, removed_after_run)).collect(),
         direct,
         window_ns,
         stop_reason,
@@ -307,11 +252,7 @@ fn assemble(
         cpu: CpuInfo {
             workers: worker_cpu,
             process: rusage::process_cpu(),
-            per_io_ns: if ops > 0 {
-                worker_cpu.total_ns() as f64 / ops as f64
-            } else {
-                0.0
-            },
+            per_io_ns: if ops > 0 { worker_cpu.total_ns() as f64 / ops as f64 } else { 0.0 },
             cores_busy: worker_cpu.total_ns() as f64 / window_ns as f64,
         },
         coverage,
@@ -355,25 +296,16 @@ fn target_info(t: &PreparedTarget, removed_after_run: bool) -> TargetInfo {
 
 /// "read /data/x at offset 4096: Input/output error (os error 5)".
 fn describe_failure(f: &IoFailure, targets: &[PreparedTarget]) -> String {
-    let path = targets.get(f.file as usize).map_or_else(
-        || format!("file #{}", f.file),
-        |t| t.plan.path.display().to_string(),
-    );
+    let path =
+        targets.get(f.file as usize).map_or_else(|| format!("file #{}", f.file), |t| t.plan.path.display().to_string());
     let what = match f.kind {
         IoFailureKind::Errno(errno) => std::io::Error::from_raw_os_error(errno).to_string(),
-        IoFailureKind::Short {
-            done_bytes,
-            len_bytes,
-        } => {
+        IoFailureKind::Short { done_bytes, len_bytes } => {
             let verb = if f.op == Op::Read { "read" } else { "wrote" };
             format!(
                 "{verb} only {done_bytes} of {len_bytes} bytes (end of file: was the file truncated during the run?)"
             )
         }
     };
-    format!(
-        "{} {path} at offset {}: {what}",
-        f.op.name(),
-        f.offset_bytes
-    )
+    format!("{} {path} at offset {}: {what}", f.op.name(), f.offset_bytes)
 }

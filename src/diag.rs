@@ -41,10 +41,7 @@ impl Diagnostics {
     /// Warns with a line printed as given (no "⚠ " prefix added).
     pub fn warn_verbatim(&self, line: impl Into<String>, recorded: impl Into<String>) {
         eprintln!("{}", line.into());
-        self.warnings
-            .lock()
-            .expect("diagnostics lock")
-            .push(recorded.into());
+        self.warnings.lock().expect("diagnostics lock").push(recorded.into());
     }
 
     pub fn show_progress(&self) -> bool {

@@ -5,11 +5,7 @@ use crate::result::Environment;
 use std::fs;
 
 pub fn collect() -> Environment {
-    let read = |p: &str| {
-        fs::read_to_string(p)
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default()
-    };
+    let read = |p: &str| fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
     let cpu_model = fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|t| {

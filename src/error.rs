@@ -26,9 +26,7 @@ pub struct UsageError {
 
 impl UsageError {
     pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-        }
+        Self { message: message.into() }
     }
 }
 

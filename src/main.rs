@@ -19,16 +19,14 @@ fn run() -> i32 {
         Ok(args) => args,
         Err(e) => return clap_error(e),
     };
-    let (spec, output) = match args
-        .into_spec()
-        .and_then(|(spec, output)| check_output(&output).map(|()| (spec, output)))
-    {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("iopulse: error: {e}");
-            return exit_code::USAGE;
-        }
-    };
+    let (spec, output) =
+        match args.into_spec().and_then(|(spec, output)| check_output(&output).map(|()| (spec, output))) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("iopulse: error: {e}");
+                return exit_code::USAGE;
+            }
+        };
     let stop = match signals::install() {
         Ok(stop) => stop,
         Err(e) => {
@@ -52,8 +50,7 @@ fn run() -> i32 {
             eprintln!("iopulse: error: {e}");
             match (&e, stop.load(Ordering::Relaxed)) {
                 (Error::Run(_), code)
-                    if code == exit_code::INTERRUPTED as usize
-                        || code == exit_code::TERMINATED as usize =>
+                    if code == exit_code::INTERRUPTED as usize || code == exit_code::TERMINATED as usize =>
                 {
                     code as i32
                 }
@@ -66,10 +63,7 @@ fn run() -> i32 {
 /// The JSON file's directory must exist before anything is touched.
 fn check_output(output: &iopulse::cli::OutputOptions) -> Result<(), UsageError> {
     if let Some(path) = &output.json_file {
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() {
             return Err(UsageError::new(format!(
                 "--json {}: directory {} does not exist",
@@ -86,9 +80,7 @@ fn clap_error(e: clap::Error) -> i32 {
     use clap::error::ErrorKind;
     if matches!(
         e.kind(),
-        ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
         let _ = e.print();
         return exit_code::SUCCESS;
@@ -97,9 +89,7 @@ fn clap_error(e: clap::Error) -> i32 {
     let line = rendered
         .lines()
         .map(str::trim)
-        .filter(|l| {
-            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
-        })
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
         .collect::<Vec<_>>()
         .join(" ");
     eprintln!("iopulse: {line}");

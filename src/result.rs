@@ -7,6 +7,7 @@ use crate::spec::Spec;
 use crate::stats::{CpuTimes, OpSummary};
 use crate::target::{DirectOutcome, TargetKind};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Version of the JSON layout; bumped when a field changes meaning or goes away.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -62,8 +63,8 @@ pub struct EngineInfo {
     pub requested_queue_depth: u32,
     /// Slots per worker the engine really used (1 for engines that complete inline).
     pub effective_queue_depth: u32,
-    /// Facts the engine reported about its set-up (from worker 0).
-    pub notes: Vec<String>,
+    /// How the engine was set up (worker 0's), e.g. {"registered_buffers": "true"}.
+    pub setup: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -16,9 +16,7 @@ impl Rng {
     /// share a sequence.
     pub fn new(seed: u64, stream: u64) -> Self {
         let mut s = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        Self {
-            state: splitmix64(&mut s),
-        }
+        Self { state: splitmix64(&mut s) }
     }
 
     #[inline(always)]
@@ -62,15 +60,9 @@ mod tests {
 
     #[test]
     fn same_seed_same_stream_and_streams_differ() {
-        let a: Vec<u64> = (0..8)
-            .scan(Rng::new(7, 0), |r, _| Some(r.next_u64()))
-            .collect();
-        let b: Vec<u64> = (0..8)
-            .scan(Rng::new(7, 0), |r, _| Some(r.next_u64()))
-            .collect();
-        let c: Vec<u64> = (0..8)
-            .scan(Rng::new(7, 1), |r, _| Some(r.next_u64()))
-            .collect();
+        let a: Vec<u64> = (0..8).scan(Rng::new(7, 0), |r, _| Some(r.next_u64())).collect();
+        let b: Vec<u64> = (0..8).scan(Rng::new(7, 0), |r, _| Some(r.next_u64())).collect();
+        let c: Vec<u64> = (0..8).scan(Rng::new(7, 1), |r, _| Some(r.next_u64())).collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

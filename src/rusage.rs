@@ -12,10 +12,7 @@ fn read(who: libc::c_int) -> CpuTimes {
         usage
     };
     let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000;
-    CpuTimes {
-        user_ns: ns(usage.ru_utime),
-        sys_ns: ns(usage.ru_stime),
-    }
+    CpuTimes { user_ns: ns(usage.ru_utime), sys_ns: ns(usage.ru_stime) }
 }
 
 /// CPU time of the calling thread so far.

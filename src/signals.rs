@@ -13,10 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 pub fn install() -> io::Result<Arc<AtomicUsize>> {
     let stop = Arc::new(AtomicUsize::new(0));
     let seen_one = Arc::new(AtomicBool::new(false));
-    for (signal, code) in [
-        (SIGINT, exit_code::INTERRUPTED),
-        (SIGTERM, exit_code::TERMINATED),
-    ] {
+    for (signal, code) in [(SIGINT, exit_code::INTERRUPTED), (SIGTERM, exit_code::TERMINATED)] {
         // Order matters: the exit action runs only if a first signal was already seen.
         flag::register_conditional_shutdown(signal, code, Arc::clone(&seen_one))?;
         flag::register_usize(signal, Arc::clone(&stop), code as usize)?;

@@ -5,6 +5,7 @@
 //! Checks that need to look at the targets (is it a directory? what is its DIO
 //! alignment?) live in `target::plan`, which still touches nothing.
 
+use crate::engine::EngineOptions;
 use crate::error::UsageError;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -79,6 +80,8 @@ pub struct Spec {
     pub seed: u64,
     /// `--force`: allow writes to block devices.
     pub force: bool,
+    /// Engine-specific flags.
+    pub engine_options: EngineOptions,
 }
 
 impl Spec {
@@ -97,9 +100,7 @@ impl Spec {
     /// Checks that need no file system. Each message names the flag and what is accepted.
     pub fn validate(&self) -> Result<(), UsageError> {
         if self.block_size_bytes == 0 {
-            return Err(UsageError::new(
-                "--block-size 0: the block size must be at least 1 byte (e.g. 4k)",
-            ));
+            return Err(UsageError::new("--block-size 0: the block size must be at least 1 byte (e.g. 4k)"));
         }
         if self.block_size_bytes > MAX_BLOCK_SIZE_BYTES {
             return Err(UsageError::new(format!(
@@ -107,18 +108,16 @@ impl Spec {
                 self.block_size_bytes
             )));
         }
-        if let Some(size) = self.file_size_bytes {
-            if size < self.block_size_bytes {
-                return Err(UsageError::new(format!(
-                    "--file-size {size} is smaller than one block (--block-size {}): give a file size of at least one block",
-                    self.block_size_bytes
-                )));
-            }
+        if let Some(size) = self.file_size_bytes
+            && size < self.block_size_bytes
+        {
+            return Err(UsageError::new(format!(
+                "--file-size {size} is smaller than one block (--block-size {}): give a file size of at least one block",
+                self.block_size_bytes
+            )));
         }
         if self.threads == 0 {
-            return Err(UsageError::new(
-                "--threads 0: at least 1 worker thread is needed",
-            ));
+            return Err(UsageError::new("--threads 0: at least 1 worker thread is needed"));
         }
         if self.threads > MAX_THREADS {
             return Err(UsageError::new(format!(
@@ -127,9 +126,7 @@ impl Spec {
             )));
         }
         if self.queue_depth == 0 {
-            return Err(UsageError::new(
-                "--queue-depth 0: the queue depth must be at least 1",
-            ));
+            return Err(UsageError::new("--queue-depth 0: the queue depth must be at least 1"));
         }
         if self.queue_depth > MAX_QUEUE_DEPTH {
             return Err(UsageError::new(format!(

@@ -75,20 +75,14 @@ impl OpStats {
         self.lat_min_ns = self.lat_min_ns.min(other.lat_min_ns);
         self.lat_max_ns = self.lat_max_ns.max(other.lat_max_ns);
         self.clamped += other.clamped;
-        self.latency
-            .add(&other.latency)
-            .expect("histograms of equal bounds add");
+        self.latency.add(&other.latency).expect("histograms of equal bounds add");
     }
 
     /// The headline figures over a window of `window_ns`.
     pub fn summarize(&self, window_ns: u64) -> OpSummary {
         let seconds = window_ns as f64 / 1e9;
         let per_second = |x: u64| {
-            if seconds > 0.0 {
-                x as f64 / seconds
-            } else {
-                0.0
-            }
+            if seconds > 0.0 { x as f64 / seconds } else { 0.0 }
         };
         OpSummary {
             ops: self.ops,
@@ -185,9 +179,7 @@ pub enum HistogramCodecError {
 /// the format other HdrHistogram implementations read.
 pub fn encode_histogram(hist: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(hist, &mut bytes)
-        .expect("serializing to memory cannot fail");
+    V2DeflateSerializer::new().serialize(hist, &mut bytes).expect("serializing to memory cannot fail");
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 

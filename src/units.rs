@@ -15,26 +15,20 @@ use std::time::Duration;
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
-        return Err(
-            "empty size: give a number with an optional unit k/m/g/t (e.g. 4k, 1.5G)".into(),
-        );
+        return Err("empty size: give a number with an optional unit k/m/g/t (e.g. 4k, 1.5G)".into());
     }
     if trimmed.starts_with('-') {
-        return Err(format!(
-            "'{text}' is negative: sizes are 0 or more (e.g. 4k, 1.5G)"
-        ));
+        return Err(format!("'{text}' is negative: sizes are 0 or more (e.g. 4k, 1.5G)"));
     }
-    parse_size::Config::new()
-        .with_binary()
-        .parse_size(trimmed)
-        .map_err(|e| format!("cannot read '{text}' as a size ({e}): use a number with an optional unit k/m/g/t, e.g. 4k, 1.5G"))
+    parse_size::Config::new().with_binary().parse_size(trimmed).map_err(|e| {
+        format!("cannot read '{text}' as a size ({e}): use a number with an optional unit k/m/g/t, e.g. 4k, 1.5G")
+    })
 }
 
 /// Parses a duration: `10s`, `50us`, `2ms`, `1.5m`, `1h`, or a bare number of seconds (`10`, `0.5`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
-    let hint =
-        "use a number with a unit ns/us/ms/s/m/h (a bare number is seconds), e.g. 10s, 50us, 2m";
+    let hint = "use a number with a unit ns/us/ms/s/m/h (a bare number is seconds), e.g. 10s, 50us, 2m";
     if trimmed.is_empty() {
         return Err(format!("empty duration: {hint}"));
     }
@@ -43,19 +37,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
     // A bare number (integer or decimal) means seconds.
     if trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        let seconds: f64 = trimmed
-            .parse()
-            .map_err(|_| format!("cannot read '{text}' as a duration: {hint}"))?;
-        return Duration::try_from_secs_f64(seconds)
-            .map_err(|_| format!("'{text}' is out of range: {hint}"));
+        let seconds: f64 = trimmed.parse().map_err(|_| format!("cannot read '{text}' as a duration: {hint}"))?;
+        return Duration::try_from_secs_f64(seconds).map_err(|_| format!("'{text}' is out of range: {hint}"));
     }
     // Decimal values with a unit ("1.5s", "0.5ms") are not humantime's; split them.
     if let Some(split) = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
         let (number, unit) = trimmed.split_at(split);
         if number.contains('.') {
-            let value: f64 = number
-                .parse()
-                .map_err(|_| format!("cannot read '{text}' as a duration: {hint}"))?;
+            let value: f64 = number.parse().map_err(|_| format!("cannot read '{text}' as a duration: {hint}"))?;
             let unit_seconds = match unit.trim() {
                 "ns" => 1e-9,
                 "us" | "µs" => 1e-6,
@@ -69,8 +58,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
                 .map_err(|_| format!("'{text}' is out of range: {hint}"));
         }
     }
-    humantime::parse_duration(trimmed)
-        .map_err(|e| format!("cannot read '{text}' as a duration ({e}): {hint}"))
+    humantime::parse_duration(trimmed).map_err(|e| format!("cannot read '{text}' as a duration ({e}): {hint}"))
 }
 
 #[cfg(test)]
@@ -91,15 +79,7 @@ mod tests {
 
     #[test]
     fn bad_sizes_are_refused_with_a_hint() {
-        for bad in [
-            "",
-            "abc",
-            "-4k",
-            "4x",
-            "NaN",
-            "99999999999999999999999",
-            "1e30",
-        ] {
+        for bad in ["", "abc", "-4k", "4x", "NaN", "99999999999999999999999", "1e30"] {
             let err = parse_size(bad).expect_err(bad);
             assert!(err.contains("4k"), "{bad}: {err}");
         }

@@ -16,7 +16,7 @@ use crate::access::BlockSource;
 use crate::buffer::SlotBuffers;
 use crate::clock::Clock;
 use crate::data;
-use crate::engine::{Completion, Engine, EngineSetup, Op, Queued, Request};
+use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
 use crate::rng::Rng;
 use crate::rusage;
 use crate::stats::{CpuTimes, OpStats};
@@ -52,12 +52,7 @@ struct Gate {
 
 impl RunControl {
     pub fn new(clock: Clock, stop: Arc<AtomicUsize>) -> Self {
-        Self {
-            clock,
-            stop,
-            gate: Mutex::new(Gate::default()),
-            gate_changed: Condvar::new(),
-        }
+        Self { clock, stop, gate: Mutex::new(Gate::default()), gate_changed: Condvar::new() }
     }
 
     /// The coordinator's side of the start line: waits until `workers` workers have
@@ -88,11 +83,7 @@ impl RunControl {
         while gate.released.is_none() {
             gate = self.gate_changed.wait(gate).expect("start gate");
         }
-        if gate.called_off || !setup_ok {
-            None
-        } else {
-            gate.released
-        }
+        if gate.called_off || !setup_ok { None } else { gate.released }
     }
 }
 
@@ -117,6 +108,9 @@ pub struct WorkerPlan {
     pub buffer_align_bytes: usize,
     /// Measurement ends at start + this; `None` runs until the source is exhausted.
     pub duration_ns: Option<u64>,
+    /// The files were opened with O_DIRECT.
+    pub direct: bool,
+    pub engine_options: EngineOptions,
 }
 
 /// Why a worker stopped.
@@ -162,7 +156,7 @@ pub struct WorkerResult {
     pub failure: Option<IoFailure>,
     /// The engine could not start, or stopped working mid-run.
     pub engine_error: Option<String>,
-    pub engine_notes: Vec<String>,
+    pub engine_setup: Vec<(String, String)>,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -227,7 +221,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             stop: WorkerStop::SetupFailed,
             failure: None,
             engine_error: Some(message),
-            engine_notes: Vec::new(),
+            engine_setup: Vec::new(),
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -238,9 +232,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
         return worker.finish(control, WorkerStop::Stopped, 0, CpuTimes::default());
     };
     let cpu_start = rusage::thread_cpu();
-    let deadline_ns = worker
-        .duration_ns
-        .map_or(u64::MAX, |d| start_ns.saturating_add(d));
+    let deadline_ns = worker.duration_ns.map_or(u64::MAX, |d| start_ns.saturating_add(d));
     let (stop, end_ns) = if E::CAPS.completes_inline {
         worker.run_inline(control, deadline_ns)
     } else {
@@ -273,11 +265,7 @@ struct Worker<E: Engine> {
 impl<E: Engine> Worker<E> {
     fn new(plan: WorkerPlan) -> Result<Self, String> {
         let depth = plan.queue_depth.max(1);
-        let mut buffers = SlotBuffers::new(
-            depth as usize,
-            plan.block_size_bytes as usize,
-            plan.buffer_align_bytes,
-        )?;
+        let mut buffers = SlotBuffers::new(depth as usize, plan.block_size_bytes as usize, plan.buffer_align_bytes)?;
         if plan.read_percent < 100 {
             let mut rng = Rng::new(plan.seed, 0xda7a_0000 + u64::from(plan.index));
             for slot in 0..depth {
@@ -289,21 +277,15 @@ impl<E: Engine> Worker<E> {
             fds: &fds,
             buffers: buffers.region(),
             queue_depth: depth,
+            direct: plan.direct,
+            options: &plan.engine_options,
         };
         let engine = E::open(&setup).map_err(|e| e.to_string())?;
         Ok(Self {
             engine,
             buffers,
-            slots: vec![
-                SlotState {
-                    op: Op::Read,
-                    file: 0,
-                    offset_bytes: 0,
-                    submit_ns: 0
-                };
-                depth as usize
-            ]
-            .into_boxed_slice(),
+            slots: vec![SlotState { op: Op::Read, file: 0, offset_bytes: 0, submit_ns: 0 }; depth as usize]
+                .into_boxed_slice(),
             completions: vec![Completion::default(); depth as usize].into_boxed_slice(),
             source: plan.source,
             mix: OpMix::new(plan.read_percent, plan.seed, plan.index),
@@ -328,23 +310,13 @@ impl<E: Engine> Worker<E> {
         let op = self.mix.next();
         if op == Op::Write {
             self.write_sequence += 1;
-            data::stamp_write(
-                self.buffers.slot_mut(slot),
-                offset_bytes,
-                self.write_sequence,
-            );
+            data::stamp_write(self.buffers.slot_mut(slot), offset_bytes, self.write_sequence);
         }
         let state = &mut self.slots[slot as usize];
         state.op = op;
         state.file = file;
         state.offset_bytes = offset_bytes;
-        Some(Request {
-            slot,
-            op,
-            file,
-            offset_bytes,
-            len_bytes: self.block_size_bytes as u32,
-        })
+        Some(Request { slot, op, file, offset_bytes, len_bytes: self.block_size_bytes as u32 })
     }
 
     /// Which file holds region block `block` (targets are few: a short scan).
@@ -372,17 +344,9 @@ impl<E: Engine> Worker<E> {
             let kind = if result < 0 {
                 IoFailureKind::Errno((-result) as i32)
             } else {
-                IoFailureKind::Short {
-                    done_bytes: result as u64,
-                    len_bytes: self.block_size_bytes,
-                }
+                IoFailureKind::Short { done_bytes: result as u64, len_bytes: self.block_size_bytes }
             };
-            self.failure = Some(IoFailure {
-                op: state.op,
-                file: state.file,
-                offset_bytes: state.offset_bytes,
-                kind,
-            });
+            self.failure = Some(IoFailure { op: state.op, file: state.file, offset_bytes: state.offset_bytes, kind });
         }
     }
 
@@ -426,12 +390,7 @@ impl<E: Engine> Worker<E> {
             match unsafe { self.engine.queue(req) } {
                 Queued::InFlight => return Ok(true),
                 Queued::Done(result) => {
-                    self.complete(
-                        req.slot,
-                        result,
-                        clock.now_ns().saturating_sub(now_ns),
-                        true,
-                    );
+                    self.complete(req.slot, result, clock.now_ns().saturating_sub(now_ns), true);
                     return Ok(false);
                 }
                 Queued::Full => self.engine.submit().map_err(|e| e.to_string())?,
@@ -459,11 +418,7 @@ impl<E: Engine> Worker<E> {
         }
         let stop = loop {
             if in_flight == 0 {
-                break if self.failure.is_some() {
-                    WorkerStop::Failed
-                } else {
-                    WorkerStop::Done
-                };
+                break if self.failure.is_some() { WorkerStop::Failed } else { WorkerStop::Done };
             }
             if let Err(e) = self.engine.submit() {
                 return self.engine_failure(control, e.to_string(), in_flight);
@@ -480,11 +435,7 @@ impl<E: Engine> Worker<E> {
                 in_flight -= 1;
                 let lat_ns = now - self.slots[slot as usize].submit_ns;
                 self.complete(slot, result, lat_ns, !past_deadline);
-                if past_deadline
-                    || stop_word != stop_code::RUNNING
-                    || exhausted
-                    || self.failure.is_some()
-                {
+                if past_deadline || stop_word != stop_code::RUNNING || exhausted || self.failure.is_some() {
                     continue;
                 }
                 match self.next_request(slot) {
@@ -507,11 +458,7 @@ impl<E: Engine> Worker<E> {
                 break WorkerStop::Stopped;
             }
         };
-        let end_ns = if stop == WorkerStop::Deadline {
-            deadline_ns
-        } else {
-            now
-        };
+        let end_ns = if stop == WorkerStop::Deadline { deadline_ns } else { now };
         self.drain(in_flight);
         (stop, end_ns)
     }
@@ -530,26 +477,15 @@ impl<E: Engine> Worker<E> {
         }
     }
 
-    fn engine_failure(
-        &mut self,
-        control: &RunControl,
-        message: String,
-        in_flight: usize,
-    ) -> (WorkerStop, u64) {
+    fn engine_failure(&mut self, control: &RunControl, message: String, in_flight: usize) -> (WorkerStop, u64) {
         control.stop.store(stop_code::FAILED, Ordering::Relaxed);
         self.engine_error = Some(message);
         self.drain(in_flight);
         (WorkerStop::Failed, control.clock.now_ns())
     }
 
-    fn finish(
-        self,
-        _control: &RunControl,
-        stop: WorkerStop,
-        end_ns: u64,
-        cpu: CpuTimes,
-    ) -> WorkerResult {
-        let engine_notes = self.engine.notes();
+    fn finish(self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
+        let engine_setup = self.engine.setup_facts();
         WorkerResult {
             index: self.index,
             read: self.read,
@@ -559,7 +495,7 @@ impl<E: Engine> Worker<E> {
             stop,
             failure: self.failure,
             engine_error: self.engine_error,
-            engine_notes,
+            engine_setup,
         }
     }
 }

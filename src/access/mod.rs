@@ -26,11 +26,7 @@ pub enum BlockSource {
     /// In order over `next..end`, once: sequential runs until covered.
     SequentialOnce { next: u64, end: u64 },
     /// Positions `next..end` of a permutation of the region, once: random runs until covered.
-    PermutedOnce {
-        permutation: Permutation,
-        next: u64,
-        end: u64,
-    },
+    PermutedOnce { permutation: Permutation, next: u64, end: u64 },
 }
 
 impl BlockSource {
@@ -47,18 +43,15 @@ impl BlockSource {
         let share_start = share_boundary(blocks, worker, workers);
         let share_end = share_boundary(blocks, worker + 1, workers);
         match (order, run_length) {
-            (AccessOrder::Sequential, RunLength::Duration { .. }) => BlockSource::SequentialLoop {
-                next: share_start % blocks,
-                blocks,
-            },
-            (AccessOrder::Random, RunLength::Duration { .. }) => BlockSource::Uniform {
-                rng: Rng::new(seed, 0x0ff5_e700 + u64::from(worker)),
-                blocks,
-            },
-            (AccessOrder::Sequential, RunLength::UntilCovered) => BlockSource::SequentialOnce {
-                next: share_start,
-                end: share_end,
-            },
+            (AccessOrder::Sequential, RunLength::Duration { .. }) => {
+                BlockSource::SequentialLoop { next: share_start % blocks, blocks }
+            }
+            (AccessOrder::Random, RunLength::Duration { .. }) => {
+                BlockSource::Uniform { rng: Rng::new(seed, 0x0ff5_e700 + u64::from(worker)), blocks }
+            }
+            (AccessOrder::Sequential, RunLength::UntilCovered) => {
+                BlockSource::SequentialOnce { next: share_start, end: share_end }
+            }
             (AccessOrder::Random, RunLength::UntilCovered) => BlockSource::PermutedOnce {
                 // One permutation for the whole run (same seed in every worker); each worker
                 // walks its own slice of positions, so the slices never overlap.
@@ -86,11 +79,7 @@ impl BlockSource {
                 *next += 1;
                 Some(*next - 1)
             }
-            BlockSource::PermutedOnce {
-                permutation,
-                next,
-                end,
-            } => {
+            BlockSource::PermutedOnce { permutation, next, end } => {
                 if *next == *end {
                     return None;
                 }
@@ -113,8 +102,7 @@ mod tests {
     fn all_blocks(order: AccessOrder, blocks: u64, workers: u32) -> Vec<u64> {
         let mut counts = vec![0u64; blocks as usize];
         for w in 0..workers {
-            let mut s =
-                BlockSource::for_worker(order, RunLength::UntilCovered, blocks, w, workers, 9);
+            let mut s = BlockSource::for_worker(order, RunLength::UntilCovered, blocks, w, workers, 9);
             while let Some(b) = s.next_block() {
                 counts[b as usize] += 1;
             }
@@ -127,24 +115,14 @@ mod tests {
         for order in [AccessOrder::Sequential, AccessOrder::Random] {
             for (blocks, workers) in [(1, 1), (3, 2), (1000, 3), (4099, 7), (5, 8)] {
                 let counts = all_blocks(order, blocks, workers);
-                assert!(
-                    counts.iter().all(|&c| c == 1),
-                    "{order:?} {blocks}/{workers}: {counts:?}"
-                );
+                assert!(counts.iter().all(|&c| c == 1), "{order:?} {blocks}/{workers}: {counts:?}");
             }
         }
     }
 
     #[test]
     fn sequential_loop_starts_evenly_and_wraps() {
-        let mut s = BlockSource::for_worker(
-            AccessOrder::Sequential,
-            RunLength::Duration { ns: 1 },
-            10,
-            1,
-            2,
-            0,
-        );
+        let mut s = BlockSource::for_worker(AccessOrder::Sequential, RunLength::Duration { ns: 1 }, 10, 1, 2, 0);
         let got: Vec<u64> = (0..7).map(|_| s.next_block().unwrap()).collect();
         assert_eq!(got, vec![5, 6, 7, 8, 9, 0, 1]);
     }
@@ -152,14 +130,8 @@ mod tests {
     #[test]
     fn uniform_is_reproducible_and_differs_between_workers() {
         let take = |w, seed| {
-            let mut s = BlockSource::for_worker(
-                AccessOrder::Random,
-                RunLength::Duration { ns: 1 },
-                1 << 30,
-                w,
-                2,
-                seed,
-            );
+            let mut s =
+                BlockSource::for_worker(AccessOrder::Random, RunLength::Duration { ns: 1 }, 1 << 30, w, 2, seed);
             (0..16).map(|_| s.next_block().unwrap()).collect::<Vec<_>>()
         };
         assert_eq!(take(0, 5), take(0, 5));

@@ -21,23 +21,14 @@ impl Permutation {
     pub fn new(n: u64, seed: u64) -> Self {
         assert!(n > 0, "a permutation needs at least one element");
         let bits = 64 - (n - 1).leading_zeros();
-        let mask = if bits == 64 {
-            u64::MAX
-        } else {
-            (1u64 << bits) - 1
-        };
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
         let mut state = seed;
         let keys = [
             crate::rng::splitmix64(&mut state),
             crate::rng::splitmix64(&mut state),
             crate::rng::splitmix64(&mut state),
         ];
-        Self {
-            n,
-            mask,
-            shift: (bits / 2).max(1),
-            keys,
-        }
+        Self { n, mask, shift: (bits / 2).max(1), keys }
     }
 
     pub fn len(&self) -> u64 {

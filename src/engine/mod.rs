@@ -15,6 +15,7 @@ pub mod null;
 pub mod sync;
 
 use crate::buffer::BufferRegion;
+use serde::{Deserialize, Serialize};
 use std::io;
 use std::os::fd::RawFd;
 
@@ -74,12 +75,21 @@ pub struct EngineCaps {
     pub supports_direct: bool,
 }
 
+/// Engine-specific settings from the command line (plain data, part of the
+/// `Spec`). Each engine reads only its own part; an engine that gains flags
+/// adds a field here.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineOptions {}
+
 /// What an engine is given to start: the worker's files and slot buffers.
 #[derive(Clone, Copy, Debug)]
 pub struct EngineSetup<'a> {
     pub fds: &'a [RawFd],
     pub buffers: BufferRegion,
     pub queue_depth: u32,
+    /// The descriptors were opened with O_DIRECT (and the filesystem accepted it).
+    pub direct: bool,
+    pub options: &'a EngineOptions,
 }
 
 /// An engine that could not start or stopped working (not a failed I/O: those
@@ -94,10 +104,7 @@ pub struct EngineError {
 
 impl EngineError {
     pub fn new(context: impl Into<String>, source: io::Error) -> Self {
-        Self {
-            context: context.into(),
-            source,
-        }
+        Self { context: context.into(), source }
     }
 }
 
@@ -127,8 +134,9 @@ pub trait Engine: Sized {
     /// returns how many.
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError>;
 
-    /// Facts about how the engine was set up, said once at the end of the run.
-    fn notes(&self) -> Vec<String> {
+    /// Facts about how the engine was set up, said once at the end of the run
+    /// and recorded in the JSON result (`engine.setup`), e.g. ("registered_buffers", "true").
+    fn setup_facts(&self) -> Vec<(String, String)> {
         Vec::new()
     }
 }
@@ -136,9 +144,5 @@ pub trait Engine: Sized {
 /// The errno of the last failed libc call, as a negative `Completion::result`.
 #[inline]
 pub(crate) fn neg_errno() -> i64 {
-    -i64::from(
-        io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO),
-    )
+    -i64::from(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
 }

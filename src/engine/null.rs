@@ -11,16 +11,11 @@ pub struct NullEngine {
 
 impl Engine for NullEngine {
     const NAME: &'static str = "null";
-    const CAPS: EngineCaps = EngineCaps {
-        completes_inline: false,
-        touches_storage: false,
-        supports_direct: true,
-    };
+    const CAPS: EngineCaps = EngineCaps { completes_inline: false, touches_storage: false, supports_direct: true };
 
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         Ok(Self {
-            ready: vec![Completion::default(); setup.queue_depth.max(1) as usize]
-                .into_boxed_slice(),
+            ready: vec![Completion::default(); setup.queue_depth.max(1) as usize].into_boxed_slice(),
             ready_len: 0,
         })
     }
@@ -29,10 +24,7 @@ impl Engine for NullEngine {
         if self.ready_len == self.ready.len() {
             return Queued::Full;
         }
-        self.ready[self.ready_len] = Completion {
-            slot: req.slot,
-            result: i64::from(req.len_bytes),
-        };
+        self.ready[self.ready_len] = Completion { slot: req.slot, result: i64::from(req.len_bytes) };
         self.ready_len += 1;
         Queued::InFlight
     }

@@ -2,9 +2,7 @@
 //! `queue`. A short transfer is continued from where it stopped; a transfer
 //! that makes no progress (end of file) returns what was moved.
 
-use super::{
-    Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request, neg_errno,
-};
+use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request, neg_errno};
 use crate::buffer::BufferRegion;
 use std::os::fd::RawFd;
 
@@ -15,17 +13,10 @@ pub struct SyncEngine {
 
 impl Engine for SyncEngine {
     const NAME: &'static str = "sync";
-    const CAPS: EngineCaps = EngineCaps {
-        completes_inline: true,
-        touches_storage: true,
-        supports_direct: true,
-    };
+    const CAPS: EngineCaps = EngineCaps { completes_inline: true, touches_storage: true, supports_direct: true };
 
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
-        Ok(Self {
-            fds: setup.fds.to_vec(),
-            buffers: setup.buffers,
-        })
+        Ok(Self { fds: setup.fds.to_vec(), buffers: setup.buffers })
     }
 
     unsafe fn queue(&mut self, req: Request) -> Queued {

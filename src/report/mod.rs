@@ -19,9 +19,8 @@ pub fn json(result: &RunResult) -> String {
 /// Writes the report to stdout in the chosen format, and the JSON file if asked.
 pub fn emit(result: &RunResult, output: &OutputOptions) -> io::Result<()> {
     if let Some(path) = &output.json_file {
-        std::fs::write(path, json(result)).map_err(|e| {
-            io::Error::new(e.kind(), format!("write --json {}: {e}", path.display()))
-        })?;
+        std::fs::write(path, json(result))
+            .map_err(|e| io::Error::new(e.kind(), format!("write --json {}: {e}", path.display())))?;
     }
     let text = match output.format {
         OutputFormat::Text => text::render(result),

@@ -24,11 +24,7 @@ pub fn render(r: &RunResult) -> String {
         RunLength::Duration { ns } => units::seconds_ns(ns),
         RunLength::UntilCovered => "until every block is done".to_string(),
     };
-    let threads = if s.threads == 1 {
-        "1 thread".to_string()
-    } else {
-        format!("{} threads", s.threads)
-    };
+    let threads = if s.threads == 1 { "1 thread".to_string() } else { format!("{} threads", s.threads) };
     let _ = writeln!(
         out,
         "iopulse {} · {} · {} {order} {mix} · QD {} · {threads} · {length} · seed {}",
@@ -51,11 +47,7 @@ pub fn render(r: &RunResult) -> String {
             (Some(fs), None) => format!(" · {fs}"),
             _ => String::new(),
         };
-        let temp = if t.removed_after_run {
-            " · temporary, removed after the run"
-        } else {
-            ""
-        };
+        let temp = if t.removed_after_run { " · temporary, removed after the run" } else { "" };
         let laid = if t.laid_out_bytes > 0 {
             format!(" · laid out {}", units::bytes(t.laid_out_bytes))
         } else {
@@ -76,11 +68,7 @@ pub fn render(r: &RunResult) -> String {
     let _ = writeln!(out, "{}", io_mode_line(r));
     match r.stop_reason {
         StopReason::Interrupted => {
-            let _ = writeln!(
-                out,
-                "⚠ INTERRUPTED: partial results over {}",
-                units::seconds_ns(r.window_ns)
-            );
+            let _ = writeln!(out, "⚠ INTERRUPTED: partial results over {}", units::seconds_ns(r.window_ns));
         }
         StopReason::Error => {
             let _ = writeln!(
@@ -164,13 +152,7 @@ fn op_block(out: &mut String, name: &str, op: &OpSummary) {
     }
     let l = &op.latency_ns;
     let lat = units::latency_ns;
-    let _ = writeln!(
-        out,
-        "  latency min {} · mean {} · max {}",
-        lat(l.min),
-        lat(l.mean),
-        lat(l.max)
-    );
+    let _ = writeln!(out, "  latency min {} · mean {} · max {}", lat(l.min), lat(l.mean), lat(l.max));
     let _ = writeln!(
         out,
         "          p50 {} · p90 {} · p99 {} · p99.9 {} · p99.99 {}",
@@ -181,10 +163,6 @@ fn op_block(out: &mut String, name: &str, op: &OpSummary) {
         lat(l.p99_99)
     );
     if op.clamped_samples > 0 {
-        let _ = writeln!(
-            out,
-            "  ⚠ {} samples above 1 h were recorded as 1 h",
-            units::count(op.clamped_samples)
-        );
+        let _ = writeln!(out, "  ⚠ {} samples above 1 h were recorded as 1 h", units::count(op.clamped_samples));
     }
 }

@@ -22,25 +22,13 @@ pub fn bytes(value: u64) -> String {
         v /= 1024.0;
         unit += 1;
     }
-    if unit == 0 || v.fract() == 0.0 {
-        format!("{v:.0} {}", UNITS[unit])
-    } else {
-        format!("{v:.2} {}", UNITS[unit])
-    }
+    if unit == 0 || v.fract() == 0.0 { format!("{v:.0} {}", UNITS[unit]) } else { format!("{v:.2} {}", UNITS[unit]) }
 }
 
 /// Bandwidth: "489.5 MiB/s (513.3 MB/s)".
 pub fn bandwidth(bytes_per_sec: f64) -> String {
-    let (binary, binary_unit) = scale(
-        bytes_per_sec,
-        1024.0,
-        &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"],
-    );
-    let (decimal, decimal_unit) = scale(
-        bytes_per_sec,
-        1000.0,
-        &["B/s", "kB/s", "MB/s", "GB/s", "TB/s"],
-    );
+    let (binary, binary_unit) = scale(bytes_per_sec, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]);
+    let (decimal, decimal_unit) = scale(bytes_per_sec, 1000.0, &["B/s", "kB/s", "MB/s", "GB/s", "TB/s"]);
     format!("{binary:.1} {binary_unit} ({decimal:.1} {decimal_unit})")
 }
 
@@ -65,9 +53,7 @@ pub fn latency_ns(ns: u64) -> String {
     } else {
         (v / 1e9, "s")
     };
-    if unit == "ns" {
-        format!("{value:.0} {unit}")
-    } else if value >= 100.0 {
+    if unit == "ns" || value >= 100.0 {
         format!("{value:.0} {unit}")
     } else if value >= 10.0 {
         format!("{value:.1} {unit}")
@@ -79,11 +65,7 @@ pub fn latency_ns(ns: u64) -> String {
 /// Seconds with sensible precision: "10.00 s", "0.503 s".
 pub fn seconds_ns(ns: u64) -> String {
     let s = ns as f64 / 1e9;
-    if s >= 1.0 {
-        format!("{s:.2} s")
-    } else {
-        format!("{s:.3} s")
-    }
+    if s >= 1.0 { format!("{s:.2} s") } else { format!("{s:.3} s") }
 }
 
 /// 1253112 → "1,253,112".
@@ -91,7 +73,7 @@ pub fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
