@@ -7,7 +7,7 @@
 use crate::engine::EngineOptions;
 use crate::error::UsageError;
 use crate::spec::{AccessOrder, EngineKind, RunLength, Spec};
-use crate::units::{parse_duration, parse_size};
+use crate::units::{parse_count, parse_duration, parse_size};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -64,24 +64,24 @@ pub struct Args {
 
     /// Size of each file (k/m/g/t are powers of two, decimals allowed: 4k, 1.5G). A shorter
     /// file is extended with written data; default: an existing file's size, or 1G for a new one.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size)]
     pub file_size: Option<u64>,
 
     /// Bytes per I/O, e.g. 512, 4k, 1M. With --direct a multiple of the target's DIO alignment.
-    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = parse_size)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", default_value = "4k", value_parser = parse_size)]
     pub block_size: u64,
 
     /// How long to measure: 10s, 500ms, 2m, or a bare number of seconds. `0` runs until every
     /// block of the target has been accessed exactly once. [default: 10s; 5s with no TARGET]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, allow_hyphen_values = true, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
 
     /// Share of I/Os that are reads, 0-100 [default: 100]. Give this or --write-percent.
-    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(long, allow_hyphen_values = true, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub read_percent: Option<u8>,
 
     /// Share of I/Os that are writes, 0-100. Read and write percentages must sum to 100.
-    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(long, allow_hyphen_values = true, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub write_percent: Option<u8>,
 
     /// Random offsets (uniform over the target); otherwise sequential.
@@ -89,11 +89,11 @@ pub struct Args {
     pub random: bool,
 
     /// Number of worker threads. Each worker has its own queue of I/Os.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = parse_count::<u32>)]
     pub threads: u32,
 
     /// I/Os in flight per worker (async engines; sync completes one at a time).
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = parse_count::<u32>)]
     pub queue_depth: u32,
 
     /// I/O engine.
@@ -111,7 +111,7 @@ pub struct Args {
 
     /// Seed of every random choice (offsets, read/write mix, data). Same seed, same run.
     /// Default: drawn at start and recorded in the JSON result.
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u64>)]
     pub seed: Option<u64>,
 
     /// Report format on stdout.

@@ -227,6 +227,7 @@ fn assemble(
         requested: spec.direct,
         effective: spec.direct && targets.iter().all(|t| t.direct.effective),
         reason: targets.iter().find_map(|t| t.direct.reason.clone()),
+        memory_backed: targets.iter().any(|t| t.direct.memory_backed),
     };
     let ops = total.ops;
     RunResult {

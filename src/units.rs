@@ -61,6 +61,21 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(trimmed).map_err(|e| format!("cannot read '{text}' as a duration ({e}): {hint}"))
 }
 
+/// Parses a whole number (a count such as threads, queue depth or a seed).
+pub fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    let trimmed = text.trim();
+    if trimmed.starts_with('-') {
+        return Err(format!("'{text}' is negative: give a whole number such as 32"));
+    }
+    trimmed.parse::<T>().map_err(|_| {
+        if trimmed.chars().all(|c| c.is_ascii_digit()) && !trimmed.is_empty() {
+            format!("'{text}' is too large")
+        } else {
+            format!("'{text}' is not a whole number: give digits only, such as 32")
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +98,14 @@ mod tests {
             let err = parse_size(bad).expect_err(bad);
             assert!(err.contains("4k"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn counts() {
+        assert_eq!(parse_count::<u32>("32"), Ok(32));
+        assert!(parse_count::<u32>("many").unwrap_err().contains("whole number"));
+        assert!(parse_count::<u32>("-1").unwrap_err().contains("negative"));
+        assert!(parse_count::<u32>("99999999999").unwrap_err().contains("too large"));
     }
 
     #[test]

@@ -43,8 +43,9 @@ pub fn render(r: &RunResult) -> String {
     }
     for t in &r.targets {
         let fs = match (&t.filesystem, &t.device) {
-            (Some(fs), Some(dev)) => format!(" · {fs} on {dev}"),
-            (Some(fs), None) => format!(" · {fs}"),
+            // Virtual filesystems name themselves as their source ("tmpfs on tmpfs").
+            (Some(fs), Some(dev)) if dev.starts_with('/') => format!(" · {fs} on {dev}"),
+            (Some(fs), _) => format!(" · {fs}"),
             _ => String::new(),
         };
         let temp = if t.removed_after_run { " · temporary, removed after the run" } else { "" };
@@ -132,6 +133,9 @@ pub fn render(r: &RunResult) -> String {
 /// The I/O mode line, exactly as users grep for it.
 pub fn io_mode_line(r: &RunResult) -> String {
     match (&r.direct.requested, &r.direct.effective, &r.direct.reason) {
+        (true, true, _) if r.direct.memory_backed => {
+            "I/O mode: ⚠ O_DIRECT on a memory filesystem (accepted, but served from memory)".to_string()
+        }
         (true, true, _) => "I/O mode: ✓ O_DIRECT (page cache bypassed)".to_string(),
         (true, false, Some(reason)) => format!("I/O mode: ⚠ BUFFERED (O_DIRECT refused: {reason})"),
         (true, false, None) => "I/O mode: ⚠ BUFFERED (O_DIRECT refused)".to_string(),

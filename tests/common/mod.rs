@@ -55,11 +55,14 @@ pub fn block_stamps(data: &[u8], bs: usize) -> Vec<u64> {
     data.chunks(bs).map(|b| u64::from_le_bytes(b[..8].try_into().unwrap())).collect()
 }
 
-/// u64 field of a JSON object by a path of keys.
+/// u64 field of a JSON value by a path of keys (numbers index arrays).
 pub fn u64_at(v: &serde_json::Value, path: &[&str]) -> u64 {
     let mut cur = v;
     for k in path {
-        cur = &cur[*k];
+        cur = match k.parse::<usize>() {
+            Ok(i) => &cur[i],
+            Err(_) => &cur[*k],
+        };
     }
     cur.as_u64().unwrap_or_else(|| panic!("{path:?} is not a u64: {cur}"))
 }
