@@ -1,0 +1,171 @@
+//! Planning the targets: what each path is, how large the run will treat it,
+//! and whether the spec can work on it. Only looks (stat, statx, sysfs, a
+//! read-only open of block devices for their size); never creates or writes,
+//! so a refused run leaves nothing behind.
+
+use super::fsinfo;
+use crate::error::UsageError;
+use crate::spec::{DEFAULT_NEW_FILE_SIZE_BYTES, Spec};
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File};
+use std::io::{self, Seek, SeekFrom};
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    File,
+    BlockDevice,
+}
+
+/// What the run will do with one target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetPlan {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// The path exists now.
+    pub exists: bool,
+    /// Its size now (0 if it does not exist).
+    pub existing_size_bytes: u64,
+    /// The size the run addresses (files shorter than this are laid out to it).
+    pub size_bytes: u64,
+    /// Whole blocks the run addresses.
+    pub blocks: u64,
+    /// O_DIRECT offset alignment planned with (1 when --direct is not asked).
+    pub dio_align_bytes: u64,
+}
+
+/// Plans every target of `spec` (given as `paths`, which may differ from the spec's
+/// own list for the embedded default).
+pub fn plan_targets(spec: &Spec, paths: &[PathBuf]) -> Result<Vec<TargetPlan>, UsageError> {
+    paths.iter().map(|p| plan_one(spec, p)).collect()
+}
+
+fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
+    let shown = path.display();
+    let bs = spec.block_size_bytes;
+    let (kind, exists, existing_size_bytes, size_bytes) = match fs::metadata(path) {
+        Ok(meta) => {
+            let ft = meta.file_type();
+            if ft.is_dir() {
+                return Err(UsageError::new(format!(
+                    "TARGET {shown} is a directory: give a file path inside it (e.g. {shown}/iopulse.dat) or a block device"
+                )));
+            }
+            if ft.is_block_device() {
+                let device_size = block_device_size(path).map_err(|e| {
+                    UsageError::new(format!("TARGET {shown}: cannot read the block device's size: {e}"))
+                })?;
+                if spec.writes() && !spec.force {
+                    return Err(UsageError::new(format!(
+                        "TARGET {shown} is a block device and this run writes to it (--write-percent {}): this destroys its contents; add --force if that is what you want",
+                        spec.write_percent()
+                    )));
+                }
+                let size = match spec.file_size_bytes {
+                    Some(s) if s > device_size => {
+                        return Err(UsageError::new(format!(
+                            "--file-size {s} is larger than block device {shown} ({device_size} bytes): give at most the device's size or drop --file-size"
+                        )));
+                    }
+                    Some(s) => s,
+                    None => device_size,
+                };
+                (TargetKind::BlockDevice, true, device_size, size)
+            } else if ft.is_file() {
+                let existing = meta.len();
+                let size =
+                    spec.file_size_bytes.unwrap_or(if existing > 0 { existing } else { DEFAULT_NEW_FILE_SIZE_BYTES });
+                (TargetKind::File, true, existing, size)
+            } else {
+                let what = if ft.is_char_device() {
+                    "a character device"
+                } else if ft.is_fifo() {
+                    "a FIFO"
+                } else if ft.is_socket() {
+                    "a socket"
+                } else {
+                    "not a regular file"
+                };
+                return Err(UsageError::new(format!(
+                    "TARGET {shown} is {what}: give a regular file or a block device"
+                )));
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let parent = parent_dir(path);
+            match fs::metadata(&parent) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(UsageError::new(format!("TARGET {shown}: {} is not a directory", parent.display())));
+                }
+                Err(_) => {
+                    return Err(UsageError::new(format!(
+                        "TARGET {shown}: directory {} does not exist; create it first (mkdir -p {})",
+                        parent.display(),
+                        parent.display()
+                    )));
+                }
+            }
+            (TargetKind::File, false, 0, spec.file_size_bytes.unwrap_or(DEFAULT_NEW_FILE_SIZE_BYTES))
+        }
+        Err(e) => return Err(UsageError::new(format!("TARGET {shown}: {e}"))),
+    };
+    if size_bytes < bs {
+        return Err(UsageError::new(format!(
+            "--block-size {bs} is larger than TARGET {shown} ({size_bytes} bytes): use a smaller --block-size or a larger --file-size"
+        )));
+    }
+    let dio_align_bytes = if spec.direct { fsinfo::dio_align_for(path, exists, &parent_dir(path)) } else { 1 };
+    if spec.direct && !bs.is_multiple_of(dio_align_bytes) {
+        return Err(UsageError::new(format!(
+            "--block-size {bs} is not a multiple of the O_DIRECT alignment of {shown} ({dio_align_bytes} bytes): use a multiple such as {}, or drop --direct",
+            bs.next_multiple_of(dio_align_bytes).max(4096)
+        )));
+    }
+    Ok(TargetPlan {
+        path: path.to_path_buf(),
+        kind,
+        exists,
+        existing_size_bytes,
+        size_bytes,
+        blocks: size_bytes / bs,
+        dio_align_bytes,
+    })
+}
+
+/// The directory a new file would be created in.
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// A block device's size: the offset of its end.
+fn block_device_size(path: &Path) -> io::Result<u64> {
+    File::open(path)?.seek(SeekFrom::End(0))
+}
+
+/// Refuses runs whose buffers would not fit in memory: every worker allocates
+/// `queue_depth` blocks up front.
+pub fn check_memory(spec: &Spec, effective_depth: u32) -> Result<(), UsageError> {
+    let needed = u128::from(spec.block_size_bytes) * u128::from(effective_depth) * u128::from(spec.threads);
+    if let Some(available) = mem_available_bytes()
+        && needed > u128::from(available)
+    {
+        return Err(UsageError::new(format!(
+            "I/O buffers need {needed} bytes (--threads {} x --queue-depth {effective_depth} x --block-size {}) but only {available} bytes of memory are available: lower one of them",
+            spec.threads, spec.block_size_bytes
+        )));
+    }
+    Ok(())
+}
+
+fn mem_available_bytes() -> Option<u64> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

@@ -1,0 +1,196 @@
+//! Preparing planned targets: create or open them, lay files out to size, and
+//! open them for the run with O_DIRECT when asked, falling back loudly (or
+//! failing, with --strict-direct) when the filesystem refuses it.
+//!
+//! Files this run created are removed if preparation or start-up fails.
+
+use super::fsinfo::{self, MountFacts};
+use super::layout::{self, LayoutStop};
+use super::plan::{TargetKind, TargetPlan};
+use crate::buffer::SlotBuffers;
+use crate::diag::Diagnostics;
+use crate::error::{Error, RunError};
+use crate::spec::Spec;
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+
+/// Whether the run got O_DIRECT.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectOutcome {
+    pub requested: bool,
+    pub effective: bool,
+    /// Why O_DIRECT was refused, when it was.
+    pub reason: Option<String>,
+    /// O_DIRECT was accepted by a filesystem that keeps data in memory (tmpfs):
+    /// nothing reaches a storage device.
+    #[serde(default)]
+    pub memory_backed: bool,
+}
+
+/// A target ready for the run.
+pub struct PreparedTarget {
+    pub plan: TargetPlan,
+    /// The descriptor the workers use (O_DIRECT when effective).
+    pub file: File,
+    pub direct: DirectOutcome,
+    pub mount: Option<MountFacts>,
+    pub created: bool,
+    pub laid_out_bytes: u64,
+}
+
+/// Removes the files a run created, unless told to keep them.
+#[derive(Default)]
+pub struct CreatedFiles {
+    paths: Vec<PathBuf>,
+}
+
+impl CreatedFiles {
+    /// Keeps the files: the run started, they are its targets now.
+    pub fn keep(&mut self) {
+        self.paths.clear();
+    }
+}
+
+impl Drop for CreatedFiles {
+    fn drop(&mut self) {
+        for p in &self.paths {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+/// Prepares every target. On error, files created here are removed (by the
+/// returned guard being dropped) before the error is returned.
+pub fn prepare_targets(
+    spec: &Spec,
+    plans: Vec<TargetPlan>,
+    diag: &Diagnostics,
+    stop: &AtomicUsize,
+) -> Result<(Vec<PreparedTarget>, CreatedFiles), Error> {
+    let mut created = CreatedFiles::default();
+    let mut prepared = Vec::with_capacity(plans.len());
+    for plan in plans {
+        prepared.push(prepare_one(spec, plan, diag, stop, &mut created)?);
+    }
+    Ok((prepared, created))
+}
+
+fn prepare_one(
+    spec: &Spec,
+    plan: TargetPlan,
+    diag: &Diagnostics,
+    stop: &AtomicUsize,
+    created: &mut CreatedFiles,
+) -> Result<PreparedTarget, Error> {
+    let path = plan.path.clone();
+    let needs_layout = plan.kind == TargetKind::File && plan.existing_size_bytes < plan.size_bytes;
+    let mut laid_out_bytes = 0;
+    let mut was_created = false;
+    if needs_layout {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|source| RunError::Target { op: "create", path: path.clone(), source })?;
+        if !plan.exists {
+            was_created = true;
+            created.paths.push(path.clone());
+        }
+        laid_out_bytes = match layout::extend(
+            &file,
+            &path,
+            plan.existing_size_bytes,
+            plan.size_bytes,
+            spec.seed,
+            diag.show_progress(),
+            stop,
+        ) {
+            Ok(n) => n,
+            Err(LayoutStop::Failed(e)) => return Err(e.into()),
+            Err(LayoutStop::Interrupted { laid_out_bytes }) => {
+                let fate = if was_created {
+                    "it was created by this run and has been removed".to_string()
+                } else {
+                    format!("{laid_out_bytes} bytes were appended to it")
+                };
+                return Err(RunError::Other(format!("interrupted while laying out {}: {fate}", path.display())).into());
+            }
+        };
+    }
+    let meta = fs::metadata(&path).map_err(|source| RunError::Target { op: "stat", path: path.clone(), source })?;
+    let dev = if plan.kind == TargetKind::BlockDevice { meta.rdev() } else { meta.dev() };
+    let mount = if plan.kind == TargetKind::File { fsinfo::mount_of_dev(dev) } else { None };
+
+    let (file, mut direct) = open_for_run(spec, &plan)?;
+    if let Some(reason) = &direct.reason {
+        diag.warn_verbatim(
+            format!("⚠ O_DIRECT FAILED ({reason}) → falling back to BUFFERED I/O"),
+            format!("O_DIRECT refused on {}: {reason}; the run used buffered I/O", path.display()),
+        );
+    }
+    if direct.effective && mount.as_ref().is_some_and(MountFacts::is_memory_backed) {
+        direct.memory_backed = true;
+        let fs_type = mount.as_ref().map(|m| m.fs_type.as_str()).unwrap_or("memory");
+        diag.warn(format!(
+            "{} is on {fs_type}, which accepts O_DIRECT but serves it from memory: the figures measure memory, not a storage device",
+            path.display()
+        ));
+    }
+    Ok(PreparedTarget { plan, file, direct, mount, created: was_created, laid_out_bytes })
+}
+
+/// Opens the target for the run: read-only unless the run writes, with
+/// O_DIRECT when asked and the filesystem accepts it (tested with a real read).
+fn open_for_run(spec: &Spec, plan: &TargetPlan) -> Result<(File, DirectOutcome), Error> {
+    let path = &plan.path;
+    let open = |direct: bool| {
+        let mut options = OpenOptions::new();
+        options.read(true).write(spec.writes());
+        if direct {
+            options.custom_flags(libc::O_DIRECT);
+        }
+        options.open(path)
+    };
+    if !spec.direct {
+        let file = open(false).map_err(|source| RunError::Target { op: "open", path: path.clone(), source })?;
+        return Ok((file, DirectOutcome::default()));
+    }
+    let refusal = match open(true) {
+        Ok(file) => match probe_direct_read(&file, plan) {
+            Ok(()) => {
+                return Ok((
+                    file,
+                    DirectOutcome { requested: true, effective: true, reason: None, memory_backed: false },
+                ));
+            }
+            Err(reason) => reason,
+        },
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) || e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+            format!("open with O_DIRECT: {e}")
+        }
+        Err(source) => {
+            return Err(RunError::Target { op: "open (O_DIRECT)", path: path.clone(), source }.into());
+        }
+    };
+    if spec.strict_direct {
+        return Err(RunError::StrictDirect { path: path.clone(), reason: refusal }.into());
+    }
+    let file = open(false).map_err(|source| RunError::Target { op: "open", path: path.clone(), source })?;
+    Ok((file, DirectOutcome { requested: true, effective: false, reason: Some(refusal), memory_backed: false }))
+}
+
+/// Some filesystems accept the O_DIRECT open but refuse the I/O: read one
+/// aligned block to find out before the run starts.
+fn probe_direct_read(file: &File, plan: &TargetPlan) -> Result<(), String> {
+    let len = plan.dio_align_bytes.max(512) as usize;
+    let mut buf = SlotBuffers::new(1, len, len).map_err(|e| format!("probe buffer: {e}"))?;
+    match file.read_at(buf.slot_mut(0), 0) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("O_DIRECT read: {e}")),
+    }
+}
