@@ -6,8 +6,8 @@
 
 use crate::engine::EngineOptions;
 use crate::error::UsageError;
-use crate::spec::{AccessOrder, EngineKind, RunLength, Spec};
-use crate::units::{parse_count, parse_duration, parse_size};
+use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec};
+use crate::units::{parse_count, parse_duration, parse_real, parse_size};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -26,10 +26,26 @@ Examples:
       write every block exactly once, in a random order, then stop
   iopulse /data/test.dat --engine null --duration 5s
       the tool's own ceiling: the whole pipeline without touching storage
+  iopulse /data/db.dat --random --distribution zipf --zipf-theta 1.2 --write-percent 20
+      a database-like hot set: a few blocks take most I/Os (scattered over the file)
+  iopulse /data/cache.dat --random --distribution pareto --pareto-h 0.8
+      a cache: 80 % of the I/Os go to 20 % of the blocks
+  iopulse /data/t.dat --threads 4 --file-distribution per-worker --file-size 1G
+      each worker on its own file: /data/t.dat.0 ... /data/t.dat.3
+  iopulse /dev/nvme0n1 /dev/nvme1n1 --random --direct --threads 8 --ops 1000000
+      one million I/Os spread over two devices, figures per device and in total
 
 Exit codes: 0 success, 1 the run failed, 2 usage error (nothing was touched),
 3 verification mismatches, 130 interrupted (the partial report is printed).
 Full documentation: README.md and docs/ (docs/usage.md lists every flag).";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DistributionKind {
+    Uniform,
+    Zipf,
+    Pareto,
+    Gaussian,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -84,9 +100,55 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub write_percent: Option<u8>,
 
-    /// Random offsets (uniform over the target); otherwise sequential.
+    /// Random offsets (drawn with replacement, see --distribution); otherwise sequential.
     #[arg(long)]
     pub random: bool,
+
+    /// Offset distribution of --random runs: uniform, zipf (hot set, --zipf-theta), pareto
+    /// (fio's h rule, --pareto-h) or gaussian (a bell, --gaussian-stddev/--gaussian-center).
+    #[arg(long, value_enum, default_value_t = DistributionKind::Uniform)]
+    pub distribution: DistributionKind,
+
+    /// Zipf exponent θ > 0 (1.0 allowed): P(rank k) ∝ k^-θ over every block of the region [default: 1.2]
+    #[arg(long, allow_hyphen_values = true, value_name = "THETA", value_parser = parse_real)]
+    pub zipf_theta: Option<f64>,
+
+    /// Pareto h in (0, 1), fio's meaning: a fraction h of the I/Os go to a fraction 1-h of
+    /// the blocks (0.8 → 80/20, 0.9 → 90/10) [default: 0.9]
+    #[arg(long, allow_hyphen_values = true, value_name = "H", value_parser = parse_real)]
+    pub pareto_h: Option<f64>,
+
+    /// Gaussian standard deviation, as a fraction of the region [default: 0.1]
+    #[arg(long, allow_hyphen_values = true, value_name = "FRACTION", value_parser = parse_real)]
+    pub gaussian_stddev: Option<f64>,
+
+    /// Gaussian centre, as a fraction of the region (0 = start, 1 = end) [default: 0.5]
+    #[arg(long, allow_hyphen_values = true, value_name = "FRACTION", value_parser = parse_real)]
+    pub gaussian_center: Option<f64>,
+
+    /// Keep zipf and pareto hot blocks at the start of the region instead of scattering
+    /// them over it by a fixed bijection of block numbers.
+    #[arg(long)]
+    pub no_scramble: bool,
+
+    /// How targets are shared between workers: shared (all workers address all targets),
+    /// per-worker (each worker gets its own file NAME.0, NAME.1, ... laid out to --file-size),
+    /// partitioned (each worker gets a disjoint slice).
+    #[arg(long, value_enum, default_value_t = FileDistribution::Shared)]
+    pub file_distribution: FileDistribution,
+
+    /// Stop after this many bytes of I/O in total (instead of --duration, or whichever comes first).
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size)]
+    pub io_limit: Option<u64>,
+
+    /// Stop after this many I/Os in total (instead of --duration, or whichever comes first).
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u64>)]
+    pub ops: Option<u64>,
+
+    /// Sequential workers on a shared target all start at its beginning (default: each
+    /// starts at its own, evenly spaced offset).
+    #[arg(long)]
+    pub sequential_overlap: bool,
 
     /// Number of worker threads. Each worker has its own queue of I/Os.
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = parse_count::<u32>)]
@@ -146,9 +208,19 @@ impl Args {
                 )));
             }
         };
+        let distribution = self.distribution()?;
+        let ops_limit = match (self.ops, self.io_limit) {
+            (Some(_), Some(_)) => {
+                return Err(UsageError::new("--ops and --io-limit both given: give one of them"));
+            }
+            (Some(n), None) => Some(n),
+            (None, Some(bytes)) => Some(bytes / self.block_size.max(1)),
+            (None, None) => None,
+        };
         let embedded = self.targets.is_empty();
         let run_length = match self.duration {
             Some(d) if d.is_zero() => RunLength::UntilCovered,
+            None if ops_limit.is_some() => RunLength::UntilLimit,
             Some(d) => RunLength::Duration {
                 ns: u64::try_from(d.as_nanos())
                     .map_err(|_| UsageError::new("--duration is too long: at most 584 years"))?,
@@ -167,6 +239,11 @@ impl Args {
             run_length,
             read_percent,
             order: if self.random { AccessOrder::Random } else { AccessOrder::Sequential },
+            distribution,
+            scramble: !self.no_scramble,
+            file_distribution: self.file_distribution,
+            ops_limit,
+            sequential_overlap: self.sequential_overlap,
             threads: self.threads,
             queue_depth: self.queue_depth,
             engine: self.engine,
@@ -179,6 +256,40 @@ impl Args {
         spec.validate()?;
         let output = OutputOptions { format: self.output_format, json_file: self.json, quiet: self.quiet };
         Ok((spec, output))
+    }
+}
+
+impl Args {
+    /// The distribution and its parameters; a parameter of another distribution is an error.
+    fn distribution(&self) -> Result<Distribution, UsageError> {
+        let misplaced = |flag: &str, wanted: &str| {
+            UsageError::new(format!(
+                "{flag} applies to --distribution {wanted}, not {}: add --distribution {wanted} or drop {flag}",
+                self.distribution.to_possible_value().map_or("uniform".into(), |v| v.get_name().to_string())
+            ))
+        };
+        let kind = self.distribution;
+        if self.zipf_theta.is_some() && kind != DistributionKind::Zipf {
+            return Err(misplaced("--zipf-theta", "zipf"));
+        }
+        if self.pareto_h.is_some() && kind != DistributionKind::Pareto {
+            return Err(misplaced("--pareto-h", "pareto"));
+        }
+        if self.gaussian_stddev.is_some() && kind != DistributionKind::Gaussian {
+            return Err(misplaced("--gaussian-stddev", "gaussian"));
+        }
+        if self.gaussian_center.is_some() && kind != DistributionKind::Gaussian {
+            return Err(misplaced("--gaussian-center", "gaussian"));
+        }
+        Ok(match kind {
+            DistributionKind::Uniform => Distribution::Uniform,
+            DistributionKind::Zipf => Distribution::Zipf { theta: self.zipf_theta.unwrap_or(1.2) },
+            DistributionKind::Pareto => Distribution::Pareto { h: self.pareto_h.unwrap_or(0.9) },
+            DistributionKind::Gaussian => Distribution::Gaussian {
+                stddev: self.gaussian_stddev.unwrap_or(0.1),
+                center: self.gaussian_center.unwrap_or(0.5),
+            },
+        })
     }
 }
 

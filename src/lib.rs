@@ -12,6 +12,7 @@ pub mod buffer;
 pub mod cli;
 pub mod clock;
 pub mod coordinator;
+pub mod coverage;
 pub mod data;
 pub mod diag;
 pub mod engine;

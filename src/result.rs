@@ -3,6 +3,7 @@
 //! Built once by the coordinator from the merged statistics; reports only
 //! read it.
 
+pub use crate::coverage::Coverage;
 use crate::spec::Spec;
 use crate::stats::{CpuTimes, OpSummary};
 use crate::target::{DirectOutcome, TargetKind};
@@ -32,7 +33,7 @@ pub struct RunResult {
     pub write: OpSummary,
     pub total: OpSummary,
     pub cpu: CpuInfo,
-    /// Blocks accessed / blocks in the region; only known for runs until covered.
+    /// Blocks accessed / blocks in the region, and how concentrated the access was.
     pub coverage: Option<Coverage>,
     pub workers: Vec<WorkerInfo>,
     pub histograms: Histograms,
@@ -81,6 +82,9 @@ pub struct TargetInfo {
     pub direct: DirectOutcome,
     /// The target was a temporary file removed after the run (the embedded default).
     pub removed_after_run: bool,
+    /// This target's share of the figures.
+    pub read: OpSummary,
+    pub write: OpSummary,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,13 +110,6 @@ pub struct CpuInfo {
     pub per_io_ns: f64,
     /// Worker CPU time as a share of the window, in cores (1.0 = one core busy).
     pub cores_busy: f64,
-}
-
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct Coverage {
-    pub blocks_accessed: u64,
-    pub blocks_in_region: u64,
-    pub fraction: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

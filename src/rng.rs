@@ -33,6 +33,12 @@ impl Rng {
         ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
     }
 
+    /// A float in (0, 1]: never 0, so its logarithm is finite.
+    #[inline(always)]
+    pub fn open01(&mut self) -> f64 {
+        ((self.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
     /// Fills `dest` with random bytes.
     pub fn fill_bytes(&mut self, dest: &mut [u8]) {
         let mut chunks = dest.chunks_exact_mut(8);

@@ -48,14 +48,60 @@ pub enum AccessOrder {
     Random,
 }
 
-/// How long a run lasts.
+/// How long a run lasts. `Spec::ops_limit` can end any of them earlier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunLength {
     /// A fixed measurement window.
     Duration { ns: u64 },
-    /// Until every block of the region has been accessed once (`--duration 0`).
+    /// Until every block of the region has been accessed once (`--duration 0`); skewed
+    /// distributions issue as many I/Os as there are blocks.
     UntilCovered,
+    /// Until `ops_limit` I/Os are done (`--ops` or `--io-limit` without `--duration`).
+    UntilLimit,
+}
+
+/// How random offsets are drawn (`--distribution`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Distribution {
+    Uniform,
+    /// P(rank k) proportional to k^-theta.
+    Zipf {
+        theta: f64,
+    },
+    /// fio's pareto: a fraction h of the I/Os go to a fraction 1 - h of the blocks.
+    Pareto {
+        h: f64,
+    },
+    /// A bell over the region: centre and standard deviation as fractions of it.
+    Gaussian {
+        stddev: f64,
+        center: f64,
+    },
+}
+
+impl Distribution {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Distribution::Uniform => "uniform",
+            Distribution::Zipf { .. } => "zipf",
+            Distribution::Pareto { .. } => "pareto",
+            Distribution::Gaussian { .. } => "gaussian",
+        }
+    }
+}
+
+/// How targets are shared between workers (`--file-distribution`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum FileDistribution {
+    /// every worker addresses the whole of every target
+    Shared,
+    /// each worker gets its own file, NAME.0, NAME.1, ... next to the path given
+    PerWorker,
+    /// each worker gets a disjoint, block-aligned slice of the targets
+    Partitioned,
 }
 
 /// Everything a run does. Plain data: no file is opened to build it.
@@ -69,6 +115,15 @@ pub struct Spec {
     pub run_length: RunLength,
     pub read_percent: u8,
     pub order: AccessOrder,
+    /// Offset distribution of random runs.
+    pub distribution: Distribution,
+    /// Scatter the hot blocks of zipf and pareto over the region (`--no-scramble` turns it off).
+    pub scramble: bool,
+    pub file_distribution: FileDistribution,
+    /// Stop after this many I/Os in total (`--ops`, or `--io-limit` / block size).
+    pub ops_limit: Option<u64>,
+    /// Sequential workers on a shared target all start at the beginning (`--sequential-overlap`).
+    pub sequential_overlap: bool,
     pub threads: u32,
     pub queue_depth: u32,
     pub engine: EngineKind,
@@ -133,6 +188,42 @@ impl Spec {
                 "--queue-depth {}: at most {MAX_QUEUE_DEPTH} (io_uring's ring limit) is accepted",
                 self.queue_depth
             )));
+        }
+        match self.distribution {
+            Distribution::Uniform => {}
+            Distribution::Zipf { theta } => {
+                if !(theta > 0.0 && theta.is_finite()) {
+                    return Err(UsageError::new(format!("--zipf-theta {theta}: give a number above 0, e.g. 1.2")));
+                }
+            }
+            Distribution::Pareto { h } => {
+                if !(h > 0.0 && h < 1.0) {
+                    return Err(UsageError::new(format!(
+                        "--pareto-h {h}: give a number between 0 and 1 (exclusive), e.g. 0.9"
+                    )));
+                }
+            }
+            Distribution::Gaussian { stddev, center } => {
+                if !(stddev > 0.0 && stddev.is_finite()) {
+                    return Err(UsageError::new(format!(
+                        "--gaussian-stddev {stddev}: give a fraction of the region above 0, e.g. 0.1"
+                    )));
+                }
+                if !(0.0..=1.0).contains(&center) {
+                    return Err(UsageError::new(format!(
+                        "--gaussian-center {center}: give a fraction of the region from 0 to 1, e.g. 0.5"
+                    )));
+                }
+            }
+        }
+        if self.distribution != Distribution::Uniform && self.order != AccessOrder::Random {
+            return Err(UsageError::new(format!(
+                "--distribution {} needs --random (sequential runs have no offset distribution)",
+                self.distribution.name()
+            )));
+        }
+        if self.ops_limit == Some(0) {
+            return Err(UsageError::new("--ops 0 / --io-limit below one block: give at least one I/O"));
         }
         if self.read_percent > 100 {
             return Err(UsageError::new(format!(

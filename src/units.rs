@@ -61,6 +61,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(trimmed).map_err(|e| format!("cannot read '{text}' as a duration ({e}): {hint}"))
 }
 
+/// Parses a real number (a parameter such as a zipf exponent); NaN and infinities are refused.
+pub fn parse_real(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(format!("'{text}' is not a finite number: give a decimal number such as 1.2")),
+    }
+}
+
 /// Parses a whole number (a count such as threads, queue depth or a seed).
 pub fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     let trimmed = text.trim();

@@ -15,6 +15,7 @@
 use crate::access::BlockSource;
 use crate::buffer::SlotBuffers;
 use crate::clock::Clock;
+use crate::coverage::CoverageTracker;
 use crate::data;
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
 use crate::rng::Rng;
@@ -91,8 +92,10 @@ impl RunControl {
 #[derive(Clone, Copy, Debug)]
 pub struct WorkerFile {
     pub fd: RawFd,
-    /// Number of the file's first block in the region.
+    /// Number of the file's first block among the worker's files.
     pub first_block: u64,
+    /// Which target of the run it is (index into the run's targets).
+    pub target: u32,
 }
 
 /// Everything a worker needs, decided by the coordinator before the start.
@@ -103,7 +106,14 @@ pub struct WorkerPlan {
     /// Slots (I/Os in flight at most); 1 for engines that complete inline.
     pub queue_depth: u32,
     pub read_percent: u8,
+    /// Block numbers relative to the worker's region.
     pub source: BlockSource,
+    /// Where the region starts among the worker's files' blocks.
+    pub region_first_block: u64,
+    /// At most this many I/Os (`None`: no limit).
+    pub ops_limit: Option<u64>,
+    /// Tracks which blocks of the region were touched.
+    pub coverage: Option<CoverageTracker>,
     pub files: Vec<WorkerFile>,
     pub buffer_align_bytes: usize,
     /// Measurement ends at start + this; `None` runs until the source is exhausted.
@@ -131,7 +141,8 @@ pub enum WorkerStop {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IoFailure {
     pub op: Op,
-    pub file: u32,
+    /// Index of the target among the run's targets.
+    pub target: u32,
     pub offset_bytes: u64,
     pub kind: IoFailureKind,
 }
@@ -144,11 +155,21 @@ pub enum IoFailureKind {
     Short { done_bytes: u64, len_bytes: u64 },
 }
 
+/// One target's figures in one worker.
+pub struct TargetStats {
+    pub target: u32,
+    pub read: OpStats,
+    pub write: OpStats,
+}
+
 /// What a worker hands back, once, at the end.
 pub struct WorkerResult {
     pub index: u32,
+    /// All of its targets together.
     pub read: OpStats,
     pub write: OpStats,
+    pub per_target: Vec<TargetStats>,
+    pub coverage: Option<CoverageTracker>,
     /// Clock time it stopped issuing (deadline, last completion, or when it saw the stop word).
     pub end_ns: u64,
     pub cpu: CpuTimes,
@@ -216,6 +237,8 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             index,
             read: OpStats::new(),
             write: OpStats::new(),
+            per_target: Vec::new(),
+            coverage: None,
             end_ns: 0,
             cpu: CpuTimes::default(),
             stop: WorkerStop::SetupFailed,
@@ -250,13 +273,16 @@ struct Worker<E: Engine> {
     slots: Box<[SlotState]>,
     completions: Box<[Completion]>,
     source: BlockSource,
+    region_first_block: u64,
+    remaining_ops: u64,
+    coverage: Option<CoverageTracker>,
     mix: OpMix,
     files: Box<[WorkerFile]>,
     block_size_bytes: u64,
     duration_ns: Option<u64>,
     write_sequence: u64,
-    read: OpStats,
-    write: OpStats,
+    /// Figures per file (index as `files`); totals are merged at the end.
+    stats: Box<[TargetStats]>,
     failure: Option<IoFailure>,
     engine_error: Option<String>,
     index: u32,
@@ -288,13 +314,19 @@ impl<E: Engine> Worker<E> {
                 .into_boxed_slice(),
             completions: vec![Completion::default(); depth as usize].into_boxed_slice(),
             source: plan.source,
+            region_first_block: plan.region_first_block,
+            remaining_ops: plan.ops_limit.unwrap_or(u64::MAX),
+            coverage: plan.coverage,
+            stats: plan
+                .files
+                .iter()
+                .map(|f| TargetStats { target: f.target, read: OpStats::new(), write: OpStats::new() })
+                .collect(),
             mix: OpMix::new(plan.read_percent, plan.seed, plan.index),
             files: plan.files.into_boxed_slice(),
             block_size_bytes: plan.block_size_bytes,
             duration_ns: plan.duration_ns,
             write_sequence: 0,
-            read: OpStats::new(),
-            write: OpStats::new(),
             failure: None,
             engine_error: None,
             index: plan.index,
@@ -304,7 +336,15 @@ impl<E: Engine> Worker<E> {
     /// Chooses the next I/O for `slot`, or `None` when the worker's share is done.
     #[inline(always)]
     fn next_request(&mut self, slot: u32) -> Option<Request> {
-        let block = self.source.next_block()?;
+        if self.remaining_ops == 0 {
+            return None;
+        }
+        let region_block = self.source.next_block()?;
+        self.remaining_ops -= 1;
+        if let Some(tracker) = &mut self.coverage {
+            tracker.touch(region_block);
+        }
+        let block = self.region_first_block + region_block;
         let file = self.locate(block);
         let offset_bytes = (block - self.files[file as usize].first_block) * self.block_size_bytes;
         let op = self.mix.next();
@@ -335,9 +375,10 @@ impl<E: Engine> Worker<E> {
         let state = self.slots[slot as usize];
         if result == self.block_size_bytes as i64 {
             if counts {
+                let stats = &mut self.stats[state.file as usize];
                 match state.op {
-                    Op::Read => self.read.record(self.block_size_bytes, lat_ns),
-                    Op::Write => self.write.record(self.block_size_bytes, lat_ns),
+                    Op::Read => stats.read.record(self.block_size_bytes, lat_ns),
+                    Op::Write => stats.write.record(self.block_size_bytes, lat_ns),
                 }
             }
         } else if self.failure.is_none() {
@@ -346,7 +387,8 @@ impl<E: Engine> Worker<E> {
             } else {
                 IoFailureKind::Short { done_bytes: result as u64, len_bytes: self.block_size_bytes }
             };
-            self.failure = Some(IoFailure { op: state.op, file: state.file, offset_bytes: state.offset_bytes, kind });
+            let target = self.files[state.file as usize].target;
+            self.failure = Some(IoFailure { op: state.op, target, offset_bytes: state.offset_bytes, kind });
         }
     }
 
@@ -486,10 +528,18 @@ impl<E: Engine> Worker<E> {
 
     fn finish(self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
         let engine_setup = self.engine.setup_facts();
+        let mut read = OpStats::new();
+        let mut write = OpStats::new();
+        for t in self.stats.iter() {
+            read.merge(&t.read);
+            write.merge(&t.write);
+        }
         WorkerResult {
             index: self.index,
-            read: self.read,
-            write: self.write,
+            read,
+            write,
+            per_target: self.stats.into_vec(),
+            coverage: self.coverage,
             end_ns,
             cpu,
             stop,

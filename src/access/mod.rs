@@ -1,65 +1,109 @@
-//! Which block a worker addresses next. Blocks are numbered over the whole
-//! region (all targets laid end to end); the worker maps a block number to a
-//! file and an offset.
+//! Which block a worker addresses next, as a number in 0..blocks of the
+//! worker's region (the worker adds where its region starts and maps the
+//! block to a file and an offset).
 //!
-//! Timed runs sample: sequential loops over the region from the worker's own
-//! starting point; random draws uniformly with replacement (like fio's
-//! `--norandommap`). Runs until covered (`--duration 0`) split the region
-//! between workers so that every block is accessed exactly once in total:
-//! sequential in order, random through a shared full-cycle permutation.
+//! Timed runs sample: sequential loops over the region from the worker's
+//! starting point; random draws with replacement (like fio's
+//! `--norandommap`) from a uniform, zipf, pareto or gaussian distribution.
+//! Runs until covered (`--duration 0`) with sequential or uniform access split
+//! the region between workers so that every block is accessed exactly once in
+//! total: sequential in order, random through a shared full-cycle permutation.
 //!
-//! Generating a block number costs a few nanoseconds and never allocates.
+//! Zipf and pareto produce ranks (0 the hottest); a keyed bijection of block
+//! numbers scatters the ranks over the region unless scrambling is off, so
+//! the hot set is not simply the start of the file. The bijection is the same
+//! for every worker, so they agree on which blocks are hot.
+//!
+//! Generating a block number never allocates; its cost is measured in
+//! benches/hot_path.rs.
 
 pub mod permutation;
+pub mod skew;
+pub mod zipf;
 
 use crate::rng::Rng;
-use crate::spec::{AccessOrder, RunLength};
+use crate::spec::{AccessOrder, Distribution};
 pub use permutation::Permutation;
+use skew::{Gaussian, Pareto};
+use zipf::Zipf;
+
+/// What decides a worker's block numbers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SourcePlan {
+    pub order: AccessOrder,
+    pub distribution: Distribution,
+    pub scramble: bool,
+    /// Visit each block of the region once (runs until covered) rather than sample.
+    pub once: bool,
+    /// Blocks in the region.
+    pub blocks: u64,
+    /// This worker's share of the region: share `index` of `count` (for starting points
+    /// and for splitting runs until covered). (0, 1) for a region of its own.
+    pub share_index: u32,
+    pub share_count: u32,
+    /// Sequential workers all start at block 0.
+    pub overlap: bool,
+    pub seed: u64,
+    /// Worker number, to give each worker its own random stream.
+    pub worker: u32,
+}
 
 /// The block numbers one worker will address.
 #[derive(Clone, Debug)]
 pub enum BlockSource {
     /// In order from `next`, wrapping at `blocks`: timed sequential runs.
     SequentialLoop { next: u64, blocks: u64 },
-    /// Uniform over `0..blocks`, with replacement: timed random runs.
+    /// Uniform over `0..blocks`, with replacement.
     Uniform { rng: Rng, blocks: u64 },
     /// In order over `next..end`, once: sequential runs until covered.
     SequentialOnce { next: u64, end: u64 },
-    /// Positions `next..end` of a permutation of the region, once: random runs until covered.
+    /// Positions `next..end` of a permutation of the region, once: uniform runs until covered.
     PermutedOnce { permutation: Permutation, next: u64, end: u64 },
+    /// Zipf ranks, scattered by `scramble` when present.
+    Zipf { zipf: Zipf, rng: Rng, scramble: Option<Permutation> },
+    /// Pareto ranks, scattered by `scramble` when present.
+    Pareto { pareto: Pareto, rng: Rng, scramble: Option<Permutation> },
+    /// Gaussian positions.
+    Gaussian { gaussian: Gaussian, rng: Rng },
 }
 
 impl BlockSource {
-    /// The source of worker `worker` of `workers`, over a region of `blocks` blocks.
-    pub fn for_worker(
-        order: AccessOrder,
-        run_length: RunLength,
-        blocks: u64,
-        worker: u32,
-        workers: u32,
-        seed: u64,
-    ) -> Self {
-        assert!(blocks > 0 && workers > 0);
-        let share_start = share_boundary(blocks, worker, workers);
-        let share_end = share_boundary(blocks, worker + 1, workers);
-        match (order, run_length) {
-            (AccessOrder::Sequential, RunLength::Duration { .. }) => {
-                BlockSource::SequentialLoop { next: share_start % blocks, blocks }
+    pub fn new(plan: &SourcePlan) -> Self {
+        let blocks = plan.blocks;
+        assert!(blocks > 0 && plan.share_count > 0);
+        let share_start = share_boundary(blocks, plan.share_index, plan.share_count);
+        let share_end = share_boundary(blocks, plan.share_index + 1, plan.share_count);
+        let rng = Rng::new(plan.seed, 0x0ff5_e700 + u64::from(plan.worker));
+        // One bijection per run: the same in every worker.
+        let scramble = plan.scramble.then(|| Permutation::new(blocks, plan.seed ^ 0x5c7a_4b1e));
+        match (plan.order, plan.distribution, plan.once) {
+            (AccessOrder::Sequential, _, false) => {
+                BlockSource::SequentialLoop { next: if plan.overlap { 0 } else { share_start % blocks }, blocks }
             }
-            (AccessOrder::Random, RunLength::Duration { .. }) => {
-                BlockSource::Uniform { rng: Rng::new(seed, 0x0ff5_e700 + u64::from(worker)), blocks }
-            }
-            (AccessOrder::Sequential, RunLength::UntilCovered) => {
-                BlockSource::SequentialOnce { next: share_start, end: share_end }
-            }
-            (AccessOrder::Random, RunLength::UntilCovered) => BlockSource::PermutedOnce {
+            (AccessOrder::Sequential, _, true) => BlockSource::SequentialOnce { next: share_start, end: share_end },
+            (AccessOrder::Random, Distribution::Uniform, false) => BlockSource::Uniform { rng, blocks },
+            (AccessOrder::Random, Distribution::Uniform, true) => BlockSource::PermutedOnce {
                 // One permutation for the whole run (same seed in every worker); each worker
                 // walks its own slice of positions, so the slices never overlap.
-                permutation: Permutation::new(blocks, seed ^ 0x7065_726d),
+                permutation: Permutation::new(blocks, plan.seed ^ 0x7065_726d),
                 next: share_start,
                 end: share_end,
             },
+            (AccessOrder::Random, Distribution::Zipf { theta }, _) => {
+                BlockSource::Zipf { zipf: Zipf::new(blocks, theta), rng, scramble }
+            }
+            (AccessOrder::Random, Distribution::Pareto { h }, _) => {
+                BlockSource::Pareto { pareto: Pareto::new(blocks, h), rng, scramble }
+            }
+            (AccessOrder::Random, Distribution::Gaussian { stddev, center }, _) => {
+                BlockSource::Gaussian { gaussian: Gaussian::new(blocks, center, stddev), rng }
+            }
         }
+    }
+
+    /// Whether the source ends by itself (it visits each block of its share once).
+    pub fn is_finite(&self) -> bool {
+        matches!(self, BlockSource::SequentialOnce { .. } | BlockSource::PermutedOnce { .. })
     }
 
     /// The next block, or `None` when this worker's share is done.
@@ -86,56 +130,129 @@ impl BlockSource {
                 *next += 1;
                 Some(permutation.at(*next - 1))
             }
+            BlockSource::Zipf { zipf, rng, scramble } => {
+                let rank = zipf.sample(rng) - 1;
+                Some(scramble.as_ref().map_or(rank, |p| p.at(rank)))
+            }
+            BlockSource::Pareto { pareto, rng, scramble } => {
+                let rank = pareto.sample(rng);
+                Some(scramble.as_ref().map_or(rank, |p| p.at(rank)))
+            }
+            BlockSource::Gaussian { gaussian, rng } => Some(gaussian.sample(rng)),
         }
     }
 }
 
-/// Where worker `worker`'s share of `blocks` starts (evenly spaced, exact).
-fn share_boundary(blocks: u64, worker: u32, workers: u32) -> u64 {
-    (u128::from(blocks) * u128::from(worker) / u128::from(workers)) as u64
+/// Where share `index` of `count` of `blocks` starts (evenly spaced, exact).
+pub fn share_boundary(blocks: u64, index: u32, count: u32) -> u64 {
+    (u128::from(blocks) * u128::from(index) / u128::from(count)) as u64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn all_blocks(order: AccessOrder, blocks: u64, workers: u32) -> Vec<u64> {
-        let mut counts = vec![0u64; blocks as usize];
-        for w in 0..workers {
-            let mut s = BlockSource::for_worker(order, RunLength::UntilCovered, blocks, w, workers, 9);
-            while let Some(b) = s.next_block() {
-                counts[b as usize] += 1;
-            }
+    fn plan(
+        order: AccessOrder,
+        distribution: Distribution,
+        once: bool,
+        blocks: u64,
+        worker: u32,
+        workers: u32,
+    ) -> SourcePlan {
+        SourcePlan {
+            order,
+            distribution,
+            scramble: true,
+            once,
+            blocks,
+            share_index: worker,
+            share_count: workers,
+            overlap: false,
+            seed: 9,
+            worker,
         }
-        counts
     }
 
     #[test]
     fn until_covered_touches_every_block_once_across_workers() {
         for order in [AccessOrder::Sequential, AccessOrder::Random] {
-            for (blocks, workers) in [(1, 1), (3, 2), (1000, 3), (4099, 7), (5, 8)] {
-                let counts = all_blocks(order, blocks, workers);
-                assert!(counts.iter().all(|&c| c == 1), "{order:?} {blocks}/{workers}: {counts:?}");
+            for (blocks, workers) in [(1, 1), (2, 1), (3, 2), (1000, 3), (4099, 7), (5, 8), ((1 << 20) + 7, 3)] {
+                let mut counts = vec![0u8; blocks as usize];
+                for w in 0..workers {
+                    let mut s = BlockSource::new(&plan(order, Distribution::Uniform, true, blocks, w, workers));
+                    while let Some(b) = s.next_block() {
+                        counts[b as usize] += 1;
+                    }
+                }
+                assert!(counts.iter().all(|&c| c == 1), "{order:?} {blocks}/{workers}");
             }
         }
     }
 
     #[test]
-    fn sequential_loop_starts_evenly_and_wraps() {
-        let mut s = BlockSource::for_worker(AccessOrder::Sequential, RunLength::Duration { ns: 1 }, 10, 1, 2, 0);
+    fn sequential_loop_starts_evenly_and_wraps_unless_overlapping() {
+        let mut p = plan(AccessOrder::Sequential, Distribution::Uniform, false, 10, 1, 2);
+        let mut s = BlockSource::new(&p);
         let got: Vec<u64> = (0..7).map(|_| s.next_block().unwrap()).collect();
         assert_eq!(got, vec![5, 6, 7, 8, 9, 0, 1]);
+        p.overlap = true;
+        assert_eq!(BlockSource::new(&p).next_block(), Some(0));
     }
 
     #[test]
-    fn uniform_is_reproducible_and_differs_between_workers() {
-        let take = |w, seed| {
-            let mut s =
-                BlockSource::for_worker(AccessOrder::Random, RunLength::Duration { ns: 1 }, 1 << 30, w, 2, seed);
-            (0..16).map(|_| s.next_block().unwrap()).collect::<Vec<_>>()
+    fn same_seed_same_sequence_and_workers_differ() {
+        for d in [
+            Distribution::Uniform,
+            Distribution::Zipf { theta: 1.2 },
+            Distribution::Pareto { h: 0.9 },
+            Distribution::Gaussian { stddev: 0.1, center: 0.5 },
+        ] {
+            let take = |w, seed| {
+                let mut p = plan(AccessOrder::Random, d, false, 1 << 30, w, 2);
+                p.seed = seed;
+                let mut s = BlockSource::new(&p);
+                (0..32).map(|_| s.next_block().unwrap()).collect::<Vec<_>>()
+            };
+            assert_eq!(take(0, 5), take(0, 5), "{d:?}");
+            assert_ne!(take(0, 5), take(1, 5), "{d:?}");
+            assert_ne!(take(0, 5), take(0, 6), "{d:?}");
+        }
+    }
+
+    #[test]
+    fn uniform_passes_a_chi_square_test() {
+        let blocks = 1000u64;
+        let samples = 1_000_000u64;
+        let mut s = BlockSource::new(&plan(AccessOrder::Random, Distribution::Uniform, false, blocks, 0, 1));
+        let mut counts = vec![0u64; blocks as usize];
+        for _ in 0..samples {
+            counts[s.next_block().unwrap() as usize] += 1;
+        }
+        let expected = samples as f64 / blocks as f64;
+        let chi2: f64 = counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum();
+        // 999 degrees of freedom: the 0.1 % critical value is about 1143.
+        assert!(chi2 < 1143.0, "chi-square {chi2:.1}");
+        assert!(chi2 > 850.0, "suspiciously even: chi-square {chi2:.1}");
+    }
+
+    #[test]
+    fn scrambling_scatters_the_hot_set_and_no_scramble_keeps_it_at_the_start() {
+        let hottest = |scramble: bool| {
+            let mut p = plan(AccessOrder::Random, Distribution::Zipf { theta: 1.2 }, false, 1 << 20, 0, 1);
+            p.scramble = scramble;
+            let mut s = BlockSource::new(&p);
+            let mut counts = std::collections::HashMap::new();
+            for _ in 0..100_000 {
+                *counts.entry(s.next_block().unwrap()).or_insert(0u32) += 1;
+            }
+            let mut v: Vec<(u64, u32)> = counts.into_iter().collect();
+            v.sort_by_key(|x| std::cmp::Reverse(x.1));
+            v.iter().take(10).map(|x| x.0).collect::<Vec<_>>()
         };
-        assert_eq!(take(0, 5), take(0, 5));
-        assert_ne!(take(0, 5), take(1, 5));
-        assert_ne!(take(0, 5), take(0, 6));
+        let plain = hottest(false);
+        assert!(plain.iter().all(|&b| b < 20), "{plain:?}");
+        let scattered = hottest(true);
+        assert!(scattered.iter().filter(|&&b| b > 1 << 10).count() >= 8, "{scattered:?}");
     }
 }

@@ -4,7 +4,7 @@
 
 use super::units;
 use crate::result::{RunResult, StopReason};
-use crate::spec::{AccessOrder, RunLength};
+use crate::spec::{AccessOrder, Distribution, FileDistribution, RunLength};
 use crate::stats::OpSummary;
 use std::fmt::Write as _;
 
@@ -16,18 +16,33 @@ pub fn render(r: &RunResult) -> String {
         0 => "writes".to_string(),
         p => format!("{p}% read / {}% write", 100 - p),
     };
-    let order = match s.order {
-        AccessOrder::Sequential => "sequential",
-        AccessOrder::Random => "random",
+    let order = match (s.order, s.distribution) {
+        (AccessOrder::Sequential, _) => "sequential".to_string(),
+        (AccessOrder::Random, Distribution::Uniform) => "random".to_string(),
+        (AccessOrder::Random, Distribution::Zipf { theta }) => format!("zipf(θ={theta})"),
+        (AccessOrder::Random, Distribution::Pareto { h }) => format!("pareto(h={h})"),
+        (AccessOrder::Random, Distribution::Gaussian { stddev, center }) => {
+            format!("gaussian(center={center}, stddev={stddev})")
+        }
     };
-    let length = match s.run_length {
+    let mut length = match s.run_length {
         RunLength::Duration { ns } => units::seconds_ns(ns),
         RunLength::UntilCovered => "until every block is done".to_string(),
+        RunLength::UntilLimit => String::new(),
+    };
+    if let Some(limit) = s.ops_limit {
+        let ops = format!("{} I/Os", units::count(limit));
+        length = if length.is_empty() { ops } else { format!("{length} or {ops}") };
+    }
+    let layout = match s.file_distribution {
+        FileDistribution::Shared => "",
+        FileDistribution::PerWorker => " · a file per worker",
+        FileDistribution::Partitioned => " · partitioned",
     };
     let threads = if s.threads == 1 { "1 thread".to_string() } else { format!("{} threads", s.threads) };
     let _ = writeln!(
         out,
-        "iopulse {} · {} · {} {order} {mix} · QD {} · {threads} · {length} · seed {}",
+        "iopulse {} · {} · {} {order} {mix} · QD {} · {threads}{layout} · {length} · seed {}",
         r.tool.version,
         r.engine.name,
         units::bytes(s.block_size_bytes),
@@ -97,6 +112,23 @@ pub fn render(r: &RunResult) -> String {
             units::bandwidth(r.total.bw_bytes_per_sec)
         );
     }
+    if r.targets.len() > 1 {
+        for t in &r.targets {
+            let mut parts = Vec::new();
+            for (name, op) in [("read", &t.read), ("write", &t.write)] {
+                if op.ops > 0 {
+                    parts.push(format!(
+                        "{name} {} IOPS {} p99 {}",
+                        units::iops(op.iops),
+                        units::bandwidth(op.bw_bytes_per_sec),
+                        units::latency_ns(op.latency_ns.p99)
+                    ));
+                }
+            }
+            let figures = if parts.is_empty() { "no I/O".to_string() } else { parts.join(" · ") };
+            let _ = writeln!(out, "  {}: {figures}", t.path);
+        }
+    }
     let _ = writeln!(
         out,
         "{:<9} {} ops · {} in {}",
@@ -115,13 +147,21 @@ pub fn render(r: &RunResult) -> String {
         r.cpu.cores_busy
     );
     if let Some(c) = &r.coverage {
+        let approx = if c.exact { "" } else { "~" };
         let _ = writeln!(
             out,
-            "{:<9} {} of {} blocks ({:.1}%)",
+            "{:<9} {approx}{} of {} blocks ({approx}{:.1}%) · hottest 1% of them took {:.1}% of I/Os, hottest 20% took {:.1}%{}",
             "Coverage",
             units::count(c.blocks_accessed),
             units::count(c.blocks_in_region),
-            c.fraction * 100.0
+            c.fraction * 100.0,
+            c.hottest_1pct_share * 100.0,
+            c.hottest_20pct_share * 100.0,
+            if c.sampled_blocks < c.blocks_in_region {
+                format!(" (sampled over {} blocks)", units::count(c.sampled_blocks))
+            } else {
+                String::new()
+            }
         );
     }
     if let Some(e) = &r.error {
