@@ -27,7 +27,7 @@ impl Pareto {
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         // n · U^p, not fio's (n - 1) · U^p: truncating the latter reaches the top value
         // only when U is exactly 1, so the hottest block would almost never be hit.
-        let x = ((self.n as f64) * rng.open01().powf(self.exponent)) as u64;
+        let x = ((self.n as f64) * (self.exponent * rng.open01().ln()).exp()) as u64;
         let x = x.min(self.n - 1);
         if self.hot_at_top { self.n - 1 - x } else { x }
     }
