@@ -2,7 +2,8 @@
 //! at 2^20 and 2^34 blocks (4 GiB and 64 TiB of 4 KiB blocks). Nothing is
 //! precomputed, so set-up cost is also shown (`new/...`).
 
-use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
 use iopulse::access::{BlockSource, SourcePlan};
 use iopulse::spec::{AccessOrder, Distribution};
 
