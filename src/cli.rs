@@ -4,9 +4,10 @@
 //! Flag names are fixed: users already type them. This module parses and
 //! converts; it does not open files (see `target::plan`).
 
+use crate::data::Pattern;
 use crate::engine::EngineOptions;
 use crate::error::UsageError;
-use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec};
+use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec, VerifySpec};
 use crate::units::{parse_count, parse_duration, parse_real, parse_size};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
@@ -30,6 +31,9 @@ Examples:
       a database-like hot set: a few blocks take most I/Os (scattered over the file)
   iopulse /data/cache.dat --random --distribution pareto --pareto-h 0.8
       a cache: 80 % of the I/Os go to 20 % of the blocks
+  iopulse /data/t.dat --duration 0 --write-percent 100 --random --verify
+  iopulse /data/t.dat --duration 0 --read-percent 100 --random --verify
+      write every block with a verifiable header, then check every block (exit 3 on mismatch)
   iopulse /data/t.dat --threads 4 --file-distribution per-worker --file-size 1G
       each worker on its own file: /data/t.dat.0 ... /data/t.dat.3
   iopulse /dev/nvme0n1 /dev/nvme1n1 --random --direct --threads 8 --ops 1000000
@@ -158,6 +162,25 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = parse_count::<u32>)]
     pub queue_depth: u32,
 
+    /// Contents of written blocks: random (fresh for every write, from seed, offset and
+    /// sequence: not dedupable or compressible), zeros, ones or sequential bytes.
+    #[arg(long, value_enum, default_value_t = Pattern::Random)]
+    pub write_pattern: Pattern,
+
+    /// Write verifiable blocks (a header with offset, seed, write sequence and crc32c) and
+    /// check every read: corrupted, misplaced, never-written, torn and lost blocks are
+    /// reported, and the run exits 3. Layout writes the verify pattern too.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Payload after the verify header [default: random]
+    #[arg(long, value_enum, value_name = "PATTERN")]
+    pub verify_pattern: Option<Pattern>,
+
+    /// Failed blocks described in full (offset, expected and found bytes); the rest are counted.
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 10, value_parser = parse_count::<u32>)]
+    pub verify_max_reports: u32,
+
     /// I/O engine.
     #[arg(long, value_enum, default_value_t = EngineKind::Sync)]
     pub engine: EngineKind,
@@ -209,6 +232,9 @@ impl Args {
             }
         };
         let distribution = self.distribution()?;
+        if self.verify_pattern.is_some() && !self.verify {
+            return Err(UsageError::new("--verify-pattern applies to --verify runs: add --verify"));
+        }
         let ops_limit = match (self.ops, self.io_limit) {
             (Some(_), Some(_)) => {
                 return Err(UsageError::new("--ops and --io-limit both given: give one of them"));
@@ -252,6 +278,12 @@ impl Args {
             seed: self.seed.unwrap_or_else(fresh_seed),
             force: self.force,
             engine_options: EngineOptions::default(),
+            write_pattern: self.write_pattern,
+            verify: self.verify.then_some(VerifySpec {
+                pattern: self.verify_pattern.unwrap_or(Pattern::Random),
+                max_reports: self.verify_max_reports,
+            }),
+            data_seed: self.seed.unwrap_or(0),
         };
         spec.validate()?;
         let output = OutputOptions { format: self.output_format, json_file: self.json, quiet: self.quiet };

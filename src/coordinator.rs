@@ -16,14 +16,17 @@ use crate::engine::{Engine, EngineCaps, Op};
 use crate::environment;
 use crate::error::{Error, RunError, UsageError, exit_code};
 use crate::result::{
-    CpuInfo, EngineInfo, Histograms, RunResult, SCHEMA_VERSION, StopReason, TargetInfo, ToolInfo, WorkerInfo,
+    CpuInfo, EngineInfo, Histograms, MismatchInfo, RunResult, SCHEMA_VERSION, StopReason, TargetInfo, ToolInfo,
+    VerificationInfo, WorkerInfo,
 };
 use crate::rusage;
 use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec};
 use crate::stats::{CpuTimes, OpStats, encode_histogram};
 use crate::target::{self, DirectOutcome, PreparedTarget};
+use crate::verify::{Failure, Mismatch, VerifyCounts};
 use crate::worker::{
-    self, IoFailure, IoFailureKind, RunControl, WorkerFile, WorkerPlan, WorkerResult, WorkerStop, stop_code,
+    self, DataPlan, IoFailure, IoFailureKind, RunControl, VerifyPlan, WorkerFile, WorkerPlan, WorkerResult, WorkerStop,
+    stop_code,
 };
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
@@ -69,9 +72,21 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
 
     let plans = target::plan_targets(spec, &paths)?;
     target::check_memory(spec, effective_depth)?;
-    let layout = RegionLayout::new(spec, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
+    let distribution = effective_file_distribution(spec);
+    let layout = RegionLayout::new(spec, distribution, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
+    // A verifying worker never has two I/Os on one block: its depth cannot exceed its blocks.
+    let effective_depth = match spec.verify {
+        Some(_) => effective_depth.min(layout.smallest_worker_region().min(u64::from(u32::MAX)) as u32).max(1),
+        None => effective_depth,
+    };
     let (targets, mut created) = target::prepare_targets(spec, plans, diag, &stop)?;
 
+    if distribution != spec.file_distribution {
+        diag.note(format!(
+            "--verify with {} workers on shared targets: each worker owns a disjoint slice of the region (as --file-distribution partitioned), so no block is written by two workers at once",
+            spec.threads
+        ));
+    }
     if caps.completes_inline && spec.queue_depth > 1 {
         diag.note(format!(
             "engine {} completes one I/O at a time per worker: --queue-depth {} runs at depth 1 (use --threads for parallel I/O)",
@@ -90,8 +105,10 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
     }
 
     let result = assemble(spec, diag, started_at, &targets, temp.is_some(), &layout, effective_depth, execution, &stop);
+    let verify_failed = result.verification.as_ref().is_some_and(|v| v.failures > 0);
     let exit_code = match result.stop_reason {
         StopReason::Error => exit_code::RUN_FAILED,
+        _ if verify_failed => exit_code::VERIFY_FAILED,
         StopReason::Interrupted => match stop.load(Ordering::Relaxed) {
             code if code == exit_code::TERMINATED as usize => exit_code::TERMINATED,
             _ => exit_code::INTERRUPTED,
@@ -99,6 +116,15 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
         StopReason::Duration | StopReason::Complete => exit_code::SUCCESS,
     };
     Ok(RunOutcome { result, exit_code })
+}
+
+/// How targets are shared: as asked, except that a verifying run with several
+/// workers on shared targets gives each worker its own slice (one owner per block).
+fn effective_file_distribution(spec: &Spec) -> FileDistribution {
+    match spec.file_distribution {
+        FileDistribution::Shared if spec.verify.is_some() && spec.threads > 1 => FileDistribution::Partitioned,
+        other => other,
+    }
 }
 
 /// The paths the run uses: as given, or for `per-worker` NAME.0 .. NAME.(threads-1)
@@ -149,13 +175,13 @@ struct WorkerRegion {
 }
 
 impl RegionLayout {
-    fn new(spec: &Spec, target_blocks: &[u64]) -> Result<Self, UsageError> {
+    fn new(spec: &Spec, distribution: FileDistribution, target_blocks: &[u64]) -> Result<Self, UsageError> {
         let total: u64 = target_blocks.iter().sum();
-        let targets_per_worker = match spec.file_distribution {
+        let targets_per_worker = match distribution {
             FileDistribution::PerWorker => target_blocks.len() / spec.threads as usize,
             _ => target_blocks.len(),
         };
-        if spec.file_distribution == FileDistribution::Partitioned && total < u64::from(spec.threads) {
+        if distribution == FileDistribution::Partitioned && total < u64::from(spec.threads) {
             return Err(UsageError::new(format!(
                 "--file-distribution partitioned: {total} blocks cannot be split between --threads {}: use fewer threads, a smaller --block-size or a larger --file-size",
                 spec.threads
@@ -164,7 +190,7 @@ impl RegionLayout {
         Ok(Self {
             target_blocks: target_blocks.to_vec(),
             total_blocks: total,
-            distribution: spec.file_distribution,
+            distribution,
             threads: spec.threads,
             targets_per_worker,
         })
@@ -192,6 +218,21 @@ impl RegionLayout {
                 let blocks = files.iter().map(|f| f.1).sum();
                 WorkerRegion { files, first_block: 0, blocks, share_index: 0, share_count: 1 }
             }
+        }
+    }
+
+    /// The fewest blocks any worker's region has.
+    fn smallest_worker_region(&self) -> u64 {
+        (0..self.threads).map(|w| self.worker(w).blocks).min().unwrap_or(0)
+    }
+
+    /// How blocks are kept from two writers, for the result.
+    fn ownership(&self) -> &'static str {
+        match (self.distribution, self.threads) {
+            (_, 1) => "one worker",
+            (FileDistribution::Shared, _) => "shared",
+            (FileDistribution::Partitioned, _) => "partitioned: each worker owns a disjoint slice",
+            (FileDistribution::PerWorker, _) => "per-worker files",
         }
     }
 
@@ -255,7 +296,32 @@ fn worker_plan(spec: &Spec, layout: &RegionLayout, targets: &[PreparedTarget], w
         },
         direct: targets.iter().all(|t| t.direct.effective),
         engine_options: spec.engine_options.clone(),
+        data: DataPlan {
+            pattern: spec.write_pattern,
+            seed: spec.data_seed,
+            verify: spec.verify.map(|v| VerifyPlan {
+                pattern: v.pattern,
+                max_reports: v.max_reports,
+                track_sequences: tracks_sequences(spec, layout),
+                run_nonce: run_nonce(spec),
+            }),
+        },
     }
+}
+
+/// Most memory the lost-write tables may take, all workers together (4 bytes per block).
+const MAX_SEQUENCE_TABLE_BYTES: u64 = 512 << 20;
+
+/// Whether workers keep the last sequence written to each block (to catch lost writes).
+fn tracks_sequences(spec: &Spec, layout: &RegionLayout) -> bool {
+    let blocks: u64 = (0..layout.threads).map(|w| layout.worker(w).blocks).sum();
+    spec.writes() && blocks.saturating_mul(4) <= MAX_SEQUENCE_TABLE_BYTES
+}
+
+/// A number that tells this run's writes from other runs' (the same in every worker).
+fn run_nonce(spec: &Spec) -> u16 {
+    let mut state = spec.seed ^ u64::from(std::process::id()).rotate_left(17);
+    (crate::rng::splitmix64(&mut state) as u16).max(1)
 }
 
 fn execute<E: Engine>(
@@ -409,9 +475,65 @@ fn assemble(
             read: encode_histogram(&read.latency),
             write: encode_histogram(&write.latency),
         },
+        verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, &worker_cpu)),
         warnings: diag.warnings(),
         notes: diag.notes(),
         error: failure,
+    }
+}
+
+fn verification_info(
+    spec: &Spec,
+    v: crate::spec::VerifySpec,
+    workers: &[WorkerResult],
+    targets: &[PreparedTarget],
+    layout: &RegionLayout,
+    worker_cpu: &CpuTimes,
+) -> VerificationInfo {
+    let mut counts = VerifyCounts::default();
+    for w in workers {
+        counts.merge(&w.verify_counts);
+    }
+    let mut mismatches: Vec<&Mismatch> = workers.iter().flat_map(|w| &w.mismatches).collect();
+    mismatches.sort_by_key(|m| (m.target, m.offset_bytes));
+    let hex = |bytes: &[u8; 16]| bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ");
+    let failures = counts.failures();
+    let writes: u64 = workers.iter().map(|w| w.write.ops).sum();
+    let stamp_ns = workers.iter().map(|w| w.verify_cost.stamp_ns).max().unwrap_or(0);
+    let check_ns = workers.iter().map(|w| w.verify_cost.check_ns).max().unwrap_or(0);
+    let verify_ns = stamp_ns as f64 * writes as f64 + check_ns as f64 * counts.checked as f64;
+    VerificationInfo {
+        pattern: v.pattern,
+        seed: spec.data_seed,
+        operations: counts.checked,
+        failures,
+        success_percent: if counts.checked > 0 {
+            100.0 * (counts.checked - failures.min(counts.checked)) as f64 / counts.checked as f64
+        } else {
+            100.0
+        },
+        failures_by_kind: Failure::NAMES.iter().zip(counts.failures_by_kind).map(|(n, c)| (n.to_string(), c)).collect(),
+        mismatches: mismatches
+            .into_iter()
+            .take(v.max_reports as usize)
+            .map(|m| MismatchInfo {
+                target: targets.get(m.target as usize).map_or_else(String::new, |t| t.plan.path.display().to_string()),
+                offset_bytes: m.offset_bytes,
+                failure: m.failure,
+                window_at: m.window_at,
+                expected_hex: hex(&m.expected),
+                found_hex: hex(&m.found),
+            })
+            .collect(),
+        lost_write_detection: tracks_sequences(spec, layout),
+        ownership: layout.ownership().to_string(),
+        stamp_ns_per_write: stamp_ns,
+        check_ns_per_read: check_ns,
+        estimated_slowdown_percent: if worker_cpu.total_ns() > 0 {
+            (100.0 * verify_ns / worker_cpu.total_ns() as f64).min(100.0)
+        } else {
+            0.0
+        },
     }
 }
 

@@ -27,4 +27,5 @@ pub mod spec;
 pub mod stats;
 pub mod target;
 pub mod units;
+pub mod verify;
 pub mod worker;

@@ -41,6 +41,46 @@ pub struct RunResult {
     pub notes: Vec<String>,
     /// What stopped the run, when something failed.
     pub error: Option<String>,
+    /// With `--verify`: what was checked and what failed.
+    pub verification: Option<VerificationInfo>,
+}
+
+/// The outcome of `--verify`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct VerificationInfo {
+    pub pattern: crate::data::Pattern,
+    pub seed: u64,
+    /// Blocks read and checked.
+    pub operations: u64,
+    pub failures: u64,
+    pub success_percent: f64,
+    /// Failures per kind: never_written_zeros, never_written_stale, other_run,
+    /// misplaced, torn, corrupted, lost_write.
+    pub failures_by_kind: BTreeMap<String, u64>,
+    /// The first failed blocks in full (up to --verify-max-reports).
+    pub mismatches: Vec<MismatchInfo>,
+    /// Reads were also checked against the write this run made last to the block.
+    pub lost_write_detection: bool,
+    /// How blocks are kept from being written by two workers at once.
+    pub ownership: String,
+    /// Measured CPU cost of stamping one block for a write (pattern, header, crc32c).
+    pub stamp_ns_per_write: u64,
+    /// Measured CPU cost of checking one block read (header and crc32c).
+    pub check_ns_per_read: u64,
+    /// Those costs times the writes and reads, as a share of the workers' CPU time in
+    /// the window: about how much faster the run would have been without --verify.
+    pub estimated_slowdown_percent: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MismatchInfo {
+    pub target: String,
+    pub offset_bytes: u64,
+    pub failure: crate::verify::Failure,
+    /// Offset within the block of the 16-byte windows below.
+    pub window_at: u32,
+    pub expected_hex: String,
+    pub found_hex: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -5,6 +5,7 @@
 //! Checks that need to look at the targets (is it a directory? what is its DIO
 //! alignment?) live in `target::plan`, which still touches nothing.
 
+use crate::data::Pattern;
 use crate::engine::EngineOptions;
 use crate::error::UsageError;
 use serde::{Deserialize, Serialize};
@@ -137,6 +138,21 @@ pub struct Spec {
     pub force: bool,
     /// Engine-specific flags.
     pub engine_options: EngineOptions,
+    /// What written blocks contain (without `--verify`).
+    pub write_pattern: Pattern,
+    /// `--verify`: written blocks carry a header and reads are checked.
+    pub verify: Option<VerifySpec>,
+    /// Seed of written data and of verification: `--seed`, or 0 when not given, so
+    /// that a later run can check what an earlier one wrote.
+    pub data_seed: u64,
+}
+
+/// How verification is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifySpec {
+    pub pattern: Pattern,
+    /// Failed blocks described in full (the others are counted).
+    pub max_reports: u32,
 }
 
 impl Spec {
@@ -220,6 +236,13 @@ impl Spec {
             return Err(UsageError::new(format!(
                 "--distribution {} needs --random (sequential runs have no offset distribution)",
                 self.distribution.name()
+            )));
+        }
+        if self.verify.is_some() && (self.block_size_bytes as usize) < crate::verify::HEADER_BYTES {
+            return Err(UsageError::new(format!(
+                "--block-size {} is too small for --verify: each block carries a {}-byte header; use at least 512",
+                self.block_size_bytes,
+                crate::verify::HEADER_BYTES
             )));
         }
         if self.ops_limit == Some(0) {

@@ -16,11 +16,12 @@ use crate::access::BlockSource;
 use crate::buffer::SlotBuffers;
 use crate::clock::Clock;
 use crate::coverage::CoverageTracker;
-use crate::data;
+use crate::data::{self, Pattern};
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
 use crate::rng::Rng;
 use crate::rusage;
 use crate::stats::{CpuTimes, OpStats};
+use crate::verify::{self, Expect, Mismatch, VerifyCounts};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -121,6 +122,27 @@ pub struct WorkerPlan {
     /// The files were opened with O_DIRECT.
     pub direct: bool,
     pub engine_options: EngineOptions,
+    /// What writes put in blocks, and whether reads are verified.
+    pub data: DataPlan,
+}
+
+/// What written blocks contain and how reads are checked.
+#[derive(Clone, Copy, Debug)]
+pub struct DataPlan {
+    pub pattern: Pattern,
+    pub seed: u64,
+    pub verify: Option<VerifyPlan>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct VerifyPlan {
+    pub pattern: Pattern,
+    pub max_reports: u32,
+    /// Keep the sequence last written to each block of the region (4 bytes per
+    /// block), to catch lost writes.
+    pub track_sequences: bool,
+    /// Distinguishes this run's writes from other runs' (high bits of sequences).
+    pub run_nonce: u16,
 }
 
 /// Why a worker stopped.
@@ -178,6 +200,11 @@ pub struct WorkerResult {
     /// The engine could not start, or stopped working mid-run.
     pub engine_error: Option<String>,
     pub engine_setup: Vec<(String, String)>,
+    /// Verification counts and the first mismatches (with `--verify`).
+    pub verify_counts: VerifyCounts,
+    pub mismatches: Vec<Mismatch>,
+    /// Measured cost of stamping and checking one verified block.
+    pub verify_cost: VerifyCost,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -187,6 +214,26 @@ struct SlotState {
     file: u32,
     offset_bytes: u64,
     submit_ns: u64,
+    /// Block number within the worker's region.
+    region_block: u64,
+    /// Sequence of the write on this slot.
+    sequence: u64,
+    /// The buffer still holds the (fixed) write pattern: no read has overwritten it.
+    holds_pattern: bool,
+}
+
+/// Verification state of a worker (with `--verify`).
+struct Verifier {
+    plan: VerifyPlan,
+    /// Region block in flight on each slot (`u64::MAX` when free): a block is never in
+    /// flight twice, so no read races a write to it.
+    in_flight: Box<[u64]>,
+    /// Low 32 bits of the sequence this run last wrote to each region block (0: none).
+    last_written: Vec<u32>,
+    /// One block, to regenerate expected contents when a check fails.
+    scratch: Vec<u8>,
+    counts: VerifyCounts,
+    mismatches: Vec<Mismatch>,
 }
 
 /// How reads and writes are chosen.
@@ -228,6 +275,41 @@ impl OpMix {
     }
 }
 
+/// Times stamping (a write) and checking (a read) one verified block, before the
+/// start line, so the report can say what verification costs without reading the
+/// clock per I/O. Returns (stamp ns, check ns).
+fn measure_verify_cost(plan: &WorkerPlan) -> VerifyCost {
+    let Some(v) = plan.data.verify else { return VerifyCost::default() };
+    let bs = plan.block_size_bytes as usize;
+    let mut blocks = vec![vec![0u8; bs]; 8];
+    let mut scratch = vec![0u8; bs];
+    let rounds = (256 * 4096 / bs.max(1)).clamp(8, 256) as u64;
+    let seed = plan.data.seed;
+    let time = |f: &mut dyn FnMut(u64)| {
+        for i in 0..4 {
+            f(i); // warm up
+        }
+        let started = std::time::Instant::now();
+        for i in 0..rounds {
+            f(i);
+        }
+        (started.elapsed().as_nanos() as u64 / rounds).max(1)
+    };
+    let stamp_ns = time(&mut |i| verify::stamp(&mut blocks[(i % 8) as usize], v.pattern, seed, (i % 8) * bs as u64, 1));
+    let check_ns = time(&mut |i| {
+        let expect = Expect { seed, offset_bytes: (i % 8) * bs as u64, pattern: v.pattern, sequence: None };
+        let _ = std::hint::black_box(verify::check(&blocks[(i % 8) as usize], &expect, &mut scratch));
+    });
+    VerifyCost { stamp_ns, check_ns }
+}
+
+/// Measured cost of verification per block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerifyCost {
+    pub stamp_ns: u64,
+    pub check_ns: u64,
+}
+
 /// Runs one worker to the end. Called on the worker's own thread.
 pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     let index = plan.index;
@@ -245,6 +327,9 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             failure: None,
             engine_error: Some(message),
             engine_setup: Vec::new(),
+            verify_counts: VerifyCounts::default(),
+            mismatches: Vec::new(),
+            verify_cost: VerifyCost::default(),
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -286,18 +371,32 @@ struct Worker<E: Engine> {
     failure: Option<IoFailure>,
     engine_error: Option<String>,
     index: u32,
+    data: DataPlan,
+    /// High bits of this worker's write sequences: worker index and run nonce.
+    sequence_base: u64,
+    verifier: Option<Verifier>,
+    verify_cost: VerifyCost,
 }
 
 impl<E: Engine> Worker<E> {
     fn new(plan: WorkerPlan) -> Result<Self, String> {
         let depth = plan.queue_depth.max(1);
         let mut buffers = SlotBuffers::new(depth as usize, plan.block_size_bytes as usize, plan.buffer_align_bytes)?;
-        if plan.read_percent < 100 {
-            let mut rng = Rng::new(plan.seed, 0xda7a_0000 + u64::from(plan.index));
-            for slot in 0..depth {
-                data::fill_random(buffers.slot_mut(slot), &mut rng);
-            }
+        for slot in 0..depth {
+            data::fill(buffers.slot_mut(slot), plan.data.pattern, plan.data.seed, 0, u64::from(slot));
         }
+        let region_blocks = plan.source.region_blocks();
+        let verifier = plan.data.verify.map(|v| Verifier {
+            plan: v,
+            in_flight: vec![u64::MAX; depth as usize].into_boxed_slice(),
+            last_written: if v.track_sequences { vec![0u32; region_blocks as usize] } else { Vec::new() },
+            scratch: vec![0u8; plan.block_size_bytes as usize],
+            counts: VerifyCounts::default(),
+            mismatches: Vec::with_capacity(v.max_reports as usize),
+        });
+        let sequence_base =
+            (u64::from(plan.index) << 48) | (u64::from(plan.data.verify.map_or(0, |v| v.run_nonce)) << 32);
+        let verify_cost = measure_verify_cost(&plan);
         let fds: Vec<RawFd> = plan.files.iter().map(|f| f.fd).collect();
         let setup = EngineSetup {
             fds: &fds,
@@ -310,8 +409,19 @@ impl<E: Engine> Worker<E> {
         Ok(Self {
             engine,
             buffers,
-            slots: vec![SlotState { op: Op::Read, file: 0, offset_bytes: 0, submit_ns: 0 }; depth as usize]
-                .into_boxed_slice(),
+            slots: vec![
+                SlotState {
+                    op: Op::Read,
+                    file: 0,
+                    offset_bytes: 0,
+                    submit_ns: 0,
+                    region_block: 0,
+                    sequence: 0,
+                    holds_pattern: true
+                };
+                depth as usize
+            ]
+            .into_boxed_slice(),
             completions: vec![Completion::default(); depth as usize].into_boxed_slice(),
             source: plan.source,
             region_first_block: plan.region_first_block,
@@ -330,6 +440,10 @@ impl<E: Engine> Worker<E> {
             failure: None,
             engine_error: None,
             index: plan.index,
+            data: plan.data,
+            sequence_base,
+            verifier,
+            verify_cost,
         })
     }
 
@@ -339,7 +453,13 @@ impl<E: Engine> Worker<E> {
         if self.remaining_ops == 0 {
             return None;
         }
-        let region_block = self.source.next_block()?;
+        let mut region_block = self.source.next_block()?;
+        if let Some(v) = &self.verifier {
+            // Never two I/Os on one block at once: a read racing a write would see either.
+            while v.in_flight.contains(&region_block) {
+                region_block = self.source.next_block()?;
+            }
+        }
         self.remaining_ops -= 1;
         if let Some(tracker) = &mut self.coverage {
             tracker.touch(region_block);
@@ -348,14 +468,27 @@ impl<E: Engine> Worker<E> {
         let file = self.locate(block);
         let offset_bytes = (block - self.files[file as usize].first_block) * self.block_size_bytes;
         let op = self.mix.next();
+        let mut sequence = 0;
         if op == Op::Write {
             self.write_sequence += 1;
-            data::stamp_write(self.buffers.slot_mut(slot), offset_bytes, self.write_sequence);
+            sequence = self.sequence_base | (self.write_sequence & 0xffff_ffff);
+            let buf = self.buffers.slot_mut(slot);
+            if let Some(v) = &self.verifier {
+                verify::stamp(buf, v.plan.pattern, self.data.seed, offset_bytes, sequence);
+            } else if self.data.pattern.varies_per_write() || !self.slots[slot as usize].holds_pattern {
+                data::fill(buf, self.data.pattern, self.data.seed, offset_bytes, sequence);
+            }
+        }
+        if let Some(v) = &mut self.verifier {
+            v.in_flight[slot as usize] = region_block;
         }
         let state = &mut self.slots[slot as usize];
         state.op = op;
         state.file = file;
         state.offset_bytes = offset_bytes;
+        state.region_block = region_block;
+        state.sequence = sequence;
+        state.holds_pattern = op == Op::Write;
         Some(Request { slot, op, file, offset_bytes, len_bytes: self.block_size_bytes as u32 })
     }
 
@@ -373,6 +506,9 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     fn complete(&mut self, slot: u32, result: i64, lat_ns: u64, counts: bool) {
         let state = self.slots[slot as usize];
+        if result == self.block_size_bytes as i64 && self.verifier.is_some() {
+            self.verify_completion(slot, &state);
+        }
         if result == self.block_size_bytes as i64 {
             if counts {
                 let stats = &mut self.stats[state.file as usize];
@@ -389,6 +525,39 @@ impl<E: Engine> Worker<E> {
             };
             let target = self.files[state.file as usize].target;
             self.failure = Some(IoFailure { op: state.op, target, offset_bytes: state.offset_bytes, kind });
+        }
+    }
+
+    /// Checks a completed read, or records a completed write, of a verifying run.
+    #[inline]
+    fn verify_completion(&mut self, slot: u32, state: &SlotState) {
+        let target = self.files[state.file as usize].target;
+        let seed = self.data.seed;
+        let base = self.sequence_base;
+        let Some(v) = &mut self.verifier else { return };
+        v.in_flight[slot as usize] = u64::MAX;
+        let block = state.region_block as usize;
+        match state.op {
+            Op::Write => {
+                if let Some(last) = v.last_written.get_mut(block) {
+                    *last = state.sequence as u32;
+                }
+            }
+            Op::Read => {
+                let sequence = match v.last_written.get(block) {
+                    Some(&low) if low != 0 => Some(base | u64::from(low)),
+                    _ => None,
+                };
+                let expect = Expect { seed, offset_bytes: state.offset_bytes, pattern: v.plan.pattern, sequence };
+                v.counts.checked += 1;
+                let bytes = self.buffers.slot(slot);
+                if let Err(failure) = verify::check(bytes, &expect, &mut v.scratch) {
+                    v.counts.failures_by_kind[failure.index()] += 1;
+                    if v.mismatches.len() < v.plan.max_reports as usize {
+                        v.mismatches.push(verify::describe(bytes, &expect, failure, target, &mut v.scratch));
+                    }
+                }
+            }
         }
     }
 
@@ -540,6 +709,9 @@ impl<E: Engine> Worker<E> {
             write,
             per_target: self.stats.into_vec(),
             coverage: self.coverage,
+            verify_counts: self.verifier.as_ref().map(|v| v.counts.clone()).unwrap_or_default(),
+            mismatches: self.verifier.map(|v| v.mismatches).unwrap_or_default(),
+            verify_cost: self.verify_cost,
             end_ns,
             cpu,
             stop,

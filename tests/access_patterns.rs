@@ -108,11 +108,12 @@ fn partitioned_slices_are_disjoint_and_cover_the_target() {
         "--random",
         "--write-percent",
         "100",
+        "--verify",
     ]);
     let per_worker: Vec<u64> = r["workers"].as_array().unwrap().iter().map(|w| u64_at(w, &["write", "ops"])).collect();
     assert_eq!(per_worker, vec![333, 333, 334], "each worker wrote its own slice once");
     let data = std::fs::read(&f).unwrap();
-    for (i, stamp) in block_stamps(&data, bs).into_iter().enumerate() {
+    for (i, stamp) in header_offsets(&data, bs).into_iter().enumerate() {
         assert_eq!(stamp, (i * bs) as u64, "block {i} not written");
     }
     assert_eq!(u64_at(&r, &["coverage", "blocks_accessed"]), 1000);

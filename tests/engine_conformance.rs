@@ -30,15 +30,25 @@ fn sequential_writes_land_at_their_offsets() {
             let bs = 4096usize;
             let f = zero_file(dir.path(), "w.dat", 256 * bs as u64);
             let fs = path_str(&f);
-            let mut args =
-                vec!["--engine", engine, &fs, "--duration", "0", "--write-percent", "100", "--queue-depth", "8"];
+            let mut args = vec![
+                "--engine",
+                engine,
+                &fs,
+                "--duration",
+                "0",
+                "--write-percent",
+                "100",
+                "--verify",
+                "--queue-depth",
+                "8",
+            ];
             if direct {
                 args.push("--direct");
             }
             let r = run_json(&args);
             assert_eq!(u64_at(&r, &["write", "ops"]), 256, "{engine} direct={direct}");
             let data = std::fs::read(&f).unwrap();
-            for (i, stamp) in block_stamps(&data, bs).into_iter().enumerate() {
+            for (i, stamp) in header_offsets(&data, bs).into_iter().enumerate() {
                 assert_eq!(
                     stamp,
                     (i * bs) as u64,
@@ -67,6 +77,7 @@ fn random_writes_until_covered_touch_every_block_once() {
             "0",
             "--write-percent",
             "100",
+            "--verify",
             "--random",
             "--block-size",
             "512",
@@ -78,7 +89,7 @@ fn random_writes_until_covered_touch_every_block_once() {
         assert_eq!(u64_at(&r, &["write", "ops"]), 1000);
         let data = std::fs::read(&f).unwrap();
         // 1000 writes and every block carries its own offset: each block was written exactly once.
-        for (i, stamp) in block_stamps(&data, bs).into_iter().enumerate() {
+        for (i, stamp) in header_offsets(&data, bs).into_iter().enumerate() {
             assert_eq!(stamp, (i * bs) as u64, "{engine}: block {i} was not written");
         }
     }
@@ -144,6 +155,7 @@ fn several_targets_each_get_their_blocks() {
             "0",
             "--write-percent",
             "100",
+            "--verify",
             "--random",
             "--queue-depth",
             "4",
@@ -151,7 +163,7 @@ fn several_targets_each_get_their_blocks() {
         assert_eq!(u64_at(&r, &["write", "ops"]), 96);
         for (path, blocks) in [(&a, 64), (&b, 32)] {
             let data = std::fs::read(path).unwrap();
-            let stamps = block_stamps(&data, bs);
+            let stamps = header_offsets(&data, bs);
             assert_eq!(stamps.len(), blocks);
             for (i, stamp) in stamps.into_iter().enumerate() {
                 assert_eq!(stamp, (i * bs) as u64, "{engine}: {} block {i}", path.display());

@@ -101,6 +101,18 @@ impl BlockSource {
         }
     }
 
+    /// Blocks in the region the source draws from.
+    pub fn region_blocks(&self) -> u64 {
+        match self {
+            BlockSource::SequentialLoop { blocks, .. } | BlockSource::Uniform { blocks, .. } => *blocks,
+            BlockSource::SequentialOnce { end, .. } => *end,
+            BlockSource::PermutedOnce { permutation, .. } => permutation.len(),
+            BlockSource::Zipf { zipf, .. } => zipf.len(),
+            BlockSource::Pareto { pareto, .. } => pareto.len(),
+            BlockSource::Gaussian { gaussian, .. } => gaussian.len(),
+        }
+    }
+
     /// Whether the source ends by itself (it visits each block of its share once).
     pub fn is_finite(&self) -> bool {
         matches!(self, BlockSource::SequentialOnce { .. } | BlockSource::PermutedOnce { .. })

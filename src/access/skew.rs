@@ -22,6 +22,14 @@ impl Pareto {
         Self { n, exponent: h.ln() / (1.0 - h).ln(), hot_at_top: h > 0.5 }
     }
 
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
     /// A rank in 0..n, 0 the most popular.
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> u64 {
@@ -49,6 +57,14 @@ impl Gaussian {
     pub fn new(n: u64, center: f64, stddev: f64) -> Self {
         assert!(n > 0 && stddev > 0.0 && (0.0..=1.0).contains(&center));
         Self { n, center, stddev, spare: None }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
     }
 
     /// A block number in 0..n.

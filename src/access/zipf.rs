@@ -21,6 +21,7 @@ pub const HEAD_RANKS: u64 = 4096;
 
 #[derive(Clone, Debug)]
 pub struct Zipf {
+    n: u64,
     /// Alias table over ranks 1..=head: (threshold on 32 random bits, alias rank - 1).
     alias: Box<[(u32, u32)]>,
     head: u64,
@@ -39,11 +40,21 @@ impl Zipf {
             if n > head { (Some(Tail::new(head + 1, n, theta)), tail_sum(head + 1, n, theta)) } else { (None, 0.0) };
         let tail_share = tail_mass / (head_mass + tail_mass);
         Self {
+            n,
             alias: build_alias(&weights),
             head,
             tail_below: (tail_share * 18_446_744_073_709_551_616.0).min(u64::MAX as f64) as u64,
             tail,
         }
+    }
+
+    /// Number of ranks.
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
     }
 
     /// A rank in 1..=n (1 is the most popular).

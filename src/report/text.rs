@@ -164,6 +164,9 @@ pub fn render(r: &RunResult) -> String {
             }
         );
     }
+    if let Some(v) = &r.verification {
+        verification_block(&mut out, v);
+    }
     if let Some(e) = &r.error {
         let _ = writeln!(out, "{:<9} {e}", "Error");
     }
@@ -208,5 +211,85 @@ fn op_block(out: &mut String, name: &str, op: &OpSummary) {
     );
     if op.clamped_samples > 0 {
         let _ = writeln!(out, "  ⚠ {} samples above 1 h were recorded as 1 h", units::count(op.clamped_samples));
+    }
+}
+
+fn verification_block(out: &mut String, v: &crate::result::VerificationInfo) {
+    let _ = writeln!(
+        out,
+        "Verification: Operations: {}, Failures: {}, Success: {}%",
+        v.operations,
+        v.failures,
+        format_percent(v.success_percent)
+    );
+    if v.failures > 0 {
+        let kinds: Vec<String> = v
+            .failures_by_kind
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("{} {n}", k.replace('_', " ")))
+            .collect();
+        let _ = writeln!(out, "  failures by kind: {}", kinds.join(" · "));
+    }
+    for m in &v.mismatches {
+        let _ = writeln!(out, "  ✗ {} at offset {}: {}", m.target, m.offset_bytes, describe_failure(&m.failure));
+        let _ = writeln!(out, "      expected +{:04x}: {}", m.window_at, m.expected_hex);
+        let _ = writeln!(out, "      found    +{:04x}: {}", m.window_at, m.found_hex);
+    }
+    if (v.mismatches.len() as u64) < v.failures {
+        let _ = writeln!(
+            out,
+            "  ... {} more failed blocks (raise --verify-max-reports to see them)",
+            v.failures - v.mismatches.len() as u64
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  checked: header (offset, seed, size) and crc32c of every block read{} · {}",
+        if v.lost_write_detection { ", and the last write of this run to it" } else { "" },
+        v.ownership,
+    );
+    let _ = writeln!(
+        out,
+        "  cost: {} to stamp a write, {} to check a read: about {:.1}% of the workers' CPU time",
+        units::latency_ns(v.stamp_ns_per_write),
+        units::latency_ns(v.check_ns_per_read),
+        v.estimated_slowdown_percent
+    );
+}
+
+/// 100 → "100", 99.99 → "99.99", 99.999 → "99.999" (never rounds a failure up to 100).
+fn format_percent(p: f64) -> String {
+    if p >= 100.0 {
+        return "100".to_string();
+    }
+    for decimals in 2..=6 {
+        let text = format!("{p:.decimals$}");
+        if !text.starts_with("100") {
+            return text;
+        }
+    }
+    format!("{p:.6}")
+}
+
+fn describe_failure(f: &crate::verify::Failure) -> String {
+    use crate::verify::Failure;
+    match f {
+        Failure::NeverWrittenZeros => "never written (all zeros: a hole or a zeroed block)".into(),
+        Failure::NeverWrittenStale => "never written (no iopulse header: stale data)".into(),
+        Failure::OtherRun { seed, block_size_bytes } => {
+            format!("written by another run (seed {seed}, block size {block_size_bytes})")
+        }
+        Failure::Misplaced { written_for_offset } => {
+            format!("misplaced: holds the block written for offset {written_for_offset}")
+        }
+        Failure::Torn { first_bad_byte } => {
+            format!("torn: bytes from {first_bad_byte} to the end come from another write")
+        }
+        Failure::Corrupted { first_bad_byte } => format!("corrupted: first differing byte at {first_bad_byte}"),
+        Failure::LostWrite { found_sequence, expected_sequence } => format!(
+            "lost write: holds write #{:x}, but this run last wrote #{:x} there",
+            found_sequence, expected_sequence
+        ),
     }
 }

@@ -3,9 +3,9 @@
 //! from memory), so a benchmark over them would measure nothing; fallocate
 //! alone is therefore not enough.
 
-use crate::data;
+use crate::data::{self, Pattern};
 use crate::error::RunError;
-use crate::rng::Rng;
+use crate::verify;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -16,23 +16,37 @@ const CHUNK_BYTES: u64 = 1 << 20;
 /// Layouts at least this large show a progress bar on a terminal.
 const PROGRESS_FROM_BYTES: u64 = 64 << 20;
 
+/// What layout writes.
+#[derive(Clone, Copy, Debug)]
+pub struct LayoutContent {
+    pub block_size_bytes: u64,
+    pub seed: u64,
+    pub pattern: Pattern,
+    /// Blocks carry the verify header (sequence 0: laid out, not written by a run).
+    pub verify: bool,
+}
+
 /// Why a layout stopped early.
 pub enum LayoutStop {
     Failed(RunError),
     Interrupted { laid_out_bytes: u64 },
 }
 
-/// Writes random, per-block-unique data from `from_bytes` to `to_bytes`, then
-/// syncs it so that write-back does not run into the measurement.
+/// Writes the run's pattern from `from_bytes` to `to_bytes` (random by default: fresh
+/// for every block), then syncs it so that write-back does not run into the
+/// measurement. With verification, layout starts at the block holding `from_bytes`,
+/// so that every block the run can read carries a valid header.
 pub fn extend(
     file: &File,
     path: &Path,
     from_bytes: u64,
     to_bytes: u64,
-    seed: u64,
+    content: LayoutContent,
     show_progress: bool,
     stop: &AtomicUsize,
 ) -> Result<u64, LayoutStop> {
+    let bs = content.block_size_bytes.max(1);
+    let from_bytes = if content.verify { from_bytes / bs * bs } else { from_bytes };
     let total = to_bytes.saturating_sub(from_bytes);
     let bar = if show_progress && total >= PROGRESS_FROM_BYTES {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -47,8 +61,9 @@ pub fn extend(
     } else {
         ProgressBar::hidden()
     };
-    let mut rng = Rng::new(seed, 0x1a70_0700);
-    let mut chunk = vec![0u8; CHUNK_BYTES.min(total.max(1)) as usize];
+    // Chunks hold whole blocks, so that every block starts at a multiple of the block size.
+    let chunk_bytes = CHUNK_BYTES.max(bs).next_multiple_of(bs).min(total.max(1).next_multiple_of(bs));
+    let mut chunk = vec![0u8; chunk_bytes as usize];
     let mut offset = from_bytes;
     while offset < to_bytes {
         if stop.load(Ordering::Relaxed) != 0 {
@@ -56,8 +71,14 @@ pub fn extend(
             return Err(LayoutStop::Interrupted { laid_out_bytes: offset - from_bytes });
         }
         let len = (to_bytes - offset).min(chunk.len() as u64) as usize;
-        data::fill_random(&mut chunk[..len], &mut rng);
-        data::stamp_layout_chunk(&mut chunk[..len], offset);
+        for (i, block) in chunk[..len].chunks_mut(bs as usize).enumerate() {
+            let block_offset = offset + i as u64 * bs;
+            if content.verify && block.len() as u64 == bs {
+                verify::stamp(block, content.pattern, content.seed, block_offset, 0);
+            } else {
+                data::fill(block, content.pattern, content.seed, block_offset, 0);
+            }
+        }
         if let Err(source) = file.write_all_at(&chunk[..len], offset) {
             bar.abandon();
             let laid = offset - from_bytes;

@@ -106,7 +106,12 @@ fn prepare_one(
             &path,
             plan.existing_size_bytes,
             plan.size_bytes,
-            spec.seed,
+            layout::LayoutContent {
+                block_size_bytes: spec.block_size_bytes,
+                seed: spec.data_seed,
+                pattern: spec.verify.map_or(spec.write_pattern, |v| v.pattern),
+                verify: spec.verify.is_some(),
+            },
             diag.show_progress(),
             stop,
         ) {

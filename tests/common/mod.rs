@@ -50,9 +50,13 @@ pub fn zero_file(dir: &Path, name: &str, len: u64) -> PathBuf {
     p
 }
 
-/// The first 8 bytes of each `bs`-byte block of `data`, as little-endian u64.
-pub fn block_stamps(data: &[u8], bs: usize) -> Vec<u64> {
-    data.chunks(bs).map(|b| u64::from_le_bytes(b[..8].try_into().unwrap())).collect()
+/// For each `bs`-byte block of `data` written with `--verify`, the offset its header
+/// says it was written for (read independently of iopulse's own code: bytes 0..8 are
+/// the magic "IOPULSE\x01", bytes 8..16 the offset); `u64::MAX` for a block without header.
+pub fn header_offsets(data: &[u8], bs: usize) -> Vec<u64> {
+    data.chunks(bs)
+        .map(|b| if &b[..8] == b"IOPULSE\x01" { u64::from_le_bytes(b[8..16].try_into().unwrap()) } else { u64::MAX })
+        .collect()
 }
 
 /// u64 field of a JSON value by a path of keys (numbers index arrays).
