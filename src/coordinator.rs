@@ -13,8 +13,10 @@ use crate::engine::sync::SyncEngine;
 use crate::engine::{Engine, EngineCaps, Op};
 use crate::environment;
 use crate::error::{Error, RunError, exit_code};
+use crate::placement::{self, NumaZones, PlacementPlan, Topology};
 use crate::result::{
-    Coverage, CpuInfo, EngineInfo, Histograms, RunResult, SCHEMA_VERSION, StopReason, TargetInfo, ToolInfo, WorkerInfo,
+    Coverage, CpuInfo, EngineInfo, Histograms, PlacementInfo, RunResult, SCHEMA_VERSION, StopReason, TargetInfo,
+    ToolInfo, WorkerInfo, WorkerPlacementInfo,
 };
 use crate::rusage;
 use crate::spec::{EngineKind, RunLength, Spec};
@@ -65,6 +67,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
 
     let plans = target::plan_targets(spec, &paths)?;
     target::check_memory(spec, effective_depth)?;
+    let placed = place(spec, &paths, diag)?;
     let (targets, mut created) = target::prepare_targets(spec, plans, diag, &stop)?;
 
     if caps.completes_inline && spec.queue_depth > 1 {
@@ -76,12 +79,12 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
     }
 
     let execution = match spec.engine {
-        EngineKind::Sync => execute::<SyncEngine>(spec, &targets, effective_depth, &stop),
-        EngineKind::Null => execute::<NullEngine>(spec, &targets, effective_depth, &stop),
+        EngineKind::Sync => execute::<SyncEngine>(spec, &targets, effective_depth, &stop, &placed.plan),
+        EngineKind::Null => execute::<NullEngine>(spec, &targets, effective_depth, &stop, &placed.plan),
     }?;
     created.keep();
 
-    let result = assemble(spec, diag, started_at, &targets, temp.is_some(), effective_depth, execution, &stop);
+    let result = assemble(spec, diag, started_at, &targets, temp.is_some(), effective_depth, execution, &stop, &placed);
     let exit_code = match result.stop_reason {
         StopReason::Error => exit_code::RUN_FAILED,
         StopReason::Interrupted => match stop.load(Ordering::Relaxed) {
@@ -91,6 +94,40 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
         StopReason::Duration | StopReason::Complete => exit_code::SUCCESS,
     };
     Ok(RunOutcome { result, exit_code })
+}
+
+/// The machine's topology (when it could be read, with its reader) and each worker's placement.
+struct Placed {
+    topology: Option<(Topology, &'static str)>,
+    plan: PlacementPlan,
+}
+
+/// Plans where each worker runs (`placement::plan`). A CPU or node that does not
+/// exist, is offline or is not allowed is a usage error, found before any target
+/// is touched.
+fn place(spec: &Spec, paths: &[PathBuf], diag: &Diagnostics) -> Result<Placed, Error> {
+    let topology = match placement::load_topology() {
+        Ok(t) => t,
+        Err(_) if spec.placement.is_default() => {
+            let workers = vec![placement::WorkerPlacement::default(); spec.threads as usize];
+            return Ok(Placed { topology: None, plan: PlacementPlan { workers, ..PlacementPlan::default() } });
+        }
+        Err(e) => {
+            let message =
+                format!("cannot read the CPU topology, which --cpu-cores/--cpu-policy/--numa-zones need: {e}");
+            return Err(RunError::Other(message).into());
+        }
+    };
+    let (machine, backend) = &topology;
+    let devices: Vec<(String, Option<u32>)> = match spec.placement.numa_zones {
+        Some(NumaZones::Auto) => paths.iter().map(|p| placement::device_of_path(machine, backend, p)).collect(),
+        _ => Vec::new(),
+    };
+    let plan = placement::plan(machine, &spec.placement, spec.threads, &devices)?;
+    for note in &plan.notes {
+        diag.note(note.clone());
+    }
+    Ok(Placed { topology: Some(topology), plan })
 }
 
 /// What the workers handed back, with the window they ran in.
@@ -104,6 +141,7 @@ fn execute<E: Engine>(
     targets: &[PreparedTarget],
     depth: u32,
     stop: &Arc<AtomicUsize>,
+    placement: &PlacementPlan,
 ) -> Result<Execution, Error> {
     let clock = Clock::new();
     let control = RunControl::new(clock, Arc::clone(stop));
@@ -136,6 +174,7 @@ fn execute<E: Engine>(
                 duration_ns,
                 direct: targets.iter().all(|t| t.direct.effective),
                 engine_options: spec.engine_options.clone(),
+                placement: placement.workers.get(w as usize).cloned().unwrap_or_default(),
             };
             let control = &control;
             match thread::Builder::new()
@@ -178,6 +217,7 @@ fn assemble(
     effective_depth: u32,
     execution: Execution,
     stop: &AtomicUsize,
+    placed: &Placed,
 ) -> RunResult {
     let Execution { start_ns, workers } = execution;
     let end_ns = workers.iter().map(|w| w.end_ns).max().unwrap_or(start_ns);
@@ -265,6 +305,16 @@ fn assemble(
                 write: w.write.summarize(window_ns),
                 cpu: w.cpu,
                 stop: format!("{:?}", w.stop).to_lowercase(),
+                placement: {
+                    let planned = placed.plan.workers.get(w.index as usize).cloned().unwrap_or_default();
+                    WorkerPlacementInfo {
+                        cpus: planned.cpus,
+                        node: planned.node,
+                        memory_bound: planned.bind_memory,
+                        cpu_seen: w.cpu_seen,
+                        buffer_node_seen: w.buffer_node_seen,
+                    }
+                },
             })
             .collect(),
         histograms: Histograms {
@@ -276,6 +326,21 @@ fn assemble(
         warnings: diag.warnings(),
         notes: diag.notes(),
         error: failure,
+        placement: placement_info(placed),
+    }
+}
+
+fn placement_info(placed: &Placed) -> PlacementInfo {
+    let (backend, topology, allowed_cpus) = match &placed.topology {
+        Some((t, backend)) => (backend.to_string(), t.summary(), t.allowed.clone()),
+        None => (String::new(), Default::default(), Vec::new()),
+    };
+    PlacementInfo {
+        backend,
+        topology,
+        allowed_cpus,
+        pinned: placed.plan.workers.iter().any(|w| w.cpus.is_some()),
+        policy: placed.plan.policy.map(|p| p.name().to_string()),
     }
 }
 

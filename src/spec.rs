@@ -82,6 +82,9 @@ pub struct Spec {
     pub force: bool,
     /// Engine-specific flags.
     pub engine_options: EngineOptions,
+    /// CPU and NUMA placement of workers (`--cpu-cores`, `--cpu-policy`, `--numa-zones`).
+    #[serde(default)]
+    pub placement: crate::placement::PlacementSpec,
 }
 
 impl Spec {

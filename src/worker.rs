@@ -17,6 +17,7 @@ use crate::buffer::SlotBuffers;
 use crate::clock::Clock;
 use crate::data;
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
+use crate::placement::{self, WorkerPlacement};
 use crate::rng::Rng;
 use crate::rusage;
 use crate::stats::{CpuTimes, OpStats};
@@ -111,6 +112,8 @@ pub struct WorkerPlan {
     /// The files were opened with O_DIRECT.
     pub direct: bool,
     pub engine_options: EngineOptions,
+    /// CPUs and NUMA node: applied on the worker's thread before its buffers are allocated.
+    pub placement: WorkerPlacement,
 }
 
 /// Why a worker stopped.
@@ -157,6 +160,10 @@ pub struct WorkerResult {
     /// The engine could not start, or stopped working mid-run.
     pub engine_error: Option<String>,
     pub engine_setup: Vec<(String, String)>,
+    /// The CPU the worker was on when it finished (sched_getcpu).
+    pub cpu_seen: Option<u32>,
+    /// The NUMA node its buffers' first page is on (get_mempolicy).
+    pub buffer_node_seen: Option<u32>,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -222,6 +229,8 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             failure: None,
             engine_error: Some(message),
             engine_setup: Vec::new(),
+            cpu_seen: placement::bind::current_cpu(),
+            buffer_node_seen: None,
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -260,12 +269,18 @@ struct Worker<E: Engine> {
     failure: Option<IoFailure>,
     engine_error: Option<String>,
     index: u32,
+    buffer_node_seen: Option<u32>,
 }
 
 impl<E: Engine> Worker<E> {
     fn new(plan: WorkerPlan) -> Result<Self, String> {
         let depth = plan.queue_depth.max(1);
+        // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
+        placement::apply_to_current_thread(&plan.placement)?;
         let mut buffers = SlotBuffers::new(depth as usize, plan.block_size_bytes as usize, plan.buffer_align_bytes)?;
+        placement::bind_buffer(&plan.placement, buffers.region().base, buffers.len_bytes())?;
+        buffers.touch_pages();
+        let buffer_node_seen = placement::bind::node_of_address(buffers.region().base);
         if plan.read_percent < 100 {
             let mut rng = Rng::new(plan.seed, 0xda7a_0000 + u64::from(plan.index));
             for slot in 0..depth {
@@ -298,6 +313,7 @@ impl<E: Engine> Worker<E> {
             failure: None,
             engine_error: None,
             index: plan.index,
+            buffer_node_seen,
         })
     }
 
@@ -496,6 +512,8 @@ impl<E: Engine> Worker<E> {
             failure: self.failure,
             engine_error: self.engine_error,
             engine_setup,
+            cpu_seen: placement::bind::current_cpu(),
+            buffer_node_seen: self.buffer_node_seen,
         }
     }
 }
