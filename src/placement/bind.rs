@@ -9,8 +9,6 @@ use std::io;
 
 /// `MPOL_BIND` from <linux/mempolicy.h>: allocate only on the given nodes.
 const MPOL_BIND: libc::c_int = 2;
-/// `MPOL_MF_STRICT`: fail if pages already in the range are on other nodes and cannot move.
-const MPOL_MF_STRICT: libc::c_uint = 1 << 0;
 /// `MPOL_MF_MOVE`: move the range's existing pages to the policy's nodes.
 const MPOL_MF_MOVE: libc::c_uint = 1 << 1;
 /// `MPOL_F_NODE` | `MPOL_F_ADDR`: ask get_mempolicy for the node of the page at an address.
@@ -82,7 +80,8 @@ pub fn bind_thread_memory(node: u32) -> io::Result<()> {
 }
 
 /// Binds the pages of `[addr, addr + len)` to `node` and moves those already
-/// there. `addr` must be page aligned.
+/// there (best effort: a page that cannot move stays, and the worker's
+/// `buffer_node_seen` shows it). `addr` must be page aligned.
 pub fn bind_range(addr: *mut u8, len: usize, node: u32) -> io::Result<()> {
     let mask = mask_of(&[node]);
     let maxnode = mask.len() as libc::c_ulong * 64 + 1;
@@ -97,7 +96,7 @@ pub fn bind_range(addr: *mut u8, len: usize, node: u32) -> io::Result<()> {
             MPOL_BIND as libc::c_ulong,
             mask.as_ptr(),
             maxnode,
-            (MPOL_MF_MOVE | MPOL_MF_STRICT) as libc::c_ulong,
+            MPOL_MF_MOVE as libc::c_ulong,
         )
     };
     if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
