@@ -67,6 +67,28 @@ impl SlotBuffers {
         self.region.slots
     }
 
+    /// Length of the whole allocation (every slot, padding included).
+    pub fn len_bytes(&self) -> usize {
+        self.layout.size()
+    }
+
+    /// Writes every page (keeping its bytes) so that each one is allocated now, on
+    /// the node the thread's memory policy chooses, and not by a first I/O inside
+    /// the measured window. Call at set-up, before any I/O uses the slots.
+    pub fn touch_pages(&mut self) {
+        const PAGE: usize = 4096;
+        let mut offset = 0;
+        while offset < self.layout.size() {
+            // SAFETY: `offset` is inside our allocation; `&mut self` means no other
+            // reference exists, and no I/O is in flight at set-up.
+            unsafe {
+                let p = self.ptr.as_ptr().add(offset);
+                p.write_volatile(p.read_volatile());
+            }
+            offset += PAGE;
+        }
+    }
+
     /// The bytes of one slot. The caller must not hold it across an I/O on that slot:
     /// `&mut self` makes that hold for safe code; engines see only the raw region.
     #[inline(always)]

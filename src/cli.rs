@@ -7,8 +7,9 @@
 use crate::data::Pattern;
 use crate::engine::EngineOptions;
 use crate::error::UsageError;
+use crate::placement::{CpuPolicy, NumaZones, PlacementSpec, parse_numa_zones};
 use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec, VerifySpec};
-use crate::units::{parse_count, parse_duration, parse_real, parse_size};
+use crate::units::{IdList, parse_count, parse_cpu_list, parse_duration, parse_real, parse_size};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -38,6 +39,9 @@ Examples:
       each worker on its own file: /data/t.dat.0 ... /data/t.dat.3
   iopulse /dev/nvme0n1 /dev/nvme1n1 --random --direct --threads 8 --ops 1000000
       one million I/Os spread over two devices, figures per device and in total
+  iopulse /data/test.dat --direct --random --threads 8 --numa-zones 0,1 --cpu-cores 0-31
+      8 workers alternating over NUMA nodes 0 and 1, each pinned to one CPU of 0-31 on its
+      node (one per physical core first), its buffers allocated on that node
 
 Exit codes: 0 success, 1 the run failed, 2 usage error (nothing was touched),
 3 verification mismatches, 130 interrupted (the partial report is printed).
@@ -214,6 +218,24 @@ pub struct Args {
     /// Allow writes to a block device (destroys its contents).
     #[arg(long)]
     pub force: bool,
+
+    /// Pin worker i to one CPU of LIST (e.g. 0-31 or 0,2,4-7), taken in --cpu-policy order, round
+    /// robin when there are more workers than CPUs. Each CPU must exist, be online and be allowed
+    /// (cgroup cpuset, taskset).
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", value_parser = parse_cpu_list, help_heading = "Placement")]
+    pub cpu_cores: Option<IdList>,
+
+    /// Order in which pinned workers take CPUs: scatter = one worker per physical core (alternating
+    /// packages) before any SMT sibling; compact = a core's SMT siblings first. Given alone, pins
+    /// workers over every allowed CPU. [default: scatter]
+    #[arg(long, value_enum, value_name = "POLICY", help_heading = "Placement")]
+    pub cpu_policy: Option<CpuPolicy>,
+
+    /// Spread workers round robin over NUMA nodes LIST (e.g. 0,1): each runs on its node's CPUs
+    /// (one of them with --cpu-cores or --cpu-policy) and its buffers are allocated on its node.
+    /// `auto`: the node of the targets' block device, when it reports one.
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST|auto", value_parser = parse_numa_zones, help_heading = "Placement")]
+    pub numa_zones: Option<NumaZones>,
 }
 
 impl Args {
@@ -284,6 +306,11 @@ impl Args {
                 max_reports: self.verify_max_reports,
             }),
             data_seed: self.seed.unwrap_or(0),
+            placement: PlacementSpec {
+                cpu_cores: self.cpu_cores.map(|l| l.0),
+                cpu_policy: self.cpu_policy,
+                numa_zones: self.numa_zones,
+            },
         };
         spec.validate()?;
         let output = OutputOptions { format: self.output_format, json_file: self.json, quiet: self.quiet };
@@ -373,6 +400,23 @@ mod tests {
     #[test]
     fn duration_zero_means_until_covered() {
         assert_eq!(spec_of(&["x", "--duration", "0"]).unwrap().run_length, RunLength::UntilCovered);
+    }
+
+    #[test]
+    fn placement_flags() {
+        let s = spec_of(&["x"]).unwrap();
+        assert!(s.placement.is_default());
+        let s = spec_of(&["x", "--cpu-cores", "0,2,4-5", "--cpu-policy", "compact", "--numa-zones", "1"]).unwrap();
+        assert_eq!(s.placement.cpu_cores, Some(vec![0, 2, 4, 5]));
+        assert_eq!(s.placement.cpu_policy, Some(CpuPolicy::Compact));
+        assert_eq!(s.placement.numa_zones, Some(NumaZones::Nodes(vec![1])));
+        assert_eq!(spec_of(&["x", "--numa-zones", "auto"]).unwrap().placement.numa_zones, Some(NumaZones::Auto));
+        for bad in [&["--cpu-cores", "3-1"][..], &["--cpu-cores", ""], &["--numa-zones", "a"], &["--cpu-cores", "-1"]] {
+            let mut argv = vec!["iopulse", "x"];
+            argv.extend_from_slice(bad);
+            let err = Args::try_parse_from(argv).unwrap_err().to_string();
+            assert!(err.contains(bad[0]), "{bad:?}: {err}");
+        }
     }
 
     #[test]

@@ -15,9 +15,10 @@ use crate::engine::sync::SyncEngine;
 use crate::engine::{Engine, EngineCaps, Op};
 use crate::environment;
 use crate::error::{Error, RunError, UsageError, exit_code};
+use crate::placement::{self, NumaZones, PlacementPlan, Topology};
 use crate::result::{
-    CpuInfo, EngineInfo, Histograms, MismatchInfo, RunResult, SCHEMA_VERSION, StopReason, TargetInfo, ToolInfo,
-    VerificationInfo, WorkerInfo,
+    CpuInfo, EngineInfo, Histograms, MismatchInfo, PlacementInfo, RunResult, SCHEMA_VERSION, StopReason, TargetInfo,
+    ToolInfo, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
 };
 use crate::rusage;
 use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec};
@@ -79,6 +80,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
         Some(_) => effective_depth.min(layout.smallest_worker_region().min(u64::from(u32::MAX)) as u32).max(1),
         None => effective_depth,
     };
+    let placed = place(spec, &paths, diag)?;
     let (targets, mut created) = target::prepare_targets(spec, plans, diag, &stop)?;
 
     if distribution != spec.file_distribution {
@@ -96,15 +98,16 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
     }
 
     let execution = match spec.engine {
-        EngineKind::Sync => execute::<SyncEngine>(spec, &targets, &layout, effective_depth, &stop),
-        EngineKind::Null => execute::<NullEngine>(spec, &targets, &layout, effective_depth, &stop),
+        EngineKind::Sync => execute::<SyncEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
+        EngineKind::Null => execute::<NullEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
     }?;
     // The targets of a real run stay; the embedded default's files go with the run.
     if temp.is_none() {
         created.keep();
     }
 
-    let result = assemble(spec, diag, started_at, &targets, temp.is_some(), &layout, effective_depth, execution, &stop);
+    let result =
+        assemble(spec, diag, started_at, &targets, temp.is_some(), &layout, effective_depth, execution, &stop, &placed);
     let verify_failed = result.verification.as_ref().is_some_and(|v| v.failures > 0);
     let exit_code = match result.stop_reason {
         StopReason::Error => exit_code::RUN_FAILED,
@@ -242,13 +245,54 @@ impl RegionLayout {
     }
 }
 
+/// The machine's topology (when it could be read, with its reader) and each worker's placement.
+struct Placed {
+    topology: Option<(Topology, &'static str)>,
+    plan: PlacementPlan,
+}
+
+/// Plans where each worker runs (`placement::plan`). A CPU or node that does not
+/// exist, is offline or is not allowed is a usage error, found before any target
+/// is touched.
+fn place(spec: &Spec, paths: &[PathBuf], diag: &Diagnostics) -> Result<Placed, Error> {
+    let topology = match placement::load_topology() {
+        Ok(t) => t,
+        Err(_) if spec.placement.is_default() => {
+            let workers = vec![placement::WorkerPlacement::default(); spec.threads as usize];
+            return Ok(Placed { topology: None, plan: PlacementPlan { workers, ..PlacementPlan::default() } });
+        }
+        Err(e) => {
+            let message =
+                format!("cannot read the CPU topology, which --cpu-cores/--cpu-policy/--numa-zones need: {e}");
+            return Err(RunError::Other(message).into());
+        }
+    };
+    let (machine, backend) = &topology;
+    let devices: Vec<(String, Option<u32>)> = match spec.placement.numa_zones {
+        Some(NumaZones::Auto) => paths.iter().map(|p| placement::device_of_path(machine, backend, p)).collect(),
+        _ => Vec::new(),
+    };
+    let plan = placement::plan(machine, &spec.placement, spec.threads, &devices)?;
+    for note in &plan.notes {
+        diag.note(note.clone());
+    }
+    Ok(Placed { topology: Some(topology), plan })
+}
+
 /// What the workers handed back, with the window they ran in.
 struct Execution {
     start_ns: u64,
     workers: Vec<WorkerResult>,
 }
 
-fn worker_plan(spec: &Spec, layout: &RegionLayout, targets: &[PreparedTarget], w: u32, depth: u32) -> WorkerPlan {
+fn worker_plan(
+    spec: &Spec,
+    layout: &RegionLayout,
+    targets: &[PreparedTarget],
+    w: u32,
+    depth: u32,
+    placement: &PlacementPlan,
+) -> WorkerPlan {
     let region = layout.worker(w);
     let mut files = Vec::with_capacity(region.files.len());
     let mut first_block = 0;
@@ -296,6 +340,7 @@ fn worker_plan(spec: &Spec, layout: &RegionLayout, targets: &[PreparedTarget], w
         },
         direct: targets.iter().all(|t| t.direct.effective),
         engine_options: spec.engine_options.clone(),
+        placement: placement.workers.get(w as usize).cloned().unwrap_or_default(),
         data: DataPlan {
             pattern: spec.write_pattern,
             seed: spec.data_seed,
@@ -330,13 +375,14 @@ fn execute<E: Engine>(
     layout: &RegionLayout,
     depth: u32,
     stop: &Arc<AtomicUsize>,
+    placement: &PlacementPlan,
 ) -> Result<Execution, Error> {
     let control = RunControl::new(Clock::new(), Arc::clone(stop));
     thread::scope(|scope| {
         let mut handles = Vec::with_capacity(spec.threads as usize);
         let mut spawn_error = None;
         for w in 0..spec.threads {
-            let plan = worker_plan(spec, layout, targets, w, depth);
+            let plan = worker_plan(spec, layout, targets, w, depth, placement);
             let control = &control;
             match thread::Builder::new()
                 .name(format!("iopulse-w{w}"))
@@ -379,6 +425,7 @@ fn assemble(
     effective_depth: u32,
     execution: Execution,
     stop: &AtomicUsize,
+    placed: &Placed,
 ) -> RunResult {
     let Execution { start_ns, workers } = execution;
     let end_ns = workers.iter().map(|w| w.end_ns).max().unwrap_or(start_ns);
@@ -467,6 +514,16 @@ fn assemble(
                 write: w.write.summarize(window_ns),
                 cpu: w.cpu,
                 stop: format!("{:?}", w.stop).to_lowercase(),
+                placement: {
+                    let planned = placed.plan.workers.get(w.index as usize).cloned().unwrap_or_default();
+                    WorkerPlacementInfo {
+                        cpus: planned.cpus,
+                        node: planned.node,
+                        memory_bound: planned.bind_memory,
+                        cpu_seen: w.cpu_seen,
+                        buffer_node_seen: w.buffer_node_seen,
+                    }
+                },
             })
             .collect(),
         histograms: Histograms {
@@ -479,6 +536,21 @@ fn assemble(
         warnings: diag.warnings(),
         notes: diag.notes(),
         error: failure,
+        placement: placement_info(placed),
+    }
+}
+
+fn placement_info(placed: &Placed) -> PlacementInfo {
+    let (backend, topology, allowed_cpus) = match &placed.topology {
+        Some((t, backend)) => (backend.to_string(), t.summary(), t.allowed.clone()),
+        None => (String::new(), Default::default(), Vec::new()),
+    };
+    PlacementInfo {
+        backend,
+        topology,
+        allowed_cpus,
+        pinned: placed.plan.workers.iter().any(|w| w.cpus.is_some()),
+        policy: placed.plan.policy.map(|p| p.name().to_string()),
     }
 }
 

@@ -18,6 +18,7 @@ pub mod diag;
 pub mod engine;
 pub mod environment;
 pub mod error;
+pub mod placement;
 pub mod report;
 pub mod result;
 pub mod rng;

@@ -4,6 +4,7 @@
 //! read it.
 
 pub use crate::coverage::Coverage;
+use crate::placement::TopologySummary;
 use crate::spec::Spec;
 use crate::stats::{CpuTimes, OpSummary};
 use crate::target::{DirectOutcome, TargetKind};
@@ -41,6 +42,9 @@ pub struct RunResult {
     pub notes: Vec<String>,
     /// What stopped the run, when something failed.
     pub error: Option<String>,
+    /// The machine's topology and how workers were placed (per worker: `workers[].placement`).
+    #[serde(default)]
+    pub placement: PlacementInfo,
     /// With `--verify`: what was checked and what failed.
     pub verification: Option<VerificationInfo>,
 }
@@ -159,6 +163,38 @@ pub struct WorkerInfo {
     pub write: OpSummary,
     pub cpu: CpuTimes,
     pub stop: String,
+    /// Where this worker was placed and where it was seen running.
+    #[serde(default)]
+    pub placement: WorkerPlacementInfo,
+}
+
+/// The machine's topology and the placement flags' effect.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PlacementInfo {
+    /// Which reader produced the topology: "sysfs" or "hwloc" (empty if it could not be read).
+    pub backend: String,
+    pub topology: TopologySummary,
+    /// Online CPUs this process may use (sched_getaffinity).
+    pub allowed_cpus: Vec<u32>,
+    /// Some worker is pinned to a CPU set.
+    pub pinned: bool,
+    /// "scatter" or "compact" when workers are pinned to single CPUs.
+    pub policy: Option<String>,
+}
+
+/// One worker's placement: planned, then seen.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerPlacementInfo {
+    /// CPUs it was pinned to; null: not pinned.
+    pub cpus: Option<Vec<u32>>,
+    /// Its NUMA node (the node it was placed on, or its single CPU's node).
+    pub node: Option<u32>,
+    /// Its buffers were bound to `node` (set_mempolicy, mbind).
+    pub memory_bound: bool,
+    /// The CPU it was running on when it finished (sched_getcpu).
+    pub cpu_seen: Option<u32>,
+    /// The node its buffers' first page was on after set-up (get_mempolicy).
+    pub buffer_node_seen: Option<u32>,
 }
 
 /// The merged latency histograms, serialized so results can be merged exactly later.

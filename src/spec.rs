@@ -138,6 +138,9 @@ pub struct Spec {
     pub force: bool,
     /// Engine-specific flags.
     pub engine_options: EngineOptions,
+    /// CPU and NUMA placement of workers (`--cpu-cores`, `--cpu-policy`, `--numa-zones`).
+    #[serde(default)]
+    pub placement: crate::placement::PlacementSpec,
     /// What written blocks contain (without `--verify`).
     pub write_pattern: Pattern,
     /// `--verify`: written blocks carry a header and reads are checked.

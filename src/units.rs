@@ -1,5 +1,6 @@
 //! Parsing of the quantities people type on the command line: sizes
-//! (`4k`, `1.5G`, `512`) and durations (`10s`, `50us`, a bare `10`).
+//! (`4k`, `1.5G`, `512`), durations (`10s`, `50us`, a bare `10`) and CPU or
+//! node lists (`0-31`, `0,2,4-7`).
 //!
 //! Sizes are powers of two (k = 1024), as storage people mean them on a
 //! command line; decimals are allowed and rounded to the nearest byte.
@@ -84,6 +85,65 @@ pub fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     })
 }
 
+/// Largest CPU or node number accepted in a list (Linux's NR_CPUS is at most 8192).
+pub const MAX_LIST_ID: u32 = 65_535;
+
+/// A CPU or node list as given on the command line, sorted and without duplicates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdList(pub Vec<u32>);
+
+/// Parses a CPU or node list as Linux prints it and `taskset -c` takes it: `0-31`,
+/// `0,2,4-7`, `3`. Returns the numbers sorted, without duplicates. An empty list,
+/// a backwards range (`3-1`), a sign, or a number above `MAX_LIST_ID` is refused.
+pub fn parse_cpu_list(text: &str) -> Result<IdList, String> {
+    if text.trim().is_empty() {
+        return Err(format!("empty list: {LIST_HINT}"));
+    }
+    parse_id_list(text).map(IdList)
+}
+
+const LIST_HINT: &str = "give numbers and ranges separated by commas, e.g. 0-3,8";
+
+/// The same syntax, but an empty (or all-blank) text is the empty list: sysfs
+/// prints an empty line for a NUMA node without CPUs.
+pub fn parse_id_list(text: &str) -> Result<Vec<u32>, String> {
+    let trimmed = text.trim();
+    let mut ids = std::collections::BTreeSet::new();
+    if trimmed.is_empty() {
+        return Ok(Vec::new());
+    }
+    for part in trimmed.split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            return Err(format!("'{text}' has an empty item between commas: {LIST_HINT}"));
+        }
+        let (first, last) = match part.split_once('-') {
+            Some((a, b)) => (list_number(text, a)?, list_number(text, b)?),
+            None => {
+                let n = list_number(text, part)?;
+                (n, n)
+            }
+        };
+        if first > last {
+            let within = if part == trimmed { String::new() } else { format!(" in '{text}'") };
+            return Err(format!("range {part}{within} runs backwards: write {last}-{first}"));
+        }
+        ids.extend(first..=last);
+    }
+    Ok(ids.into_iter().collect())
+}
+
+fn list_number(text: &str, item: &str) -> Result<u32, String> {
+    let item = item.trim();
+    if item.is_empty() || !item.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("cannot read '{text}' as a list ('{item}' is not a number): {LIST_HINT}"));
+    }
+    match item.parse::<u32>() {
+        Ok(n) if n <= MAX_LIST_ID => Ok(n),
+        _ => Err(format!("{item} in '{text}' is too large: numbers up to {MAX_LIST_ID} are accepted")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +194,62 @@ mod tests {
         for bad in ["", "ten", "-1", "5parsecs", "1.2.3", "1e999", "NaN", "1.5x"] {
             let err = parse_duration(bad).expect_err(bad);
             assert!(err.contains("10s"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0-3"), Ok(IdList(vec![0, 1, 2, 3])));
+        assert_eq!(parse_cpu_list("0,2,4-7"), Ok(IdList(vec![0, 2, 4, 5, 6, 7])));
+        assert_eq!(parse_cpu_list(" 5 , 1-2,2\n"), Ok(IdList(vec![1, 2, 5])));
+        assert_eq!(parse_cpu_list("3-3"), Ok(IdList(vec![3])));
+        assert_eq!(parse_id_list(""), Ok(vec![]));
+        assert_eq!(parse_id_list("\n"), Ok(vec![]));
+    }
+
+    #[test]
+    fn bad_cpu_lists_are_refused_with_a_hint() {
+        for (bad, says) in [
+            ("", "empty"),
+            ("a", "not a number"),
+            ("3-1", "backwards"),
+            ("1,,2", "empty item"),
+            ("1,", "empty item"),
+            ("-1", "not a number"),
+            ("1-", "not a number"),
+            ("+1", "not a number"),
+            ("0x1", "not a number"),
+            ("99999999999", "too large"),
+            ("0-65536", "too large"),
+            ("1 2", "not a number"),
+        ] {
+            let err = parse_cpu_list(bad).expect_err(bad);
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Issue 11: the CPU-list parser never panics, whatever it is given.
+        #[test]
+        fn cpu_list_parser_never_panics(text in "\\PC{0,40}") {
+            let _ = parse_cpu_list(&text);
+        }
+
+        #[test]
+        fn cpu_list_parser_never_panics_on_list_like_text(text in "[0-9,\\- ]{0,40}") {
+            if let Ok(IdList(ids)) = parse_cpu_list(&text) {
+                proptest::prop_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+                proptest::prop_assert!(ids.iter().all(|&id| id <= MAX_LIST_ID));
+            }
+        }
+
+        /// Every sorted set of numbers, printed as a list, reads back as itself.
+        #[test]
+        fn cpu_lists_round_trip(mut ids in proptest::collection::vec(0u32..300, 1..40)) {
+            ids.sort_unstable();
+            ids.dedup();
+            let text = ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+            proptest::prop_assert_eq!(parse_cpu_list(&text), Ok(IdList(ids)));
         }
     }
 }

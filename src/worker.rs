@@ -18,6 +18,7 @@ use crate::clock::Clock;
 use crate::coverage::CoverageTracker;
 use crate::data::{self, Pattern};
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
+use crate::placement::{self, WorkerPlacement};
 use crate::rng::Rng;
 use crate::rusage;
 use crate::stats::{CpuTimes, OpStats};
@@ -122,6 +123,8 @@ pub struct WorkerPlan {
     /// The files were opened with O_DIRECT.
     pub direct: bool,
     pub engine_options: EngineOptions,
+    /// CPUs and NUMA node: applied on the worker's thread before its buffers are allocated.
+    pub placement: WorkerPlacement,
     /// What writes put in blocks, and whether reads are verified.
     pub data: DataPlan,
 }
@@ -205,6 +208,10 @@ pub struct WorkerResult {
     pub mismatches: Vec<Mismatch>,
     /// Measured cost of stamping and checking one verified block.
     pub verify_cost: VerifyCost,
+    /// The CPU the worker was on when it finished (sched_getcpu).
+    pub cpu_seen: Option<u32>,
+    /// The NUMA node its buffers' first page is on (get_mempolicy).
+    pub buffer_node_seen: Option<u32>,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -330,6 +337,8 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             verify_counts: VerifyCounts::default(),
             mismatches: Vec::new(),
             verify_cost: VerifyCost::default(),
+            cpu_seen: placement::bind::current_cpu(),
+            buffer_node_seen: None,
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -376,12 +385,18 @@ struct Worker<E: Engine> {
     sequence_base: u64,
     verifier: Option<Verifier>,
     verify_cost: VerifyCost,
+    buffer_node_seen: Option<u32>,
 }
 
 impl<E: Engine> Worker<E> {
     fn new(plan: WorkerPlan) -> Result<Self, String> {
         let depth = plan.queue_depth.max(1);
+        // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
+        placement::apply_to_current_thread(&plan.placement)?;
         let mut buffers = SlotBuffers::new(depth as usize, plan.block_size_bytes as usize, plan.buffer_align_bytes)?;
+        placement::bind_buffer(&plan.placement, buffers.region().base, buffers.len_bytes())?;
+        buffers.touch_pages();
+        let buffer_node_seen = placement::bind::node_of_address(buffers.region().base);
         for slot in 0..depth {
             data::fill(buffers.slot_mut(slot), plan.data.pattern, plan.data.seed, 0, u64::from(slot));
         }
@@ -444,6 +459,7 @@ impl<E: Engine> Worker<E> {
             sequence_base,
             verifier,
             verify_cost,
+            buffer_node_seen,
         })
     }
 
@@ -718,6 +734,8 @@ impl<E: Engine> Worker<E> {
             failure: self.failure,
             engine_error: self.engine_error,
             engine_setup,
+            cpu_seen: placement::bind::current_cpu(),
+            buffer_node_seen: self.buffer_node_seen,
         }
     }
 }

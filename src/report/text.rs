@@ -3,6 +3,7 @@
 //! Formats the `RunResult`; computes nothing.
 
 use super::units;
+use crate::placement::format_list;
 use crate::result::{RunResult, StopReason};
 use crate::spec::{AccessOrder, Distribution, FileDistribution, RunLength};
 use crate::stats::OpSummary;
@@ -82,6 +83,9 @@ pub fn render(r: &RunResult) -> String {
         );
     }
     let _ = writeln!(out, "{}", io_mode_line(r));
+    for line in placement_lines(r) {
+        let _ = writeln!(out, "{line}");
+    }
     match r.stop_reason {
         StopReason::Interrupted => {
             let _ = writeln!(out, "⚠ INTERRUPTED: partial results over {}", units::seconds_ns(r.window_ns));
@@ -171,6 +175,80 @@ pub fn render(r: &RunResult) -> String {
         let _ = writeln!(out, "{:<9} {e}", "Error");
     }
     out
+}
+
+/// Workers shown one by one on the placement line; the JSON has them all.
+const PLACEMENT_WORKERS_SHOWN: usize = 8;
+
+/// The topology summary and where workers ran (placement, docs/usage.md).
+pub fn placement_lines(r: &RunResult) -> Vec<String> {
+    let p = &r.placement;
+    let mut lines = Vec::new();
+    if p.backend.is_empty() {
+        return lines;
+    }
+    let t = &p.topology;
+    let plural = |n: u32, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+    lines.push(format!(
+        "Topology: {} · {} · {} · {} ({})",
+        plural(t.packages, "package"),
+        plural(t.cores, "core"),
+        plural(t.pus, "PU"),
+        plural(t.nodes, "NUMA node"),
+        p.backend
+    ));
+    let seen: Vec<u32> = {
+        let set: std::collections::BTreeSet<u32> = r.workers.iter().filter_map(|w| w.placement.cpu_seen).collect();
+        set.into_iter().collect()
+    };
+    if !p.pinned {
+        lines.push(format!(
+            "Placement: not pinned (CPUs {} allowed) · workers finished on CPUs {}",
+            format_list(&p.allowed_cpus),
+            format_list(&seen)
+        ));
+        return lines;
+    }
+    let bound = r.workers.iter().any(|w| w.placement.memory_bound);
+    let mut head = String::from("Placement:");
+    if let Some(policy) = &p.policy {
+        head.push_str(&format!(" {policy}"));
+    }
+    if bound {
+        head.push_str(" · buffers bound to each worker's node");
+    }
+    let mut items: Vec<String> = r
+        .workers
+        .iter()
+        .take(PLACEMENT_WORKERS_SHOWN)
+        .map(|w| {
+            let cpus = match &w.placement.cpus {
+                Some(c) if c.len() == 1 => format!("CPU {}", c[0]),
+                Some(c) => format!("CPUs {}", format_list(c)),
+                None => "any CPU".to_string(),
+            };
+            let node = w.placement.node.map_or(String::new(), |n| format!(" node {n}"));
+            format!("w{} {cpus}{node}", w.index)
+        })
+        .collect();
+    if r.workers.len() > PLACEMENT_WORKERS_SHOWN {
+        items.push(format!("… ({} workers: all in the JSON)", r.workers.len()));
+    }
+    lines.push(format!("{head} · {}", items.join(" · ")));
+    for w in &r.workers {
+        let wp = &w.placement;
+        if let (Some(cpus), Some(seen)) = (&wp.cpus, wp.cpu_seen)
+            && !cpus.contains(&seen)
+        {
+            lines.push(format!("⚠ worker {} finished on CPU {seen}, outside its CPUs {}", w.index, format_list(cpus)));
+        }
+        if let (true, Some(node), Some(seen)) = (wp.memory_bound, wp.node, wp.buffer_node_seen)
+            && node != seen
+        {
+            lines.push(format!("⚠ worker {}'s buffers are on node {seen}, not on its node {node}", w.index));
+        }
+    }
+    lines
 }
 
 /// The I/O mode line, exactly as users grep for it.
