@@ -34,6 +34,10 @@ pub struct RunResult {
     pub cpu: CpuInfo,
     /// Blocks accessed / blocks in the region; only known for runs until covered.
     pub coverage: Option<Coverage>,
+    /// Time spent making writes durable after the window (mmap msync, --fsync-on-close);
+    /// absent when nothing was synced. Never part of the I/O figures.
+    #[serde(default)]
+    pub durability: Option<Durability>,
     pub workers: Vec<WorkerInfo>,
     pub histograms: Histograms,
     pub warnings: Vec<String>,
@@ -113,6 +117,17 @@ pub struct Coverage {
     pub blocks_accessed: u64,
     pub blocks_in_region: u64,
     pub fraction: f64,
+}
+
+/// Making the run's writes durable, after the I/O window closed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Durability {
+    /// The engine's own flush (mmap: msync of each worker's mappings), longest worker, ns.
+    pub msync_ns: Option<u64>,
+    /// `--fsync-on-close`: fsync of every target once all workers stopped, ns.
+    pub fsync_ns: Option<u64>,
+    /// Both together: the time writes took to become durable, outside the window.
+    pub sync_ns: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

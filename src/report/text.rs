@@ -66,6 +66,9 @@ pub fn render(r: &RunResult) -> String {
         );
     }
     let _ = writeln!(out, "{}", io_mode_line(r));
+    if let Some(how) = r.engine.setup.get("buffered_io") {
+        let _ = writeln!(out, "          {}: buffered I/O is {how}", r.engine.name);
+    }
     match r.stop_reason {
         StopReason::Interrupted => {
             let _ = writeln!(out, "⚠ INTERRUPTED: partial results over {}", units::seconds_ns(r.window_ns));
@@ -121,6 +124,22 @@ pub fn render(r: &RunResult) -> String {
             units::count(c.blocks_accessed),
             units::count(c.blocks_in_region),
             c.fraction * 100.0
+        );
+    }
+    if let Some(d) = &r.durability {
+        let mut parts = Vec::new();
+        if let Some(ns) = d.msync_ns {
+            parts.push(format!("msync {}", units::latency_ns(ns)));
+        }
+        if let Some(ns) = d.fsync_ns {
+            parts.push(format!("fsync {}", units::latency_ns(ns)));
+        }
+        let _ = writeln!(
+            out,
+            "{:<9} {} · {} after the I/O window (not in the figures above)",
+            "Durable",
+            parts.join(" · "),
+            units::latency_ns(d.sync_ns)
         );
     }
     if let Some(e) = &r.error {

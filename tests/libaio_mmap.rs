@@ -1,0 +1,227 @@
+//! The libaio and mmap engines through the real binary: what each says about
+//! itself, the flags they take and refuse, durability timing, and a file
+//! truncated under a running mmap worker.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+fn setup_fact<'a>(r: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    r["engine"]["setup"][key].as_str()
+}
+
+#[test]
+fn libaio_buffered_says_once_that_io_submit_is_synchronous() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("b.dat"));
+    let args =
+        ["--engine", "libaio", &f, "--file-size", "4m", "--duration", "0.2", "--queue-depth", "8", "--threads", "2"];
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stderr.matches("synchronously inside io_submit").count(),
+        1,
+        "said once, not per worker or I/O: {stderr}"
+    );
+    assert!(stdout.contains("libaio: buffered I/O is synchronous inside io_submit"), "{stdout}");
+
+    let r = run_json(&args);
+    assert!(r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("io_submit")), "{}", r["notes"]);
+    assert!(setup_fact(&r, "buffered_io").is_some(), "{}", r["engine"]);
+}
+
+#[test]
+fn libaio_direct_has_no_buffered_note() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("d.dat"));
+    let r = run_json(&[
+        "--engine",
+        "libaio",
+        &f,
+        "--file-size",
+        "4m",
+        "--duration",
+        "0.2",
+        "--queue-depth",
+        "8",
+        "--direct",
+    ]);
+    if r["direct"]["effective"] != true {
+        eprintln!("SKIP: O_DIRECT is not available in {}", dir.path().display());
+        return;
+    }
+    assert!(r["notes"].as_array().unwrap().iter().all(|n| !n.as_str().unwrap().contains("io_submit")));
+    assert!(setup_fact(&r, "buffered_io").is_none());
+    assert_eq!(setup_fact(&r, "context_events"), Some("8"));
+}
+
+#[test]
+fn libaio_submits_in_batches_and_reaps_from_the_ring() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("q.dat"));
+    // Buffered: every batch completes inside its io_submit, so the whole batch is found
+    // in the ring and resubmitted together.
+    let r = run_json(&[
+        "--engine",
+        "libaio",
+        &f,
+        "--file-size",
+        "8m",
+        "--duration",
+        "0",
+        "--random",
+        "--queue-depth",
+        "16",
+    ]);
+    let ops = u64_at(&r, &["total", "ops"]);
+    assert_eq!(ops, 2048);
+    let submits: u64 = setup_fact(&r, "io_submit_calls").unwrap().parse().unwrap();
+    let getevents: u64 = setup_fact(&r, "io_getevents_calls").unwrap().parse().unwrap();
+    let ring: u64 = setup_fact(&r, "ring_reaped").unwrap().parse().unwrap();
+    assert!(submits * 8 <= ops, "{submits} io_submit calls for {ops} I/Os at depth 16: not batched");
+    assert!(ring > 0 && getevents * 8 <= ops, "ring {ring}, io_getevents {getevents} for {ops} I/Os");
+}
+
+#[test]
+#[ignore = "exhausts the system-wide AIO request limit for a moment (run alone: cargo test -- --ignored)"]
+fn libaio_names_fs_aio_max_nr_when_the_limit_is_reached() {
+    let max: u64 = std::fs::read_to_string("/proc/sys/fs/aio-max-nr").unwrap().trim().parse().unwrap();
+    let threads = max / 32768 + 1;
+    assert!(threads <= 64, "fs.aio-max-nr = {max} is too large to reach in a test");
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("n.dat"));
+    let t = threads.to_string();
+    let (code, _, stderr) = run(&[
+        "--engine",
+        "libaio",
+        &f,
+        "--file-size",
+        "1m",
+        "--block-size",
+        "512",
+        "--queue-depth",
+        "32768",
+        "--threads",
+        &t,
+        "--duration",
+        "0.1",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("fs.aio-max-nr"), "{stderr}");
+}
+
+#[test]
+fn mmap_direct_is_a_usage_error_and_touches_nothing() {
+    let dir = temp_dir();
+    let p = dir.path().join("never.dat");
+    let (code, _, stderr) = run(&["--engine", "mmap", &path_str(&p), "--file-size", "1m", "--direct"]);
+    assert_eq!(code, 2, "{stderr}");
+    for engine in ["io_uring", "libaio", "sync"] {
+        assert!(stderr.contains(engine), "the error suggests {engine}: {stderr}");
+    }
+    assert!(!p.exists(), "a refused run created its target");
+}
+
+#[test]
+fn mmap_only_flags_are_refused_with_other_engines() {
+    let dir = temp_dir();
+    let p = path_str(&dir.path().join("x.dat"));
+    for flags in [&["--madvise", "random"][..], &["--mmap-populate"][..]] {
+        let mut args = vec!["--engine", "sync", p.as_str(), "--file-size", "1m"];
+        args.extend_from_slice(flags);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 2, "{flags:?}: {stderr}");
+        assert!(stderr.contains("--engine mmap"), "{stderr}");
+    }
+}
+
+#[test]
+fn mmap_accepts_every_advice_and_populate() {
+    let dir = temp_dir();
+    let f = path_str(&zero_file(dir.path(), "a.dat", 1 << 20));
+    for advice in ["random", "sequential", "hugepage", "willneed"] {
+        let r = run_json(&["--engine", "mmap", &f, "--duration", "0", "--madvise", advice]);
+        assert_eq!(u64_at(&r, &["read", "ops"]), 256, "{advice}");
+        assert_eq!(setup_fact(&r, "madvise"), Some(advice));
+    }
+    let r = run_json(&["--engine", "mmap", &f, "--duration", "0", "--mmap-populate"]);
+    assert_eq!(setup_fact(&r, "populate"), Some("MAP_POPULATE"));
+    let r = run_json(&["--engine", "mmap", &f, "--duration", "0"]);
+    assert_eq!(setup_fact(&r, "populate"), Some("no (faults are measured)"));
+}
+
+#[test]
+fn mmap_reads_land_in_order() {
+    // Layout stamps each 4 KiB of a file with its offset; reading it back through the
+    // mapping must see the same bytes pread sees.
+    let dir = temp_dir();
+    let f = dir.path().join("l.dat");
+    let fs = path_str(&f);
+    let r = run_json(&["--engine", "mmap", &fs, "--file-size", "1m", "--duration", "0", "--random"]);
+    assert_eq!(u64_at(&r, &["read", "ops"]), 256);
+    let data = std::fs::read(&f).unwrap();
+    for (i, stamp) in block_stamps(&data, 4096).into_iter().enumerate() {
+        assert_eq!(stamp, (i * 4096) as u64);
+    }
+}
+
+#[test]
+fn mmap_writes_are_msynced_and_timed_apart_from_the_window() {
+    let dir = temp_dir();
+    let f = path_str(&zero_file(dir.path(), "w.dat", 4 << 20));
+    let r = run_json(&["--engine", "mmap", &f, "--duration", "0", "--write-percent", "100"]);
+    let d = &r["durability"];
+    assert!(d["msync_ns"].as_u64().is_some(), "{d}");
+    assert!(d["fsync_ns"].is_null(), "{d}");
+    assert_eq!(d["sync_ns"], d["msync_ns"]);
+
+    let (code, stdout, _) =
+        run(&["--engine", "mmap", &f, "--duration", "0", "--write-percent", "100", "--fsync-on-close"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("Durable") && stdout.contains("msync") && stdout.contains("fsync"), "{stdout}");
+
+    let r = run_json(&["--engine", "mmap", &f, "--duration", "0"]);
+    assert!(r["durability"].is_null(), "a read-only run syncs nothing: {}", r["durability"]);
+}
+
+#[test]
+fn fsync_on_close_works_for_every_storage_engine() {
+    for engine in ["sync", "libaio", "mmap"] {
+        let dir = temp_dir();
+        let f = path_str(&zero_file(dir.path(), "s.dat", 1 << 20));
+        let r = run_json(&["--engine", engine, &f, "--duration", "0", "--write-percent", "50", "--fsync-on-close"]);
+        assert!(r["durability"]["fsync_ns"].as_u64().is_some(), "{engine}: {}", r["durability"]);
+        assert_eq!(r["spec"]["fsync_on_close"], true);
+    }
+}
+
+#[test]
+fn mmap_on_a_file_truncated_during_the_run_fails_with_file_and_offset() {
+    for write_percent in ["0", "50"] {
+        let dir = temp_dir();
+        let p = zero_file(dir.path(), "t.dat", 32 << 20);
+        let ps = path_str(&p);
+        let child = iopulse()
+            .args(["--engine", "mmap", &ps, "--random", "--duration", "20s", "--write-percent", write_percent])
+            .args(["--quiet", "--output-format", "json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(400));
+        let started = Instant::now();
+        std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(8192).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(started.elapsed() < Duration::from_secs(10), "the run did not stop on the truncation");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "write {write_percent}%: exit {:?} (a signal means a crash): {stderr}",
+            out.status
+        );
+        assert!(stderr.contains(&ps) && stderr.contains("at offset") && stderr.contains("truncated"), "{stderr}");
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the partial result is still printed");
+        assert_eq!(r["stop_reason"], "error");
+    }
+}
