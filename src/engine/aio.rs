@@ -133,10 +133,6 @@ pub struct AioEngine {
     pub counters: AioCounters,
 }
 
-// SAFETY: the engine is built and used by one worker thread; the raw pointers
-// point into memory it owns (iocbs) or that the kernel maps for its context.
-unsafe impl Send for AioEngine {}
-
 impl Engine for AioEngine {
     const NAME: &'static str = "libaio";
     const CAPS: EngineCaps = EngineCaps { completes_inline: false, touches_storage: true, supports_direct: true };
@@ -319,12 +315,14 @@ impl AioEngine {
         n
     }
 
-    /// Waits for at least `min` completions (fewer if fewer are in flight or short
-    /// transfers went back to `pending`), writing them to `out`. Takes what the ring
+    /// Waits for at least `min` completions (fewer if fewer are in flight, or as soon
+    /// as a short transfer goes back to `pending`, so that its remainder is submitted
+    /// without waiting for other requests), writing them to `out`. Takes what the ring
     /// holds first; enters the kernel only to wait.
     fn harvest(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError> {
+        let pending_before = self.pending_len;
         let mut n = self.reap_ring(out);
-        while n < min && self.in_flight > 0 {
+        while n < min && self.in_flight > 0 && self.pending_len == pending_before {
             let room = (out.len() - n).min(self.events.len()).min(self.in_flight);
             if room == 0 {
                 break;
@@ -593,6 +591,29 @@ mod tests {
         assert_eq!(e.counters.short_resubmits, 1, "the remainder was asked for once more");
         drop(e);
         assert_eq!(&buffers.slot_mut(0)[..6000], &data[..]);
+    }
+
+    #[test]
+    fn a_short_transfer_among_others_in_flight_completes_with_them() {
+        let (f, data) = temp_file(6000);
+        let mut buffers = SlotBuffers::new(4, 8192, 4096).unwrap();
+        let mut e = engine(f.as_file().as_raw_fd(), &buffers, 4, 4);
+        unsafe { e.queue(read(0, 0, 8192)) };
+        for slot in 1..4u32 {
+            unsafe { e.queue(read(slot, u64::from(slot) * 1024, 1024)) };
+        }
+        e.submit().unwrap();
+        let mut out = [Completion::default(); 4];
+        let mut got = 0;
+        while got < 4 {
+            got += e.reap(4 - got, &mut out[got..]).unwrap();
+        }
+        out.sort_by_key(|c| c.slot);
+        assert_eq!(out.map(|c| c.result), [6000, 1024, 1024, 1024]);
+        assert_eq!(e.in_flight(), 0);
+        drop(e);
+        assert_eq!(&buffers.slot_mut(0)[..6000], &data[..]);
+        assert_eq!(&buffers.slot_mut(3)[..1024], &data[3072..4096]);
     }
 
     #[test]

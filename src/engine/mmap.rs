@@ -42,10 +42,6 @@ pub struct MmapEngine {
     wrote: bool,
 }
 
-// SAFETY: the engine is built and used by one worker thread; the mappings are
-// owned by it and unmapped in Drop.
-unsafe impl Send for MmapEngine {}
-
 impl Engine for MmapEngine {
     const NAME: &'static str = "mmap";
     const CAPS: EngineCaps = EngineCaps { completes_inline: true, touches_storage: true, supports_direct: false };
