@@ -30,6 +30,15 @@ use std::sync::atomic::{AtomicU32, Ordering};
 const IOCB_CMD_PREAD: u16 = 0;
 /// `IOCB_CMD_PWRITE`.
 const IOCB_CMD_PWRITE: u16 = 1;
+/// Most iocbs per io_submit on buffered descriptors. io_submit plugs the block
+/// layer for batches larger than 2 (AIO_PLUG_THRESHOLD, fs/aio.c); a buffered
+/// read that misses the page cache then sleeps inside io_submit with its
+/// request held in the plug, which is only flushed from the scheduler and
+/// dispatched by kblockd. Measured here: 4 KiB random buffered reads at QD 32
+/// from a cold cache ran at 340-550 IOPS with 32 per call, 7.7-10.3K with 2,
+/// 6.8K with 1 (fio: 6.7-8.0K). Since buffered AIO is synchronous anyway, a
+/// larger batch only saves system calls; O_DIRECT keeps one call per batch.
+const BUFFERED_SUBMIT_BATCH: usize = 2;
 /// `AIO_RING_MAGIC` of fs/aio.c: the ring layout user-space reaping relies on.
 const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
 
@@ -130,6 +139,8 @@ pub struct AioEngine {
     ready: Box<[Completion]>,
     ready_len: usize,
     direct: bool,
+    /// Most iocbs per io_submit.
+    max_submit: usize,
     pub counters: AioCounters,
 }
 
@@ -171,12 +182,11 @@ impl Engine for AioEngine {
     fn submit(&mut self) -> Result<(), EngineError> {
         while self.pending_len > 0 {
             self.counters.io_submit_calls += 1;
-            // SAFETY: `pending[..pending_len]` point to iocbs we own, each describing a slot
-            // buffer the worker leaves alone until its completion is reaped; the kernel
-            // reads the array and the iocbs only during the call.
-            let r = unsafe {
-                libc::syscall(libc::SYS_io_submit, self.ctx, self.pending_len as libc::c_long, self.pending.as_ptr())
-            };
+            let nr = self.pending_len.min(self.max_submit);
+            // SAFETY: `pending[..nr]` point to iocbs we own, each describing a slot buffer
+            // the worker leaves alone until its completion is reaped; the kernel reads the
+            // array and the iocbs only during the call.
+            let r = unsafe { libc::syscall(libc::SYS_io_submit, self.ctx, nr as libc::c_long, self.pending.as_ptr()) };
             if r > 0 {
                 let n = r as usize;
                 self.in_flight += n;
@@ -240,6 +250,7 @@ impl Engine for AioEngine {
         let c = &self.counters;
         let mut facts = vec![
             ("context_events".to_string(), self.context_events.to_string()),
+            ("submit_batch_max".to_string(), self.max_submit.to_string()),
             (
                 "completion_reaping".to_string(),
                 if self.ring.is_null() { "io_getevents" } else { "user-space ring, io_getevents to wait" }.to_string(),
@@ -293,6 +304,7 @@ impl AioEngine {
             ready: vec![Completion::default(); depth].into_boxed_slice(),
             ready_len: 0,
             direct: setup.direct,
+            max_submit: if setup.direct { depth } else { BUFFERED_SUBMIT_BATCH.min(depth) },
             counters: AioCounters::default(),
         })
     }
@@ -503,10 +515,13 @@ mod tests {
     }
 
     fn engine(fd: RawFd, buffers: &SlotBuffers, depth: u32, context: u32) -> AioEngine {
+        engine_with(fd, buffers, depth, context, false)
+    }
+
+    fn engine_with(fd: RawFd, buffers: &SlotBuffers, depth: u32, context: u32, direct: bool) -> AioEngine {
         let fds = [fd];
         let options = EngineOptions::default();
-        let setup =
-            EngineSetup { fds: &fds, buffers: buffers.region(), queue_depth: depth, direct: false, options: &options };
+        let setup = EngineSetup { fds: &fds, buffers: buffers.region(), queue_depth: depth, direct, options: &options };
         AioEngine::open_with_context(&setup, context).expect("io_setup")
     }
 
@@ -521,17 +536,22 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_goes_in_one_io_submit_and_lands_in_its_slots() {
+    fn an_o_direct_batch_goes_in_one_io_submit_and_lands_in_its_slots() {
+        use std::os::unix::fs::OpenOptionsExt;
         let (f, data) = temp_file(64 * 4096);
+        let Ok(file) = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(f.path()) else {
+            eprintln!("SKIP: O_DIRECT is not available in {}", std::env::temp_dir().display());
+            return;
+        };
         let mut buffers = SlotBuffers::new(16, 4096, 4096).unwrap();
-        let mut e = engine(f.as_file().as_raw_fd(), &buffers, 16, 16);
+        let mut e = engine_with(file.as_raw_fd(), &buffers, 16, 16, true);
         for slot in 0..16u32 {
             // Slot s reads block 63 - s.
             assert_eq!(unsafe { e.queue(read(slot, u64::from(63 - slot) * 4096, 4096)) }, Queued::InFlight);
         }
         e.submit().unwrap();
         assert_eq!(e.counters.io_submit_calls, 1, "16 queued requests, one io_submit");
-        let mut out = vec![Completion::default(); 16];
+        let mut out = [Completion::default(); 16];
         let mut got = 0;
         while got < 16 {
             got += e.reap(16 - got, &mut out[got..]).unwrap();
@@ -544,6 +564,23 @@ mod tests {
             let block = (63 - slot) as usize;
             assert_eq!(buffers.slot_mut(slot), &data[block * 4096..(block + 1) * 4096], "slot {slot}");
         }
+    }
+
+    #[test]
+    fn buffered_requests_go_in_pairs_below_the_plug_threshold() {
+        let (f, data) = temp_file(16 * 4096);
+        let mut buffers = SlotBuffers::new(16, 4096, 4096).unwrap();
+        let mut e = engine(f.as_file().as_raw_fd(), &buffers, 16, 16);
+        for slot in 0..16u32 {
+            unsafe { e.queue(read(slot, u64::from(slot) * 4096, 4096)) };
+        }
+        e.submit().unwrap();
+        assert_eq!(e.counters.io_submit_calls, 8);
+        let mut out = [Completion::default(); 16];
+        assert_eq!(e.reap(16, &mut out).unwrap(), 16, "all completed inside io_submit");
+        assert_eq!(e.counters.io_getevents_calls, 0, "taken from the ring without a system call");
+        drop(e);
+        assert_eq!(buffers.slot_mut(15), &data[15 * 4096..]);
     }
 
     #[test]
