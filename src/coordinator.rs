@@ -10,6 +10,8 @@ use crate::access::{BlockSource, SourcePlan, share_boundary};
 use crate::clock::Clock;
 use crate::coverage::{self, CoverageTracker};
 use crate::diag::Diagnostics;
+use crate::engine::aio::AioEngine;
+use crate::engine::mmap::MmapEngine;
 use crate::engine::null::NullEngine;
 use crate::engine::sync::SyncEngine;
 use crate::engine::{Engine, EngineCaps, Op};
@@ -17,8 +19,8 @@ use crate::environment;
 use crate::error::{Error, RunError, UsageError, exit_code};
 use crate::placement::{self, NumaZones, PlacementPlan, Topology};
 use crate::result::{
-    CpuInfo, EngineInfo, Histograms, MismatchInfo, PlacementInfo, RunResult, SCHEMA_VERSION, StopReason, TargetInfo,
-    ToolInfo, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
+    CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PlacementInfo, RunResult, SCHEMA_VERSION, StopReason,
+    TargetInfo, ToolInfo, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
 };
 use crate::rusage;
 use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec};
@@ -47,6 +49,18 @@ pub fn engine_caps(kind: EngineKind) -> EngineCaps {
     match kind {
         EngineKind::Sync => SyncEngine::CAPS,
         EngineKind::Null => NullEngine::CAPS,
+        EngineKind::Libaio => AioEngine::CAPS,
+        EngineKind::Mmap => MmapEngine::CAPS,
+    }
+}
+
+/// What the engine a spec names says about runs without O_DIRECT (`Engine::BUFFERED_NOTE`).
+pub fn engine_buffered_note(kind: EngineKind) -> Option<&'static str> {
+    match kind {
+        EngineKind::Sync => SyncEngine::BUFFERED_NOTE,
+        EngineKind::Null => NullEngine::BUFFERED_NOTE,
+        EngineKind::Libaio => AioEngine::BUFFERED_NOTE,
+        EngineKind::Mmap => MmapEngine::BUFFERED_NOTE,
     }
 }
 
@@ -97,13 +111,24 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
         ));
     }
 
-    let execution = match spec.engine {
+    if let Some(note) = engine_buffered_note(spec.engine)
+        && !targets.iter().all(|t| t.direct.effective)
+    {
+        diag.note(note);
+    }
+
+    let mut execution = match spec.engine {
         EngineKind::Sync => execute::<SyncEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
         EngineKind::Null => execute::<NullEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
+        EngineKind::Libaio => execute::<AioEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
+        EngineKind::Mmap => execute::<MmapEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
     }?;
     // The targets of a real run stay; the embedded default's files go with the run.
     if temp.is_none() {
         created.keep();
+    }
+    if spec.fsync_on_close {
+        execution.fsync = Some(fsync_targets(&targets));
     }
 
     let result =
@@ -283,6 +308,17 @@ fn place(spec: &Spec, paths: &[PathBuf], diag: &Diagnostics) -> Result<Placed, E
 struct Execution {
     start_ns: u64,
     workers: Vec<WorkerResult>,
+    /// `--fsync-on-close`: how long fsync of every target took, or what failed.
+    fsync: Option<Result<u64, String>>,
+}
+
+/// `--fsync-on-close`: fsync every target once the workers are done, timed as a whole.
+fn fsync_targets(targets: &[PreparedTarget]) -> Result<u64, String> {
+    let t0 = std::time::Instant::now();
+    for t in targets {
+        t.file.sync_all().map_err(|e| format!("fsync {} (--fsync-on-close): {e}", t.plan.path.display()))?;
+    }
+    Ok(t0.elapsed().as_nanos() as u64)
 }
 
 fn worker_plan(
@@ -410,7 +446,7 @@ fn execute<E: Engine>(
                 .unwrap_or_else(|| RunError::Other("workers could not start".into()));
             return Err(error.into());
         };
-        Ok(Execution { start_ns, workers })
+        Ok(Execution { start_ns, workers, fsync: None })
     })
 }
 
@@ -427,7 +463,7 @@ fn assemble(
     stop: &AtomicUsize,
     placed: &Placed,
 ) -> RunResult {
-    let Execution { start_ns, workers } = execution;
+    let Execution { start_ns, workers, fsync } = execution;
     let end_ns = workers.iter().map(|w| w.end_ns).max().unwrap_or(start_ns);
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
 
@@ -449,10 +485,20 @@ fn assemble(
     let mut total = read.clone();
     total.merge(&write);
 
-    let failure = workers.iter().find_map(|w| {
-        w.failure
-            .map(|f| describe_failure(&f, targets))
-            .or_else(|| w.engine_error.clone().map(|m| format!("worker {}: {m}", w.index)))
+    let failure = workers
+        .iter()
+        .find_map(|w| {
+            w.failure
+                .map(|f| describe_failure(&f, targets))
+                .or_else(|| w.engine_error.clone().map(|m| format!("worker {}: {m}", w.index)))
+        })
+        .or_else(|| fsync.as_ref().and_then(|r| r.as_ref().err().cloned()));
+    let msync_ns = workers.iter().filter_map(|w| w.sync_ns).max();
+    let fsync_ns = fsync.as_ref().and_then(|r| r.as_ref().ok().copied());
+    let durability = (msync_ns.is_some() || fsync_ns.is_some()).then(|| Durability {
+        msync_ns,
+        fsync_ns,
+        sync_ns: msync_ns.unwrap_or(0) + fsync_ns.unwrap_or(0),
     });
     let signalled = matches!(stop.load(Ordering::Relaxed), s if s != stop_code::RUNNING && s != stop_code::FAILED);
     let stop_reason = if failure.is_some() {
@@ -506,6 +552,7 @@ fn assemble(
             cores_busy: worker_cpu.total_ns() as f64 / window_ns as f64,
         },
         coverage,
+        durability,
         workers: workers
             .iter()
             .map(|w| WorkerInfo {

@@ -36,6 +36,10 @@ pub struct RunResult {
     pub cpu: CpuInfo,
     /// Blocks accessed / blocks in the region, and how concentrated the access was.
     pub coverage: Option<Coverage>,
+    /// Time spent making writes durable after the window (mmap msync, --fsync-on-close);
+    /// absent when nothing was synced. Never part of the I/O figures.
+    #[serde(default)]
+    pub durability: Option<Durability>,
     pub workers: Vec<WorkerInfo>,
     pub histograms: Histograms,
     pub warnings: Vec<String>,
@@ -154,6 +158,17 @@ pub struct CpuInfo {
     pub per_io_ns: f64,
     /// Worker CPU time as a share of the window, in cores (1.0 = one core busy).
     pub cores_busy: f64,
+}
+
+/// Making the run's writes durable, after the I/O window closed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Durability {
+    /// The engine's own flush (mmap: msync of each worker's mappings), longest worker, ns.
+    pub msync_ns: Option<u64>,
+    /// `--fsync-on-close`: fsync of every target once all workers stopped, ns.
+    pub fsync_ns: Option<u64>,
+    /// Both together: the time writes took to become durable, outside the window.
+    pub sync_ns: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -31,6 +31,10 @@ pub enum EngineKind {
     Sync,
     /// completes every request at once without touching storage: the tool's own ceiling
     Null,
+    /// Linux native AIO (io_submit/io_getevents); asynchronous with --direct only
+    Libaio,
+    /// memcpy to and from a shared mapping of the target; page faults included, no O_DIRECT
+    Mmap,
 }
 
 impl EngineKind {
@@ -38,6 +42,8 @@ impl EngineKind {
         match self {
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
+            EngineKind::Libaio => "libaio",
+            EngineKind::Mmap => "mmap",
         }
     }
 }
@@ -148,6 +154,9 @@ pub struct Spec {
     /// Seed of written data and of verification: `--seed`, or 0 when not given, so
     /// that a later run can check what an earlier one wrote.
     pub data_seed: u64,
+    /// `--fsync-on-close`: fsync every target at the end of the run, timed outside the window.
+    #[serde(default)]
+    pub fsync_on_close: bool,
 }
 
 /// How verification is done.
@@ -256,6 +265,28 @@ impl Spec {
                 "--read-percent {}: give a percentage from 0 to 100",
                 self.read_percent
             )));
+        }
+        if self.direct && !crate::coordinator::engine_caps(self.engine).supports_direct {
+            return Err(UsageError::new(format!(
+                "--direct cannot be used with --engine {}: a memory mapping always goes through the page cache; for O_DIRECT use --engine io_uring, libaio or sync, or drop --direct",
+                self.engine.name()
+            )));
+        }
+        if self.engine != EngineKind::Mmap {
+            let o = &self.engine_options;
+            let flag = if o.mmap_populate {
+                Some("--mmap-populate")
+            } else if o.madvise.is_some() {
+                Some("--madvise")
+            } else {
+                None
+            };
+            if let Some(flag) = flag {
+                return Err(UsageError::new(format!(
+                    "{flag} applies to --engine mmap only (this run uses --engine {})",
+                    self.engine.name()
+                )));
+            }
         }
         Ok(())
     }

@@ -212,6 +212,9 @@ pub struct WorkerResult {
     pub cpu_seen: Option<u32>,
     /// The NUMA node its buffers' first page is on (get_mempolicy).
     pub buffer_node_seen: Option<u32>,
+    /// Time the engine took to make its writes durable after the window (mmap: msync),
+    /// when it had anything to do. Not part of the window.
+    pub sync_ns: Option<u64>,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -339,6 +342,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             verify_cost: VerifyCost::default(),
             cpu_seen: placement::bind::current_cpu(),
             buffer_node_seen: None,
+            sync_ns: None,
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -356,7 +360,10 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
         worker.run_queued(control, deadline_ns)
     };
     let cpu = rusage::thread_cpu().since(&cpu_start);
-    worker.finish(control, stop, end_ns, cpu)
+    let sync_ns = worker.sync_writes(control);
+    let mut result = worker.finish(control, stop, end_ns, cpu);
+    result.sync_ns = sync_ns;
+    result
 }
 
 /// The worker's state. `engine` is declared first so it is dropped (and has
@@ -711,6 +718,23 @@ impl<E: Engine> Worker<E> {
         (WorkerStop::Failed, control.clock.now_ns())
     }
 
+    /// Outside the window, after the loop drained: lets the engine make its writes
+    /// durable (mmap: msync) and times it. A failure there fails the run.
+    fn sync_writes(&mut self, control: &RunControl) -> Option<u64> {
+        let t0 = control.clock.now_ns();
+        match self.engine.sync_writes() {
+            Ok(true) => Some(control.clock.now_ns().saturating_sub(t0)),
+            Ok(false) => None,
+            Err(e) => {
+                control.stop.store(stop_code::FAILED, Ordering::Relaxed);
+                if self.engine_error.is_none() {
+                    self.engine_error = Some(e.to_string());
+                }
+                None
+            }
+        }
+    }
+
     fn finish(self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
         let engine_setup = self.engine.setup_facts();
         let mut read = OpStats::new();
@@ -736,6 +760,7 @@ impl<E: Engine> Worker<E> {
             engine_setup,
             cpu_seen: placement::bind::current_cpu(),
             buffer_node_seen: self.buffer_node_seen,
+            sync_ns: None,
         }
     }
 }

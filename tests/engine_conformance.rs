@@ -6,7 +6,10 @@ mod common;
 use common::*;
 
 /// Engines that move bytes to storage.
-const STORAGE_ENGINES: &[&str] = &["sync"];
+const STORAGE_ENGINES: &[&str] = &["sync", "libaio", "mmap"];
+
+/// Engines that cannot use O_DIRECT (`--direct` is a usage error with them).
+const NO_DIRECT_ENGINES: &[&str] = &["mmap"];
 
 /// Whether `engine` can run here; prints why not when it cannot.
 fn available(engine: &str) -> bool {
@@ -26,6 +29,9 @@ fn sequential_writes_land_at_their_offsets() {
             continue;
         }
         for direct in [false, true] {
+            if direct && NO_DIRECT_ENGINES.contains(&engine) {
+                continue;
+            }
             let dir = temp_dir();
             let bs = 4096usize;
             let f = zero_file(dir.path(), "w.dat", 256 * bs as u64);

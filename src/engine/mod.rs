@@ -11,6 +11,8 @@
 //! the worker does not touch the slot meanwhile (hence `queue` is `unsafe`).
 //! An engine dropped with I/O in flight must wait for it first.
 
+pub mod aio;
+pub mod mmap;
 pub mod null;
 pub mod sync;
 
@@ -79,7 +81,38 @@ pub struct EngineCaps {
 /// `Spec`). Each engine reads only its own part; an engine that gains flags
 /// adds a field here.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EngineOptions {}
+#[serde(default)]
+pub struct EngineOptions {
+    /// mmap: `--mmap-populate`, prefault the mapping (MAP_POPULATE) before the start.
+    pub mmap_populate: bool,
+    /// mmap: `--madvise`, advice passed to the kernel for the whole mapping.
+    pub madvise: Option<Madvise>,
+}
+
+/// `--madvise`: what the mmap engine tells the kernel about its access pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Madvise {
+    /// MADV_RANDOM: no read-ahead around faults
+    Random,
+    /// MADV_SEQUENTIAL: aggressive read-ahead, pages freed soon after access
+    Sequential,
+    /// MADV_HUGEPAGE: back the mapping with transparent huge pages where the filesystem can
+    Hugepage,
+    /// MADV_WILLNEED: start reading the whole mapping in now
+    Willneed,
+}
+
+impl Madvise {
+    pub fn name(self) -> &'static str {
+        match self {
+            Madvise::Random => "random",
+            Madvise::Sequential => "sequential",
+            Madvise::Hugepage => "hugepage",
+            Madvise::Willneed => "willneed",
+        }
+    }
+}
 
 /// What an engine is given to start: the worker's files and slot buffers.
 #[derive(Clone, Copy, Debug)]
@@ -112,6 +145,9 @@ impl EngineError {
 pub trait Engine: Sized {
     const NAME: &'static str;
     const CAPS: EngineCaps;
+    /// Said once at start (a note, recorded in the result) when the run's
+    /// descriptors are not O_DIRECT: how buffered I/O behaves with this engine.
+    const BUFFERED_NOTE: Option<&'static str> = None;
 
     /// Sets the engine up inside the worker thread that will use it.
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError>;
@@ -138,6 +174,14 @@ pub trait Engine: Sized {
     /// and recorded in the JSON result (`engine.setup`), e.g. ("registered_buffers", "true").
     fn setup_facts(&self) -> Vec<(String, String)> {
         Vec::new()
+    }
+
+    /// Makes the writes of the run durable where they would otherwise sit only
+    /// in memory the engine owns (mmap: msync of its mappings). Called once by
+    /// the worker after its window closed and its I/O drained, and timed
+    /// outside the window. Returns whether there was anything to do.
+    fn sync_writes(&mut self) -> Result<bool, EngineError> {
+        Ok(false)
     }
 }
 

@@ -86,6 +86,9 @@ pub fn render(r: &RunResult) -> String {
     for line in placement_lines(r) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(how) = r.engine.setup.get("buffered_io") {
+        let _ = writeln!(out, "          {}: buffered I/O is {how}", r.engine.name);
+    }
     match r.stop_reason {
         StopReason::Interrupted => {
             let _ = writeln!(out, "⚠ INTERRUPTED: partial results over {}", units::seconds_ns(r.window_ns));
@@ -170,6 +173,22 @@ pub fn render(r: &RunResult) -> String {
     }
     if let Some(v) = &r.verification {
         verification_block(&mut out, v);
+    }
+    if let Some(d) = &r.durability {
+        let mut parts = Vec::new();
+        if let Some(ns) = d.msync_ns {
+            parts.push(format!("msync {}", units::latency_ns(ns)));
+        }
+        if let Some(ns) = d.fsync_ns {
+            parts.push(format!("fsync {}", units::latency_ns(ns)));
+        }
+        let _ = writeln!(
+            out,
+            "{:<9} {} · {} after the I/O window (not in the figures above)",
+            "Durable",
+            parts.join(" · "),
+            units::latency_ns(d.sync_ns)
+        );
     }
     if let Some(e) = &r.error {
         let _ = writeln!(out, "{:<9} {e}", "Error");

@@ -1,0 +1,426 @@
+//! `mmap`: each worker maps every target shared (read-only, or read-write when
+//! the run writes); a read copies from the mapping into the slot buffer, a
+//! write copies the slot buffer into the mapping, so every I/O moves its bytes.
+//! One I/O at a time per worker, completed inside `queue`.
+//!
+//! Page faults are part of what is measured: the mapping is not prefaulted
+//! unless `--mmap-populate` (MAP_POPULATE) is given. `--madvise` passes advice
+//! for the whole mapping. Files are laid out to size before the run, so the
+//! mapping never has to grow a file; O_DIRECT does not apply (refused at
+//! validation). Writes are made durable at the end with msync, timed outside
+//! the I/O window (`sync_writes`).
+//!
+//! A page of a file truncated by someone else during the run raises SIGBUS
+//! when touched. A process-wide handler, armed per copy through thread-local
+//! state, maps an anonymous page over the missing one so that the copy can
+//! finish, and records the address; the engine then completes the request
+//! with the bytes moved before the missing page (a short transfer, which the
+//! worker reports with the file and offset) or, if the file still covers that
+//! page, with EIO. A SIGBUS outside an armed copy goes to the handler that was
+//! there before (or kills the process as usual).
+
+use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Madvise, Op, Queued, Request};
+use crate::buffer::BufferRegion;
+use std::io;
+use std::os::fd::RawFd;
+use std::ptr;
+
+/// One target's mapping.
+struct Mapping {
+    base: *mut u8,
+    len: usize,
+    fd: RawFd,
+    writable: bool,
+}
+
+pub struct MmapEngine {
+    maps: Box<[Mapping]>,
+    buffers: BufferRegion,
+    populate: bool,
+    advice: Option<Madvise>,
+    /// A write was copied into a mapping since the last msync.
+    wrote: bool,
+}
+
+impl Engine for MmapEngine {
+    const NAME: &'static str = "mmap";
+    const CAPS: EngineCaps = EngineCaps { completes_inline: true, touches_storage: true, supports_direct: false };
+
+    fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
+        guard::install().map_err(|e| EngineError::new("install the SIGBUS handler for mapped files", e))?;
+        let populate = setup.options.mmap_populate;
+        let advice = setup.options.madvise;
+        let mut maps = Vec::with_capacity(setup.fds.len());
+        for (i, &fd) in setup.fds.iter().enumerate() {
+            let which = || format!("target #{} of {}", i + 1, setup.fds.len());
+            let len = mappable_len(fd).map_err(|e| EngineError::new(format!("size of {}", which()), e))?;
+            if len == 0 {
+                return Err(EngineError::new(
+                    format!("mmap {}", which()),
+                    io::Error::other("the file is empty: nothing to map"),
+                ));
+            }
+            let len = usize::try_from(len).map_err(|_| {
+                EngineError::new(format!("mmap {}", which()), io::Error::other("larger than the address space"))
+            })?;
+            // SAFETY: fcntl(F_GETFL) only reads the descriptor's flags.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            if flags < 0 {
+                return Err(EngineError::new(format!("fcntl {}", which()), io::Error::last_os_error()));
+            }
+            let writable = flags & libc::O_ACCMODE == libc::O_RDWR;
+            let prot = if writable { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
+            let map_flags = if populate { libc::MAP_SHARED | libc::MAP_POPULATE } else { libc::MAP_SHARED };
+            // SAFETY: a new shared mapping of `len` bytes of `fd` at an address the kernel
+            // chooses; nothing else refers to that range. Unmapped in Drop.
+            let base = unsafe { libc::mmap(ptr::null_mut(), len, prot, map_flags, fd, 0) };
+            if base == libc::MAP_FAILED {
+                return Err(EngineError::new(format!("mmap {} ({len} bytes)", which()), io::Error::last_os_error()));
+            }
+            maps.push(Mapping { base: base.cast(), len, fd, writable });
+            if let Some(advice) = advice {
+                let code = match advice {
+                    Madvise::Random => libc::MADV_RANDOM,
+                    Madvise::Sequential => libc::MADV_SEQUENTIAL,
+                    Madvise::Hugepage => libc::MADV_HUGEPAGE,
+                    Madvise::Willneed => libc::MADV_WILLNEED,
+                };
+                // SAFETY: advice over exactly the mapping made above.
+                if unsafe { libc::madvise(base, len, code) } != 0 {
+                    let e = io::Error::last_os_error();
+                    // `maps` is dropped on return without the engine: unmap by hand.
+                    for m in &maps {
+                        // SAFETY: each was mapped above with this length and is not used again.
+                        unsafe { libc::munmap(m.base.cast(), m.len) };
+                    }
+                    return Err(EngineError::new(
+                        format!("madvise({}) on {}: the kernel refused the advice", advice.name(), which()),
+                        e,
+                    ));
+                }
+            }
+        }
+        Ok(Self { maps: maps.into_boxed_slice(), buffers: setup.buffers, populate, advice, wrote: false })
+    }
+
+    #[inline]
+    unsafe fn queue(&mut self, req: Request) -> Queued {
+        let m = &self.maps[req.file as usize];
+        let offset = req.offset_bytes as usize;
+        if offset >= m.len {
+            return Queued::Done(0);
+        }
+        let len = (req.len_bytes as usize).min(m.len - offset);
+        let mapped = m.base.wrapping_add(offset);
+        let slot = self.buffers.slot_ptr(req.slot);
+        guard::arm(mapped as usize, len);
+        match req.op {
+            // SAFETY: `mapped..mapped+len` lies inside the mapping (checked above) and the
+            // slot holds at least `len` bytes (queue's contract); the two never overlap (the
+            // slot is heap memory). A page of the mapping missing from the file raises SIGBUS,
+            // which the armed guard turns into an anonymous page and a recorded fault.
+            Op::Read => unsafe { ptr::copy_nonoverlapping(mapped, slot, len) },
+            Op::Write => {
+                if !m.writable {
+                    guard::disarm();
+                    return Queued::Done(-i64::from(libc::EBADF));
+                }
+                self.wrote = true;
+                // SAFETY: as for reads, in the other direction; the mapping is writable.
+                unsafe { ptr::copy_nonoverlapping(slot, mapped, len) }
+            }
+        }
+        let fault = guard::disarm();
+        if fault != 0 {
+            return Queued::Done(self.after_fault(req.file, mapped as usize, len, fault));
+        }
+        Queued::Done(len as i64)
+    }
+
+    fn submit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> Result<usize, EngineError> {
+        Ok(0)
+    }
+
+    fn setup_facts(&self) -> Vec<(String, String)> {
+        let writable = self.maps.iter().any(|m| m.writable);
+        vec![
+            ("mapping".into(), if writable { "MAP_SHARED, read-write" } else { "MAP_SHARED, read-only" }.into()),
+            ("mapped_bytes".into(), self.maps.iter().map(|m| m.len as u64).sum::<u64>().to_string()),
+            ("populate".into(), if self.populate { "MAP_POPULATE" } else { "no (faults are measured)" }.into()),
+            ("madvise".into(), self.advice.map_or("none", Madvise::name).into()),
+        ]
+    }
+
+    fn sync_writes(&mut self) -> Result<bool, EngineError> {
+        if !self.wrote {
+            return Ok(false);
+        }
+        self.wrote = false;
+        for (i, m) in self.maps.iter().enumerate().filter(|(_, m)| m.writable) {
+            // SAFETY: msync over exactly one of our mappings.
+            if unsafe { libc::msync(m.base.cast(), m.len, libc::MS_SYNC) } != 0 {
+                return Err(EngineError::new(
+                    format!("msync of target #{} of {}", i + 1, self.maps.len()),
+                    io::Error::last_os_error(),
+                ));
+            }
+        }
+        Ok(true)
+    }
+}
+
+impl MmapEngine {
+    /// A copy hit a page missing from the file (SIGBUS). Returns the request's result:
+    /// the bytes moved before the first missing page when the file now ends before it
+    /// (truncated during the run), EIO otherwise (the page could not be read).
+    #[cold]
+    #[inline(never)]
+    fn after_fault(&self, file: u32, copy_start: usize, len: usize, fault_page: usize) -> i64 {
+        let m = &self.maps[file as usize];
+        let moved = fault_page.saturating_sub(copy_start).min(len);
+        let fault_offset = (fault_page - m.base as usize) as u64;
+        // SAFETY: fstat writes one `stat` into memory we own.
+        let st = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            if libc::fstat(m.fd, &mut st) != 0 {
+                return -i64::from(libc::EIO);
+            }
+            st
+        };
+        let regular = st.st_mode & libc::S_IFMT == libc::S_IFREG;
+        if regular && fault_offset >= st.st_size as u64 { moved as i64 } else { -i64::from(libc::EIO) }
+    }
+}
+
+impl Drop for MmapEngine {
+    fn drop(&mut self) {
+        for m in self.maps.iter() {
+            // SAFETY: each mapping was made in `open` with this length and is not used
+            // after the engine is gone.
+            unsafe { libc::munmap(m.base.cast(), m.len) };
+        }
+    }
+}
+
+/// Bytes of `fd` that can be mapped: the size of a file, or of a block device.
+fn mappable_len(fd: RawFd) -> io::Result<u64> {
+    // SAFETY: fstat writes one `stat` into memory we own.
+    let st = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        st
+    };
+    if st.st_mode & libc::S_IFMT == libc::S_IFBLK {
+        // SAFETY: lseek only moves the descriptor's offset, which no engine uses
+        // (every I/O names its offset).
+        let end = unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
+        if end < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        return Ok(end as u64);
+    }
+    Ok(st.st_size as u64)
+}
+
+/// The SIGBUS guard: process-wide handler, per-thread arming.
+mod guard {
+    use std::io;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicUsize, Ordering, compiler_fence};
+
+    thread_local! {
+        /// The mapped range the current copy touches; empty when no copy runs.
+        static ARMED_LO: AtomicUsize = const { AtomicUsize::new(0) };
+        static ARMED_HI: AtomicUsize = const { AtomicUsize::new(0) };
+        /// Lowest missing page met by the current copy, 0 if none.
+        static FAULT: AtomicUsize = const { AtomicUsize::new(0) };
+    }
+
+    static PAGE_BYTES: AtomicUsize = AtomicUsize::new(4096);
+    /// What SIGBUS did before the guard was installed.
+    static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+    static INSTALLED: OnceLock<Result<(), i32>> = OnceLock::new();
+
+    /// Installs the handler once per process.
+    pub fn install() -> io::Result<()> {
+        let result = INSTALLED.get_or_init(|| {
+            // SAFETY: sysconf reads a constant; sigaction with a null new action only reads
+            // the current one into memory we own; the handler installed is async-signal-safe
+            // (thread-local loads and stores, mmap, sigaction).
+            unsafe {
+                let page = libc::sysconf(libc::_SC_PAGESIZE);
+                if page > 0 {
+                    PAGE_BYTES.store(page as usize, Ordering::Relaxed);
+                }
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(libc::SIGBUS, ptr_null(), &mut old) != 0 {
+                    return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL));
+                }
+                let _ = PREVIOUS.set(old);
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
+                action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+                libc::sigemptyset(&mut action.sa_mask);
+                if libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut()) != 0 {
+                    return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL));
+                }
+            }
+            Ok(())
+        });
+        result.map_err(io::Error::from_raw_os_error)
+    }
+
+    fn ptr_null() -> *const libc::sigaction {
+        std::ptr::null()
+    }
+
+    /// Marks `[lo, lo + len)` as the mapped range the next copy touches.
+    #[inline(always)]
+    pub fn arm(lo: usize, len: usize) {
+        ARMED_LO.with(|a| a.store(lo, Ordering::Relaxed));
+        ARMED_HI.with(|a| a.store(lo + len, Ordering::Relaxed));
+        compiler_fence(Ordering::SeqCst);
+    }
+
+    /// Ends the copy; returns the lowest missing page it met (0 if none).
+    #[inline(always)]
+    pub fn disarm() -> usize {
+        compiler_fence(Ordering::SeqCst);
+        ARMED_HI.with(|a| a.store(0, Ordering::Relaxed));
+        let fault = FAULT.with(|f| f.load(Ordering::Relaxed));
+        if fault != 0 {
+            FAULT.with(|f| f.store(0, Ordering::Relaxed));
+        }
+        fault
+    }
+
+    extern "C" fn on_sigbus(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+        // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers; si_addr is the
+        // faulting address for SIGBUS.
+        let addr = unsafe { (*info).si_addr() } as usize;
+        let lo = ARMED_LO.with(|a| a.load(Ordering::Relaxed));
+        let hi = ARMED_HI.with(|a| a.load(Ordering::Relaxed));
+        if addr >= lo && addr < hi {
+            let page = PAGE_BYTES.load(Ordering::Relaxed);
+            let start = addr & !(page - 1);
+            // SAFETY: replaces one page of the armed file mapping (ours, being copied by
+            // this thread) with a private zero page, so the interrupted copy can finish.
+            let mapped = unsafe {
+                libc::mmap(
+                    start as *mut libc::c_void,
+                    page,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                    -1,
+                    0,
+                )
+            };
+            if mapped != libc::MAP_FAILED {
+                FAULT.with(|f| {
+                    let seen = f.load(Ordering::Relaxed);
+                    if seen == 0 || start < seen {
+                        f.store(start, Ordering::Relaxed);
+                    }
+                });
+                return;
+            }
+        }
+        // Not ours: what SIGBUS did before, or the default (the fault repeats and kills).
+        // SAFETY: calls the previous handler with the arguments the kernel gave us, or
+        // restores the default action; both are async-signal-safe.
+        unsafe {
+            match PREVIOUS.get() {
+                Some(old) if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN => {
+                    if old.sa_flags & libc::SA_SIGINFO != 0 {
+                        let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                            std::mem::transmute(old.sa_sigaction);
+                        handler(signal, info, context);
+                    } else {
+                        let handler: extern "C" fn(libc::c_int) = std::mem::transmute(old.sa_sigaction);
+                        handler(signal);
+                    }
+                }
+                _ => {
+                    let mut default: libc::sigaction = std::mem::zeroed();
+                    default.sa_sigaction = libc::SIG_DFL;
+                    libc::sigaction(libc::SIGBUS, &default, std::ptr::null_mut());
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::SlotBuffers;
+    use crate::engine::EngineOptions;
+    use std::fs::OpenOptions;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileExt;
+
+    fn open_engine(fd: RawFd, buffers: &SlotBuffers, options: &EngineOptions) -> Result<MmapEngine, EngineError> {
+        let fds = [fd];
+        MmapEngine::open(&EngineSetup { fds: &fds, buffers: buffers.region(), queue_depth: 1, direct: false, options })
+    }
+
+    #[test]
+    fn reads_and_writes_move_bytes_at_their_offsets_and_msync_reports_work() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let data: Vec<u8> = (0..16 * 4096).map(|i: usize| (i / 4096) as u8).collect();
+        f.as_file().write_all_at(&data, 0).unwrap();
+        let file = OpenOptions::new().read(true).write(true).open(f.path()).unwrap();
+        let mut buffers = SlotBuffers::new(1, 4096, 4096).unwrap();
+        let mut e = open_engine(file.as_raw_fd(), &buffers, &EngineOptions::default()).unwrap();
+        let read = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 5 * 4096, len_bytes: 4096 };
+        assert_eq!(unsafe { e.queue(read) }, Queued::Done(4096));
+        assert!(buffers.slot_mut(0).iter().all(|&b| b == 5));
+        assert!(!e.sync_writes().unwrap(), "nothing written, nothing to msync");
+        buffers.slot_mut(0).fill(0xab);
+        let write = Request { slot: 0, op: Op::Write, file: 0, offset_bytes: 9 * 4096, len_bytes: 4096 };
+        assert_eq!(unsafe { e.queue(write) }, Queued::Done(4096));
+        assert!(e.sync_writes().unwrap());
+        drop(e);
+        let back = std::fs::read(f.path()).unwrap();
+        assert!(back[9 * 4096..10 * 4096].iter().all(|&b| b == 0xab));
+        assert!(back[8 * 4096..9 * 4096].iter().all(|&b| b == 8));
+    }
+
+    #[test]
+    fn every_advice_and_populate_are_accepted() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        f.as_file().write_all_at(&[1u8; 65536], 0).unwrap();
+        let buffers = SlotBuffers::new(1, 4096, 4096).unwrap();
+        for advice in [None, Some(Madvise::Random), Some(Madvise::Sequential), Some(Madvise::Willneed)] {
+            for populate in [false, true] {
+                let options = EngineOptions { mmap_populate: populate, madvise: advice };
+                let e = open_engine(f.as_file().as_raw_fd(), &buffers, &options).unwrap();
+                let facts = e.setup_facts();
+                assert!(facts.iter().any(|(k, v)| k == "madvise" && v == advice.map_or("none", Madvise::name)));
+            }
+        }
+    }
+
+    #[test]
+    fn a_truncated_file_gives_a_short_transfer_not_a_crash() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        f.as_file().write_all_at(&[7u8; 8 * 4096], 0).unwrap();
+        let mut buffers = SlotBuffers::new(1, 8192, 4096).unwrap();
+        let mut e = open_engine(f.as_file().as_raw_fd(), &buffers, &EngineOptions::default()).unwrap();
+        f.as_file().set_len(3 * 4096).unwrap();
+        // Block 2..4: the first page is still in the file, the second is gone.
+        let read = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 2 * 4096, len_bytes: 8192 };
+        assert_eq!(unsafe { e.queue(read) }, Queued::Done(4096));
+        assert!(buffers.slot_mut(0)[..4096].iter().all(|&b| b == 7));
+        let gone = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 6 * 4096, len_bytes: 4096 };
+        assert_eq!(unsafe { e.queue(gone) }, Queued::Done(0));
+        let fine = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 0, len_bytes: 4096 };
+        assert_eq!(unsafe { e.queue(fine) }, Queued::Done(4096), "the guard is disarmed after a fault");
+    }
+}
