@@ -9,6 +9,7 @@ use crate::engine::{EngineOptions, Madvise};
 use crate::error::UsageError;
 use crate::placement::{CpuPolicy, NumaZones, PlacementSpec, parse_numa_zones};
 use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec, VerifySpec};
+use crate::think::{RateGivenAs, RateSpec, ThinkMode, ThinkSpec};
 use crate::units::{IdList, parse_count, parse_cpu_list, parse_duration, parse_real, parse_size};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
@@ -35,6 +36,10 @@ Examples:
   iopulse /data/t.dat --duration 0 --write-percent 100 --random --verify
   iopulse /data/t.dat --duration 0 --read-percent 100 --random --verify
       write every block with a verifiable header, then check every block (exit 3 on mismatch)
+  iopulse /data/db.dat --random --think-time 50us --queue-depth 1
+      an application that spends 50 µs between requests
+  iopulse /data/t.dat --random --rate-iops 2000 --duration 30s
+      2000 I/Os per second, latency measured from when each was due
   iopulse /data/t.dat --threads 4 --file-distribution per-worker --file-size 1G
       each worker on its own file: /data/t.dat.0 ... /data/t.dat.3
   iopulse /dev/nvme0n1 /dev/nvme1n1 --random --direct --threads 8 --ops 1000000
@@ -189,6 +194,37 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 10, value_parser = parse_count::<u32>)]
     pub verify_max_reports: u32,
 
+    /// Pause after I/Os, like an application that works between requests (e.g. 50us, 2ms).
+    /// On async engines nothing new is issued while thinking; I/O in flight still completes.
+    #[arg(long, allow_hyphen_values = true, value_name = "DURATION", value_parser = parse_duration, help_heading = "Think time and rate")]
+    pub think_time: Option<Duration>,
+
+    /// How to wait for --think-time and rate limits: sleep, or spin (busy-wait, µs accuracy). [default: sleep]
+    #[arg(long, value_enum, value_name = "MODE", help_heading = "Think time and rate")]
+    pub think_mode: Option<ThinkMode>,
+
+    /// Think after every N completed I/Os of a worker. [default: 1]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u32>, help_heading = "Think time and rate")]
+    pub think_every: Option<u32>,
+
+    /// Think for P % of the latency the worker currently sees (a running mean of recent
+    /// completions) instead of a fixed time, so think time scales with the storage.
+    #[arg(long, allow_hyphen_values = true, value_name = "P", value_parser = parse_count::<u32>, help_heading = "Think time and rate")]
+    pub think_adaptive_percent: Option<u32>,
+
+    /// Issue at most N I/Os per second per worker (with --rate-total: for the whole run), on a
+    /// fixed schedule; latency is measured from when each I/O was due (no coordinated omission).
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u64>, help_heading = "Think time and rate")]
+    pub rate_iops: Option<u64>,
+
+    /// Like --rate-iops, as bandwidth: SIZE per second per worker (e.g. 100M).
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size, help_heading = "Think time and rate")]
+    pub rate_bw: Option<u64>,
+
+    /// --rate-iops / --rate-bw are for the whole run, shared evenly by the workers.
+    #[arg(long, help_heading = "Think time and rate")]
+    pub rate_total: bool,
+
     /// I/O engine.
     #[arg(long, value_enum, default_value_t = EngineKind::Sync)]
     pub engine: EngineKind,
@@ -271,6 +307,7 @@ impl Args {
             }
         };
         let distribution = self.distribution()?;
+        let (think, rate) = self.pacing()?;
         if self.verify_pattern.is_some() && !self.verify {
             return Err(UsageError::new("--verify-pattern applies to --verify runs: add --verify"));
         }
@@ -318,6 +355,8 @@ impl Args {
             force: self.force,
             engine_options: EngineOptions { mmap_populate: self.mmap_populate, madvise: self.madvise },
             fsync_on_close: self.fsync_on_close,
+            think,
+            rate,
             write_pattern: self.write_pattern,
             verify: self.verify.then_some(VerifySpec {
                 pattern: self.verify_pattern.unwrap_or(Pattern::Random),
@@ -337,6 +376,65 @@ impl Args {
 }
 
 impl Args {
+    /// Think time and rate limit, checked.
+    fn pacing(&self) -> Result<(Option<ThinkSpec>, Option<RateSpec>), UsageError> {
+        let mode = self.think_mode.unwrap_or(ThinkMode::Sleep);
+        let think = match (self.think_time, self.think_adaptive_percent) {
+            (Some(_), Some(_)) => {
+                return Err(UsageError::new(
+                    "--think-time and --think-adaptive-percent both given: give a fixed time or a percentage of latency",
+                ));
+            }
+            (None, None) => {
+                if self.think_every.is_some() {
+                    return Err(UsageError::new("--think-every needs --think-time or --think-adaptive-percent"));
+                }
+                None
+            }
+            (time, adaptive) => {
+                if adaptive == Some(0) || adaptive.is_some_and(|p| p > 100_000) {
+                    return Err(UsageError::new("--think-adaptive-percent: give a percentage from 1 to 100000"));
+                }
+                let every = self.think_every.unwrap_or(1);
+                if every == 0 {
+                    return Err(UsageError::new("--think-every 0: think after at least 1 I/O"));
+                }
+                let time_ns = time.map_or(0, |d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
+                Some(ThinkSpec { time_ns, mode, every, adaptive_percent: adaptive })
+            }
+        };
+        let rate = match (self.rate_iops, self.rate_bw) {
+            (Some(_), Some(_)) => return Err(UsageError::new("--rate-iops and --rate-bw both given: give one")),
+            (None, None) => {
+                if self.rate_total {
+                    return Err(UsageError::new("--rate-total needs --rate-iops or --rate-bw"));
+                }
+                None
+            }
+            (iops, bw) => {
+                let (target, given_as) = match (iops, bw) {
+                    (Some(n), _) => (n as f64, RateGivenAs::Iops),
+                    (_, Some(bytes)) => (bytes as f64 / self.block_size.max(1) as f64, RateGivenAs::Bandwidth),
+                    _ => unreachable!(),
+                };
+                if target <= 0.0 {
+                    let flag = if iops.is_some() { "--rate-iops" } else { "--rate-bw" };
+                    return Err(UsageError::new(format!(
+                        "{flag}: the rate must allow at least one I/O per second (--rate-bw at least one --block-size)"
+                    )));
+                }
+                let per_worker = if self.rate_total { target / f64::from(self.threads.max(1)) } else { target };
+                Some(RateSpec { iops_per_worker: per_worker, given_as, total: self.rate_total, mode })
+            }
+        };
+        if self.think_mode.is_some() && think.is_none() && rate.is_none() {
+            return Err(UsageError::new(
+                "--think-mode applies to --think-time, --think-adaptive-percent or a rate limit",
+            ));
+        }
+        Ok((think, rate))
+    }
+
     /// The distribution and its parameters; a parameter of another distribution is an error.
     fn distribution(&self) -> Result<Distribution, UsageError> {
         let misplaced = |flag: &str, wanted: &str| {

@@ -19,8 +19,8 @@ use crate::environment;
 use crate::error::{Error, RunError, UsageError, exit_code};
 use crate::placement::{self, NumaZones, PlacementPlan, Topology};
 use crate::result::{
-    CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PlacementInfo, RunResult, SCHEMA_VERSION, StopReason,
-    TargetInfo, ToolInfo, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
+    CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacingInfo, PlacementInfo, RateInfo, RunResult,
+    SCHEMA_VERSION, StopReason, TargetInfo, ThinkInfo, ToolInfo, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
 };
 use crate::rusage;
 use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec};
@@ -377,6 +377,8 @@ fn worker_plan(
         direct: targets.iter().all(|t| t.direct.effective),
         engine_options: spec.engine_options.clone(),
         placement: placement.workers.get(w as usize).cloned().unwrap_or_default(),
+        think: spec.think,
+        rate: spec.rate,
         data: DataPlan {
             pattern: spec.write_pattern,
             seed: spec.data_seed,
@@ -580,6 +582,7 @@ fn assemble(
             write: encode_histogram(&write.latency),
         },
         verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, &worker_cpu)),
+        pacing: pacing_info(spec, &workers, window_ns, total.ops),
         warnings: diag.warnings(),
         notes: diag.notes(),
         error: failure,
@@ -599,6 +602,44 @@ fn placement_info(placed: &Placed) -> PlacementInfo {
         pinned: placed.plan.workers.iter().any(|w| w.cpus.is_some()),
         policy: placed.plan.policy.map(|p| p.name().to_string()),
     }
+}
+
+/// Think time and rate figures, when the run was paced.
+fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) -> Option<PacingInfo> {
+    if spec.think.is_none() && spec.rate.is_none() {
+        return None;
+    }
+    let sum = |f: fn(&WorkerResult) -> u64| workers.iter().map(f).sum::<u64>();
+    let worker_time_ns = window_ns as f64 * workers.len().max(1) as f64;
+    let window_s = window_ns as f64 / 1e9;
+    Some(PacingInfo {
+        think: spec.think.map(|t| ThinkInfo {
+            mode: t.mode,
+            every: t.every,
+            fixed_ns: (t.adaptive_percent.is_none()).then_some(t.time_ns),
+            adaptive_percent: t.adaptive_percent,
+            thinks: sum(|w| w.pacing.thinks),
+            requested_ns: sum(|w| w.pacing.think_requested_ns),
+            spent_ns: sum(|w| w.pacing.think_spent_ns),
+            share_of_run: sum(|w| w.pacing.think_spent_ns) as f64 / worker_time_ns,
+        }),
+        rate: spec.rate.map(|r| {
+            let target_iops = r.iops_per_worker * workers.len() as f64;
+            let achieved_iops = ops as f64 / window_s;
+            let dropped = sum(|w| w.pacing.dropped_slots);
+            RateInfo {
+                given_as: r.given_as,
+                total: r.total,
+                target_iops_per_worker: r.iops_per_worker,
+                target_iops,
+                achieved_iops,
+                dropped_slots: dropped,
+                reached: dropped == 0 && achieved_iops >= target_iops * 0.99,
+                latency_from:
+                    "due time: each I/O's latency counts from when it was scheduled (no coordinated omission)".into(),
+            }
+        }),
+    })
 }
 
 fn verification_info(

@@ -27,6 +27,7 @@ pub mod signals;
 pub mod spec;
 pub mod stats;
 pub mod target;
+pub mod think;
 pub mod units;
 pub mod verify;
 pub mod worker;

@@ -51,6 +51,47 @@ pub struct RunResult {
     pub placement: PlacementInfo,
     /// With `--verify`: what was checked and what failed.
     pub verification: Option<VerificationInfo>,
+    /// Think time and rate limit, when asked for.
+    #[serde(default)]
+    pub pacing: Option<PacingInfo>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PacingInfo {
+    pub think: Option<ThinkInfo>,
+    pub rate: Option<RateInfo>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ThinkInfo {
+    pub mode: crate::think::ThinkMode,
+    pub every: u32,
+    pub fixed_ns: Option<u64>,
+    pub adaptive_percent: Option<u32>,
+    /// Thinks, all workers together.
+    pub thinks: u64,
+    /// Think time asked for, all workers together.
+    pub requested_ns: u64,
+    /// Think time really spent (sleep overshoots are in it), all workers together.
+    pub spent_ns: u64,
+    /// Share of the workers' time in the window spent thinking.
+    pub share_of_run: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RateInfo {
+    pub given_as: crate::think::RateGivenAs,
+    /// The target was given for the whole run (`--rate-total`).
+    pub total: bool,
+    pub target_iops_per_worker: f64,
+    pub target_iops: f64,
+    pub achieved_iops: f64,
+    /// Scheduled slots that passed while a worker could not issue: dropped, not caught up.
+    pub dropped_slots: u64,
+    /// The target rate was reached.
+    pub reached: bool,
+    /// What latency is measured from under a rate limit.
+    pub latency_from: String,
 }
 
 /// The outcome of `--verify`.

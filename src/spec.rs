@@ -147,6 +147,12 @@ pub struct Spec {
     /// CPU and NUMA placement of workers (`--cpu-cores`, `--cpu-policy`, `--numa-zones`).
     #[serde(default)]
     pub placement: crate::placement::PlacementSpec,
+    /// Think time between I/Os (`--think-time`, `--think-adaptive-percent`).
+    #[serde(default)]
+    pub think: Option<crate::think::ThinkSpec>,
+    /// Rate limit (`--rate-iops`, `--rate-bw`).
+    #[serde(default)]
+    pub rate: Option<crate::think::RateSpec>,
     /// What written blocks contain (without `--verify`).
     pub write_pattern: Pattern,
     /// `--verify`: written blocks carry a header and reads are checked.

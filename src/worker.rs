@@ -22,6 +22,7 @@ use crate::placement::{self, WorkerPlacement};
 use crate::rng::Rng;
 use crate::rusage;
 use crate::stats::{CpuTimes, OpStats};
+use crate::think::{self, Pacer, RateSpec, ThinkMode, ThinkSpec, Thinker};
 use crate::verify::{self, Expect, Mismatch, VerifyCounts};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -127,6 +128,9 @@ pub struct WorkerPlan {
     pub placement: WorkerPlacement,
     /// What writes put in blocks, and whether reads are verified.
     pub data: DataPlan,
+    /// Think time and rate limit; `None` for both runs the unpaced loops.
+    pub think: Option<ThinkSpec>,
+    pub rate: Option<RateSpec>,
 }
 
 /// What written blocks contain and how reads are checked.
@@ -215,6 +219,8 @@ pub struct WorkerResult {
     /// Time the engine took to make its writes durable after the window (mmap: msync),
     /// when it had anything to do. Not part of the window.
     pub sync_ns: Option<u64>,
+    /// Think time asked for and spent, and rate slots dropped (paced runs).
+    pub pacing: PacingCounts,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -313,6 +319,16 @@ fn measure_verify_cost(plan: &WorkerPlan) -> VerifyCost {
     VerifyCost { stamp_ns, check_ns }
 }
 
+/// Think time and rate figures of one worker.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PacingCounts {
+    pub think_requested_ns: u64,
+    pub think_spent_ns: u64,
+    pub thinks: u64,
+    /// Rate slots that passed while the worker could not issue (the target was not reached).
+    pub dropped_slots: u64,
+}
+
 /// Measured cost of verification per block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VerifyCost {
@@ -343,6 +359,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             cpu_seen: placement::bind::current_cpu(),
             buffer_node_seen: None,
             sync_ns: None,
+            pacing: PacingCounts::default(),
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -354,7 +371,9 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     };
     let cpu_start = rusage::thread_cpu();
     let deadline_ns = worker.duration_ns.map_or(u64::MAX, |d| start_ns.saturating_add(d));
-    let (stop, end_ns) = if E::CAPS.completes_inline {
+    let (stop, end_ns) = if worker.thinker.is_some() || worker.rate.is_some() {
+        worker.run_paced(control, deadline_ns, start_ns)
+    } else if E::CAPS.completes_inline {
         worker.run_inline(control, deadline_ns)
     } else {
         worker.run_queued(control, deadline_ns)
@@ -392,6 +411,9 @@ struct Worker<E: Engine> {
     sequence_base: u64,
     verifier: Option<Verifier>,
     verify_cost: VerifyCost,
+    thinker: Option<Thinker>,
+    rate: Option<RateSpec>,
+    pacing: PacingCounts,
     buffer_node_seen: Option<u32>,
 }
 
@@ -466,6 +488,9 @@ impl<E: Engine> Worker<E> {
             sequence_base,
             verifier,
             verify_cost,
+            thinker: plan.think.map(Thinker::new),
+            rate: plan.rate,
+            pacing: PacingCounts::default(),
             buffer_node_seen,
         })
     }
@@ -697,6 +722,133 @@ impl<E: Engine> Worker<E> {
         (stop, end_ns)
     }
 
+    /// Loop for paced runs (think time or a rate limit), for every engine: I/Os are
+    /// issued only when due and not while thinking; completions keep being reaped
+    /// while the worker waits. Chosen once at start, so unpaced runs never pay for it.
+    fn run_paced(&mut self, control: &RunControl, deadline_ns: u64, start_ns: u64) -> (WorkerStop, u64) {
+        let clock = control.clock;
+        let depth = self.slots.len() as u32;
+        let mut free: Vec<u32> = (0..depth).rev().collect();
+        let mut in_flight = 0usize;
+        let mut exhausted = false;
+        let mut pacer = self.rate.map(|r| Pacer::new(start_ns, r.iops_per_worker, r.mode));
+        let wait_mode = self.thinker.as_ref().map_or(self.rate.map_or(ThinkMode::Sleep, |r| r.mode), Thinker::mode);
+        // No new I/O before this time (thinking); and when the current think began.
+        let mut think_until = 0u64;
+        let mut thinking_since: Option<u64> = None;
+        let mut now = clock.now_ns();
+        let stop = loop {
+            // Issue what is due.
+            if now >= think_until
+                && let Some(since) = thinking_since.take()
+            {
+                self.pacing.think_spent_ns += now - since;
+            }
+            while !exhausted && now >= think_until && self.failure.is_none() {
+                let due = pacer.as_ref().map_or(now, Pacer::next_due_ns);
+                if due > now {
+                    break;
+                }
+                let Some(slot) = free.pop() else { break };
+                let Some(req) = self.next_request(slot) else {
+                    free.push(slot);
+                    exhausted = true;
+                    break;
+                };
+                // Latency counts from when the I/O was due (no coordinated omission).
+                let since = pacer.as_mut().map_or(now, |p| p.take(now));
+                match self.push(req, since, clock) {
+                    Ok(true) => in_flight += 1,
+                    Ok(false) => {
+                        // Completed inline: the slot is free again, and the clock has moved.
+                        free.push(slot);
+                        now = clock.now_ns();
+                        self.after_completion(now - since, now, &mut think_until, &mut thinking_since);
+                    }
+                    Err(message) => return self.engine_failure(control, message, in_flight),
+                }
+            }
+            if self.failure.is_some() {
+                control.stop.store(stop_code::FAILED, Ordering::Relaxed);
+                break WorkerStop::Failed;
+            }
+            if in_flight == 0 && exhausted {
+                break WorkerStop::Done;
+            }
+            if now > deadline_ns {
+                break WorkerStop::Deadline;
+            }
+            if control.stop.load(Ordering::Relaxed) != stop_code::RUNNING {
+                break WorkerStop::Stopped;
+            }
+            // Wait: for completions, the next due time, or the end of a think.
+            let next_issue = if now < think_until {
+                think_until
+            } else if let Some(p) = &pacer {
+                p.next_due_ns()
+            } else {
+                now
+            };
+            let wake = next_issue.min(deadline_ns.saturating_add(1));
+            if in_flight == 0 {
+                if now >= think_until && pacer.is_some() {
+                    think::wait_for_slot(&clock, wake, wait_mode);
+                } else {
+                    think::wait_until(&clock, wake, wait_mode);
+                }
+                now = clock.now_ns();
+                continue;
+            }
+            if let Err(e) = self.engine.submit() {
+                return self.engine_failure(control, e.to_string(), in_flight);
+            }
+            // With a wake-up time ahead, poll for completions between short waits; otherwise block.
+            let min = if free.is_empty() || wake <= now { 1 } else { 0 };
+            let reaped = match self.engine.reap(min, &mut self.completions) {
+                Ok(n) => n,
+                Err(e) => return self.engine_failure(control, e.to_string(), in_flight),
+            };
+            if reaped == 0 {
+                let quantum = if wait_mode == ThinkMode::Spin { 0 } else { 20_000 };
+                think::wait_until(&clock, wake.min(clock.now_ns() + quantum), wait_mode);
+            }
+            now = clock.now_ns();
+            let past_deadline = now > deadline_ns;
+            for i in 0..reaped {
+                let Completion { slot, result } = self.completions[i];
+                in_flight -= 1;
+                let lat_ns = now - self.slots[slot as usize].submit_ns;
+                self.complete(slot, result, lat_ns, !past_deadline);
+                free.push(slot);
+                self.after_completion(lat_ns, now, &mut think_until, &mut thinking_since);
+            }
+        };
+        if let Some(since) = thinking_since {
+            self.pacing.think_spent_ns += now.min(deadline_ns).saturating_sub(since);
+        }
+        if let Some(p) = &pacer {
+            self.pacing.dropped_slots = p.dropped_slots;
+        }
+        if let Some(t) = &self.thinker {
+            self.pacing.think_requested_ns = t.requested_ns;
+            self.pacing.thinks = t.thinks;
+        }
+        let end_ns = if stop == WorkerStop::Deadline { deadline_ns } else { now };
+        self.drain(in_flight);
+        (stop, end_ns)
+    }
+
+    /// Starts a think when one is due after a completion.
+    #[inline]
+    fn after_completion(&mut self, lat_ns: u64, now: u64, think_until: &mut u64, thinking_since: &mut Option<u64>) {
+        if let Some(t) = &mut self.thinker
+            && let Some(think_ns) = t.on_completion(lat_ns)
+        {
+            *think_until = (*think_until).max(now + think_ns);
+            thinking_since.get_or_insert(now);
+        }
+    }
+
     /// Waits for I/O still in flight so no buffer is freed under the kernel.
     /// These completions are outside the window and are not counted.
     fn drain(&mut self, mut in_flight: usize) {
@@ -761,6 +913,7 @@ impl<E: Engine> Worker<E> {
             cpu_seen: placement::bind::current_cpu(),
             buffer_node_seen: self.buffer_node_seen,
             sync_ns: None,
+            pacing: self.pacing,
         }
     }
 }

@@ -171,6 +171,9 @@ pub fn render(r: &RunResult) -> String {
             }
         );
     }
+    if let Some(p) = &r.pacing {
+        pacing_block(&mut out, p);
+    }
     if let Some(v) = &r.verification {
         verification_block(&mut out, v);
     }
@@ -388,5 +391,42 @@ fn describe_failure(f: &crate::verify::Failure) -> String {
             "lost write: holds write #{:x}, but this run last wrote #{:x} there",
             found_sequence, expected_sequence
         ),
+    }
+}
+
+fn pacing_block(out: &mut String, p: &crate::result::PacingInfo) {
+    if let Some(t) = &p.think {
+        let what = match (t.fixed_ns, t.adaptive_percent) {
+            (_, Some(pct)) => format!("{pct}% of recent latency"),
+            (Some(ns), None) => units::latency_ns(ns),
+            _ => String::new(),
+        };
+        let every = if t.every == 1 { "every I/O".to_string() } else { format!("every {} I/Os", t.every) };
+        let _ = writeln!(
+            out,
+            "{:<9} {what} {every} ({:?}) · asked {} · spent {} · {:.1}% of the run spent thinking",
+            "Think",
+            t.mode,
+            units::seconds_ns(t.requested_ns),
+            units::seconds_ns(t.spent_ns),
+            t.share_of_run * 100.0
+        );
+    }
+    if let Some(r) = &p.rate {
+        let scope = if r.total { "for the run" } else { "per worker" };
+        let target = if r.total { r.target_iops } else { r.target_iops_per_worker };
+        let verdict = if r.reached {
+            "reached".to_string()
+        } else {
+            format!("⚠ NOT REACHED ({} scheduled I/Os dropped)", units::count(r.dropped_slots))
+        };
+        let _ = writeln!(
+            out,
+            "{:<9} target {} IOPS {scope} · achieved {} IOPS in total · {verdict}",
+            "Rate",
+            units::iops(target),
+            units::iops(r.achieved_iops)
+        );
+        let _ = writeln!(out, "          latency measured from each I/O's due time (no coordinated omission)");
     }
 }

@@ -1,0 +1,232 @@
+//! Think time and rate limits: when a worker may issue its next I/O.
+//!
+//! - Think time (`--think-time`, `--think-every`, `--think-adaptive-percent`):
+//!   after every N completed I/Os the worker issues nothing for a while (a
+//!   fixed time, or a share of the latency it currently sees); I/O already in
+//!   flight keeps completing and is counted. What was asked and what was
+//!   really spent (sleep overshoots) are both kept.
+//! - Rate limits (`--rate-iops`, `--rate-bw`): I/Os are due on a fixed
+//!   schedule. Their latency is measured from when they were due, not from
+//!   when they were finally issued (no coordinated omission). After a stall the
+//!   slots that passed are dropped and counted, never issued in a burst.
+//!
+//! This module decides times; the worker does the waiting and the I/O.
+
+use crate::clock::Clock;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkMode {
+    /// sleep (nanosleep): cheap, overshoots by the scheduler's granularity
+    Sleep,
+    /// busy-wait on the clock: microsecond accuracy, burns a CPU
+    Spin,
+}
+
+/// Think-time settings (plain data, part of the Spec).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkSpec {
+    /// Fixed think time; ignored when `adaptive_percent` is set.
+    pub time_ns: u64,
+    pub mode: ThinkMode,
+    /// Think after every N completed I/Os.
+    pub every: u32,
+    /// Think for this percentage of the recent mean latency instead of a fixed time.
+    pub adaptive_percent: Option<u32>,
+}
+
+/// Rate settings (plain data, part of the Spec): the target per worker, after
+/// `--rate-total` was divided by the number of workers.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RateSpec {
+    pub iops_per_worker: f64,
+    /// How the target was given, for the report: "iops" or "bandwidth".
+    pub given_as: RateGivenAs,
+    /// The target was for the whole run (`--rate-total`).
+    pub total: bool,
+    pub mode: ThinkMode,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RateGivenAs {
+    Iops,
+    Bandwidth,
+}
+
+/// A worker's think-time state.
+#[derive(Clone, Debug)]
+pub struct Thinker {
+    spec: ThinkSpec,
+    since_last: u32,
+    /// Running estimate of recent completion latency (exponential, weight 1/16).
+    recent_lat_ns: f64,
+    pub requested_ns: u64,
+    pub spent_ns: u64,
+    pub thinks: u64,
+}
+
+impl Thinker {
+    pub fn new(spec: ThinkSpec) -> Self {
+        Self { spec, since_last: 0, recent_lat_ns: 0.0, requested_ns: 0, spent_ns: 0, thinks: 0 }
+    }
+
+    pub fn mode(&self) -> ThinkMode {
+        self.spec.mode
+    }
+
+    /// Records a completion; returns how long to think now, if it is time to.
+    #[inline]
+    pub fn on_completion(&mut self, lat_ns: u64) -> Option<u64> {
+        if self.spec.adaptive_percent.is_some() {
+            self.recent_lat_ns = if self.recent_lat_ns == 0.0 {
+                lat_ns as f64
+            } else {
+                self.recent_lat_ns + (lat_ns as f64 - self.recent_lat_ns) / 16.0
+            };
+        }
+        self.since_last += 1;
+        if self.since_last < self.spec.every {
+            return None;
+        }
+        self.since_last = 0;
+        let think_ns = self.current_think_ns();
+        self.requested_ns += think_ns;
+        self.thinks += 1;
+        Some(think_ns)
+    }
+
+    /// The think time that would be used now.
+    pub fn current_think_ns(&self) -> u64 {
+        match self.spec.adaptive_percent {
+            Some(p) => (self.recent_lat_ns * f64::from(p) / 100.0) as u64,
+            None => self.spec.time_ns,
+        }
+    }
+}
+
+/// A pacer catches up on at most this much lateness (see `Pacer::catch_up_ns`).
+const CATCH_UP_NS: f64 = 10_000_000.0;
+
+/// A rate wait sleeps until this long before the due time, then spins: the schedule
+/// is kept to microseconds without burning a CPU between I/Os.
+const SPIN_TAIL_NS: u64 = 200_000;
+
+/// A worker's schedule of due times.
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    start_ns: u64,
+    interval_ns: f64,
+    /// Slots used so far (issued or dropped).
+    slot: u64,
+    pub dropped_slots: u64,
+    pub mode: ThinkMode,
+}
+
+impl Pacer {
+    pub fn new(start_ns: u64, iops: f64, mode: ThinkMode) -> Self {
+        Self { start_ns, interval_ns: 1e9 / iops, slot: 0, dropped_slots: 0, mode }
+    }
+
+    /// When the next I/O is due.
+    #[inline]
+    pub fn next_due_ns(&self) -> u64 {
+        self.start_ns + (self.slot as f64 * self.interval_ns) as u64
+    }
+
+    /// How far behind schedule the pacer may fall and still catch up: a wake-up
+    /// late by the scheduler's granularity is absorbed by a slot or two; a longer
+    /// stall drops its slots instead of bursting them out afterwards.
+    fn catch_up_ns(&self) -> f64 {
+        self.interval_ns.max(CATCH_UP_NS)
+    }
+
+    /// Takes the next slot for an I/O issued at `now_ns`; returns when it was due
+    /// (its latency is measured from then). Slots that passed more than
+    /// `catch_up_ns` ago while the worker could not issue are dropped, not caught up.
+    #[inline]
+    pub fn take(&mut self, now_ns: u64) -> u64 {
+        let due = self.next_due_ns();
+        self.slot += 1;
+        let behind_ns = now_ns.saturating_sub(self.next_due_ns()) as f64;
+        if behind_ns > self.catch_up_ns() {
+            let skip = (behind_ns / self.interval_ns) as u64;
+            self.slot += skip;
+            self.dropped_slots += skip;
+        }
+        due
+    }
+}
+
+/// Waits for a rate slot: sleeps until shortly before it, then spins (or only spins).
+pub fn wait_for_slot(clock: &Clock, until_ns: u64, mode: ThinkMode) {
+    if mode == ThinkMode::Sleep {
+        wait_until(clock, until_ns.saturating_sub(SPIN_TAIL_NS), ThinkMode::Sleep);
+    }
+    wait_until(clock, until_ns, ThinkMode::Spin);
+}
+
+/// Waits until `until_ns` on `clock`, sleeping or spinning.
+pub fn wait_until(clock: &Clock, until_ns: u64, mode: ThinkMode) {
+    match mode {
+        ThinkMode::Sleep => {
+            let now = clock.now_ns();
+            if until_ns > now {
+                std::thread::sleep(Duration::from_nanos(until_ns - now));
+            }
+        }
+        ThinkMode::Spin => {
+            while clock.now_ns() < until_ns {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinks_every_n_completions() {
+        let mut t = Thinker::new(ThinkSpec { time_ns: 1000, mode: ThinkMode::Sleep, every: 3, adaptive_percent: None });
+        let thinks: Vec<Option<u64>> = (0..7).map(|_| t.on_completion(10)).collect();
+        assert_eq!(thinks, vec![None, None, Some(1000), None, None, Some(1000), None]);
+        assert_eq!((t.requested_ns, t.thinks), (2000, 2));
+    }
+
+    #[test]
+    fn adaptive_think_grows_when_latency_grows() {
+        let mut t =
+            Thinker::new(ThinkSpec { time_ns: 0, mode: ThinkMode::Sleep, every: 1, adaptive_percent: Some(50) });
+        // A fake latency source: 10 µs for a while, then 100 µs.
+        for _ in 0..200 {
+            t.on_completion(10_000);
+        }
+        let before = t.current_think_ns();
+        assert!((4_900..=5_100).contains(&before), "{before}");
+        for _ in 0..200 {
+            t.on_completion(100_000);
+        }
+        let after = t.current_think_ns();
+        assert!((49_000..=51_000).contains(&after), "{after}");
+    }
+
+    #[test]
+    fn pacer_keeps_its_schedule_and_drops_slots_after_a_stall() {
+        let mut p = Pacer::new(1_000, 1000.0, ThinkMode::Sleep); // one per ms
+        assert_eq!(p.take(1_000), 1_000);
+        assert_eq!(p.next_due_ns(), 1_001_000);
+        assert_eq!(p.take(1_001_500), 1_001_000);
+        // Late by 1.5 ms (a slow wake-up): caught up, nothing dropped.
+        assert_eq!(p.take(3_500_000), 2_001_000);
+        assert_eq!(p.dropped_slots, 0);
+        // A stall of 40 ms: the I/O issued after it is measured from its own due time,
+        // the slots that passed are dropped, the next one is on the old grid.
+        assert_eq!(p.take(43_500_000), 3_001_000);
+        assert_eq!(p.dropped_slots, 39);
+        assert_eq!(p.next_due_ns(), 43_001_000);
+    }
+}
