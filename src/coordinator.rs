@@ -10,6 +10,7 @@ use crate::clock::Clock;
 use crate::diag::Diagnostics;
 use crate::engine::null::NullEngine;
 use crate::engine::sync::SyncEngine;
+use crate::engine::uring::UringEngine;
 use crate::engine::{Engine, EngineCaps, Op};
 use crate::environment;
 use crate::error::{Error, RunError, exit_code};
@@ -40,6 +41,7 @@ pub fn engine_caps(kind: EngineKind) -> EngineCaps {
     match kind {
         EngineKind::Sync => SyncEngine::CAPS,
         EngineKind::Null => NullEngine::CAPS,
+        EngineKind::IoUring => UringEngine::CAPS,
     }
 }
 
@@ -78,6 +80,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
     let execution = match spec.engine {
         EngineKind::Sync => execute::<SyncEngine>(spec, &targets, effective_depth, &stop),
         EngineKind::Null => execute::<NullEngine>(spec, &targets, effective_depth, &stop),
+        EngineKind::IoUring => execute::<UringEngine>(spec, &targets, effective_depth, &stop),
     }?;
     created.keep();
 
@@ -182,6 +185,15 @@ fn assemble(
     let Execution { start_ns, workers } = execution;
     let end_ns = workers.iter().map(|w| w.end_ns).max().unwrap_or(start_ns);
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
+
+    // Engine notes (fallbacks taken at set-up): each distinct one said once.
+    let mut said: Vec<&String> = Vec::new();
+    for note in workers.iter().flat_map(|w| &w.engine_notes) {
+        if !said.contains(&note) {
+            diag.note(note.clone());
+            said.push(note);
+        }
+    }
 
     let mut read = OpStats::new();
     let mut write = OpStats::new();

@@ -30,6 +30,10 @@ pub enum EngineKind {
     Sync,
     /// completes every request at once without touching storage: the tool's own ceiling
     Null,
+    /// io_uring: one ring per worker, batched submission and completion, registered buffers and files
+    #[value(name = "io_uring")]
+    #[serde(rename = "io_uring")]
+    IoUring,
 }
 
 impl EngineKind {
@@ -37,6 +41,7 @@ impl EngineKind {
         match self {
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
+            EngineKind::IoUring => "io_uring",
         }
     }
 }
@@ -134,11 +139,35 @@ impl Spec {
                 self.queue_depth
             )));
         }
+        self.validate_engine_options()?;
         if self.read_percent > 100 {
             return Err(UsageError::new(format!(
                 "--read-percent {}: give a percentage from 0 to 100",
                 self.read_percent
             )));
+        }
+        Ok(())
+    }
+
+    /// Engine flags belong to their engine, and some need others.
+    fn validate_engine_options(&self) -> Result<(), UsageError> {
+        let u = &self.engine_options.io_uring;
+        if self.engine != EngineKind::IoUring {
+            let given = [
+                (!u.register, "--no-register"),
+                (u.sqpoll_cpu.is_some(), "--sqpoll-cpu"),
+                (u.sqpoll && u.sqpoll_cpu.is_none(), "--sqpoll"),
+                (u.iopoll, "--iopoll"),
+            ];
+            if let Some((_, flag)) = given.iter().find(|(set, _)| *set) {
+                return Err(UsageError::new(format!(
+                    "{flag} applies only to --engine io_uring (the engine is {})",
+                    self.engine.name()
+                )));
+            }
+        }
+        if u.iopoll && !self.direct {
+            return Err(UsageError::new("--iopoll needs --direct: polled completions exist only for O_DIRECT I/O"));
         }
         Ok(())
     }

@@ -157,6 +157,8 @@ pub struct WorkerResult {
     /// The engine could not start, or stopped working mid-run.
     pub engine_error: Option<String>,
     pub engine_setup: Vec<(String, String)>,
+    /// Notes from the engine (fallbacks taken at set-up), said once by the coordinator.
+    pub engine_notes: Vec<String>,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -222,6 +224,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             failure: None,
             engine_error: Some(message),
             engine_setup: Vec::new(),
+            engine_notes: Vec::new(),
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -420,10 +423,8 @@ impl<E: Engine> Worker<E> {
             if in_flight == 0 {
                 break if self.failure.is_some() { WorkerStop::Failed } else { WorkerStop::Done };
             }
-            if let Err(e) = self.engine.submit() {
-                return self.engine_failure(control, e.to_string(), in_flight);
-            }
-            let reaped = match self.engine.reap(1, &mut self.completions) {
+            // One call per batch: engines that can submit and wait in one system call do.
+            let reaped = match self.engine.submit_and_reap(1, &mut self.completions) {
                 Ok(n) => n,
                 Err(e) => return self.engine_failure(control, e.to_string(), in_flight),
             };
@@ -467,10 +468,7 @@ impl<E: Engine> Worker<E> {
     /// These completions are outside the window and are not counted.
     fn drain(&mut self, mut in_flight: usize) {
         while in_flight > 0 {
-            if self.engine.submit().is_err() {
-                break;
-            }
-            match self.engine.reap(in_flight, &mut self.completions) {
+            match self.engine.submit_and_reap(in_flight, &mut self.completions) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => in_flight = in_flight.saturating_sub(n),
             }
@@ -486,6 +484,7 @@ impl<E: Engine> Worker<E> {
 
     fn finish(self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
         let engine_setup = self.engine.setup_facts();
+        let engine_notes = self.engine.notes();
         WorkerResult {
             index: self.index,
             read: self.read,
@@ -496,6 +495,7 @@ impl<E: Engine> Worker<E> {
             failure: self.failure,
             engine_error: self.engine_error,
             engine_setup,
+            engine_notes,
         }
     }
 }

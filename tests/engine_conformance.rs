@@ -6,7 +6,7 @@ mod common;
 use common::*;
 
 /// Engines that move bytes to storage.
-const STORAGE_ENGINES: &[&str] = &["sync"];
+const STORAGE_ENGINES: &[&str] = &["sync", "io_uring"];
 
 /// Whether `engine` can run here; prints why not when it cannot.
 fn available(engine: &str) -> bool {

@@ -13,6 +13,7 @@
 
 pub mod null;
 pub mod sync;
+pub mod uring;
 
 use crate::buffer::BufferRegion;
 use serde::{Deserialize, Serialize};
@@ -79,7 +80,11 @@ pub struct EngineCaps {
 /// `Spec`). Each engine reads only its own part; an engine that gains flags
 /// adds a field here.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EngineOptions {}
+#[serde(default)]
+pub struct EngineOptions {
+    /// `--engine io_uring`: registration, SQPOLL, IOPOLL.
+    pub io_uring: uring::UringOptions,
+}
 
 /// What an engine is given to start: the worker's files and slot buffers.
 #[derive(Clone, Copy, Debug)]
@@ -134,9 +139,23 @@ pub trait Engine: Sized {
     /// returns how many.
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError>;
 
+    /// `submit` then `reap(min, out)`. Engines whose kernel interface does both in one
+    /// system call (io_uring_enter) override it; the worker's loop calls this once per batch.
+    fn submit_and_reap(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError> {
+        self.submit()?;
+        self.reap(min, out)
+    }
+
     /// Facts about how the engine was set up, said once at the end of the run
     /// and recorded in the JSON result (`engine.setup`), e.g. ("registered_buffers", "true").
     fn setup_facts(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// Things a person should read once (a fallback the engine took at set-up, e.g.
+    /// registration refused). The coordinator prints each distinct note once, as a
+    /// note on stderr, and records it in the JSON result.
+    fn notes(&self) -> Vec<String> {
         Vec::new()
     }
 }
