@@ -105,8 +105,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = EngineKind::Sync)]
     pub engine: EngineKind,
 
-    /// io_uring: do not register the slot buffers and the files with the ring (plain Read/Write
-    /// on descriptors instead of ReadFixed/WriteFixed on fixed files), to compare.
+    /// io_uring: register nothing with the ring (plain Read/Write on descriptors instead of
+    /// ReadFixed/WriteFixed on registered buffers and files; no registered ring fd), to compare.
     #[arg(long, help_heading = "io_uring")]
     pub no_register: bool,
 

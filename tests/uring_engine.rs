@@ -282,6 +282,7 @@ fn sqpoll_and_no_register_runs_move_the_same_data() {
         if extra.contains(&"--no-register") {
             assert_eq!(setup["registered_buffers"], "false (--no-register)");
             assert_eq!(setup["registered_files"], "false (--no-register)");
+            assert_eq!(setup["registered_ring_fd"], "false");
         }
         let data = std::fs::read(&f).unwrap();
         for (i, stamp) in block_stamps(&data, bs).into_iter().enumerate() {

@@ -6,8 +6,8 @@
 //!   (the kernel refuses the task-run flags with SQPOLL by design).
 //! - The worker's slot buffers and files are registered (ReadFixed/WriteFixed,
 //!   fixed files) unless `--no-register`; a refused registration falls back to
-//!   plain Read/Write and says so once. The ring's own fd is registered too,
-//!   so `io_uring_enter` skips the fd lookup.
+//!   plain Read/Write and says so once. The ring's own fd is registered too
+//!   (not with `--no-register`), so `io_uring_enter` skips the fd lookup.
 //! - One `io_uring_enter` per batch: `submit_and_reap` submits everything
 //!   queued and waits for completions in the same call (GETEVENTS).
 //! - A short transfer is resubmitted for the remainder inside `reap` and is
@@ -34,7 +34,7 @@ use std::os::fd::{AsRawFd, RawFd};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct UringOptions {
-    /// Register buffers and files with the ring (`--no-register` clears it).
+    /// Register buffers, files and the ring fd (`--no-register` clears it).
     pub register: bool,
     /// `--sqpoll`: a kernel thread consumes the submission queue.
     pub sqpoll: bool,
@@ -200,7 +200,7 @@ pub fn unavailable_message(errno: i32, disabled: Option<u32>) -> String {
                 describe_errno(errno)
             );
         }
-        _ => format!("io_uring_setup failed ({})", describe_errno(errno)),
+        _ => return format!("cannot create a ring: io_uring_setup failed ({})", describe_errno(errno)),
     };
     format!("unavailable here: {cause}: {ALTERNATIVES}")
 }
@@ -274,10 +274,6 @@ pub struct UringEngine {
     facts: Vec<(String, String)>,
     notes: Vec<String>,
 }
-
-// SAFETY: the ring and the raw buffer pointers are only used by the thread that
-// owns the engine; the worker creates and drops it on its own thread.
-unsafe impl Send for UringEngine {}
 
 /// What `build_ring` settled on.
 struct Ring {
@@ -496,7 +492,7 @@ impl UringEngine {
             }
         };
 
-        let ring_index = register_ring_fd(ring.as_raw_fd());
+        let ring_index = if options.register { register_ring_fd(ring.as_raw_fd()) } else { None };
         facts.push(("registered_ring_fd".into(), ring_index.is_some().to_string()));
 
         let files: Box<[RawFd]> =
@@ -1020,6 +1016,8 @@ mod tests {
         assert!(unavailable_message(libc::EPERM, Some(1)).contains("io_uring_disabled = 1"));
         let m = unavailable_message(libc::ENOMEM, None);
         assert!(m.contains("--queue-depth") && m.contains("ENOMEM"), "{m}");
+        let m = unavailable_message(libc::EMFILE, Some(0));
+        assert!(m.starts_with("cannot create a ring") && m.contains("EMFILE"), "{m}");
         let m = no_poll_queues_message("/x");
         assert!(m.contains("/x") && m.contains("poll queues") && m.contains("poll_queues"), "{m}");
     }
