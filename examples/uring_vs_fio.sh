@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # iopulse --engine io_uring against fio --ioengine=io_uring, interleaved
-# (A B A B ...), same file, same size, same block size and depth, 1 thread.
+# (A B, B A, A B, ...), same file, same size, same block size and depth, 1 thread.
 # Prints one line per run and the median per case:
 #   IOPS, CPU time per I/O (worker user+sys / I/Os; for fio (usr_cpu+sys_cpu)% x runtime / I/Os),
 #   and the median of the per-pair ratios iopulse/fio.
 #
 # usage: examples/uring_vs_fio.sh [FILE] [SIZE] [PAIRS] [SECONDS] [CASE...]
-#   CASE: warm32 warm32batch direct32 warm1 (default: all)
+#   CASE: warm32 warm32batch warm32fixed direct32 warm1 (default: all but warm32fixed)
 # env:   IOPULSE=path/to/iopulse (default target/release/iopulse)
 set -euo pipefail
 FILE=${1:-/tmp/iopulse-vs-fio.dat}
@@ -43,6 +43,7 @@ for case in "${CASES[@]}"; do
   case $case in
     warm32)      A=(--queue-depth 32);           B=(--iodepth=32 --invalidate=0) ;;
     warm32batch) A=(--queue-depth 32);           B=(--iodepth=32 --invalidate=0 --iodepth_batch_submit=32 --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=32) ;;
+    warm32fixed) A=(--queue-depth 32);           B=(--iodepth=32 --invalidate=0 --iodepth_batch_submit=32 --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=32 --fixedbufs --registerfiles) ;;
     direct32)    A=(--queue-depth 32 --direct);  B=(--iodepth=32 --direct=1) ;;
     warm1)       A=(--queue-depth 1);            B=(--iodepth=1 --invalidate=0) ;;
     *) echo "unknown case $case" >&2; exit 2 ;;
@@ -52,8 +53,14 @@ for case in "${CASES[@]}"; do
   echo "#  B: fio ${fio_common[*]} ${B[*]}"
   ratios=(); cpuratios=(); ai=(); bi=(); ac=(); bc=()
   for i in $(seq "$PAIRS"); do
-    read -r a_iops a_cpu < <(iop "${A[@]}")
-    read -r b_iops b_cpu < <(fio_run "${B[@]}")
+    # A B, then B A: neither tool always runs first.
+    if (( i % 2 )); then
+      read -r a_iops a_cpu < <(iop "${A[@]}")
+      read -r b_iops b_cpu < <(fio_run "${B[@]}")
+    else
+      read -r b_iops b_cpu < <(fio_run "${B[@]}")
+      read -r a_iops a_cpu < <(iop "${A[@]}")
+    fi
     echo "pair $i: iopulse ${a_iops} IOPS ${a_cpu} ns/IO | fio ${b_iops} IOPS ${b_cpu} ns/IO"
     ai+=("$a_iops"); bi+=("$b_iops"); ac+=("$a_cpu"); bc+=("$b_cpu")
     ratios+=("$(python3 -c "print($a_iops/$b_iops)")")

@@ -176,6 +176,10 @@ fn describe_errno(errno: i32) -> String {
     format!("{}: {text}", errno_name(errno))
 }
 
+fn describe_io_error(e: &io::Error) -> String {
+    describe_errno(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
 /// The error for an io_uring_setup that failed with `errno` (not EINVAL), given
 /// the value of /proc/sys/kernel/io_uring_disabled when it could be read.
 pub fn unavailable_message(errno: i32, disabled: Option<u32>) -> String {
@@ -370,6 +374,66 @@ fn buffer_layout(region: &BufferRegion) -> Option<usize> {
     (per_buffer * region.slot_stride_bytes <= MAX_REGISTERED_BUFFER_BYTES).then_some(per_buffer)
 }
 
+/// Records how a registration went; returns whether it is in use.
+fn registered(
+    fact: &str,
+    result: Result<(), String>,
+    facts: &mut Vec<(String, String)>,
+    notes: &mut Vec<String>,
+    note: impl FnOnce(&str) -> String,
+) -> bool {
+    match result {
+        Ok(()) => {
+            facts.push((fact.into(), "true".into()));
+            true
+        }
+        Err(why) => {
+            facts.push((fact.into(), format!("false (refused: {why})")));
+            notes.push(note(&why));
+            false
+        }
+    }
+}
+
+/// Registers the slot buffers (one iovec per `buffer_layout` group of slots) and
+/// records each slot's buffer index. The error says why, for people.
+fn register_slot_buffers(
+    ring: &IoUring,
+    region: &BufferRegion,
+    slots: &mut [SlotIo],
+    faults: &Faults,
+) -> Result<(), String> {
+    let total_bytes = region.slots * region.slot_stride_bytes;
+    let per_buffer = buffer_layout(region)
+        .ok_or_else(|| format!("the {total_bytes} bytes of slot buffers exceed what one ring can register"))?;
+    let iovecs: Vec<libc::iovec> = (0..region.slots.div_ceil(per_buffer))
+        .map(|i| {
+            let first = i * per_buffer;
+            let count = per_buffer.min(region.slots - first);
+            libc::iovec { iov_base: region.slot_ptr(first as u32).cast(), iov_len: count * region.slot_stride_bytes }
+        })
+        .collect();
+    let result = match faults.register_buffers_errno {
+        Some(errno) => Err(io::Error::from_raw_os_error(errno)),
+        // SAFETY: every iovec lies inside the worker's slot allocation, which outlives the
+        // engine (EngineSetup contract); the registration goes away with the ring, which is
+        // dropped with the engine.
+        None => unsafe { ring.submitter().register_buffers(&iovecs) },
+    };
+    result.map_err(|e| {
+        let hint = if e.raw_os_error() == Some(libc::ENOMEM) {
+            format!(": the locked-memory limit (ulimit -l) is below the {total_bytes} bytes of slot buffers")
+        } else {
+            String::new()
+        };
+        format!("{}{hint}", describe_io_error(&e))
+    })?;
+    for (i, s) in slots.iter_mut().enumerate() {
+        s.buf_index = (i / per_buffer) as u16;
+    }
+    Ok(())
+}
+
 impl UringEngine {
     /// `open` with the fault injection given explicitly (tests call this).
     pub fn open_with(setup: &EngineSetup<'_>, faults: &Faults) -> Result<Self, EngineError> {
@@ -406,90 +470,29 @@ impl UringEngine {
             ]
             .into_boxed_slice();
 
-        // Buffers: one iovec per `per_buffer` consecutive slots.
-        let fixed_buffers = if !options.register {
+        let fixed_buffers = if options.register {
+            let result = register_slot_buffers(&ring, &region, &mut slots, faults);
+            registered("registered_buffers", result, &mut facts, &mut notes, |why| {
+                format!(
+                    "io_uring: registering the slot buffers failed ({why}); using plain Read/Write instead \
+                     (raise ulimit -l, or pass --no-register to compare without registration)"
+                )
+            })
+        } else {
             facts.push(("registered_buffers".into(), "false (--no-register)".into()));
             false
-        } else {
-            let total_bytes = region.slots * region.slot_stride_bytes;
-            let outcome = match buffer_layout(&region) {
-                None => Err(format!("the {total_bytes} bytes of slot buffers exceed what one ring can register")),
-                Some(per_buffer) => {
-                    let iovecs: Vec<libc::iovec> = (0..region.slots.div_ceil(per_buffer))
-                        .map(|i| {
-                            let first = i * per_buffer;
-                            let count = per_buffer.min(region.slots - first);
-                            libc::iovec {
-                                iov_base: region.slot_ptr(first as u32).cast(),
-                                iov_len: count * region.slot_stride_bytes,
-                            }
-                        })
-                        .collect();
-                    let result = match faults.register_buffers_errno {
-                        Some(errno) => Err(io::Error::from_raw_os_error(errno)),
-                        // SAFETY: every iovec lies inside the worker's slot allocation, which
-                        // outlives the engine (EngineSetup contract); the ring, and with it the
-                        // registration, is dropped with the engine.
-                        None => unsafe { ring.submitter().register_buffers(&iovecs) },
-                    };
-                    result
-                        .map(|()| {
-                            for (i, s) in slots.iter_mut().enumerate() {
-                                s.buf_index = (i / per_buffer) as u16;
-                            }
-                        })
-                        .map_err(|e| {
-                            let errno = e.raw_os_error().unwrap_or(libc::EIO);
-                            let hint = if errno == libc::ENOMEM {
-                                format!(
-                                    ": the locked-memory limit (ulimit -l) is below the {total_bytes} bytes of slot \
-                                     buffers"
-                                )
-                            } else {
-                                String::new()
-                            };
-                            format!("{}{hint}", describe_errno(errno))
-                        })
-                }
-            };
-            match outcome {
-                Ok(()) => {
-                    facts.push(("registered_buffers".into(), "true".into()));
-                    true
-                }
-                Err(why) => {
-                    facts.push(("registered_buffers".into(), format!("false (refused: {why})")));
-                    notes.push(format!(
-                        "io_uring: registering the slot buffers failed ({why}); using plain Read/Write instead \
-                         (raise ulimit -l, or pass --no-register to compare without registration)"
-                    ));
-                    false
-                }
-            }
         };
-
-        let fixed_files = if !options.register {
+        let fixed_files = if options.register {
+            let result = match faults.register_files_errno {
+                Some(errno) => Err(describe_errno(errno)),
+                None => ring.submitter().register_files(setup.fds).map_err(|e| describe_io_error(&e)),
+            };
+            registered("registered_files", result, &mut facts, &mut notes, |why| {
+                format!("io_uring: registering the files failed ({why}); using plain descriptors instead")
+            })
+        } else {
             facts.push(("registered_files".into(), "false (--no-register)".into()));
             false
-        } else {
-            let result = match faults.register_files_errno {
-                Some(errno) => Err(io::Error::from_raw_os_error(errno)),
-                None => ring.submitter().register_files(setup.fds),
-            };
-            match result {
-                Ok(()) => {
-                    facts.push(("registered_files".into(), "true".into()));
-                    true
-                }
-                Err(e) => {
-                    let why = describe_errno(e.raw_os_error().unwrap_or(libc::EIO));
-                    facts.push(("registered_files".into(), format!("false (refused: {why})")));
-                    notes.push(format!(
-                        "io_uring: registering the files failed ({why}); using plain descriptors instead"
-                    ));
-                    false
-                }
-            }
         };
 
         let ring_index = if options.register { register_ring_fd(ring.as_raw_fd()) } else { None };
