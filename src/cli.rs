@@ -105,23 +105,23 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = EngineKind::Sync)]
     pub engine: EngineKind,
 
-    /// io_uring: register nothing with the ring (plain Read/Write on descriptors instead of
+    /// Register nothing with the ring (plain Read/Write on descriptors instead of
     /// ReadFixed/WriteFixed on registered buffers and files; no registered ring fd), to compare.
     #[arg(long, help_heading = "io_uring")]
     pub no_register: bool,
 
-    /// io_uring: a kernel thread polls the submission queue (SQPOLL), so submitting needs no
+    /// A kernel thread polls the submission queue (SQPOLL), so submitting needs no
     /// system call; that thread keeps a CPU busy while the run lasts.
     #[arg(long, help_heading = "io_uring")]
     pub sqpoll: bool,
 
-    /// io_uring: bind the SQPOLL thread to CPU N (implies --sqpoll).
+    /// Bind the SQPOLL thread to CPU N (implies --sqpoll).
     #[arg(long, value_name = "N", help_heading = "io_uring")]
     pub sqpoll_cpu: Option<u32>,
 
-    /// io_uring: polled completions (IOPOLL): the worker polls the device instead of waiting for
+    /// Polled completions (IOPOLL): the worker polls the device instead of waiting for
     /// an interrupt. Needs --direct and a device with poll queues (NVMe: the nvme module
-    /// parameter poll_queues); elsewhere the run stops at the first I/O with an error.
+    /// parameter poll_queues); elsewhere the run stops at start with an error.
     #[arg(long, help_heading = "io_uring")]
     pub iopoll: bool,
 

@@ -30,7 +30,7 @@ pub enum EngineKind {
     Sync,
     /// completes every request at once without touching storage: the tool's own ceiling
     Null,
-    /// io_uring: one ring per worker, batched submission and completion, registered buffers and files
+    /// one ring per worker, batched submission and completion, registered buffers and files
     #[value(name = "io_uring")]
     #[serde(rename = "io_uring")]
     IoUring,
