@@ -5,6 +5,7 @@
 //! converts; it does not open files (see `target::plan`).
 
 use crate::data::Pattern;
+use crate::engine::uring::UringOptions;
 use crate::engine::{EngineOptions, Madvise};
 use crate::error::UsageError;
 use crate::placement::{CpuPolicy, NumaZones, PlacementSpec, parse_numa_zones};
@@ -27,6 +28,10 @@ Examples:
       a 70/30 read/write mix, reproducible, JSON on stdout
   iopulse /data/test.dat --duration 0 --random --write-percent 100
       write every block exactly once, in a random order, then stop
+  iopulse /data/test.dat --engine io_uring --direct --random --queue-depth 32
+      io_uring, 32 I/Os in flight, registered buffers and files (--no-register to compare)
+  iopulse /dev/nvme0n1 --engine io_uring --direct --random --queue-depth 8 --iopoll
+      polled completions (NVMe with poll queues: modprobe nvme poll_queues=N)
   iopulse /data/test.dat --engine null --duration 5s
       the tool's own ceiling: the whole pipeline without touching storage
   iopulse /data/db.dat --random --distribution zipf --zipf-theta 1.2 --write-percent 20
@@ -229,6 +234,26 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = EngineKind::Sync)]
     pub engine: EngineKind,
 
+    /// Register nothing with the ring (plain Read/Write on descriptors instead of
+    /// ReadFixed/WriteFixed on registered buffers and files; no registered ring fd), to compare.
+    #[arg(long, help_heading = "io_uring")]
+    pub no_register: bool,
+
+    /// A kernel thread polls the submission queue (SQPOLL), so submitting needs no
+    /// system call; that thread keeps a CPU busy while the run lasts.
+    #[arg(long, help_heading = "io_uring")]
+    pub sqpoll: bool,
+
+    /// Bind the SQPOLL thread to CPU N (implies --sqpoll).
+    #[arg(long, value_name = "N", help_heading = "io_uring")]
+    pub sqpoll_cpu: Option<u32>,
+
+    /// Polled completions (IOPOLL): the worker polls the device instead of waiting for
+    /// an interrupt. Needs --direct and a device with poll queues (NVMe: the nvme module
+    /// parameter poll_queues); elsewhere the run stops at start with an error.
+    #[arg(long, help_heading = "io_uring")]
+    pub iopoll: bool,
+
     /// Bypass the page cache (O_DIRECT). If the filesystem refuses it, iopulse says so loudly
     /// and falls back to buffered I/O (see --strict-direct).
     #[arg(long)]
@@ -353,7 +378,16 @@ impl Args {
             strict_direct: self.strict_direct,
             seed: self.seed.unwrap_or_else(fresh_seed),
             force: self.force,
-            engine_options: EngineOptions { mmap_populate: self.mmap_populate, madvise: self.madvise },
+            engine_options: EngineOptions {
+                mmap_populate: self.mmap_populate,
+                madvise: self.madvise,
+                io_uring: UringOptions {
+                    register: !self.no_register,
+                    sqpoll: self.sqpoll || self.sqpoll_cpu.is_some(),
+                    sqpoll_cpu: self.sqpoll_cpu,
+                    iopoll: self.iopoll,
+                },
+            },
             fsync_on_close: self.fsync_on_close,
             think,
             rate,
@@ -532,6 +566,33 @@ mod tests {
             argv.extend_from_slice(bad);
             let err = Args::try_parse_from(argv).unwrap_err().to_string();
             assert!(err.contains(bad[0]), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn io_uring_flags() {
+        let s = spec_of(&["x", "--engine", "io_uring"]).unwrap();
+        assert_eq!(s.engine, EngineKind::IoUring);
+        assert_eq!(s.engine_options.io_uring, UringOptions::default());
+        assert!(s.engine_options.io_uring.register);
+        let s = spec_of(&["x", "--engine", "io_uring", "--no-register", "--sqpoll-cpu", "1"]).unwrap();
+        let u = &s.engine_options.io_uring;
+        assert!(!u.register && u.sqpoll && u.sqpoll_cpu == Some(1) && !u.iopoll);
+        let s = spec_of(&["x", "--engine", "io_uring", "--iopoll", "--direct"]).unwrap();
+        assert!(s.engine_options.io_uring.iopoll);
+    }
+
+    #[test]
+    fn iopoll_needs_direct() {
+        let err = spec_of(&["x", "--engine", "io_uring", "--iopoll"]).unwrap_err();
+        assert!(err.message.contains("--iopoll") && err.message.contains("--direct"), "{err}");
+    }
+
+    #[test]
+    fn io_uring_flags_need_io_uring() {
+        for flag in ["--sqpoll", "--iopoll", "--no-register"] {
+            let err = spec_of(&["x", flag, "--direct"]).unwrap_err();
+            assert!(err.message.contains(flag) && err.message.contains("--engine io_uring"), "{err}");
         }
     }
 

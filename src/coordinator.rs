@@ -14,6 +14,7 @@ use crate::engine::aio::AioEngine;
 use crate::engine::mmap::MmapEngine;
 use crate::engine::null::NullEngine;
 use crate::engine::sync::SyncEngine;
+use crate::engine::uring::UringEngine;
 use crate::engine::{Engine, EngineCaps, Op};
 use crate::environment;
 use crate::error::{Error, RunError, UsageError, exit_code};
@@ -51,6 +52,7 @@ pub fn engine_caps(kind: EngineKind) -> EngineCaps {
         EngineKind::Null => NullEngine::CAPS,
         EngineKind::Libaio => AioEngine::CAPS,
         EngineKind::Mmap => MmapEngine::CAPS,
+        EngineKind::IoUring => UringEngine::CAPS,
     }
 }
 
@@ -61,6 +63,7 @@ pub fn engine_buffered_note(kind: EngineKind) -> Option<&'static str> {
         EngineKind::Null => NullEngine::BUFFERED_NOTE,
         EngineKind::Libaio => AioEngine::BUFFERED_NOTE,
         EngineKind::Mmap => MmapEngine::BUFFERED_NOTE,
+        EngineKind::IoUring => UringEngine::BUFFERED_NOTE,
     }
 }
 
@@ -122,6 +125,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
         EngineKind::Null => execute::<NullEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
         EngineKind::Libaio => execute::<AioEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
         EngineKind::Mmap => execute::<MmapEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
+        EngineKind::IoUring => execute::<UringEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
     }?;
     // The targets of a real run stay; the embedded default's files go with the run.
     if temp.is_none() {
@@ -468,6 +472,15 @@ fn assemble(
     let Execution { start_ns, workers, fsync } = execution;
     let end_ns = workers.iter().map(|w| w.end_ns).max().unwrap_or(start_ns);
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
+
+    // Engine notes (fallbacks taken at set-up): each distinct one said once.
+    let mut said: Vec<&String> = Vec::new();
+    for note in workers.iter().flat_map(|w| &w.engine_notes) {
+        if !said.contains(&note) {
+            diag.note(note.clone());
+            said.push(note);
+        }
+    }
 
     let mut read = OpStats::new();
     let mut write = OpStats::new();

@@ -35,6 +35,10 @@ pub enum EngineKind {
     Libaio,
     /// memcpy to and from a shared mapping of the target; page faults included, no O_DIRECT
     Mmap,
+    /// one ring per worker, batched submission and completion, registered buffers and files
+    #[value(name = "io_uring")]
+    #[serde(rename = "io_uring")]
+    IoUring,
 }
 
 impl EngineKind {
@@ -44,6 +48,7 @@ impl EngineKind {
             EngineKind::Null => "null",
             EngineKind::Libaio => "libaio",
             EngineKind::Mmap => "mmap",
+            EngineKind::IoUring => "io_uring",
         }
     }
 }
@@ -266,6 +271,7 @@ impl Spec {
         if self.ops_limit == Some(0) {
             return Err(UsageError::new("--ops 0 / --io-limit below one block: give at least one I/O"));
         }
+        self.validate_engine_options()?;
         if self.read_percent > 100 {
             return Err(UsageError::new(format!(
                 "--read-percent {}: give a percentage from 0 to 100",
@@ -293,6 +299,29 @@ impl Spec {
                     self.engine.name()
                 )));
             }
+        }
+        Ok(())
+    }
+
+    /// Engine flags belong to their engine, and some need others.
+    fn validate_engine_options(&self) -> Result<(), UsageError> {
+        let u = &self.engine_options.io_uring;
+        if self.engine != EngineKind::IoUring {
+            let given = [
+                (!u.register, "--no-register"),
+                (u.sqpoll_cpu.is_some(), "--sqpoll-cpu"),
+                (u.sqpoll && u.sqpoll_cpu.is_none(), "--sqpoll"),
+                (u.iopoll, "--iopoll"),
+            ];
+            if let Some((_, flag)) = given.iter().find(|(set, _)| *set) {
+                return Err(UsageError::new(format!(
+                    "{flag} applies only to --engine io_uring (the engine is {})",
+                    self.engine.name()
+                )));
+            }
+        }
+        if u.iopoll && !self.direct {
+            return Err(UsageError::new("--iopoll needs --direct: polled completions exist only for O_DIRECT I/O"));
         }
         Ok(())
     }

@@ -221,6 +221,8 @@ pub struct WorkerResult {
     pub sync_ns: Option<u64>,
     /// Think time asked for and spent, and rate slots dropped (paced runs).
     pub pacing: PacingCounts,
+    /// Notes from the engine (fallbacks taken at set-up), said once by the coordinator.
+    pub engine_notes: Vec<String>,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -360,6 +362,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             buffer_node_seen: None,
             sync_ns: None,
             pacing: PacingCounts::default(),
+            engine_notes: Vec::new(),
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -679,10 +682,8 @@ impl<E: Engine> Worker<E> {
             if in_flight == 0 {
                 break if self.failure.is_some() { WorkerStop::Failed } else { WorkerStop::Done };
             }
-            if let Err(e) = self.engine.submit() {
-                return self.engine_failure(control, e.to_string(), in_flight);
-            }
-            let reaped = match self.engine.reap(1, &mut self.completions) {
+            // One call per batch: engines that can submit and wait in one system call do.
+            let reaped = match self.engine.submit_and_reap(1, &mut self.completions) {
                 Ok(n) => n,
                 Err(e) => return self.engine_failure(control, e.to_string(), in_flight),
             };
@@ -853,10 +854,7 @@ impl<E: Engine> Worker<E> {
     /// These completions are outside the window and are not counted.
     fn drain(&mut self, mut in_flight: usize) {
         while in_flight > 0 {
-            if self.engine.submit().is_err() {
-                break;
-            }
-            match self.engine.reap(in_flight, &mut self.completions) {
+            match self.engine.submit_and_reap(in_flight, &mut self.completions) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => in_flight = in_flight.saturating_sub(n),
             }
@@ -895,6 +893,7 @@ impl<E: Engine> Worker<E> {
             read.merge(&t.read);
             write.merge(&t.write);
         }
+        let engine_notes = self.engine.notes();
         WorkerResult {
             index: self.index,
             read,
@@ -914,6 +913,7 @@ impl<E: Engine> Worker<E> {
             buffer_node_seen: self.buffer_node_seen,
             sync_ns: None,
             pacing: self.pacing,
+            engine_notes,
         }
     }
 }

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 
 /// Engines that move bytes to storage.
-const STORAGE_ENGINES: &[&str] = &["sync", "libaio", "mmap"];
+const STORAGE_ENGINES: &[&str] = &["sync", "io_uring", "libaio", "mmap"];
 
 /// Engines that cannot use O_DIRECT (`--direct` is a usage error with them).
 const NO_DIRECT_ENGINES: &[&str] = &["mmap"];

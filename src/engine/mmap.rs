@@ -399,7 +399,7 @@ mod tests {
         let buffers = SlotBuffers::new(1, 4096, 4096).unwrap();
         for advice in [None, Some(Madvise::Random), Some(Madvise::Sequential), Some(Madvise::Willneed)] {
             for populate in [false, true] {
-                let options = EngineOptions { mmap_populate: populate, madvise: advice };
+                let options = EngineOptions { mmap_populate: populate, madvise: advice, ..EngineOptions::default() };
                 let e = open_engine(f.as_file().as_raw_fd(), &buffers, &options).unwrap();
                 let facts = e.setup_facts();
                 assert!(facts.iter().any(|(k, v)| k == "madvise" && v == advice.map_or("none", Madvise::name)));

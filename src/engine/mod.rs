@@ -15,6 +15,7 @@ pub mod aio;
 pub mod mmap;
 pub mod null;
 pub mod sync;
+pub mod uring;
 
 use crate::buffer::BufferRegion;
 use serde::{Deserialize, Serialize};
@@ -87,6 +88,8 @@ pub struct EngineOptions {
     pub mmap_populate: bool,
     /// mmap: `--madvise`, advice passed to the kernel for the whole mapping.
     pub madvise: Option<Madvise>,
+    /// `--engine io_uring`: registration, SQPOLL, IOPOLL.
+    pub io_uring: uring::UringOptions,
 }
 
 /// `--madvise`: what the mmap engine tells the kernel about its access pattern.
@@ -170,6 +173,13 @@ pub trait Engine: Sized {
     /// returns how many.
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError>;
 
+    /// `submit` then `reap(min, out)`. Engines whose kernel interface does both in one
+    /// system call (io_uring_enter) override it; the worker's loop calls this once per batch.
+    fn submit_and_reap(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError> {
+        self.submit()?;
+        self.reap(min, out)
+    }
+
     /// Facts about how the engine was set up, said once at the end of the run
     /// and recorded in the JSON result (`engine.setup`), e.g. ("registered_buffers", "true").
     fn setup_facts(&self) -> Vec<(String, String)> {
@@ -182,6 +192,13 @@ pub trait Engine: Sized {
     /// outside the window. Returns whether there was anything to do.
     fn sync_writes(&mut self) -> Result<bool, EngineError> {
         Ok(false)
+    }
+
+    /// Things a person should read once (a fallback the engine took at set-up, e.g.
+    /// registration refused). The coordinator prints each distinct note once, as a
+    /// note on stderr, and records it in the JSON result.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 

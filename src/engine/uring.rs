@@ -1,0 +1,1057 @@
+//! `io_uring`: one ring per worker, created in the worker thread, kept full.
+//!
+//! - Set-up: SINGLE_ISSUER + DEFER_TASKRUN + COOP_TASKRUN, dropping them one at
+//!   a time (newest kernel feature first) while the kernel answers EINVAL; the
+//!   flags used are a setup fact. With `--sqpoll` only SINGLE_ISSUER is tried
+//!   (the kernel refuses the task-run flags with SQPOLL by design).
+//! - The worker's slot buffers and files are registered (ReadFixed/WriteFixed,
+//!   fixed files) unless `--no-register`; a refused registration falls back to
+//!   plain Read/Write and says so once. The ring's own fd is registered too
+//!   (not with `--no-register`), so `io_uring_enter` skips the fd lookup.
+//! - One `io_uring_enter` per batch: `submit_and_reap` submits everything
+//!   queued and waits for completions in the same call (GETEVENTS).
+//! - A short transfer is resubmitted for the remainder inside `reap` and is
+//!   never returned as a completion; a read that returns 0 (end of file)
+//!   completes with what was moved.
+//! - `--iopoll` on a device without poll queues: the kernel fails each I/O
+//!   with EOPNOTSUPP; the first one stops the run with an error that says how
+//!   to get poll queues.
+//! - Dropped with I/O in flight, the engine waits for it before the ring (and
+//!   the caller's buffers) go away.
+//!
+//! `IOPULSE_TEST_URING_FAULTS` (test-only, documented in docs/engines.md)
+//! makes `open` behave as if the kernel refused something, so that every
+//! fallback and error message can be tested on a kernel that refuses nothing.
+
+use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request};
+use crate::buffer::BufferRegion;
+use io_uring::{IoUring, opcode, squeue, types};
+use serde::{Deserialize, Serialize};
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+
+/// The io_uring flags of the command line (part of the Spec).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UringOptions {
+    /// Register buffers, files and the ring fd (`--no-register` clears it).
+    pub register: bool,
+    /// `--sqpoll`: a kernel thread consumes the submission queue.
+    pub sqpoll: bool,
+    /// `--sqpoll-cpu N`: the CPU the SQPOLL thread is bound to.
+    pub sqpoll_cpu: Option<u32>,
+    /// `--iopoll`: completions are polled from the device (O_DIRECT only).
+    pub iopoll: bool,
+}
+
+impl Default for UringOptions {
+    fn default() -> Self {
+        Self { register: true, sqpoll: false, sqpoll_cpu: None, iopoll: false }
+    }
+}
+
+/// The environment variable of the test-only fault injection.
+pub const FAULTS_ENV: &str = "IOPULSE_TEST_URING_FAULTS";
+
+// From <linux/io_uring.h> (the io-uring crate keeps its bindings private).
+const IORING_ENTER_GETEVENTS: u32 = 1 << 0;
+const IORING_ENTER_SQ_WAKEUP: u32 = 1 << 1;
+const IORING_ENTER_REGISTERED_RING: u32 = 1 << 4;
+const IORING_REGISTER_RING_FDS: u32 = 20;
+const IORING_UNREGISTER_RING_FDS: u32 = 21;
+
+/// `struct io_uring_rsrc_update` of <linux/io_uring.h>.
+#[repr(C)]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
+}
+
+/// The most buffers one ring can register (IORING_MAX_REG_BUFFERS).
+const MAX_REGISTERED_BUFFERS: usize = 1 << 14;
+/// The largest single registered buffer the kernel accepts.
+const MAX_REGISTERED_BUFFER_BYTES: usize = 1 << 30;
+/// How long an idle SQPOLL thread spins before it sleeps.
+const SQPOLL_IDLE_MS: u32 = 1000;
+
+/// Optional set-up flags, in the order they are given up when the kernel refuses:
+/// newest first (DEFER_TASKRUN 6.1, SINGLE_ISSUER 6.0, COOP_TASKRUN 5.19), so an
+/// older kernel keeps every flag it knows. DEFER_TASKRUN needs SINGLE_ISSUER and
+/// goes first, so every attempt is a valid combination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SetupFlag {
+    DeferTaskrun,
+    SingleIssuer,
+    CoopTaskrun,
+}
+
+impl SetupFlag {
+    fn name(self) -> &'static str {
+        match self {
+            SetupFlag::DeferTaskrun => "DEFER_TASKRUN",
+            SetupFlag::SingleIssuer => "SINGLE_ISSUER",
+            SetupFlag::CoopTaskrun => "COOP_TASKRUN",
+        }
+    }
+}
+
+/// What the test-only fault injection asks `open` to pretend.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// io_uring_setup fails with this errno (e.g. ENOSYS, EPERM).
+    pub setup_errno: Option<i32>,
+    /// The value read from /proc/sys/kernel/io_uring_disabled, instead of the real one.
+    pub disabled: Option<u32>,
+    /// io_uring_setup answers EINVAL while any of these flags is asked for.
+    refuse: Vec<SetupFlag>,
+    /// Buffer registration fails with this errno (e.g. ENOMEM).
+    pub register_buffers_errno: Option<i32>,
+    /// File registration fails with this errno.
+    pub register_files_errno: Option<i32>,
+}
+
+impl Faults {
+    /// Parses `setup:ENOSYS,disabled:2,refuse:DEFER_TASKRUN,register_buffers:ENOMEM,register_files:EMFILE`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut faults = Faults::default();
+        for token in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            let (key, value) =
+                token.split_once(':').ok_or_else(|| format!("{FAULTS_ENV}: `{token}` is not KEY:VALUE"))?;
+            let errno = || errno_by_name(value).ok_or_else(|| format!("{FAULTS_ENV}: unknown errno `{value}`"));
+            match key {
+                "setup" => faults.setup_errno = Some(errno()?),
+                "disabled" => {
+                    faults.disabled =
+                        Some(value.parse().map_err(|_| format!("{FAULTS_ENV}: disabled:{value} is not a number"))?)
+                }
+                "refuse" => faults.refuse.push(
+                    [SetupFlag::DeferTaskrun, SetupFlag::SingleIssuer, SetupFlag::CoopTaskrun]
+                        .into_iter()
+                        .find(|f| f.name() == value)
+                        .ok_or_else(|| format!("{FAULTS_ENV}: unknown setup flag `{value}`"))?,
+                ),
+                "register_buffers" => faults.register_buffers_errno = Some(errno()?),
+                "register_files" => faults.register_files_errno = Some(errno()?),
+                _ => return Err(format!("{FAULTS_ENV}: unknown fault `{key}`")),
+            }
+        }
+        Ok(faults)
+    }
+
+    fn from_env() -> Result<Self, String> {
+        match std::env::var(FAULTS_ENV) {
+            Ok(text) => Self::parse(&text),
+            Err(_) => Ok(Self::default()),
+        }
+    }
+}
+
+/// The errnos this engine names in messages and accepts in fault specs.
+const ERRNOS: &[(&str, i32)] = &[
+    ("ENOSYS", libc::ENOSYS),
+    ("EPERM", libc::EPERM),
+    ("EACCES", libc::EACCES),
+    ("ENOMEM", libc::ENOMEM),
+    ("EINVAL", libc::EINVAL),
+    ("EMFILE", libc::EMFILE),
+    ("EFAULT", libc::EFAULT),
+    ("EOPNOTSUPP", libc::EOPNOTSUPP),
+    ("EBUSY", libc::EBUSY),
+];
+
+fn errno_by_name(name: &str) -> Option<i32> {
+    ERRNOS.iter().find(|(n, _)| *n == name).map(|&(_, e)| e)
+}
+
+/// "ENOMEM", or "errno 5" for one without a name here.
+fn errno_name(errno: i32) -> String {
+    ERRNOS.iter().find(|&&(_, e)| e == errno).map_or_else(|| format!("errno {errno}"), |(n, _)| n.to_string())
+}
+
+/// "ENOMEM: Cannot allocate memory".
+fn describe_errno(errno: i32) -> String {
+    let text = io::Error::from_raw_os_error(errno).to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text).to_string();
+    format!("{}: {text}", errno_name(errno))
+}
+
+fn describe_io_error(e: &io::Error) -> String {
+    describe_errno(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+/// The error for an io_uring_setup that failed with `errno` (not EINVAL), given
+/// the value of /proc/sys/kernel/io_uring_disabled when it could be read.
+pub fn unavailable_message(errno: i32, disabled: Option<u32>) -> String {
+    const ALTERNATIVES: &str = "use --engine libaio or --engine sync instead";
+    let cause = match (errno, disabled) {
+        (_, Some(2)) => "io_uring is disabled on this system (sysctl kernel.io_uring_disabled = 2)".to_string(),
+        (libc::EPERM, Some(1)) => "io_uring is restricted to the group kernel.io_uring_group \
+             (sysctl kernel.io_uring_disabled = 1) and this process is neither in it nor privileged"
+            .to_string(),
+        (libc::ENOSYS, _) => "the kernel does not provide io_uring (io_uring_setup: ENOSYS): a kernel older than \
+             5.1 or built without CONFIG_IO_URING, or a seccomp filter that hides it"
+            .to_string(),
+        (libc::EPERM | libc::EACCES, _) => format!(
+            "io_uring_setup was refused ({}): a seccomp filter (container runtimes such as Docker block \
+             io_uring by default) or a security module forbids io_uring here",
+            errno_name(errno)
+        ),
+        (libc::ENOMEM, _) => {
+            return format!(
+                "cannot create a ring ({}): lower --queue-depth, or raise the locked-memory limit \
+                 (ulimit -l) on kernels before 5.12, or {ALTERNATIVES}",
+                describe_errno(errno)
+            );
+        }
+        _ => return format!("cannot create a ring: io_uring_setup failed ({})", describe_errno(errno)),
+    };
+    format!("unavailable here: {cause}: {ALTERNATIVES}")
+}
+
+/// The error for the first EOPNOTSUPP of a polled ring.
+pub fn no_poll_queues_message(path: &str) -> String {
+    format!(
+        "--iopoll: the device under {path} has no poll queues (the kernel answered EOPNOTSUPP to a polled \
+         O_DIRECT I/O). Polled completions need a driver with poll queues: for NVMe, load the driver with \
+         `modprobe nvme poll_queues=N` (or boot with nvme.poll_queues=N) and check that \
+         /sys/block/<dev>/queue/io_poll reads 1; otherwise run without --iopoll"
+    )
+}
+
+/// Per-slot state of the request in flight on it.
+#[derive(Clone, Copy, Debug)]
+struct SlotIo {
+    offset_bytes: u64,
+    file: u32,
+    len_bytes: u32,
+    /// Bytes already moved (short transfers are continued from here).
+    done_bytes: u32,
+    /// Registered buffer holding this slot.
+    buf_index: u16,
+    op: Op,
+}
+
+/// Builds submission entries: everything that does not change per I/O.
+struct SqeMaker {
+    /// Per file: the registered index (fixed files) or the descriptor.
+    files: Box<[RawFd]>,
+    sqe_flags: squeue::Flags,
+    fixed_buffers: bool,
+    buffers: BufferRegion,
+}
+
+impl SqeMaker {
+    /// The entry moving the rest of slot `slot`'s request.
+    #[inline(always)]
+    fn entry(&self, slot: u32, s: &SlotIo) -> squeue::Entry {
+        let fd = types::Fd(self.files[s.file as usize]);
+        let ptr = self.buffers.slot_ptr(slot).wrapping_add(s.done_bytes as usize);
+        let len = s.len_bytes - s.done_bytes;
+        let offset = s.offset_bytes + u64::from(s.done_bytes);
+        let entry = match (s.op, self.fixed_buffers) {
+            (Op::Read, true) => opcode::ReadFixed::new(fd, ptr, len, s.buf_index).offset(offset).build(),
+            (Op::Read, false) => opcode::Read::new(fd, ptr, len).offset(offset).build(),
+            (Op::Write, true) => opcode::WriteFixed::new(fd, ptr.cast_const(), len, s.buf_index).offset(offset).build(),
+            (Op::Write, false) => opcode::Write::new(fd, ptr.cast_const(), len).offset(offset).build(),
+        };
+        entry.flags(self.sqe_flags).user_data(u64::from(slot))
+    }
+}
+
+pub struct UringEngine {
+    ring: IoUring,
+    maker: SqeMaker,
+    slots: Box<[SlotIo]>,
+    /// The worker's descriptors (for error messages).
+    fds: Box<[RawFd]>,
+    /// Entries queued in the SQ and not yet handed to the kernel.
+    pending: u32,
+    /// Requests queued and not yet completed (pending included).
+    in_flight: u32,
+    /// The ring's index among this thread's registered ring fds, if registered.
+    ring_index: Option<u32>,
+    sqpoll: bool,
+    iopoll: bool,
+    /// An EOPNOTSUPP under --iopoll was reported (once).
+    poll_failed: bool,
+    facts: Vec<(String, String)>,
+    notes: Vec<String>,
+}
+
+/// What `build_ring` settled on.
+struct Ring {
+    ring: IoUring,
+    flags: Vec<&'static str>,
+    refused: Vec<SetupFlag>,
+}
+
+/// Creates the ring, giving up optional flags one at a time while the kernel says EINVAL.
+fn build_ring(entries: u32, options: &UringOptions, faults: &Faults) -> Result<Ring, EngineError> {
+    let mut optional: Vec<SetupFlag> = if options.sqpoll {
+        vec![SetupFlag::SingleIssuer]
+    } else {
+        vec![SetupFlag::DeferTaskrun, SetupFlag::SingleIssuer, SetupFlag::CoopTaskrun]
+    };
+    let mut refused = Vec::new();
+    loop {
+        let mut builder = IoUring::builder();
+        let mut flags = Vec::new();
+        if options.iopoll {
+            builder.setup_iopoll();
+            flags.push("IOPOLL");
+        }
+        if options.sqpoll {
+            builder.setup_sqpoll(SQPOLL_IDLE_MS);
+            flags.push("SQPOLL");
+            if let Some(cpu) = options.sqpoll_cpu {
+                builder.setup_sqpoll_cpu(cpu);
+                flags.push("SQ_AFF");
+            }
+        }
+        for flag in &optional {
+            match flag {
+                SetupFlag::DeferTaskrun => builder.setup_defer_taskrun(),
+                SetupFlag::SingleIssuer => builder.setup_single_issuer(),
+                SetupFlag::CoopTaskrun => builder.setup_coop_taskrun(),
+            };
+            flags.push(flag.name());
+        }
+        let result = if let Some(errno) = faults.setup_errno {
+            Err(io::Error::from_raw_os_error(errno))
+        } else if optional.iter().any(|f| faults.refuse.contains(f)) {
+            Err(io::Error::from_raw_os_error(libc::EINVAL))
+        } else {
+            builder.build(entries)
+        };
+        match result {
+            Ok(ring) => return Ok(Ring { ring, flags, refused }),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && !optional.is_empty() => {
+                refused.push(optional.remove(0));
+            }
+            Err(e) => {
+                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                let message = if errno == libc::EINVAL {
+                    let cpu = options
+                        .sqpoll_cpu
+                        .map(|c| format!(" (--sqpoll-cpu {c}: is CPU {c} online and allowed to this process?)"))
+                        .unwrap_or_default();
+                    format!(
+                        "io_uring_setup refused a ring of {entries} entries with {} ({}){cpu}",
+                        if flags.is_empty() { "no flags".to_string() } else { flags.join("|") },
+                        describe_errno(errno)
+                    )
+                } else {
+                    let disabled = faults.disabled.or_else(read_io_uring_disabled);
+                    unavailable_message(errno, disabled)
+                };
+                return Err(fail(message));
+            }
+        }
+    }
+}
+
+/// An engine error that is all message ("io_uring: <message>").
+fn fail(message: impl Into<String>) -> EngineError {
+    EngineError::new("io_uring", io::Error::other(message.into()))
+}
+
+/// /proc/sys/kernel/io_uring_disabled (absent before 6.6).
+fn read_io_uring_disabled() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").ok()?.trim().parse().ok()
+}
+
+/// The path behind a descriptor, for messages.
+fn fd_path(fd: RawFd) -> String {
+    std::fs::read_link(format!("/proc/self/fd/{fd}"))
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| format!("descriptor {fd}"))
+}
+
+/// How the slots map onto registered buffers: `slots_per_buffer` consecutive slots per iovec.
+fn buffer_layout(region: &BufferRegion) -> Option<usize> {
+    let per_buffer = region.slots.div_ceil(MAX_REGISTERED_BUFFERS).max(1);
+    (per_buffer * region.slot_stride_bytes <= MAX_REGISTERED_BUFFER_BYTES).then_some(per_buffer)
+}
+
+/// Records how a registration went; returns whether it is in use.
+fn registered(
+    fact: &str,
+    result: Result<(), String>,
+    facts: &mut Vec<(String, String)>,
+    notes: &mut Vec<String>,
+    note: impl FnOnce(&str) -> String,
+) -> bool {
+    match result {
+        Ok(()) => {
+            facts.push((fact.into(), "true".into()));
+            true
+        }
+        Err(why) => {
+            facts.push((fact.into(), format!("false (refused: {why})")));
+            notes.push(note(&why));
+            false
+        }
+    }
+}
+
+/// Registers the slot buffers (one iovec per `buffer_layout` group of slots) and
+/// records each slot's buffer index. The error says why, for people.
+fn register_slot_buffers(
+    ring: &IoUring,
+    region: &BufferRegion,
+    slots: &mut [SlotIo],
+    faults: &Faults,
+) -> Result<(), String> {
+    let total_bytes = region.slots * region.slot_stride_bytes;
+    let per_buffer = buffer_layout(region)
+        .ok_or_else(|| format!("the {total_bytes} bytes of slot buffers exceed what one ring can register"))?;
+    let iovecs: Vec<libc::iovec> = (0..region.slots.div_ceil(per_buffer))
+        .map(|i| {
+            let first = i * per_buffer;
+            let count = per_buffer.min(region.slots - first);
+            libc::iovec { iov_base: region.slot_ptr(first as u32).cast(), iov_len: count * region.slot_stride_bytes }
+        })
+        .collect();
+    let result = match faults.register_buffers_errno {
+        Some(errno) => Err(io::Error::from_raw_os_error(errno)),
+        // SAFETY: every iovec lies inside the worker's slot allocation, which outlives the
+        // engine (EngineSetup contract); the registration goes away with the ring, which is
+        // dropped with the engine.
+        None => unsafe { ring.submitter().register_buffers(&iovecs) },
+    };
+    result.map_err(|e| {
+        let hint = if e.raw_os_error() == Some(libc::ENOMEM) {
+            format!(": the locked-memory limit (ulimit -l) is below the {total_bytes} bytes of slot buffers")
+        } else {
+            String::new()
+        };
+        format!("{}{hint}", describe_io_error(&e))
+    })?;
+    for (i, s) in slots.iter_mut().enumerate() {
+        s.buf_index = (i / per_buffer) as u16;
+    }
+    Ok(())
+}
+
+impl UringEngine {
+    /// `open` with the fault injection given explicitly (tests call this).
+    pub fn open_with(setup: &EngineSetup<'_>, faults: &Faults) -> Result<Self, EngineError> {
+        let options = &setup.options.io_uring;
+        if options.iopoll && !setup.direct {
+            return Err(fail(
+                "--iopoll needs O_DIRECT, but the filesystem refused O_DIRECT and the run fell back to buffered \
+                 I/O: use a target that accepts O_DIRECT (--strict-direct makes the refusal an error), or drop --iopoll",
+            ));
+        }
+        let depth = setup.queue_depth.max(1);
+        let Ring { ring, flags, refused } = build_ring(depth, options, faults)?;
+        let mut facts = vec![
+            ("setup_flags".to_string(), if flags.is_empty() { "none".to_string() } else { flags.join("|") }),
+            ("sq_entries".to_string(), ring.params().sq_entries().to_string()),
+            ("cq_entries".to_string(), ring.params().cq_entries().to_string()),
+        ];
+        let mut notes = Vec::new();
+        if !refused.is_empty() {
+            let names: Vec<&str> = refused.iter().map(|f| f.name()).collect();
+            facts.push(("refused_flags".to_string(), names.join("|")));
+            notes.push(format!(
+                "io_uring: the kernel refused IORING_SETUP_{} (EINVAL); the ring runs with {}",
+                names.join(", IORING_SETUP_"),
+                if flags.is_empty() { "no set-up flags".to_string() } else { flags.join("|") }
+            ));
+        }
+
+        let region = setup.buffers;
+        let mut slots =
+            vec![
+                SlotIo { offset_bytes: 0, file: 0, len_bytes: 0, done_bytes: 0, buf_index: 0, op: Op::Read };
+                region.slots
+            ]
+            .into_boxed_slice();
+
+        let fixed_buffers = if options.register {
+            let result = register_slot_buffers(&ring, &region, &mut slots, faults);
+            registered("registered_buffers", result, &mut facts, &mut notes, |why| {
+                format!(
+                    "io_uring: registering the slot buffers failed ({why}); using plain Read/Write instead \
+                     (raise ulimit -l, or pass --no-register to compare without registration)"
+                )
+            })
+        } else {
+            facts.push(("registered_buffers".into(), "false (--no-register)".into()));
+            false
+        };
+        let fixed_files = if options.register {
+            let result = match faults.register_files_errno {
+                Some(errno) => Err(describe_errno(errno)),
+                None => ring.submitter().register_files(setup.fds).map_err(|e| describe_io_error(&e)),
+            };
+            registered("registered_files", result, &mut facts, &mut notes, |why| {
+                format!("io_uring: registering the files failed ({why}); using plain descriptors instead")
+            })
+        } else {
+            facts.push(("registered_files".into(), "false (--no-register)".into()));
+            false
+        };
+
+        let ring_index = if options.register { register_ring_fd(ring.as_raw_fd()) } else { None };
+        facts.push(("registered_ring_fd".into(), ring_index.is_some().to_string()));
+
+        let files: Box<[RawFd]> =
+            if fixed_files { (0..setup.fds.len() as RawFd).collect() } else { setup.fds.to_vec().into_boxed_slice() };
+        let sqe_flags = if fixed_files { squeue::Flags::FIXED_FILE } else { squeue::Flags::empty() };
+        let mut engine = Self {
+            ring,
+            maker: SqeMaker { files, sqe_flags, fixed_buffers, buffers: region },
+            slots,
+            fds: setup.fds.to_vec().into_boxed_slice(),
+            pending: 0,
+            in_flight: 0,
+            ring_index,
+            sqpoll: options.sqpoll,
+            iopoll: options.iopoll,
+            poll_failed: false,
+            facts,
+            notes,
+        };
+        if options.iopoll {
+            engine.probe_polling(setup)?;
+        }
+        Ok(engine)
+    }
+
+    /// With --iopoll, reads the first block of each file once before the run starts, so a
+    /// device without poll queues is an error at set-up (no report of a run that never ran).
+    /// Slot 0's bytes are saved and put back: they may hold the data the worker will write.
+    fn probe_polling(&mut self, setup: &EngineSetup<'_>) -> Result<(), EngineError> {
+        let region = setup.buffers;
+        let len = region.slot_len_bytes;
+        // SAFETY: slot 0 lies inside the region (it has at least one slot) and no I/O is in flight.
+        let saved = unsafe { std::slice::from_raw_parts(region.slot_ptr(0), len) }.to_vec();
+        let mut result = Ok(());
+        for file in 0..setup.fds.len() as u32 {
+            let req = Request { slot: 0, op: Op::Read, file, offset_bytes: 0, len_bytes: len as u32 };
+            // SAFETY: slot 0 is free (nothing is in flight) and we wait for the read below.
+            if unsafe { self.queue(req) } != Queued::InFlight {
+                break;
+            }
+            let mut out = [Completion::default()];
+            result = self.reap_batch(1, &mut out).map(drop);
+            if result.is_err() {
+                break;
+            }
+        }
+        if self.in_flight == 0 {
+            // SAFETY: as above, and the probe reads have all completed; `saved` holds `len` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(saved.as_ptr(), region.slot_ptr(0), len) };
+        }
+        result
+    }
+
+    /// One io_uring_enter: hands the kernel every queued entry and, when `wait` > 0,
+    /// waits until the completion queue holds `wait` entries. GETEVENTS is always set
+    /// so that deferred completions (DEFER_TASKRUN) and polled ones (IOPOLL) are reaped.
+    #[inline]
+    fn enter(&mut self, wait: u32) -> io::Result<()> {
+        let mut flags = IORING_ENTER_GETEVENTS;
+        if self.sqpoll {
+            // The kernel thread consumes the queue; a syscall is needed only to wake it or to wait.
+            self.pending = 0;
+            if self.ring.submission().need_wakeup() {
+                flags |= IORING_ENTER_SQ_WAKEUP;
+            } else if wait == 0 {
+                return Ok(());
+            }
+        }
+        let fd = match self.ring_index {
+            Some(index) => {
+                flags |= IORING_ENTER_REGISTERED_RING;
+                index as libc::c_long
+            }
+            None => self.ring.as_raw_fd() as libc::c_long,
+        };
+        // SAFETY: io_uring_enter on our ring (its fd, or its index among this thread's
+        // registered rings) with no argument struct; every queued entry points into
+        // the slot buffers, which outlive the engine and are not touched by the
+        // worker until the slot's completion is reaped.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                fd,
+                libc::c_long::from(self.pending),
+                libc::c_long::from(wait),
+                libc::c_long::from(flags),
+                std::ptr::null::<libc::c_void>(),
+                0 as libc::c_long,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if !self.sqpoll {
+            self.pending -= (r as u32).min(self.pending);
+        }
+        Ok(())
+    }
+
+    /// Moves completions from the CQ into `out`: whole requests, end-of-file short
+    /// counts and errors. Short transfers are queued again for their remainder.
+    #[inline]
+    fn consume(&mut self, out: &mut [Completion]) -> Result<usize, EngineError> {
+        let (_, mut sq, mut cq) = self.ring.split();
+        let mut n = 0;
+        while n < out.len() {
+            let Some(cqe) = cq.next() else { break };
+            let slot = cqe.user_data() as u32;
+            let res = cqe.result();
+            let s = &mut self.slots[slot as usize];
+            let rest = s.len_bytes - s.done_bytes;
+            if res >= 0 && res as u32 == rest {
+                out[n] = Completion { slot, result: i64::from(s.len_bytes) };
+                n += 1;
+                self.in_flight -= 1;
+                continue;
+            }
+            if res > 0 || res == -libc::EAGAIN {
+                // Short transfer (or a polled request the block layer could not take now):
+                // continue it where it stopped. The SQ has room: its capacity is at least
+                // the queue depth and this slot's previous entry was consumed.
+                if res > 0 {
+                    s.done_bytes += res as u32;
+                }
+                let entry = self.maker.entry(slot, s);
+                // SAFETY: the entry points into slot `slot`'s buffer (within its length),
+                // which the worker leaves alone until this slot's completion is returned.
+                if unsafe { sq.push(&entry) }.is_ok() {
+                    self.pending += 1;
+                    continue;
+                }
+                // No room after all: report what was moved rather than lose the request.
+                out[n] = Completion { slot, result: i64::from(s.done_bytes) };
+                n += 1;
+                self.in_flight -= 1;
+                continue;
+            }
+            self.in_flight -= 1;
+            if res == 0 {
+                // End of file: the short count is the result.
+                out[n] = Completion { slot, result: i64::from(s.done_bytes) };
+                n += 1;
+                continue;
+            }
+            if res == -libc::EOPNOTSUPP && self.iopoll && !self.poll_failed {
+                self.poll_failed = true;
+                let path = fd_path(self.fds[s.file as usize]);
+                return Err(fail(no_poll_queues_message(&path)));
+            }
+            out[n] = Completion { slot, result: i64::from(res) };
+            n += 1;
+        }
+        sq.sync();
+        Ok(n)
+    }
+
+    fn reap_batch(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError> {
+        let min = min.min(self.in_flight as usize).min(out.len());
+        let mut n = 0;
+        loop {
+            let ready = self.ring.completion().len();
+            let wait = if n + ready >= min { 0 } else { (min - n) as u32 };
+            if self.pending > 0 || wait > 0 || self.sqpoll {
+                match self.enter(wait) {
+                    Ok(()) => {}
+                    // A signal: return what there is, so that the worker sees its stop word.
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
+                        return Ok(n + self.consume(&mut out[n..])?);
+                    }
+                    // The kernel is short of resources or must flush completions first: reap and retry.
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {}
+                    Err(e) => return Err(EngineError::new("io_uring_enter", e)),
+                }
+            }
+            n += self.consume(&mut out[n..])?;
+            if n >= min || self.in_flight == 0 {
+                return Ok(n);
+            }
+        }
+    }
+}
+
+/// Registers the ring's fd with the calling thread (IORING_REGISTER_RING_FDS, 5.18),
+/// so io_uring_enter skips the fd table. `None` if the kernel refuses.
+fn register_ring_fd(ring_fd: RawFd) -> Option<u32> {
+    let mut update = RsrcUpdate { offset: u32::MAX, resv: 0, data: ring_fd as u64 };
+    // SAFETY: IORING_REGISTER_RING_FDS reads and writes one io_uring_rsrc_update we own.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            ring_fd as libc::c_long,
+            libc::c_long::from(IORING_REGISTER_RING_FDS),
+            &mut update as *mut RsrcUpdate,
+            1 as libc::c_long,
+        )
+    };
+    (r == 1).then_some(update.offset)
+}
+
+impl Engine for UringEngine {
+    const NAME: &'static str = "io_uring";
+    const CAPS: EngineCaps = EngineCaps { completes_inline: false, touches_storage: true, supports_direct: true };
+
+    fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
+        let faults = Faults::from_env().map_err(fail)?;
+        Self::open_with(setup, &faults)
+    }
+
+    #[inline]
+    unsafe fn queue(&mut self, req: Request) -> Queued {
+        let s = &mut self.slots[req.slot as usize];
+        s.op = req.op;
+        s.file = req.file;
+        s.offset_bytes = req.offset_bytes;
+        s.len_bytes = req.len_bytes;
+        s.done_bytes = 0;
+        let entry = self.maker.entry(req.slot, s);
+        // SAFETY: by `queue`'s contract the slot's buffer holds `len_bytes` and is left
+        // alone by the caller until the completion is reaped; the region outlives the engine.
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            return Queued::Full;
+        }
+        self.pending += 1;
+        self.in_flight += 1;
+        Queued::InFlight
+    }
+
+    fn submit(&mut self) -> Result<(), EngineError> {
+        loop {
+            match self.enter(0) {
+                Ok(()) => return Ok(()),
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {
+                    if self.pending == 0 {
+                        return Ok(());
+                    }
+                }
+                Err(e) => return Err(EngineError::new("io_uring_enter", e)),
+            }
+        }
+    }
+
+    fn reap(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError> {
+        self.reap_batch(min, out)
+    }
+
+    #[inline]
+    fn submit_and_reap(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError> {
+        self.reap_batch(min, out)
+    }
+
+    fn setup_facts(&self) -> Vec<(String, String)> {
+        self.facts.clone()
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+}
+
+impl Drop for UringEngine {
+    /// Waits for every request in flight: the kernel may still write into the slot
+    /// buffers, which the worker frees after the engine.
+    fn drop(&mut self) {
+        while self.in_flight > 0 {
+            match self.enter(self.in_flight) {
+                Ok(()) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {}
+                Err(_) => break,
+            }
+            let mut cq = self.ring.completion();
+            for _ in &mut cq {
+                self.in_flight -= 1;
+            }
+        }
+        if let Some(index) = self.ring_index {
+            let update = RsrcUpdate { offset: index, resv: 0, data: 0 };
+            // SAFETY: IORING_UNREGISTER_RING_FDS reads one io_uring_rsrc_update we own.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_io_uring_register,
+                    self.ring.as_raw_fd() as libc::c_long,
+                    libc::c_long::from(IORING_UNREGISTER_RING_FDS),
+                    &update as *const RsrcUpdate,
+                    1 as libc::c_long,
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::SlotBuffers;
+    use crate::engine::EngineOptions;
+    use std::fs::{File, OpenOptions};
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    /// Whether this kernel lets us create a ring at all; prints why not.
+    fn uring_available() -> bool {
+        match IoUring::new(2) {
+            Ok(_) => true,
+            Err(e) => {
+                eprintln!("SKIP: io_uring is not available here: {e}");
+                false
+            }
+        }
+    }
+
+    /// A file of `len` bytes where byte i is (i / 4096 + i) as u8, in a fresh temp dir under /tmp (ext4).
+    fn pattern_file(len: usize) -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>) {
+        let dir = tempfile::Builder::new().prefix("iopulse-uring-").tempdir_in("/tmp").unwrap();
+        let path = dir.path().join("f.dat");
+        let data: Vec<u8> = (0..len).map(|i| (i / 4096 + i) as u8).collect();
+        File::create(&path).unwrap().write_all(&data).unwrap();
+        (dir, path, data)
+    }
+
+    fn open_file(path: &std::path::Path, direct: bool) -> File {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+            .open(path)
+            .unwrap()
+    }
+
+    fn options(register: bool) -> EngineOptions {
+        EngineOptions { io_uring: UringOptions { register, ..UringOptions::default() }, ..EngineOptions::default() }
+    }
+
+    fn open(
+        fds: &[RawFd],
+        buffers: &SlotBuffers,
+        direct: bool,
+        options: &EngineOptions,
+        faults: &Faults,
+    ) -> Result<UringEngine, EngineError> {
+        let setup =
+            EngineSetup { fds, buffers: buffers.region(), queue_depth: buffers.slots() as u32, direct, options };
+        UringEngine::open_with(&setup, faults)
+    }
+
+    fn fact<'a>(engine: &'a UringEngine, key: &str) -> &'a str {
+        engine.facts.iter().find(|(k, _)| k == key).map_or("", |(_, v)| v.as_str())
+    }
+
+    /// A read of 8 KiB that starts 4 KiB before the end of the file: the kernel moves
+    /// 4 KiB, the engine asks for the rest, gets end of file, and completes with 4096.
+    #[test]
+    fn read_across_end_of_file_completes_with_the_short_count() {
+        if !uring_available() {
+            return;
+        }
+        for direct in [false, true] {
+            for register in [true, false] {
+                let (_dir, path, data) = pattern_file(12 * 1024);
+                let file = open_file(&path, direct);
+                let mut buffers = SlotBuffers::new(2, 8192, 4096).unwrap();
+                let opts = options(register);
+                let mut engine =
+                    open(&[file.as_raw_fd()], &buffers, direct, &opts, &Faults::default()).expect("open io_uring");
+                assert_eq!(
+                    fact(&engine, "registered_buffers"),
+                    if register { "true" } else { "false (--no-register)" }
+                );
+                let req = Request { slot: 1, op: Op::Read, file: 0, offset_bytes: 8192, len_bytes: 8192 };
+                // SAFETY: slot 1 exists, holds 8192 bytes, and is not touched until reaped.
+                assert_eq!(unsafe { engine.queue(req) }, Queued::InFlight);
+                let mut out = [Completion::default(); 2];
+                let n = engine.submit_and_reap(1, &mut out).unwrap();
+                assert_eq!(n, 1);
+                assert_eq!(out[0], Completion { slot: 1, result: 4096 }, "direct={direct} register={register}");
+                drop(engine);
+                assert_eq!(&buffers.slot_mut(1)[..4096], &data[8192..], "direct={direct} register={register}");
+            }
+        }
+    }
+
+    /// Reads and writes over a whole queue land at their offsets, in one batch.
+    #[test]
+    fn a_full_queue_of_writes_then_reads_round_trips() {
+        if !uring_available() {
+            return;
+        }
+        let depth = 64u32;
+        let (_dir, path, _) = pattern_file(depth as usize * 4096);
+        let file = open_file(&path, true);
+        let mut buffers = SlotBuffers::new(depth as usize, 4096, 4096).unwrap();
+        for slot in 0..depth {
+            buffers.slot_mut(slot).fill(slot as u8 ^ 0x5a);
+        }
+        let opts = options(true);
+        let mut engine = open(&[file.as_raw_fd()], &buffers, true, &opts, &Faults::default()).unwrap();
+        let mut out = vec![Completion::default(); depth as usize];
+        for op in [Op::Write, Op::Read] {
+            for slot in 0..depth {
+                // Slot s goes to block depth-1-s, so offsets and slots differ.
+                let req =
+                    Request { slot, op, file: 0, offset_bytes: u64::from(depth - 1 - slot) * 4096, len_bytes: 4096 };
+                // SAFETY: each slot is queued once and not touched until reaped.
+                assert_eq!(unsafe { engine.queue(req) }, Queued::InFlight);
+            }
+            let mut done = 0;
+            while done < depth as usize {
+                let n = engine.submit_and_reap(depth as usize - done, &mut out).unwrap();
+                assert!(out[..n].iter().all(|c| c.result == 4096), "{op:?}: {:?}", &out[..n]);
+                done += n;
+            }
+        }
+        drop(engine);
+        let on_disk = std::fs::read(&path).unwrap();
+        for slot in 0..depth {
+            let block = (depth - 1 - slot) as usize;
+            assert!(on_disk[block * 4096..(block + 1) * 4096].iter().all(|&b| b == slot as u8 ^ 0x5a));
+            assert!(buffers.slot(slot).iter().all(|&b| b == slot as u8 ^ 0x5a));
+        }
+    }
+
+    /// Dropping the engine with I/O in flight waits for it (no use of freed buffers).
+    #[test]
+    fn drop_waits_for_io_in_flight() {
+        if !uring_available() {
+            return;
+        }
+        let (_dir, path, _) = pattern_file(1 << 20);
+        let file = open_file(&path, true);
+        let buffers = SlotBuffers::new(32, 4096, 4096).unwrap();
+        let opts = options(true);
+        let mut engine = open(&[file.as_raw_fd()], &buffers, true, &opts, &Faults::default()).unwrap();
+        for slot in 0..32 {
+            let req = Request { slot, op: Op::Read, file: 0, offset_bytes: u64::from(slot) * 8192, len_bytes: 4096 };
+            // SAFETY: each slot is queued once; the engine is dropped before the buffers.
+            unsafe { engine.queue(req) };
+        }
+        engine.submit().unwrap();
+        drop(engine); // must not return before the 32 reads are done
+        drop(buffers);
+    }
+
+    #[test]
+    fn refused_flags_fall_back_one_at_a_time_and_say_so_once() {
+        if !uring_available() {
+            return;
+        }
+        let (_dir, path, _) = pattern_file(8192);
+        let file = open_file(&path, false);
+        let buffers = SlotBuffers::new(4, 4096, 4096).unwrap();
+        let opts = options(true);
+        let faults = Faults::parse("refuse:DEFER_TASKRUN").unwrap();
+        let engine = open(&[file.as_raw_fd()], &buffers, false, &opts, &faults).unwrap();
+        assert_eq!(fact(&engine, "setup_flags"), "SINGLE_ISSUER|COOP_TASKRUN");
+        assert_eq!(fact(&engine, "refused_flags"), "DEFER_TASKRUN");
+        assert_eq!(engine.notes.len(), 1);
+        assert!(engine.notes[0].contains("refused IORING_SETUP_DEFER_TASKRUN"), "{:?}", engine.notes);
+        drop(engine);
+
+        let faults = Faults::parse("refuse:COOP_TASKRUN").unwrap();
+        let engine = open(&[file.as_raw_fd()], &buffers, false, &opts, &faults).unwrap();
+        // Newest first: DEFER_TASKRUN and SINGLE_ISSUER are given up before COOP_TASKRUN.
+        assert_eq!(fact(&engine, "setup_flags"), "none");
+        assert_eq!(fact(&engine, "refused_flags"), "DEFER_TASKRUN|SINGLE_ISSUER|COOP_TASKRUN");
+        assert_eq!(engine.notes.len(), 1);
+    }
+
+    #[test]
+    fn refused_buffer_registration_falls_back_to_plain_reads() {
+        if !uring_available() {
+            return;
+        }
+        let (_dir, path, data) = pattern_file(16 * 1024);
+        let file = open_file(&path, true);
+        let buffers = SlotBuffers::new(4, 4096, 4096).unwrap();
+        let opts = options(true);
+        let faults = Faults::parse("register_buffers:ENOMEM,register_files:EMFILE").unwrap();
+        let mut engine = open(&[file.as_raw_fd()], &buffers, true, &opts, &faults).unwrap();
+        assert!(fact(&engine, "registered_buffers").starts_with("false (refused: ENOMEM"), "{:?}", engine.facts);
+        assert!(fact(&engine, "registered_files").starts_with("false (refused: EMFILE"), "{:?}", engine.facts);
+        assert_eq!(engine.notes.len(), 2, "{:?}", engine.notes);
+        assert!(engine.notes[0].contains("ulimit -l") && engine.notes[0].contains("plain Read/Write"));
+        let req = Request { slot: 3, op: Op::Read, file: 0, offset_bytes: 4096, len_bytes: 4096 };
+        // SAFETY: slot 3 is not touched until reaped.
+        unsafe { engine.queue(req) };
+        let mut out = [Completion::default(); 4];
+        assert_eq!(engine.submit_and_reap(1, &mut out).unwrap(), 1);
+        assert_eq!(out[0], Completion { slot: 3, result: 4096 });
+        drop(engine);
+        assert_eq!(buffers.slot(3), &data[4096..8192]);
+    }
+
+    #[test]
+    fn unavailable_io_uring_names_the_cause_and_the_alternatives() {
+        let (_dir, path, _) = pattern_file(4096);
+        let file = open_file(&path, false);
+        let buffers = SlotBuffers::new(1, 4096, 4096).unwrap();
+        let opts = options(true);
+        for (faults, cause) in [
+            ("setup:ENOSYS,disabled:0", "does not provide io_uring"),
+            ("setup:EPERM,disabled:0", "seccomp"),
+            ("setup:EPERM,disabled:2", "kernel.io_uring_disabled = 2"),
+            ("setup:EPERM,disabled:1", "kernel.io_uring_group"),
+        ] {
+            let err = open(&[file.as_raw_fd()], &buffers, false, &opts, &Faults::parse(faults).unwrap())
+                .err()
+                .expect("open must fail");
+            let text = err.to_string();
+            assert!(text.contains(cause), "{faults}: {text}");
+            assert!(text.contains("--engine libaio") && text.contains("--engine sync"), "{faults}: {text}");
+        }
+    }
+
+    #[test]
+    fn unavailable_messages() {
+        let m = unavailable_message(libc::ENOSYS, None);
+        assert!(m.contains("ENOSYS") && m.contains("--engine libaio or --engine sync"), "{m}");
+        let m = unavailable_message(libc::EPERM, Some(0));
+        assert!(m.contains("EPERM") && m.contains("seccomp"), "{m}");
+        assert!(unavailable_message(libc::EPERM, Some(2)).contains("io_uring_disabled = 2"));
+        assert!(unavailable_message(libc::ENOSYS, Some(2)).contains("io_uring_disabled = 2"));
+        assert!(unavailable_message(libc::EPERM, Some(1)).contains("io_uring_disabled = 1"));
+        let m = unavailable_message(libc::ENOMEM, None);
+        assert!(m.contains("--queue-depth") && m.contains("ENOMEM"), "{m}");
+        let m = unavailable_message(libc::EMFILE, Some(0));
+        assert!(m.starts_with("cannot create a ring") && m.contains("EMFILE"), "{m}");
+        let m = no_poll_queues_message("/x");
+        assert!(m.contains("/x") && m.contains("poll queues") && m.contains("poll_queues"), "{m}");
+    }
+
+    #[test]
+    fn fault_specs_parse_and_typos_are_refused() {
+        let f = Faults::parse("setup:EPERM, disabled:1,refuse:SINGLE_ISSUER,register_buffers:ENOMEM").unwrap();
+        assert_eq!(f.setup_errno, Some(libc::EPERM));
+        assert_eq!(f.disabled, Some(1));
+        assert_eq!(f.refuse, vec![SetupFlag::SingleIssuer]);
+        assert_eq!(f.register_buffers_errno, Some(libc::ENOMEM));
+        assert_eq!(Faults::parse("").unwrap(), Faults::default());
+        assert!(Faults::parse("setup:EWHAT").is_err());
+        assert!(Faults::parse("refuse:SQPOLL").is_err());
+        assert!(Faults::parse("bogus:1").is_err());
+        assert!(Faults::parse("setup").is_err());
+    }
+
+    #[test]
+    fn buffer_layout_stays_within_kernel_limits() {
+        let region = |slots, stride| BufferRegion {
+            base: std::ptr::null_mut(),
+            slot_stride_bytes: stride,
+            slot_len_bytes: stride,
+            slots,
+        };
+        assert_eq!(buffer_layout(&region(32, 4096)), Some(1));
+        assert_eq!(buffer_layout(&region(16384, 4096)), Some(1));
+        assert_eq!(buffer_layout(&region(32768, 4096)), Some(2));
+        assert_eq!(buffer_layout(&region(4, 1 << 30)), Some(1));
+        assert_eq!(buffer_layout(&region(32768, 1 << 20)), Some(2));
+        assert_eq!(buffer_layout(&region(32768, 1 << 30)), None);
+    }
+}
