@@ -72,6 +72,7 @@ io_uring:randread:4k:32:1:0
 mmap:randread:4k:1:1:0
 sync:randwrite:4k:1:1:0
 sync:randread:4k:1:1:1
+sync:read:128k:1:1:1
 io_uring:randread:4k:32:1:1
 libaio:randread:4k:32:1:1
 "
@@ -259,8 +260,12 @@ while IFS= read -r spec; do
         echo "  fio:     ${fargs[*]}"
     } | tee -a "$CMDS" >&2
 
+    # Not measured: flush what earlier write workloads left dirty (an O_DIRECT read would
+    # otherwise wait for it), and for buffered workloads read the file into the page cache
+    # (O_DIRECT writes drop cached pages, and memory reclaim may have taken idle ones).
+    sync "$FILE" 2>/dev/null || sync
     if [[ $direct == 0 ]]; then
-        cat "$FILE" >/dev/null # warm the page cache (O_DIRECT writes may have dropped pages)
+        cat "$FILE" >/dev/null
     fi
     ok=1
     for rep in $(seq 1 "$REPS"); do
