@@ -11,7 +11,8 @@
 #   -d, --duration T      length of each run: 5s, 500ms, 2m       (env DURATION, default 5s)
 #   -s, --size SIZE       file size, fio/iopulse syntax: 1G, 64M  (env SIZE, default 1G)
 #   -f, --file PATH       the file both tools use                 (env COMPARE_FILE; default a new
-#                         file in $IOPULSE_BENCH_DIR or $TMPDIR, removed at the end)
+#                         file in $IOPULSE_BENCH_DIR or $TMPDIR, removed at the end). A block
+#                         device is read as it is; write workloads are then skipped.
 #   -w, --workloads LIST  workloads separated by ';' or newlines, each
 #                         engine:pattern:bs:depth:threads:direct   (env WORKLOADS)
 #                         engine  sync|null|io_uring|libaio|mmap
@@ -122,8 +123,9 @@ FIO_ENGINES=$(fio --enghelp 2>/dev/null | tr -d '\t' | tr '\n' ' ')
 iopulse_engine_name() {
     local want=$1 alt=${1//_/-} e
     for e in $IOPULSE_ENGINES; do
-        [[ $e == "$want" || $e == "$alt" ]] && { echo "$e"; return; }
+        if [[ $e == "$want" || $e == "$alt" ]]; then echo "$e"; fi
     done
+    return 0
 }
 fio_has_engine() { [[ " $FIO_ENGINES " == *" $1 "* ]]; }
 
@@ -154,7 +156,11 @@ if not m: sys.exit("bad size")
 print(int(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " "))' "$SIZE") || die "--size $SIZE: give e.g. 1G, 256M"
 
 # Lay the file out once, with iopulse (random data, each 4 KiB stamped), before any run.
-if [[ ! -f $FILE || $(stat -c %s "$FILE") != "$SIZE_BYTES" ]]; then
+# A block device is used as it is (reads only: the script never writes to one).
+if [[ -b $FILE ]]; then
+    dev_bytes=$(blockdev --getsize64 "$FILE") || die "cannot read the size of $FILE"
+    [[ $SIZE_BYTES -le $dev_bytes ]] || die "--size $SIZE is larger than $FILE ($dev_bytes bytes)"
+elif [[ ! -f $FILE || $(stat -c %s "$FILE") != "$SIZE_BYTES" ]]; then
     [[ -e $FILE ]] && { say "compare-fio: $FILE has another size; recreating it"; rm -f "$FILE"; }
     say "compare-fio: laying out $FILE ($SIZE)"
     CREATED_FILE=1
@@ -224,6 +230,10 @@ while IFS= read -r spec; do
         say "[$id $spec] skip: this fio has no ioengine '$feng'"
         SKIPPED=$((SKIPPED + 1)); continue
     fi
+    if [[ -b $FILE && $pattern == *write ]]; then
+        say "[$id $spec] skip: $FILE is a block device and this script never writes to one"
+        SKIPPED=$((SKIPPED + 1)); continue
+    fi
     if [[ $engine == mmap && $direct == 1 ]]; then
         say "[$id $spec] skip: mmap cannot do O_DIRECT"
         SKIPPED=$((SKIPPED + 1)); continue
@@ -264,7 +274,7 @@ while IFS= read -r spec; do
     # otherwise wait for it), and for buffered workloads read the file into the page cache
     # (O_DIRECT writes drop cached pages, and memory reclaim may have taken idle ones).
     sync "$FILE" 2>/dev/null || sync
-    if [[ $direct == 0 ]]; then
+    if [[ $direct == 0 && -f $FILE ]]; then
         cat "$FILE" >/dev/null
     fi
     ok=1

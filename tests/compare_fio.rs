@@ -46,7 +46,8 @@ fn comparison_script_table_parses() {
     let out = Command::new("bash")
         .arg(&script)
         .args(["--quick", "--reps", "1", "--duration", "1s", "--size", "16M"])
-        .args(["--workloads", "sync:randread:4k:1:1:0;null:read:4k:8:1:0"])
+        // An engine iopulse does not have is skipped with a message, and the run goes on.
+        .args(["--workloads", "sync:randread:4k:1:1:0;nosuch:randread:4k:1:1:0;null:read:4k:8:1:0"])
         .arg("--iopulse")
         .arg(env!("CARGO_BIN_EXE_iopulse"))
         .arg("--out")
@@ -61,6 +62,7 @@ fn comparison_script_table_parses() {
     assert!(out.status.success(), "compare-fio.sh exited {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}", out.status);
     assert!(stderr.contains("fio --name=compare"), "the exact fio command is stated:\n{stderr}");
     assert!(stdout.contains("IOPS iopulse"), "readable table on stdout:\n{stdout}");
+    assert!(stderr.contains("skip: iopulse has no engine 'nosuch'"), "unknown engines are skipped:\n{stderr}");
 
     let text = std::fs::read_to_string(&tsv).expect("TSV written");
     let mut lines = text.lines();
