@@ -22,7 +22,7 @@
 #       --tsv FILE        write the summary TSV to FILE            (default: OUT/compare.tsv)
 #       --iopulse PATH    the iopulse binary (default: the release build; built if missing)
 #       --keep-file       do not remove a file this script created
-#       --quick           reps 1, duration 1s, size 64M, two workloads (a smoke test)
+#       --quick           defaults for a smoke test: reps 1, duration 1s, size 64M, two workloads
 #   -h, --help
 #
 # Equivalences (iopulse -> fio):
@@ -51,9 +51,10 @@ die() { echo "compare-fio: error: $*" >&2; exit 2; }
 say() { echo "$*" >&2; }
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-REPS=${REPS:-5}
-DURATION=${DURATION:-5s}
-SIZE=${SIZE:-1G}
+REPS=${REPS:-}
+DURATION=${DURATION:-}
+SIZE=${SIZE:-}
+QUICK=0
 FILE=${COMPARE_FILE:-}
 WORKLOADS=${WORKLOADS:-}
 OUT=""
@@ -90,13 +91,18 @@ while [[ $# -gt 0 ]]; do
         --tsv) TSV=${2:?}; shift 2 ;;
         --iopulse) IOPULSE=${2:?}; shift 2 ;;
         --keep-file) KEEP_FILE=1; shift ;;
-        --quick) REPS=1; DURATION=1s; SIZE=64M; WORKLOADS=${WORKLOADS:-$QUICK_WORKLOADS}; shift ;;
+        --quick) QUICK=1; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
+# --quick changes only the defaults: flags and variables given explicitly still win.
+if [[ $QUICK == 1 ]]; then
+    REPS=${REPS:-1} DURATION=${DURATION:-1s} SIZE=${SIZE:-64M} WORKLOADS=${WORKLOADS:-$QUICK_WORKLOADS}
+else
+    REPS=${REPS:-5} DURATION=${DURATION:-5s} SIZE=${SIZE:-1G} WORKLOADS=${WORKLOADS:-$DEFAULT_WORKLOADS}
+fi
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || die "--reps $REPS: give a positive whole number"
-WORKLOADS=${WORKLOADS:-$DEFAULT_WORKLOADS}
 
 command -v python3 >/dev/null || die "python3 is needed to read the JSON results"
 if ! command -v fio >/dev/null; then
@@ -143,7 +149,7 @@ if [[ -z $FILE ]]; then
 fi
 CHILD=""
 cleanup() {
-    [[ -n $CHILD ]] && kill "$CHILD" 2>/dev/null || true
+    if [[ -n $CHILD ]]; then kill "$CHILD" 2>/dev/null || true; fi
     if [[ $CREATED_FILE == 1 && $KEEP_FILE == 0 ]]; then rm -f "$FILE"; fi
 }
 trap cleanup EXIT
@@ -247,10 +253,10 @@ while IFS= read -r spec; do
         --time_based --runtime="$DURATION" --lat_percentiles=1 --percentile_list=50:99
         --output-format=json)
     case $pattern in
-        randread) op=read; iargs+=(--random); fargs+=(--rw=randread --norandommap) ;;
-        randwrite) op=write; iargs+=(--random --write-percent 100); fargs+=(--rw=randwrite --norandommap) ;;
-        read) op=read; fargs+=(--rw=read) ;;
-        write) op=write; iargs+=(--write-percent 100); fargs+=(--rw=write) ;;
+        randread) op="read"; iargs+=(--random); fargs+=(--rw=randread --norandommap) ;;
+        randwrite) op="write"; iargs+=(--random --write-percent 100); fargs+=(--rw=randwrite --norandommap) ;;
+        read) op="read"; fargs+=(--rw=read) ;;
+        write) op="write"; iargs+=(--write-percent 100); fargs+=(--rw=write) ;;
         *) die "workload '$spec': pattern must be randread, read, randwrite or write" ;;
     esac
     if [[ $pattern != rand* && $threads -gt 1 ]]; then
