@@ -1,1 +1,219 @@
-fn main() {}
+//! The per-I/O pieces of the hot loop, each timed alone, and the whole loop on
+//! the null engine: what one I/O costs the tool itself (DESIGN.md, "Rules for
+//! the hot path"). Run with `cargo bench --bench hot_path` (add `-- --quick`
+//! for a short run).
+//!
+//! Groups:
+//! - `offset`: one block number per distribution (`BlockSource::next_block`);
+//! - `histogram`: one latency sample (`OpStats::record`, and the bare HDR record);
+//! - `clock`: one clock read (the loop makes at most two per I/O);
+//! - `data`: stamping a 4 KiB block about to be written, and filling 4 KiB with random bytes;
+//! - `loop_null`: one full iteration of the worker loop on the null engine
+//!   (choose offset, op, queue, reap, record), driven through `worker::run`;
+//! - `engine_round_trip`: queue + submit + reap of one 4 KiB request on a block
+//!   that sits in the page cache, per engine. To add an engine, add one line to
+//!   `engine_round_trips` below.
+
+use criterion::{Criterion, Throughput};
+use iopulse::access::{BlockSource, Permutation};
+use iopulse::buffer::SlotBuffers;
+use iopulse::clock::Clock;
+use iopulse::data;
+use iopulse::engine::null::NullEngine;
+use iopulse::engine::sync::SyncEngine;
+use iopulse::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
+use iopulse::rng::Rng;
+use iopulse::stats::{OpStats, new_latency_histogram};
+use iopulse::worker::{self, RunControl, WorkerFile, WorkerPlan};
+use std::hint::black_box;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+const BLOCK: usize = 4096;
+
+fn offsets(c: &mut Criterion) {
+    let mut g = c.benchmark_group("offset");
+    g.throughput(Throughput::Elements(1));
+    // A 1 TiB region of 4 KiB blocks: large enough that nothing fits a cache by accident.
+    let blocks = 1u64 << 28;
+    let mut seq = BlockSource::SequentialLoop { next: 0, blocks };
+    g.bench_function("sequential", |b| b.iter(|| black_box(seq.next_block())));
+    let mut uniform = BlockSource::Uniform { rng: Rng::new(1, 2), blocks };
+    g.bench_function("uniform", |b| b.iter(|| black_box(uniform.next_block())));
+    // Positions 0..2^40 of a permutation of 2^40 blocks: never runs out during a bench.
+    let n = 1u64 << 40;
+    let mut perm = BlockSource::PermutedOnce { permutation: Permutation::new(n, 3), next: 0, end: n };
+    g.bench_function("permutation", |b| b.iter(|| black_box(perm.next_block())));
+    // A region that is not a power of two, so cycle walking happens (2^28 + 1 blocks: ~half
+    // of the draws need a second round).
+    let odd = blocks + 1;
+    let mut perm_odd = BlockSource::PermutedOnce { permutation: Permutation::new(odd, 3), next: 0, end: odd };
+    g.bench_function("permutation_cycle_walk", |b| {
+        b.iter(|| {
+            let x = perm_odd.next_block();
+            if x.is_none()
+                && let BlockSource::PermutedOnce { next, .. } = &mut perm_odd
+            {
+                *next = 0;
+            }
+            black_box(x)
+        })
+    });
+    g.finish();
+}
+
+fn histogram(c: &mut Criterion) {
+    let mut g = c.benchmark_group("histogram");
+    g.throughput(Throughput::Elements(1));
+    // Latencies spread from 1 µs to ~1 ms, so records land in many buckets.
+    let mut rng = Rng::new(7, 7);
+    let samples: Vec<u64> = (0..4096).map(|_| 1_000 + rng.below(1_000_000)).collect();
+    let mut stats = OpStats::new();
+    let mut i = 0usize;
+    g.bench_function("op_stats_record", |b| {
+        b.iter(|| {
+            stats.record(4096, black_box(samples[i & 4095]));
+            i = i.wrapping_add(1);
+        })
+    });
+    let mut hist = new_latency_histogram();
+    g.bench_function("hdr_saturating_record", |b| {
+        b.iter(|| {
+            hist.saturating_record(black_box(samples[i & 4095]));
+            i = i.wrapping_add(1);
+        })
+    });
+    black_box((&stats, &hist));
+    g.finish();
+}
+
+fn clock(c: &mut Criterion) {
+    let clock = Clock::new();
+    c.bench_function("clock/now_ns", |b| b.iter(|| black_box(clock.now_ns())));
+}
+
+fn data_pattern(c: &mut Criterion) {
+    let mut g = c.benchmark_group("data");
+    g.throughput(Throughput::Bytes(BLOCK as u64));
+    let mut buf = SlotBuffers::new(1, BLOCK, BLOCK).expect("buffer");
+    let mut seq = 0u64;
+    g.bench_function("stamp_write_4k", |b| {
+        b.iter(|| {
+            seq += 1;
+            data::stamp_write(buf.slot_mut(0), black_box(seq * 4096), seq);
+        })
+    });
+    let mut rng = Rng::new(5, 5);
+    g.bench_function("fill_random_4k", |b| b.iter(|| data::fill_random(buf.slot_mut(0), &mut rng)));
+    black_box(buf.slot(0));
+    // Verification (src/verify.rs) is not in the tree yet; its per-4K check goes here.
+    g.finish();
+}
+
+/// Runs one worker on the null engine for exactly `ios` I/Os over a sequential
+/// source and returns the time between the start line and its stop: the loop
+/// only, without thread start or set-up.
+fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
+    let control = RunControl::new(Clock::new(), Arc::new(AtomicUsize::new(0)));
+    let plan = WorkerPlan {
+        index: 0,
+        seed: 1,
+        block_size_bytes: BLOCK as u64,
+        queue_depth: depth,
+        read_percent,
+        source: BlockSource::SequentialOnce { next: 0, end: ios },
+        // The null engine never touches its descriptors.
+        files: vec![WorkerFile { fd: -1, first_block: 0 }],
+        buffer_align_bytes: BLOCK,
+        duration_ns: None,
+        direct: false,
+        engine_options: EngineOptions::default(),
+    };
+    std::thread::scope(|s| {
+        let control = &control;
+        let handle = s.spawn(move || worker::run::<NullEngine>(plan, control));
+        let start = control.release(1, false).expect("worker started");
+        let result = handle.join().expect("worker thread");
+        assert_eq!(result.read.ops + result.write.ops, ios, "null worker did every I/O");
+        Duration::from_nanos(result.end_ns - start)
+    })
+}
+
+fn loop_null(c: &mut Criterion) {
+    let mut g = c.benchmark_group("loop_null");
+    g.throughput(Throughput::Elements(1));
+    for (name, depth, read_percent) in
+        [("read_qd1", 1, 100), ("read_qd32", 32, 100), ("write_qd1", 1, 0), ("mixed70_qd32", 32, 70)]
+    {
+        g.bench_function(name, |b| b.iter_custom(|iters| null_worker_window(iters.max(1), depth, read_percent)));
+    }
+    g.finish();
+}
+
+/// Times queue (+ submit + reap when the engine does not complete inline) of one
+/// 4 KiB request at offset 0 of a file whose first block is in the page cache.
+fn engine_round_trip<E: Engine>(c: &mut Criterion, label: &str) {
+    let dir = tempfile::Builder::new().prefix("iopulse-bench-").tempdir().expect("temp dir");
+    let path = dir.path().join("engine.dat");
+    std::fs::write(&path, vec![0x5au8; 1 << 20]).expect("write bench file");
+    let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).expect("open");
+    let fds = [file.as_raw_fd()];
+    let buffers = SlotBuffers::new(1, BLOCK, BLOCK).expect("buffer");
+    let options = EngineOptions::default();
+    let setup = EngineSetup { fds: &fds, buffers: buffers.region(), queue_depth: 1, direct: false, options: &options };
+    let mut engine = match E::open(&setup) {
+        Ok(e) => e,
+        Err(e) => {
+            println!("SKIP engine_round_trip/{label}: engine {} cannot start here: {e}", E::NAME);
+            return;
+        }
+    };
+    let mut completions = [Completion::default(); 1];
+    let mut g = c.benchmark_group("engine_round_trip");
+    g.throughput(Throughput::Bytes(BLOCK as u64));
+    for op in [Op::Read, Op::Write] {
+        let req = Request { slot: 0, op, file: 0, offset_bytes: 0, len_bytes: BLOCK as u32 };
+        g.bench_function(format!("{label}_{}_4k_cached", op.name()), |b| {
+            b.iter(|| {
+                // SAFETY: slot 0 exists in `buffers`, which outlives `engine`; nothing
+                // else touches it, and the request is reaped before the next one.
+                let result = match unsafe { engine.queue(black_box(req)) } {
+                    Queued::Done(r) => r,
+                    Queued::InFlight => {
+                        engine.submit().expect("submit");
+                        let n = engine.reap(1, &mut completions).expect("reap");
+                        assert_eq!(n, 1);
+                        completions[0].result
+                    }
+                    Queued::Full => panic!("engine {} is full with nothing in flight", E::NAME),
+                };
+                assert_eq!(result, BLOCK as i64);
+            })
+        });
+    }
+    g.finish();
+    drop(engine);
+    drop(buffers);
+}
+
+fn engine_round_trips(c: &mut Criterion) {
+    engine_round_trip::<NullEngine>(c, "null");
+    engine_round_trip::<SyncEngine>(c, "sync");
+    // New engines: one line each, e.g.
+    // engine_round_trip::<iopulse::engine::uring::UringEngine>(c, "io_uring");
+    // engine_round_trip::<iopulse::engine::aio::AioEngine>(c, "libaio");
+    // engine_round_trip::<iopulse::engine::mmap::MmapEngine>(c, "mmap");
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    offsets(&mut c);
+    histogram(&mut c);
+    clock(&mut c);
+    data_pattern(&mut c);
+    loop_null(&mut c);
+    engine_round_trips(&mut c);
+    c.final_summary();
+}
