@@ -7,7 +7,7 @@
 //! - `offset`: one block number per distribution (`BlockSource::next_block`);
 //! - `histogram`: one latency sample (`OpStats::record`, and the bare HDR record);
 //! - `clock`: one clock read (the loop makes at most two per I/O);
-//! - `data`: stamping a 4 KiB block about to be written, and filling 4 KiB with random bytes;
+//! - `data`: filling 4 KiB with fresh random data, stamping and checking a verified 4 KiB block;
 //! - `loop_null`: one full iteration of the worker loop on the null engine
 //!   (choose offset, op, queue, reap, record), driven through `worker::run`;
 //! - `engine_round_trip`: queue + submit + reap of one 4 KiB request on a block
@@ -15,16 +15,18 @@
 //!   `engine_round_trips` below.
 
 use criterion::{Criterion, Throughput};
-use iopulse::access::{BlockSource, Permutation};
+use iopulse::access::{BlockSource, Permutation, SourcePlan};
 use iopulse::buffer::SlotBuffers;
 use iopulse::clock::Clock;
-use iopulse::data;
+use iopulse::data::{self, Pattern};
 use iopulse::engine::null::NullEngine;
 use iopulse::engine::sync::SyncEngine;
 use iopulse::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
 use iopulse::rng::Rng;
+use iopulse::spec::{AccessOrder, Distribution};
 use iopulse::stats::{OpStats, new_latency_histogram};
-use iopulse::worker::{self, RunControl, WorkerFile, WorkerPlan};
+use iopulse::verify;
+use iopulse::worker::{self, DataPlan, RunControl, WorkerFile, WorkerPlan};
 use std::hint::black_box;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -61,6 +63,27 @@ fn offsets(c: &mut Criterion) {
             black_box(x)
         })
     });
+    // The skewed distributions (scrambled hot set), same region.
+    for (name, distribution) in [
+        ("zipf_1.2", Distribution::Zipf { theta: 1.2 }),
+        ("pareto_0.9", Distribution::Pareto { h: 0.9 }),
+        ("gaussian", Distribution::Gaussian { stddev: 0.1, center: 0.5 }),
+    ] {
+        let plan = SourcePlan {
+            order: AccessOrder::Random,
+            distribution,
+            scramble: true,
+            once: false,
+            blocks,
+            share_index: 0,
+            share_count: 1,
+            overlap: false,
+            seed: 4,
+            worker: 0,
+        };
+        let mut source = BlockSource::new(&plan);
+        g.bench_function(name, |b| b.iter(|| black_box(source.next_block())));
+    }
     g.finish();
 }
 
@@ -99,16 +122,26 @@ fn data_pattern(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(BLOCK as u64));
     let mut buf = SlotBuffers::new(1, BLOCK, BLOCK).expect("buffer");
     let mut seq = 0u64;
-    g.bench_function("stamp_write_4k", |b| {
+    // Fresh random data for one write (the default --write-pattern): must run at >= 8 GiB/s.
+    g.bench_function("fill_random_4k", |b| {
         b.iter(|| {
             seq += 1;
-            data::stamp_write(buf.slot_mut(0), black_box(seq * 4096), seq);
+            data::fill_random(buf.slot_mut(0), 42, black_box(seq * 4096), seq);
         })
     });
-    let mut rng = Rng::new(5, 5);
-    g.bench_function("fill_random_4k", |b| b.iter(|| data::fill_random(buf.slot_mut(0), &mut rng)));
+    // --verify: stamping a block for a write, and checking a block read (must be <= 1 µs).
+    g.bench_function("verify_stamp_4k", |b| {
+        b.iter(|| {
+            seq += 1;
+            verify::stamp(buf.slot_mut(0), Pattern::Random, 42, black_box(4096), seq);
+        })
+    });
+    let expect = verify::Expect { seed: 42, offset_bytes: 4096, pattern: Pattern::Random, sequence: None };
+    let mut scratch = vec![0u8; BLOCK];
+    g.bench_function("verify_check_4k", |b| {
+        b.iter(|| black_box(verify::check(buf.slot(0), black_box(&expect), &mut scratch)).expect("valid block"))
+    });
     black_box(buf.slot(0));
-    // Verification (src/verify.rs) is not in the tree yet; its per-4K check goes here.
     g.finish();
 }
 
@@ -124,12 +157,19 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         queue_depth: depth,
         read_percent,
         source: BlockSource::SequentialOnce { next: 0, end: ios },
+        region_first_block: 0,
+        ops_limit: None,
+        coverage: None,
         // The null engine never touches its descriptors.
-        files: vec![WorkerFile { fd: -1, first_block: 0 }],
+        files: vec![WorkerFile { fd: -1, first_block: 0, target: 0 }],
         buffer_align_bytes: BLOCK,
         duration_ns: None,
         direct: false,
         engine_options: EngineOptions::default(),
+        placement: Default::default(),
+        data: DataPlan { pattern: Pattern::Random, seed: 1, verify: None },
+        think: None,
+        rate: None,
     };
     std::thread::scope(|s| {
         let control = &control;
@@ -201,10 +241,9 @@ fn engine_round_trip<E: Engine>(c: &mut Criterion, label: &str) {
 fn engine_round_trips(c: &mut Criterion) {
     engine_round_trip::<NullEngine>(c, "null");
     engine_round_trip::<SyncEngine>(c, "sync");
-    // New engines: one line each, e.g.
-    // engine_round_trip::<iopulse::engine::uring::UringEngine>(c, "io_uring");
-    // engine_round_trip::<iopulse::engine::aio::AioEngine>(c, "libaio");
-    // engine_round_trip::<iopulse::engine::mmap::MmapEngine>(c, "mmap");
+    engine_round_trip::<iopulse::engine::uring::UringEngine>(c, "io_uring");
+    engine_round_trip::<iopulse::engine::aio::AioEngine>(c, "libaio");
+    engine_round_trip::<iopulse::engine::mmap::MmapEngine>(c, "mmap");
 }
 
 fn main() {

@@ -268,8 +268,18 @@ fn sqpoll_and_no_register_runs_move_the_same_data() {
         let bs = 4096usize;
         let f = zero_file(dir.path(), "q.dat", 512 * bs as u64);
         let fs = path_str(&f);
-        let mut args =
-            vec!["--engine", "io_uring", &fs, "--duration", "0", "--write-percent", "100", "--verify", "--queue-depth", "16"];
+        let mut args = vec![
+            "--engine",
+            "io_uring",
+            &fs,
+            "--duration",
+            "0",
+            "--write-percent",
+            "100",
+            "--verify",
+            "--queue-depth",
+            "16",
+        ];
         args.extend_from_slice(extra);
         let r = run_json(&args);
         assert_eq!(u64_at(&r, &["write", "ops"]), 512, "{extra:?}");
