@@ -3,9 +3,9 @@
 //! precomputed, so set-up cost is also shown (`new/...`).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use std::hint::black_box;
 use iopulse::access::{BlockSource, SourcePlan};
 use iopulse::spec::{AccessOrder, Distribution};
+use std::hint::black_box;
 
 fn plan(order: AccessOrder, distribution: Distribution, once: bool, blocks: u64) -> SourcePlan {
     SourcePlan {

@@ -16,7 +16,8 @@ use crate::engine::{Engine, EngineCaps, Op};
 use crate::environment;
 use crate::error::{Error, RunError, UsageError, exit_code};
 use crate::result::{
-    CpuInfo, EngineInfo, Histograms, RunResult, SCHEMA_VERSION, StopReason, TargetInfo, ToolInfo, WorkerInfo,
+    AchievedQueueDepth, CpuInfo, EngineInfo, Histograms, RunResult, SCHEMA_VERSION, StopReason, TargetInfo, ToolInfo,
+    WorkerInfo,
 };
 use crate::rusage;
 use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec};
@@ -401,8 +402,13 @@ fn assemble(
                 write: w.write.summarize(window_ns),
                 cpu: w.cpu,
                 stop: format!("{:?}", w.stop).to_lowercase(),
+                achieved_queue_depth: w.read.in_flight(window_ns) + w.write.in_flight(window_ns),
             })
             .collect(),
+        achieved_queue_depth: AchievedQueueDepth {
+            total: total.in_flight(window_ns),
+            mean_per_worker: total.in_flight(window_ns) / workers.len().max(1) as f64,
+        },
         histograms: Histograms {
             encoding: "hdrhistogram-v2-deflate-base64".into(),
             unit: "ns".into(),
@@ -412,6 +418,7 @@ fn assemble(
         warnings: diag.warnings(),
         notes: diag.notes(),
         error: failure,
+        merged_from: None,
     }
 }
 

@@ -36,11 +36,39 @@ pub struct RunResult {
     /// Blocks accessed / blocks in the region, and how concentrated the access was.
     pub coverage: Option<Coverage>,
     pub workers: Vec<WorkerInfo>,
+    /// The queue depth really achieved (Little's law), next to the requested one in `engine`.
+    #[serde(default)]
+    pub achieved_queue_depth: AchievedQueueDepth,
     pub histograms: Histograms,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
     /// What stopped the run, when something failed.
     pub error: Option<String>,
+    /// Set only by `iopulse merge`: the results this document combines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Vec<MergedSource>>,
+}
+
+/// Mean I/Os in flight over the window by Little's law (IOPS × mean latency).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AchievedQueueDepth {
+    /// Summed over all workers.
+    pub total: f64,
+    /// `total` / number of workers: compare with `engine.effective_queue_depth`.
+    pub mean_per_worker: f64,
+}
+
+/// One result a merged document was made from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MergedSource {
+    /// The file as given to `iopulse merge`.
+    pub file: String,
+    pub hostname: String,
+    pub started_at: String,
+    pub window_ns: u64,
+    pub seed: u64,
+    pub ops: u64,
+    pub iops: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -119,6 +147,9 @@ pub struct WorkerInfo {
     pub write: OpSummary,
     pub cpu: CpuTimes,
     pub stop: String,
+    /// This worker's mean I/Os in flight (Little's law).
+    #[serde(default)]
+    pub achieved_queue_depth: f64,
 }
 
 /// The merged latency histograms, serialized so results can be merged exactly later.
