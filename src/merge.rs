@@ -202,12 +202,18 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     m.direct.reason = results.iter().find_map(|r| r.direct.reason.clone());
     m.direct.memory_backed = results.iter().any(|r| r.direct.memory_backed);
 
+    // Targets of several hosts are told apart by host, the same path of one host by result file.
+    let mut paths: Vec<&str> = results.iter().flat_map(|r| r.targets.iter().map(|t| t.path.as_str())).collect();
+    paths.sort_unstable();
+    let paths_repeat = paths.windows(2).any(|w| w[0] == w[1]);
     m.targets = inputs
         .iter()
         .flat_map(|i| {
             i.result.targets.iter().cloned().map(move |mut t| {
                 if several_hosts {
                     t.path = format!("{}:{}", i.result.environment.hostname, t.path);
+                } else if paths_repeat {
+                    t.path = format!("{} ({})", t.path, i.file);
                 }
                 t
             })
