@@ -8,7 +8,7 @@ use crate::result::RunResult;
 use crate::spec::{Distribution, RunLength};
 use crate::stats::OpSummary;
 use std::fs::OpenOptions;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
@@ -153,10 +153,16 @@ pub fn check(path: &Path) -> Result<(), UsageError> {
     if path.is_dir() {
         return Err(UsageError::new(format!("--csv {}: is a directory, give a file", path.display())));
     }
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            let first = text.lines().next().unwrap_or("");
-            if !first.is_empty() && first.trim_end_matches('\r') != header() {
+    // Only the first line is read: the file may be a long table.
+    let first_line = std::fs::File::open(path).and_then(|f| {
+        let mut line = Vec::new();
+        io::BufRead::read_until(&mut io::BufReader::new(f).take(64 * 1024), b'\n', &mut line)?;
+        Ok(String::from_utf8_lossy(&line).into_owned())
+    });
+    match first_line {
+        Ok(line) => {
+            let first = line.trim_end_matches(['\n', '\r']);
+            if !first.is_empty() && first != header() {
                 return Err(UsageError::new(format!(
                     "--csv {}: the file's header is not this iopulse's ({} columns expected, starting with `{}`): \
                      append to a file written by this version, or give a new file",
