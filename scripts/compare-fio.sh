@@ -120,8 +120,8 @@ if [[ -z $IOPULSE ]]; then
 fi
 [[ -x $IOPULSE ]] || die "iopulse binary $IOPULSE is not executable"
 
-# Engines iopulse offers: its help lists them ("[possible values: sync, null, ...]").
-IOPULSE_ENGINES=$("$IOPULSE" -h 2>/dev/null | grep -o 'possible values: [^]]*' | head -1 | sed 's/possible values: //; s/,/ /g') || true
+# Engines iopulse offers: an unknown --engine makes it list them ("[possible values: sync, null, ...]").
+IOPULSE_ENGINES=$("$IOPULSE" --engine '?' 2>&1 | grep -o 'possible values: [^]]*' | head -1 | sed 's/possible values: //; s/,/ /g') || true
 [[ -n $IOPULSE_ENGINES ]] || IOPULSE_ENGINES=$("$IOPULSE" --help | sed -n '/--engine/,/default:/p' | sed -n 's/^ *- \([a-z_-]*\):.*/\1/p' | tr '\n' ' ')
 FIO_ENGINES=$(fio --enghelp 2>/dev/null | tr -d '\t' | tr '\n' ' ')
 
@@ -229,7 +229,7 @@ while IFS= read -r spec; do
         *) feng=$engine ;;
     esac
     if [[ -z $ieng ]]; then
-        say "[$id $spec] skip: iopulse has no engine '$engine' here ('iopulse --help' lists: $IOPULSE_ENGINES)"
+        say "[$id $spec] skip: iopulse has no engine '$engine' here (it offers: $IOPULSE_ENGINES)"
         SKIPPED=$((SKIPPED + 1)); continue
     fi
     if ! fio_has_engine "$feng"; then

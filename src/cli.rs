@@ -56,6 +56,24 @@ Examples:
       Linux native AIO, 32 O_DIRECT reads in flight (without --direct, AIO is synchronous)
   iopulse /data/test.dat --engine mmap --random --madvise random --write-percent 30 --fsync-on-close
       copies to and from a shared mapping (page faults measured), made durable at the end
+  iopulse /data/t.dat --random --queue-depth 8 --csv sweep.csv
+      append one row (spec and headline figures) to sweep.csv; header written when new
+  iopulse /data/t.dat --random --json r.json --plot plots/
+      also write the JSON result and SVG charts (latency percentiles, ...) into plots/
+  iopulse /data/t.dat --random --output-format fio-json
+      the result in fio's JSON layout (jobs[].read.iops, clat_ns.percentile, ...)
+
+Subcommands (the first argument; a target file named like one is written ./merge):
+  iopulse merge host1.json host2.json [--output-format json] [--force]
+      one report from concurrent runs: histograms added, IOPS summed
+  iopulse plot r.json --out plots/
+      SVG charts of a JSON result (latency percentiles; IOPS and p99 over time)
+  iopulse plot --sweep sweep.csv --x queue_depth --y iops --by block_size
+      a chart of a --csv sweep: one line per block size
+  iopulse completions bash > /etc/bash_completion.d/iopulse
+      shell completions (bash, zsh, fish, elvish, powershell) on stdout
+  iopulse man > iopulse.1
+      the man page (roff) on stdout
 
 Exit codes: 0 success, 1 the run failed, 2 usage error (nothing was touched),
 3 verification mismatches, 130 interrupted (the partial report is printed).
@@ -75,6 +93,8 @@ pub enum OutputFormat {
     Text,
     /// the JSON result (docs/json.md) on stdout
     Json,
+    /// the subset of fio's JSON output that fio tooling reads (docs/json.md)
+    FioJson,
 }
 
 /// Where the results of a run go. Not part of the `Spec`: it does not change
@@ -84,6 +104,10 @@ pub struct OutputOptions {
     pub format: OutputFormat,
     pub json_file: Option<PathBuf>,
     pub quiet: bool,
+    /// `--csv FILE`: append one row per run.
+    pub csv_file: Option<PathBuf>,
+    /// `--plot DIR`: write SVG charts there.
+    pub plot_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Parser)]
@@ -276,6 +300,16 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
+    /// Append one CSV row (the spec's sweep parameters and the headline figures) to FILE;
+    /// the header is written when FILE is new (docs/usage.md lists the columns).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Write SVG charts of the result into DIR (created if missing): latency percentiles,
+    /// and IOPS and p99 over time when the result has a time series.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+
     /// No progress or notes on stderr; warnings and errors are still printed.
     #[arg(long, short)]
     pub quiet: bool,
@@ -404,7 +438,13 @@ impl Args {
             },
         };
         spec.validate()?;
-        let output = OutputOptions { format: self.output_format, json_file: self.json, quiet: self.quiet };
+        let output = OutputOptions {
+            format: self.output_format,
+            json_file: self.json,
+            quiet: self.quiet,
+            csv_file: self.csv,
+            plot_dir: self.plot,
+        };
         Ok((spec, output))
     }
 }

@@ -20,8 +20,9 @@ use crate::environment;
 use crate::error::{Error, RunError, UsageError, exit_code};
 use crate::placement::{self, NumaZones, PlacementPlan, Topology};
 use crate::result::{
-    CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacingInfo, PlacementInfo, RateInfo, RunResult,
-    SCHEMA_VERSION, StopReason, TargetInfo, ThinkInfo, ToolInfo, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
+    AchievedQueueDepth, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacingInfo, PlacementInfo, RateInfo,
+    RunResult, SCHEMA_VERSION, StopReason, TargetInfo, ThinkInfo, ToolInfo, VerificationInfo, WorkerInfo,
+    WorkerPlacementInfo,
 };
 use crate::rusage;
 use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec};
@@ -586,8 +587,13 @@ fn assemble(
                         buffer_node_seen: w.buffer_node_seen,
                     }
                 },
+                achieved_queue_depth: w.read.in_flight(window_ns) + w.write.in_flight(window_ns),
             })
             .collect(),
+        achieved_queue_depth: AchievedQueueDepth {
+            total: total.in_flight(window_ns),
+            mean_per_worker: total.in_flight(window_ns) / workers.len().max(1) as f64,
+        },
         histograms: Histograms {
             encoding: "hdrhistogram-v2-deflate-base64".into(),
             unit: "ns".into(),
@@ -600,6 +606,7 @@ fn assemble(
         notes: diag.notes(),
         error: failure,
         placement: placement_info(placed),
+        merged_from: None,
     }
 }
 

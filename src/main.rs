@@ -6,7 +6,7 @@ use clap::Parser;
 use iopulse::cli::Args;
 use iopulse::diag::Diagnostics;
 use iopulse::error::{Error, UsageError, exit_code};
-use iopulse::{coordinator, report, signals};
+use iopulse::{commands, coordinator, report, signals};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
@@ -15,6 +15,18 @@ fn main() -> ExitCode {
 }
 
 fn run() -> i32 {
+    // Subcommands: the first argument exactly `merge`, `plot`, `completions` or `man`
+    // (a target file of that name is written `./merge`).
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(name) = argv.get(1).and_then(|a| a.to_str()).filter(|a| commands::NAMES.contains(a)) {
+        let rest = argv[2..].iter().cloned();
+        return match name {
+            "merge" => parsed(name, rest).map_or_else(clap_error, commands::merge),
+            "plot" => parsed(name, rest).map_or_else(clap_error, commands::plot),
+            "completions" => parsed(name, rest).map_or_else(clap_error, commands::completions),
+            _ => parsed(name, rest).map_or_else(clap_error, commands::man),
+        };
+    }
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => return clap_error(e),
@@ -62,6 +74,7 @@ fn run() -> i32 {
 
 /// The JSON file's directory must exist before anything is touched.
 fn check_output(output: &iopulse::cli::OutputOptions) -> Result<(), UsageError> {
+    report::check_outputs(output)?;
     if let Some(path) = &output.json_file {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() {
@@ -73,6 +86,11 @@ fn check_output(output: &iopulse::cli::OutputOptions) -> Result<(), UsageError> 
         }
     }
     Ok(())
+}
+
+/// A subcommand's own parser over the arguments after its name.
+fn parsed<P: Parser>(name: &str, rest: impl Iterator<Item = std::ffi::OsString>) -> Result<P, clap::Error> {
+    P::try_parse_from(std::iter::once(std::ffi::OsString::from(format!("iopulse {name}"))).chain(rest))
 }
 
 /// Help and version print as clap makes them; errors become one line, exit 2.

@@ -41,6 +41,9 @@ pub struct RunResult {
     #[serde(default)]
     pub durability: Option<Durability>,
     pub workers: Vec<WorkerInfo>,
+    /// The queue depth really achieved (Little's law), next to the requested one in `engine`.
+    #[serde(default)]
+    pub achieved_queue_depth: AchievedQueueDepth,
     pub histograms: Histograms,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
@@ -54,6 +57,9 @@ pub struct RunResult {
     /// Think time and rate limit, when asked for.
     #[serde(default)]
     pub pacing: Option<PacingInfo>,
+    /// Set only by `iopulse merge`: the results this document combines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Vec<MergedSource>>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -130,6 +136,28 @@ pub struct MismatchInfo {
     pub window_at: u32,
     pub expected_hex: String,
     pub found_hex: String,
+}
+
+/// Mean I/Os in flight over the window by Little's law (IOPS × mean latency).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AchievedQueueDepth {
+    /// Summed over all workers.
+    pub total: f64,
+    /// `total` / number of workers: compare with `engine.effective_queue_depth`.
+    pub mean_per_worker: f64,
+}
+
+/// One result a merged document was made from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MergedSource {
+    /// The file as given to `iopulse merge`.
+    pub file: String,
+    pub hostname: String,
+    pub started_at: String,
+    pub window_ns: u64,
+    pub seed: u64,
+    pub ops: u64,
+    pub iops: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -222,6 +250,9 @@ pub struct WorkerInfo {
     /// Where this worker was placed and where it was seen running.
     #[serde(default)]
     pub placement: WorkerPlacementInfo,
+    /// This worker's mean I/Os in flight (Little's law).
+    #[serde(default)]
+    pub achieved_queue_depth: f64,
 }
 
 /// The machine's topology and the placement flags' effect.

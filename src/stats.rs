@@ -98,14 +98,66 @@ impl OpStats {
         if self.ops == 0 {
             return LatencySummary::default();
         }
-        let (min, max) = (self.lat_min_ns, self.lat_max_ns);
-        // Percentiles come from the histogram (3 significant digits) and are held inside
-        // the exact [min, max]: a bucket's upper edge can otherwise exceed the true max.
-        let at = |q: f64| self.latency.value_at_quantile(q).clamp(min, max);
+        let mean = (self.lat_sum_ns / u128::from(self.ops)) as u64;
+        LatencySummary::from_histogram(&self.latency, self.lat_min_ns, self.lat_max_ns, mean)
+    }
+
+    /// Mean number of this op type's I/Os in flight over `window_ns` (Little's law:
+    /// IOPS × mean latency = time spent in I/O / window).
+    pub fn in_flight(&self, window_ns: u64) -> f64 {
+        achieved_queue_depth(self.lat_sum_ns, window_ns)
+    }
+}
+
+/// The queue depth a run really achieved, by Little's law: the mean number of I/Os in
+/// flight is IOPS × mean latency, i.e. the summed latency of the I/Os divided by the window.
+pub fn achieved_queue_depth(lat_sum_ns: u128, window_ns: u64) -> f64 {
+    if window_ns == 0 { 0.0 } else { lat_sum_ns as f64 / window_ns as f64 }
+}
+
+/// The latency at quantile `q` (0..=1) of `hist`, held inside the exact `[min, max]`:
+/// a bucket's edge can otherwise lie beyond the true extremes.
+pub fn clamped_quantile(hist: &Histogram<u64>, q: f64, min: u64, max: u64) -> u64 {
+    if hist.is_empty() {
+        return 0;
+    }
+    hist.value_at_quantile(q).clamp(min, max.max(min))
+}
+
+/// The percentile curve of a histogram for plotting: (percentile 0-100, latency ns) at
+/// evenly spaced steps of log10(1 / (1 - q)) up to the last sample, then the max.
+/// Every point lies inside `[min, max]`.
+pub fn percentile_curve(hist: &Histogram<u64>, min: u64, max: u64) -> Vec<(f64, u64)> {
+    if hist.is_empty() {
+        return Vec::new();
+    }
+    // 1 / (1 - q) beyond the sample count tells nothing more: the tail is the max.
+    let nines = (hist.len() as f64).log10().clamp(1.0, 7.0);
+    const STEPS_PER_NINE: u32 = 40;
+    let steps = (nines * f64::from(STEPS_PER_NINE)).ceil() as u32;
+    let mut curve: Vec<(f64, u64)> = (0..=steps)
+        .map(|i| {
+            let x = f64::from(i) / f64::from(STEPS_PER_NINE);
+            let q = 1.0 - 10f64.powf(-x);
+            (q * 100.0, clamped_quantile(hist, q, min, max))
+        })
+        .collect();
+    curve.push((100.0, max.max(min)));
+    curve
+}
+
+impl LatencySummary {
+    /// Percentiles and standard deviation from `hist`, with the exact min, max and mean
+    /// kept beside it. Percentiles are held inside [min, max].
+    pub fn from_histogram(hist: &Histogram<u64>, min: u64, max: u64, mean: u64) -> LatencySummary {
+        if hist.is_empty() {
+            return LatencySummary::default();
+        }
+        let at = |q: f64| clamped_quantile(hist, q, min, max);
         LatencySummary {
             min,
-            mean: (self.lat_sum_ns / u128::from(self.ops)) as u64,
-            stddev: self.latency.stdev().round() as u64,
+            mean,
+            stddev: hist.stdev().round() as u64,
             p50: at(0.50),
             p90: at(0.90),
             p99: at(0.99),
@@ -222,6 +274,35 @@ mod tests {
         let l = s.latency_summary();
         assert_eq!((l.min, l.max, l.mean), (1_234_567, 1_234_567, 1_234_567));
         assert_eq!((l.p50, l.p99_99), (1_234_567, 1_234_567));
+    }
+
+    #[test]
+    fn percentiles_and_curve_stay_inside_min_and_max() {
+        // 3 significant digits: 1_234_567 sits in a bucket whose edges are not 1_234_567.
+        let mut s = OpStats::new();
+        for v in [1_234_567u64, 1_234_568, 9_876_543] {
+            s.record(1, v);
+        }
+        let l = s.latency_summary();
+        for p in [l.p50, l.p90, l.p99, l.p99_9, l.p99_99] {
+            assert!((l.min..=l.max).contains(&p), "{p} outside [{}, {}]", l.min, l.max);
+        }
+        let curve = percentile_curve(&s.latency, l.min, l.max);
+        assert!(curve.iter().all(|&(_, v)| (l.min..=l.max).contains(&v)));
+        assert!(curve.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1), "monotone");
+        assert_eq!(curve.last(), Some(&(100.0, l.max)));
+        assert!(percentile_curve(&OpStats::new().latency, 0, 0).is_empty());
+    }
+
+    #[test]
+    fn achieved_queue_depth_is_littles_law() {
+        let mut s = OpStats::new();
+        // 1000 I/Os of 2 ms each in a 1 s window: 1000 IOPS x 2 ms = 2 in flight.
+        for _ in 0..1000 {
+            s.record(4096, 2_000_000);
+        }
+        assert!((s.in_flight(1_000_000_000) - 2.0).abs() < 1e-9);
+        assert_eq!(achieved_queue_depth(5, 0), 0.0);
     }
 
     #[test]

@@ -81,6 +81,13 @@ fn help_lists_every_flag_with_examples() {
         "--json",
         "--quiet",
         "--force",
+        "--csv",
+        "--plot",
+        "fio-json",
+        "iopulse merge",
+        "iopulse plot",
+        "iopulse completions",
+        "iopulse man",
     ] {
         assert!(stdout.contains(flag), "--help does not mention {flag}");
     }

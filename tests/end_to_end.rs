@@ -188,6 +188,13 @@ fn json_on_stdout_is_only_json_even_with_warnings() {
     assert!(stderr.contains("one I/O at a time"), "{stderr}");
     assert_eq!(u64_at(&r, &["engine", "effective_queue_depth"]), 1);
     assert_eq!(u64_at(&r, &["engine", "requested_queue_depth"]), 4);
+    // The same for fio's layout.
+    let (code, stdout, stderr) =
+        run(&[&f, "--file-size", "1m", "--duration", "0.1", "--queue-depth", "4", "--output-format", "fio-json"]);
+    assert_eq!(code, 0);
+    let r: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is one fio-json document");
+    assert!(stderr.contains("one I/O at a time"), "{stderr}");
+    assert_eq!(r["jobs"][0]["job options"]["iodepth"], "4");
 }
 
 #[test]

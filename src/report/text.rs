@@ -82,6 +82,13 @@ pub fn render(r: &RunResult) -> String {
             units::count(t.blocks)
         );
     }
+    if let Some(sources) = &r.merged_from {
+        let list: Vec<String> = sources
+            .iter()
+            .map(|m| format!("{} ({}, {} IOPS, seed {})", m.file, m.hostname, units::iops(m.iops), m.seed))
+            .collect();
+        let _ = writeln!(out, "Merged:   {} concurrent results: {}", sources.len(), list.join(" · "));
+    }
     let _ = writeln!(out, "{}", io_mode_line(r));
     for line in placement_lines(r) {
         let _ = writeln!(out, "{line}");
@@ -153,6 +160,7 @@ pub fn render(r: &RunResult) -> String {
         units::latency_ns(r.cpu.per_io_ns.round() as u64),
         r.cpu.cores_busy
     );
+    let _ = writeln!(out, "{}", queue_depth_line(r));
     if let Some(c) = &r.coverage {
         let approx = if c.exact { "" } else { "~" };
         let _ = writeln!(
@@ -271,6 +279,44 @@ pub fn placement_lines(r: &RunResult) -> Vec<String> {
         }
     }
     lines
+}
+
+/// Requested queue depth next to the achieved one (Little's law), per worker; a queue
+/// that stays below half of its depth is marked starved.
+pub fn queue_depth_line(r: &RunResult) -> String {
+    let effective = r.engine.effective_queue_depth;
+    let achieved = r.achieved_queue_depth.mean_per_worker;
+    let requested = if effective == r.engine.requested_queue_depth {
+        format!("{effective} requested")
+    } else {
+        format!("{} requested ({effective} effective)", r.engine.requested_queue_depth)
+    };
+    let starved = if effective > 1 && achieved < f64::from(effective) / 2.0 { " · ⚠ starved queue" } else { "" };
+    let mut line = format!(
+        "{:<9} {requested} · {} achieved per worker (IOPS × mean latency){starved}",
+        "QD",
+        queue_depth(achieved)
+    );
+    if r.workers.len() > 1 {
+        let depths: Vec<String> = r.workers.iter().map(|w| queue_depth(w.achieved_queue_depth)).collect();
+        let shown = if depths.len() <= 8 {
+            depths.join(" · ")
+        } else {
+            format!("{} · ... · {}", depths[..4].join(" · "), depths[depths.len() - 2..].join(" · "))
+        };
+        let _ = write!(
+            line,
+            "\n{:<9} workers {shown} · {} in flight in total",
+            "",
+            queue_depth(r.achieved_queue_depth.total)
+        );
+    }
+    line
+}
+
+/// 31.24 → "31.2", 0.934 → "0.93".
+fn queue_depth(v: f64) -> String {
+    if v >= 10.0 { format!("{v:.1}") } else { format!("{v:.2}") }
 }
 
 /// The I/O mode line, exactly as users grep for it.

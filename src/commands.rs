@@ -1,0 +1,301 @@
+//! The subcommands: `iopulse merge`, `iopulse plot`, `iopulse completions` and
+//! `iopulse man`. `main` dispatches on the first argument being exactly one of
+//! these names (a target file of that name is written `./merge`), so the run
+//! command `iopulse [TARGET...] [flags]` is unchanged. Each has its own clap
+//! parser; each `run` returns the exit code.
+
+use crate::cli::{Args, OutputFormat};
+use crate::error::exit_code;
+use crate::report::plot;
+use crate::{merge, report, sweep};
+use clap::{CommandFactory, Parser};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// The subcommand names `main` dispatches on.
+pub const NAMES: &[&str] = &["merge", "plot", "completions", "man"];
+
+const MERGE_EXAMPLES: &str = "\
+Examples:
+  iopulse merge host1.json host2.json
+      one text report of two hosts that ran the same workload at the same time
+  iopulse merge run-*.json --output-format json > merged.json
+      the merged result as JSON (with `merged_from`), e.g. for `iopulse plot merged.json`
+  iopulse merge a.json b.json --force
+      merge although the specs differ (each difference is noted)
+
+Percentiles come from the added histograms, never from averaged percentiles;
+IOPS, bandwidth and CPU time are summed (the runs are taken as concurrent).
+Exit codes: 0 merged, 2 unreadable input or different specs without --force.";
+
+/// Combine the JSON results of concurrent runs (several processes or hosts) into one report.
+#[derive(Debug, Parser)]
+#[command(name = "merge", bin_name = "iopulse merge", after_help = MERGE_EXAMPLES)]
+pub struct MergeArgs {
+    /// JSON results written by `iopulse --json FILE` or `--output-format json`.
+    #[arg(value_name = "RESULT.json", required = true)]
+    pub results: Vec<PathBuf>,
+
+    /// Report format on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Merge results whose specs differ (other than the seed); the first one's spec is shown.
+    #[arg(long)]
+    pub force: bool,
+
+    /// No notes on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+const PLOT_EXAMPLES: &str = "\
+Examples:
+  iopulse plot result.json --out plots/
+      plots/latency-percentiles.svg, and iops-over-time.svg and p99-over-time.svg
+      when the result has a time series
+  iopulse plot --sweep sweep.csv --x queue_depth --y iops --by block_size
+      sweep-iops-vs-queue_depth-by-block_size.svg: IOPS against queue depth, one line
+      per block size (the median of the repetitions, with their range)
+  iopulse plot --sweep sweep.csv --x threads --y read_p99_ns --where block_size=4096 --out plots/
+      p99 read latency against threads, 4 KiB runs only
+
+Columns of a --csv file: see docs/usage.md (e.g. queue_depth, block_size, threads,
+iops, bw_bytes_per_sec, read_p99_ns, achieved_queue_depth).";
+
+/// Draw SVG charts of a JSON result, or of a sweep written with --csv.
+#[derive(Debug, Parser)]
+#[command(name = "plot", bin_name = "iopulse plot", after_help = PLOT_EXAMPLES)]
+pub struct PlotArgs {
+    /// A JSON result (`iopulse --json FILE`, or `iopulse merge --output-format json`).
+    #[arg(value_name = "RESULT.json", required_unless_present = "sweep", conflicts_with = "sweep")]
+    pub result: Option<PathBuf>,
+
+    /// Directory the SVG files are written to (created if missing).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+
+    /// Plot a sweep from a CSV file written by `--csv` instead of one result.
+    #[arg(long, value_name = "FILE.csv")]
+    pub sweep: Option<PathBuf>,
+
+    /// Sweep column for the x axis [default: queue_depth]
+    #[arg(long, value_name = "COLUMN")]
+    pub x: Option<String>,
+
+    /// Sweep column for the y axis [default: iops]
+    #[arg(long, value_name = "COLUMN")]
+    pub y: Option<String>,
+
+    /// Sweep column that splits the rows into one line per value.
+    #[arg(long, value_name = "COLUMN")]
+    pub by: Option<String>,
+
+    /// Only the sweep rows whose COLUMN is VALUE (repeatable), e.g. --where threads=1.
+    #[arg(long = "where", value_name = "COLUMN=VALUE", value_parser = parse_filter)]
+    pub filters: Vec<(String, String)>,
+
+    /// No notes on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_filter(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((column, value)) if !column.is_empty() => Ok((column.to_string(), value.to_string())),
+        _ => Err(format!("`{text}`: give COLUMN=VALUE, e.g. threads=1")),
+    }
+}
+
+/// Print shell completions for iopulse (and its subcommands) on stdout.
+#[derive(Debug, Parser)]
+#[command(
+    name = "completions",
+    bin_name = "iopulse completions",
+    after_help = "Examples:\n  iopulse completions bash > /etc/bash_completion.d/iopulse\n  iopulse completions zsh > \"${fpath[1]}/_iopulse\"\n  iopulse completions fish > ~/.config/fish/completions/iopulse.fish"
+)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Print the iopulse man page (roff) on stdout.
+#[derive(Debug, Parser)]
+#[command(
+    name = "man",
+    bin_name = "iopulse man",
+    after_help = "Examples:\n  iopulse man > iopulse.1 && man ./iopulse.1\n  iopulse man | gzip > /usr/local/share/man/man1/iopulse.1.gz"
+)]
+pub struct ManArgs {}
+
+/// The whole command line as one clap command: the run's flags and the subcommands.
+/// Completions and the man page are generated from it.
+pub fn full_command() -> clap::Command {
+    Args::command()
+        .subcommand(MergeArgs::command().bin_name("iopulse merge"))
+        .subcommand(PlotArgs::command().bin_name("iopulse plot"))
+        .subcommand(CompletionsArgs::command().bin_name("iopulse completions"))
+        .subcommand(ManArgs::command().bin_name("iopulse man"))
+        .args_conflicts_with_subcommands(true)
+}
+
+fn print_notes(quiet: bool, notes: &[String]) {
+    if !quiet {
+        for n in notes {
+            eprintln!("iopulse: note: {n}");
+        }
+    }
+}
+
+pub fn merge(args: MergeArgs) -> i32 {
+    let inputs = match args.results.iter().map(|p| merge::load(p)).collect::<Result<Vec<_>, _>>() {
+        Ok(inputs) => inputs,
+        Err(e) => {
+            eprintln!("iopulse merge: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    let merged = match merge::merge(&inputs, args.force) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("iopulse merge: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    print_notes(args.quiet, &merged.notes);
+    let text = match report::render(&merged.result, args.output_format) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("iopulse merge: error: {e}");
+            return exit_code::RUN_FAILED;
+        }
+    };
+    write_stdout(&text)
+}
+
+pub fn plot(args: PlotArgs) -> i32 {
+    if args.sweep.is_none() && (args.x.is_some() || args.y.is_some() || args.by.is_some() || !args.filters.is_empty()) {
+        eprintln!(
+            "iopulse plot: error: --x, --y, --by and --where apply to --sweep FILE.csv: add --sweep or drop them"
+        );
+        return exit_code::USAGE;
+    }
+    if let Some(csv) = &args.sweep {
+        let x = args.x.as_deref().unwrap_or("queue_depth");
+        let y = args.y.as_deref().unwrap_or("iops");
+        let sweep = match sweep::load(csv, x, y, args.by.as_deref(), &args.filters) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("iopulse plot: error: {e}");
+                return exit_code::USAGE;
+            }
+        };
+        if let Err(e) = std::fs::create_dir_all(&args.out) {
+            eprintln!("iopulse plot: error: --out {}: {e}", args.out.display());
+            return exit_code::RUN_FAILED;
+        }
+        let mut name = format!("sweep-{y}-vs-{x}");
+        if let Some(by) = &args.by {
+            name.push_str(&format!("-by-{by}"));
+        }
+        for filter in &sweep.filters {
+            name.push('-');
+            name.push_str(&filter.replace(['/', ' '], "_"));
+        }
+        name.push_str(".svg");
+        let path = args.out.join(name);
+        return match plot::sweep_chart(&sweep, &path) {
+            Ok(()) => {
+                println!("{}", path.display());
+                exit_code::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("iopulse plot: error: {e}");
+                exit_code::RUN_FAILED
+            }
+        };
+    }
+    let Some(path) = &args.result else { return exit_code::USAGE };
+    let loaded = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: {e}", path.display()))
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string()))
+        .and_then(|value| {
+            serde_json::from_value::<crate::result::RunResult>(value.clone())
+                .map(|r| (value, r))
+                .map_err(|e| format!("{} is not an iopulse JSON result: {e}", path.display()))
+        });
+    let (value, result) = match loaded {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("iopulse plot: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    match plot::result_charts(&result, value.get("time_series"), &args.out) {
+        Ok(outcome) => {
+            print_notes(args.quiet, &outcome.notes);
+            for p in &outcome.written {
+                println!("{}", p.display());
+            }
+            exit_code::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("iopulse plot: error: {e}");
+            exit_code::RUN_FAILED
+        }
+    }
+}
+
+pub fn completions(args: CompletionsArgs) -> i32 {
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut full_command(), "iopulse", &mut out);
+    write_stdout_bytes(&out)
+}
+
+pub fn man(_: ManArgs) -> i32 {
+    let mut out = Vec::new();
+    if let Err(e) = clap_mangen::Man::new(full_command()).render(&mut out) {
+        eprintln!("iopulse man: error: {e}");
+        return exit_code::RUN_FAILED;
+    }
+    write_stdout_bytes(&out)
+}
+
+fn write_stdout(text: &str) -> i32 {
+    write_stdout_bytes(text.as_bytes())
+}
+
+fn write_stdout_bytes(bytes: &[u8]) -> i32 {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => exit_code::SUCCESS,
+        // A closed pipe (`| head`) is not a failure of ours.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit_code::SUCCESS,
+        Err(e) => {
+            eprintln!("iopulse: error: write to stdout: {e}");
+            exit_code::RUN_FAILED
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_full_command_is_consistent() {
+        full_command().debug_assert();
+        for name in NAMES {
+            assert!(full_command().find_subcommand(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn plot_needs_a_result_or_a_sweep() {
+        assert!(PlotArgs::try_parse_from(["plot"]).is_err());
+        assert!(PlotArgs::try_parse_from(["plot", "r.json", "--sweep", "s.csv"]).is_err());
+        let a = PlotArgs::try_parse_from(["plot", "--sweep", "s.csv", "--by", "block_size"]).unwrap();
+        assert_eq!((a.x, a.y, a.by.as_deref()), (None, None, Some("block_size")));
+    }
+}

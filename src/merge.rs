@@ -1,0 +1,349 @@
+//! `iopulse merge`: one result from the JSON results of concurrent runs (several
+//! processes or hosts running the same workload at the same time).
+//!
+//! Latency comes from the histograms added bucket by bucket (exact: never an
+//! average of percentiles), with the exact min and max of all runs and the mean
+//! weighted by I/O counts; percentiles stay inside [min, max]. Counts, bytes,
+//! IOPS, bandwidth, CPU time and achieved queue depth are summed (the runs ran
+//! side by side); the window is the longest one. Results of different specs
+//! (the seed aside) are refused unless forced. The merged document is a
+//! `RunResult` with `merged_from` set (docs/json.md).
+
+use crate::result::{AchievedQueueDepth, MergedSource, RunResult, StopReason};
+use crate::stats::{
+    HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
+};
+use hdrhistogram::Histogram;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Spec fields that may differ between runs of the same workload.
+const SPEC_FIELDS_ALLOWED_TO_DIFFER: &[&str] = &["spec.seed"];
+
+/// One result to merge, with the name it was given by.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub file: String,
+    pub result: RunResult,
+}
+
+/// A spec field whose value differs between two results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecDifference {
+    /// JSON path of the field, e.g. `spec.block_size_bytes`.
+    pub field: String,
+    pub first: String,
+    pub other: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("{file}: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file} is not an iopulse JSON result (iopulse --output-format json / --json): {source}")]
+    Parse {
+        file: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{file}: {source}")]
+    Histogram {
+        file: String,
+        #[source]
+        source: HistogramCodecError,
+    },
+    #[error("nothing to merge: give one or more JSON results")]
+    Empty,
+    #[error(
+        "{file} has schema_version {found} but {first} has {expected}: results of different iopulse result layouts cannot be merged"
+    )]
+    SchemaVersion { file: String, found: u32, first: String, expected: u32 },
+    #[error("{first} and {other} have different specs: {}; merge results of one workload, or pass --force to merge them anyway", describe(.differences, .first, .other))]
+    SpecMismatch { first: String, other: String, differences: Vec<SpecDifference> },
+}
+
+fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String {
+    differences
+        .iter()
+        .map(|d| format!("{} is {} in {first} but {} in {other}", d.field, d.first, d.other))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Reads one JSON result.
+pub fn load(path: &Path) -> Result<Input, MergeError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| MergeError::Read { file: file.clone(), source })?;
+    let result = serde_json::from_str(&text).map_err(|source| MergeError::Parse { file: file.clone(), source })?;
+    Ok(Input { file, result })
+}
+
+/// The fields of two specs that differ (by their JSON form), `seed` aside.
+pub fn spec_differences(a: &RunResult, b: &RunResult) -> Vec<SpecDifference> {
+    let mut fa = BTreeMap::new();
+    let mut fb = BTreeMap::new();
+    flatten("spec", &serde_json::to_value(&a.spec).unwrap_or(Value::Null), &mut fa);
+    flatten("spec", &serde_json::to_value(&b.spec).unwrap_or(Value::Null), &mut fb);
+    let mut keys: Vec<&String> = fa.keys().chain(fb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| !SPEC_FIELDS_ALLOWED_TO_DIFFER.contains(&k.as_str()))
+        .filter_map(|k| {
+            let (x, y) = (fa.get(k), fb.get(k));
+            (x != y).then(|| SpecDifference {
+                field: k.clone(),
+                first: x.cloned().unwrap_or_else(|| "absent".into()),
+                other: y.cloned().unwrap_or_else(|| "absent".into()),
+            })
+        })
+        .collect()
+}
+
+/// Leaves of a JSON value by dotted path (`spec.run_length.duration.ns`, `spec.targets.0`).
+fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                flatten(&format!("{prefix}.{k}"), child, out);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            for (i, child) in items.iter().enumerate() {
+                flatten(&format!("{prefix}.{i}"), child, out);
+            }
+        }
+        other => {
+            out.insert(prefix.to_string(), other.to_string());
+        }
+    }
+}
+
+/// The merged result and the notes it adds (also in its `notes`).
+pub struct Merged {
+    pub result: RunResult,
+    pub notes: Vec<String>,
+}
+
+/// Merges `inputs` (results of concurrent runs). With `force`, different specs are merged
+/// anyway (the first one's spec is kept, and each difference is noted).
+pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
+    let Some(first) = inputs.first() else { return Err(MergeError::Empty) };
+    let mut notes = Vec::new();
+    for other in &inputs[1..] {
+        if other.result.schema_version != first.result.schema_version {
+            return Err(MergeError::SchemaVersion {
+                file: other.file.clone(),
+                found: other.result.schema_version,
+                first: first.file.clone(),
+                expected: first.result.schema_version,
+            });
+        }
+        let differences = spec_differences(&first.result, &other.result);
+        if differences.is_empty() {
+            continue;
+        }
+        if !force {
+            return Err(MergeError::SpecMismatch { first: first.file.clone(), other: other.file.clone(), differences });
+        }
+        notes.push(format!(
+            "--force: merged despite different specs ({}); the spec shown is {}'s",
+            describe(&differences, &first.file, &other.file),
+            first.file
+        ));
+    }
+
+    let decode = |input: &Input, text: &str| {
+        decode_histogram(text).map_err(|source| MergeError::Histogram { file: input.file.clone(), source })
+    };
+    let mut read_hist = new_latency_histogram();
+    let mut write_hist = new_latency_histogram();
+    for input in inputs {
+        add(&mut read_hist, &decode(input, &input.result.histograms.read)?);
+        add(&mut write_hist, &decode(input, &input.result.histograms.write)?);
+    }
+    let mut total_hist = read_hist.clone();
+    add(&mut total_hist, &write_hist);
+
+    let results: Vec<&RunResult> = inputs.iter().map(|i| &i.result).collect();
+    let mut hostnames: Vec<&str> = Vec::new();
+    for r in &results {
+        if !hostnames.contains(&r.environment.hostname.as_str()) {
+            hostnames.push(&r.environment.hostname);
+        }
+    }
+    let several_hosts = hostnames.len() > 1;
+
+    let mut m = first.result.clone();
+    m.tool.version = env!("CARGO_PKG_VERSION").into();
+    m.started_at = results.iter().map(|r| r.started_at.clone()).min().unwrap_or_default();
+    m.environment.hostname = hostnames.join(",");
+    m.window_ns = results.iter().map(|r| r.window_ns).max().unwrap_or(0);
+    m.stop_reason = if results.iter().any(|r| r.stop_reason == StopReason::Error) {
+        StopReason::Error
+    } else if results.iter().any(|r| r.stop_reason == StopReason::Interrupted) {
+        StopReason::Interrupted
+    } else if results.iter().all(|r| r.stop_reason == StopReason::Complete) {
+        StopReason::Complete
+    } else {
+        StopReason::Duration
+    };
+    m.interrupted = results.iter().any(|r| r.interrupted);
+    m.read = merge_op(results.iter().map(|r| &r.read), &read_hist);
+    m.write = merge_op(results.iter().map(|r| &r.write), &write_hist);
+    m.total = merge_op(results.iter().map(|r| &r.total), &total_hist);
+
+    m.direct.effective = results.iter().all(|r| r.direct.effective);
+    m.direct.reason = results.iter().find_map(|r| r.direct.reason.clone());
+    m.direct.memory_backed = results.iter().any(|r| r.direct.memory_backed);
+
+    // Targets of several hosts are told apart by host, the same path of one host by result file.
+    let mut paths: Vec<&str> = results.iter().flat_map(|r| r.targets.iter().map(|t| t.path.as_str())).collect();
+    paths.sort_unstable();
+    let paths_repeat = paths.windows(2).any(|w| w[0] == w[1]);
+    m.targets = inputs
+        .iter()
+        .flat_map(|i| {
+            i.result.targets.iter().cloned().map(move |mut t| {
+                if several_hosts {
+                    t.path = format!("{}:{}", i.result.environment.hostname, t.path);
+                } else if paths_repeat {
+                    t.path = format!("{} ({})", t.path, i.file);
+                }
+                t
+            })
+        })
+        .collect();
+    m.workers = results.iter().flat_map(|r| r.workers.iter().cloned()).collect();
+    for (index, w) in m.workers.iter_mut().enumerate() {
+        w.index = index as u32;
+    }
+
+    m.cpu.workers = Default::default();
+    m.cpu.process = Default::default();
+    for r in &results {
+        m.cpu.workers.add(&r.cpu.workers);
+        m.cpu.process.add(&r.cpu.process);
+    }
+    m.cpu.per_io_ns = if m.total.ops > 0 { m.cpu.workers.total_ns() as f64 / m.total.ops as f64 } else { 0.0 };
+    m.cpu.cores_busy = results.iter().map(|r| r.cpu.cores_busy).sum();
+
+    let in_flight: f64 = results.iter().map(|r| r.achieved_queue_depth.total).sum();
+    m.achieved_queue_depth =
+        AchievedQueueDepth { total: in_flight, mean_per_worker: in_flight / m.workers.len().max(1) as f64 };
+
+    if results.iter().any(|r| r.coverage.is_some()) {
+        notes.push("coverage is not merged: each result's own is in its file".into());
+    }
+    m.coverage = None;
+
+    m.histograms.read = encode_histogram(&read_hist);
+    m.histograms.write = encode_histogram(&write_hist);
+
+    m.warnings =
+        inputs.iter().flat_map(|i| i.result.warnings.iter().map(move |w| format!("{}: {w}", i.file))).collect();
+    m.error = inputs.iter().find_map(|i| i.result.error.as_ref().map(|e| format!("{}: {e}", i.file)));
+    notes.insert(
+        0,
+        format!(
+            "merged from {} results of concurrent runs: latency from the added histograms, IOPS and bandwidth summed",
+            inputs.len()
+        ),
+    );
+    m.notes = notes.clone();
+    m.merged_from = Some(
+        inputs
+            .iter()
+            .map(|i| MergedSource {
+                file: i.file.clone(),
+                hostname: i.result.environment.hostname.clone(),
+                started_at: i.result.started_at.clone(),
+                window_ns: i.result.window_ns,
+                seed: i.result.spec.seed,
+                ops: i.result.total.ops,
+                iops: i.result.total.iops,
+            })
+            .collect(),
+    );
+    Ok(Merged { result: m, notes })
+}
+
+fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) {
+    // Both come from new_latency_histogram's bounds; a foreign histogram of other
+    // bounds is added value by value.
+    if into.add(other).is_err() {
+        for v in other.iter_recorded() {
+            into.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+        }
+    }
+}
+
+/// The figures of one op type over concurrent runs, latency from their added histogram.
+pub fn merge_op<'a>(parts: impl Iterator<Item = &'a OpSummary> + Clone, hist: &Histogram<u64>) -> OpSummary {
+    let active = || parts.clone().filter(|p| p.ops > 0);
+    let ops: u64 = parts.clone().map(|p| p.ops).sum();
+    let latency = if ops == 0 {
+        LatencySummary::default()
+    } else {
+        let min = active().map(|p| p.latency_ns.min).min().unwrap_or(0);
+        let max = active().map(|p| p.latency_ns.max).max().unwrap_or(0);
+        let weighted: u128 = active().map(|p| u128::from(p.latency_ns.mean) * u128::from(p.ops)).sum();
+        LatencySummary::from_histogram(hist, min, max, (weighted / u128::from(ops)) as u64)
+    };
+    OpSummary {
+        ops,
+        bytes: parts.clone().map(|p| p.bytes).sum(),
+        iops: parts.clone().map(|p| p.iops).sum(),
+        bw_bytes_per_sec: parts.clone().map(|p| p.bw_bytes_per_sec).sum(),
+        latency_ns: latency,
+        clamped_samples: parts.map(|p| p.clamped_samples).sum(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::OpStats;
+
+    #[test]
+    fn merged_op_is_the_added_histogram_inside_min_and_max() {
+        let mut a = OpStats::new();
+        let mut b = OpStats::new();
+        for v in 0..1000u64 {
+            a.record(4096, 1_000 + v);
+        }
+        for _ in 0..10 {
+            b.record(4096, 1_234_567);
+        }
+        let (sa, sb) = (a.summarize(1_000_000_000), b.summarize(500_000_000));
+        let mut hist = a.latency.clone();
+        hist.add(&b.latency).unwrap();
+        let m = merge_op([&sa, &sb].into_iter(), &hist);
+        assert_eq!(m.ops, 1010);
+        assert_eq!(m.iops, sa.iops + sb.iops);
+        assert_eq!((m.latency_ns.min, m.latency_ns.max), (1_000, 1_234_567));
+        let mut all = a.clone();
+        all.merge(&b);
+        // The mean comes from the results' rounded means: within 1 ns of the exact one.
+        let exact = all.latency_summary();
+        assert!(m.latency_ns.mean.abs_diff(exact.mean) <= 1);
+        assert_eq!(LatencySummary { mean: exact.mean, ..m.latency_ns }, exact, "merge equals the union's summary");
+        assert!(m.latency_ns.p99_99 <= m.latency_ns.max && m.latency_ns.p50 >= m.latency_ns.min);
+    }
+
+    #[test]
+    fn flatten_names_leaves() {
+        let mut out = BTreeMap::new();
+        let v: Value = serde_json::from_str(r#"{"a": {"b": 1}, "t": ["x"], "e": [], "n": null}"#).unwrap();
+        flatten("spec", &v, &mut out);
+        assert_eq!(out.get("spec.a.b").unwrap(), "1");
+        assert_eq!(out.get("spec.t.0").unwrap(), "\"x\"");
+        assert_eq!(out.get("spec.e").unwrap(), "[]");
+        assert_eq!(out.get("spec.n").unwrap(), "null");
+    }
+}

@@ -1,0 +1,219 @@
+//! `--csv FILE`: one row per run, appended, so that a shell loop over iopulse
+//! builds one table of a sweep. The header is written when the file is new;
+//! the columns are fixed (docs/usage.md lists them) and only ever added at
+//! the end. Formats the `RunResult`; computes nothing.
+
+use crate::error::UsageError;
+use crate::result::RunResult;
+use crate::spec::{Distribution, RunLength};
+use crate::stats::OpSummary;
+use std::fs::OpenOptions;
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+/// The columns, in order. Names match the flags where there is one, so that
+/// `iopulse plot --sweep FILE --x queue_depth --y iops --by block_size` reads them.
+pub const COLUMNS: &[&str] = &[
+    "started_at",
+    "hostname",
+    "iopulse_version",
+    "engine",
+    "targets",
+    "block_size",
+    "queue_depth",
+    "effective_queue_depth",
+    "threads",
+    "read_percent",
+    "order",
+    "distribution",
+    "file_distribution",
+    "direct",
+    "direct_effective",
+    "duration_s",
+    "ops_limit",
+    "seed",
+    "window_s",
+    "stop_reason",
+    "ops",
+    "iops",
+    "bw_bytes_per_sec",
+    "read_iops",
+    "read_bw_bytes_per_sec",
+    "read_mean_ns",
+    "read_p50_ns",
+    "read_p99_ns",
+    "read_p99_9_ns",
+    "write_iops",
+    "write_bw_bytes_per_sec",
+    "write_mean_ns",
+    "write_p50_ns",
+    "write_p99_ns",
+    "write_p99_9_ns",
+    "cpu_per_io_ns",
+    "achieved_queue_depth",
+    "achieved_queue_depth_total",
+];
+
+/// The header line, without the line end.
+pub fn header() -> String {
+    COLUMNS.join(",")
+}
+
+/// The row of `r`, one field per column of `COLUMNS`.
+pub fn row(r: &RunResult) -> Vec<String> {
+    let s = &r.spec;
+    let targets = if s.targets.is_empty() {
+        "(temporary)".to_string()
+    } else {
+        s.targets.iter().map(|t| t.display().to_string()).collect::<Vec<_>>().join(";")
+    };
+    let distribution = match s.distribution {
+        Distribution::Uniform => "uniform".to_string(),
+        Distribution::Zipf { theta } => format!("zipf:{theta}"),
+        Distribution::Pareto { h } => format!("pareto:{h}"),
+        Distribution::Gaussian { stddev, center } => format!("gaussian:{stddev}:{center}"),
+    };
+    let duration = match s.run_length {
+        RunLength::Duration { ns } => trim_float(ns as f64 / 1e9),
+        RunLength::UntilCovered => "0".to_string(),
+        RunLength::UntilLimit => String::new(),
+    };
+    let mut fields = vec![
+        r.started_at.clone(),
+        r.environment.hostname.clone(),
+        r.tool.version.clone(),
+        r.engine.name.clone(),
+        targets,
+        s.block_size_bytes.to_string(),
+        s.queue_depth.to_string(),
+        r.engine.effective_queue_depth.to_string(),
+        s.threads.to_string(),
+        s.read_percent.to_string(),
+        name(&s.order),
+        distribution,
+        name(&s.file_distribution),
+        s.direct.to_string(),
+        r.direct.effective.to_string(),
+        duration,
+        s.ops_limit.map(|n| n.to_string()).unwrap_or_default(),
+        s.seed.to_string(),
+        format!("{:.3}", r.window_ns as f64 / 1e9),
+        name(&r.stop_reason),
+        r.total.ops.to_string(),
+        format!("{:.1}", r.total.iops),
+        format!("{:.0}", r.total.bw_bytes_per_sec),
+    ];
+    for op in [&r.read, &r.write] {
+        fields.extend(op_fields(op));
+    }
+    fields.push(format!("{:.0}", r.cpu.per_io_ns));
+    fields.push(format!("{:.3}", r.achieved_queue_depth.mean_per_worker));
+    fields.push(format!("{:.3}", r.achieved_queue_depth.total));
+    debug_assert_eq!(fields.len(), COLUMNS.len());
+    fields
+}
+
+/// iops, bandwidth, mean, p50, p99, p99.9 of one op type; latencies empty without I/O.
+fn op_fields(op: &OpSummary) -> [String; 6] {
+    let l = &op.latency_ns;
+    let lat = |v: u64| if op.ops == 0 { String::new() } else { v.to_string() };
+    [
+        format!("{:.1}", op.iops),
+        format!("{:.0}", op.bw_bytes_per_sec),
+        lat(l.mean),
+        lat(l.p50),
+        lat(l.p99),
+        lat(l.p99_9),
+    ]
+}
+
+/// 10 → "10", 0.5 → "0.5".
+fn trim_float(v: f64) -> String {
+    let text = format!("{v:.9}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The JSON name of a unit enum ("random", "per_worker", "duration"), as in the result.
+fn name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Before the run: FILE's directory exists, FILE is not a directory, and an existing
+/// FILE has this version's header (rows of another layout would not line up).
+pub fn check(path: &Path) -> Result<(), UsageError> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(UsageError::new(format!("--csv {}: directory {} does not exist", path.display(), dir.display())));
+    }
+    if path.is_dir() {
+        return Err(UsageError::new(format!("--csv {}: is a directory, give a file", path.display())));
+    }
+    // Only the first line is read: the file may be a long table.
+    let first_line = std::fs::File::open(path).and_then(|f| {
+        let mut line = Vec::new();
+        io::BufRead::read_until(&mut io::BufReader::new(f).take(64 * 1024), b'\n', &mut line)?;
+        Ok(String::from_utf8_lossy(&line).into_owned())
+    });
+    match first_line {
+        Ok(line) => {
+            let first = line.trim_end_matches(['\n', '\r']);
+            if !first.is_empty() && first != header() {
+                return Err(UsageError::new(format!(
+                    "--csv {}: the file's header is not this iopulse's ({} columns expected, starting with `{}`): \
+                     append to a file written by this version, or give a new file",
+                    path.display(),
+                    COLUMNS.len(),
+                    COLUMNS[..3].join(",")
+                )));
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(UsageError::new(format!("--csv {}: cannot read it: {e}", path.display()))),
+    }
+}
+
+/// Appends `r`'s row to `path`, with the header first when the file is new or empty.
+/// The file is locked while appending, so concurrent runs add whole rows.
+pub fn append(path: &Path, r: &RunResult) -> io::Result<()> {
+    let context = |e: io::Error| io::Error::new(e.kind(), format!("write --csv {}: {e}", path.display()));
+    let mut file = OpenOptions::new().create(true).append(true).open(path).map_err(context)?;
+    // SAFETY: flock on a descriptor we own; it is released when `file` is closed.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(context(io::Error::last_os_error()));
+    }
+    let new = file.metadata().map_err(context)?.len() == 0;
+    let mut buffer = Vec::new();
+    {
+        let mut writer = csv::Writer::from_writer(&mut buffer);
+        let written = if new { writer.write_record(COLUMNS) } else { Ok(()) };
+        written.and_then(|()| writer.write_record(row(r))).map_err(io::Error::other).map_err(context)?;
+        writer.flush().map_err(context)?;
+    }
+    file.write_all(&buffer).map_err(context)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_are_trimmed() {
+        assert_eq!(trim_float(10.0), "10");
+        assert_eq!(trim_float(0.5), "0.5");
+        assert_eq!(trim_float(0.000_001), "0.000001");
+    }
+
+    #[test]
+    fn header_names_are_unique() {
+        let mut names = COLUMNS.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), COLUMNS.len());
+    }
+}

@@ -1,0 +1,449 @@
+//! SVG charts (plotters' SVG backend: no system library, no font files):
+//!
+//! - `latency-percentiles.svg`: the latency percentile curve of each op type,
+//!   from the result's histograms, both axes logarithmic (x: 90 %, 99 %,
+//!   99.9 %, ... evenly spaced; y: decades of latency);
+//! - `iops-over-time.svg` and `p99-over-time.svg`: from the result's
+//!   `time_series` array, when it has one;
+//! - a sweep read back from a `--csv` file (`iopulse plot --sweep`).
+//!
+//! Draws what `stats` and `sweep` computed; computes no figure itself.
+
+use super::units;
+use crate::error::UsageError;
+use crate::result::RunResult;
+use crate::stats::{HistogramCodecError, decode_histogram, percentile_curve};
+use crate::sweep::Sweep;
+use plotters::prelude::*;
+use serde_json::Value;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+pub const LATENCY_CHART: &str = "latency-percentiles.svg";
+pub const IOPS_CHART: &str = "iops-over-time.svg";
+pub const P99_CHART: &str = "p99-over-time.svg";
+
+const SIZE: (u32, u32) = (960, 600);
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error("create {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("draw {path}: {message}")]
+    Draw { path: PathBuf, message: String },
+    #[error("the result's latency histograms: {0}")]
+    Histogram(#[from] HistogramCodecError),
+}
+
+/// The charts written, and what was skipped and why.
+#[derive(Debug, Default)]
+pub struct PlotOutcome {
+    pub written: Vec<PathBuf>,
+    pub notes: Vec<String>,
+}
+
+/// Before a run: `flag DIR` is a directory, or can be created (its parent exists).
+pub fn check_dir(flag: &str, dir: &Path) -> Result<(), UsageError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if dir.exists() {
+        return Err(UsageError::new(format!("{flag} {}: exists and is not a directory", dir.display())));
+    }
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(UsageError::new(format!(
+            "{flag} {}: directory {} does not exist",
+            dir.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes the charts of one result into `dir` (created if missing). `time_series` is the
+/// result's `time_series` array, if it has one.
+pub fn result_charts(r: &RunResult, time_series: Option<&Value>, dir: &Path) -> Result<PlotOutcome, PlotError> {
+    std::fs::create_dir_all(dir).map_err(|source| PlotError::Io { path: dir.to_path_buf(), source })?;
+    let mut outcome = PlotOutcome::default();
+    let path = dir.join(LATENCY_CHART);
+    if latency_chart(r, &path)? {
+        outcome.written.push(path);
+    } else {
+        outcome.notes.push(format!("no I/O completed: {LATENCY_CHART} not drawn"));
+    }
+    match time_series.and_then(Value::as_array).map(|rows| time_points(rows)) {
+        Some(points) if !points.is_empty() => {
+            for (name, draw) in [
+                (IOPS_CHART, iops_chart as fn(&RunResult, &[TimePoint], &Path) -> Result<(), PlotError>),
+                (P99_CHART, p99_chart),
+            ] {
+                let path = dir.join(name);
+                draw(r, &points, &path)?;
+                outcome.written.push(path);
+            }
+        }
+        _ => outcome.notes.push(format!(
+            "the result has no time_series: {IOPS_CHART} and {P99_CHART} not drawn (they need a run that recorded a time series)"
+        )),
+    }
+    Ok(outcome)
+}
+
+/// "4 KiB random reads · sync · QD 1 · 1 thread" for chart titles.
+fn workload(r: &RunResult) -> String {
+    let s = &r.spec;
+    let order = match s.order {
+        crate::spec::AccessOrder::Sequential => "sequential",
+        crate::spec::AccessOrder::Random => match s.distribution {
+            crate::spec::Distribution::Uniform => "random",
+            d => d.name(),
+        },
+    };
+    let mix = match s.read_percent {
+        100 => "reads".to_string(),
+        0 => "writes".to_string(),
+        p => format!("{p}/{} read/write", 100 - p),
+    };
+    let sources = r.merged_from.as_ref().map(|m| format!(" · {} merged results", m.len())).unwrap_or_default();
+    format!(
+        "{} {order} {mix} · {} · QD {} · {} thread{}{sources}",
+        units::bytes(s.block_size_bytes),
+        r.engine.name,
+        s.queue_depth,
+        s.threads,
+        if s.threads == 1 { "" } else { "s" }
+    )
+}
+
+/// Percentile p (0-100) → x = log10(1 / (1 - p/100)): 90 % at 1, 99 % at 2, 99.9 % at 3.
+fn percentile_x(p: f64) -> f64 {
+    (1.0 / (1.0 - p / 100.0)).log10()
+}
+
+/// x → "99.9%": the inverse of `percentile_x`, with as many decimals as it has nines.
+fn percentile_label(x: f64) -> String {
+    let p = 100.0 * (1.0 - 10f64.powf(-x));
+    let decimals = (x.ceil() as i64 - 2).clamp(0, 6) as usize;
+    format!("{p:.decimals$}%")
+}
+
+fn latency_label(log10_ns: f64) -> String {
+    units::latency_ns(10f64.powf(log10_ns).round() as u64)
+}
+
+fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
+    let mut lines = Vec::new();
+    let mut x_end: f64 = 1.0;
+    let mut curves = Vec::new();
+    for (name, op, encoded) in [("read", &r.read, &r.histograms.read), ("write", &r.write, &r.histograms.write)] {
+        if op.ops == 0 {
+            continue;
+        }
+        let hist = decode_histogram(encoded)?;
+        let curve = percentile_curve(&hist, op.latency_ns.min, op.latency_ns.max);
+        x_end = curve.iter().filter(|(p, _)| *p < 100.0).map(|&(p, _)| percentile_x(p)).fold(x_end, f64::max);
+        curves.push((name, op.ops, curve));
+    }
+    if curves.is_empty() {
+        return Ok(false);
+    }
+    // The max sits a little right of the last finite percentile.
+    let x_max = x_end + 0.25;
+    let (mut y_lo, mut y_hi) = (f64::MAX, f64::MIN);
+    for (name, ops, curve) in curves {
+        let points: Vec<(f64, f64)> = curve
+            .iter()
+            .map(|&(p, v)| {
+                let x = if p >= 100.0 { x_max } else { percentile_x(p) };
+                (x, (v.max(1) as f64).log10())
+            })
+            .collect();
+        for &(_, y) in &points {
+            y_lo = y_lo.min(y);
+            y_hi = y_hi.max(y);
+        }
+        lines.push(Line { label: format!("{name} ({} I/Os)", units::count(ops)), points, ranges: vec![] });
+    }
+    let y_range = y_lo.floor()..(y_hi.ceil()).max(y_lo.floor() + 1.0);
+    draw(
+        path,
+        &Chart {
+            title: format!("Latency percentiles · {}", workload(r)),
+            x_desc: "percentile (log scale: each step is one more nine)".into(),
+            y_desc: "latency (log scale)".into(),
+            x_range: 0.0..x_max,
+            y_range,
+            x_format: &|x| if *x > x_end + 0.1 { "max".into() } else { percentile_label(*x) },
+            y_format: &|y| latency_label(*y),
+            lines,
+        },
+    )?;
+    Ok(true)
+}
+
+/// One row of the time series, as read from the JSON (see docs/json.md).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct TimePoint {
+    t_s: f64,
+    read_iops: Option<f64>,
+    write_iops: Option<f64>,
+    total_iops: Option<f64>,
+    read_p99_ns: Option<f64>,
+    write_p99_ns: Option<f64>,
+}
+
+/// The rows of `time_series`: time from `t_ns` (or `time_ns`, `elapsed_ns`, `end_ns`, or
+/// seconds in `t_s`/`time_s`/`elapsed_s`; else the row number), per op type `iops` and
+/// `latency_ns.p99` (or `p99_ns`) under `read`/`write`, total IOPS under `total.iops` or `iops`.
+fn time_points(rows: &[Value]) -> Vec<TimePoint> {
+    let num = |v: &Value, keys: &[&str]| keys.iter().find_map(|k| v.get(*k).and_then(Value::as_f64));
+    rows.iter()
+        .enumerate()
+        .filter(|(_, row)| row.is_object())
+        .map(|(i, row)| {
+            let t_s = num(row, &["t_ns", "time_ns", "elapsed_ns", "end_ns"])
+                .map(|ns| ns / 1e9)
+                .or_else(|| num(row, &["t_s", "time_s", "elapsed_s"]))
+                .unwrap_or(i as f64 + 1.0);
+            let op = |name: &str| row.get(name).filter(|v| v.is_object());
+            let iops = |name: &str| op(name).and_then(|o| num(o, &["iops"]));
+            let p99 = |name: &str| {
+                op(name)
+                    .and_then(|o| o.get("latency_ns").and_then(|l| num(l, &["p99"])).or_else(|| num(o, &["p99_ns"])))
+            };
+            TimePoint {
+                t_s,
+                read_iops: iops("read"),
+                write_iops: iops("write"),
+                total_iops: iops("total").or_else(|| num(row, &["iops"])),
+                read_p99_ns: p99("read"),
+                write_p99_ns: p99("write"),
+            }
+        })
+        .collect()
+}
+
+/// Reads one figure of a time point.
+type Field = fn(&TimePoint) -> Option<f64>;
+
+fn time_range(points: &[TimePoint]) -> Range<f64> {
+    let end = points.iter().map(|p| p.t_s).fold(0.0, f64::max);
+    0.0..if end > 0.0 { end } else { 1.0 }
+}
+
+fn iops_chart(r: &RunResult, points: &[TimePoint], path: &Path) -> Result<(), PlotError> {
+    let series: [(&str, Field); 3] =
+        [("read", |p| p.read_iops), ("write", |p| p.write_iops), ("total", |p| p.total_iops)];
+    let mut lines = Vec::new();
+    for (name, get) in series {
+        let pts: Vec<(f64, f64)> = points.iter().filter_map(|p| get(p).map(|v| (p.t_s, v))).collect();
+        // An op type that never ran, or a total equal to its only op type, adds nothing.
+        if pts.iter().all(|&(_, v)| v == 0.0) || (name == "total" && lines.len() < 2) {
+            continue;
+        }
+        lines.push(Line { label: name.into(), points: pts, ranges: vec![] });
+    }
+    let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+    draw(
+        path,
+        &Chart {
+            title: format!("IOPS over time · {}", workload(r)),
+            x_desc: "time (s)".into(),
+            y_desc: "IOPS".into(),
+            x_range: time_range(points),
+            y_range: 0.0..nice_top(y_max),
+            x_format: &|x| format!("{x:.0}"),
+            y_format: &|y| units::iops(*y),
+            lines,
+        },
+    )
+}
+
+fn p99_chart(r: &RunResult, points: &[TimePoint], path: &Path) -> Result<(), PlotError> {
+    let series: [(&str, Field); 2] = [("read p99", |p| p.read_p99_ns), ("write p99", |p| p.write_p99_ns)];
+    let mut lines = Vec::new();
+    for (name, get) in series {
+        let pts: Vec<(f64, f64)> = points.iter().filter_map(|p| get(p).map(|v| (p.t_s, v))).collect();
+        if pts.iter().all(|&(_, v)| v == 0.0) {
+            continue;
+        }
+        lines.push(Line { label: name.into(), points: pts, ranges: vec![] });
+    }
+    let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+    draw(
+        path,
+        &Chart {
+            title: format!("p99 latency over time · {}", workload(r)),
+            x_desc: "time (s)".into(),
+            y_desc: "p99 latency of the interval".into(),
+            x_range: time_range(points),
+            y_range: 0.0..nice_top(y_max),
+            x_format: &|x| format!("{x:.0}"),
+            y_format: &|y| units::latency_ns(y.round() as u64),
+            lines,
+        },
+    )
+}
+
+/// Draws a sweep into `path`: a line through the medians of each series, the range of
+/// the repetitions as a bar. The x axis is logarithmic (base 2) when x spans 8× or more.
+pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
+    let xs = || sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.x));
+    let (x_min, x_max) = (xs().fold(f64::MAX, f64::min), xs().fold(f64::MIN, f64::max));
+    let log_x = x_min > 0.0 && x_max / x_min >= 8.0;
+    let tx = |x: f64| if log_x { x.log2() } else { x };
+    let lines: Vec<Line> = sweep
+        .series
+        .iter()
+        .map(|s| Line {
+            label: match &sweep.by {
+                Some(by) => format!("{by} = {}", s.label),
+                None => sweep.y.clone(),
+            },
+            points: s.points.iter().map(|p| (tx(p.x), p.median)).collect(),
+            ranges: s.points.iter().filter(|p| p.samples > 1).map(|p| (tx(p.x), p.min, p.max)).collect(),
+        })
+        .collect();
+    let y_max = sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.max)).fold(0.0, f64::max);
+    let (lo, hi) = (tx(x_min), tx(x_max));
+    let pad = if hi > lo { (hi - lo) * 0.04 } else { 1.0 };
+    let reps = sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.samples)).max().unwrap_or(1);
+    let y_is_latency = sweep.y.ends_with("_ns");
+    draw(
+        path,
+        &Chart {
+            title: format!(
+                "{} vs {}{}{} · {} runs{}",
+                sweep.y,
+                sweep.x,
+                sweep.by.as_ref().map(|b| format!(" by {b}")).unwrap_or_default(),
+                if sweep.filters.is_empty() { String::new() } else { format!(" ({})", sweep.filters.join(", ")) },
+                sweep.rows,
+                if reps > 1 { " (line: median, bar: min-max of the repetitions)" } else { "" }
+            ),
+            x_desc: if log_x { format!("{} (log scale)", sweep.x) } else { sweep.x.clone() },
+            y_desc: sweep.y.clone(),
+            x_range: (lo - pad)..(hi + pad),
+            y_range: 0.0..nice_top(y_max),
+            x_format: &|x| {
+                // A log axis is labelled at powers of two only.
+                if log_x && (x - x.round()).abs() > 1e-6 {
+                    return String::new();
+                }
+                let v = if log_x { 2f64.powf(x.round()) } else { *x };
+                if (v - v.round()).abs() < 1e-6 { format!("{}", v.round()) } else { format!("{v:.2}") }
+            },
+            y_format: &|y| if y_is_latency { units::latency_ns(y.round() as u64) } else { compact(*y) },
+            lines,
+        },
+    )
+}
+
+/// 12500 → "12.5K", 3 → "3", 0.25 → "0.25".
+fn compact(v: f64) -> String {
+    if v.abs() >= 1e3 || v == v.round() { units::iops(v) } else { format!("{v:.2}") }
+}
+
+/// The top of a linear axis: a little above the largest value (1 when all are 0).
+fn nice_top(max: f64) -> f64 {
+    if max > 0.0 { max * 1.08 } else { 1.0 }
+}
+
+struct Line {
+    label: String,
+    points: Vec<(f64, f64)>,
+    /// (x, low, high) bars.
+    ranges: Vec<(f64, f64, f64)>,
+}
+
+struct Chart<'a> {
+    title: String,
+    x_desc: String,
+    y_desc: String,
+    x_range: Range<f64>,
+    y_range: Range<f64>,
+    x_format: &'a dyn Fn(&f64) -> String,
+    y_format: &'a dyn Fn(&f64) -> String,
+    lines: Vec<Line>,
+}
+
+fn draw(path: &Path, chart: &Chart) -> Result<(), PlotError> {
+    let fail = |e: &dyn std::fmt::Display| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() };
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut ctx = ChartBuilder::on(&root)
+        .caption(&chart.title, ("sans-serif", 18))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d(chart.x_range.clone(), chart.y_range.clone())
+        .map_err(|e| fail(&e))?;
+    ctx.configure_mesh()
+        .x_desc(chart.x_desc.as_str())
+        .y_desc(chart.y_desc.as_str())
+        .x_labels(10)
+        .y_labels(10)
+        .x_label_formatter(chart.x_format)
+        .y_label_formatter(chart.y_format)
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    for (i, line) in chart.lines.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        ctx.draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
+            .map_err(|e| fail(&e))?
+            .label(line.label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        if !line.ranges.is_empty() || line.points.len() < 40 {
+            ctx.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| fail(&e))?;
+        }
+        ctx.draw_series(line.ranges.iter().map(|&(x, lo, hi)| PathElement::new(vec![(x, lo), (x, hi)], color)))
+            .map_err(|e| fail(&e))?;
+    }
+    if !chart.lines.is_empty() {
+        ctx.configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .draw()
+            .map_err(|e| fail(&e))?;
+    }
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_axis() {
+        assert_eq!(percentile_label(0.0), "0%");
+        assert_eq!(percentile_label(1.0), "90%");
+        assert_eq!(percentile_label(2.0), "99%");
+        assert_eq!(percentile_label(3.0), "99.9%");
+        assert_eq!(percentile_label(5.0), "99.999%");
+        assert!((percentile_x(99.9) - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn time_points_read_either_spelling() {
+        let rows: Vec<Value> = serde_json::from_str(
+            r#"[{"t_ns": 1000000000, "read": {"iops": 10, "latency_ns": {"p99": 500}}, "write": {"iops": 5, "p99_ns": 700}},
+                {"t_s": 2, "iops": 30}, 7]"#,
+        )
+        .unwrap();
+        let p = time_points(&rows);
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            (p[0].t_s, p[0].read_iops, p[0].read_p99_ns, p[0].write_p99_ns),
+            (1.0, Some(10.0), Some(500.0), Some(700.0))
+        );
+        assert_eq!((p[1].t_s, p[1].total_iops), (2.0, Some(30.0)));
+    }
+}
