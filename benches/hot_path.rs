@@ -170,6 +170,7 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         data: DataPlan { pattern: Pattern::Random, seed: 1, verify: None },
         think: None,
         rate: None,
+        interval: None,
     };
     std::thread::scope(|s| {
         let control = &control;

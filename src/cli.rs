@@ -108,6 +108,8 @@ pub struct OutputOptions {
     pub csv_file: Option<PathBuf>,
     /// `--plot DIR`: write SVG charts there.
     pub plot_dir: Option<PathBuf>,
+    /// `--timeseries FILE`: one CSV row per interval.
+    pub timeseries_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Parser)]
@@ -292,6 +294,16 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u64>)]
     pub seed: Option<u64>,
 
+    /// Length of one interval of the live line and the time series (e.g. 1s, 250ms).
+    /// Given explicitly, the JSON result carries a time_series array. [default: 1s]
+    #[arg(long, allow_hyphen_values = true, value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+
+    /// Write one CSV row per interval to FILE: time, IOPS, bandwidth and the p50/p99/p99.9/max
+    /// latency of that interval alone, per op type (and a time_series array in the JSON).
+    #[arg(long, value_name = "FILE")]
+    pub timeseries: Option<PathBuf>,
+
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
@@ -423,6 +435,16 @@ impl Args {
                 },
             },
             fsync_on_close: self.fsync_on_close,
+            interval_ns: match self.interval {
+                Some(d) if d.as_millis() < 10 => {
+                    return Err(UsageError::new(format!(
+                        "--interval {d:?} is too short: give at least 10ms (e.g. 250ms, 1s)"
+                    )));
+                }
+                Some(d) => d.as_nanos().min(u128::from(u64::MAX)) as u64,
+                None => 1_000_000_000,
+            },
+            time_series: self.interval.is_some() || self.timeseries.is_some(),
             think,
             rate,
             write_pattern: self.write_pattern,
@@ -444,6 +466,7 @@ impl Args {
             quiet: self.quiet,
             csv_file: self.csv,
             plot_dir: self.plot,
+            timeseries_file: self.timeseries,
         };
         Ok((spec, output))
     }

@@ -18,6 +18,7 @@ use crate::engine::uring::UringEngine;
 use crate::engine::{Engine, EngineCaps, Op};
 use crate::environment;
 use crate::error::{Error, RunError, UsageError, exit_code};
+use crate::live::{self, SamplerConfig, TimeSeriesRow};
 use crate::placement::{self, NumaZones, PlacementPlan, Topology};
 use crate::result::{
     AchievedQueueDepth, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacingInfo, PlacementInfo, RateInfo,
@@ -37,7 +38,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 
 /// A finished run (possibly stopped early) and the exit code it calls for.
@@ -122,11 +123,21 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
     }
 
     let mut execution = match spec.engine {
-        EngineKind::Sync => execute::<SyncEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
-        EngineKind::Null => execute::<NullEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
-        EngineKind::Libaio => execute::<AioEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
-        EngineKind::Mmap => execute::<MmapEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
-        EngineKind::IoUring => execute::<UringEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan),
+        EngineKind::Sync => {
+            execute::<SyncEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan, diag.show_progress())
+        }
+        EngineKind::Null => {
+            execute::<NullEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan, diag.show_progress())
+        }
+        EngineKind::Libaio => {
+            execute::<AioEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan, diag.show_progress())
+        }
+        EngineKind::Mmap => {
+            execute::<MmapEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan, diag.show_progress())
+        }
+        EngineKind::IoUring => {
+            execute::<UringEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan, diag.show_progress())
+        }
     }?;
     // The targets of a real run stay; the embedded default's files go with the run.
     if temp.is_none() {
@@ -315,6 +326,8 @@ struct Execution {
     workers: Vec<WorkerResult>,
     /// `--fsync-on-close`: how long fsync of every target took, or what failed.
     fsync: Option<Result<u64, String>>,
+    /// One row per interval, when collected.
+    time_series: Vec<TimeSeriesRow>,
 }
 
 /// `--fsync-on-close`: fsync every target once the workers are done, timed as a whole.
@@ -384,6 +397,7 @@ fn worker_plan(
         placement: placement.workers.get(w as usize).cloned().unwrap_or_default(),
         think: spec.think,
         rate: spec.rate,
+        interval: None,
         data: DataPlan {
             pattern: spec.write_pattern,
             seed: spec.data_seed,
@@ -419,13 +433,23 @@ fn execute<E: Engine>(
     depth: u32,
     stop: &Arc<AtomicUsize>,
     placement: &PlacementPlan,
+    live_line: bool,
 ) -> Result<Execution, Error> {
     let control = RunControl::new(Clock::new(), Arc::clone(stop));
+    // Interval histograms only when a time series or the live line is wanted.
+    let (sampler, mut recorders) = if spec.time_series || live_line {
+        let (sampler, recorders) = live::channels(spec.threads);
+        (Some(sampler), recorders.into_iter().map(Some).collect::<Vec<_>>())
+    } else {
+        (None, (0..spec.threads).map(|_| None).collect())
+    };
+    let done = AtomicBool::new(false);
     thread::scope(|scope| {
         let mut handles = Vec::with_capacity(spec.threads as usize);
         let mut spawn_error = None;
         for w in 0..spec.threads {
-            let plan = worker_plan(spec, layout, targets, w, depth, placement);
+            let mut plan = worker_plan(spec, layout, targets, w, depth, placement);
+            plan.interval = recorders[w as usize].take();
             let control = &control;
             match thread::Builder::new()
                 .name(format!("iopulse-w{w}"))
@@ -439,9 +463,30 @@ fn execute<E: Engine>(
                 }
             }
         }
+        drop(recorders);
         let start = control.release(handles.len(), spawn_error.is_some());
+        let sampler = match (start, sampler) {
+            (Some(start_ns), Some(sampler)) => {
+                let config = SamplerConfig {
+                    clock: control.clock,
+                    start_ns,
+                    interval_ns: spec.interval_ns,
+                    block_size_bytes: spec.block_size_bytes,
+                    duration_ns: match spec.run_length {
+                        RunLength::Duration { ns } => Some(ns),
+                        _ => None,
+                    },
+                    live: live_line,
+                };
+                let (epoch, done) = (&control.epoch, &done);
+                Some(scope.spawn(move || sampler.run(&config, epoch, done)))
+            }
+            _ => None,
+        };
         let workers: Vec<WorkerResult> =
             handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a worker thread panicked"))).collect();
+        done.store(true, Ordering::Release);
+        let time_series = sampler.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
         if let Some(message) = spawn_error {
             return Err(RunError::Other(message).into());
         }
@@ -453,7 +498,7 @@ fn execute<E: Engine>(
                 .unwrap_or_else(|| RunError::Other("workers could not start".into()));
             return Err(error.into());
         };
-        Ok(Execution { start_ns, workers, fsync: None })
+        Ok(Execution { start_ns, workers, fsync: None, time_series })
     })
 }
 
@@ -470,7 +515,7 @@ fn assemble(
     stop: &AtomicUsize,
     placed: &Placed,
 ) -> RunResult {
-    let Execution { start_ns, workers, fsync } = execution;
+    let Execution { start_ns, workers, fsync, mut time_series } = execution;
     let end_ns = workers.iter().map(|w| w.end_ns).max().unwrap_or(start_ns);
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
 
@@ -607,6 +652,15 @@ fn assemble(
         error: failure,
         placement: placement_info(placed),
         merged_from: None,
+        time_series: {
+            // The last row ends with the window, not when the sampler stopped.
+            if let Some(last) = time_series.last_mut() {
+                let start = last.t_ns.saturating_sub(last.interval_ns);
+                last.t_ns = last.t_ns.min(window_ns).max(start);
+                last.interval_ns = (last.t_ns - start).max(1);
+            }
+            time_series
+        },
     }
 }
 

@@ -19,6 +19,7 @@ pub mod diag;
 pub mod engine;
 pub mod environment;
 pub mod error;
+pub mod live;
 pub mod merge;
 pub mod placement;
 pub mod report;

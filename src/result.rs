@@ -57,6 +57,9 @@ pub struct RunResult {
     /// Think time and rate limit, when asked for.
     #[serde(default)]
     pub pacing: Option<PacingInfo>,
+    /// One row per interval (`--timeseries`, `--interval`, or a live line on a terminal).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub time_series: Vec<crate::live::TimeSeriesRow>,
     /// Set only by `iopulse merge`: the results this document combines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<Vec<MergedSource>>,

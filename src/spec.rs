@@ -152,6 +152,12 @@ pub struct Spec {
     /// CPU and NUMA placement of workers (`--cpu-cores`, `--cpu-policy`, `--numa-zones`).
     #[serde(default)]
     pub placement: crate::placement::PlacementSpec,
+    /// Length of one time-series interval (`--interval`).
+    #[serde(default = "default_interval_ns")]
+    pub interval_ns: u64,
+    /// Collect a time series (`--timeseries`, or `--interval` given).
+    #[serde(default)]
+    pub time_series: bool,
     /// Think time between I/Os (`--think-time`, `--think-adaptive-percent`).
     #[serde(default)]
     pub think: Option<crate::think::ThinkSpec>,
@@ -168,6 +174,10 @@ pub struct Spec {
     /// `--fsync-on-close`: fsync every target at the end of the run, timed outside the window.
     #[serde(default)]
     pub fsync_on_close: bool,
+}
+
+fn default_interval_ns() -> u64 {
+    1_000_000_000
 }
 
 /// How verification is done.

@@ -18,6 +18,7 @@ use crate::clock::Clock;
 use crate::coverage::CoverageTracker;
 use crate::data::{self, Pattern};
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
+use crate::live::IntervalRecorder;
 use crate::placement::{self, WorkerPlacement};
 use crate::rng::Rng;
 use crate::rusage;
@@ -25,7 +26,7 @@ use crate::stats::{CpuTimes, OpStats};
 use crate::think::{self, Pacer, RateSpec, ThinkMode, ThinkSpec, Thinker};
 use crate::verify::{self, Expect, Mismatch, VerifyCounts};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Values of the shared stop word. Signals store their exit code in it.
@@ -42,6 +43,8 @@ pub struct RunControl {
     pub stop: Arc<AtomicUsize>,
     gate: Mutex<Gate>,
     gate_changed: Condvar,
+    /// The time series' current interval, advanced by the sampler; workers look at it once per batch.
+    pub epoch: AtomicU64,
 }
 
 /// The start line: workers arrive once set up; the coordinator releases them together.
@@ -56,7 +59,7 @@ struct Gate {
 
 impl RunControl {
     pub fn new(clock: Clock, stop: Arc<AtomicUsize>) -> Self {
-        Self { clock, stop, gate: Mutex::new(Gate::default()), gate_changed: Condvar::new() }
+        Self { clock, stop, gate: Mutex::new(Gate::default()), gate_changed: Condvar::new(), epoch: AtomicU64::new(0) }
     }
 
     /// The coordinator's side of the start line: waits until `workers` workers have
@@ -131,6 +134,8 @@ pub struct WorkerPlan {
     /// Think time and rate limit; `None` for both runs the unpaced loops.
     pub think: Option<ThinkSpec>,
     pub rate: Option<RateSpec>,
+    /// Interval histograms for the time series and the live line, when wanted.
+    pub interval: Option<IntervalRecorder>,
 }
 
 /// What written blocks contain and how reads are checked.
@@ -417,6 +422,7 @@ struct Worker<E: Engine> {
     thinker: Option<Thinker>,
     rate: Option<RateSpec>,
     pacing: PacingCounts,
+    interval: Option<IntervalRecorder>,
     buffer_node_seen: Option<u32>,
 }
 
@@ -492,6 +498,7 @@ impl<E: Engine> Worker<E> {
             verifier,
             verify_cost,
             thinker: plan.think.map(Thinker::new),
+            interval: plan.interval,
             rate: plan.rate,
             pacing: PacingCounts::default(),
             buffer_node_seen,
@@ -562,6 +569,9 @@ impl<E: Engine> Worker<E> {
         }
         if result == self.block_size_bytes as i64 {
             if counts {
+                if let Some(rec) = &mut self.interval {
+                    rec.record(state.op, lat_ns);
+                }
                 let stats = &mut self.stats[state.file as usize];
                 match state.op {
                     Op::Read => stats.read.record(self.block_size_bytes, lat_ns),
@@ -631,6 +641,9 @@ impl<E: Engine> Worker<E> {
                 return (WorkerStop::Deadline, deadline_ns);
             }
             self.complete(0, result, t1 - t0, true);
+            if let Some(rec) = &mut self.interval {
+                rec.maybe_rotate(&control.epoch);
+            }
             if self.failure.is_some() {
                 control.stop.store(stop_code::FAILED, Ordering::Relaxed);
                 return (WorkerStop::Failed, t1);
@@ -690,6 +703,9 @@ impl<E: Engine> Worker<E> {
             now = clock.now_ns();
             let past_deadline = now > deadline_ns;
             let stop_word = control.stop.load(Ordering::Relaxed);
+            if let Some(rec) = &mut self.interval {
+                rec.maybe_rotate(&control.epoch);
+            }
             for i in 0..reaped {
                 let Completion { slot, result } = self.completions[i];
                 in_flight -= 1;
@@ -815,6 +831,9 @@ impl<E: Engine> Worker<E> {
             }
             now = clock.now_ns();
             let past_deadline = now > deadline_ns;
+            if let Some(rec) = &mut self.interval {
+                rec.maybe_rotate(&control.epoch);
+            }
             for i in 0..reaped {
                 let Completion { slot, result } = self.completions[i];
                 in_flight -= 1;
@@ -885,7 +904,10 @@ impl<E: Engine> Worker<E> {
         }
     }
 
-    fn finish(self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
+    fn finish(mut self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
+        if let Some(rec) = self.interval.take() {
+            rec.flush();
+        }
         let engine_setup = self.engine.setup_facts();
         let mut read = OpStats::new();
         let mut write = OpStats::new();

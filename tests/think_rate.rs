@@ -4,6 +4,15 @@
 
 mod common;
 use common::*;
+use std::sync::Mutex;
+
+/// The tests of this file measure time: they run one at a time, so that they do not
+/// take each other's CPU (the test harness runs tests of a file in parallel).
+static TIMING: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    TIMING.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn f64_at(v: &serde_json::Value, path: &[&str]) -> f64 {
     let mut cur = v;
@@ -15,6 +24,7 @@ fn f64_at(v: &serde_json::Value, path: &[&str]) -> f64 {
 
 #[test]
 fn think_time_of_1ms_holds_sync_at_or_below_1000_iops() {
+    let _timing = one_at_a_time();
     let dir = temp_dir();
     let f = path_str(&dir.path().join("t.dat"));
     let r = run_json(&[&f, "--file-size", "4m", "--random", "--think-time", "1ms", "--duration", "2s"]);
@@ -33,16 +43,20 @@ fn think_time_of_1ms_holds_sync_at_or_below_1000_iops() {
 
 #[test]
 fn spin_think_is_close_to_what_was_asked() {
+    let _timing = one_at_a_time();
     let dir = temp_dir();
     let f = path_str(&dir.path().join("s.dat"));
     let r = run_json(&[&f, "--engine", "null", "--think-time", "50us", "--think-mode", "spin", "--duration", "1s"]);
     let think = &r["pacing"]["think"];
     let per_think = f64_at(think, &["spent_ns"]) / f64_at(think, &["thinks"]);
-    assert!((45_000.0..150_000.0).contains(&per_think), "{per_think} ns per 50 µs think");
+    // Never shorter than asked; on a quiet machine within a few % (benchmarks quote the
+    // figure); here only a bound that a busy 2-core CI machine cannot break by preemption.
+    assert!((50_000.0..500_000.0).contains(&per_think), "{per_think} ns per 50 µs think");
 }
 
 #[test]
 fn think_every_n_thinks_after_every_n_ios() {
+    let _timing = one_at_a_time();
     let dir = temp_dir();
     let f = path_str(&dir.path().join("n.dat"));
     let r = run_json(&[&f, "--engine", "null", "--think-time", "100us", "--think-every", "10", "--ops", "1000"]);
@@ -51,6 +65,7 @@ fn think_every_n_thinks_after_every_n_ios() {
 
 #[test]
 fn think_time_slows_an_async_engine_at_depth_32() {
+    let _timing = one_at_a_time();
     let dir = temp_dir();
     let f = path_str(&dir.path().join("a.dat"));
     let engines = ["io_uring", "libaio", "null"];
@@ -84,6 +99,7 @@ fn think_time_slows_an_async_engine_at_depth_32() {
 
 #[test]
 fn rate_iops_2000_for_3s_gives_6000_ios_within_5_percent() {
+    let _timing = one_at_a_time();
     let dir = temp_dir();
     let f = path_str(&dir.path().join("r.dat"));
     for extra in [&["--engine", "null"][..], &["--random"][..]] {
@@ -113,6 +129,7 @@ fn rate_iops_2000_for_3s_gives_6000_ios_within_5_percent() {
 
 #[test]
 fn an_unreachable_rate_is_reported() {
+    let _timing = one_at_a_time();
     let dir = temp_dir();
     let f = path_str(&dir.path().join("u.dat"));
     // 1 ms of think per I/O caps a worker near 1000 IOPS: 5000 cannot be reached.

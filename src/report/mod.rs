@@ -7,6 +7,7 @@ pub mod csv;
 pub mod fio_json;
 pub mod plot;
 pub mod text;
+pub mod timeseries;
 pub mod units;
 
 use crate::error::UsageError;
@@ -40,6 +41,19 @@ pub fn check_outputs(output: &OutputOptions) -> Result<(), UsageError> {
     if let Some(dir) = &output.plot_dir {
         plot::check_dir("--plot", dir)?;
     }
+    if let Some(path) = &output.timeseries_file {
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(UsageError::new(format!(
+                "--timeseries {}: directory {} does not exist",
+                path.display(),
+                dir.display()
+            )));
+        }
+        if path.is_dir() {
+            return Err(UsageError::new(format!("--timeseries {} is a directory: give a file name", path.display())));
+        }
+    }
     Ok(())
 }
 
@@ -58,6 +72,10 @@ pub fn emit(result: &RunResult, output: &OutputOptions) -> io::Result<()> {
     }
     if let Some(path) = &output.csv_file {
         csv::append(path, result)?;
+    }
+    if let Some(path) = &output.timeseries_file {
+        timeseries::write(path, result)
+            .map_err(|e| io::Error::new(e.kind(), format!("write --timeseries {}: {e}", path.display())))?;
     }
     if let Some(dir) = &output.plot_dir {
         let value = serde_json::to_value(result).map_err(io::Error::other)?;

@@ -1,0 +1,49 @@
+//! `--timeseries FILE`: the time series as CSV, one row per interval, with the
+//! figures of that interval alone. Formats `RunResult::time_series`; computes nothing.
+
+use crate::result::RunResult;
+use std::path::Path;
+
+/// Columns, in order. Times in seconds, latencies in nanoseconds, bandwidth in bytes/s.
+pub const COLUMNS: &[&str] = &[
+    "t_s",
+    "interval_s",
+    "read_ops",
+    "read_iops",
+    "read_bw_bytes_per_sec",
+    "read_p50_ns",
+    "read_p99_ns",
+    "read_p99_9_ns",
+    "read_max_ns",
+    "write_ops",
+    "write_iops",
+    "write_bw_bytes_per_sec",
+    "write_p50_ns",
+    "write_p99_ns",
+    "write_p99_9_ns",
+    "write_max_ns",
+    "total_iops",
+];
+
+pub fn write(path: &Path, result: &RunResult) -> std::io::Result<()> {
+    let mut w = csv::Writer::from_path(path)?;
+    w.write_record(COLUMNS)?;
+    for row in &result.time_series {
+        let mut record = vec![format!("{:.3}", row.t_ns as f64 / 1e9), format!("{:.3}", row.interval_ns as f64 / 1e9)];
+        for f in [&row.read, &row.write] {
+            let l = &f.latency_ns;
+            record.extend([
+                f.ops.to_string(),
+                format!("{:.1}", f.iops),
+                format!("{:.1}", f.bw_bytes_per_sec),
+                l.p50.to_string(),
+                l.p99.to_string(),
+                l.p99_9.to_string(),
+                l.max.to_string(),
+            ]);
+        }
+        record.push(format!("{:.1}", row.total.iops));
+        w.write_record(&record)?;
+    }
+    w.flush()
+}
