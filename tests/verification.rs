@@ -163,9 +163,12 @@ fn a_torn_block_is_told_apart_from_corruption() {
 fn max_reports_limits_the_details_not_the_count() {
     let dir = temp_dir();
     let f = written_file(dir.path(), &[]);
-    let file = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+    let file = std::fs::OpenOptions::new().read(true).write(true).open(&f).unwrap();
     for b in 0..20 {
-        file.write_all_at(&[0xee], b * 10 * BS + 100).unwrap();
+        // Flip bits rather than write a value the random data may already hold.
+        let mut byte = [0u8; 1];
+        file.read_exact_at(&mut byte, b * 10 * BS + 100).unwrap();
+        file.write_all_at(&[byte[0] ^ 0xee], b * 10 * BS + 100).unwrap();
     }
     let (code, text, r) = read_back(&f, &["--verify-max-reports", "3"]);
     assert_eq!(code, 3);
