@@ -3,6 +3,7 @@
 //! without O_DIRECT is in `prepare`; what the filesystem is and what it
 //! accepts is in `fsinfo`.
 
+pub mod device;
 pub mod fsinfo;
 pub mod layout;
 pub mod plan;
