@@ -46,9 +46,12 @@ Examples:
       Linux native AIO, 32 O_DIRECT reads in flight (without --direct, AIO is synchronous)
   iopulse /data/test.dat --engine mmap --random --madvise random --write-percent 30 --fsync-on-close
       copies to and from a shared mapping (page faults measured), made durable at the end
+  iopulse /dev/sdb --direct --random --continue-on-error --max-errors 100 --io-timeout 10s
+      read a failing disk: count I/O errors per op type and errno (stop after 100), and give
+      up on an I/O that has not completed after 10 s (reported with its offset, exit 1)
 
 Exit codes: 0 success, 1 the run failed, 2 usage error (nothing was touched),
-3 verification mismatches, 130 interrupted (the partial report is printed).
+3 verification mismatches, 130 interrupted (the partial report is printed), 143 SIGTERM.
 Full documentation: README.md and docs/ (docs/usage.md lists every flag).";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -253,6 +256,21 @@ pub struct Args {
     /// mmap engine: advice for the whole mapping (madvise).
     #[arg(long, value_enum, value_name = "ADVICE")]
     pub madvise: Option<Madvise>,
+
+    /// Keep going after an I/O error: failed I/Os are counted per op type and errno (with the
+    /// first offsets) in the report and the JSON, and the run exits 1 at its end if any failed.
+    /// Default: the first failed I/O stops the run.
+    #[arg(long, help_heading = "Faults")]
+    pub continue_on_error: bool,
+
+    /// Stop the run once N I/Os have failed in all (implies --continue-on-error until then).
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u64>, help_heading = "Faults")]
+    pub max_errors: Option<u64>,
+
+    /// An I/O that has not completed after DURATION is reported with its file and offset and
+    /// ends the run (exit 1) instead of hanging; `0` never gives up.
+    #[arg(long, allow_hyphen_values = true, value_name = "DURATION", default_value = "30s", value_parser = parse_duration, help_heading = "Faults")]
+    pub io_timeout: Duration,
 }
 
 impl Args {
@@ -318,6 +336,10 @@ impl Args {
             force: self.force,
             engine_options: EngineOptions { mmap_populate: self.mmap_populate, madvise: self.madvise },
             fsync_on_close: self.fsync_on_close,
+            continue_on_error: self.continue_on_error || self.max_errors.is_some(),
+            max_errors: self.max_errors,
+            io_timeout_ns: u64::try_from(self.io_timeout.as_nanos())
+                .map_err(|_| UsageError::new("--io-timeout is too long: at most 584 years"))?,
             write_pattern: self.write_pattern,
             verify: self.verify.then_some(VerifySpec {
                 pattern: self.verify_pattern.unwrap_or(Pattern::Random),

@@ -18,13 +18,15 @@ use crate::clock::Clock;
 use crate::coverage::CoverageTracker;
 use crate::data::{self, Pattern};
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
+use crate::errors::ErrorCounts;
 use crate::placement::{self, WorkerPlacement};
 use crate::rng::Rng;
 use crate::rusage;
 use crate::stats::{CpuTimes, OpStats};
 use crate::verify::{self, Expect, Mismatch, VerifyCounts};
+use crate::watchdog::{Heartbeat, InFlightIo, SCAN_INTERVAL_NS};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Values of the shared stop word. Signals store their exit code in it.
@@ -41,6 +43,11 @@ pub struct RunControl {
     pub stop: Arc<AtomicUsize>,
     gate: Mutex<Gate>,
     gate_changed: Condvar,
+    /// One heartbeat per worker, for the watchdog (`watchdog`); empty when not watched.
+    heartbeats: Box<[Heartbeat]>,
+    /// Failed I/Os of the whole run so far (incremented only when an I/O fails);
+    /// each worker's plan holds a clone (`WorkerPlan::errors_seen`).
+    pub errors_seen: Arc<AtomicU64>,
 }
 
 /// The start line: workers arrive once set up; the coordinator releases them together.
@@ -55,7 +62,26 @@ struct Gate {
 
 impl RunControl {
     pub fn new(clock: Clock, stop: Arc<AtomicUsize>) -> Self {
-        Self { clock, stop, gate: Mutex::new(Gate::default()), gate_changed: Condvar::new() }
+        Self {
+            clock,
+            stop,
+            gate: Mutex::new(Gate::default()),
+            gate_changed: Condvar::new(),
+            heartbeats: Box::default(),
+            errors_seen: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Gives each of `workers` workers a heartbeat the watchdog can read.
+    pub fn with_heartbeats(mut self, workers: usize) -> Self {
+        self.heartbeats = (0..workers).map(|_| Heartbeat::default()).collect();
+        self
+    }
+
+    /// Worker `index`'s heartbeat, when the run is watched.
+    #[inline(always)]
+    pub fn heartbeat(&self, index: usize) -> Option<&Heartbeat> {
+        self.heartbeats.get(index)
     }
 
     /// The coordinator's side of the start line: waits until `workers` workers have
@@ -127,6 +153,11 @@ pub struct WorkerPlan {
     pub placement: WorkerPlacement,
     /// What writes put in blocks, and whether reads are verified.
     pub data: DataPlan,
+    /// Failed I/Os (run-wide, counted in `errors_seen`) after which the worker stops:
+    /// 1 by default, `--max-errors N`, `u64::MAX` with `--continue-on-error` alone.
+    pub error_limit: u64,
+    /// The run-wide count of failed I/Os (`RunControl::errors_seen`).
+    pub errors_seen: Arc<AtomicU64>,
 }
 
 /// What written blocks contain and how reads are checked.
@@ -215,6 +246,8 @@ pub struct WorkerResult {
     /// Time the engine took to make its writes durable after the window (mmap: msync),
     /// when it had anything to do. Not part of the window.
     pub sync_ns: Option<u64>,
+    /// Failed I/Os per op type and errno.
+    pub errors: ErrorCounts,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -343,6 +376,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             cpu_seen: placement::bind::current_cpu(),
             buffer_node_seen: None,
             sync_ns: None,
+            errors: ErrorCounts::default(),
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -393,6 +427,23 @@ struct Worker<E: Engine> {
     verifier: Option<Verifier>,
     verify_cost: VerifyCost,
     buffer_node_seen: Option<u32>,
+    errors: ErrorCounts,
+    error_limit: u64,
+    errors_seen: Arc<AtomicU64>,
+    watch: WatchState,
+}
+
+/// `SlotState::submit_ns` of a slot with no I/O in flight.
+const IDLE_NS: u64 = u64::MAX;
+
+/// What the worker keeps to name an I/O in flight in its heartbeat.
+#[derive(Clone, Copy, Debug, Default)]
+struct WatchState {
+    /// The oldest I/O in flight at the last scan: (slot, its submit_ns).
+    oldest: Option<(u32, u64)>,
+    next_scan_ns: u64,
+    /// Where the search for another I/O in flight starts.
+    cursor: u32,
 }
 
 impl<E: Engine> Worker<E> {
@@ -436,7 +487,7 @@ impl<E: Engine> Worker<E> {
                     op: Op::Read,
                     file: 0,
                     offset_bytes: 0,
-                    submit_ns: 0,
+                    submit_ns: IDLE_NS,
                     region_block: 0,
                     sequence: 0,
                     holds_pattern: true
@@ -467,6 +518,10 @@ impl<E: Engine> Worker<E> {
             verifier,
             verify_cost,
             buffer_node_seen,
+            errors: ErrorCounts::default(),
+            error_limit: plan.error_limit.max(1),
+            errors_seen: plan.errors_seen,
+            watch: WatchState::default(),
         })
     }
 
@@ -529,6 +584,7 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     fn complete(&mut self, slot: u32, result: i64, lat_ns: u64, counts: bool) {
         let state = self.slots[slot as usize];
+        self.slots[slot as usize].submit_ns = IDLE_NS;
         if result == self.block_size_bytes as i64 && self.verifier.is_some() {
             self.verify_completion(slot, &state);
         }
@@ -540,13 +596,33 @@ impl<E: Engine> Worker<E> {
                     Op::Write => stats.write.record(self.block_size_bytes, lat_ns),
                 }
             }
-        } else if self.failure.is_none() {
-            let kind = if result < 0 {
-                IoFailureKind::Errno((-result) as i32)
-            } else {
-                IoFailureKind::Short { done_bytes: result as u64, len_bytes: self.block_size_bytes }
-            };
-            let target = self.files[state.file as usize].target;
+        } else {
+            self.record_error(slot, &state, result);
+        }
+    }
+
+    /// Counts a failed I/O (per op type and errno) and, once the run has seen as many
+    /// as `error_limit` (1 by default), records it as the failure that stops the worker.
+    #[cold]
+    #[inline(never)]
+    fn record_error(&mut self, slot: u32, state: &SlotState, result: i64) {
+        let kind = if result < 0 {
+            IoFailureKind::Errno((-result) as i32)
+        } else {
+            IoFailureKind::Short { done_bytes: result as u64, len_bytes: self.block_size_bytes }
+        };
+        let errno = match kind {
+            IoFailureKind::Errno(errno) => errno,
+            IoFailureKind::Short { .. } => crate::errors::SHORT_TRANSFER,
+        };
+        let target = self.files[state.file as usize].target;
+        self.errors.record(state.op, errno, target, state.offset_bytes);
+        if let Some(v) = &mut self.verifier {
+            v.in_flight[slot as usize] = u64::MAX;
+        }
+        // Only failed I/Os touch the run-wide counter, so that --max-errors counts exactly.
+        let seen = self.errors_seen.fetch_add(1, Ordering::Relaxed) + 1;
+        if seen >= self.error_limit && self.failure.is_none() {
             self.failure = Some(IoFailure { op: state.op, target, offset_bytes: state.offset_bytes, kind });
         }
     }
@@ -592,10 +668,19 @@ impl<E: Engine> Worker<E> {
                 return (WorkerStop::Done, clock.now_ns());
             };
             let t0 = clock.now_ns();
+            let heartbeat = control.heartbeat(self.index as usize);
+            if let Some(hb) = heartbeat {
+                let target = self.files[req.file as usize].target;
+                let io = InFlightIo { op: req.op, target, offset_bytes: req.offset_bytes, submit_ns: t0 };
+                hb.waiting(t0, 1, Some(io));
+            }
             // SAFETY: slot 0 exists; no reference to its bytes is held across the call,
             // and an inline engine is done with the slot when `queue` returns.
             let outcome = unsafe { self.engine.queue(req) };
             let t1 = clock.now_ns();
+            if let Some(hb) = heartbeat {
+                hb.done_waiting();
+            }
             let Queued::Done(result) = outcome else {
                 unreachable!("{} declares completes_inline but queued a request", E::NAME);
             };
@@ -654,6 +739,7 @@ impl<E: Engine> Worker<E> {
             if in_flight == 0 {
                 break if self.failure.is_some() { WorkerStop::Failed } else { WorkerStop::Done };
             }
+            self.publish_wait(control, now, in_flight);
             if let Err(e) = self.engine.submit() {
                 return self.engine_failure(control, e.to_string(), in_flight);
             }
@@ -662,6 +748,9 @@ impl<E: Engine> Worker<E> {
                 Err(e) => return self.engine_failure(control, e.to_string(), in_flight),
             };
             now = clock.now_ns();
+            if let Some(hb) = control.heartbeat(self.index as usize) {
+                hb.done_waiting();
+            }
             let past_deadline = now > deadline_ns;
             let stop_word = control.stop.load(Ordering::Relaxed);
             for i in 0..reaped {
@@ -693,28 +782,39 @@ impl<E: Engine> Worker<E> {
             }
         };
         let end_ns = if stop == WorkerStop::Deadline { deadline_ns } else { now };
-        self.drain(in_flight);
+        self.drain(control, in_flight);
         (stop, end_ns)
     }
 
     /// Waits for I/O still in flight so no buffer is freed under the kernel.
-    /// These completions are outside the window and are not counted.
-    fn drain(&mut self, mut in_flight: usize) {
+    /// These completions are outside the window and are not counted. Reaps one
+    /// batch at a time, naming an I/O still in flight in the heartbeat before each
+    /// wait, so that a drain stuck on one I/O is reported with the right offset.
+    fn drain(&mut self, control: &RunControl, mut in_flight: usize) {
         while in_flight > 0 {
+            self.publish_wait(control, control.clock.now_ns(), in_flight);
             if self.engine.submit().is_err() {
                 break;
             }
-            match self.engine.reap(in_flight, &mut self.completions) {
+            match self.engine.reap(1, &mut self.completions) {
                 Ok(0) | Err(_) => break,
-                Ok(n) => in_flight = in_flight.saturating_sub(n),
+                Ok(n) => {
+                    in_flight = in_flight.saturating_sub(n);
+                    for c in &self.completions[..n] {
+                        self.slots[c.slot as usize].submit_ns = IDLE_NS;
+                    }
+                }
             }
+        }
+        if let Some(hb) = control.heartbeat(self.index as usize) {
+            hb.done_waiting();
         }
     }
 
     fn engine_failure(&mut self, control: &RunControl, message: String, in_flight: usize) -> (WorkerStop, u64) {
         control.stop.store(stop_code::FAILED, Ordering::Relaxed);
         self.engine_error = Some(message);
-        self.drain(in_flight);
+        self.drain(control, in_flight);
         (WorkerStop::Failed, control.clock.now_ns())
     }
 
@@ -761,6 +861,58 @@ impl<E: Engine> Worker<E> {
             cpu_seen: placement::bind::current_cpu(),
             buffer_node_seen: self.buffer_node_seen,
             sync_ns: None,
+            errors: self.errors,
         }
+    }
+}
+
+/// The watchdog's view of a queued worker (`watchdog`): what it publishes before it waits.
+impl<E: Engine> Worker<E> {
+    /// Publishes that the worker starts waiting at `now_ns` with `in_flight` I/Os out,
+    /// naming the oldest one in flight: found by a scan of the slots at most every
+    /// `SCAN_INTERVAL_NS` and kept while it stays in flight; when it has completed,
+    /// another slot still in flight is named (usually the first one looked at).
+    #[inline(always)]
+    fn publish_wait(&mut self, control: &RunControl, now_ns: u64, in_flight: usize) {
+        let Some(hb) = control.heartbeat(self.index as usize) else { return };
+        if now_ns >= self.watch.next_scan_ns {
+            self.watch.next_scan_ns = now_ns.saturating_add(SCAN_INTERVAL_NS);
+            self.watch.oldest = self.oldest_in_flight();
+        }
+        let slot = match self.watch.oldest {
+            Some((slot, submit_ns)) if self.slots[slot as usize].submit_ns == submit_ns => Some(slot),
+            _ => self.any_in_flight(),
+        };
+        let io = slot.map(|slot| {
+            let s = &self.slots[slot as usize];
+            InFlightIo {
+                op: s.op,
+                target: self.files[s.file as usize].target,
+                offset_bytes: s.offset_bytes,
+                submit_ns: s.submit_ns,
+            }
+        });
+        hb.waiting(now_ns, in_flight, io);
+    }
+
+    /// The slot whose I/O has been in flight longest, with its submit time.
+    #[cold]
+    fn oldest_in_flight(&self) -> Option<(u32, u64)> {
+        let (slot, state) = self.slots.iter().enumerate().min_by_key(|(_, s)| s.submit_ns)?;
+        (state.submit_ns != IDLE_NS).then_some((slot as u32, state.submit_ns))
+    }
+
+    /// A slot with an I/O in flight, searched from where the last search ended.
+    #[inline]
+    fn any_in_flight(&mut self) -> Option<u32> {
+        let depth = self.slots.len() as u32;
+        for i in 0..depth {
+            let slot = (self.watch.cursor + i) % depth;
+            if self.slots[slot as usize].submit_ns != IDLE_NS {
+                self.watch.cursor = slot;
+                return Some(slot);
+            }
+        }
+        None
     }
 }
