@@ -19,6 +19,7 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod errors;
+pub mod futex;
 pub mod memory;
 pub mod placement;
 pub mod report;

@@ -26,7 +26,7 @@ use crate::stats::{CpuTimes, OpStats};
 use crate::verify::{self, Expect, Mismatch, VerifyCounts};
 use crate::watchdog::{Heartbeat, InFlightIo, SCAN_INTERVAL_NS};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Values of the shared stop word. Signals store their exit code in it.
@@ -43,6 +43,10 @@ pub struct RunControl {
     pub stop: Arc<AtomicUsize>,
     gate: Mutex<Gate>,
     gate_changed: Condvar,
+    /// The start line's word: 0 until released, then 1 (go) or 2 (called off).
+    released: AtomicU32,
+    /// The start time, stored before `released` is set.
+    start_ns: AtomicU64,
     /// One heartbeat per worker, for the watchdog (`watchdog`); empty when not watched.
     heartbeats: Box<[Heartbeat]>,
     /// Failed I/Os of the whole run so far (incremented only when an I/O fails);
@@ -51,6 +55,8 @@ pub struct RunControl {
 }
 
 /// The start line: workers arrive once set up; the coordinator releases them together.
+/// Released workers leave through `futex` (all woken by one call), not through the
+/// condition variable, so that they do not queue for the gate's mutex on their way out.
 #[derive(Default)]
 struct Gate {
     arrived: usize,
@@ -67,6 +73,8 @@ impl RunControl {
             stop,
             gate: Mutex::new(Gate::default()),
             gate_changed: Condvar::new(),
+            released: AtomicU32::new(0),
+            start_ns: AtomicU64::new(0),
             heartbeats: Box::default(),
             errors_seen: Arc::new(AtomicU64::new(0)),
         }
@@ -97,8 +105,9 @@ impl RunControl {
         gate.called_off = call_off || gate.setup_failed;
         gate.released = Some(start_ns);
         let go = !gate.called_off;
+        self.start_ns.store(start_ns, Ordering::Relaxed);
         drop(gate);
-        self.gate_changed.notify_all();
+        crate::futex::set_and_wake_all(&self.released, if go { 1 } else { 2 });
         go.then_some(start_ns)
     }
 
@@ -108,11 +117,11 @@ impl RunControl {
         let mut gate = self.gate.lock().expect("start gate");
         gate.arrived += 1;
         gate.setup_failed |= !setup_ok;
+        drop(gate);
         self.gate_changed.notify_all();
-        while gate.released.is_none() {
-            gate = self.gate_changed.wait(gate).expect("start gate");
-        }
-        if gate.called_off || !setup_ok { None } else { gate.released }
+        crate::futex::wait_while_zero(&self.released);
+        let go = self.released.load(Ordering::Acquire) == 1;
+        if go && setup_ok { Some(self.start_ns.load(Ordering::Relaxed)) } else { None }
     }
 }
 
