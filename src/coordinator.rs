@@ -493,7 +493,9 @@ fn execute<E: Engine + 'static>(
     stop: &Arc<AtomicUsize>,
     placement: &PlacementPlan,
 ) -> Result<Execution, Error> {
-    let control = Arc::new(RunControl::new(Clock::new(), Arc::clone(stop)).with_heartbeats(spec.threads as usize));
+    // With --io-timeout 0 nothing watches: workers get no heartbeat and publish nothing.
+    let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
+    let control = Arc::new(RunControl::new(Clock::new(), Arc::clone(stop)).with_heartbeats(watched));
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let mut handles = Vec::with_capacity(spec.threads as usize);
     let mut spawn_error = None;

@@ -5,10 +5,10 @@
 //! when the wait returns: relaxed stores under a sequence counter, once per
 //! batch, with no read-modify-write and no clock read of their own (the
 //! worker passes the time it already read). The heartbeat names one I/O in
-//! flight: the request itself for engines that complete inline, and for
-//! queued engines the oldest I/O in flight (found by a scan of the slots at
-//! most every `SCAN_INTERVAL_NS`, and kept while it stays in flight) or, when
-//! that one has completed, another one still in flight.
+//! flight: the request itself for engines that complete inline; for queued
+//! engines an I/O in flight, kept while it stays in flight (each later wait
+//! then only stores its start), replaced when it completes, and at most every
+//! `SCAN_INTERVAL_NS` the oldest I/O in flight (a scan of the slots).
 //!
 //! The coordinator thread supervises while it waits for the workers
 //! (`supervise`): a worker whose wait has lasted longer than `--io-timeout`,
@@ -112,6 +112,15 @@ impl Heartbeat {
             None => self.io_where.store(0, Ordering::Relaxed),
         }
         self.seq.store(seq.wrapping_add(2), Ordering::Release);
+    }
+
+    /// The worker starts another wait at `since_ns`, and the I/O it named last is still
+    /// in flight: only the wait's start and the count change (two relaxed stores; a reader
+    /// combining them with the named I/O still sees an I/O in flight since then).
+    #[inline(always)]
+    pub fn still_waiting(&self, since_ns: u64, in_flight: usize) {
+        self.since_ns.store(since_ns.max(1), Ordering::Relaxed);
+        self.in_flight.store(in_flight as u64, Ordering::Relaxed);
     }
 
     /// The wait returned.

@@ -448,8 +448,8 @@ const IDLE_NS: u64 = u64::MAX;
 /// What the worker keeps to name an I/O in flight in its heartbeat.
 #[derive(Clone, Copy, Debug, Default)]
 struct WatchState {
-    /// The oldest I/O in flight at the last scan: (slot, its submit_ns).
-    oldest: Option<(u32, u64)>,
+    /// The I/O the heartbeat names: (slot, its submit_ns), while it stays in flight.
+    named: Option<(u32, u64)>,
     next_scan_ns: u64,
     /// Where the search for another I/O in flight starts.
     cursor: u32,
@@ -878,28 +878,28 @@ impl<E: Engine> Worker<E> {
 /// The watchdog's view of a queued worker (`watchdog`): what it publishes before it waits.
 impl<E: Engine> Worker<E> {
     /// Publishes that the worker starts waiting at `now_ns` with `in_flight` I/Os out,
-    /// naming the oldest one in flight: found by a scan of the slots at most every
-    /// `SCAN_INTERVAL_NS` and kept while it stays in flight; when it has completed,
-    /// another slot still in flight is named (usually the first one looked at).
+    /// naming one I/O in flight. The named I/O is kept while it stays in flight (then only
+    /// the wait's start is stored: two relaxed stores); when it has completed, another
+    /// slot in flight is named. At most every `SCAN_INTERVAL_NS` the oldest I/O in flight
+    /// is named instead, so that one stuck I/O among others that complete is seen.
     #[inline(always)]
     fn publish_wait(&mut self, control: &RunControl, now_ns: u64, in_flight: usize) {
         let Some(hb) = control.heartbeat(self.index as usize) else { return };
-        if now_ns >= self.watch.next_scan_ns {
-            self.watch.next_scan_ns = now_ns.saturating_add(SCAN_INTERVAL_NS);
-            self.watch.oldest = self.oldest_in_flight();
-        }
-        let slot = match self.watch.oldest {
-            Some((slot, submit_ns)) if self.slots[slot as usize].submit_ns == submit_ns => Some(slot),
-            _ => self.any_in_flight(),
-        };
-        let io = slot.map(|slot| {
-            let s = &self.slots[slot as usize];
-            InFlightIo {
-                op: s.op,
-                target: self.files[s.file as usize].target,
-                offset_bytes: s.offset_bytes,
-                submit_ns: s.submit_ns,
+        if now_ns < self.watch.next_scan_ns {
+            if let Some((slot, submit_ns)) = self.watch.named
+                && self.slots[slot as usize].submit_ns == submit_ns
+            {
+                hb.still_waiting(now_ns, in_flight);
+                return;
             }
+            self.watch.named = self.any_in_flight();
+        } else {
+            self.watch.next_scan_ns = now_ns.saturating_add(SCAN_INTERVAL_NS);
+            self.watch.named = self.oldest_in_flight();
+        }
+        let io = self.watch.named.map(|(slot, submit_ns)| {
+            let s = &self.slots[slot as usize];
+            InFlightIo { op: s.op, target: self.files[s.file as usize].target, offset_bytes: s.offset_bytes, submit_ns }
         });
         hb.waiting(now_ns, in_flight, io);
     }
@@ -911,15 +911,18 @@ impl<E: Engine> Worker<E> {
         (state.submit_ns != IDLE_NS).then_some((slot as u32, state.submit_ns))
     }
 
-    /// A slot with an I/O in flight, searched from where the last search ended.
+    /// A slot with an I/O in flight, with its submit time, searched from where the last
+    /// search ended.
     #[inline]
-    fn any_in_flight(&mut self) -> Option<u32> {
+    fn any_in_flight(&mut self) -> Option<(u32, u64)> {
         let depth = self.slots.len() as u32;
-        for i in 0..depth {
-            let slot = (self.watch.cursor + i) % depth;
-            if self.slots[slot as usize].submit_ns != IDLE_NS {
+        let mut slot = self.watch.cursor;
+        for _ in 0..depth {
+            slot = if slot + 1 >= depth { 0 } else { slot + 1 };
+            let submit_ns = self.slots[slot as usize].submit_ns;
+            if submit_ns != IDLE_NS {
                 self.watch.cursor = slot;
-                return Some(slot);
+                return Some((slot, submit_ns));
             }
         }
         None
