@@ -9,5 +9,5 @@ pub mod layout;
 pub mod plan;
 pub mod prepare;
 
-pub use plan::{TargetKind, TargetPlan, check_memory, plan_targets};
+pub use plan::{TargetKind, TargetPlan, plan_targets};
 pub use prepare::{CreatedFiles, DirectOutcome, PreparedTarget, prepare_targets};

@@ -198,25 +198,3 @@ fn parent_dir(path: &Path) -> PathBuf {
 fn block_device_size(path: &Path) -> io::Result<u64> {
     File::open(path)?.seek(SeekFrom::End(0))
 }
-
-/// Refuses runs whose buffers would not fit in memory: every worker allocates
-/// `queue_depth` blocks up front.
-pub fn check_memory(spec: &Spec, effective_depth: u32) -> Result<(), UsageError> {
-    let needed = u128::from(spec.block_size_bytes) * u128::from(effective_depth) * u128::from(spec.threads);
-    if let Some(available) = mem_available_bytes()
-        && needed > u128::from(available)
-    {
-        return Err(UsageError::new(format!(
-            "I/O buffers need {needed} bytes (--threads {} x --queue-depth {effective_depth} x --block-size {}) but only {available} bytes of memory are available: lower one of them",
-            spec.threads, spec.block_size_bytes
-        )));
-    }
-    Ok(())
-}
-
-fn mem_available_bytes() -> Option<u64> {
-    let text = fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
