@@ -97,3 +97,18 @@ fn a_device_open_exclusively_elsewhere_is_refused_even_with_force() {
     drop(_held);
     assert!(dev.contents() == before, "the device was modified");
 }
+
+/// A loop device under a device-mapper table is held (its `holders` names the dm
+/// device): writing to it is refused even with --force.
+#[test]
+fn a_device_held_by_device_mapper_is_refused_even_with_force() {
+    let what = "loop device held by device-mapper";
+    let Some(dev) = device(what) else { return };
+    let Some(dm) = root::dm_device(&format!("0 {} linear {} 0", (8 << 20) / 512, dev.path), what) else { return };
+    let (code, _, stderr) = run(&[&dev.path, "--write-percent", "100", "--duration", "0.2", "--force"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is in use (held by dm-"), "{stderr}");
+    // The dm device itself is free to be written with --force.
+    let (code, _, stderr) = run(&[&dm.path, "--write-percent", "100", "--duration", "0", "--force", "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -367,3 +367,18 @@ fn a_second_sigint_exits_at_once_while_the_first_waits_for_a_stuck_io() {
     assert_eq!(code, 130, "{stderr}");
     assert!(!stdout.contains("INTERRUPTED"), "the first signal's report came out first: {stdout}");
 }
+
+/// A device-mapper `error` target fails every I/O (where the kernel has device-mapper).
+#[test]
+fn a_device_mapper_error_target_fails_the_run_with_eio() {
+    let Some(dm) = root::dm_device("0 16384 error", "dm error target") else { return };
+    let (code, stdout, stderr) = run(&[&dm.path, "--duration", "0"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains(&format!("read {} at offset 0: Input/output error", dm.path)), "{stderr}");
+    assert!(stdout.contains("read EIO x1"), "{stdout}");
+    let (code, stdout, _) = run(&[&dm.path, "--duration", "0", "--continue-on-error", "--output-format", "json"]);
+    assert_eq!(code, 1);
+    let r: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(u64_at(&r, &["io_errors", "total"]), 2048);
+    assert_eq!(u64_at(&r, &["read", "ops"]), 0);
+}

@@ -19,6 +19,7 @@ pub fn is_root() -> bool {
 }
 
 fn skip(what: &str, why: &str) {
+    let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
     eprintln!("SKIP: {what}: {why}");
 }
 
@@ -160,7 +161,7 @@ pub fn loop_device(size_bytes: u64, options: LoopOptions, what: &str) -> Option<
                     }
                 }
                 if !Path::new(&part).exists() {
-                    skip(what, "the loop device's partition did not appear");
+                    skip(what, "the loop device's partition did not appear (no MBR partition support in this kernel?)");
                     return None;
                 }
             }
@@ -262,4 +263,46 @@ impl Drop for Throttle {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
+}
+
+/// A device-mapper device, removed on Drop.
+pub struct DmDevice {
+    pub name: String,
+    pub path: String,
+}
+
+impl Drop for DmDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("dmsetup").args(["remove", "--retry", &self.name]).output();
+    }
+}
+
+/// `dmsetup create` with `table` (e.g. "0 16384 error"); `None` (with SKIP) when not root,
+/// when dmsetup is missing or when the kernel has no device-mapper.
+pub fn dm_device(table: &str, what: &str) -> Option<DmDevice> {
+    if !is_root() {
+        skip(what, "needs root for device-mapper");
+        return None;
+    }
+    if let Err(e) = run_ok("dmsetup", &["version"]) {
+        skip(what, &format!("device-mapper is not available: {e}"));
+        return None;
+    }
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let name = format!("iopulse-test-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+    if let Err(e) = run_ok("dmsetup", &["create", &name, "--table", table]) {
+        skip(what, &format!("dmsetup create: {e}"));
+        return None;
+    }
+    let dev = DmDevice { path: format!("/dev/mapper/{name}"), name };
+    // Without udev the node may be missing.
+    if !Path::new(&dev.path).exists() {
+        let _ = run_ok("dmsetup", &["mknodes", &dev.name]);
+    }
+    if !Path::new(&dev.path).exists() {
+        skip(what, "the device-mapper node did not appear");
+        return None;
+    }
+    Some(dev)
 }
