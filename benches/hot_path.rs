@@ -171,6 +171,8 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         think: None,
         rate: None,
         interval: None,
+        error_limit: 1,
+        errors_seen: Arc::clone(&control.errors_seen),
     };
     std::thread::scope(|s| {
         let control = &control;

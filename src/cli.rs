@@ -63,6 +63,10 @@ Examples:
   iopulse /data/t.dat --random --output-format fio-json
       the result in fio's JSON layout (jobs[].read.iops, clat_ns.percentile, ...)
 
+  iopulse /dev/sdb --direct --random --continue-on-error --max-errors 100 --io-timeout 10s
+      read a failing disk: count I/O errors per op type and errno (stop after 100), and give
+      up on an I/O that has not completed after 10 s (reported with its offset, exit 1)
+
 Subcommands (the first argument; a target file named like one is written ./merge):
   iopulse merge host1.json host2.json [--output-format json] [--force]
       one report from concurrent runs: histograms added, IOPS summed
@@ -76,7 +80,7 @@ Subcommands (the first argument; a target file named like one is written ./merge
       the man page (roff) on stdout
 
 Exit codes: 0 success, 1 the run failed, 2 usage error (nothing was touched),
-3 verification mismatches, 130 interrupted (the partial report is printed).
+3 verification mismatches, 130 interrupted (the partial report is printed), 143 SIGTERM.
 Full documentation: README.md and docs/ (docs/usage.md lists every flag).";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -360,6 +364,21 @@ pub struct Args {
     /// mmap engine: advice for the whole mapping (madvise).
     #[arg(long, value_enum, value_name = "ADVICE")]
     pub madvise: Option<Madvise>,
+
+    /// Keep going after an I/O error: failed I/Os are counted per op type and errno (with the
+    /// first offsets) in the report and the JSON, and the run exits 1 at its end if any failed.
+    /// Default: the first failed I/O stops the run.
+    #[arg(long, help_heading = "Faults")]
+    pub continue_on_error: bool,
+
+    /// Stop the run once N I/Os have failed in all (implies --continue-on-error until then).
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u64>, help_heading = "Faults")]
+    pub max_errors: Option<u64>,
+
+    /// An I/O that has not completed after DURATION is reported with its file and offset and
+    /// ends the run (exit 1) instead of hanging; `0` never gives up.
+    #[arg(long, allow_hyphen_values = true, value_name = "DURATION", default_value = "30s", value_parser = parse_duration, help_heading = "Faults")]
+    pub io_timeout: Duration,
 }
 
 impl Args {
@@ -447,6 +466,10 @@ impl Args {
             time_series: self.interval.is_some() || self.timeseries.is_some(),
             think,
             rate,
+            continue_on_error: self.continue_on_error || self.max_errors.is_some(),
+            max_errors: self.max_errors,
+            io_timeout_ns: u64::try_from(self.io_timeout.as_nanos())
+                .map_err(|_| UsageError::new("--io-timeout is too long: at most 584 years"))?,
             write_pattern: self.write_pattern,
             verify: self.verify.then_some(VerifySpec {
                 pattern: self.verify_pattern.unwrap_or(Pattern::Random),

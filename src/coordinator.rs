@@ -19,17 +19,20 @@ use crate::engine::{Engine, EngineCaps, Op};
 use crate::environment;
 use crate::error::{Error, RunError, UsageError, exit_code};
 use crate::live::{self, SamplerConfig, TimeSeriesRow};
+use crate::memory::{self, MemoryEstimate};
 use crate::placement::{self, NumaZones, PlacementPlan, Topology};
 use crate::result::{
     AchievedQueueDepth, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacingInfo, PlacementInfo, RateInfo,
-    RunResult, SCHEMA_VERSION, StopReason, TargetInfo, ThinkInfo, ToolInfo, VerificationInfo, WorkerInfo,
+    RunResult, SCHEMA_VERSION, StopReason, StuckIo, TargetInfo, ThinkInfo, ToolInfo, VerificationInfo, WorkerInfo,
     WorkerPlacementInfo,
 };
 use crate::rusage;
+use crate::signals;
 use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec};
 use crate::stats::{CpuTimes, OpStats, encode_histogram};
 use crate::target::{self, DirectOutcome, PreparedTarget};
 use crate::verify::{Failure, Mismatch, VerifyCounts};
+use crate::watchdog::{self, AbandonCause, Abandoned};
 use crate::worker::{
     self, DataPlan, IoFailure, IoFailureKind, RunControl, VerifyPlan, WorkerFile, WorkerPlan, WorkerResult, WorkerStop,
     stop_code,
@@ -91,7 +94,6 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
     let paths = target_paths(spec, &given)?;
 
     let plans = target::plan_targets(spec, &paths)?;
-    target::check_memory(spec, effective_depth)?;
     let distribution = effective_file_distribution(spec);
     let layout = RegionLayout::new(spec, distribution, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
     // A verifying worker never has two I/Os on one block: its depth cannot exceed its blocks.
@@ -99,6 +101,9 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
         Some(_) => effective_depth.min(layout.smallest_worker_region().min(u64::from(u32::MAX)) as u32).max(1),
         None => effective_depth,
     };
+    check_kernel_limits(spec, effective_depth)?;
+    let memory = memory_estimate(spec, &plans, &layout, effective_depth);
+    memory::check(&memory, spec.threads, effective_depth, spec.block_size_bytes)?;
     let placed = place(spec, &paths, diag)?;
     let (targets, mut created) = target::prepare_targets(spec, plans, diag, &stop)?;
 
@@ -143,12 +148,22 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
     if temp.is_none() {
         created.keep();
     }
-    if spec.fsync_on_close {
+    // A worker left behind may still be in the kernel: nothing more is asked of its targets.
+    let abandoned = !execution.abandoned.is_empty();
+    if spec.fsync_on_close && !abandoned {
         execution.fsync = Some(fsync_targets(&targets));
     }
 
-    let result =
+    let mut result =
         assemble(spec, diag, started_at, &targets, temp.is_some(), &layout, effective_depth, execution, &stop, &placed);
+    result.memory = Some(memory);
+    if abandoned {
+        // Their descriptors stay open until the process exits, so that a worker that comes
+        // back from the kernel never touches a descriptor number reused for another file.
+        for t in targets {
+            std::mem::forget(t.file);
+        }
+    }
     let verify_failed = result.verification.as_ref().is_some_and(|v| v.failures > 0);
     let exit_code = match result.stop_reason {
         StopReason::Error => exit_code::RUN_FAILED,
@@ -157,9 +172,65 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
             code if code == exit_code::TERMINATED as usize => exit_code::TERMINATED,
             _ => exit_code::INTERRUPTED,
         },
+        // --continue-on-error: the run went on, but it did not succeed.
+        _ if result.io_errors.total > 0 => exit_code::RUN_FAILED,
         StopReason::Duration | StopReason::Complete => exit_code::SUCCESS,
     };
     Ok(RunOutcome { result, exit_code })
+}
+
+/// Limits the kernel sets on what the spec asks for, checked before anything is touched.
+fn check_kernel_limits(spec: &Spec, effective_depth: u32) -> Result<(), UsageError> {
+    if spec.engine == EngineKind::Libaio {
+        let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|t| t.trim().parse::<u64>().ok());
+        if let (Some(max), Some(used)) = (read("/proc/sys/fs/aio-max-nr"), read("/proc/sys/fs/aio-nr")) {
+            let free = max.saturating_sub(used);
+            let needed = u64::from(spec.threads) * u64::from(effective_depth);
+            if needed > free {
+                let per_worker = free / u64::from(spec.threads);
+                let hint = if per_worker > 0 {
+                    format!("at most --queue-depth {per_worker} with --threads {}", spec.threads)
+                } else {
+                    "no libaio worker can start now".to_string()
+                };
+                return Err(UsageError::new(format!(
+                    "--queue-depth {effective_depth} with --threads {} needs {needed} native AIO requests, but the kernel allows {free} more (fs.aio-max-nr = {max}, {used} in use): {hint}, or raise the limit (sysctl -w fs.aio-max-nr={})",
+                    spec.threads,
+                    (used + needed).next_power_of_two()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The memory the run will allocate (`memory`), from the planned targets and regions.
+fn memory_estimate(
+    spec: &Spec,
+    plans: &[target::TargetPlan],
+    layout: &RegionLayout,
+    effective_depth: u32,
+) -> MemoryEstimate {
+    let tracks = spec.verify.is_some() && tracks_sequences(spec, layout);
+    let workers: Vec<memory::WorkerShape> = (0..spec.threads)
+        .map(|w| {
+            let region = layout.worker(w);
+            memory::WorkerShape {
+                region_blocks: region.blocks,
+                files: region.files.len() as u64,
+                bitmap: CoverageTracker::bitmap_fits(region.blocks, spec.threads),
+                tracks_sequences: tracks,
+            }
+        })
+        .collect();
+    let shape = memory::RunShape {
+        queue_depth: effective_depth,
+        block_size_bytes: spec.block_size_bytes,
+        buffer_align_bytes: plans.iter().map(|p| p.dio_align_bytes).max().unwrap_or(1).max(4096),
+        targets: plans.len() as u64,
+        verify_max_reports: spec.verify.map(|v| v.max_reports),
+    };
+    memory::estimate(&shape, &workers)
 }
 
 /// How targets are shared: as asked, except that a verifying run with several
@@ -324,6 +395,8 @@ fn place(spec: &Spec, paths: &[PathBuf], diag: &Diagnostics) -> Result<Placed, E
 struct Execution {
     start_ns: u64,
     workers: Vec<WorkerResult>,
+    /// Workers left behind (stuck I/O, or not stopped after a signal): not joined.
+    abandoned: Vec<Abandoned>,
     /// `--fsync-on-close`: how long fsync of every target took, or what failed.
     fsync: Option<Result<u64, String>>,
     /// One row per interval, when collected.
@@ -346,6 +419,7 @@ fn worker_plan(
     w: u32,
     depth: u32,
     placement: &PlacementPlan,
+    control: &RunControl,
 ) -> WorkerPlan {
     let region = layout.worker(w);
     let mut files = Vec::with_capacity(region.files.len());
@@ -408,6 +482,8 @@ fn worker_plan(
                 run_nonce: run_nonce(spec),
             }),
         },
+        error_limit: spec.error_limit().unwrap_or(u64::MAX),
+        errors_seen: Arc::clone(&control.errors_seen),
     }
 }
 
@@ -426,7 +502,11 @@ fn run_nonce(spec: &Spec) -> u16 {
     (crate::rng::splitmix64(&mut state) as u16).max(1)
 }
 
-fn execute<E: Engine>(
+/// Spawns the workers, releases them together and waits for them under the watchdog
+/// (`watchdog::supervise`). Worker threads are not scoped: one stuck in the kernel is
+/// left behind rather than joined, and owns everything it uses (its plan, its buffers,
+/// a share of the run control).
+fn execute<E: Engine + 'static>(
     spec: &Spec,
     targets: &[PreparedTarget],
     layout: &RegionLayout,
@@ -435,7 +515,9 @@ fn execute<E: Engine>(
     placement: &PlacementPlan,
     live_line: bool,
 ) -> Result<Execution, Error> {
-    let control = RunControl::new(Clock::new(), Arc::clone(stop));
+    // With --io-timeout 0 nothing watches: workers get no heartbeat and publish nothing.
+    let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
+    let control = Arc::new(RunControl::new(Clock::new(), Arc::clone(stop)).with_heartbeats(watched));
     // Interval histograms only when a time series or the live line is wanted.
     let (sampler, mut recorders) = if spec.time_series || live_line {
         let (sampler, recorders) = live::channels(spec.threads);
@@ -443,63 +525,75 @@ fn execute<E: Engine>(
     } else {
         (None, (0..spec.threads).map(|_| None).collect())
     };
-    let done = AtomicBool::new(false);
-    thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(spec.threads as usize);
-        let mut spawn_error = None;
-        for w in 0..spec.threads {
-            let mut plan = worker_plan(spec, layout, targets, w, depth, placement);
-            plan.interval = recorders[w as usize].take();
-            let control = &control;
-            match thread::Builder::new()
-                .name(format!("iopulse-w{w}"))
-                .spawn_scoped(scope, move || worker::run::<E>(plan, control))
-            {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    spawn_error =
-                        Some(format!("cannot start worker thread {w} of {}: {e} (lower --threads)", spec.threads));
-                    break;
-                }
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let mut handles = Vec::with_capacity(spec.threads as usize);
+    let mut spawn_error = None;
+    for w in 0..spec.threads {
+        let mut plan = worker_plan(spec, layout, targets, w, depth, placement, &control);
+        plan.interval = recorders[w as usize].take();
+        let control = Arc::clone(&control);
+        let done = done_tx.clone();
+        let spawned = thread::Builder::new().name(format!("iopulse-w{w}")).spawn(move || {
+            // SIGINT/SIGTERM are taken by the coordinator's thread, never in a worker's I/O.
+            signals::block_in_this_thread();
+            let result = worker::run::<E>(plan, &control);
+            let _ = done.send(w);
+            result
+        });
+        match spawned {
+            Ok(h) => handles.push(Some(h)),
+            Err(e) => {
+                spawn_error =
+                    Some(format!("cannot start worker thread {w} of {}: {e} (lower --threads)", spec.threads));
+                break;
             }
         }
-        drop(recorders);
-        let start = control.release(handles.len(), spawn_error.is_some());
-        let sampler = match (start, sampler) {
-            (Some(start_ns), Some(sampler)) => {
-                let config = SamplerConfig {
-                    clock: control.clock,
-                    start_ns,
-                    interval_ns: spec.interval_ns,
-                    block_size_bytes: spec.block_size_bytes,
-                    duration_ns: match spec.run_length {
-                        RunLength::Duration { ns } => Some(ns),
-                        _ => None,
-                    },
-                    live: live_line,
-                };
-                let (epoch, done) = (&control.epoch, &done);
-                Some(scope.spawn(move || sampler.run(&config, epoch, done)))
-            }
-            _ => None,
-        };
-        let workers: Vec<WorkerResult> =
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a worker thread panicked"))).collect();
-        done.store(true, Ordering::Release);
-        let time_series = sampler.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
-        if let Some(message) = spawn_error {
-            return Err(RunError::Other(message).into());
+    }
+    drop(done_tx);
+    drop(recorders);
+    let start = control.release(handles.len(), spawn_error.is_some());
+    let sampling_done = Arc::new(AtomicBool::new(false));
+    let sampler = match (start, sampler) {
+        (Some(start_ns), Some(sampler)) => {
+            let config = SamplerConfig {
+                clock: control.clock,
+                start_ns,
+                interval_ns: spec.interval_ns,
+                block_size_bytes: spec.block_size_bytes,
+                duration_ns: match spec.run_length {
+                    RunLength::Duration { ns } => Some(ns),
+                    _ => None,
+                },
+                live: live_line,
+            };
+            let (control, done) = (Arc::clone(&control), Arc::clone(&sampling_done));
+            thread::Builder::new()
+                .name("iopulse-sampler".into())
+                .spawn(move || sampler.run(&config, &control.epoch, &done))
+                .ok()
         }
-        let Some(start_ns) = start else {
-            let error = workers
-                .iter()
-                .find_map(|w| w.engine_error.as_ref().map(|m| (w.index, m.clone())))
-                .map(|(worker, message)| RunError::WorkerSetup { worker, message })
-                .unwrap_or_else(|| RunError::Other("workers could not start".into()));
-            return Err(error.into());
-        };
-        Ok(Execution { start_ns, workers, fsync: None, time_series })
-    })
+        _ => None,
+    };
+    let supervised = watchdog::supervise(handles, done_rx, &control, spec.io_timeout_ns);
+    sampling_done.store(true, Ordering::Release);
+    // A worker left behind (stuck in the kernel) keeps its recorder: do not wait for it.
+    let time_series = match sampler {
+        Some(h) if supervised.abandoned.is_empty() => h.join().unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    if let Some(message) = spawn_error {
+        return Err(RunError::Other(message).into());
+    }
+    let Some(start_ns) = start else {
+        let error = supervised
+            .finished
+            .iter()
+            .find_map(|w| w.engine_error.as_ref().map(|m| (w.index, m.clone())))
+            .map(|(worker, message)| RunError::WorkerSetup { worker, message })
+            .unwrap_or_else(|| RunError::Other("workers could not start".into()));
+        return Err(error.into());
+    };
+    Ok(Execution { start_ns, workers: supervised.finished, abandoned: supervised.abandoned, fsync: None, time_series })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -515,8 +609,9 @@ fn assemble(
     stop: &AtomicUsize,
     placed: &Placed,
 ) -> RunResult {
-    let Execution { start_ns, workers, fsync, mut time_series } = execution;
-    let end_ns = workers.iter().map(|w| w.end_ns).max().unwrap_or(start_ns);
+    let Execution { start_ns, workers, abandoned, fsync, mut time_series } = execution;
+    let end_ns =
+        workers.iter().map(|w| w.end_ns).max().or_else(|| abandoned.iter().map(|a| a.at_ns).max()).unwrap_or(start_ns);
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
 
     // Engine notes (fallbacks taken at set-up): each distinct one said once.
@@ -546,13 +641,54 @@ fn assemble(
     let mut total = read.clone();
     total.merge(&write);
 
+    let io_errors = crate::errors::summarize(workers.iter().map(|w| &w.errors), spec.error_limit(), |t| {
+        targets.get(t as usize).map_or_else(|| format!("target #{t}"), |t| t.plan.path.display().to_string())
+    });
+    let stuck_io: Vec<StuckIo> = abandoned.iter().map(|a| stuck_info(a, targets)).collect();
+    for (a, s) in abandoned.iter().zip(&stuck_io) {
+        if a.cause == AbandonCause::Signal {
+            diag.warn(format!(
+                "worker {} had not stopped {} after the signal ({}): its figures are not in the report, and iopulse exits without waiting for it",
+                a.index,
+                crate::report::units::seconds_ns(watchdog::STOP_GRACE_NS),
+                describe_stuck(s)
+            ));
+        }
+    }
+    let stuck_failure = abandoned.iter().zip(&stuck_io).find(|(a, _)| a.cause != AbandonCause::Signal).map(|(a, s)| {
+        let what = match a.cause {
+            AbandonCause::IoTimeout => format!(
+                "I/O timeout: worker {}: {} (--io-timeout {})",
+                a.index,
+                describe_stuck(s),
+                crate::report::units::seconds_ns(spec.io_timeout_ns)
+            ),
+            _ => format!(
+                "worker {} had not stopped {} after the run was stopped ({})",
+                a.index,
+                crate::report::units::seconds_ns(spec.io_timeout_ns),
+                describe_stuck(s)
+            ),
+        };
+        format!("{what}; its figures are not in the report, and iopulse exits without waiting for it")
+    });
+    let limit = spec.error_limit();
     let failure = workers
         .iter()
         .find_map(|w| {
             w.failure
-                .map(|f| describe_failure(&f, targets))
+                .map(|f| {
+                    let first = describe_failure(&f, targets, write.bytes);
+                    match limit {
+                        Some(n) if n > 1 => {
+                            format!("--max-errors {n} reached ({} failed); the last: {first}", ios(io_errors.total))
+                        }
+                        _ => first,
+                    }
+                })
                 .or_else(|| w.engine_error.clone().map(|m| format!("worker {}: {m}", w.index)))
         })
+        .or(stuck_failure)
         .or_else(|| fsync.as_ref().and_then(|r| r.as_ref().err().cloned()));
     let msync_ns = workers.iter().filter_map(|w| w.sync_ns).max();
     let fsync_ns = fsync.as_ref().and_then(|r| r.as_ref().ok().copied());
@@ -571,6 +707,14 @@ fn assemble(
     } else {
         StopReason::Duration
     };
+    // --continue-on-error: the run went on, and says at the end that I/Os failed.
+    let failure = failure.or_else(|| {
+        (io_errors.total > 0).then(|| {
+            let kinds: Vec<String> =
+                io_errors.kinds.iter().map(|k| format!("{} {} x{}", k.op, k.errno, k.count)).collect();
+            format!("{} failed (--continue-on-error): {}", ios(io_errors.total), kinds.join(", "))
+        })
+    });
 
     let trackers: Vec<CoverageTracker> = workers.iter().filter_map(|w| w.coverage.clone()).collect();
     let coverage = coverage::summarize(&trackers, layout.shared(), layout.total_blocks);
@@ -661,6 +805,47 @@ fn assemble(
             }
             time_series
         },
+        io_errors,
+        stuck_io,
+        memory: None,
+    }
+}
+
+fn stuck_info(a: &Abandoned, targets: &[PreparedTarget]) -> StuckIo {
+    let io = a.waiting.and_then(|w| w.io);
+    StuckIo {
+        worker: a.index,
+        cause: a.cause.name().to_string(),
+        op: io.map(|io| io.op.name().to_string()),
+        target: io.map(|io| {
+            targets
+                .get(io.target as usize)
+                .map_or_else(|| format!("target #{}", io.target), |t| t.plan.path.display().to_string())
+        }),
+        offset_bytes: io.map(|io| io.offset_bytes),
+        in_flight_ns: a.waiting.map_or(0, |w| w.age_ns(a.at_ns)),
+        in_flight_ios: a.waiting.map_or(0, |w| w.in_flight),
+    }
+}
+
+/// "1 I/O", "2 I/Os".
+fn ios(n: u64) -> String {
+    if n == 1 { "1 I/O".to_string() } else { format!("{n} I/Os") }
+}
+
+/// "read /dev/sdb at offset 4096 in flight for 31.0 s (32 I/Os in flight)".
+fn describe_stuck(s: &StuckIo) -> String {
+    let age = crate::report::units::seconds_ns(s.in_flight_ns);
+    let others = match s.in_flight_ios {
+        0 | 1 => String::new(),
+        n => format!(" ({n} I/Os in flight)"),
+    };
+    match (&s.op, &s.target, s.offset_bytes) {
+        (Some(op), Some(target), Some(offset)) => {
+            format!("{op} {target} at offset {offset} did not complete in {age}{others}")
+        }
+        _ if s.in_flight_ns > 0 => format!("waiting for the kernel for {age}{others}"),
+        _ => "not waiting for I/O".to_string(),
     }
 }
 
@@ -794,12 +979,17 @@ fn target_info(
     }
 }
 
-/// "read /data/x at offset 4096: Input/output error (os error 5)".
-fn describe_failure(f: &IoFailure, targets: &[PreparedTarget]) -> String {
+/// "read /data/x at offset 4096: Input/output error (os error 5)". A full filesystem
+/// also says how much the run had written.
+fn describe_failure(f: &IoFailure, targets: &[PreparedTarget], written_bytes: u64) -> String {
     let path = targets
         .get(f.target as usize)
         .map_or_else(|| format!("target #{}", f.target), |t| t.plan.path.display().to_string());
     let what = match f.kind {
+        IoFailureKind::Errno(errno) if errno == libc::ENOSPC || errno == libc::EDQUOT => format!(
+            "{}: the filesystem is full ({written_bytes} bytes written by this run before it)",
+            std::io::Error::from_raw_os_error(errno)
+        ),
         IoFailureKind::Errno(errno) => std::io::Error::from_raw_os_error(errno).to_string(),
         IoFailureKind::Short { done_bytes, len_bytes } => {
             let verb = if f.op == Op::Read { "read" } else { "wrote" };

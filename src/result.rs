@@ -63,6 +63,33 @@ pub struct RunResult {
     /// Set only by `iopulse merge`: the results this document combines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<Vec<MergedSource>>,
+    /// Failed I/Os per op type and errno (all of them, also with `--continue-on-error`).
+    #[serde(default)]
+    pub io_errors: crate::errors::ErrorSummary,
+    /// Workers left behind: an I/O that did not complete within `--io-timeout`, or a
+    /// worker that had not stopped a second after SIGINT/SIGTERM. Their figures are
+    /// not in the result; the process exited without waiting for them.
+    #[serde(default)]
+    pub stuck_io: Vec<StuckIo>,
+    /// Memory the run planned for (computed before it started) and the memory available.
+    #[serde(default)]
+    pub memory: Option<crate::memory::MemoryEstimate>,
+}
+
+/// A worker that was abandoned, and the I/O it was waiting for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StuckIo {
+    pub worker: u32,
+    /// `io_timeout`, `signal` (not stopped a second after the signal) or `no_stop`.
+    pub cause: String,
+    /// The I/O it was waiting for (one of them when several were in flight).
+    pub op: Option<String>,
+    pub target: Option<String>,
+    pub offset_bytes: Option<u64>,
+    /// How long that I/O had been in flight when the worker was abandoned.
+    pub in_flight_ns: u64,
+    /// I/Os the worker had in flight.
+    pub in_flight_ios: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

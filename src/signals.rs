@@ -21,3 +21,18 @@ pub fn install() -> io::Result<Arc<AtomicUsize>> {
     }
     Ok(stop)
 }
+
+/// Blocks SIGINT and SIGTERM in the calling thread. Worker threads call it first, so
+/// that the handlers always run on the coordinator's thread: a signal never
+/// interrupts a worker's system call, and two signals are seen one after the other.
+pub fn block_in_this_thread() {
+    // SAFETY: sigemptyset and sigaddset initialise a sigset_t on our stack; pthread_sigmask
+    // only changes the calling thread's signal mask and reads the set during the call.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}

@@ -174,6 +174,19 @@ pub struct Spec {
     /// `--fsync-on-close`: fsync every target at the end of the run, timed outside the window.
     #[serde(default)]
     pub fsync_on_close: bool,
+    /// `--continue-on-error` (or `--max-errors`): failed I/Os are counted and the run goes on.
+    #[serde(default)]
+    pub continue_on_error: bool,
+    /// `--max-errors N`: the run stops once N I/Os have failed in all.
+    #[serde(default)]
+    pub max_errors: Option<u64>,
+    /// `--io-timeout`: an I/O in flight longer than this ends the run (0: never).
+    #[serde(default = "default_io_timeout_ns")]
+    pub io_timeout_ns: u64,
+}
+
+fn default_io_timeout_ns() -> u64 {
+    crate::watchdog::DEFAULT_IO_TIMEOUT_NS
 }
 
 fn default_interval_ns() -> u64 {
@@ -199,6 +212,16 @@ impl Spec {
 
     pub fn is_embedded_default(&self) -> bool {
         self.targets.is_empty()
+    }
+
+    /// Failed I/Os after which the run stops: 1 by default, N with `--max-errors N`,
+    /// `None` (no limit) with `--continue-on-error` alone.
+    pub fn error_limit(&self) -> Option<u64> {
+        match (self.max_errors, self.continue_on_error) {
+            (Some(n), _) => Some(n),
+            (None, true) => None,
+            (None, false) => Some(1),
+        }
     }
 
     /// Checks that need no file system. Each message names the flag and what is accepted.
@@ -277,6 +300,11 @@ impl Spec {
                 self.block_size_bytes,
                 crate::verify::HEADER_BYTES
             )));
+        }
+        if self.max_errors == Some(0) {
+            return Err(UsageError::new(
+                "--max-errors 0: give at least 1 (the run stops once that many I/Os have failed)",
+            ));
         }
         if self.ops_limit == Some(0) {
             return Err(UsageError::new("--ops 0 / --io-limit below one block: give at least one I/O"));

@@ -78,11 +78,20 @@ pub fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     }
     trimmed.parse::<T>().map_err(|_| {
         if trimmed.chars().all(|c| c.is_ascii_digit()) && !trimmed.is_empty() {
-            format!("'{text}' is too large")
+            match largest_accepted::<T>() {
+                Some(max) => format!("'{text}' is too large: at most {max}"),
+                None => format!("'{text}' is too large"),
+            }
         } else {
             format!("'{text}' is not a whole number: give digits only, such as 32")
         }
     })
+}
+
+/// The largest unsigned integer type maximum that `T` parses (its own maximum for
+/// u8 to u64), to say what a too-large count may be.
+fn largest_accepted<T: std::str::FromStr>() -> Option<&'static str> {
+    ["18446744073709551615", "4294967295", "65535", "255"].into_iter().find(|m| m.parse::<T>().is_ok())
 }
 
 /// Largest CPU or node number accepted in a list (Linux's NR_CPUS is at most 8192).
@@ -173,7 +182,8 @@ mod tests {
         assert_eq!(parse_count::<u32>("32"), Ok(32));
         assert!(parse_count::<u32>("many").unwrap_err().contains("whole number"));
         assert!(parse_count::<u32>("-1").unwrap_err().contains("negative"));
-        assert!(parse_count::<u32>("99999999999").unwrap_err().contains("too large"));
+        assert!(parse_count::<u32>("99999999999").unwrap_err().contains("too large: at most 4294967295"));
+        assert!(parse_count::<u64>("99999999999999999999").unwrap_err().contains("at most 18446744073709551615"));
     }
 
     #[test]

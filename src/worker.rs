@@ -18,6 +18,7 @@ use crate::clock::Clock;
 use crate::coverage::CoverageTracker;
 use crate::data::{self, Pattern};
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
+use crate::errors::ErrorCounts;
 use crate::live::IntervalRecorder;
 use crate::placement::{self, WorkerPlacement};
 use crate::rng::Rng;
@@ -25,8 +26,9 @@ use crate::rusage;
 use crate::stats::{CpuTimes, OpStats};
 use crate::think::{self, Pacer, RateSpec, ThinkMode, ThinkSpec, Thinker};
 use crate::verify::{self, Expect, Mismatch, VerifyCounts};
+use crate::watchdog::{Heartbeat, InFlightIo, SCAN_INTERVAL_NS};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Values of the shared stop word. Signals store their exit code in it.
@@ -45,9 +47,20 @@ pub struct RunControl {
     gate_changed: Condvar,
     /// The time series' current interval, advanced by the sampler; workers look at it once per batch.
     pub epoch: AtomicU64,
+    /// The start line's word: 0 until released, then 1 (go) or 2 (called off).
+    released: AtomicU32,
+    /// The start time, stored before `released` is set.
+    start_ns: AtomicU64,
+    /// One heartbeat per worker, for the watchdog (`watchdog`); empty when not watched.
+    heartbeats: Box<[Heartbeat]>,
+    /// Failed I/Os of the whole run so far (incremented only when an I/O fails);
+    /// each worker's plan holds a clone (`WorkerPlan::errors_seen`).
+    pub errors_seen: Arc<AtomicU64>,
 }
 
 /// The start line: workers arrive once set up; the coordinator releases them together.
+/// Released workers leave through `futex` (all woken by one call), not through the
+/// condition variable, so that they do not queue for the gate's mutex on their way out.
 #[derive(Default)]
 struct Gate {
     arrived: usize,
@@ -59,7 +72,29 @@ struct Gate {
 
 impl RunControl {
     pub fn new(clock: Clock, stop: Arc<AtomicUsize>) -> Self {
-        Self { clock, stop, gate: Mutex::new(Gate::default()), gate_changed: Condvar::new(), epoch: AtomicU64::new(0) }
+        Self {
+            clock,
+            stop,
+            gate: Mutex::new(Gate::default()),
+            gate_changed: Condvar::new(),
+            released: AtomicU32::new(0),
+            start_ns: AtomicU64::new(0),
+            heartbeats: Box::default(),
+            errors_seen: Arc::new(AtomicU64::new(0)),
+            epoch: AtomicU64::new(0),
+        }
+    }
+
+    /// Gives each of `workers` workers a heartbeat the watchdog can read.
+    pub fn with_heartbeats(mut self, workers: usize) -> Self {
+        self.heartbeats = (0..workers).map(|_| Heartbeat::default()).collect();
+        self
+    }
+
+    /// Worker `index`'s heartbeat, when the run is watched.
+    #[inline(always)]
+    pub fn heartbeat(&self, index: usize) -> Option<&Heartbeat> {
+        self.heartbeats.get(index)
     }
 
     /// The coordinator's side of the start line: waits until `workers` workers have
@@ -75,8 +110,9 @@ impl RunControl {
         gate.called_off = call_off || gate.setup_failed;
         gate.released = Some(start_ns);
         let go = !gate.called_off;
+        self.start_ns.store(start_ns, Ordering::Relaxed);
         drop(gate);
-        self.gate_changed.notify_all();
+        crate::futex::set_and_wake_all(&self.released, if go { 1 } else { 2 });
         go.then_some(start_ns)
     }
 
@@ -86,11 +122,11 @@ impl RunControl {
         let mut gate = self.gate.lock().expect("start gate");
         gate.arrived += 1;
         gate.setup_failed |= !setup_ok;
+        drop(gate);
         self.gate_changed.notify_all();
-        while gate.released.is_none() {
-            gate = self.gate_changed.wait(gate).expect("start gate");
-        }
-        if gate.called_off || !setup_ok { None } else { gate.released }
+        crate::futex::wait_while_zero(&self.released);
+        let go = self.released.load(Ordering::Acquire) == 1;
+        if go && setup_ok { Some(self.start_ns.load(Ordering::Relaxed)) } else { None }
     }
 }
 
@@ -136,6 +172,11 @@ pub struct WorkerPlan {
     pub rate: Option<RateSpec>,
     /// Interval histograms for the time series and the live line, when wanted.
     pub interval: Option<IntervalRecorder>,
+    /// Failed I/Os (run-wide, counted in `errors_seen`) after which the worker stops:
+    /// 1 by default, `--max-errors N`, `u64::MAX` with `--continue-on-error` alone.
+    pub error_limit: u64,
+    /// The run-wide count of failed I/Os (`RunControl::errors_seen`).
+    pub errors_seen: Arc<AtomicU64>,
 }
 
 /// What written blocks contain and how reads are checked.
@@ -228,6 +269,8 @@ pub struct WorkerResult {
     pub pacing: PacingCounts,
     /// Notes from the engine (fallbacks taken at set-up), said once by the coordinator.
     pub engine_notes: Vec<String>,
+    /// Failed I/Os per op type and errno.
+    pub errors: ErrorCounts,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -368,6 +411,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             sync_ns: None,
             pacing: PacingCounts::default(),
             engine_notes: Vec::new(),
+            errors: ErrorCounts::default(),
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -424,6 +468,23 @@ struct Worker<E: Engine> {
     pacing: PacingCounts,
     interval: Option<IntervalRecorder>,
     buffer_node_seen: Option<u32>,
+    errors: ErrorCounts,
+    error_limit: u64,
+    errors_seen: Arc<AtomicU64>,
+    watch: WatchState,
+}
+
+/// `SlotState::submit_ns` of a slot with no I/O in flight.
+const IDLE_NS: u64 = u64::MAX;
+
+/// What the worker keeps to name an I/O in flight in its heartbeat.
+#[derive(Clone, Copy, Debug, Default)]
+struct WatchState {
+    /// The I/O the heartbeat names: (slot, its submit_ns), while it stays in flight.
+    named: Option<(u32, u64)>,
+    next_scan_ns: u64,
+    /// Where the search for another I/O in flight starts.
+    cursor: u32,
 }
 
 impl<E: Engine> Worker<E> {
@@ -467,7 +528,7 @@ impl<E: Engine> Worker<E> {
                     op: Op::Read,
                     file: 0,
                     offset_bytes: 0,
-                    submit_ns: 0,
+                    submit_ns: IDLE_NS,
                     region_block: 0,
                     sequence: 0,
                     holds_pattern: true
@@ -502,6 +563,10 @@ impl<E: Engine> Worker<E> {
             rate: plan.rate,
             pacing: PacingCounts::default(),
             buffer_node_seen,
+            errors: ErrorCounts::default(),
+            error_limit: plan.error_limit.max(1),
+            errors_seen: plan.errors_seen,
+            watch: WatchState::default(),
         })
     }
 
@@ -564,6 +629,7 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     fn complete(&mut self, slot: u32, result: i64, lat_ns: u64, counts: bool) {
         let state = self.slots[slot as usize];
+        self.slots[slot as usize].submit_ns = IDLE_NS;
         if result == self.block_size_bytes as i64 && self.verifier.is_some() {
             self.verify_completion(slot, &state);
         }
@@ -578,13 +644,33 @@ impl<E: Engine> Worker<E> {
                     Op::Write => stats.write.record(self.block_size_bytes, lat_ns),
                 }
             }
-        } else if self.failure.is_none() {
-            let kind = if result < 0 {
-                IoFailureKind::Errno((-result) as i32)
-            } else {
-                IoFailureKind::Short { done_bytes: result as u64, len_bytes: self.block_size_bytes }
-            };
-            let target = self.files[state.file as usize].target;
+        } else {
+            self.record_error(slot, &state, result);
+        }
+    }
+
+    /// Counts a failed I/O (per op type and errno) and, once the run has seen as many
+    /// as `error_limit` (1 by default), records it as the failure that stops the worker.
+    #[cold]
+    #[inline(never)]
+    fn record_error(&mut self, slot: u32, state: &SlotState, result: i64) {
+        let kind = if result < 0 {
+            IoFailureKind::Errno((-result) as i32)
+        } else {
+            IoFailureKind::Short { done_bytes: result as u64, len_bytes: self.block_size_bytes }
+        };
+        let errno = match kind {
+            IoFailureKind::Errno(errno) => errno,
+            IoFailureKind::Short { .. } => crate::errors::SHORT_TRANSFER,
+        };
+        let target = self.files[state.file as usize].target;
+        self.errors.record(state.op, errno, target, state.offset_bytes);
+        if let Some(v) = &mut self.verifier {
+            v.in_flight[slot as usize] = u64::MAX;
+        }
+        // Only failed I/Os touch the run-wide counter, so that --max-errors counts exactly.
+        let seen = self.errors_seen.fetch_add(1, Ordering::Relaxed) + 1;
+        if seen >= self.error_limit && self.failure.is_none() {
             self.failure = Some(IoFailure { op: state.op, target, offset_bytes: state.offset_bytes, kind });
         }
     }
@@ -630,10 +716,19 @@ impl<E: Engine> Worker<E> {
                 return (WorkerStop::Done, clock.now_ns());
             };
             let t0 = clock.now_ns();
+            let heartbeat = control.heartbeat(self.index as usize);
+            if let Some(hb) = heartbeat {
+                let target = self.files[req.file as usize].target;
+                let io = InFlightIo { op: req.op, target, offset_bytes: req.offset_bytes, submit_ns: t0 };
+                hb.waiting(t0, 1, Some(io));
+            }
             // SAFETY: slot 0 exists; no reference to its bytes is held across the call,
             // and an inline engine is done with the slot when `queue` returns.
             let outcome = unsafe { self.engine.queue(req) };
             let t1 = clock.now_ns();
+            if let Some(hb) = heartbeat {
+                hb.done_waiting();
+            }
             let Queued::Done(result) = outcome else {
                 unreachable!("{} declares completes_inline but queued a request", E::NAME);
             };
@@ -695,12 +790,16 @@ impl<E: Engine> Worker<E> {
             if in_flight == 0 {
                 break if self.failure.is_some() { WorkerStop::Failed } else { WorkerStop::Done };
             }
+            self.publish_wait(control, now, in_flight);
             // One call per batch: engines that can submit and wait in one system call do.
             let reaped = match self.engine.submit_and_reap(1, &mut self.completions) {
                 Ok(n) => n,
                 Err(e) => return self.engine_failure(control, e.to_string(), in_flight),
             };
             now = clock.now_ns();
+            if let Some(hb) = control.heartbeat(self.index as usize) {
+                hb.done_waiting();
+            }
             let past_deadline = now > deadline_ns;
             let stop_word = control.stop.load(Ordering::Relaxed);
             if let Some(rec) = &mut self.interval {
@@ -735,7 +834,7 @@ impl<E: Engine> Worker<E> {
             }
         };
         let end_ns = if stop == WorkerStop::Deadline { deadline_ns } else { now };
-        self.drain(in_flight);
+        self.drain(control, in_flight);
         (stop, end_ns)
     }
 
@@ -816,6 +915,7 @@ impl<E: Engine> Worker<E> {
                 now = clock.now_ns();
                 continue;
             }
+            self.publish_wait(control, now, in_flight);
             if let Err(e) = self.engine.submit() {
                 return self.engine_failure(control, e.to_string(), in_flight);
             }
@@ -830,6 +930,11 @@ impl<E: Engine> Worker<E> {
                 think::wait_until(&clock, wake.min(clock.now_ns() + quantum), wait_mode);
             }
             now = clock.now_ns();
+            if reaped > 0
+                && let Some(hb) = control.heartbeat(self.index as usize)
+            {
+                hb.done_waiting();
+            }
             let past_deadline = now > deadline_ns;
             if let Some(rec) = &mut self.interval {
                 rec.maybe_rotate(&control.epoch);
@@ -854,7 +959,7 @@ impl<E: Engine> Worker<E> {
             self.pacing.thinks = t.thinks;
         }
         let end_ns = if stop == WorkerStop::Deadline { deadline_ns } else { now };
-        self.drain(in_flight);
+        self.drain(control, in_flight);
         (stop, end_ns)
     }
 
@@ -870,20 +975,31 @@ impl<E: Engine> Worker<E> {
     }
 
     /// Waits for I/O still in flight so no buffer is freed under the kernel.
-    /// These completions are outside the window and are not counted.
-    fn drain(&mut self, mut in_flight: usize) {
+    /// These completions are outside the window and are not counted. Reaps one
+    /// batch at a time, naming an I/O still in flight in the heartbeat before each
+    /// wait, so that a drain stuck on one I/O is reported with the right offset.
+    fn drain(&mut self, control: &RunControl, mut in_flight: usize) {
         while in_flight > 0 {
-            match self.engine.submit_and_reap(in_flight, &mut self.completions) {
+            self.publish_wait(control, control.clock.now_ns(), in_flight);
+            match self.engine.submit_and_reap(1, &mut self.completions) {
                 Ok(0) | Err(_) => break,
-                Ok(n) => in_flight = in_flight.saturating_sub(n),
+                Ok(n) => {
+                    in_flight = in_flight.saturating_sub(n);
+                    for c in &self.completions[..n] {
+                        self.slots[c.slot as usize].submit_ns = IDLE_NS;
+                    }
+                }
             }
+        }
+        if let Some(hb) = control.heartbeat(self.index as usize) {
+            hb.done_waiting();
         }
     }
 
     fn engine_failure(&mut self, control: &RunControl, message: String, in_flight: usize) -> (WorkerStop, u64) {
         control.stop.store(stop_code::FAILED, Ordering::Relaxed);
         self.engine_error = Some(message);
-        self.drain(in_flight);
+        self.drain(control, in_flight);
         (WorkerStop::Failed, control.clock.now_ns())
     }
 
@@ -936,6 +1052,61 @@ impl<E: Engine> Worker<E> {
             sync_ns: None,
             pacing: self.pacing,
             engine_notes,
+            errors: self.errors,
         }
+    }
+}
+
+/// The watchdog's view of a queued worker (`watchdog`): what it publishes before it waits.
+impl<E: Engine> Worker<E> {
+    /// Publishes that the worker starts waiting at `now_ns` with `in_flight` I/Os out,
+    /// naming one I/O in flight. The named I/O is kept while it stays in flight (then only
+    /// the wait's start is stored: two relaxed stores); when it has completed, another
+    /// slot in flight is named. At most every `SCAN_INTERVAL_NS` the oldest I/O in flight
+    /// is named instead, so that one stuck I/O among others that complete is seen.
+    #[inline(always)]
+    fn publish_wait(&mut self, control: &RunControl, now_ns: u64, in_flight: usize) {
+        let Some(hb) = control.heartbeat(self.index as usize) else { return };
+        if now_ns < self.watch.next_scan_ns {
+            if let Some((slot, submit_ns)) = self.watch.named
+                && self.slots[slot as usize].submit_ns == submit_ns
+            {
+                hb.still_waiting(now_ns, in_flight);
+                return;
+            }
+            self.watch.named = self.any_in_flight();
+        } else {
+            self.watch.next_scan_ns = now_ns.saturating_add(SCAN_INTERVAL_NS);
+            self.watch.named = self.oldest_in_flight();
+        }
+        let io = self.watch.named.map(|(slot, submit_ns)| {
+            let s = &self.slots[slot as usize];
+            InFlightIo { op: s.op, target: self.files[s.file as usize].target, offset_bytes: s.offset_bytes, submit_ns }
+        });
+        hb.waiting(now_ns, in_flight, io);
+    }
+
+    /// The slot whose I/O has been in flight longest, with its submit time.
+    #[cold]
+    fn oldest_in_flight(&self) -> Option<(u32, u64)> {
+        let (slot, state) = self.slots.iter().enumerate().min_by_key(|(_, s)| s.submit_ns)?;
+        (state.submit_ns != IDLE_NS).then_some((slot as u32, state.submit_ns))
+    }
+
+    /// A slot with an I/O in flight, with its submit time, searched from where the last
+    /// search ended.
+    #[inline]
+    fn any_in_flight(&mut self) -> Option<(u32, u64)> {
+        let depth = self.slots.len() as u32;
+        let mut slot = self.watch.cursor;
+        for _ in 0..depth {
+            slot = if slot + 1 >= depth { 0 } else { slot + 1 };
+            let submit_ns = self.slots[slot as usize].submit_ns;
+            if submit_ns != IDLE_NS {
+                self.watch.cursor = slot;
+                return Some((slot, submit_ns));
+            }
+        }
+        None
     }
 }

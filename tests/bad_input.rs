@@ -33,6 +33,7 @@ fn each_bad_command_line_exits_2_naming_the_flag_and_touches_nothing() {
         let file = dir.path().join("existing.dat");
         std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let (fifo, socket, _listener) = special_files(dir.path());
         let before = listing(dir.path());
         let mtime_before = std::fs::metadata(&file).unwrap().modified().unwrap();
         let args: Vec<String> = args
@@ -41,6 +42,8 @@ fn each_bad_command_line_exits_2_naming_the_flag_and_touches_nothing() {
                 a.replace("{dir}", &path_str(dir.path()))
                     .replace("{file}", &path_str(&file))
                     .replace("{sub}", &path_str(&dir.path().join("sub")))
+                    .replace("{fifo}", &path_str(&fifo))
+                    .replace("{socket}", &path_str(&socket))
             })
             .collect();
         let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -58,6 +61,17 @@ fn each_bad_command_line_exits_2_naming_the_flag_and_touches_nothing() {
         checked += 1;
     }
     assert!(checked >= 25, "only {checked} lines checked");
+}
+
+/// A FIFO and a listening Unix socket in `dir` (the listener must stay alive).
+fn special_files(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::os::unix::net::UnixListener) {
+    let fifo = dir.join("fifo");
+    let c = std::ffi::CString::new(path_str(&fifo)).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path during the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+    let socket = dir.join("socket");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    (fifo, socket, listener)
 }
 
 #[test]
@@ -88,8 +102,116 @@ fn help_lists_every_flag_with_examples() {
         "iopulse plot",
         "iopulse completions",
         "iopulse man",
+        "--continue-on-error",
+        "--max-errors",
+        "--io-timeout",
     ] {
         assert!(stdout.contains(flag), "--help does not mention {flag}");
     }
     assert!(stdout.contains("Examples:"), "--help has no examples");
+}
+
+/// Runs iopulse as `uid` (root dropping privileges) or as the current user.
+fn run_as(uid: Option<u32>, args: &[&str]) -> (i32, String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = iopulse();
+    cmd.args(args);
+    if let Some(uid) = uid {
+        cmd.uid(uid).gid(uid);
+    }
+    let out = cmd.output().expect("run iopulse");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// An unreadable target, and a target the user may not write for a write run, are
+/// refused up front (exit 2, one line, nothing touched). As root, permission bits do
+/// not apply: the runs are made as `nobody`.
+#[test]
+fn unreadable_and_unwritable_targets_are_refused_before_anything_is_touched() {
+    use std::os::unix::fs::PermissionsExt;
+    let uid = common::root::is_root().then_some(65534);
+    let dir = temp_dir();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let secret = dir.path().join("secret.dat");
+    std::fs::write(&secret, vec![1u8; 1 << 20]).unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let readonly = dir.path().join("readonly.dat");
+    std::fs::write(&readonly, vec![2u8; 1 << 20]).unwrap();
+    std::fs::set_permissions(&readonly, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = std::fs::read(&readonly).unwrap();
+
+    let (code, stdout, stderr) = run_as(uid, &[&path_str(&secret), "--duration", "0.1"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("is not readable (Permission denied)"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+
+    let (code, _, stderr) = run_as(uid, &[&path_str(&readonly), "--write-percent", "10", "--duration", "0.1"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("is not writable (Permission denied)") && stderr.contains("--write-percent 10"),
+        "{stderr}"
+    );
+    // A read-only run of the same file is fine, and a new file in a directory the user
+    // cannot write is refused.
+    let (code, _, stderr) = run_as(uid, &[&path_str(&readonly), "--duration", "0.1", "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read(&readonly).unwrap(), before);
+    if uid.is_some() {
+        let (code, _, stderr) = run_as(uid, &[&path_str(&dir.path().join("new.dat")), "--duration", "0.1"]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("cannot be created in"), "{stderr}");
+        assert!(!dir.path().join("new.dat").exists());
+    }
+}
+
+/// Root writes through permission bits, but not to a read-only mount or an immutable
+/// file: those are refused for write runs (and for layouts) up front.
+#[test]
+fn read_only_mounts_and_immutable_files_are_refused_for_writes() {
+    let Some(fs) = common::root::mount_tmpfs("8m", "", "read-only mounts") else { return };
+    let file = fs.path().join("data.dat");
+    std::fs::write(&file, vec![3u8; 1 << 20]).unwrap();
+    let remount = std::process::Command::new("mount").args(["-o", "remount,ro", &path_str(fs.path())]).status();
+    if !remount.is_ok_and(|s| s.success()) {
+        eprintln!("SKIP: read-only mounts: cannot remount a tmpfs read-only");
+        return;
+    }
+    let (code, stdout, stderr) = run(&[&path_str(&file), "--write-percent", "100", "--duration", "0.1"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("is not writable (Read-only file system)"), "{stderr}");
+    let (code, _, stderr) = run(&[&path_str(&file), "--file-size", "2m", "--duration", "0.1"]);
+    assert_eq!(code, 2, "a layout is a write too: {stderr}");
+    assert!(stderr.contains("would be laid out"), "{stderr}");
+    let (code, _, stderr) = run(&[&path_str(&fs.path().join("new.dat")), "--duration", "0.1"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot be created in") && stderr.contains("Read-only file system"), "{stderr}");
+    let (code, _, stderr) = run(&[&path_str(&file), "--duration", "0.1", "--quiet"]);
+    assert_eq!(code, 0, "reads of a read-only mount are fine: {stderr}");
+
+    // An immutable file on the (ext4) temporary directory.
+    let dir = temp_dir();
+    let frozen = dir.path().join("frozen.dat");
+    std::fs::write(&frozen, vec![4u8; 1 << 20]).unwrap();
+    let chattr = |flag: &str| std::process::Command::new("chattr").args([flag, &path_str(&frozen)]).output();
+    if !chattr("+i").is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP: immutable files: chattr +i is not possible here");
+        return;
+    }
+    struct Thaw<'a>(&'a dyn Fn(&str) -> std::io::Result<std::process::Output>);
+    impl Drop for Thaw<'_> {
+        fn drop(&mut self) {
+            let _ = (self.0)("-i");
+        }
+    }
+    let _thaw = Thaw(&chattr);
+    let (code, _, stderr) = run(&[&path_str(&frozen), "--write-percent", "50", "--duration", "0.1"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is not writable (Operation not permitted)"), "{stderr}");
+    assert_eq!(std::fs::read(&frozen).unwrap(), vec![4u8; 1 << 20]);
 }

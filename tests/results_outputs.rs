@@ -262,21 +262,29 @@ fn plots_are_well_formed_svg() {
     assert_eq!(code, 0, "{stderr}");
     assert_svg(&plots.join("latency-percentiles.svg"));
 
-    // `iopulse plot` on the JSON, with a time series added as rows of the documented shape.
-    let mut r = read_json(&json);
-    if r.get("time_series").is_none() {
-        assert!(stderr.contains("no time_series"), "the skipped charts are noted: {stderr}");
-        let rows: Vec<Value> = (1..=5)
-            .map(|i| {
-                serde_json::json!({
-                    "t_ns": i * 100_000_000u64,
-                    "read": {"ops": 100, "iops": 1000.0 + i as f64, "latency_ns": {"p50": 10_000, "p99": 50_000 + i * 1000, "p99_9": 90_000, "max": 100_000}},
-                    "write": {"ops": 40, "iops": 400.0, "latency_ns": {"p50": 5_000, "p99": 20_000, "p99_9": 30_000, "max": 40_000}}
-                })
-            })
-            .collect();
-        r["time_series"] = Value::Array(rows);
-    }
+    // Without --interval or --timeseries there is no time series: those charts are skipped, with a note.
+    let r = read_json(&json);
+    assert!(r.get("time_series").is_none());
+    assert!(stderr.contains("no time_series"), "the skipped charts are noted: {stderr}");
+
+    // `iopulse plot` on a result that has a real time series.
+    let (code, _, stderr) = run(&[
+        &path_str(&dir.path().join("t2.dat")),
+        "--file-size",
+        "2m",
+        "--duration",
+        "1s",
+        "--interval",
+        "200ms",
+        "--random",
+        "--write-percent",
+        "30",
+        "--json",
+        &path_str(&json),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let r = read_json(&json);
+    assert!(r["time_series"].as_array().is_some_and(|rows| rows.len() >= 4), "{}", r["time_series"]);
     let with_ts = dir.path().join("ts.json");
     std::fs::write(&with_ts, serde_json::to_string(&r).unwrap()).unwrap();
     let out = dir.path().join("out");

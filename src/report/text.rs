@@ -201,10 +201,75 @@ pub fn render(r: &RunResult) -> String {
             units::latency_ns(d.sync_ns)
         );
     }
+    fault_lines(&mut out, r);
     if let Some(e) = &r.error {
         let _ = writeln!(out, "{:<9} {e}", "Error");
     }
     out
+}
+
+/// Offsets shown per kind of I/O error; the JSON has up to eight.
+const ERROR_OFFSETS_SHOWN: usize = 4;
+
+/// Memory planned, failed I/Os by op type and errno, and workers left behind.
+fn fault_lines(out: &mut String, r: &RunResult) {
+    if let Some(m) = &r.memory {
+        let mut parts = vec![format!("buffers {}", units::bytes(m.buffers_bytes))];
+        for (what, bytes) in [
+            ("histograms", m.histograms_bytes),
+            ("coverage", m.coverage_bytes),
+            ("verify", m.verify_bytes),
+            ("queues", m.queues_bytes),
+        ] {
+            if bytes > 0 {
+                parts.push(format!("{what} {}", units::bytes(bytes)));
+            }
+        }
+        let available = m.available_bytes.map_or(String::new(), |a| format!(" · {} available", units::bytes(a)));
+        let _ =
+            writeln!(out, "{:<9} {} planned ({}){available}", "Memory", units::bytes(m.total_bytes), parts.join(" · "));
+    }
+    let e = &r.io_errors;
+    if e.total > 0 {
+        let limit = match e.limit {
+            Some(1) => String::new(),
+            Some(n) => format!(" (--max-errors {n})"),
+            None => " (--continue-on-error)".to_string(),
+        };
+        let what = if e.total == 1 { "1 I/O".to_string() } else { format!("{} I/Os", units::count(e.total)) };
+        let _ = writeln!(out, "{:<9} {what} failed{limit}, not counted above", "Errors");
+        for k in &e.kinds {
+            let mut at: Vec<String> = k
+                .first
+                .iter()
+                .take(ERROR_OFFSETS_SHOWN)
+                .map(|a| format!("{} at {}", a.target, a.offset_bytes))
+                .collect();
+            if (k.count as usize) > at.len() {
+                at.push("...".into());
+            }
+            let _ =
+                writeln!(out, "  {} {} x{} ({}): {}", k.op, k.errno, units::count(k.count), k.message, at.join(", "));
+        }
+        if e.other > 0 {
+            let _ = writeln!(out, "  other kinds x{}", units::count(e.other));
+        }
+    }
+    for s in &r.stuck_io {
+        let what = match (&s.op, &s.target, s.offset_bytes) {
+            (Some(op), Some(t), Some(o)) => format!("{op} {t} at offset {o}"),
+            _ => "no I/O named".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "{:<9} worker {}: {what}, in flight for {} ({} in flight, {}): not joined, its figures are missing",
+            "⚠ Stuck",
+            s.worker,
+            units::seconds_ns(s.in_flight_ns),
+            if s.in_flight_ios == 1 { "1 I/O".to_string() } else { format!("{} I/Os", s.in_flight_ios) },
+            s.cause.replace('_', " ")
+        );
+    }
 }
 
 /// Workers shown one by one on the placement line; the JSON has them all.

@@ -3,10 +3,11 @@
 //! without O_DIRECT is in `prepare`; what the filesystem is and what it
 //! accepts is in `fsinfo`.
 
+pub mod device;
 pub mod fsinfo;
 pub mod layout;
 pub mod plan;
 pub mod prepare;
 
-pub use plan::{TargetKind, TargetPlan, check_memory, plan_targets};
+pub use plan::{TargetKind, TargetPlan, plan_targets};
 pub use prepare::{CreatedFiles, DirectOutcome, PreparedTarget, prepare_targets};

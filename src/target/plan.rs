@@ -3,6 +3,7 @@
 //! read-only open of block devices for their size); never creates or writes,
 //! so a refused run leaves nothing behind.
 
+use super::device::{self, Access};
 use super::fsinfo;
 use crate::error::UsageError;
 use crate::spec::{DEFAULT_NEW_FILE_SIZE_BYTES, Spec};
@@ -57,6 +58,16 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
                 let device_size = block_device_size(path).map_err(|e| {
                     UsageError::new(format!("TARGET {shown}: cannot read the block device's size: {e}"))
                 })?;
+                if spec.writes() {
+                    let in_use = device::block_device_in_use(path).map_err(|e| {
+                        UsageError::new(format!("TARGET {shown}: cannot tell whether the block device is in use: {e}"))
+                    })?;
+                    if let Some(why) = in_use {
+                        return Err(UsageError::new(format!(
+                            "TARGET {shown} is in use ({why}): writing to it would destroy what uses it, so it is refused even with --force; unmount it (or free it) first, or run reads only"
+                        )));
+                    }
+                }
                 if spec.writes() && !spec.force {
                     return Err(UsageError::new(format!(
                         "TARGET {shown} is a block device and this run writes to it (--write-percent {}): this destroys its contents; add --force if that is what you want",
@@ -96,7 +107,15 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let parent = parent_dir(path);
             match fs::metadata(&parent) {
-                Ok(m) if m.is_dir() => {}
+                Ok(m) if m.is_dir() => {
+                    if let Err(e) = device::check_can_create_in(&parent) {
+                        return Err(UsageError::new(format!(
+                            "TARGET {shown} does not exist and cannot be created in {} ({}): give a path in a writable directory",
+                            parent.display(),
+                            device::reason(&e)
+                        )));
+                    }
+                }
                 Ok(_) => {
                     return Err(UsageError::new(format!("TARGET {shown}: {} is not a directory", parent.display())));
                 }
@@ -112,6 +131,9 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
         }
         Err(e) => return Err(UsageError::new(format!("TARGET {shown}: {e}"))),
     };
+    if exists {
+        check_rights(spec, path, kind, existing_size_bytes < size_bytes)?;
+    }
     if size_bytes < bs {
         return Err(UsageError::new(format!(
             "--block-size {bs} is larger than TARGET {shown} ({size_bytes} bytes): use a smaller --block-size or a larger --file-size"
@@ -135,6 +157,35 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
     })
 }
 
+/// The run opens an existing target for reading, and for writing when it writes or
+/// must lay the file out to a larger size: both must be allowed (access(2), so a
+/// read-only mount or an immutable file is refused even for root).
+fn check_rights(spec: &Spec, path: &Path, kind: TargetKind, extends: bool) -> Result<(), UsageError> {
+    let shown = path.display();
+    if let Err(e) = device::check_access(path, Access::Read) {
+        return Err(UsageError::new(format!(
+            "TARGET {shown} is not readable ({}): every run reads its targets; fix its permissions or give another target",
+            device::reason(&e)
+        )));
+    }
+    let extends = extends && kind == TargetKind::File;
+    if (spec.writes() || extends)
+        && let Err(e) = device::check_access(path, Access::ReadWrite)
+    {
+        let why = if spec.writes() {
+            format!("this run writes to it (--write-percent {})", spec.write_percent())
+        } else {
+            "it is shorter than --file-size and would be laid out to it".to_string()
+        };
+        return Err(UsageError::new(format!(
+            "TARGET {shown} is not writable ({}), but {why}: give a writable target, a read-only run (--read-percent 100){}",
+            device::reason(&e),
+            if extends { " or a --file-size of at most its size" } else { "" }
+        )));
+    }
+    Ok(())
+}
+
 /// The directory a new file would be created in.
 fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
@@ -146,26 +197,4 @@ fn parent_dir(path: &Path) -> PathBuf {
 /// A block device's size: the offset of its end.
 fn block_device_size(path: &Path) -> io::Result<u64> {
     File::open(path)?.seek(SeekFrom::End(0))
-}
-
-/// Refuses runs whose buffers would not fit in memory: every worker allocates
-/// `queue_depth` blocks up front.
-pub fn check_memory(spec: &Spec, effective_depth: u32) -> Result<(), UsageError> {
-    let needed = u128::from(spec.block_size_bytes) * u128::from(effective_depth) * u128::from(spec.threads);
-    if let Some(available) = mem_available_bytes()
-        && needed > u128::from(available)
-    {
-        return Err(UsageError::new(format!(
-            "I/O buffers need {needed} bytes (--threads {} x --queue-depth {effective_depth} x --block-size {}) but only {available} bytes of memory are available: lower one of them",
-            spec.threads, spec.block_size_bytes
-        )));
-    }
-    Ok(())
-}
-
-fn mem_available_bytes() -> Option<u64> {
-    let text = fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }

@@ -9,7 +9,7 @@ use super::layout::{self, LayoutStop};
 use super::plan::{TargetKind, TargetPlan};
 use crate::buffer::SlotBuffers;
 use crate::diag::Diagnostics;
-use crate::error::{Error, RunError};
+use crate::error::{Error, RunError, UsageError};
 use crate::spec::Spec;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
@@ -116,6 +116,11 @@ fn prepare_one(
             stop,
         ) {
             Ok(n) => n,
+            Err(LayoutStop::Failed(e)) if was_created => {
+                return Err(
+                    RunError::Other(format!("{e}; the file was created by this run and has been removed")).into()
+                );
+            }
             Err(LayoutStop::Failed(e)) => return Err(e.into()),
             Err(LayoutStop::Interrupted { laid_out_bytes }) => {
                 let fate = if was_created {
@@ -153,16 +158,30 @@ fn prepare_one(
 /// O_DIRECT when asked and the filesystem accepts it (tested with a real read).
 fn open_for_run(spec: &Spec, plan: &TargetPlan) -> Result<(File, DirectOutcome), Error> {
     let path = &plan.path;
+    // A block device written to is opened exclusively: the kernel then refuses one
+    // that is mounted or claimed by another device or program (EBUSY).
+    let exclusive = plan.kind == TargetKind::BlockDevice && spec.writes();
     let open = |direct: bool| {
         let mut options = OpenOptions::new();
         options.read(true).write(spec.writes());
-        if direct {
-            options.custom_flags(libc::O_DIRECT);
+        let mut flags = if direct { libc::O_DIRECT } else { 0 };
+        if exclusive {
+            flags |= libc::O_EXCL;
         }
-        options.open(path)
+        options.custom_flags(flags);
+        options.open(path).map_err(|e| {
+            if exclusive && e.raw_os_error() == Some(libc::EBUSY) {
+                Error::Usage(UsageError::new(format!(
+                    "TARGET {} is in use: the kernel refused to open it exclusively (EBUSY: mounted, used as swap, held by another device, or opened exclusively by another program); writing to it is refused even with --force",
+                    path.display()
+                )))
+            } else {
+                Error::Run(RunError::Target { op: if direct { "open (O_DIRECT)" } else { "open" }, path: path.clone(), source: e })
+            }
+        })
     };
     if !spec.direct {
-        let file = open(false).map_err(|source| RunError::Target { op: "open", path: path.clone(), source })?;
+        let file = open(false)?;
         return Ok((file, DirectOutcome::default()));
     }
     let refusal = match open(true) {
@@ -175,17 +194,17 @@ fn open_for_run(spec: &Spec, plan: &TargetPlan) -> Result<(File, DirectOutcome),
             }
             Err(reason) => reason,
         },
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) || e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+        Err(Error::Run(RunError::Target { source: e, .. }))
+            if e.raw_os_error() == Some(libc::EINVAL) || e.raw_os_error() == Some(libc::EOPNOTSUPP) =>
+        {
             format!("open with O_DIRECT: {e}")
         }
-        Err(source) => {
-            return Err(RunError::Target { op: "open (O_DIRECT)", path: path.clone(), source }.into());
-        }
+        Err(e) => return Err(e),
     };
     if spec.strict_direct {
         return Err(RunError::StrictDirect { path: path.clone(), reason: refusal }.into());
     }
-    let file = open(false).map_err(|source| RunError::Target { op: "open", path: path.clone(), source })?;
+    let file = open(false)?;
     Ok((file, DirectOutcome { requested: true, effective: false, reason: Some(refusal), memory_backed: false }))
 }
 

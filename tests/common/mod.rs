@@ -70,3 +70,6 @@ pub fn u64_at(v: &serde_json::Value, path: &[&str]) -> u64 {
     }
     cur.as_u64().unwrap_or_else(|| panic!("{path:?} is not a u64: {cur}"))
 }
+
+/// Root-only facilities (tmpfs, loop devices, blkio throttling) for the fault tests.
+pub mod root;

@@ -1,0 +1,218 @@
+//! The memory a run will use, computed before anything is touched, stated in
+//! the report and the JSON, and checked against the memory available.
+//!
+//! Everything a run allocates grows with a flag, and all of it is allocated
+//! before the start line: per worker, `--queue-depth` I/O buffers of
+//! `--block-size` (rounded up to the buffer alignment) and the per-slot
+//! bookkeeping of the worker and its engine; two latency histograms (read,
+//! write) per target the worker addresses, plus its totals; a coverage
+//! tracker (a bitmap of its region when it fits, and a sample of hit
+//! counters); with `--verify`, the last sequence written to each block. The
+//! coordinator adds the merged histograms and a copy of the trackers.
+//! Thread stacks are address space reserved on demand and are not counted.
+
+use crate::coverage::{CoverageTracker, SAMPLE_SLOTS};
+use crate::error::UsageError;
+use crate::report::units;
+use serde::{Deserialize, Serialize};
+
+/// Bookkeeping per slot: the worker's slot state and completion, and the engine's
+/// own per-request state (libaio: iocb, event, queue entries), rounded up.
+pub const SLOT_OVERHEAD_BYTES: u64 = 256;
+
+/// The memory a run plans for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryEstimate {
+    /// All of the below.
+    pub total_bytes: u64,
+    /// I/O buffers: threads x queue depth x block size (rounded up to the buffer alignment).
+    pub buffers_bytes: u64,
+    /// Per-slot bookkeeping of workers and engines.
+    pub queues_bytes: u64,
+    /// Latency histograms: per worker, read and write per target plus its totals;
+    /// the coordinator's merged ones.
+    pub histograms_bytes: u64,
+    /// Coverage trackers of every worker, and their copy when the run is summarized.
+    pub coverage_bytes: u64,
+    /// `--verify`: the last sequence written to each block, scratch blocks, reports.
+    pub verify_bytes: u64,
+    /// The largest share of one worker.
+    pub per_worker_max_bytes: u64,
+    /// Memory available when the run was planned (MemAvailable of /proc/meminfo).
+    pub available_bytes: Option<u64>,
+}
+
+/// One worker's part of the run, as the estimate needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkerShape {
+    /// Blocks of its region.
+    pub region_blocks: u64,
+    /// Targets it addresses.
+    pub files: u64,
+    /// Its coverage tracker keeps a bitmap.
+    pub bitmap: bool,
+    /// It keeps the last sequence written to each block (`--verify` with writes).
+    pub tracks_sequences: bool,
+}
+
+/// What the estimate is computed from.
+#[derive(Clone, Copy, Debug)]
+pub struct RunShape {
+    pub queue_depth: u32,
+    pub block_size_bytes: u64,
+    /// Alignment of the I/O buffers (at least 4096).
+    pub buffer_align_bytes: u64,
+    pub targets: u64,
+    /// `--verify`: its reports kept per worker, else `None`.
+    pub verify_max_reports: Option<u32>,
+}
+
+/// Bytes of one latency histogram (1 ns to 1 h, 3 significant digits).
+pub fn histogram_bytes() -> u64 {
+    static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let h = crate::stats::new_latency_histogram();
+        (h.distinct_values() * size_of::<u64>()) as u64 + size_of::<crate::stats::OpStats>() as u64
+    })
+}
+
+/// Bytes of a coverage tracker of `blocks` blocks (as `CoverageTracker::new` allocates).
+fn tracker_bytes(blocks: u64, bitmap: bool) -> u64 {
+    let bits = 64 - blocks.max(1).saturating_sub(1).leading_zeros();
+    let domain = if bits == 64 { u64::MAX } else { 1u64 << bits };
+    let samples = domain.min(SAMPLE_SLOTS) * 4;
+    let map = if bitmap { blocks.div_ceil(64) * 8 } else { 0 };
+    samples + map + size_of::<CoverageTracker>() as u64
+}
+
+/// The estimate for a run of `workers` over `shape`.
+pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
+    let align = shape.buffer_align_bytes.max(4096).next_power_of_two();
+    let stride = shape.block_size_bytes.div_ceil(align).saturating_mul(align);
+    let depth = u64::from(shape.queue_depth.max(1));
+    let hist = histogram_bytes();
+    let mut e = MemoryEstimate::default();
+    for w in workers {
+        let buffers = stride.saturating_mul(depth);
+        let queues = SLOT_OVERHEAD_BYTES * depth;
+        let histograms = hist * (2 * w.files + 2);
+        let coverage = 2 * tracker_bytes(w.region_blocks, w.bitmap);
+        let verify = match shape.verify_max_reports {
+            Some(reports) => {
+                let table = if w.tracks_sequences { w.region_blocks.saturating_mul(4) } else { 0 };
+                // Scratch block, 9 blocks to time stamping and checking, in-flight table, reports.
+                table + 10 * shape.block_size_bytes + 8 * depth + 128 * u64::from(reports)
+            }
+            None => 0,
+        };
+        let worker_total = buffers + queues + histograms + coverage + verify;
+        e.buffers_bytes = e.buffers_bytes.saturating_add(buffers);
+        e.queues_bytes = e.queues_bytes.saturating_add(queues);
+        e.histograms_bytes = e.histograms_bytes.saturating_add(histograms);
+        e.coverage_bytes = e.coverage_bytes.saturating_add(coverage);
+        e.verify_bytes = e.verify_bytes.saturating_add(verify);
+        e.per_worker_max_bytes = e.per_worker_max_bytes.max(worker_total);
+    }
+    // The coordinator's merged histograms: read, write and total, and read and write per target.
+    e.histograms_bytes = e.histograms_bytes.saturating_add(hist * (3 + 2 * shape.targets));
+    e.total_bytes = e
+        .buffers_bytes
+        .saturating_add(e.queues_bytes)
+        .saturating_add(e.histograms_bytes)
+        .saturating_add(e.coverage_bytes)
+        .saturating_add(e.verify_bytes);
+    e.available_bytes = mem_available_bytes();
+    e
+}
+
+/// Refuses a run whose estimate exceeds the memory available (a usage error: nothing
+/// has been touched yet).
+pub fn check(e: &MemoryEstimate, threads: u32, queue_depth: u32, block_size_bytes: u64) -> Result<(), UsageError> {
+    let Some(available) = e.available_bytes else { return Ok(()) };
+    if e.total_bytes <= available {
+        return Ok(());
+    }
+    let mut parts = vec![format!(
+        "I/O buffers {} (--threads {threads} x --queue-depth {queue_depth} x --block-size {block_size_bytes})",
+        units::bytes(e.buffers_bytes)
+    )];
+    for (what, bytes) in [
+        ("latency histograms", e.histograms_bytes),
+        ("coverage trackers", e.coverage_bytes),
+        ("verification tables", e.verify_bytes),
+        ("queues", e.queues_bytes),
+    ] {
+        if bytes > 0 {
+            parts.push(format!("{what} {}", units::bytes(bytes)));
+        }
+    }
+    Err(UsageError::new(format!(
+        "this run needs about {} of memory ({}) but only {} is available: lower --threads, --queue-depth or --block-size",
+        units::bytes(e.total_bytes),
+        parts.join(", "),
+        units::bytes(available)
+    )))
+}
+
+/// MemAvailable of /proc/meminfo, in bytes.
+pub fn mem_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(depth: u32, bs: u64) -> RunShape {
+        RunShape {
+            queue_depth: depth,
+            block_size_bytes: bs,
+            buffer_align_bytes: 4096,
+            targets: 1,
+            verify_max_reports: None,
+        }
+    }
+
+    fn worker(blocks: u64) -> WorkerShape {
+        WorkerShape { region_blocks: blocks, files: 1, bitmap: true, tracks_sequences: false }
+    }
+
+    #[test]
+    fn buffers_are_threads_times_depth_times_aligned_block() {
+        let e = estimate(&shape(32, 4096), &[worker(1000); 4]);
+        assert_eq!(e.buffers_bytes, 4 * 32 * 4096);
+        // 512-byte blocks still take a 4 KiB-aligned slot each.
+        let e = estimate(&shape(8, 512), &[worker(1000)]);
+        assert_eq!(e.buffers_bytes, 8 * 4096);
+        assert_eq!(e.total_bytes, e.buffers_bytes + e.queues_bytes + e.histograms_bytes + e.coverage_bytes);
+    }
+
+    #[test]
+    fn the_tracker_estimate_matches_what_a_tracker_holds() {
+        for (blocks, bitmap) in [(1u64, true), (1000, true), (1 << 20, true), (1 << 30, false), (3, false)] {
+            let t = CoverageTracker::new(blocks, 7, bitmap);
+            assert_eq!(tracker_bytes(blocks, bitmap), t.memory_bytes() + size_of::<CoverageTracker>() as u64);
+        }
+    }
+
+    #[test]
+    fn histograms_are_counted_per_worker_and_target() {
+        let one = estimate(&shape(1, 4096), &[worker(10)]);
+        let two = estimate(&shape(1, 4096), &[worker(10), worker(10)]);
+        assert_eq!(two.histograms_bytes - one.histograms_bytes, 4 * histogram_bytes());
+        assert!(histogram_bytes() > 100_000, "1 ns to 1 h at 3 digits is a few hundred KiB");
+    }
+
+    #[test]
+    fn a_run_larger_than_memory_is_refused_naming_the_flags() {
+        let mut e = estimate(&shape(1024, 1 << 30), &[worker(10)]);
+        e.available_bytes = Some(1 << 30);
+        let err = check(&e, 1, 1024, 1 << 30).unwrap_err();
+        assert!(err.message.contains("--queue-depth 1024") && err.message.contains("available"), "{err}");
+        e.available_bytes = None;
+        assert!(check(&e, 1, 1024, 1 << 30).is_ok(), "unknown memory: no refusal");
+    }
+}

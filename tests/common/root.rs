@@ -1,0 +1,308 @@
+//! Root-only facilities for the fault and safety tests: small tmpfs mounts,
+//! loop devices (optionally partitioned, optionally with a truncated backing
+//! file that fails reads with EIO) and blkio throttling (cgroup v1) that
+//! holds I/O in the block layer for as long as a test wants.
+//!
+//! Each constructor returns `None` after printing `SKIP: ...` when it is not
+//! root or the facility is missing, so that a test never passes vacuously
+//! without saying so; each guard undoes what it did on Drop, also when the
+//! test fails.
+
+use std::ffi::CString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn skip(what: &str, why: &str) {
+    let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
+    eprintln!("SKIP: {what}: {why}");
+}
+
+fn run_ok(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(cmd).args(args).output().map_err(|e| format!("{cmd}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(format!("{cmd} {args:?}: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// A mounted filesystem on a fresh directory, unmounted on Drop.
+pub struct Mount {
+    pub dir: tempfile::TempDir,
+}
+
+impl Mount {
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        // Lazy: a child still holding a file there cannot keep the mount alive.
+        let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+    }
+}
+
+/// A tmpfs of `size` (e.g. "8m") with mount `options` (e.g. "ro"); `what` says which test needs it.
+pub fn mount_tmpfs(size: &str, options: &str, what: &str) -> Option<Mount> {
+    if !is_root() {
+        skip(what, "needs root to mount a tmpfs");
+        return None;
+    }
+    let dir = super::temp_dir();
+    let opts = if options.is_empty() { format!("size={size}") } else { format!("size={size},{options}") };
+    match run_ok("mount", &["-t", "tmpfs", "-o", &opts, "tmpfs", &super::path_str(dir.path())]) {
+        Ok(_) => Some(Mount { dir }),
+        Err(e) => {
+            skip(what, &format!("cannot mount a tmpfs: {e}"));
+            None
+        }
+    }
+}
+
+/// Mounts `device` (a block device with a filesystem) on a fresh directory.
+pub fn mount_device(device: &str, what: &str) -> Option<Mount> {
+    let dir = super::temp_dir();
+    match run_ok("mount", &[device, &super::path_str(dir.path())]) {
+        Ok(_) => Some(Mount { dir }),
+        Err(e) => {
+            skip(what, &format!("cannot mount {device}: {e}"));
+            None
+        }
+    }
+}
+
+/// A loop device over a file in a temporary directory, detached on Drop.
+pub struct LoopDev {
+    pub path: String,
+    pub backing: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    /// "major:minor" of the device.
+    pub fn number(&self) -> String {
+        let name = Path::new(&self.path).file_name().unwrap().to_string_lossy().into_owned();
+        std::fs::read_to_string(format!("/sys/class/block/{name}/dev")).unwrap().trim().to_string()
+    }
+
+    /// The device's bytes, read with a plain read (not through iopulse).
+    pub fn contents(&self) -> Vec<u8> {
+        std::fs::read(&self.path).expect("read the loop device")
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.path]).status();
+    }
+}
+
+/// Options of `loop_device`.
+#[derive(Clone, Copy, Default)]
+pub struct LoopOptions {
+    /// The loop driver does direct I/O on the backing file (a read past the end of a
+    /// truncated backing file then fails with EIO).
+    pub direct_io: bool,
+    /// Write an MBR with one partition from 1 MiB to the end, and scan it (`loopNp1`).
+    pub partitioned: bool,
+    /// Fill the backing file with this byte (else zeros, sparse).
+    pub fill: Option<u8>,
+}
+
+/// A loop device of `size_bytes`.
+pub fn loop_device(size_bytes: u64, options: LoopOptions, what: &str) -> Option<LoopDev> {
+    if !is_root() {
+        skip(what, "needs root for a loop device");
+        return None;
+    }
+    let dir = super::temp_dir();
+    let backing = dir.path().join("backing.img");
+    match options.fill {
+        Some(b) => std::fs::write(&backing, vec![b; size_bytes as usize]).unwrap(),
+        None => std::fs::File::create(&backing).unwrap().set_len(size_bytes).unwrap(),
+    }
+    if options.partitioned {
+        write_mbr(&backing, size_bytes);
+    }
+    let mut args = vec!["-f", "--show"];
+    if options.direct_io {
+        args.push("--direct-io=on");
+    }
+    if options.partitioned {
+        args.push("-P");
+    }
+    let backing_s = super::path_str(&backing);
+    args.push(&backing_s);
+    match run_ok("losetup", &args) {
+        Ok(path) => {
+            let dev = LoopDev { path, backing, _dir: dir };
+            if options.partitioned {
+                // The partition node appears asynchronously (udev may be absent: mknod it).
+                let part = format!("{}p1", dev.path);
+                for _ in 0..50 {
+                    if Path::new(&part).exists() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                if !Path::new(&part).exists() {
+                    let name = Path::new(&part).file_name().unwrap().to_string_lossy().into_owned();
+                    if let Ok(number) = std::fs::read_to_string(format!("/sys/class/block/{name}/dev")) {
+                        let (major, minor) = number.trim().split_once(':').unwrap();
+                        let _ = run_ok("mknod", &[&part, "b", major, minor]);
+                    }
+                }
+                if !Path::new(&part).exists() {
+                    skip(what, "the loop device's partition did not appear (no MBR partition support in this kernel?)");
+                    return None;
+                }
+            }
+            Some(dev)
+        }
+        Err(e) => {
+            skip(what, &format!("cannot set up a loop device: {e}"));
+            None
+        }
+    }
+}
+
+/// An MBR with one Linux partition from sector 2048 to the end.
+fn write_mbr(file: &Path, size_bytes: u64) {
+    use std::os::unix::fs::FileExt;
+    let mut mbr = [0u8; 512];
+    let start: u32 = 2048;
+    let sectors = (size_bytes / 512) as u32 - start;
+    let e = &mut mbr[446..462];
+    e[4] = 0x83;
+    e[8..12].copy_from_slice(&start.to_le_bytes());
+    e[12..16].copy_from_slice(&sectors.to_le_bytes());
+    mbr[510] = 0x55;
+    mbr[511] = 0xaa;
+    let f = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+    f.write_all_at(&mbr, 0).unwrap();
+}
+
+/// `mkfs.ext4` on `device`.
+pub fn mkfs_ext4(device: &str, what: &str) -> bool {
+    match run_ok("mkfs.ext4", &["-q", "-F", device]) {
+        Ok(_) => true,
+        Err(e) => {
+            skip(what, &format!("mkfs.ext4: {e}"));
+            false
+        }
+    }
+}
+
+/// A blkio cgroup (v1) whose read throttle holds the I/O of the processes in it.
+/// On Drop the throttle is lifted (so that held I/O completes) and the group removed.
+pub struct Throttle {
+    dir: PathBuf,
+    device: String,
+}
+
+/// A fresh blkio cgroup for `device` ("major:minor").
+pub fn blkio_throttle(device: &str, what: &str) -> Option<Throttle> {
+    if !is_root() {
+        skip(what, "needs root for a blkio cgroup");
+        return None;
+    }
+    let base = Path::new("/sys/fs/cgroup/blkio");
+    if !base.join("blkio.throttle.read_bps_device").exists() {
+        skip(what, "no cgroup v1 blkio controller with throttling at /sys/fs/cgroup/blkio");
+        return None;
+    }
+    let dir = base.join(format!("iopulse-test-{}-{}", std::process::id(), device.replace(':', "-")));
+    if let Err(e) = std::fs::create_dir(&dir) {
+        skip(what, &format!("cannot create {}: {e}", dir.display()));
+        return None;
+    }
+    Some(Throttle { dir, device: device.to_string() })
+}
+
+impl Throttle {
+    /// Limits reads of the device by processes in the group to `bytes_per_sec` (0: no limit).
+    pub fn limit_reads(&self, bytes_per_sec: u64) {
+        std::fs::write(self.dir.join("blkio.throttle.read_bps_device"), format!("{} {bytes_per_sec}", self.device))
+            .expect("set the blkio throttle");
+    }
+
+    /// Makes `cmd` start inside the group (before it does any I/O).
+    pub fn confine(&self, cmd: &mut Command) {
+        let procs = CString::new(self.dir.join("cgroup.procs").to_str().unwrap()).unwrap();
+        // SAFETY: the closure runs in the child between fork and exec and only calls
+        // async-signal-safe functions (open, write, close) on memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let ok = libc::write(fd, b"0\n".as_ptr().cast(), 2) == 2;
+                libc::close(fd);
+                if ok { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+            });
+        }
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.dir.join("blkio.throttle.read_bps_device"), format!("{} 0", self.device));
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+/// A device-mapper device, removed on Drop.
+pub struct DmDevice {
+    pub name: String,
+    pub path: String,
+}
+
+impl Drop for DmDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("dmsetup").args(["remove", "--retry", &self.name]).output();
+    }
+}
+
+/// `dmsetup create` with `table` (e.g. "0 16384 error"); `None` (with SKIP) when not root,
+/// when dmsetup is missing or when the kernel has no device-mapper.
+pub fn dm_device(table: &str, what: &str) -> Option<DmDevice> {
+    if !is_root() {
+        skip(what, "needs root for device-mapper");
+        return None;
+    }
+    if let Err(e) = run_ok("dmsetup", &["version"]) {
+        skip(what, &format!("device-mapper is not available: {e}"));
+        return None;
+    }
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let name = format!("iopulse-test-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+    if let Err(e) = run_ok("dmsetup", &["create", &name, "--table", table]) {
+        skip(what, &format!("dmsetup create: {e}"));
+        return None;
+    }
+    let dev = DmDevice { path: format!("/dev/mapper/{name}"), name };
+    // Without udev the node may be missing.
+    if !Path::new(&dev.path).exists() {
+        let _ = run_ok("dmsetup", &["mknodes", &dev.name]);
+    }
+    if !Path::new(&dev.path).exists() {
+        skip(what, "the device-mapper node did not appear");
+        return None;
+    }
+    Some(dev)
+}
