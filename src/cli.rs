@@ -63,6 +63,14 @@ Examples:
   iopulse /data/t.dat --random --output-format fio-json
       the result in fio's JSON layout (jobs[].read.iops, clat_ns.percentile, ...)
 
+  mpirun --hostfile hosts -np 8 iopulse /data/t.{rank}.dat --direct --random --duration 30s
+      a cluster run (built with --features mpi): every rank on its own file, windows opened
+      together after layout, one report on rank 0 with the totals and a row per rank
+  pdsh -w node[1-4] iopulse /data/t.dat --start-at 14:30:00 --json /shared/r.{host}.json
+  iopulse merge /shared/r.*.json
+      without MPI: four hosts start their windows at 14:30:00 local time, then one report
+      (the merge says how far apart the windows really were)
+
   iopulse /dev/sdb --direct --random --continue-on-error --max-errors 100 --io-timeout 10s
       read a failing disk: count I/O errors per op type and errno (stop after 100), and give
       up on an I/O that has not completed after 10 s (reported with its offset, exit 1)
@@ -126,7 +134,8 @@ pub struct OutputOptions {
 pub struct Args {
     /// Regular files or block devices to run on. A missing file is created and laid out
     /// with real data. With no TARGET, a temporary 256 MiB file in $TMPDIR is used for 5 s
-    /// and removed afterwards.
+    /// and removed afterwards. `{rank}` and `{host}` in a path (also of --json, --csv, --plot,
+    /// --timeseries) are replaced by the MPI rank (0 without MPI) and the host name.
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
 
@@ -201,6 +210,14 @@ pub struct Args {
     /// starts at its own, evenly spaced offset).
     #[arg(long)]
     pub sequential_overlap: bool,
+
+    /// Open the measurement window at this wall-clock time, after layout and set-up: runs
+    /// launched on several hosts by any means then measure together (`iopulse merge` says how
+    /// far apart their windows were). HH:MM[:SS] (today, local time), RFC 3339
+    /// (2025-06-01T14:30:00Z) or @UNIX_SECONDS. A time already past when the run is ready
+    /// starts it at once, with a warning.
+    #[arg(long, value_name = "TIME", value_parser = crate::start_at::parse, help_heading = "Several hosts")]
+    pub start_at: Option<crate::start_at::StartAt>,
 
     /// Number of worker threads. Each worker has its own queue of I/Os.
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = parse_count::<u32>)]

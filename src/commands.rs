@@ -164,6 +164,9 @@ pub fn merge(args: MergeArgs) -> i32 {
         }
     };
     print_notes(args.quiet, &merged.notes);
+    for w in &merged.warnings {
+        eprintln!("⚠ {w}");
+    }
     let text = match report::render(&merged.result, args.output_format) {
         Ok(text) => text,
         Err(e) => {

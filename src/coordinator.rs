@@ -29,6 +29,8 @@ use crate::result::{
 use crate::rusage;
 use crate::signals;
 use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec};
+use crate::start_at;
+use crate::start_line::{Opened, StartLine};
 use crate::stats::{CpuTimes, OpStats, encode_histogram};
 use crate::target::{self, DirectOutcome, PreparedTarget};
 use crate::verify::{Failure, Mismatch, VerifyCounts};
@@ -72,8 +74,10 @@ pub fn engine_buffered_note(kind: EngineKind) -> Option<&'static str> {
     }
 }
 
-/// Runs `spec` to the end. `stop` is the stop word signal handlers write to.
-pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<RunOutcome, Error> {
+/// Runs `spec` to the end. `stop` is the stop word signal handlers write to; `start`
+/// is what happens between set-up and the window (other ranks, `--start-at`) and what
+/// `{rank}` and `{host}` in target paths stand for.
+pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &StartLine) -> Result<RunOutcome, Error> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let caps = engine_caps(spec.engine);
     let effective_depth = if caps.completes_inline { 1 } else { spec.queue_depth };
@@ -89,7 +93,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
     };
     let given: Vec<PathBuf> = match &temp {
         Some(t) => vec![t.path().to_path_buf()],
-        None => spec.targets.clone(),
+        None => spec.targets.iter().map(|t| start.substitute(t)).collect(),
     };
     let paths = target_paths(spec, &given)?;
 
@@ -128,21 +132,56 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
     }
 
     let mut execution = match spec.engine {
-        EngineKind::Sync => {
-            execute::<SyncEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan, diag.show_progress())
-        }
-        EngineKind::Null => {
-            execute::<NullEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan, diag.show_progress())
-        }
-        EngineKind::Libaio => {
-            execute::<AioEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan, diag.show_progress())
-        }
-        EngineKind::Mmap => {
-            execute::<MmapEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan, diag.show_progress())
-        }
-        EngineKind::IoUring => {
-            execute::<UringEngine>(spec, &targets, &layout, effective_depth, &stop, &placed.plan, diag.show_progress())
-        }
+        EngineKind::Sync => execute::<SyncEngine>(
+            spec,
+            &targets,
+            &layout,
+            effective_depth,
+            &stop,
+            &placed.plan,
+            diag.show_progress(),
+            start,
+        ),
+        EngineKind::Null => execute::<NullEngine>(
+            spec,
+            &targets,
+            &layout,
+            effective_depth,
+            &stop,
+            &placed.plan,
+            diag.show_progress(),
+            start,
+        ),
+        EngineKind::Libaio => execute::<AioEngine>(
+            spec,
+            &targets,
+            &layout,
+            effective_depth,
+            &stop,
+            &placed.plan,
+            diag.show_progress(),
+            start,
+        ),
+        EngineKind::Mmap => execute::<MmapEngine>(
+            spec,
+            &targets,
+            &layout,
+            effective_depth,
+            &stop,
+            &placed.plan,
+            diag.show_progress(),
+            start,
+        ),
+        EngineKind::IoUring => execute::<UringEngine>(
+            spec,
+            &targets,
+            &layout,
+            effective_depth,
+            &stop,
+            &placed.plan,
+            diag.show_progress(),
+            start,
+        ),
     }?;
     // The targets of a real run stay; the embedded default's files go with the run.
     if temp.is_none() {
@@ -154,9 +193,18 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
         execution.fsync = Some(fsync_targets(&targets));
     }
 
+    if let Some(warning) = &execution.opened.late_warning {
+        diag.warn(warning.clone());
+    }
+    let (window_start_unix_ns, mut start_at) = (execution.start_unix_ns, execution.opened.start_at.clone());
+    if let Some(s) = &mut start_at {
+        s.late_ns = window_start_unix_ns.saturating_sub(s.requested_unix_ns);
+    }
     let mut result =
         assemble(spec, diag, started_at, &targets, temp.is_some(), &layout, effective_depth, execution, &stop, &placed);
     result.memory = Some(memory);
+    result.window_start_unix_ns = window_start_unix_ns;
+    result.start_at = start_at;
     if abandoned {
         // Their descriptors stay open until the process exits, so that a worker that comes
         // back from the kernel never touches a descriptor number reused for another file.
@@ -394,6 +442,10 @@ fn place(spec: &Spec, paths: &[PathBuf], diag: &Diagnostics) -> Result<Placed, E
 /// What the workers handed back, with the window they ran in.
 struct Execution {
     start_ns: u64,
+    /// The window's start on the wall clock, ns since the Unix epoch.
+    start_unix_ns: u64,
+    /// What happened at the start line (`--start-at`).
+    opened: Opened,
     workers: Vec<WorkerResult>,
     /// Workers left behind (stuck I/O, or not stopped after a signal): not joined.
     abandoned: Vec<Abandoned>,
@@ -506,6 +558,7 @@ fn run_nonce(spec: &Spec) -> u16 {
 /// (`watchdog::supervise`). Worker threads are not scoped: one stuck in the kernel is
 /// left behind rather than joined, and owns everything it uses (its plan, its buffers,
 /// a share of the run control).
+#[allow(clippy::too_many_arguments)]
 fn execute<E: Engine + 'static>(
     spec: &Spec,
     targets: &[PreparedTarget],
@@ -514,6 +567,7 @@ fn execute<E: Engine + 'static>(
     stop: &Arc<AtomicUsize>,
     placement: &PlacementPlan,
     live_line: bool,
+    start_line: &StartLine,
 ) -> Result<Execution, Error> {
     // With --io-timeout 0 nothing watches: workers get no heartbeat and publish nothing.
     let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
@@ -551,7 +605,19 @@ fn execute<E: Engine + 'static>(
     }
     drop(done_tx);
     drop(recorders);
-    let start = control.release(handles.len(), spawn_error.is_some());
+    // Every worker set up (buffers allocated, engines ready): only then meet the other ranks
+    // and wait for --start-at, so the windows open as close together as they can.
+    let ready = spawn_error.is_none() && control.wait_for_arrivals(handles.len());
+    let opened = if ready { Some(start_line.open(stop)) } else { None };
+    let (opened, open_error) = match opened {
+        Some(Ok(o)) => (o, None),
+        Some(Err(e)) => (Opened::default(), Some(e)),
+        None => (Opened::default(), None),
+    };
+    // The wall clock next to the run's clock, just before the release, to place the window.
+    let (wall_ns, clock_ns) = (start_at::now_unix_ns(), control.clock.now_ns());
+    let start = control.release(handles.len(), spawn_error.is_some() || open_error.is_some());
+    let start_unix_ns = start.map_or(0, |s| wall_ns + s.saturating_sub(clock_ns));
     let sampling_done = Arc::new(AtomicBool::new(false));
     let sampler = match (start, sampler) {
         (Some(start_ns), Some(sampler)) => {
@@ -584,6 +650,9 @@ fn execute<E: Engine + 'static>(
     if let Some(message) = spawn_error {
         return Err(RunError::Other(message).into());
     }
+    if let Some(e) = open_error {
+        return Err(e);
+    }
     let Some(start_ns) = start else {
         let error = supervised
             .finished
@@ -593,7 +662,15 @@ fn execute<E: Engine + 'static>(
             .unwrap_or_else(|| RunError::Other("workers could not start".into()));
         return Err(error.into());
     };
-    Ok(Execution { start_ns, workers: supervised.finished, abandoned: supervised.abandoned, fsync: None, time_series })
+    Ok(Execution {
+        start_ns,
+        start_unix_ns,
+        opened,
+        workers: supervised.finished,
+        abandoned: supervised.abandoned,
+        fsync: None,
+        time_series,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -609,7 +686,7 @@ fn assemble(
     stop: &AtomicUsize,
     placed: &Placed,
 ) -> RunResult {
-    let Execution { start_ns, workers, abandoned, fsync, mut time_series } = execution;
+    let Execution { start_ns, workers, abandoned, fsync, mut time_series, .. } = execution;
     let end_ns =
         workers.iter().map(|w| w.end_ns).max().or_else(|| abandoned.iter().map(|a| a.at_ns).max()).unwrap_or(start_ns);
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
@@ -730,6 +807,8 @@ fn assemble(
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo { name: "iopulse".into(), version: env!("CARGO_PKG_VERSION").into() },
         started_at,
+        window_start_unix_ns: 0,
+        start_at: None,
         spec: spec.clone(),
         environment: environment::collect(),
         engine: EngineInfo {
@@ -796,6 +875,8 @@ fn assemble(
         error: failure,
         placement: placement_info(placed),
         merged_from: None,
+        window_skew: None,
+        cluster: None,
         time_series: {
             // The last row ends with the window, not when the sampler stopped.
             if let Some(last) = time_series.last_mut() {

@@ -5,6 +5,9 @@ use std::sync::Mutex;
 
 pub struct Diagnostics {
     quiet: bool,
+    /// Nothing at all on stderr (a rank of a cluster run other than rank 0, whose
+    /// warnings rank 0 prints from its result): still recorded.
+    silent: bool,
     show_progress: bool,
     warnings: Mutex<Vec<String>>,
     notes: Mutex<Vec<String>>,
@@ -16,16 +19,24 @@ impl Diagnostics {
         use std::io::IsTerminal;
         Self {
             quiet,
+            silent: false,
             show_progress: !quiet && std::io::stderr().is_terminal(),
             warnings: Mutex::new(Vec::new()),
             notes: Mutex::new(Vec::new()),
         }
     }
 
+    /// Records everything and prints nothing, not even warnings or progress.
+    pub fn silent() -> Self {
+        Self { quiet: true, silent: true, show_progress: false, ..Self::new(true) }
+    }
+
     /// Something the reader must not miss (the figures mean less than they seem).
     pub fn warn(&self, text: impl Into<String>) {
         let text = text.into();
-        eprintln!("⚠ {text}");
+        if !self.silent {
+            eprintln!("⚠ {text}");
+        }
         self.warnings.lock().expect("diagnostics lock").push(text);
     }
 
@@ -40,7 +51,9 @@ impl Diagnostics {
 
     /// Warns with a line printed as given (no "⚠ " prefix added).
     pub fn warn_verbatim(&self, line: impl Into<String>, recorded: impl Into<String>) {
-        eprintln!("{}", line.into());
+        if !self.silent {
+            eprintln!("{}", line.into());
+        }
         self.warnings.lock().expect("diagnostics lock").push(recorded.into());
     }
 

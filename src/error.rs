@@ -65,6 +65,9 @@ pub enum Error {
     Usage(#[from] UsageError),
     #[error(transparent)]
     Run(#[from] RunError),
+    /// Ranks of a cluster run failed before the window opened (this one or others).
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterFailure),
 }
 
 impl Error {
@@ -72,6 +75,9 @@ impl Error {
         match self {
             Error::Usage(_) => exit_code::USAGE,
             Error::Run(_) => exit_code::RUN_FAILED,
+            // Exit 2 only if nothing was touched anywhere: every rank refused its command line.
+            Error::Cluster(f) if f.all_usage() => exit_code::USAGE,
+            Error::Cluster(_) => exit_code::RUN_FAILED,
         }
     }
 }

@@ -2,8 +2,10 @@
 //! shell around this library, so that tests and benches reach every stage of
 //! the pipeline:
 //!
-//! argv → `cli` → `spec::Spec` → `coordinator` (targets, workers) →
-//! `worker` (hot loop over an `engine`) → `stats` → `result::RunResult` → `report`.
+//! argv → `cli` → `spec::Spec` → `job` → `coordinator` (targets, workers, the
+//! `start_line`) → `worker` (hot loop over an `engine`) → `stats` →
+//! `result::RunResult` → `report`. In a cluster run (`cluster`: MPI ranks) rank 0
+//! combines every rank's result (`cluster_result`, via `merge`) before reporting.
 //!
 //! ../shared/DESIGN.md (and docs/) describe the architecture and its rules.
 
@@ -11,6 +13,8 @@ pub mod access;
 pub mod buffer;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
+pub mod cluster_result;
 pub mod commands;
 pub mod coordinator;
 pub mod coverage;
@@ -21,6 +25,7 @@ pub mod environment;
 pub mod error;
 pub mod errors;
 pub mod futex;
+pub mod job;
 pub mod live;
 pub mod memory;
 pub mod merge;
@@ -31,6 +36,8 @@ pub mod rng;
 pub mod rusage;
 pub mod signals;
 pub mod spec;
+pub mod start_at;
+pub mod start_line;
 pub mod stats;
 pub mod sweep;
 pub mod target;

@@ -1,14 +1,14 @@
-//! The `iopulse` binary: parse the command line, run, print, and map the
-//! outcome to an exit code (0 ok, 1 run failed, 2 usage, 3 verification,
-//! 130/143 interrupted). Everything else lives in the library.
+//! The `iopulse` binary: parse the command line, join the job (MPI ranks, or
+//! this process alone), run, print, and map the outcome to an exit code (0 ok,
+//! 1 run failed, 2 usage, 3 verification, 130/143 interrupted). Everything
+//! else lives in the library (`job` runs and reports).
 
 use clap::Parser;
 use iopulse::cli::Args;
-use iopulse::diag::Diagnostics;
-use iopulse::error::{Error, UsageError, exit_code};
-use iopulse::{commands, coordinator, report, signals};
+use iopulse::cluster::{Cluster, launcher_rank};
+use iopulse::error::exit_code;
+use iopulse::{commands, job};
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 
 fn main() -> ExitCode {
     ExitCode::from(run() as u8)
@@ -31,61 +31,31 @@ fn run() -> i32 {
         Ok(args) => args,
         Err(e) => return clap_error(e),
     };
-    let (spec, output) =
-        match args.into_spec().and_then(|(spec, output)| check_output(&output).map(|()| (spec, output))) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("iopulse: error: {e}");
-                return exit_code::USAGE;
-            }
-        };
-    let stop = match signals::install() {
-        Ok(stop) => stop,
+    let start_at = args.start_at;
+    let (spec, output) = match args.into_spec() {
+        Ok(v) => v,
         Err(e) => {
-            eprintln!("iopulse: error: cannot install signal handlers: {e}");
+            // Every rank of a job has the same command line: one of them says what is wrong.
+            if speaks_for_the_job() {
+                eprintln!("iopulse: error: {e}");
+            }
+            return exit_code::USAGE;
+        }
+    };
+    // Under an MPI launcher (and built with MPI) this meets the other ranks; else a job of one.
+    let cluster = match Cluster::join() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("iopulse: error: {e}");
             return exit_code::RUN_FAILED;
         }
     };
-    let diag = Diagnostics::new(output.quiet);
-    match coordinator::run(&spec, &diag, stop.clone()) {
-        Ok(outcome) => {
-            if let Err(e) = report::emit(&outcome.result, &output) {
-                eprintln!("iopulse: error: {e}");
-                return exit_code::RUN_FAILED;
-            }
-            if let Some(error) = &outcome.result.error {
-                eprintln!("iopulse: error: {error}");
-            }
-            outcome.exit_code
-        }
-        Err(e) => {
-            eprintln!("iopulse: error: {e}");
-            match (&e, stop.load(Ordering::Relaxed)) {
-                (Error::Run(_), code)
-                    if code == exit_code::INTERRUPTED as usize || code == exit_code::TERMINATED as usize =>
-                {
-                    code as i32
-                }
-                _ => e.exit_code(),
-            }
-        }
-    }
+    job::run(&cluster, &spec, output, start_at)
 }
 
-/// The JSON file's directory must exist before anything is touched.
-fn check_output(output: &iopulse::cli::OutputOptions) -> Result<(), UsageError> {
-    report::check_outputs(output)?;
-    if let Some(path) = &output.json_file {
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        if !dir.is_dir() {
-            return Err(UsageError::new(format!(
-                "--json {}: directory {} does not exist",
-                path.display(),
-                dir.display()
-            )));
-        }
-    }
-    Ok(())
+/// Not a rank other than 0 of an MPI job (whose errors would repeat rank 0's).
+fn speaks_for_the_job() -> bool {
+    launcher_rank().is_none_or(|l| l.rank == 0)
 }
 
 /// A subcommand's own parser over the arguments after its name.
@@ -110,6 +80,8 @@ fn clap_error(e: clap::Error) -> i32 {
         .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
         .collect::<Vec<_>>()
         .join(" ");
-    eprintln!("iopulse: {line}");
+    if speaks_for_the_job() {
+        eprintln!("iopulse: {line}");
+    }
     exit_code::USAGE
 }

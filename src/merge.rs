@@ -9,7 +9,7 @@
 //! (the seed aside) are refused unless forced. The merged document is a
 //! `RunResult` with `merged_from` set (docs/json.md).
 
-use crate::result::{AchievedQueueDepth, MergedSource, RunResult, StopReason};
+use crate::result::{AchievedQueueDepth, MergedSource, RunResult, StopReason, WindowSkew};
 use crate::stats::{
     HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
 };
@@ -124,10 +124,12 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
     }
 }
 
-/// The merged result and the notes it adds (also in its `notes`).
+/// The merged result and the notes and warnings it adds (also in its `notes` and `warnings`).
 pub struct Merged {
     pub result: RunResult,
     pub notes: Vec<String>,
+    /// About the merge as a whole (the windows hardly overlapped), not about one input.
+    pub warnings: Vec<String>,
 }
 
 /// Merges `inputs` (results of concurrent runs). With `force`, different specs are merged
@@ -182,6 +184,14 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let mut m = first.result.clone();
     m.tool.version = env!("CARGO_PKG_VERSION").into();
     m.started_at = results.iter().map(|r| r.started_at.clone()).min().unwrap_or_default();
+    m.window_start_unix_ns =
+        results.iter().map(|r| r.window_start_unix_ns).filter(|&t| t > 0).min().unwrap_or_default();
+    m.start_at = None;
+    m.window_skew = window_skew(&results);
+    if results.iter().any(|r| r.cluster.is_some()) {
+        notes.push("cluster results merged: their rank tables are in their own files".into());
+    }
+    m.cluster = None;
     m.environment.hostname = hostnames.join(",");
     m.window_ns = results.iter().map(|r| r.window_ns).max().unwrap_or(0);
     m.stop_reason = if results.iter().any(|r| r.stop_reason == StopReason::Error) {
@@ -247,6 +257,14 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
 
     m.warnings =
         inputs.iter().flat_map(|i| i.result.warnings.iter().map(move |w| format!("{}: {w}", i.file))).collect();
+    // A run stopped by an error or a signal ends early: its stop reason already says why.
+    let stopped_early = results.iter().any(|r| matches!(r.stop_reason, StopReason::Error | StopReason::Interrupted));
+    let warnings: Vec<String> = if stopped_early {
+        Vec::new()
+    } else {
+        overlap_warning(m.window_skew.as_ref(), m.window_ns).into_iter().collect()
+    };
+    m.warnings.extend(warnings.iter().cloned());
     m.error = inputs.iter().find_map(|i| i.result.error.as_ref().map(|e| format!("{}: {e}", i.file)));
     notes.insert(
         0,
@@ -269,10 +287,58 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
                 seed: i.result.spec.seed,
                 ops: i.result.total.ops,
                 iops: i.result.total.iops,
+                window_start_unix_ns: i.result.window_start_unix_ns,
             })
             .collect(),
     );
-    Ok(Merged { result: m, notes })
+    Ok(Merged { result: m, notes, warnings })
+}
+
+/// How far apart the windows of `results` were, from those that recorded their start
+/// on the wall clock; `None` if fewer than two did.
+pub fn window_skew(results: &[&RunResult]) -> Option<WindowSkew> {
+    let windows: Vec<(u64, u64)> = results
+        .iter()
+        .filter(|r| r.window_start_unix_ns > 0)
+        .map(|r| (r.window_start_unix_ns, r.window_start_unix_ns.saturating_add(r.window_ns)))
+        .collect();
+    if windows.len() < 2 {
+        return None;
+    }
+    let (first_start, last_start) = min_max(windows.iter().map(|w| w.0));
+    let (first_end, last_end) = min_max(windows.iter().map(|w| w.1));
+    Some(WindowSkew {
+        start_ns: last_start - first_start,
+        end_ns: last_end - first_end,
+        overlap_ns: first_end.saturating_sub(last_start),
+        results: windows.len() as u32,
+    })
+}
+
+fn min_max(values: impl Iterator<Item = u64> + Clone) -> (u64, u64) {
+    (values.clone().min().unwrap_or(0), values.max().unwrap_or(0))
+}
+
+/// Windows that were open together for less than this share of the longest one: their
+/// summed IOPS describe a load that never happened at once.
+pub const MIN_OVERLAP_SHARE: f64 = 0.9;
+
+/// The warning for windows that overlapped too little, if they did.
+pub fn overlap_warning(skew: Option<&WindowSkew>, longest_window_ns: u64) -> Option<String> {
+    let skew = skew?;
+    let share = skew.overlap_ns as f64 / longest_window_ns.max(1) as f64;
+    if share >= MIN_OVERLAP_SHARE {
+        return None;
+    }
+    let why = if skew.start_ns >= skew.end_ns {
+        format!("they started {} apart", crate::report::units::latency_ns(skew.start_ns))
+    } else {
+        format!("they ended {} apart", crate::report::units::latency_ns(skew.end_ns))
+    };
+    Some(format!(
+        "the runs' windows were open together for only {:.0}% of the longest ({why}): their summed IOPS and bandwidth describe a load that never ran all at once (start runs on several hosts together with --start-at and one --duration)",
+        share * 100.0
+    ))
 }
 
 fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) {
@@ -336,6 +402,18 @@ mod tests {
         assert!(m.latency_ns.mean.abs_diff(exact.mean) <= 1);
         assert_eq!(LatencySummary { mean: exact.mean, ..m.latency_ns }, exact, "merge equals the union's summary");
         assert!(m.latency_ns.p99_99 <= m.latency_ns.max && m.latency_ns.p50 >= m.latency_ns.min);
+    }
+
+    #[test]
+    fn window_skew_and_the_overlap_warning() {
+        let skew = |start_ns, end_ns, overlap_ns| WindowSkew { start_ns, end_ns, overlap_ns, results: 2 };
+        assert_eq!(overlap_warning(Some(&skew(1_000, 2_000, 999_000_000)), 1_000_000_000), None);
+        let late = overlap_warning(Some(&skew(600_000_000, 600_000_000, 400_000_000)), 1_000_000_000).unwrap();
+        assert!(late.contains("40%") && late.contains("started 600 ms apart"), "{late}");
+        let early_end = overlap_warning(Some(&skew(1_000, 700_000_000, 300_000_000)), 1_000_000_000).unwrap();
+        assert!(early_end.contains("ended 700 ms apart"), "{early_end}");
+        assert_eq!(overlap_warning(None, 1), None);
+        assert_eq!(min_max([5u64, 2, 9].into_iter()), (2, 9));
     }
 
     #[test]

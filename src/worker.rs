@@ -97,6 +97,17 @@ impl RunControl {
         self.heartbeats.get(index)
     }
 
+    /// Waits until `workers` workers have arrived at the start line, without releasing
+    /// them; true if all of them set up. Lets the coordinator do what must happen between
+    /// "everyone is ready" and the start (the ranks of a cluster meeting, `--start-at`).
+    pub fn wait_for_arrivals(&self, workers: usize) -> bool {
+        let mut gate = self.gate.lock().expect("start gate");
+        while gate.arrived < workers {
+            gate = self.gate_changed.wait(gate).expect("start gate");
+        }
+        !gate.setup_failed
+    }
+
     /// The coordinator's side of the start line: waits until `workers` workers have
     /// arrived set up, then releases them together. Returns the start time, or `None`
     /// if a worker failed to set up or `call_off` is true (the workers are then

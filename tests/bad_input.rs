@@ -105,6 +105,10 @@ fn help_lists_every_flag_with_examples() {
         "--continue-on-error",
         "--max-errors",
         "--io-timeout",
+        "--start-at",
+        "{rank}",
+        "{host}",
+        "mpirun",
     ] {
         assert!(stdout.contains(flag), "--help does not mention {flag}");
     }

@@ -9,21 +9,6 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-fn schema_validator() -> jsonschema::Validator {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/result.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    jsonschema::draft202012::new(&schema).unwrap_or_else(|e| panic!("{} is not a valid schema: {e}", path.display()))
-}
-
-fn assert_valid(validator: &jsonschema::Validator, doc: &Value, what: &str) {
-    let errors: Vec<String> = validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-    assert!(errors.is_empty(), "{what} does not match docs/result.schema.json:\n{}", errors.join("\n"));
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 #[test]
 fn json_results_validate_against_the_schema() {
     let validator = schema_validator();

@@ -57,7 +57,12 @@ pub fn render(r: &RunResult) -> String {
             r.engine.requested_queue_depth
         );
     }
-    for t in &r.targets {
+    // A cluster has a target or more per rank: the first few, and the rest in the JSON.
+    let shown_targets = match &r.cluster {
+        Some(_) if r.targets.len() > CLUSTER_TARGETS_SHOWN => CLUSTER_TARGETS_SHOWN - 1,
+        _ => r.targets.len(),
+    };
+    for t in &r.targets[..shown_targets] {
         let fs = match (&t.filesystem, &t.device) {
             // Virtual filesystems name themselves as their source ("tmpfs on tmpfs").
             (Some(fs), Some(dev)) if dev.starts_with('/') => format!(" · {fs} on {dev}"),
@@ -82,12 +87,33 @@ pub fn render(r: &RunResult) -> String {
             units::count(t.blocks)
         );
     }
-    if let Some(sources) = &r.merged_from {
+    if shown_targets < r.targets.len() {
+        let _ = writeln!(out, "Target:   … {} targets in all (every rank's are in the JSON)", r.targets.len());
+    }
+    if let Some(c) = &r.cluster {
+        let hosts = if c.hosts.len() <= 4 { format!(" ({})", c.hosts.join(", ")) } else { String::new() };
+        let _ = writeln!(
+            out,
+            "Cluster:  {} ranks on {} {}{hosts} · {} · one window per rank, opened together",
+            c.size,
+            c.hosts.len(),
+            if c.hosts.len() == 1 { "host" } else { "hosts" },
+            c.launcher.to_uppercase()
+        );
+    }
+    if let (Some(sources), None) = (&r.merged_from, &r.cluster) {
         let list: Vec<String> = sources
             .iter()
             .map(|m| format!("{} ({}, {} IOPS, seed {})", m.file, m.hostname, units::iops(m.iops), m.seed))
             .collect();
         let _ = writeln!(out, "Merged:   {} concurrent results: {}", sources.len(), list.join(" · "));
+    }
+    if let Some(w) = &r.window_skew {
+        let _ = writeln!(out, "{}", window_line(w));
+    }
+    if let Some(s) = &r.start_at {
+        let how = if s.missed { "⚠ missed: the run was ready only" } else { "opened" };
+        let _ = writeln!(out, "Start at: {} · {how} {} after it", s.requested, units::latency_ns(s.late_ns));
     }
     let _ = writeln!(out, "{}", io_mode_line(r));
     for line in placement_lines(r) {
@@ -126,7 +152,7 @@ pub fn render(r: &RunResult) -> String {
             units::bandwidth(r.total.bw_bytes_per_sec)
         );
     }
-    if r.targets.len() > 1 {
+    if r.targets.len() > 1 && shown_targets == r.targets.len() {
         for t in &r.targets {
             let mut parts = Vec::new();
             for (name, op) in [("read", &t.read), ("write", &t.write)] {
@@ -151,6 +177,9 @@ pub fn render(r: &RunResult) -> String {
         units::bytes(r.total.bytes),
         units::seconds_ns(r.window_ns)
     );
+    if let Some(c) = &r.cluster {
+        rank_table(&mut out, c);
+    }
     let _ = writeln!(
         out,
         "{:<9} user {} · sys {} · {} per I/O · {:.2} cores busy",
@@ -206,6 +235,62 @@ pub fn render(r: &RunResult) -> String {
         let _ = writeln!(out, "{:<9} {e}", "Error");
     }
     out
+}
+
+/// Targets listed at the top of a cluster report (with the line that says how many in all).
+const CLUSTER_TARGETS_SHOWN: usize = 4;
+
+/// How far apart combined runs' windows were (merge, cluster).
+pub fn window_line(w: &crate::result::WindowSkew) -> String {
+    format!(
+        "Windows:  {} results · starts {} apart · ends {} apart · all open together for {}",
+        w.results,
+        units::latency_ns(w.start_ns),
+        units::latency_ns(w.end_ns),
+        units::seconds_ns(w.overlap_ns)
+    )
+}
+
+/// One row per rank: its own IOPS, bandwidth and latency, and what is wrong with it.
+fn rank_table(out: &mut String, c: &crate::result::ClusterInfo) {
+    let host_width = c.ranks.iter().map(|r| r.host.chars().count()).max().unwrap_or(4).max(4);
+    let rank_width = c.ranks.len().saturating_sub(1).to_string().len().max(4);
+    let _ = writeln!(
+        out,
+        "{:<9} {:>rank_width$}  {:<host_width$}  {:>8}  {:>9}  {:>9}  {:>9}",
+        "Ranks", "rank", "host", "IOPS", "MiB/s", "p50", "p99"
+    );
+    for r in &c.ranks {
+        let mut flags = Vec::new();
+        if r.straggler {
+            flags.push(format!(
+                "⚠ straggler ({:.0}% of the median)",
+                if c.median_iops > 0.0 { 100.0 * r.iops / c.median_iops } else { 0.0 }
+            ));
+        }
+        if let Some(e) = &r.error {
+            flags.push(format!("✗ {e}"));
+        }
+        let _ = writeln!(
+            out,
+            "{:<9} {:>rank_width$}  {:<host_width$}  {:>8}  {:>9.1}  {:>9}  {:>9}{}",
+            "",
+            r.rank,
+            r.host,
+            units::iops(r.iops),
+            r.bw_bytes_per_sec / (1024.0 * 1024.0),
+            units::latency_ns(r.p50_ns),
+            units::latency_ns(r.p99_ns),
+            if flags.is_empty() { String::new() } else { format!("  {}", flags.join(" · ")) }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:<9} median {} IOPS per rank · a straggler is below {:.0}% of it",
+        "",
+        units::iops(c.median_iops),
+        c.straggler_below_median * 100.0
+    );
 }
 
 /// Offsets shown per kind of I/O error; the JSON has up to eight.

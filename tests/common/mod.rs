@@ -71,5 +71,23 @@ pub fn u64_at(v: &serde_json::Value, path: &[&str]) -> u64 {
     cur.as_u64().unwrap_or_else(|| panic!("{path:?} is not a u64: {cur}"))
 }
 
+/// A JSON file, parsed.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The validator of docs/result.schema.json.
+pub fn schema_validator() -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/result.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    jsonschema::draft202012::new(&schema).unwrap_or_else(|e| panic!("{} is not a valid schema: {e}", path.display()))
+}
+
+/// Panics with every violation if `doc` does not match the result schema.
+pub fn assert_valid(validator: &jsonschema::Validator, doc: &serde_json::Value, what: &str) {
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{what} does not match docs/result.schema.json:\n{}", errors.join("\n"));
+}
+
 /// Root-only facilities (tmpfs, loop devices, blkio throttling) for the fault tests.
 pub mod root;

@@ -1,0 +1,200 @@
+//! One run of the `iopulse` command as this process's part of a job: alone
+//! (the usual case), or as one rank of a cluster run under MPI. It runs the
+//! coordinator behind the job's start line, and then:
+//!
+//! - alone: prints the report and returns the run's exit code;
+//! - in a cluster: hands this rank's outcome to rank 0, where the cluster
+//!   document is built (`cluster_result`) and the only report is printed and
+//!   written; then every rank agrees on the job's exit code, so that mpirun
+//!   and srun end with it whichever rank they look at.
+//!
+//! A rank that fails before the window brings its error to the start line's
+//! checkpoint (`StartLine::fail`), so the whole job ends with a message naming
+//! the rank, its host and the error, and no rank waits at a barrier.
+
+use crate::cli::OutputOptions;
+use crate::cluster::{Cluster, launcher_rank};
+use crate::cluster_result::{self, RankOutcome};
+use crate::coordinator::{self, RunOutcome};
+use crate::diag::Diagnostics;
+use crate::error::{Error, RunError, UsageError, exit_code};
+use crate::spec::Spec;
+use crate::start_at::StartAt;
+use crate::start_line::StartLine;
+use crate::{report, signals};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Runs `spec` as this process's part of the job `cluster`; returns the exit code.
+pub fn run(cluster: &Cluster, spec: &Spec, output: OutputOptions, start_at: Option<StartAt>) -> i32 {
+    let start_line = StartLine::new(cluster, start_at);
+    let output = substitute_outputs(output, &start_line);
+    let distributed = cluster.is_distributed();
+    // In a cluster, rank 0 speaks for every rank: the others record but print nothing.
+    let diag = if distributed && !cluster.is_root() { Diagnostics::silent() } else { Diagnostics::new(output.quiet) };
+    if !distributed && let Some(l) = launcher_rank().filter(|l| l.size > 1) {
+        diag.warn(format!(
+            "started by an MPI launcher as rank {} of {} ({}), but this iopulse was built without MPI: each process runs alone ({{rank}} is {}) and prints its own report. Build with `--features mpi` for one cluster report, or combine --json results with `iopulse merge`",
+            l.rank, l.size, l.variable, l.rank
+        ));
+    }
+    if distributed
+        && let Ok(cpus) = std::thread::available_parallelism()
+        && (cpus.get() as u64) < u64::from(spec.threads)
+    {
+        // Launchers bind ranks to a core or two by default: the workers would share them.
+        diag.warn(format!(
+            "this rank may run on {} CPU(s) only (the launcher bound it), but it runs --threads {}: its workers share those CPUs. Give mpirun `--bind-to none` or `--map-by slot:PE={}` (srun: `--cpus-per-task {}`)",
+            cpus.get(),
+            spec.threads,
+            spec.threads,
+            spec.threads
+        ));
+    }
+    let (local, stop) = match signals::install() {
+        Ok(stop) => (check_and_run(cluster, spec, &output, &diag, &start_line, &stop), stop),
+        Err(e) => {
+            let error = RunError::Other(format!("cannot install signal handlers: {e}"));
+            (Err(error.into()), Arc::new(AtomicUsize::new(0)))
+        }
+    };
+    if !distributed {
+        return finish_alone(local, &output, &stop);
+    }
+    // A failure before the window: the other ranks learn it at the start line's checkpoint.
+    let local = match local {
+        Err(e) => match start_line.fail(&e) {
+            Some(failure) => Err(Error::Cluster(failure)),
+            None => Err(e),
+        },
+        ok => ok,
+    };
+    if let Err(Error::Cluster(failure)) = &local {
+        if cluster.is_root() {
+            for f in &failure.failures {
+                eprintln!("iopulse: error: rank {} (host {}): {}", f.rank, f.host, f.message);
+            }
+        }
+        return Error::Cluster(failure.clone()).exit_code();
+    }
+    finish_in_cluster(cluster, local, &output)
+}
+
+/// Checks the outputs and runs: everything this rank does before its report.
+fn check_and_run(
+    cluster: &Cluster,
+    spec: &Spec,
+    output: &OutputOptions,
+    diag: &Diagnostics,
+    start_line: &StartLine,
+    stop: &Arc<AtomicUsize>,
+) -> Result<RunOutcome, Error> {
+    // Only rank 0 writes the outputs, so only its paths must be writable.
+    if cluster.is_root() {
+        check_output(output)?;
+    }
+    coordinator::run(spec, diag, Arc::clone(stop), start_line)
+}
+
+/// `{rank}` and `{host}` in the output paths.
+fn substitute_outputs(mut output: OutputOptions, start_line: &StartLine) -> OutputOptions {
+    for path in [&mut output.json_file, &mut output.csv_file, &mut output.plot_dir, &mut output.timeseries_file]
+        .into_iter()
+        .flatten()
+    {
+        *path = start_line.substitute(path);
+    }
+    output
+}
+
+/// The end of a run alone: its report, its error, its exit code.
+fn finish_alone(local: Result<RunOutcome, Error>, output: &OutputOptions, stop: &AtomicUsize) -> i32 {
+    match local {
+        Ok(outcome) => {
+            if let Err(e) = report::emit(&outcome.result, output) {
+                eprintln!("iopulse: error: {e}");
+                return exit_code::RUN_FAILED;
+            }
+            if let Some(error) = &outcome.result.error {
+                eprintln!("iopulse: error: {error}");
+            }
+            outcome.exit_code
+        }
+        Err(e) => {
+            eprintln!("iopulse: error: {e}");
+            match (&e, stop.load(Ordering::Relaxed)) {
+                (Error::Run(_), code)
+                    if code == exit_code::INTERRUPTED as usize || code == exit_code::TERMINATED as usize =>
+                {
+                    code as i32
+                }
+                _ => e.exit_code(),
+            }
+        }
+    }
+}
+
+/// The end of a cluster run, on every rank: outcomes gathered on rank 0, which prints
+/// and writes the cluster report; then the job's exit code, agreed by all.
+fn finish_in_cluster(cluster: &Cluster, local: Result<RunOutcome, Error>, output: &OutputOptions) -> i32 {
+    let mine = match local {
+        Ok(o) => RankOutcome { exit_code: o.exit_code, result: Some(o.result), error: None },
+        Err(e) => RankOutcome { exit_code: e.exit_code(), result: None, error: Some(e.to_string()) },
+    };
+    let code = match cluster.gather_to_root(&mine.to_bytes()) {
+        Some(blobs) => report_cluster(cluster, blobs, output),
+        None => exit_code::SUCCESS,
+    };
+    // Rank 0's code for everyone, once its report is out: no rank exits (and makes mpirun
+    // end the job) while rank 0 is still writing.
+    let codes = cluster.all_gather(&code.to_le_bytes());
+    codes
+        .get(crate::cluster::ROOT_RANK as usize)
+        .and_then(|b| b.as_slice().try_into().ok())
+        .map_or(exit_code::RUN_FAILED, i32::from_le_bytes)
+}
+
+/// On rank 0: the cluster document from every rank's outcome, its report and outputs.
+fn report_cluster(cluster: &Cluster, blobs: Vec<Vec<u8>>, output: &OutputOptions) -> i32 {
+    let outcomes: Vec<RankOutcome> = blobs.iter().map(|b| RankOutcome::from_bytes(b)).collect();
+    // Rank 0's own warnings were printed as they came; the others' are printed now.
+    for (rank, o) in outcomes.iter().enumerate().skip(1) {
+        for w in o.result.iter().flat_map(|r| &r.warnings) {
+            eprintln!("⚠ {}: {w}", cluster_result::rank_name(rank, &cluster.hosts()[rank]));
+        }
+    }
+    let run = cluster_result::build(outcomes, cluster.hosts(), cluster.launcher());
+    let Some(result) = run.result else {
+        for f in &run.failures {
+            eprintln!("iopulse: error: {f}");
+        }
+        return run.exit_code;
+    };
+    for w in &run.warnings {
+        eprintln!("⚠ {w}");
+    }
+    if let Err(e) = report::emit(&result, output) {
+        eprintln!("iopulse: error: {e}");
+        return exit_code::RUN_FAILED;
+    }
+    if let Some(error) = &result.error {
+        eprintln!("iopulse: error: {error}");
+    }
+    run.exit_code
+}
+
+/// The output files' directories must exist before anything is touched.
+pub fn check_output(output: &OutputOptions) -> Result<(), UsageError> {
+    report::check_outputs(output)?;
+    if let Some(path) = &output.json_file {
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(UsageError::new(format!(
+                "--json {}: directory {} does not exist",
+                path.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! The start line as seen from outside this process: what must happen between
+//! "every target is laid out and every worker is set up" and the opening of
+//! the window. In a cluster run every rank meets the others there (a
+//! checkpoint that also tells every rank whether one of them failed); with
+//! `--start-at` the window waits for that wall-clock time. It also gives the
+//! rank and host that `{rank}` and `{host}` in paths stand for.
+//!
+//! The coordinator calls `open` exactly once, at its start gate. A rank that
+//! fails before it gets there calls `fail` instead (see `job`), so the others
+//! learn it at the same checkpoint and nobody waits forever.
+
+use crate::cluster::{Cluster, ClusterFailure, Status};
+use crate::error::Error;
+use crate::result::StartAtInfo;
+use crate::start_at::{self, StartAt};
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+
+pub struct StartLine<'a> {
+    cluster: &'a Cluster,
+    start_at: Option<StartAt>,
+    /// What `{rank}` stands for (see `Cluster::placeholder_rank`).
+    rank: u32,
+    /// The checkpoint has been passed (by `open` or `fail`): it is not passed twice.
+    reached: Cell<bool>,
+}
+
+/// What happened at the start line, for the result.
+#[derive(Clone, Debug, Default)]
+pub struct Opened {
+    pub start_at: Option<StartAtInfo>,
+    /// `--start-at` had passed before the run was ready: the warning to give.
+    pub late_warning: Option<String>,
+}
+
+impl<'a> StartLine<'a> {
+    pub fn new(cluster: &'a Cluster, start_at: Option<StartAt>) -> Self {
+        Self { cluster, start_at, rank: cluster.placeholder_rank(), reached: Cell::new(false) }
+    }
+
+    /// `path` with `{rank}` and `{host}` replaced by this process's.
+    pub fn substitute(&self, path: &Path) -> PathBuf {
+        crate::cluster::template::substitute(path, self.rank, self.cluster.host())
+    }
+
+    /// Called by the coordinator when this process is ready to open its window: meets
+    /// the other ranks (an error names those that failed) and waits for `--start-at`.
+    /// `stop` (the signal word) cuts the wait short; the run then opens and stops at once.
+    pub fn open(&self, stop: &AtomicUsize) -> Result<Opened, Error> {
+        self.reached.set(true);
+        if self.cluster.is_distributed() {
+            self.cluster.checkpoint(&Status::Ready)?;
+        }
+        let Some(at) = self.start_at else { return Ok(Opened::default()) };
+        let waited = start_at::wait_until(at, stop);
+        let late_ns = start_at::now_unix_ns().saturating_sub(at.unix_ns);
+        let late_warning = (waited.missed_by_ns > 0).then(|| {
+            format!(
+                "--start-at {} had passed {} before the run was ready (layout and set-up took longer): the window opened at once",
+                at.rfc3339(),
+                crate::report::units::seconds_ns(waited.missed_by_ns)
+            )
+        });
+        Ok(Opened {
+            start_at: Some(StartAtInfo {
+                requested: at.rfc3339(),
+                requested_unix_ns: at.unix_ns,
+                late_ns,
+                missed: waited.missed_by_ns > 0,
+            }),
+            late_warning,
+        })
+    }
+
+    /// Called when this process failed before reaching `open`: in a cluster run, brings
+    /// the failure to the checkpoint the other ranks wait at, and returns what every rank
+    /// learnt there. `None` when alone, or when the checkpoint was already passed.
+    pub fn fail(&self, error: &Error) -> Option<ClusterFailure> {
+        if self.reached.replace(true) || !self.cluster.is_distributed() {
+            return None;
+        }
+        let status = Status::Failed { message: error.to_string(), usage: matches!(error, Error::Usage(_)) };
+        self.cluster.checkpoint(&status).err()
+    }
+}
