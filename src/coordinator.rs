@@ -4,7 +4,10 @@
 //! hand back into one `RunResult`.
 //!
 //! It never does I/O of the run itself and never formats output; the window
-//! it reports runs from the release of the start line to the stop.
+//! it reports runs from the release of the start line to the stop. What lies
+//! outside this process (other ranks of a cluster run, `--start-at`) is the
+//! `StartLine`'s: the coordinator calls it once everything is planned, and
+//! again with every worker set up, right before it releases them.
 
 use crate::access::{BlockSource, SourcePlan, share_boundary};
 use crate::clock::Clock;
@@ -109,6 +112,8 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     let memory = memory_estimate(spec, &plans, &layout, effective_depth);
     memory::check(&memory, spec.threads, effective_depth, spec.block_size_bytes)?;
     let placed = place(spec, &paths, diag)?;
+    // Every check is done and nothing is touched yet: in a cluster, every rank says so.
+    start.planned()?;
     let (targets, mut created) = target::prepare_targets(spec, plans, diag, &stop)?;
 
     if distribution != spec.file_distribution {

@@ -1,13 +1,17 @@
-//! The start line as seen from outside this process: what must happen between
-//! "every target is laid out and every worker is set up" and the opening of
-//! the window. In a cluster run every rank meets the others there (a
-//! checkpoint that also tells every rank whether one of them failed); with
-//! `--start-at` the window waits for that wall-clock time. It also gives the
-//! rank and host that `{rank}` and `{host}` in paths stand for.
+//! The start line as seen from outside this process: where a cluster run's
+//! ranks meet, and when the window opens. Every rank passes two checkpoints,
+//! each of which also tells every rank whether one of them failed:
 //!
-//! The coordinator calls `open` exactly once, at its start gate. A rank that
-//! fails before it gets there calls `fail` instead (see `job`), so the others
-//! learn it at the same checkpoint and nobody waits forever.
+//! - `planned`: every rank checked its command line, targets and placement,
+//!   and nothing has been touched yet (a bad target on one rank stops the job
+//!   before any rank lays out a file);
+//! - `open`: every target is laid out and every worker set up; then, with
+//!   `--start-at`, the window waits for that wall-clock time.
+//!
+//! It also gives the rank and host that `{rank}` and `{host}` in paths stand for.
+//! The coordinator calls `planned` and `open` once each, in that order. A rank
+//! that fails before one of them calls `fail` instead (see `job`), which takes
+//! its error to the checkpoint the others wait at, so nobody waits forever.
 
 use crate::cluster::{Cluster, ClusterFailure, Status};
 use crate::error::Error;
@@ -22,8 +26,8 @@ pub struct StartLine<'a> {
     start_at: Option<StartAt>,
     /// What `{rank}` stands for (see `Cluster::placeholder_rank`).
     rank: u32,
-    /// The checkpoint has been passed (by `open` or `fail`): it is not passed twice.
-    reached: Cell<bool>,
+    /// No checkpoint is left to take part in: `open` was reached, or one failed.
+    finished: Cell<bool>,
 }
 
 /// What happened at the start line, for the result.
@@ -36,7 +40,7 @@ pub struct Opened {
 
 impl<'a> StartLine<'a> {
     pub fn new(cluster: &'a Cluster, start_at: Option<StartAt>) -> Self {
-        Self { cluster, start_at, rank: cluster.placeholder_rank(), reached: Cell::new(false) }
+        Self { cluster, start_at, rank: cluster.placeholder_rank(), finished: Cell::new(false) }
     }
 
     /// `path` with `{rank}` and `{host}` replaced by this process's.
@@ -44,11 +48,22 @@ impl<'a> StartLine<'a> {
         crate::cluster::template::substitute(path, self.rank, self.cluster.host())
     }
 
+    /// Called by the coordinator once every check is done and before anything is touched:
+    /// meets the other ranks (an error names those that failed).
+    pub fn planned(&self) -> Result<(), Error> {
+        if self.cluster.is_distributed() {
+            let met = self.cluster.checkpoint(&Status::Ready);
+            self.finished.set(met.is_err());
+            met?;
+        }
+        Ok(())
+    }
+
     /// Called by the coordinator when this process is ready to open its window: meets
     /// the other ranks (an error names those that failed) and waits for `--start-at`.
     /// `stop` (the signal word) cuts the wait short; the run then opens and stops at once.
     pub fn open(&self, stop: &AtomicUsize) -> Result<Opened, Error> {
-        self.reached.set(true);
+        self.finished.set(true);
         if self.cluster.is_distributed() {
             self.cluster.checkpoint(&Status::Ready)?;
         }
@@ -73,11 +88,11 @@ impl<'a> StartLine<'a> {
         })
     }
 
-    /// Called when this process failed before reaching `open`: in a cluster run, brings
-    /// the failure to the checkpoint the other ranks wait at, and returns what every rank
-    /// learnt there. `None` when alone, or when the checkpoint was already passed.
+    /// Called when this process failed before reaching `planned` or `open`: in a cluster
+    /// run, brings the failure to the checkpoint the other ranks wait at, and returns what
+    /// every rank learnt there. `None` when alone, or when no checkpoint is left.
     pub fn fail(&self, error: &Error) -> Option<ClusterFailure> {
-        if self.reached.replace(true) || !self.cluster.is_distributed() {
+        if self.finished.replace(true) || !self.cluster.is_distributed() {
             return None;
         }
         let status = Status::Failed { message: error.to_string(), usage: matches!(error, Error::Usage(_)) };

@@ -153,7 +153,22 @@ fn the_cluster_text_report_has_a_row_per_rank_and_only_rank_0_prints() {
     let dir = temp_dir();
     let template = path_str(&dir.path().join("t.{rank}.dat"));
     let json = path_str(&dir.path().join("cluster.{rank}.json"));
-    let args = [template.as_str(), "--file-size", "1m", "--duration", "0.3", "--engine", "null", "--json", &json];
+    let series = path_str(&dir.path().join("series.csv"));
+    let args = [
+        template.as_str(),
+        "--file-size",
+        "1m",
+        "--duration",
+        "0.3",
+        "--engine",
+        "null",
+        "--json",
+        &json,
+        "--timeseries",
+        &series,
+        "--interval",
+        "100ms",
+    ];
     let Some((code, stdout, stderr)) = mpirun(2, &args, || {}) else { return };
     assert_eq!(code, 0, "stderr: {stderr}");
     assert_eq!(stdout.matches("iopulse 0.").count(), 1, "one report, from rank 0: {stdout}");
@@ -170,6 +185,14 @@ fn the_cluster_text_report_has_a_row_per_rank_and_only_rank_0_prints() {
     let written = read_json(&dir.path().join("cluster.0.json"));
     assert_eq!(written["cluster"]["ranks"].as_array().unwrap().len(), 2);
     assert!(!dir.path().join("cluster.1.json").exists());
+    // --timeseries: every rank's intervals, each row naming its rank.
+    let csv = std::fs::read_to_string(dir.path().join("series.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("rank,t_s,interval_s,read_ops"), "{csv}");
+    for rank in ["0", "1"] {
+        let rows = csv.lines().skip(1).filter(|l| l.split(',').next() == Some(rank)).count();
+        assert!(rows >= 2, "rank {rank} has {rows} intervals of 100 ms in a 0.3 s run: {csv}");
+    }
 }
 
 #[test]
@@ -188,8 +211,41 @@ fn a_rank_with_a_bad_target_ends_the_job_naming_it() {
     assert!(line.contains(&hostname()) && line.contains("d1"), "{line}");
     assert!(!stderr.contains("rank 0 (host"), "rank 0 did not fail: {stderr}");
     assert!(!stdout.contains("IOPS"), "no report for a job that never started: {stdout}");
-    // Rank 0 laid its file out, then removed it: the run never started.
-    assert!(!dir.path().join("d0/t.dat").exists(), "rank 0 left its file behind");
+    // The ranks met before anything was touched: rank 0 never laid its file out.
+    assert!(!dir.path().join("d0/t.dat").exists(), "rank 0 created its file");
+
+    // Every rank refusing its target: nothing was touched anywhere, exit 2, each rank named.
+    let nowhere = path_str(&dir.path().join("none{rank}/t.dat"));
+    let Some((code, _, stderr)) = mpirun(2, &[nowhere.as_str(), "--duration", "5"], || {}) else { return };
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("rank 0 (host ") && stderr.contains("rank 1 (host "), "{stderr}");
+
+    // A command line every rank refuses: exit 2, said once (by rank 0).
+    let Some((code, _, stderr)) = mpirun(2, &[template.as_str(), "--block-size", "0"], || {}) else { return };
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.matches("iopulse: error: --block-size 0").count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_rank_failing_during_layout_ends_the_job_and_the_others_remove_their_files() {
+    // Rank 1's directory is a 1 MiB tmpfs: its 8 MiB layout runs out of space, while
+    // rank 0 lays its file out and then waits for rank 1 at the start line.
+    let Some(tmpfs) = root::mount_tmpfs("1m", "", "a rank failing during layout") else { return };
+    let dir = temp_dir();
+    std::fs::create_dir(dir.path().join("r0")).unwrap();
+    std::os::unix::fs::symlink(tmpfs.path(), dir.path().join("r1")).unwrap();
+    let template = path_str(&dir.path().join("r{rank}/t.dat"));
+    let args = [template.as_str(), "--file-size", "8m", "--duration", "5"];
+    let Some((code, stdout, stderr)) = mpirun(2, &args, || {}) else { return };
+    assert_eq!(code, 1, "stdout: {stdout}\nstderr: {stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("iopulse: error: rank 1 (host "))
+        .unwrap_or_else(|| panic!("no message naming rank 1: {stderr}"));
+    assert!(line.contains("full") || line.contains("space"), "{line}");
+    assert!(!stdout.contains("IOPS"), "no report for a job that never started: {stdout}");
+    assert!(!dir.path().join("r0/t.dat").exists(), "rank 0 left the file it created behind");
+    assert!(!tmpfs.path().join("t.dat").exists(), "rank 1 left its partial file behind");
 }
 
 #[test]

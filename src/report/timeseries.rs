@@ -1,5 +1,7 @@
 //! `--timeseries FILE`: the time series as CSV, one row per interval, with the
 //! figures of that interval alone. Formats `RunResult::time_series`; computes nothing.
+//! A cluster result has no series of its own (intervals' percentiles cannot be
+//! added up): its file has every rank's rows, after a first column `rank`.
 
 use crate::result::RunResult;
 use std::path::Path;
@@ -27,9 +29,28 @@ pub const COLUMNS: &[&str] = &[
 
 pub fn write(path: &Path, result: &RunResult) -> std::io::Result<()> {
     let mut w = csv::Writer::from_path(path)?;
-    w.write_record(COLUMNS)?;
+    match &result.cluster {
+        None => {
+            w.write_record(COLUMNS)?;
+            rows(&mut w, result, None)?;
+        }
+        Some(cluster) => {
+            w.write_record(std::iter::once("rank").chain(COLUMNS.iter().copied()))?;
+            for rank in &cluster.ranks {
+                if let Some(r) = &rank.result {
+                    rows(&mut w, r, Some(rank.rank))?;
+                }
+            }
+        }
+    }
+    w.flush()
+}
+
+/// One record per interval of `result`, after `rank` when given.
+fn rows(w: &mut csv::Writer<std::fs::File>, result: &RunResult, rank: Option<u32>) -> std::io::Result<()> {
     for row in &result.time_series {
-        let mut record = vec![format!("{:.3}", row.t_ns as f64 / 1e9), format!("{:.3}", row.interval_ns as f64 / 1e9)];
+        let mut record: Vec<String> = rank.map(|r| r.to_string()).into_iter().collect();
+        record.extend([format!("{:.3}", row.t_ns as f64 / 1e9), format!("{:.3}", row.interval_ns as f64 / 1e9)]);
         for f in [&row.read, &row.write] {
             let l = &f.latency_ns;
             record.extend([
@@ -45,5 +66,5 @@ pub fn write(path: &Path, result: &RunResult) -> std::io::Result<()> {
         record.push(format!("{:.1}", row.total.iops));
         w.write_record(&record)?;
     }
-    w.flush()
+    Ok(())
 }
