@@ -102,7 +102,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>) -> Result<Ru
         None => effective_depth,
     };
     check_kernel_limits(spec, effective_depth)?;
-    let memory = memory_estimate(spec, &plans, &layout, effective_depth);
+    let memory = memory_estimate(spec, &plans, &layout, effective_depth, spec.time_series || diag.show_progress());
     memory::check(&memory, spec.threads, effective_depth, spec.block_size_bytes)?;
     let placed = place(spec, &paths, diag)?;
     let (targets, mut created) = target::prepare_targets(spec, plans, diag, &stop)?;
@@ -210,6 +210,7 @@ fn memory_estimate(
     plans: &[target::TargetPlan],
     layout: &RegionLayout,
     effective_depth: u32,
+    interval_snapshots: bool,
 ) -> MemoryEstimate {
     let tracks = spec.verify.is_some() && tracks_sequences(spec, layout);
     let workers: Vec<memory::WorkerShape> = (0..spec.threads)
@@ -229,6 +230,7 @@ fn memory_estimate(
         buffer_align_bytes: plans.iter().map(|p| p.dio_align_bytes).max().unwrap_or(1).max(4096),
         targets: plans.len() as u64,
         verify_max_reports: spec.verify.map(|v| v.max_reports),
+        interval_snapshots,
     };
     memory::estimate(&shape, &workers)
 }
