@@ -26,6 +26,8 @@ const HEADER: &[&str] = &[
     "iops_diff_pct",
     "p50_diff_pct",
     "agreement",
+    "iopulse_in_flight",
+    "fio_in_flight",
 ];
 
 fn installed(program: &str) -> bool {
@@ -81,6 +83,13 @@ fn comparison_script_table_parses() {
                 let v: f64 = value.parse().unwrap_or_else(|_| panic!("{name} = {value:?} is not a number"));
                 assert!(v.is_finite(), "{name} = {v}");
             }
+        }
+        for name in ["iopulse_in_flight", "fio_in_flight"] {
+            let i = HEADER.iter().position(|h| *h == name).unwrap();
+            let v: f64 = row[i].parse().unwrap_or_else(|_| panic!("{name} = {:?} is not a number", row[i]));
+            // Little's law: at most the queue depth (column 4) in flight, and some I/O was.
+            let depth: f64 = row[4].parse().unwrap();
+            assert!(v > 0.0 && v <= depth * 1.05, "{name} = {v} with depth {depth} in {row:?}");
         }
         assert_eq!(row[7], "1", "reps");
         assert_eq!(row[19], "n/a", "buffered rows are not part of the agreement check");
