@@ -184,7 +184,9 @@ run() { # run OUTFILE cmd...: runs in the background so that a signal can stop i
     return $rc
 }
 
-# Extracts "iops p50 p99 cpu_ns_per_io" from a result; $1 tool, $2 op (read|write), $3 file.
+# Extracts "iops p50 p99 cpu_ns_per_io in_flight" from a result; $1 tool, $2 op
+# (read|write), $3 file. in_flight is the mean number of I/Os in flight by Little's law
+# (IOPS x mean latency), for both tools alike: where it differs, so will latency.
 extract() {
     python3 - "$@" <<'PY'
 import json, sys
@@ -193,7 +195,8 @@ text = open(path).read()
 j = json.loads(text[text.index("{"):])  # fio may print notes before its JSON
 if tool == "iopulse":
     lat = j[op]["latency_ns"]
-    vals = (j["total"]["iops"], lat["p50"], lat["p99"], j["cpu"]["per_io_ns"])
+    vals = (j["total"]["iops"], lat["p50"], lat["p99"], j["cpu"]["per_io_ns"],
+            j["achieved_queue_depth"]["total"])
 else:
     job = j["jobs"][0]  # --group_reporting: one entry for all jobs
     r, w = job["read"], job["write"]
@@ -202,7 +205,8 @@ else:
     cpu = (job["usr_cpu"] + job["sys_cpu"]) / 100 * job["job_runtime"] * 1e6 / ios if ios else 0
     if job.get("error"):
         sys.exit(f"fio job error {job['error']}")
-    vals = (r["iops"] + w["iops"], pct.get("50.000000", 0), pct.get("99.000000", 0), cpu)
+    in_flight = (r["iops"] * r["lat_ns"]["mean"] + w["iops"] * w["lat_ns"]["mean"]) / 1e9
+    vals = (r["iops"] + w["iops"], pct.get("50.000000", 0), pct.get("99.000000", 0), cpu, in_flight)
 print("\t".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in vals))
 PY
 }
@@ -310,24 +314,24 @@ runs_path, tsv_path = sys.argv[1:3]
 runs = {}
 order = []
 for line in open(runs_path):
-    wid, spec, tool, rep, iops, p50, p99, cpu = line.rstrip("\n").split("\t")
+    wid, spec, tool, rep, iops, p50, p99, cpu, qd = line.rstrip("\n").split("\t")
     if wid not in runs:
         runs[wid] = {"spec": spec, "iopulse": [], "fio": []}
         order.append(wid)
-    runs[wid][tool].append((float(iops), float(p50), float(p99), float(cpu)))
+    runs[wid][tool].append((float(iops), float(p50), float(p99), float(cpu), float(qd)))
 
 HEADER = ["workload", "engine", "pattern", "bs", "depth", "threads", "direct", "reps",
           "iopulse_iops", "fio_iops", "iops_ratio", "iopulse_p50_ns", "fio_p50_ns",
           "iopulse_p99_ns", "fio_p99_ns", "iopulse_cpu_ns_per_io", "fio_cpu_ns_per_io",
-          "iops_diff_pct", "p50_diff_pct", "agreement"]
+          "iops_diff_pct", "p50_diff_pct", "agreement", "iopulse_in_flight", "fio_in_flight"]
 rows = []
 for wid in order:
     r = runs[wid]
     reps = min(len(r["iopulse"]), len(r["fio"]))
     if reps == 0:
         continue
-    med = {t: [statistics.median(x[k] for x in r[t][:reps]) for k in range(4)] for t in ("iopulse", "fio")}
-    (ii, i50, i99, icpu), (fi, f50, f99, fcpu) = med["iopulse"], med["fio"]
+    med = {t: [statistics.median(x[k] for x in r[t][:reps]) for k in range(5)] for t in ("iopulse", "fio")}
+    (ii, i50, i99, icpu, iqd), (fi, f50, f99, fcpu, fqd) = med["iopulse"], med["fio"]
     engine, pattern, bs, depth, threads, direct = r["spec"].split(":")
     iops_diff = (ii - fi) / fi * 100 if fi else float("nan")
     p50_diff = (i50 - f50) / f50 * 100 if f50 else float("nan")
@@ -340,7 +344,8 @@ for wid in order:
     rows.append([wid, engine, pattern, bs, depth, threads, direct, str(reps),
                  f"{ii:.0f}", f"{fi:.0f}", f"{ii / fi:.3f}" if fi else "nan",
                  f"{i50:.0f}", f"{f50:.0f}", f"{i99:.0f}", f"{f99:.0f}",
-                 f"{icpu:.0f}", f"{fcpu:.0f}", f"{iops_diff:+.1f}", f"{p50_diff:+.1f}", agreement])
+                 f"{icpu:.0f}", f"{fcpu:.0f}", f"{iops_diff:+.1f}", f"{p50_diff:+.1f}", agreement,
+                 f"{iqd:.2f}", f"{fqd:.2f}"])
 
 with open(tsv_path, "w") as f:
     f.write("\t".join(HEADER) + "\n")
@@ -350,10 +355,10 @@ with open(tsv_path, "w") as f:
 def k(x):
     return f"{float(x) / 1000:.1f}k"
 table = [["workload", "engine", "pattern", "bs", "qd", "thr", "dio", "IOPS iopulse", "IOPS fio", "ratio",
-          "p50 ns i/f", "p99 ns i/f", "CPU ns/IO i/f", "agree"]]
+          "p50 ns i/f", "p99 ns i/f", "CPU ns/IO i/f", "in flight i/f", "agree"]]
 for r in rows:
     table.append([r[0], r[1], r[2], r[3], r[4], r[5], r[6], k(r[8]), k(r[9]), r[10],
-                  f"{r[11]}/{r[12]}", f"{r[13]}/{r[14]}", f"{r[15]}/{r[16]}", r[19]])
+                  f"{r[11]}/{r[12]}", f"{r[13]}/{r[14]}", f"{r[15]}/{r[16]}", f"{r[20]}/{r[21]}", r[19]])
 widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
 print()
 for row in table:
@@ -361,6 +366,8 @@ for row in table:
 print()
 print("medians of the interleaved runs; ratio = iopulse / fio IOPS; i/f = iopulse/fio;")
 print("agree: O_DIRECT rows, IOPS within 5 % and p50 within 10 % (n/a elsewhere)")
+print("in flight: mean I/Os in flight by Little's law (IOPS x mean latency); where the")
+print("tools keep different numbers of I/Os in flight, their latencies differ for that reason")
 PY
 echo "TSV: $TSV"
 echo "commands: $CMDS"

@@ -109,7 +109,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         None => effective_depth,
     };
     check_kernel_limits(spec, effective_depth)?;
-    let memory = memory_estimate(spec, &plans, &layout, effective_depth);
+    let memory = memory_estimate(spec, &plans, &layout, effective_depth, spec.time_series || diag.show_progress());
     memory::check(&memory, spec.threads, effective_depth, spec.block_size_bytes)?;
     let placed = place(spec, &paths, diag)?;
     // Every check is done and nothing is touched yet: in a cluster, every rank says so.
@@ -263,6 +263,7 @@ fn memory_estimate(
     plans: &[target::TargetPlan],
     layout: &RegionLayout,
     effective_depth: u32,
+    interval_snapshots: bool,
 ) -> MemoryEstimate {
     let tracks = spec.verify.is_some() && tracks_sequences(spec, layout);
     let workers: Vec<memory::WorkerShape> = (0..spec.threads)
@@ -282,6 +283,7 @@ fn memory_estimate(
         buffer_align_bytes: plans.iter().map(|p| p.dio_align_bytes).max().unwrap_or(1).max(4096),
         targets: plans.len() as u64,
         verify_max_reports: spec.verify.map(|v| v.max_reports),
+        interval_snapshots,
     };
     memory::estimate(&shape, &workers)
 }

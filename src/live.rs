@@ -1,12 +1,19 @@
 //! The time series and the live line: what happened in each `--interval`.
 //!
-//! Workers record each latency into a small interval histogram as well (2
-//! significant digits) when a time series is wanted. Once per batch they look
-//! at the run's epoch (a relaxed load); when the sampler has started a new
-//! interval, a worker swaps its interval histograms for cleared spares (no
-//! allocation: the spares are made before the start) and hands the full ones to
+//! Workers record each latency once, into their cumulative histograms (see
+//! `stats`). Once per batch they look at the run's epoch (a relaxed load); when
+//! the sampler has started a new interval, a worker copies its cumulative read
+//! and write histograms into a spare pair (no allocation: the spares exist
+//! before the start, and are handed back by the sampler) and sends the copy to
 //! the sampler thread over a bounded channel. The sampler, never the workers,
-//! merges them into rows, prints the live line and returns the spares.
+//! subtracts the worker's previous snapshot from the new one: the difference is
+//! exactly the interval's histogram, at the full 3 significant digits. It then
+//! merges the workers' differences into rows, prints the live line and returns
+//! the older snapshot as the next spare.
+//!
+//! Why snapshots and not a second, per-interval histogram: recording every
+//! latency twice cost 12 % of the null engine's IOPS at queue depth 1; a copy of
+//! two histograms once per interval costs tens of microseconds per second.
 //!
 //! Interval rows therefore hold exact counts and latencies of the I/Os each
 //! worker completed between two of its own epoch checks: a worker notices a new
@@ -14,8 +21,7 @@
 //! Summed over all rows, the op counts equal the run's totals.
 
 use crate::clock::Clock;
-use crate::engine::Op;
-use crate::stats::{LatencySummary, MAX_LATENCY_NS};
+use crate::stats::{LatencySummary, new_latency_histogram};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -24,14 +30,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 use std::time::Duration;
 
-/// Significant digits of interval histograms (small: swapped and merged every interval).
-const INTERVAL_DIGITS: u8 = 2;
+/// A pair of histograms: read and write.
+type Pair = (Histogram<u64>, Histogram<u64>);
 
-fn interval_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_LATENCY_NS, INTERVAL_DIGITS).expect("valid histogram bounds")
-}
-
-/// One worker's interval, handed to the sampler.
+/// One worker's cumulative histograms at the end of interval `epoch`, handed to the sampler.
 pub struct IntervalSample {
     pub worker: u32,
     pub epoch: u64,
@@ -39,42 +41,34 @@ pub struct IntervalSample {
     pub write: Histogram<u64>,
 }
 
-/// The worker's side: records latencies and hands intervals over.
+/// The worker's side: copies its cumulative histograms at interval boundaries.
 pub struct IntervalRecorder {
     worker: u32,
     epoch: u64,
-    read: Histogram<u64>,
-    write: Histogram<u64>,
     to_sampler: SyncSender<IntervalSample>,
-    spares: Receiver<(Histogram<u64>, Histogram<u64>)>,
+    spares: Receiver<Pair>,
 }
 
 impl IntervalRecorder {
-    #[inline(always)]
-    pub fn record(&mut self, op: Op, lat_ns: u64) {
-        match op {
-            Op::Read => self.read.saturating_record(lat_ns),
-            Op::Write => self.write.saturating_record(lat_ns),
-        }
-    }
-
-    /// Once per batch: if the sampler started a new interval, hand this one over.
+    /// Once per batch: if the sampler started a new interval, hand over a snapshot made
+    /// by `snapshot`, which must overwrite the pair with the worker's cumulative read and
+    /// write histograms.
     #[inline]
-    pub fn maybe_rotate(&mut self, epoch: &AtomicU64) {
+    pub fn maybe_rotate(&mut self, epoch: &AtomicU64, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>)) {
         let now = epoch.load(Ordering::Relaxed);
         if now != self.epoch {
-            self.rotate(now);
+            self.rotate(now, snapshot);
         }
     }
 
     #[cold]
-    fn rotate(&mut self, new_epoch: u64) {
-        // Without a spare (the sampler is behind), keep recording: this interval's
-        // samples land in the next one.
+    #[inline(never)]
+    fn rotate(&mut self, new_epoch: u64, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>)) {
+        // Without a spare (the sampler is behind), skip this boundary: the I/Os of this
+        // interval land in the next one.
         match self.spares.try_recv() {
             Ok((mut read, mut write)) => {
-                std::mem::swap(&mut read, &mut self.read);
-                std::mem::swap(&mut write, &mut self.write);
+                snapshot(&mut read, &mut write);
                 let sample = IntervalSample { worker: self.worker, epoch: self.epoch, read, write };
                 let _ = self.to_sampler.try_send(sample);
                 self.epoch = new_epoch;
@@ -83,9 +77,12 @@ impl IntervalRecorder {
         }
     }
 
-    /// At the end of the run: hands over what is left.
-    pub fn flush(self) {
-        let sample = IntervalSample { worker: self.worker, epoch: self.epoch, read: self.read, write: self.write };
+    /// At the end of the run: hands over the final cumulative histograms.
+    pub fn flush(self, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>)) {
+        let (mut read, mut write) =
+            self.spares.try_recv().unwrap_or_else(|_| (new_latency_histogram(), new_latency_histogram()));
+        snapshot(&mut read, &mut write);
+        let sample = IntervalSample { worker: self.worker, epoch: self.epoch, read, write };
         let _ = self.to_sampler.send(sample);
     }
 }
@@ -113,30 +110,32 @@ pub struct IntervalFigures {
 /// The sampler's side, built by the coordinator before the workers start.
 pub struct Sampler {
     rx: Receiver<IntervalSample>,
-    spares: Vec<SyncSender<(Histogram<u64>, Histogram<u64>)>>,
+    spares: Vec<SyncSender<Pair>>,
+    /// Each worker's latest snapshot, to subtract from its next one.
+    previous: Vec<Pair>,
+}
+
+/// Histograms per worker the time series adds: one spare pair, and the sampler's copy
+/// of the previous snapshot (the pair in transit is one of these two).
+pub const HISTOGRAMS_PER_WORKER: u64 = 4;
+
+fn empty_pair() -> Pair {
+    (new_latency_histogram(), new_latency_histogram())
 }
 
 /// Makes the sampler and one recorder per worker, with their spare histograms.
 pub fn channels(workers: u32) -> (Sampler, Vec<IntervalRecorder>) {
-    let (to_sampler, rx) = std::sync::mpsc::sync_channel(workers as usize * 4 + 4);
+    let (to_sampler, rx) = std::sync::mpsc::sync_channel(workers as usize * 2 + 4);
     let mut spares = Vec::with_capacity(workers as usize);
     let mut recorders = Vec::with_capacity(workers as usize);
     for w in 0..workers {
-        let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel(3);
-        for _ in 0..2 {
-            let _ = spare_tx.send((interval_histogram(), interval_histogram()));
-        }
+        let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel(2);
+        let _ = spare_tx.send(empty_pair());
         spares.push(spare_tx);
-        recorders.push(IntervalRecorder {
-            worker: w,
-            epoch: 0,
-            read: interval_histogram(),
-            write: interval_histogram(),
-            to_sampler: to_sampler.clone(),
-            spares: spare_rx,
-        });
+        recorders.push(IntervalRecorder { worker: w, epoch: 0, to_sampler: to_sampler.clone(), spares: spare_rx });
     }
-    (Sampler { rx, spares }, recorders)
+    let previous = (0..workers).map(|_| empty_pair()).collect();
+    (Sampler { rx, spares, previous }, recorders)
 }
 
 /// How the sampler runs.
@@ -160,7 +159,7 @@ struct Accumulated {
 
 impl Sampler {
     /// Runs until `done` is set and every worker has flushed; returns the rows.
-    pub fn run(self, config: &SamplerConfig, epoch: &AtomicU64, done: &AtomicBool) -> Vec<TimeSeriesRow> {
+    pub fn run(mut self, config: &SamplerConfig, epoch: &AtomicU64, done: &AtomicBool) -> Vec<TimeSeriesRow> {
         let mut rows: BTreeMap<u64, Accumulated> = BTreeMap::new();
         let mut tick_ns = Vec::new(); // end time of each epoch
         let mut current = 0u64;
@@ -170,7 +169,7 @@ impl Sampler {
             while config.clock.now_ns() < next_tick && !done.load(Ordering::Acquire) {
                 let wait = (next_tick.saturating_sub(config.clock.now_ns())).min(50_000_000);
                 if let Ok(sample) = self.rx.recv_timeout(Duration::from_nanos(wait.max(1))) {
-                    self.absorb(sample, &mut rows);
+                    self.absorb(sample, &mut rows, true);
                 }
             }
             if done.load(Ordering::Acquire) {
@@ -184,7 +183,7 @@ impl Sampler {
                 let until = config.clock.now_ns() + config.interval_ns / 20;
                 while config.clock.now_ns() < until {
                     match self.rx.recv_timeout(Duration::from_millis(2)) {
-                        Ok(sample) => self.absorb(sample, &mut rows),
+                        Ok(sample) => self.absorb(sample, &mut rows, true),
                         Err(_) => continue,
                     }
                 }
@@ -196,9 +195,10 @@ impl Sampler {
         }
         // Workers flushed their last interval before `done` was set and dropped their
         // senders: take everything left, until the channel is closed.
-        drop(self.spares);
+        let spares = std::mem::take(&mut self.spares);
+        drop(spares);
         while let Ok(sample) = self.rx.recv() {
-            add_into(&mut rows, &sample);
+            self.absorb(sample, &mut rows, false);
         }
         if config.live {
             eprint!("\r\x1b[2K");
@@ -214,21 +214,27 @@ impl Sampler {
             .collect()
     }
 
-    /// Adds a worker's interval to its row and gives the worker its histograms back, cleared.
-    fn absorb(&self, mut sample: IntervalSample, rows: &mut BTreeMap<u64, Accumulated>) {
-        add_into(rows, &sample);
-        sample.read.reset();
-        sample.write.reset();
-        if let Some(tx) = self.spares.get(sample.worker as usize) {
-            let _ = tx.try_send((sample.read, sample.write));
+    /// Adds a worker's interval (its snapshot less its previous one) to the interval's
+    /// row, keeps the snapshot as the worker's previous one, and gives the older one back
+    /// to the worker as its next spare (unless the run is over: `give_back` false).
+    fn absorb(&mut self, sample: IntervalSample, rows: &mut BTreeMap<u64, Accumulated>, give_back: bool) {
+        let Some(previous) = self.previous.get_mut(sample.worker as usize) else { return };
+        let acc = rows.entry(sample.epoch).or_default();
+        for (slot, now, before) in
+            [(&mut acc.read, &sample.read, &previous.0), (&mut acc.write, &sample.write, &previous.1)]
+        {
+            let row = slot.get_or_insert_with(new_latency_histogram);
+            // A snapshot holds at least its predecessor's counts, bucket by bucket: the
+            // sum row + now - before never goes below zero.
+            let _ = row.add(now);
+            let _ = row.subtract(before);
         }
-    }
-}
-
-fn add_into(rows: &mut BTreeMap<u64, Accumulated>, sample: &IntervalSample) {
-    let acc = rows.entry(sample.epoch).or_default();
-    for (slot, hist) in [(&mut acc.read, &sample.read), (&mut acc.write, &sample.write)] {
-        let _ = slot.get_or_insert_with(interval_histogram).add(hist);
+        let mut older = std::mem::replace(previous, (sample.read, sample.write));
+        if give_back && let Some(tx) = self.spares.get(sample.worker as usize) {
+            older.0.reset();
+            older.1.reset();
+            let _ = tx.try_send(older);
+        }
     }
 }
 
@@ -287,4 +293,102 @@ fn print_live_line(row: &TimeSeriesRow, config: &SamplerConfig) {
     }
     eprint!("\r\x1b[2K{}", parts.join(" · "));
     let _ = std::io::stderr().flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A worker's cumulative histograms, as `stats` keeps them.
+    struct FakeWorker {
+        read: Histogram<u64>,
+        write: Histogram<u64>,
+    }
+
+    impl FakeWorker {
+        fn snapshot(&self) -> impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>) + '_ {
+            |r, w| {
+                r.set_to(&self.read).unwrap();
+                w.set_to(&self.write).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn interval_rows_are_the_differences_of_snapshots() {
+        let (mut sampler, mut recorders) = channels(2);
+        let epoch = AtomicU64::new(0);
+        let mut rows = BTreeMap::new();
+        let mut workers: Vec<FakeWorker> =
+            (0..2).map(|_| FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() }).collect();
+
+        // Interval 0: fast reads on both workers, one slow write on worker 1.
+        for w in &mut workers {
+            for _ in 0..10 {
+                w.read.record(1_000).unwrap();
+            }
+        }
+        workers[1].write.record(5_000_000).unwrap();
+        epoch.store(1, Ordering::Relaxed);
+        for (rec, w) in recorders.iter_mut().zip(&workers) {
+            rec.maybe_rotate(&epoch, w.snapshot());
+        }
+        for _ in 0..2 {
+            let sample = sampler.rx.try_recv().unwrap();
+            sampler.absorb(sample, &mut rows, true);
+        }
+
+        // Interval 1: slow reads only.
+        for w in &mut workers {
+            for _ in 0..3 {
+                w.read.record(2_000_000).unwrap();
+            }
+        }
+        epoch.store(2, Ordering::Relaxed);
+        for (rec, w) in recorders.iter_mut().zip(&workers) {
+            rec.maybe_rotate(&epoch, w.snapshot());
+        }
+        for _ in 0..2 {
+            let sample = sampler.rx.try_recv().unwrap();
+            sampler.absorb(sample, &mut rows, true);
+        }
+
+        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096);
+        assert_eq!(first.read.ops, 20);
+        assert_eq!(first.write.ops, 1);
+        assert!(first.read.latency_ns.max < 1_100, "{:?}", first.read.latency_ns);
+        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096);
+        assert_eq!(second.read.ops, 6);
+        assert_eq!(second.write.ops, 0);
+        // Only this interval's latencies: nothing of the fast reads before it.
+        assert!(second.read.latency_ns.min >= 1_990_000, "{:?}", second.read.latency_ns);
+        assert_eq!(second.total.ops, 6);
+    }
+
+    #[test]
+    fn a_worker_without_a_spare_skips_the_boundary_and_loses_nothing() {
+        let (mut sampler, mut recorders) = channels(1);
+        let epoch = AtomicU64::new(0);
+        let mut rows = BTreeMap::new();
+        let mut w = FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() };
+        w.read.record(1_000).unwrap();
+        epoch.store(1, Ordering::Relaxed);
+        recorders[0].maybe_rotate(&epoch, w.snapshot());
+        // The sampler has not handed the spare back yet: the next boundary is skipped.
+        w.read.record(1_000).unwrap();
+        epoch.store(2, Ordering::Relaxed);
+        recorders[0].maybe_rotate(&epoch, w.snapshot());
+        let sample = sampler.rx.try_recv().unwrap();
+        sampler.absorb(sample, &mut rows, true);
+        assert!(sampler.rx.try_recv().is_err());
+        w.read.record(1_000).unwrap();
+        let rec = recorders.pop().unwrap();
+        rec.flush(w.snapshot());
+        let sample = sampler.rx.try_recv().unwrap();
+        sampler.absorb(sample, &mut rows, false);
+        let total: u64 = rows.values().map(|acc| acc.read.as_ref().map_or(0, |h| h.len())).sum();
+        assert_eq!(total, 3);
+        assert_eq!(rows[&0].read.as_ref().unwrap().len(), 1);
+        assert_eq!(rows[&1].read.as_ref().unwrap().len(), 2);
+    }
 }

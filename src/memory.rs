@@ -5,7 +5,8 @@
 //! before the start line: per worker, `--queue-depth` I/O buffers of
 //! `--block-size` (rounded up to the buffer alignment) and the per-slot
 //! bookkeeping of the worker and its engine; two latency histograms (read,
-//! write) per target the worker addresses, plus its totals; a coverage
+//! write) per target the worker addresses, plus its totals (and four more
+//! for the time series or the live line: the interval snapshots); a coverage
 //! tracker (a bitmap of its region when it fits, and a sample of hit
 //! counters); with `--verify`, the last sequence written to each block. The
 //! coordinator adds the merged histograms and a copy of the trackers.
@@ -65,6 +66,8 @@ pub struct RunShape {
     pub targets: u64,
     /// `--verify`: its reports kept per worker, else `None`.
     pub verify_max_reports: Option<u32>,
+    /// A time series or the live line: each worker's snapshot histograms (see `live`).
+    pub interval_snapshots: bool,
 }
 
 /// Bytes of one latency histogram (1 ns to 1 h, 3 significant digits).
@@ -95,7 +98,8 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     for w in workers {
         let buffers = stride.saturating_mul(depth);
         let queues = SLOT_OVERHEAD_BYTES * depth;
-        let histograms = hist * (2 * w.files + 2);
+        let snapshots = if shape.interval_snapshots { crate::live::HISTOGRAMS_PER_WORKER } else { 0 };
+        let histograms = hist * (2 * w.files + 2 + snapshots);
         let coverage = 2 * tracker_bytes(w.region_blocks, w.bitmap);
         let verify = match shape.verify_max_reports {
             Some(reports) => {
@@ -173,6 +177,7 @@ mod tests {
             buffer_align_bytes: 4096,
             targets: 1,
             verify_max_reports: None,
+            interval_snapshots: false,
         }
     }
 

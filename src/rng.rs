@@ -51,6 +51,27 @@ impl Rng {
     }
 }
 
+/// So that well-kept samplers (rand_distr's ziggurat normal and exponential) can draw
+/// from the same stream: same seed, same sequence still holds.
+impl rand_core::TryRng for Rng {
+    type Error = core::convert::Infallible;
+
+    #[inline(always)]
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok((self.next_u64() >> 32) as u32)
+    }
+
+    #[inline(always)]
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(self.next_u64())
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        self.fill_bytes(dst);
+        Ok(())
+    }
+}
+
 /// One step of splitmix64: a good mixer for turning seeds into states.
 pub fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -27,6 +27,7 @@ use crate::stats::{CpuTimes, OpStats};
 use crate::think::{self, Pacer, RateSpec, ThinkMode, ThinkSpec, Thinker};
 use crate::verify::{self, Expect, Mismatch, VerifyCounts};
 use crate::watchdog::{Heartbeat, InFlightIo, SCAN_INTERVAL_NS};
+use hdrhistogram::Histogram;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -246,6 +247,17 @@ pub struct TargetStats {
     pub target: u32,
     pub read: OpStats,
     pub write: OpStats,
+}
+
+/// Overwrites `read` and `write` with the worker's cumulative latency histograms, summed
+/// over its targets (for the time series; see `live`).
+fn snapshot(stats: &[TargetStats], read: &mut Histogram<u64>, write: &mut Histogram<u64>) {
+    read.reset();
+    write.reset();
+    for t in stats {
+        let _ = read.add(&t.read.latency);
+        let _ = write.add(&t.write.latency);
+    }
 }
 
 /// What a worker hands back, once, at the end.
@@ -646,9 +658,6 @@ impl<E: Engine> Worker<E> {
         }
         if result == self.block_size_bytes as i64 {
             if counts {
-                if let Some(rec) = &mut self.interval {
-                    rec.record(state.op, lat_ns);
-                }
                 let stats = &mut self.stats[state.file as usize];
                 match state.op {
                     Op::Read => stats.read.record(self.block_size_bytes, lat_ns),
@@ -748,7 +757,7 @@ impl<E: Engine> Worker<E> {
             }
             self.complete(0, result, t1 - t0, true);
             if let Some(rec) = &mut self.interval {
-                rec.maybe_rotate(&control.epoch);
+                rec.maybe_rotate(&control.epoch, |read, write| snapshot(&self.stats, read, write));
             }
             if self.failure.is_some() {
                 control.stop.store(stop_code::FAILED, Ordering::Relaxed);
@@ -814,7 +823,7 @@ impl<E: Engine> Worker<E> {
             let past_deadline = now > deadline_ns;
             let stop_word = control.stop.load(Ordering::Relaxed);
             if let Some(rec) = &mut self.interval {
-                rec.maybe_rotate(&control.epoch);
+                rec.maybe_rotate(&control.epoch, |read, write| snapshot(&self.stats, read, write));
             }
             for i in 0..reaped {
                 let Completion { slot, result } = self.completions[i];
@@ -948,7 +957,7 @@ impl<E: Engine> Worker<E> {
             }
             let past_deadline = now > deadline_ns;
             if let Some(rec) = &mut self.interval {
-                rec.maybe_rotate(&control.epoch);
+                rec.maybe_rotate(&control.epoch, |read, write| snapshot(&self.stats, read, write));
             }
             for i in 0..reaped {
                 let Completion { slot, result } = self.completions[i];
@@ -1033,7 +1042,7 @@ impl<E: Engine> Worker<E> {
 
     fn finish(mut self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
         if let Some(rec) = self.interval.take() {
-            rec.flush();
+            rec.flush(|read, write| snapshot(&self.stats, read, write));
         }
         let engine_setup = self.engine.setup_facts();
         let mut read = OpStats::new();

@@ -26,6 +26,8 @@ const HEADER: &[&str] = &[
     "iops_diff_pct",
     "p50_diff_pct",
     "agreement",
+    "iopulse_in_flight",
+    "fio_in_flight",
 ];
 
 fn installed(program: &str) -> bool {
@@ -82,6 +84,13 @@ fn comparison_script_table_parses() {
                 assert!(v.is_finite(), "{name} = {v}");
             }
         }
+        for name in ["iopulse_in_flight", "fio_in_flight"] {
+            let i = HEADER.iter().position(|h| *h == name).unwrap();
+            let v: f64 = row[i].parse().unwrap_or_else(|_| panic!("{name} = {:?} is not a number", row[i]));
+            // Little's law: at most the queue depth (column 4) in flight, and some I/O was.
+            let depth: f64 = row[4].parse().unwrap();
+            assert!(v > 0.0 && v <= depth * 1.05, "{name} = {v} with depth {depth} in {row:?}");
+        }
         assert_eq!(row[7], "1", "reps");
         assert_eq!(row[19], "n/a", "buffered rows are not part of the agreement check");
     }
@@ -94,4 +103,59 @@ fn comparison_script_table_parses() {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".dat"))
         .collect();
     assert!(left.is_empty(), "files left behind: {left:?}");
+}
+
+/// What `--pareto-h` means is what fio's `random_distribution=pareto:h` does: fio's own
+/// offsets (its I/O log, null engine) send 90 % of the I/Os to the hottest 10 % of the
+/// blocks at h = 0.9, and so does iopulse (src/access/skew.rs tests the same shares
+/// on iopulse's generator). 80/20 is h = 0.8.
+#[test]
+fn fio_pareto_h_is_the_share_of_io_to_the_hottest_one_minus_h_of_blocks() {
+    if !installed("fio") {
+        eprintln!("SKIP pareto semantics: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let blocks = 10_240u64;
+    for (h, hottest_fraction, want) in [(0.9, 0.1, 0.90), (0.8, 0.2, 0.80)] {
+        let log = dir.path().join(format!("pareto-{h}.log"));
+        let status = Command::new("fio")
+            .current_dir(dir.path())
+            .args([
+                "--name=p",
+                "--ioengine=null",
+                "--thread",
+                "--size=40m",
+                "--io_size=2000m",
+                "--bs=4k",
+                "--rw=randread",
+                "--norandommap",
+                "--randseed=7",
+                &format!("--random_distribution=pareto:{h}"),
+                &format!("--write_iolog={}", log.display()),
+                "--output=/dev/null",
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "fio failed");
+        let text = std::fs::read_to_string(&log).unwrap();
+        let mut counts = vec![0u64; blocks as usize];
+        // Version 3 I/O log lines: "<time> <file> read <offset> <length>".
+        for line in text.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() == 5 && f[2] == "read" {
+                counts[(f[3].parse::<u64>().unwrap() / 4096) as usize] += 1;
+            }
+        }
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let total: u64 = counts.iter().sum();
+        assert_eq!(total, 512_000, "every I/O of fio's log is counted");
+        let top = (blocks as f64 * hottest_fraction) as usize;
+        let share = counts[..top].iter().sum::<u64>() as f64 / total as f64;
+        // fio hashes values into blocks, and colliding values make it a little hotter.
+        assert!(
+            share >= want - 0.02 && share <= want + 0.07,
+            "fio pareto:{h}: {share:.3} of I/Os to the hottest {hottest_fraction} of blocks, want about {want}"
+        );
+    }
 }

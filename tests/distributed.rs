@@ -65,7 +65,7 @@ fn rank_and_host_placeholders_are_rank_0_and_this_host_without_mpi() {
     let host = hostname();
     let target = dir.path().join(format!("t.0.{host}.dat"));
     assert_eq!(std::fs::metadata(&target).expect("the substituted target").len(), 64 << 10);
-    let r = read_json(&dir.path().join(format!("r.{host}.json")));
+    let r = read_json(dir.path().join(format!("r.{host}.json")));
     assert_eq!(r["targets"][0]["path"], path_str(&target));
     // The spec keeps the template: the same command line on every host gives equal specs.
     assert_eq!(r["spec"]["targets"][0], template.as_str());

@@ -123,7 +123,7 @@ fn json_and_text_agree_and_histograms_round_trip() {
     let f = path_str(&dir.path().join("j.dat"));
     let json_path = dir.path().join("out.json");
     let jp = path_str(&json_path);
-    let (code, text, stderr) = run(&[
+    let (text, _) = run_ok(&[
         &f,
         "--file-size",
         "4m",
@@ -137,8 +137,7 @@ fn json_and_text_agree_and_histograms_round_trip() {
         "--seed",
         "5",
     ]);
-    assert_eq!(code, 0, "{stderr}");
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let r = read_json(&json_path);
     assert_eq!(r["schema_version"], 1);
     for op in ["read", "write"] {
         let line = text.lines().find(|l| l.starts_with(op)).unwrap_or_else(|| panic!("no {op} line in\n{text}"));
@@ -167,13 +166,7 @@ fn json_and_text_agree_and_histograms_round_trip() {
         let p99_hist = hist.value_at_quantile(0.99) as f64;
         assert!((p99_hist - p99_json).abs() <= p99_json * 0.002 + 1.0, "{op}: hist p99 {p99_hist} vs {p99_json}");
     }
-    let workers_ops: u64 = r["workers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| u64_at(w, &["read", "ops"]) + u64_at(w, &["write", "ops"]))
-        .sum();
-    assert_eq!(workers_ops, u64_at(&r, &["total", "ops"]));
+    assert_eq!(per_worker_ops(&r), u64_at(&r, &["total", "ops"]), "the workers add up to the total");
 }
 
 #[test]
@@ -181,17 +174,15 @@ fn json_on_stdout_is_only_json_even_with_warnings() {
     let dir = temp_dir();
     let f = path_str(&dir.path().join("q.dat"));
     // --queue-depth 4 on sync prints a note on stderr; stdout must stay pure JSON.
-    let (code, stdout, stderr) =
-        run(&[&f, "--file-size", "1m", "--duration", "0.1", "--queue-depth", "4", "--output-format", "json"]);
-    assert_eq!(code, 0);
+    let (stdout, stderr) =
+        run_ok(&[&f, "--file-size", "1m", "--duration", "0.1", "--queue-depth", "4", "--output-format", "json"]);
     let r: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is one JSON document");
     assert!(stderr.contains("one I/O at a time"), "{stderr}");
     assert_eq!(u64_at(&r, &["engine", "effective_queue_depth"]), 1);
     assert_eq!(u64_at(&r, &["engine", "requested_queue_depth"]), 4);
     // The same for fio's layout.
-    let (code, stdout, stderr) =
-        run(&[&f, "--file-size", "1m", "--duration", "0.1", "--queue-depth", "4", "--output-format", "fio-json"]);
-    assert_eq!(code, 0);
+    let (stdout, stderr) =
+        run_ok(&[&f, "--file-size", "1m", "--duration", "0.1", "--queue-depth", "4", "--output-format", "fio-json"]);
     let r: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is one fio-json document");
     assert!(stderr.contains("one I/O at a time"), "{stderr}");
     assert_eq!(r["jobs"][0]["job options"]["iodepth"], "4");
@@ -245,8 +236,7 @@ fn embedded_default_runs_on_a_temp_file_and_removes_it() {
 fn direct_io_is_reported_when_effective() {
     let dir = temp_dir();
     let f = path_str(&dir.path().join("d.dat"));
-    let (code, text, stderr) = run(&[&f, "--file-size", "1m", "--duration", "0.2", "--direct", "--random"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (text, _) = run_ok(&[&f, "--file-size", "1m", "--duration", "0.2", "--direct", "--random"]);
     if text.contains("I/O mode: ⚠ BUFFERED") {
         eprintln!("SKIP: {} refuses O_DIRECT here: {text}", dir.path().display());
         return;
@@ -281,11 +271,10 @@ fn direct_refused_by_ramfs_falls_back_loudly_or_fails_when_strict() {
     let Some((dir, _unmount)) = mount_scratch("ramfs") else { return };
     let f = path_str(&dir.path().join("r.dat"));
     let json = path_str(&std::env::temp_dir().join(format!("iopulse-ramfs-{}.json", std::process::id())));
-    let (code, text, stderr) = run(&[&f, "--file-size", "1m", "--duration", "0.1", "--direct", "--json", &json]);
-    assert_eq!(code, 0, "{stderr}");
+    let (text, stderr) = run_ok(&[&f, "--file-size", "1m", "--duration", "0.1", "--direct", "--json", &json]);
     assert!(stderr.contains("⚠ O_DIRECT FAILED (") && stderr.contains(") → falling back to BUFFERED I/O"), "{stderr}");
     assert!(text.contains("I/O mode: ⚠ BUFFERED (O_DIRECT refused: "), "{text}");
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = read_json(&json);
     let _ = std::fs::remove_file(&json);
     assert_eq!(r["direct"]["requested"], true);
     assert_eq!(r["direct"]["effective"], false);
@@ -302,8 +291,7 @@ fn direct_refused_by_ramfs_falls_back_loudly_or_fails_when_strict() {
 fn direct_on_tmpfs_warns_that_it_measures_memory() {
     let Some((dir, _unmount)) = mount_scratch("tmpfs") else { return };
     let f = path_str(&dir.path().join("t.dat"));
-    let (code, text, stderr) = run(&[&f, "--file-size", "1m", "--duration", "0.1", "--direct"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (text, stderr) = run_ok(&[&f, "--file-size", "1m", "--duration", "0.1", "--direct"]);
     if text.contains("⚠ BUFFERED") {
         eprintln!("SKIP: this kernel's tmpfs refuses O_DIRECT");
         return;
@@ -332,7 +320,7 @@ fn sigint_stops_the_run_and_keeps_the_partial_results() {
     assert_eq!(out.status.code(), Some(130));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("INTERRUPTED"), "{text}");
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = read_json(&json);
     assert_eq!(r["interrupted"], true);
     assert_eq!(r["stop_reason"], "interrupted");
     assert!(u64_at(&r, &["read", "ops"]) > 0);

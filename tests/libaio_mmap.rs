@@ -10,6 +10,34 @@ fn setup_fact<'a>(r: &'a serde_json::Value, key: &str) -> Option<&'a str> {
     r["engine"]["setup"][key].as_str()
 }
 
+/// A setup fact that is a count (libaio's submit and reap counters).
+fn setup_count(r: &serde_json::Value, key: &str) -> u64 {
+    let fact = setup_fact(r, key).unwrap_or_else(|| panic!("no setup fact {key}: {}", r["engine"]));
+    fact.parse().unwrap_or_else(|e| panic!("setup fact {key} = {fact:?} is not a count: {e}"))
+}
+
+/// Runs `--engine libaio` on a fresh file with `args`; the JSON result.
+fn run_libaio(args: &[&str]) -> serde_json::Value {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("a.dat"));
+    run_json(&[&["--engine", "libaio", &f][..], args].concat())
+}
+
+/// A random pass over every block of a fresh 8 MiB file (2048 reads) with libaio at
+/// queue depth 16, plus the `extra` flags; the JSON result.
+fn libaio_random_pass(extra: &[&str]) -> serde_json::Value {
+    run_libaio(&[&["--file-size", "8m", "--duration", "0", "--random", "--queue-depth", "16"][..], extra].concat())
+}
+
+/// Whether a `--direct` run really used O_DIRECT; prints that the test is skipped when not.
+fn direct_effective(r: &serde_json::Value) -> bool {
+    let effective = r["direct"]["effective"] == true;
+    if !effective {
+        eprintln!("SKIP: O_DIRECT is not available in the temporary directory: {}", r["direct"]);
+    }
+    effective
+}
+
 #[test]
 fn libaio_buffered_says_once_that_io_submit_is_synchronous() {
     let dir = temp_dir();
@@ -32,22 +60,8 @@ fn libaio_buffered_says_once_that_io_submit_is_synchronous() {
 
 #[test]
 fn libaio_direct_has_no_buffered_note() {
-    let dir = temp_dir();
-    let f = path_str(&dir.path().join("d.dat"));
-    let r = run_json(&[
-        "--engine",
-        "libaio",
-        &f,
-        "--file-size",
-        "4m",
-        "--duration",
-        "0.2",
-        "--queue-depth",
-        "8",
-        "--direct",
-    ]);
-    if r["direct"]["effective"] != true {
-        eprintln!("SKIP: O_DIRECT is not available in {}", dir.path().display());
+    let r = run_libaio(&["--file-size", "4m", "--duration", "0.2", "--queue-depth", "8", "--direct"]);
+    if !direct_effective(&r) {
         return;
     }
     assert!(r["notes"].as_array().unwrap().iter().all(|n| !n.as_str().unwrap().contains("io_submit")));
@@ -57,57 +71,27 @@ fn libaio_direct_has_no_buffered_note() {
 
 #[test]
 fn libaio_reaps_from_the_ring_and_submits_buffered_io_in_pairs() {
-    let dir = temp_dir();
-    let f = path_str(&dir.path().join("q.dat"));
     // Buffered: every request completes inside its io_submit, so completions are all
     // found in the ring without io_getevents.
-    let r = run_json(&[
-        "--engine",
-        "libaio",
-        &f,
-        "--file-size",
-        "8m",
-        "--duration",
-        "0",
-        "--random",
-        "--queue-depth",
-        "16",
-    ]);
+    let r = libaio_random_pass(&[]);
     let ops = u64_at(&r, &["total", "ops"]);
     assert_eq!(ops, 2048);
-    let fact = |k: &str| -> u64 { setup_fact(&r, k).unwrap().parse().unwrap() };
-    assert_eq!(fact("submit_batch_max"), 2);
-    assert!(fact("io_submit_calls") <= ops / 2 + 16, "{}", r["engine"]);
-    assert_eq!(fact("io_getevents_calls"), 0, "{}", r["engine"]);
-    assert_eq!(fact("ring_reaped"), ops);
+    assert_eq!(setup_count(&r, "submit_batch_max"), 2);
+    assert!(setup_count(&r, "io_submit_calls") <= ops / 2 + 16, "{}", r["engine"]);
+    assert_eq!(setup_count(&r, "io_getevents_calls"), 0, "{}", r["engine"]);
+    assert_eq!(setup_count(&r, "ring_reaped"), ops);
 }
 
 #[test]
 fn libaio_direct_submits_whole_batches() {
-    let dir = temp_dir();
-    let f = path_str(&dir.path().join("q.dat"));
-    let r = run_json(&[
-        "--engine",
-        "libaio",
-        &f,
-        "--file-size",
-        "8m",
-        "--duration",
-        "0",
-        "--random",
-        "--queue-depth",
-        "16",
-        "--direct",
-    ]);
-    if r["direct"]["effective"] != true {
-        eprintln!("SKIP: O_DIRECT is not available in {}", dir.path().display());
+    let r = libaio_random_pass(&["--direct"]);
+    if !direct_effective(&r) {
         return;
     }
     let ops = u64_at(&r, &["total", "ops"]);
-    let fact = |k: &str| -> u64 { setup_fact(&r, k).unwrap().parse().unwrap() };
-    assert_eq!(fact("submit_batch_max"), 16);
+    assert_eq!(setup_count(&r, "submit_batch_max"), 16);
     // The first batch alone holds 16 requests; later ones as many as completed together.
-    assert!(fact("io_submit_calls") < ops, "{}", r["engine"]);
+    assert!(setup_count(&r, "io_submit_calls") < ops, "{}", r["engine"]);
 }
 
 #[test]
@@ -189,10 +173,7 @@ fn mmap_reads_land_in_order() {
     assert_eq!(u64_at(&r, &["read", "ops"]), 256);
     assert_eq!(u64_at(&r, &["verification", "operations"]), 256);
     assert_eq!(u64_at(&r, &["verification", "failures"]), 0);
-    let data = std::fs::read(&f).unwrap();
-    for (i, offset) in header_offsets(&data, 4096).into_iter().enumerate() {
-        assert_eq!(offset, (i * 4096) as u64);
-    }
+    assert_blocks_hold_their_offsets(&f, 4096, 256, "the mmap layout");
 }
 
 #[test]

@@ -182,7 +182,7 @@ fn the_cluster_text_report_has_a_row_per_rank_and_only_rank_0_prints() {
         assert!(stdout.lines().any(|l| l.contains(&row)), "no row for rank {rank}: {stdout}");
     }
     // --json is written once, by rank 0 ({rank} is 0 there), with the whole cluster.
-    let written = read_json(&dir.path().join("cluster.0.json"));
+    let written = read_json(dir.path().join("cluster.0.json"));
     assert_eq!(written["cluster"]["ranks"].as_array().unwrap().len(), 2);
     assert!(!dir.path().join("cluster.1.json").exists());
     // --timeseries: every rank's intervals, each row naming its rank.

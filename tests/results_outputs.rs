@@ -9,6 +9,13 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
+/// Runs a random 70/30 read/write mix on a 2 MiB file at `target` for `duration` with
+/// the `extra` flags; asserts that it exited 0 and returns (stdout, stderr).
+fn run_mix(target: &str, duration: &str, extra: &[&str]) -> (String, String) {
+    let mix = [target, "--file-size", "2m", "--duration", duration, "--random", "--write-percent", "30"];
+    run_ok(&[&mix[..], extra].concat())
+}
+
 #[test]
 fn json_results_validate_against_the_schema() {
     let validator = schema_validator();
@@ -40,24 +47,7 @@ fn csv_twice_gives_one_header_and_two_rows() {
     let csv = dir.path().join("sweep.csv");
     let csvs = path_str(&csv);
     for (qd, bs) in [("1", "4k"), ("4", "64k")] {
-        let (code, _, stderr) = run(&[
-            &f,
-            "--file-size",
-            "2m",
-            "--duration",
-            "0.1",
-            "--random",
-            "--write-percent",
-            "30",
-            "--queue-depth",
-            qd,
-            "--block-size",
-            bs,
-            "--csv",
-            &csvs,
-            "--quiet",
-        ]);
-        assert_eq!(code, 0, "{stderr}");
+        run_mix(&f, "0.1", &["--queue-depth", qd, "--block-size", bs, "--csv", &csvs, "--quiet"]);
     }
     let text = std::fs::read_to_string(&csv).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -109,27 +99,11 @@ fn two_runs_and_merge(dir: &Path) -> (Value, Value, Value) {
     for (name, seed) in [("a", "1"), ("b", "2")] {
         let f = path_str(&dir.join(format!("{name}.dat")));
         let json = path_str(&dir.join(format!("{name}.json")));
-        let (code, _, stderr) = run(&[
-            &f,
-            "--file-size",
-            "2m",
-            "--duration",
-            "0.2",
-            "--random",
-            "--write-percent",
-            "30",
-            "--seed",
-            seed,
-            "--json",
-            &json,
-            "--quiet",
-        ]);
-        assert_eq!(code, 0, "{stderr}");
-        results.push(read_json(Path::new(&json)));
+        run_mix(&f, "0.2", &["--seed", seed, "--json", &json, "--quiet"]);
+        results.push(read_json(&json));
     }
     let (a, b) = (dir.join("a.json"), dir.join("b.json"));
-    let (code, stdout, stderr) = run(&["merge", &path_str(&a), &path_str(&b), "--output-format", "json", "--force"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (stdout, _) = run_ok(&["merge", &path_str(&a), &path_str(&b), "--output-format", "json", "--force"]);
     let merged: Value = serde_json::from_str(&stdout).expect("merge --output-format json prints JSON only");
     let b = results.pop().unwrap();
     (results.pop().unwrap(), b, merged)
@@ -171,9 +145,8 @@ fn merge_of_two_runs_equals_their_histograms_added() {
     assert!((aqd - sum).abs() < 1e-9);
 
     // The text report of a merge names its sources.
-    let (code, text, stderr) =
-        run(&["merge", &path_str(&dir.path().join("a.json")), &path_str(&dir.path().join("b.json")), "--force"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (text, _) =
+        run_ok(&["merge", &path_str(&dir.path().join("a.json")), &path_str(&dir.path().join("b.json")), "--force"]);
     assert!(text.contains("Merged:   2 concurrent results"), "{text}");
 }
 
@@ -184,9 +157,7 @@ fn merge_refuses_different_specs_and_bad_input_with_exit_2() {
     for (name, bs) in [("a", "4k"), ("b", "8k")] {
         let json = dir.path().join(format!("{name}.json"));
         let f = path_str(&dir.path().join("t.dat"));
-        let (code, _, stderr) =
-            run(&[&f, "--file-size", "1m", "--duration", "0.05", "--block-size", bs, "--json", &path_str(&json)]);
-        assert_eq!(code, 0, "{stderr}");
+        run_ok(&[&f, "--file-size", "1m", "--duration", "0.05", "--block-size", bs, "--json", &path_str(&json)]);
         files.push(path_str(&json));
     }
     let (code, stdout, stderr) = run(&["merge", &files[0], &files[1]]);
@@ -195,8 +166,7 @@ fn merge_refuses_different_specs_and_bad_input_with_exit_2() {
     assert!(stderr.contains("spec.block_size_bytes is 4096 in") && stderr.contains("8192"), "{stderr}");
     assert!(stderr.contains("--force"), "{stderr}");
     // Different targets too: both named.
-    let (code, _, stderr) = run(&["merge", &files[0], &files[1], "--force"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (_, stderr) = run_ok(&["merge", &files[0], &files[1], "--force"]);
     assert!(stderr.contains("--force: merged despite different specs"), "{stderr}");
 
     let junk = dir.path().join("junk.json");
@@ -230,21 +200,7 @@ fn plots_are_well_formed_svg() {
     let f = path_str(&dir.path().join("p.dat"));
     let plots = dir.path().join("plots");
     let json = dir.path().join("r.json");
-    let (code, _, stderr) = run(&[
-        &f,
-        "--file-size",
-        "2m",
-        "--duration",
-        "0.2",
-        "--random",
-        "--write-percent",
-        "30",
-        "--plot",
-        &path_str(&plots),
-        "--json",
-        &path_str(&json),
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    let (_, stderr) = run_mix(&f, "0.2", &["--plot", &path_str(&plots), "--json", &path_str(&json)]);
     assert_svg(&plots.join("latency-percentiles.svg"));
 
     // Without --interval or --timeseries there is no time series: those charts are skipped, with a note.
@@ -253,28 +209,13 @@ fn plots_are_well_formed_svg() {
     assert!(stderr.contains("no time_series"), "the skipped charts are noted: {stderr}");
 
     // `iopulse plot` on a result that has a real time series.
-    let (code, _, stderr) = run(&[
-        &path_str(&dir.path().join("t2.dat")),
-        "--file-size",
-        "2m",
-        "--duration",
-        "1s",
-        "--interval",
-        "200ms",
-        "--random",
-        "--write-percent",
-        "30",
-        "--json",
-        &path_str(&json),
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    run_mix(&path_str(&dir.path().join("t2.dat")), "1s", &["--interval", "200ms", "--json", &path_str(&json)]);
     let r = read_json(&json);
     assert!(r["time_series"].as_array().is_some_and(|rows| rows.len() >= 4), "{}", r["time_series"]);
     let with_ts = dir.path().join("ts.json");
     std::fs::write(&with_ts, serde_json::to_string(&r).unwrap()).unwrap();
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = run(&["plot", &path_str(&with_ts), "--out", &path_str(&out)]);
-    assert_eq!(code, 0, "{stderr}");
+    let (stdout, _) = run_ok(&["plot", &path_str(&with_ts), "--out", &path_str(&out)]);
     for name in ["latency-percentiles.svg", "iops-over-time.svg", "p99-over-time.svg"] {
         assert!(stdout.contains(name), "{stdout}");
         assert_svg(&out.join(name));
@@ -283,7 +224,7 @@ fn plots_are_well_formed_svg() {
     // A sweep from a --csv file.
     let csv = dir.path().join("s.csv");
     for (qd, bs) in [("1", "4k"), ("2", "4k"), ("1", "16k"), ("2", "16k"), ("2", "16k")] {
-        let (code, _, stderr) = run(&[
+        run_ok(&[
             &f,
             "--engine",
             "null",
@@ -297,9 +238,8 @@ fn plots_are_well_formed_svg() {
             &path_str(&csv),
             "--quiet",
         ]);
-        assert_eq!(code, 0, "{stderr}");
     }
-    let (code, stdout, stderr) = run(&[
+    let (stdout, _) = run_ok(&[
         "plot",
         "--sweep",
         &path_str(&csv),
@@ -312,7 +252,6 @@ fn plots_are_well_formed_svg() {
         "--out",
         &path_str(&out),
     ]);
-    assert_eq!(code, 0, "{stderr}");
     let svg = out.join("sweep-iops-vs-queue_depth-by-block_size.svg");
     assert_eq!(stdout.trim(), path_str(&svg));
     assert_svg(&svg);
@@ -355,22 +294,7 @@ fn fio_json_has_fios_keys_and_units() {
     let dir = temp_dir();
     let f = path_str(&dir.path().join("fio.dat"));
     let json = dir.path().join("r.json");
-    let (code, stdout, stderr) = run(&[
-        &f,
-        "--file-size",
-        "2m",
-        "--duration",
-        "0.3",
-        "--random",
-        "--write-percent",
-        "30",
-        "--output-format",
-        "fio-json",
-        "--json",
-        &path_str(&json),
-        "--quiet",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    let (stdout, _) = run_mix(&f, "0.3", &["--output-format", "fio-json", "--json", &path_str(&json), "--quiet"]);
     let fio: Value = serde_json::from_str(&stdout).expect("fio-json on stdout is one JSON document");
     let r = read_json(&json);
     assert!(fio["fio version"].as_str().unwrap().starts_with("iopulse-"));
@@ -445,16 +369,14 @@ fn fio_json_has_fios_keys_and_units() {
 #[test]
 fn completions_and_man_page_are_generated() {
     for shell in ["bash", "zsh", "fish"] {
-        let (code, stdout, stderr) = run(&["completions", shell]);
-        assert_eq!(code, 0, "{stderr}");
+        let (stdout, _) = run_ok(&["completions", shell]);
         for word in ["block-size", "queue-depth", "csv", "fio-json", "merge", "plot"] {
             assert!(stdout.contains(word), "{shell} completions lack {word}");
         }
     }
     let (code, _, _) = run(&["completions", "tcsh"]);
     assert_eq!(code, 2);
-    let (code, stdout, stderr) = run(&["man"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (stdout, _) = run_ok(&["man"]);
     assert!(stdout.starts_with(".ie") || stdout.contains(".TH iopulse"), "{}", &stdout[..200.min(stdout.len())]);
     assert!(stdout.contains("block\\-size") && stdout.contains("merge"), "the man page lists flags and subcommands");
 }
@@ -476,9 +398,18 @@ fn achieved_queue_depth_is_reported_per_worker_and_in_total() {
     let dir = temp_dir();
     let f = path_str(&dir.path().join("q.dat"));
     let json = dir.path().join("q.json");
-    let (code, text, stderr) =
-        run(&[&f, "--file-size", "2m", "--duration", "0.3", "--random", "--threads", "2", "--json", &path_str(&json)]);
-    assert_eq!(code, 0, "{stderr}");
+    let (text, _) = run_ok(&[
+        &f,
+        "--file-size",
+        "2m",
+        "--duration",
+        "0.3",
+        "--random",
+        "--threads",
+        "2",
+        "--json",
+        &path_str(&json),
+    ]);
     let r = read_json(&json);
     let workers: Vec<f64> =
         r["workers"].as_array().unwrap().iter().map(|w| w["achieved_queue_depth"].as_f64().unwrap()).collect();

@@ -13,28 +13,12 @@ const FAULTS_ENV: &str = "IOPULSE_TEST_URING_FAULTS";
 
 /// Runs iopulse with the fault variable set; returns (exit code, stdout, stderr).
 fn run_with_faults(faults: &str, args: &[&str]) -> (i32, String, String) {
-    let out = iopulse().env(FAULTS_ENV, faults).args(args).output().expect("run iopulse");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// Whether io_uring works here; prints why not when it does not.
-fn uring_available() -> bool {
-    let dir = temp_dir();
-    let f = path_str(&dir.path().join("probe.dat"));
-    let (code, _, stderr) = run(&["--engine", "io_uring", &f, "--file-size", "64k", "--duration", "0", "--quiet"]);
-    if code != 0 {
-        eprintln!("SKIP: io_uring is not available here: {stderr}");
-    }
-    code == 0
+    run_command(iopulse().env(FAULTS_ENV, faults).args(args))
 }
 
 #[test]
 fn iopoll_without_poll_queues_fails_fast_with_the_way_out() {
-    if !uring_available() {
+    if !engine_available("io_uring") {
         return;
     }
     // /tmp is ext4 on a virtio disk, which has no poll queues.
@@ -97,7 +81,7 @@ fn unavailable_io_uring_names_the_cause_and_suggests_other_engines() {
 
 #[test]
 fn refused_setup_flags_fall_back_and_say_so_once() {
-    if !uring_available() {
+    if !engine_available("io_uring") {
         return;
     }
     let dir = temp_dir();
@@ -135,47 +119,28 @@ fn refused_setup_flags_fall_back_and_say_so_once() {
 
 #[test]
 fn refused_registration_falls_back_to_plain_io_and_data_still_lands() {
-    if !uring_available() {
+    if !engine_available("io_uring") {
         return;
     }
     let dir = temp_dir();
     let bs = 4096usize;
     let f = zero_file(dir.path(), "r.dat", 128 * bs as u64);
     let fs = path_str(&f);
-    let (code, stdout, stderr) = run_with_faults(
-        "register_buffers:ENOMEM",
-        &[
-            "--engine",
-            "io_uring",
-            &fs,
-            "--duration",
-            "0",
-            "--write-percent",
-            "100",
-            "--verify",
-            "--random",
-            "--queue-depth",
-            "16",
-            "--output-format",
-            "json",
-        ],
-    );
+    let args = write_pass_args("io_uring", &[&fs], &["--random", "--queue-depth", "16", "--output-format", "json"]);
+    let (code, stdout, stderr) = run_with_faults("register_buffers:ENOMEM", &args);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stderr.matches("registering the slot buffers failed").count(), 1, "{stderr}");
     assert!(stderr.contains("ulimit -l"), "{stderr}");
     let r: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert!(r["engine"]["setup"]["registered_buffers"].as_str().unwrap().starts_with("false (refused: ENOMEM"));
-    let data = std::fs::read(&f).unwrap();
-    for (i, stamp) in header_offsets(&data, bs).into_iter().enumerate() {
-        assert_eq!(stamp, (i * bs) as u64, "block {i}");
-    }
+    assert_blocks_hold_their_offsets(&f, bs, 128, "register_buffers:ENOMEM");
 }
 
 /// The real thing, where it can be provoked: without CAP_IPC_LOCK, a locked-memory
 /// limit below the buffers makes the kernel refuse the registration with ENOMEM.
 #[test]
 fn small_memlock_limit_makes_registration_fall_back() {
-    if !uring_available() {
+    if !engine_available("io_uring") {
         return;
     }
     let has = |tool: &str| std::process::Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
@@ -224,65 +189,27 @@ fn small_memlock_limit_makes_registration_fall_back() {
 
 #[test]
 fn queue_depths_from_1_to_4096_cover_every_block_once() {
-    if !uring_available() {
+    if !engine_available("io_uring") {
         return;
     }
     for (depth, direct) in [("1", false), ("4096", true), ("4096", false)] {
-        let dir = temp_dir();
-        let bs = 4096usize;
-        let f = zero_file(dir.path(), "d.dat", 8192 * bs as u64);
-        let fs = path_str(&f);
-        let mut args = vec![
-            "--engine",
-            "io_uring",
-            &fs,
-            "--duration",
-            "0",
-            "--write-percent",
-            "100",
-            "--verify",
-            "--random",
-            "--queue-depth",
-            depth,
-        ];
+        let mut extra = vec!["--random", "--queue-depth", depth];
         if direct {
-            args.push("--direct");
+            extra.push("--direct");
         }
-        let r = run_json(&args);
-        assert_eq!(u64_at(&r, &["write", "ops"]), 8192, "depth {depth}");
+        let r = write_each_block_once("io_uring", 4096, 8192, &extra, &format!("depth {depth} direct {direct}"));
         assert_eq!(u64_at(&r, &["engine", "effective_queue_depth"]), depth.parse::<u64>().unwrap());
-        let data = std::fs::read(&f).unwrap();
-        for (i, stamp) in header_offsets(&data, bs).into_iter().enumerate() {
-            assert_eq!(stamp, (i * bs) as u64, "depth {depth} direct {direct}: block {i}");
-        }
     }
 }
 
 #[test]
 fn sqpoll_and_no_register_runs_move_the_same_data() {
-    if !uring_available() {
+    if !engine_available("io_uring") {
         return;
     }
     for extra in [&["--sqpoll"][..], &["--sqpoll-cpu", "0"], &["--no-register"], &["--no-register", "--sqpoll"]] {
-        let dir = temp_dir();
-        let bs = 4096usize;
-        let f = zero_file(dir.path(), "q.dat", 512 * bs as u64);
-        let fs = path_str(&f);
-        let mut args = vec![
-            "--engine",
-            "io_uring",
-            &fs,
-            "--duration",
-            "0",
-            "--write-percent",
-            "100",
-            "--verify",
-            "--queue-depth",
-            "16",
-        ];
-        args.extend_from_slice(extra);
-        let r = run_json(&args);
-        assert_eq!(u64_at(&r, &["write", "ops"]), 512, "{extra:?}");
+        let args = [&["--queue-depth", "16"][..], extra].concat();
+        let r = write_each_block_once("io_uring", 4096, 512, &args, &format!("{extra:?}"));
         let setup = &r["engine"]["setup"];
         let flags = setup["setup_flags"].as_str().unwrap();
         if extra.iter().any(|a| a.starts_with("--sqpoll")) {
@@ -295,10 +222,6 @@ fn sqpoll_and_no_register_runs_move_the_same_data() {
             assert_eq!(setup["registered_buffers"], "false (--no-register)");
             assert_eq!(setup["registered_files"], "false (--no-register)");
             assert_eq!(setup["registered_ring_fd"], "false");
-        }
-        let data = std::fs::read(&f).unwrap();
-        for (i, stamp) in header_offsets(&data, bs).into_iter().enumerate() {
-            assert_eq!(stamp, (i * bs) as u64, "{extra:?}: block {i}");
         }
     }
 }

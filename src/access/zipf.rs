@@ -1,51 +1,86 @@
 //! Zipf over ranks 1..=n: P(k) proportional to k^-θ, for any θ > 0 (θ = 1
 //! included) and any n, with no cap on distinct ranks.
 //!
-//! Two parts, chosen per draw with their exact weights:
-//! - the `HEAD_RANKS` most popular ranks (most of the mass for usual θ) come
-//!   from an alias table (Walker/Vose) that fits in L1: one draw, one lookup;
-//! - the tail, ranks above the head up to n, comes from rejection-inversion
-//!   (W. Hörmann and G. Derflinger, "Rejection-inversion to generate variates
-//!   from monotone discrete distributions", ACM TOMACS 6(3), 1996): a
-//!   continuous hat x^-θ is inverted in closed form and a candidate is
-//!   accepted by one comparison almost always. It is exact: no table, no cap.
+//! One alias table (Walker/Vose) with two kinds of columns, each with its
+//! exact weight:
+//! - the `HEAD_RANKS` most popular ranks, one column each: one draw, one lookup;
+//! - above them, bands of ranks [first, first·2^(1/8)) up to n (at most 8
+//!   bands per doubling: 432 for n = 2^64). Inside a band k^-θ varies by at
+//!   most 2^(θ/8), so a rank proposed uniformly in the band is accepted with
+//!   probability (first/k)^θ; a squeeze (first/last)^θ, precomputed, accepts
+//!   about 90 % of proposals (θ = 1.2) by one integer comparison, Taylor
+//!   bounds decide almost all of the rest, and under 1 % evaluate the power. Accepted ranks follow k^-θ inside the band
+//!   exactly, and the band was chosen with its exact weight: the whole is exact.
 //!
-//! The tail's weight is its sum of k^-θ, from the Euler–Maclaurin formula
-//! (integral plus end corrections): for a tail starting above rank 4096 the
-//! error of that weight is below 1e-12 relative.
+//! Why not rejection-inversion (Hörmann and Derflinger) over the whole tail, as
+//! before: it evaluates a logarithm and an exponential per draw, and at θ = 1
+//! over 2^34 blocks two thirds of the draws fall in the tail (26.9 ns a draw).
+//!
+//! A band's weight is its sum of k^-θ: summed directly for narrow bands, and
+//! from the Euler–Maclaurin formula (integral plus end corrections) for wide
+//! ones, which all start above rank 40 000, where its error is below 1e-12
+//! relative. Table: 8 bytes per column; with the bands' 24 bytes, under 24 KiB.
 
 use crate::rng::Rng;
 
-/// Ranks served by the alias table (32 KiB: 8 bytes per rank).
-pub const HEAD_RANKS: u64 = 4096;
+/// Ranks with a column of their own (8 KiB of the table).
+pub const HEAD_RANKS: u64 = 1024;
+/// Each band ends below first · 2^(1/BANDS_PER_DOUBLING).
+const BANDS_PER_DOUBLING: f64 = 8.0;
+/// Bands up to this many ranks are summed term by term.
+const DIRECT_SUM_WIDTH: u64 = 4096;
+/// 2^64 as a float.
+const TWO_64: f64 = 18_446_744_073_709_551_616.0;
 
 #[derive(Clone, Debug)]
 pub struct Zipf {
     n: u64,
-    /// Alias table over ranks 1..=head: (threshold on 32 random bits, alias rank - 1).
+    theta: f64,
+    /// Alias table over the head ranks, then the bands: (threshold on 32 random bits,
+    /// alias column).
     alias: Box<[(u32, u32)]>,
     head: u64,
-    /// A draw below this (on 64 bits) takes the tail; `0` when there is no tail.
-    tail_below: u64,
-    tail: Option<Tail>,
+    bands: Box<[Band]>,
+}
+
+/// Ranks `first..first + width`, proposed uniformly and thinned to k^-θ.
+#[derive(Clone, Debug)]
+struct Band {
+    first: u64,
+    width: u64,
+    /// Proposals with a 64-bit draw below this are accepted outright: it is
+    /// (first / last)^θ · 2^64, rounded down, the least acceptance in the band.
+    squeeze: u64,
 }
 
 impl Zipf {
     pub fn new(n: u64, theta: f64) -> Self {
-        assert!(n > 0 && theta > 0.0 && theta.is_finite());
+        // Blocks of a region never reach 2^64 (its bytes would not fit in 64 bits).
+        assert!(n > 0 && n < u64::MAX && theta > 0.0 && theta.is_finite());
         let head = n.min(HEAD_RANKS);
-        let weights: Vec<f64> = (1..=head).map(|k| (k as f64).powf(-theta)).collect();
-        let head_mass: f64 = weights.iter().sum();
-        let (tail, tail_mass) =
-            if n > head { (Some(Tail::new(head + 1, n, theta)), tail_sum(head + 1, n, theta)) } else { (None, 0.0) };
-        let tail_share = tail_mass / (head_mass + tail_mass);
-        Self {
-            n,
-            alias: build_alias(&weights),
-            head,
-            tail_below: (tail_share * 18_446_744_073_709_551_616.0).min(u64::MAX as f64) as u64,
-            tail,
+        let mut weights: Vec<f64> = (1..=head).map(|k| (k as f64).powf(-theta)).collect();
+        let mut bands = Vec::new();
+        let ratio = 2f64.powf(1.0 / BANDS_PER_DOUBLING);
+        let mut first = head + 1;
+        while first <= n {
+            // The end, exclusive: at least one rank, at most first · 2^(1/8), at most n + 1.
+            let grown = ((first as f64) * ratio) as u64;
+            let end = if grown > n { n + 1 } else { grown.max(first + 1) };
+            let last = end - 1;
+            let weight = if end - first <= DIRECT_SUM_WIDTH {
+                (first..end).map(|k| (k as f64).powf(-theta)).sum()
+            } else {
+                tail_sum(first, last, theta)
+            };
+            weights.push(weight);
+            let least = (first as f64 / last as f64).powf(theta);
+            bands.push(Band { first, width: end - first, squeeze: (least * TWO_64) as u64 });
+            if last == n {
+                break;
+            }
+            first = end;
         }
+        Self { n, theta, alias: build_alias(&weights), head, bands: bands.into_boxed_slice() }
     }
 
     /// Number of ranks.
@@ -60,15 +95,40 @@ impl Zipf {
     /// A rank in 1..=n (1 is the most popular).
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> u64 {
-        if let Some(tail) = &self.tail
-            && rng.next_u64() < self.tail_below
-        {
-            return tail.sample(rng);
-        }
         let r = rng.next_u64();
-        let column = ((r >> 32) * self.head) >> 32;
+        let column = ((r >> 32) * self.alias.len() as u64) >> 32;
         let (threshold, alias) = self.alias[column as usize];
-        if (r as u32) < threshold { column + 1 } else { u64::from(alias) + 1 }
+        let column = if (r as u32) < threshold { column } else { u64::from(alias) };
+        if column < self.head {
+            return column + 1;
+        }
+        self.sample_band(&self.bands[(column - self.head) as usize], rng)
+    }
+
+    #[inline]
+    fn sample_band(&self, band: &Band, rng: &mut Rng) -> u64 {
+        loop {
+            let k = band.first + rng.below(band.width);
+            let u = rng.next_u64();
+            if u < band.squeeze {
+                return k;
+            }
+            // Accept with probability (first/k)^θ = (1 + x)^-θ, x = (k - first)/first. Its
+            // Taylor polynomials bound it (the second derivative is positive, the third
+            // negative): 1 - θx <= (1 + x)^-θ <= 1 - θx + θ(θ+1)x²/2. Only a draw
+            // between the two bounds (under 1 % of them) evaluates the power.
+            let x = (k - band.first) as f64 / band.first as f64;
+            let (u, lower) = (u as f64 / TWO_64, 1.0 - self.theta * x);
+            if u < lower {
+                return k;
+            }
+            if u >= lower + 0.5 * self.theta * (self.theta + 1.0) * x * x {
+                continue;
+            }
+            if u < (1.0 + x).powf(-self.theta) {
+                return k;
+            }
+        }
     }
 }
 
@@ -107,76 +167,6 @@ fn tail_sum(first: u64, last: u64, theta: f64) -> f64 {
     let d1 = |x: f64| -theta * x.powf(-theta - 1.0);
     let d3 = |x: f64| -theta * (theta + 1.0) * (theta + 2.0) * x.powf(-theta - 3.0);
     integral - (d1(b) - d1(a)) / 24.0 + 7.0 * (d3(b) - d3(a)) / 5760.0
-}
-
-/// Rejection-inversion over ranks first..=last.
-#[derive(Clone, Debug)]
-struct Tail {
-    first: u64,
-    last: u64,
-    theta: f64,
-    /// Upper end of the uniform draw: H(first + 1/2) - h(first).
-    u_top: f64,
-    /// Lower end: H(last + 1/2).
-    u_bottom: f64,
-    /// Candidates with k - x below this are accepted without evaluating the test.
-    quick_accept: f64,
-}
-
-impl Tail {
-    fn new(first: u64, last: u64, theta: f64) -> Self {
-        let mut t = Tail { first, last, theta, u_top: 0.0, u_bottom: 0.0, quick_accept: 0.0 };
-        let f = first as f64;
-        t.u_top = t.h_integral(f + 0.5) - t.h(f);
-        t.u_bottom = t.h_integral(last as f64 + 0.5);
-        // k - x is accepted outright below its smallest acceptable value, reached at the
-        // second rank (Hörmann and Derflinger's bound, for a range starting at `first`).
-        t.quick_accept = (f + 1.0) - t.h_integral_inverse(t.h_integral(f + 1.5) - t.h(f + 1.0));
-        t
-    }
-
-    #[inline]
-    fn sample(&self, rng: &mut Rng) -> u64 {
-        loop {
-            let u = self.u_bottom + rng.open01() * (self.u_top - self.u_bottom);
-            let x = self.h_integral_inverse(u);
-            let k = ((x + 0.5) as u64).clamp(self.first, self.last);
-            let kf = k as f64;
-            if kf - x <= self.quick_accept || u >= self.h_integral(kf + 0.5) - self.h(kf) {
-                return k;
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn h(&self, x: f64) -> f64 {
-        (-self.theta * x.ln()).exp()
-    }
-
-    /// ∫ h from 1 to x, written so that θ = 1 is exact.
-    #[inline(always)]
-    fn h_integral(&self, x: f64) -> f64 {
-        let log_x = x.ln();
-        exp_m1_over_x((1.0 - self.theta) * log_x) * log_x
-    }
-
-    #[inline(always)]
-    fn h_integral_inverse(&self, x: f64) -> f64 {
-        let t = (x * (1.0 - self.theta)).max(-1.0);
-        (ln_1p_over_x(t) * x).exp()
-    }
-}
-
-/// ln(1 + x) / x, continuous at 0.
-#[inline(always)]
-fn ln_1p_over_x(x: f64) -> f64 {
-    if x.abs() > 1e-8 { x.ln_1p() / x } else { 1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x)) }
-}
-
-/// (e^x - 1) / x, continuous at 0.
-#[inline(always)]
-fn exp_m1_over_x(x: f64) -> f64 {
-    if x.abs() > 1e-8 { x.exp_m1() / x } else { 1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x)) }
 }
 
 #[cfg(test)]
@@ -228,6 +218,46 @@ mod tests {
             let direct: f64 = (4097..=2_000_000u64).map(|k| (k as f64).powf(-theta)).sum();
             let formula = tail_sum(4097, 2_000_000, theta);
             assert!((formula / direct - 1.0).abs() < 1e-10, "θ={theta}: {formula} vs {direct}");
+        }
+    }
+
+    #[test]
+    fn bands_tile_the_ranks_above_the_head() {
+        for (n, theta) in [(1u64 << 34, 1.0), (1 << 20, 1.2), (5000, 0.5), (1 << 55, 1.2)] {
+            let z = Zipf::new(n, theta);
+            let mut next = HEAD_RANKS.min(n) + 1;
+            for b in z.bands.iter() {
+                assert_eq!(b.first, next, "n={n}: bands are contiguous");
+                assert!(b.width >= 1);
+                next = b.first + b.width;
+            }
+            assert_eq!(next - 1, n, "n={n}: the last band ends at n");
+            assert!(z.bands.len() <= 432, "n={n}: {} bands", z.bands.len());
+        }
+        assert!(Zipf::new(1000, 1.2).bands.is_empty());
+    }
+
+    #[test]
+    fn theta_one_over_two_to_the_34_matches_the_analytic_shares() {
+        // Two thirds of the draws land above the head here: the bands decide this test.
+        let n = 1u64 << 34;
+        let theta = 1.0;
+        let z = Zipf::new(n, theta);
+        let total = tail_sum(1, n, theta);
+        let share = |a: u64, b: u64| tail_sum(a, b, theta) / total;
+        let ranges = [(1u64, 1u64), (2, 1024), (1025, 1 << 20), ((1 << 20) + 1, 1 << 30), ((1 << 30) + 1, n)];
+        let mut hits = [0u64; 5];
+        let mut rng = Rng::new(5, 5);
+        let samples = 1_000_000;
+        for _ in 0..samples {
+            let r = z.sample(&mut rng);
+            let i = ranges.iter().position(|&(a, b)| (a..=b).contains(&r)).expect("rank in 1..=n");
+            hits[i] += 1;
+        }
+        for (i, &(a, b)) in ranges.iter().enumerate() {
+            let want = if a == 1 { 1.0 / total } else { share(a, b) };
+            let got = hits[i] as f64 / samples as f64;
+            assert!((got - want).abs() < 0.01, "ranks {a}..={b}: sampled {got:.4}, analytic {want:.4}");
         }
     }
 

@@ -237,54 +237,55 @@ fn time_range(points: &[TimePoint]) -> Range<f64> {
 }
 
 fn iops_chart(r: &RunResult, points: &[TimePoint], path: &Path) -> Result<(), PlotError> {
-    let series: [(&str, Field); 3] =
-        [("read", |p| p.read_iops), ("write", |p| p.write_iops), ("total", |p| p.total_iops)];
-    let mut lines = Vec::new();
-    for (name, get) in series {
-        let pts: Vec<(f64, f64)> = points.iter().filter_map(|p| get(p).map(|v| (p.t_s, v))).collect();
-        // An op type that never ran, or a total equal to its only op type, adds nothing.
-        if pts.iter().all(|&(_, v)| v == 0.0) || (name == "total" && lines.len() < 2) {
-            continue;
-        }
-        lines.push(Line { label: name.into(), points: pts, ranges: vec![] });
+    let mut lines = time_lines(points, &[("read", |p| p.read_iops), ("write", |p| p.write_iops)]);
+    // Beside a single op type, the total would only repeat its line.
+    if lines.len() == 2 {
+        lines.extend(time_lines(points, &[("total", |p| p.total_iops)]));
     }
-    let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
-    draw(
-        path,
-        &Chart {
-            title: format!("IOPS over time · {}", workload(r)),
-            x_desc: "time (s)".into(),
-            y_desc: "IOPS".into(),
-            x_range: time_range(points),
-            y_range: 0.0..nice_top(y_max),
-            x_format: &|x| format!("{x:.0}"),
-            y_format: &|y| units::iops(*y),
-            lines,
-        },
-    )
+    let title = format!("IOPS over time · {}", workload(r));
+    time_chart(path, points, title, "IOPS", &|y| units::iops(*y), lines)
 }
 
 fn p99_chart(r: &RunResult, points: &[TimePoint], path: &Path) -> Result<(), PlotError> {
-    let series: [(&str, Field); 2] = [("read p99", |p| p.read_p99_ns), ("write p99", |p| p.write_p99_ns)];
-    let mut lines = Vec::new();
-    for (name, get) in series {
-        let pts: Vec<(f64, f64)> = points.iter().filter_map(|p| get(p).map(|v| (p.t_s, v))).collect();
-        if pts.iter().all(|&(_, v)| v == 0.0) {
-            continue;
-        }
-        lines.push(Line { label: name.into(), points: pts, ranges: vec![] });
-    }
+    let lines = time_lines(points, &[("read p99", |p| p.read_p99_ns), ("write p99", |p| p.write_p99_ns)]);
+    let title = format!("p99 latency over time · {}", workload(r));
+    time_chart(path, points, title, "p99 latency of the interval", &|y| units::latency_ns(y.round() as u64), lines)
+}
+
+/// One line per named series of the time series, over time; a series missing or
+/// all zero (an op type that never ran) is left out.
+fn time_lines(points: &[TimePoint], series: &[(&str, Field)]) -> Vec<Line> {
+    series
+        .iter()
+        .map(|&(name, get)| Line {
+            label: name.into(),
+            points: points.iter().filter_map(|p| get(p).map(|v| (p.t_s, v))).collect(),
+            ranges: vec![],
+        })
+        .filter(|line| line.points.iter().any(|&(_, v)| v != 0.0))
+        .collect()
+}
+
+/// Draws `lines` against the run's time in seconds, the y axis linear from 0.
+fn time_chart(
+    path: &Path,
+    points: &[TimePoint],
+    title: String,
+    y_desc: &str,
+    y_format: &dyn Fn(&f64) -> String,
+    lines: Vec<Line>,
+) -> Result<(), PlotError> {
     let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
     draw(
         path,
         &Chart {
-            title: format!("p99 latency over time · {}", workload(r)),
+            title,
             x_desc: "time (s)".into(),
-            y_desc: "p99 latency of the interval".into(),
+            y_desc: y_desc.into(),
             x_range: time_range(points),
             y_range: 0.0..nice_top(y_max),
             x_format: &|x| format!("{x:.0}"),
-            y_format: &|y| units::latency_ns(y.round() as u64),
+            y_format,
             lines,
         },
     )
@@ -445,5 +446,15 @@ mod tests {
             (1.0, Some(10.0), Some(500.0), Some(700.0))
         );
         assert_eq!((p[1].t_s, p[1].total_iops), (2.0, Some(30.0)));
+    }
+
+    #[test]
+    fn time_lines_leave_out_missing_and_all_zero_series() {
+        let at = |t_s, read| TimePoint { t_s, read_iops: Some(read), write_iops: Some(0.0), ..Default::default() };
+        let series: [(&str, Field); 3] =
+            [("read", |p| p.read_iops), ("write", |p| p.write_iops), ("total", |p| p.total_iops)];
+        let lines = time_lines(&[at(1.0, 5.0), at(2.0, 7.0)], &series);
+        assert_eq!(lines.iter().map(|l| l.label.as_str()).collect::<Vec<_>>(), ["read"]);
+        assert_eq!(lines[0].points, [(1.0, 5.0), (2.0, 7.0)]);
     }
 }

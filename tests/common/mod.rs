@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests: run the real `iopulse` binary on
-//! temporary files and read what it printed and wrote.
+//! temporary files, read what it printed and wrote, and check the blocks it
+//! wrote with `--verify`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -12,14 +13,28 @@ pub fn iopulse() -> Command {
     cmd
 }
 
-/// Runs iopulse with `args`; returns (exit code, stdout, stderr).
-pub fn run(args: &[&str]) -> (i32, String, String) {
-    let out: Output = iopulse().args(args).output().expect("run iopulse");
+/// Runs `cmd` (an `iopulse()` with extra settings) to its end; returns (exit code,
+/// stdout, stderr), the code -1 when a signal ended it.
+pub fn run_command(cmd: &mut Command) -> (i32, String, String) {
+    let out: Output = cmd.output().expect("run iopulse");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Runs iopulse with `args`; returns (exit code, stdout, stderr).
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    run_command(iopulse().args(args))
+}
+
+/// Runs iopulse with `args` and asserts that it exited 0 (naming the arguments and
+/// stderr if not); returns (stdout, stderr).
+pub fn run_ok(args: &[&str]) -> (String, String) {
+    let (code, stdout, stderr) = run(args);
+    assert_eq!(code, 0, "iopulse {args:?} exited {code}\nstderr: {stderr}\nstdout: {stdout}");
+    (stdout, stderr)
 }
 
 /// Runs iopulse with JSON on stdout and returns the parsed result; panics with
@@ -30,6 +45,25 @@ pub fn run_json(args: &[&str]) -> serde_json::Value {
     let (code, stdout, stderr) = run(&all);
     assert_eq!(code, 0, "iopulse {all:?} exited {code}\nstderr: {stderr}\nstdout: {stdout}");
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}"))
+}
+
+/// The JSON document in the file at `path` (a result written with `--json`).
+pub fn read_json(path: impl AsRef<Path>) -> serde_json::Value {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON ({e}): {text}", path.display()))
+}
+
+/// Whether `engine` can run here (a tiny run on a fresh file succeeds); prints why
+/// not when it cannot, so that a test skipping it says so.
+pub fn engine_available(engine: &str) -> bool {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("probe.dat"));
+    let (code, _, stderr) = run(&["--engine", engine, &f, "--file-size", "64k", "--duration", "0", "--quiet"]);
+    if code != 0 {
+        eprintln!("SKIP: engine {engine} is not available here: {stderr}");
+    }
+    code == 0
 }
 
 /// A fresh temporary directory, removed when dropped.
@@ -59,6 +93,58 @@ pub fn header_offsets(data: &[u8], bs: usize) -> Vec<u64> {
         .collect()
 }
 
+/// Asserts that the file at `path` is `blocks` blocks of `bs` bytes and that each
+/// holds the `--verify` header of its own offset: every block was written, and
+/// landed where it was meant to. `context` (the engine, the flags) leads each message.
+pub fn assert_blocks_hold_their_offsets(path: &Path, bs: usize, blocks: usize, context: &str) {
+    let data = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let stamps = header_offsets(&data, bs);
+    assert_eq!(stamps.len(), blocks, "{context}: {} has {} blocks of {bs} bytes", path.display(), stamps.len());
+    for (i, stamp) in stamps.into_iter().enumerate() {
+        let held = if stamp == u64::MAX { "no header".to_string() } else { format!("the header of offset {stamp}") };
+        assert_eq!(stamp, (i * bs) as u64, "{context}: {} block {i} holds {held}", path.display());
+    }
+}
+
+/// The arguments of a run that writes each block of the `targets` once with
+/// `--engine engine`, stamping every block with its offset (`--verify`), then `extra`.
+pub fn write_pass_args<'a>(engine: &'a str, targets: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["--engine", engine];
+    args.extend_from_slice(targets);
+    args.extend_from_slice(&["--duration", "0", "--write-percent", "100", "--verify"]);
+    args.extend_from_slice(extra);
+    args
+}
+
+/// Writes each block of a fresh zeroed file of `blocks` blocks of `bs` bytes once
+/// (see `write_pass_args`) with `--engine engine` and the `extra` flags; asserts that
+/// all the writes were counted and each block holds its own offset; returns the JSON
+/// result. `context` leads each failure message.
+pub fn write_each_block_once(
+    engine: &str,
+    bs: usize,
+    blocks: usize,
+    extra: &[&str],
+    context: &str,
+) -> serde_json::Value {
+    let dir = temp_dir();
+    let f = zero_file(dir.path(), "w.dat", (blocks * bs) as u64);
+    let fs = path_str(&f);
+    let bs_arg = bs.to_string();
+    let flags = [&["--block-size", bs_arg.as_str()][..], extra].concat();
+    let r = run_json(&write_pass_args(engine, &[&fs], &flags));
+    assert_eq!(u64_at(&r, &["write", "ops"]), blocks as u64, "{context}: write ops");
+    assert_blocks_hold_their_offsets(&f, bs, blocks, context);
+    r
+}
+
+/// Read plus write ops summed over the result's per-worker entries (what the
+/// run-wide totals must add up to).
+pub fn per_worker_ops(r: &serde_json::Value) -> u64 {
+    let workers = r["workers"].as_array().unwrap_or_else(|| panic!("no workers array: {r}"));
+    workers.iter().map(|w| u64_at(w, &["read", "ops"]) + u64_at(w, &["write", "ops"])).sum()
+}
+
 /// u64 field of a JSON value by a path of keys (numbers index arrays).
 pub fn u64_at(v: &serde_json::Value, path: &[&str]) -> u64 {
     let mut cur = v;
@@ -69,11 +155,6 @@ pub fn u64_at(v: &serde_json::Value, path: &[&str]) -> u64 {
         };
     }
     cur.as_u64().unwrap_or_else(|| panic!("{path:?} is not a u64: {cur}"))
-}
-
-/// A JSON file, parsed.
-pub fn read_json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// The validator of docs/result.schema.json.
