@@ -17,14 +17,17 @@
 //! Generating a block number never allocates; its cost is measured in
 //! benches/hot_path.rs.
 
+pub mod alias;
+pub mod gaussian;
+pub mod pareto;
 pub mod permutation;
-pub mod skew;
 pub mod zipf;
 
 use crate::rng::Rng;
 use crate::spec::{AccessOrder, Distribution};
+use gaussian::Gaussian;
+use pareto::Pareto;
 pub use permutation::Permutation;
-use skew::{Gaussian, Pareto};
 use zipf::Zipf;
 
 /// What decides a worker's block numbers.

@@ -21,6 +21,7 @@
 //! ones, which all start above rank 40 000, where its error is below 1e-12
 //! relative. Table: 8 bytes per column; with the bands' 24 bytes, under 24 KiB.
 
+use super::alias::{self, AliasTable};
 use crate::rng::Rng;
 
 /// Ranks with a column of their own (8 KiB of the table).
@@ -29,8 +30,6 @@ pub const HEAD_RANKS: u64 = 1024;
 const BANDS_PER_DOUBLING: f64 = 8.0;
 /// Bands up to this many ranks are summed term by term.
 const DIRECT_SUM_WIDTH: u64 = 4096;
-/// 2^64 as a float.
-const TWO_64: f64 = 18_446_744_073_709_551_616.0;
 
 #[derive(Clone, Debug)]
 pub struct Zipf {
@@ -38,7 +37,7 @@ pub struct Zipf {
     theta: f64,
     /// Alias table over the head ranks, then the bands: (threshold on 32 random bits,
     /// alias column).
-    alias: Box<[(u32, u32)]>,
+    alias: AliasTable,
     head: u64,
     bands: Box<[Band]>,
 }
@@ -74,13 +73,13 @@ impl Zipf {
             };
             weights.push(weight);
             let least = (first as f64 / last as f64).powf(theta);
-            bands.push(Band { first, width: end - first, squeeze: (least * TWO_64) as u64 });
+            bands.push(Band { first, width: end - first, squeeze: (least * alias::TWO_64) as u64 });
             if last == n {
                 break;
             }
             first = end;
         }
-        Self { n, theta, alias: build_alias(&weights), head, bands: bands.into_boxed_slice() }
+        Self { n, theta, alias: AliasTable::new(&weights), head, bands: bands.into_boxed_slice() }
     }
 
     /// Number of ranks.
@@ -95,10 +94,7 @@ impl Zipf {
     /// A rank in 1..=n (1 is the most popular).
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> u64 {
-        let r = rng.next_u64();
-        let column = ((r >> 32) * self.alias.len() as u64) >> 32;
-        let (threshold, alias) = self.alias[column as usize];
-        let column = if (r as u32) < threshold { column } else { u64::from(alias) };
+        let column = self.alias.sample(rng);
         if column < self.head {
             return column + 1;
         }
@@ -118,7 +114,7 @@ impl Zipf {
             // negative): 1 - θx <= (1 + x)^-θ <= 1 - θx + θ(θ+1)x²/2. Only a draw
             // between the two bounds (under 1 % of them) evaluates the power.
             let x = (k - band.first) as f64 / band.first as f64;
-            let (u, lower) = (u as f64 / TWO_64, 1.0 - self.theta * x);
+            let (u, lower) = (u as f64 / alias::TWO_64, 1.0 - self.theta * x);
             if u < lower {
                 return k;
             }
@@ -130,29 +126,6 @@ impl Zipf {
             }
         }
     }
-}
-
-/// Vose's alias method: column i keeps itself with probability threshold/2^32,
-/// else gives its alias. Built in O(head).
-fn build_alias(weights: &[f64]) -> Box<[(u32, u32)]> {
-    let n = weights.len();
-    let total: f64 = weights.iter().sum();
-    let mut scaled: Vec<f64> = weights.iter().map(|w| w * n as f64 / total).collect();
-    let mut table = vec![(u32::MAX, 0u32); n];
-    let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| scaled[i] < 1.0);
-    while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
-        table[s] = ((scaled[s] * 4_294_967_296.0).min(u32::MAX as f64) as u32, l as u32);
-        scaled[l] -= 1.0 - scaled[s];
-        if scaled[l] < 1.0 {
-            large.pop();
-            small.push(l);
-        }
-    }
-    // What remains has probability 1 up to rounding: always keep itself.
-    for i in small.into_iter().chain(large) {
-        table[i] = (u32::MAX, i as u32);
-    }
-    table.into_boxed_slice()
 }
 
 /// Sum of k^-θ for k in first..=last, by Euler–Maclaurin around the midpoint integral.
