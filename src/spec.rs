@@ -358,6 +358,14 @@ impl Spec {
                 )));
             }
         }
+        if self.engine_options.submit_batch.is_some()
+            && !matches!(self.engine, EngineKind::Libaio | EngineKind::IoUring)
+        {
+            return Err(UsageError::new(format!(
+                "--submit-batch applies only to --engine libaio or io_uring (the engine is {}); drop it",
+                self.engine.name()
+            )));
+        }
         if u.iopoll && !self.direct {
             return Err(UsageError::new("--iopoll needs --direct: polled completions exist only for O_DIRECT I/O"));
         }

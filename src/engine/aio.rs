@@ -37,7 +37,8 @@ const IOCB_CMD_PWRITE: u16 = 1;
 /// dispatched by kblockd. Measured here: 4 KiB random buffered reads at QD 32
 /// from a cold cache ran at 340-550 IOPS with 32 per call, 7.7-10.3K with 2,
 /// 6.8K with 1 (fio: 6.7-8.0K). Since buffered AIO is synchronous anyway, a
-/// larger batch only saves system calls; O_DIRECT keeps one call per batch.
+/// larger batch only saves system calls. O_DIRECT submits 2 per call too, for
+/// another reason (`engine::DEFAULT_SUBMIT_BATCH`); `--submit-batch` overrides both.
 const BUFFERED_SUBMIT_BATCH: usize = 2;
 /// `AIO_RING_MAGIC` of fs/aio.c: the ring layout user-space reaping relies on.
 const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
@@ -304,7 +305,11 @@ impl AioEngine {
             ready: vec![Completion::default(); depth].into_boxed_slice(),
             ready_len: 0,
             direct: setup.direct,
-            max_submit: if setup.direct { depth } else { BUFFERED_SUBMIT_BATCH.min(depth) },
+            max_submit: super::submit_batch(
+                setup.options,
+                if setup.direct { super::DEFAULT_SUBMIT_BATCH } else { BUFFERED_SUBMIT_BATCH as u32 },
+                depth as u32,
+            ) as usize,
             counters: AioCounters::default(),
         })
     }

@@ -90,6 +90,24 @@ pub struct EngineOptions {
     pub madvise: Option<Madvise>,
     /// `--engine io_uring`: registration, SQPOLL, IOPOLL.
     pub io_uring: uring::UringOptions,
+    /// `--submit-batch N` (libaio, io_uring): at most N requests per submission call;
+    /// `None` for the engine's default (see `submit_batch`).
+    pub submit_batch: Option<u32>,
+}
+
+/// Requests per submission call when `--submit-batch` is not given, for libaio and
+/// io_uring: 2, the most the kernel submits without plugging. With 3 or more, io_submit
+/// (`AIO_PLUG_THRESHOLD`) and io_uring_enter (`need_plug`) hold the block layer's plug
+/// until the whole batch is built, so the device sees nothing until then, and at depth
+/// the requests travel in waves: on this VM's virtio disk one call of 32 gave 42K IOPS
+/// and a p50 of 730 µs at QD 32 where batches of 1 or 2 gave 50K+ and 600 µs, like fio
+/// (whose default is one request per call). Warm-cache buffered io_uring reads never
+/// reach the device and keep whole batches (fewer system calls).
+pub const DEFAULT_SUBMIT_BATCH: u32 = 2;
+
+/// The most requests per submission call: `--submit-batch`, else `default`, within 1..=depth.
+pub fn submit_batch(options: &EngineOptions, default: u32, depth: u32) -> u32 {
+    options.submit_batch.unwrap_or(default).clamp(1, depth.max(1))
 }
 
 /// `--madvise`: what the mmap engine tells the kernel about its access pattern.

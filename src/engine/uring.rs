@@ -8,8 +8,11 @@
 //!   fixed files) unless `--no-register`; a refused registration falls back to
 //!   plain Read/Write and says so once. The ring's own fd is registered too
 //!   (not with `--no-register`), so `io_uring_enter` skips the fd lookup.
-//! - One `io_uring_enter` per batch: `submit_and_reap` submits everything
-//!   queued and waits for completions in the same call (GETEVENTS).
+//! - `submit_and_reap` submits what is queued and waits for completions in the
+//!   same `io_uring_enter` (GETEVENTS), handing over at most `--submit-batch`
+//!   entries per call: by default all of them for buffered I/O, and 2 for
+//!   O_DIRECT, so that the block layer never plugs a batch (see
+//!   `engine::DEFAULT_SUBMIT_BATCH`).
 //! - A short transfer is resubmitted for the remainder inside `reap` and is
 //!   never returned as a completion; a read that returns 0 (end of file)
 //!   completes with what was moved.
@@ -267,6 +270,8 @@ pub struct UringEngine {
     fds: Box<[RawFd]>,
     /// Entries queued in the SQ and not yet handed to the kernel.
     pending: u32,
+    /// The most entries handed over per io_uring_enter (`--submit-batch`).
+    max_submit: u32,
     /// Requests queued and not yet completed (pending included).
     in_flight: u32,
     /// The ring's index among this thread's registered ring fds, if registered.
@@ -497,6 +502,10 @@ impl UringEngine {
 
         let ring_index = if options.register { register_ring_fd(ring.as_raw_fd()) } else { None };
         facts.push(("registered_ring_fd".into(), ring_index.is_some().to_string()));
+        let depth = setup.queue_depth.max(1);
+        let max_submit =
+            super::submit_batch(setup.options, if setup.direct { super::DEFAULT_SUBMIT_BATCH } else { depth }, depth);
+        facts.push(("submit_batch_max".into(), max_submit.to_string()));
 
         let files: Box<[RawFd]> =
             if fixed_files { (0..setup.fds.len() as RawFd).collect() } else { setup.fds.to_vec().into_boxed_slice() };
@@ -507,6 +516,7 @@ impl UringEngine {
             slots,
             fds: setup.fds.to_vec().into_boxed_slice(),
             pending: 0,
+            max_submit,
             in_flight: 0,
             ring_index,
             sqpoll: options.sqpoll,
@@ -549,8 +559,9 @@ impl UringEngine {
         result
     }
 
-    /// One io_uring_enter: hands the kernel every queued entry and, when `wait` > 0,
-    /// waits until the completion queue holds `wait` entries. GETEVENTS is always set
+    /// One io_uring_enter: hands the kernel up to `--submit-batch` queued entries and,
+    /// when `wait` > 0, waits until the completion queue holds `wait` entries (callers
+    /// wait only once the rest is handed over: see `reap_batch`). GETEVENTS is always set
     /// so that deferred completions (DEFER_TASKRUN) and polled ones (IOPOLL) are reaped.
     #[inline]
     fn enter(&mut self, wait: u32) -> io::Result<()> {
@@ -579,7 +590,7 @@ impl UringEngine {
             libc::syscall(
                 libc::SYS_io_uring_enter,
                 fd,
-                libc::c_long::from(self.pending),
+                libc::c_long::from(self.pending.min(self.max_submit)),
                 libc::c_long::from(wait),
                 libc::c_long::from(flags),
                 std::ptr::null::<libc::c_void>(),
@@ -656,8 +667,16 @@ impl UringEngine {
         let min = min.min(self.in_flight as usize).min(out.len());
         let mut n = 0;
         loop {
+            // More queued than one call may hand over: the first batches go without waiting.
+            while !self.sqpoll && self.pending > self.max_submit {
+                match self.enter(0) {
+                    Ok(()) => {}
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => break,
+                    Err(e) => return Err(EngineError::new("io_uring_enter", e)),
+                }
+            }
             let ready = self.ring.completion().len();
-            let wait = if n + ready >= min { 0 } else { (min - n) as u32 };
+            let wait = if n + ready >= min || self.pending > self.max_submit { 0 } else { (min - n) as u32 };
             if self.pending > 0 || wait > 0 || self.sqpoll {
                 match self.enter(wait) {
                     Ok(()) => {}
