@@ -742,10 +742,12 @@ impl Engine for UringEngine {
         Queued::InFlight
     }
 
+    /// Hands the kernel everything queued, `--submit-batch` entries per call.
     fn submit(&mut self) -> Result<(), EngineError> {
         loop {
             match self.enter(0) {
-                Ok(()) => return Ok(()),
+                Ok(()) if self.pending == 0 || self.sqpoll => return Ok(()),
+                Ok(()) => {}
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {
                     if self.pending == 0 {
                         return Ok(());
@@ -779,7 +781,10 @@ impl Drop for UringEngine {
     /// buffers, which the worker frees after the engine.
     fn drop(&mut self) {
         while self.in_flight > 0 {
-            match self.enter(self.in_flight) {
+            // Entries still queued are handed over first (`--submit-batch` per call): waiting
+            // for all of `in_flight` before the last of them is submitted would never end.
+            let wait = if self.pending > self.max_submit { 0 } else { self.in_flight };
+            match self.enter(wait) {
                 Ok(()) => {}
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {}
                 Err(_) => break,
