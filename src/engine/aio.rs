@@ -524,8 +524,18 @@ mod tests {
     }
 
     fn engine_with(fd: RawFd, buffers: &SlotBuffers, depth: u32, context: u32, direct: bool) -> AioEngine {
+        engine_with_options(fd, buffers, depth, context, direct, EngineOptions::default())
+    }
+
+    fn engine_with_options(
+        fd: RawFd,
+        buffers: &SlotBuffers,
+        depth: u32,
+        context: u32,
+        direct: bool,
+        options: EngineOptions,
+    ) -> AioEngine {
         let fds = [fd];
-        let options = EngineOptions::default();
         let setup = EngineSetup { fds: &fds, buffers: buffers.region(), queue_depth: depth, direct, options: &options };
         AioEngine::open_with_context(&setup, context).expect("io_setup")
     }
@@ -541,7 +551,7 @@ mod tests {
     }
 
     #[test]
-    fn an_o_direct_batch_goes_in_one_io_submit_and_lands_in_its_slots() {
+    fn an_o_direct_batch_goes_two_per_io_submit_or_whole_on_request_and_lands_in_its_slots() {
         use std::os::unix::fs::OpenOptionsExt;
         let (f, data) = temp_file(64 * 4096);
         let Ok(file) = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(f.path()) else {
@@ -549,25 +559,30 @@ mod tests {
             return;
         };
         let mut buffers = SlotBuffers::new(16, 4096, 4096).unwrap();
-        let mut e = engine_with(file.as_raw_fd(), &buffers, 16, 16, true);
-        for slot in 0..16u32 {
-            // Slot s reads block 63 - s.
-            assert_eq!(unsafe { e.queue(read(slot, u64::from(63 - slot) * 4096, 4096)) }, Queued::InFlight);
-        }
-        e.submit().unwrap();
-        assert_eq!(e.counters.io_submit_calls, 1, "16 queued requests, one io_submit");
-        let mut out = [Completion::default(); 16];
-        let mut got = 0;
-        while got < 16 {
-            got += e.reap(16 - got, &mut out[got..]).unwrap();
-        }
-        for c in &out {
-            assert_eq!(c.result, 4096);
-        }
-        drop(e);
-        for slot in 0..16u32 {
-            let block = (63 - slot) as usize;
-            assert_eq!(buffers.slot_mut(slot), &data[block * 4096..(block + 1) * 4096], "slot {slot}");
+        // (--submit-batch, io_submit calls for 16 queued requests)
+        for (batch, calls) in [(None, 8), (Some(16), 1)] {
+            let options = EngineOptions { submit_batch: batch, ..EngineOptions::default() };
+            let mut e = engine_with_options(file.as_raw_fd(), &buffers, 16, 16, true, options);
+            for slot in 0..16u32 {
+                // Slot s reads block 63 - s.
+                assert_eq!(unsafe { e.queue(read(slot, u64::from(63 - slot) * 4096, 4096)) }, Queued::InFlight);
+            }
+            e.submit().unwrap();
+            assert_eq!(e.counters.io_submit_calls, calls, "16 queued requests, --submit-batch {batch:?}");
+            let mut out = [Completion::default(); 16];
+            let mut got = 0;
+            while got < 16 {
+                got += e.reap(16 - got, &mut out[got..]).unwrap();
+            }
+            for c in &out {
+                assert_eq!(c.result, 4096);
+            }
+            drop(e);
+            for slot in 0..16u32 {
+                let block = (63 - slot) as usize;
+                assert_eq!(buffers.slot_mut(slot), &data[block * 4096..(block + 1) * 4096], "slot {slot}");
+                buffers.slot_mut(slot).fill(0);
+            }
         }
     }
 
