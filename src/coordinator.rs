@@ -136,57 +136,27 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         diag.note(note);
     }
 
+    // One monomorphized run per engine, all with the same arguments.
+    macro_rules! execute_with {
+        ($engine:ty) => {
+            execute::<$engine>(
+                spec,
+                &targets,
+                &layout,
+                effective_depth,
+                &stop,
+                &placed.plan,
+                diag.show_progress(),
+                start,
+            )
+        };
+    }
     let mut execution = match spec.engine {
-        EngineKind::Sync => execute::<SyncEngine>(
-            spec,
-            &targets,
-            &layout,
-            effective_depth,
-            &stop,
-            &placed.plan,
-            diag.show_progress(),
-            start,
-        ),
-        EngineKind::Null => execute::<NullEngine>(
-            spec,
-            &targets,
-            &layout,
-            effective_depth,
-            &stop,
-            &placed.plan,
-            diag.show_progress(),
-            start,
-        ),
-        EngineKind::Libaio => execute::<AioEngine>(
-            spec,
-            &targets,
-            &layout,
-            effective_depth,
-            &stop,
-            &placed.plan,
-            diag.show_progress(),
-            start,
-        ),
-        EngineKind::Mmap => execute::<MmapEngine>(
-            spec,
-            &targets,
-            &layout,
-            effective_depth,
-            &stop,
-            &placed.plan,
-            diag.show_progress(),
-            start,
-        ),
-        EngineKind::IoUring => execute::<UringEngine>(
-            spec,
-            &targets,
-            &layout,
-            effective_depth,
-            &stop,
-            &placed.plan,
-            diag.show_progress(),
-            start,
-        ),
+        EngineKind::Sync => execute_with!(SyncEngine),
+        EngineKind::Null => execute_with!(NullEngine),
+        EngineKind::Libaio => execute_with!(AioEngine),
+        EngineKind::Mmap => execute_with!(MmapEngine),
+        EngineKind::IoUring => execute_with!(UringEngine),
     }?;
     // The targets of a real run stay; the embedded default's files go with the run.
     if temp.is_none() {

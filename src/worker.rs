@@ -648,6 +648,15 @@ impl<E: Engine> Worker<E> {
         file as u32
     }
 
+    /// Once per batch, with a time series: at a new interval, hands the sampler a copy of
+    /// this worker's cumulative histograms (see `live`).
+    #[inline(always)]
+    fn maybe_rotate_interval(&mut self, epoch: &AtomicU64) {
+        if let Some(rec) = &mut self.interval {
+            rec.maybe_rotate(epoch, |read, write| snapshot(&self.stats, read, write));
+        }
+    }
+
     /// Accounts one completion; `counts` is false for I/O that finished after the window.
     #[inline(always)]
     fn complete(&mut self, slot: u32, result: i64, lat_ns: u64, counts: bool) {
@@ -756,9 +765,7 @@ impl<E: Engine> Worker<E> {
                 return (WorkerStop::Deadline, deadline_ns);
             }
             self.complete(0, result, t1 - t0, true);
-            if let Some(rec) = &mut self.interval {
-                rec.maybe_rotate(&control.epoch, |read, write| snapshot(&self.stats, read, write));
-            }
+            self.maybe_rotate_interval(&control.epoch);
             if self.failure.is_some() {
                 control.stop.store(stop_code::FAILED, Ordering::Relaxed);
                 return (WorkerStop::Failed, t1);
@@ -822,9 +829,7 @@ impl<E: Engine> Worker<E> {
             }
             let past_deadline = now > deadline_ns;
             let stop_word = control.stop.load(Ordering::Relaxed);
-            if let Some(rec) = &mut self.interval {
-                rec.maybe_rotate(&control.epoch, |read, write| snapshot(&self.stats, read, write));
-            }
+            self.maybe_rotate_interval(&control.epoch);
             for i in 0..reaped {
                 let Completion { slot, result } = self.completions[i];
                 in_flight -= 1;
@@ -956,9 +961,7 @@ impl<E: Engine> Worker<E> {
                 hb.done_waiting();
             }
             let past_deadline = now > deadline_ns;
-            if let Some(rec) = &mut self.interval {
-                rec.maybe_rotate(&control.epoch, |read, write| snapshot(&self.stats, read, write));
-            }
+            self.maybe_rotate_interval(&control.epoch);
             for i in 0..reaped {
                 let Completion { slot, result } = self.completions[i];
                 in_flight -= 1;
