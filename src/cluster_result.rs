@@ -153,7 +153,13 @@ pub fn build(outcomes: Vec<RankOutcome>, hosts: &[String], launcher: &str) -> Cl
 /// The exit code of a job from its ranks': a failed run (1) first, then verification
 /// mismatches (3), then a signal (143, 130), as a single run orders them.
 pub fn job_exit_code(codes: impl Iterator<Item = i32> + Clone) -> i32 {
-    let order = [exit_code::RUN_FAILED, exit_code::VERIFY_FAILED, exit_code::TERMINATED, exit_code::INTERRUPTED];
+    let order = [
+        exit_code::RUN_FAILED,
+        exit_code::VERIFY_FAILED,
+        exit_code::TERMINATED,
+        exit_code::HUNG_UP,
+        exit_code::INTERRUPTED,
+    ];
     order
         .into_iter()
         .find(|c| codes.clone().any(|x| x == *c))

@@ -143,7 +143,7 @@ pub fn full_command() -> clap::Command {
 fn print_notes(quiet: bool, notes: &[String]) {
     if !quiet {
         for n in notes {
-            eprintln!("iopulse: note: {n}");
+            crate::stderr_line!("iopulse: note: {n}");
         }
     }
 }
@@ -152,25 +152,25 @@ pub fn merge(args: MergeArgs) -> i32 {
     let inputs = match args.results.iter().map(|p| merge::load(p)).collect::<Result<Vec<_>, _>>() {
         Ok(inputs) => inputs,
         Err(e) => {
-            eprintln!("iopulse merge: error: {e}");
+            crate::stderr_line!("iopulse merge: error: {e}");
             return exit_code::USAGE;
         }
     };
     let merged = match merge::merge(&inputs, args.force) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("iopulse merge: error: {e}");
+            crate::stderr_line!("iopulse merge: error: {e}");
             return exit_code::USAGE;
         }
     };
     print_notes(args.quiet, &merged.notes);
     for w in &merged.warnings {
-        eprintln!("⚠ {w}");
+        crate::stderr_line!("⚠ {w}");
     }
     let text = match report::render(&merged.result, args.output_format) {
         Ok(text) => text,
         Err(e) => {
-            eprintln!("iopulse merge: error: {e}");
+            crate::stderr_line!("iopulse merge: error: {e}");
             return exit_code::RUN_FAILED;
         }
     };
@@ -179,7 +179,7 @@ pub fn merge(args: MergeArgs) -> i32 {
 
 pub fn plot(args: PlotArgs) -> i32 {
     if args.sweep.is_none() && (args.x.is_some() || args.y.is_some() || args.by.is_some() || !args.filters.is_empty()) {
-        eprintln!(
+        crate::stderr_line!(
             "iopulse plot: error: --x, --y, --by and --where apply to --sweep FILE.csv: add --sweep or drop them"
         );
         return exit_code::USAGE;
@@ -190,12 +190,12 @@ pub fn plot(args: PlotArgs) -> i32 {
         let sweep = match sweep::load(csv, x, y, args.by.as_deref(), &args.filters) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("iopulse plot: error: {e}");
+                crate::stderr_line!("iopulse plot: error: {e}");
                 return exit_code::USAGE;
             }
         };
         if let Err(e) = std::fs::create_dir_all(&args.out) {
-            eprintln!("iopulse plot: error: --out {}: {e}", args.out.display());
+            crate::stderr_line!("iopulse plot: error: --out {}: {e}", args.out.display());
             return exit_code::RUN_FAILED;
         }
         let mut name = format!("sweep-{y}-vs-{x}");
@@ -209,12 +209,9 @@ pub fn plot(args: PlotArgs) -> i32 {
         name.push_str(".svg");
         let path = args.out.join(name);
         return match plot::sweep_chart(&sweep, &path) {
-            Ok(()) => {
-                println!("{}", path.display());
-                exit_code::SUCCESS
-            }
+            Ok(()) => write_stdout(&format!("{}\n", path.display())),
             Err(e) => {
-                eprintln!("iopulse plot: error: {e}");
+                crate::stderr_line!("iopulse plot: error: {e}");
                 exit_code::RUN_FAILED
             }
         };
@@ -231,20 +228,18 @@ pub fn plot(args: PlotArgs) -> i32 {
     let (value, result) = match loaded {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("iopulse plot: error: {e}");
+            crate::stderr_line!("iopulse plot: error: {e}");
             return exit_code::USAGE;
         }
     };
     match plot::result_charts(&result, value.get("time_series"), &args.out) {
         Ok(outcome) => {
             print_notes(args.quiet, &outcome.notes);
-            for p in &outcome.written {
-                println!("{}", p.display());
-            }
-            exit_code::SUCCESS
+            let listing: String = outcome.written.iter().map(|p| format!("{}\n", p.display())).collect();
+            write_stdout(&listing)
         }
         Err(e) => {
-            eprintln!("iopulse plot: error: {e}");
+            crate::stderr_line!("iopulse plot: error: {e}");
             exit_code::RUN_FAILED
         }
     }
@@ -259,7 +254,7 @@ pub fn completions(args: CompletionsArgs) -> i32 {
 pub fn man(_: ManArgs) -> i32 {
     let mut out = Vec::new();
     if let Err(e) = clap_mangen::Man::new(full_command()).render(&mut out) {
-        eprintln!("iopulse man: error: {e}");
+        crate::stderr_line!("iopulse man: error: {e}");
         return exit_code::RUN_FAILED;
     }
     write_stdout_bytes(&out)
@@ -276,7 +271,7 @@ fn write_stdout_bytes(bytes: &[u8]) -> i32 {
         // A closed pipe (`| head`) is not a failure of ours.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit_code::SUCCESS,
         Err(e) => {
-            eprintln!("iopulse: error: write to stdout: {e}");
+            crate::stderr_line!("iopulse: error: write to stdout: {e}");
             exit_code::RUN_FAILED
         }
     }

@@ -193,6 +193,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         _ if verify_failed => exit_code::VERIFY_FAILED,
         StopReason::Interrupted => match stop.load(Ordering::Relaxed) {
             code if code == exit_code::TERMINATED as usize => exit_code::TERMINATED,
+            code if code == exit_code::HUNG_UP as usize => exit_code::HUNG_UP,
             _ => exit_code::INTERRUPTED,
         },
         // --continue-on-error: the run went on, but it did not succeed.

@@ -3,6 +3,17 @@
 
 use std::sync::Mutex;
 
+/// Writes one line to stderr and ignores a failure to do so. A closed stderr
+/// (`2>&1 | true`) or a full one (`2>/dev/full`) must not panic the run and lose its
+/// results, as `eprintln!` would; the report and outputs go on regardless.
+#[macro_export]
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub struct Diagnostics {
     quiet: bool,
     /// Nothing at all on stderr (a rank of a cluster run other than rank 0, whose
@@ -35,7 +46,7 @@ impl Diagnostics {
     pub fn warn(&self, text: impl Into<String>) {
         let text = text.into();
         if !self.silent {
-            eprintln!("⚠ {text}");
+            crate::stderr_line!("⚠ {text}");
         }
         self.warnings.lock().expect("diagnostics lock").push(text);
     }
@@ -44,7 +55,7 @@ impl Diagnostics {
     pub fn note(&self, text: impl Into<String>) {
         let text = text.into();
         if !self.quiet {
-            eprintln!("note: {text}");
+            crate::stderr_line!("note: {text}");
         }
         self.notes.lock().expect("diagnostics lock").push(text);
     }
@@ -52,7 +63,7 @@ impl Diagnostics {
     /// Warns with a line printed as given (no "⚠ " prefix added).
     pub fn warn_verbatim(&self, line: impl Into<String>, recorded: impl Into<String>) {
         if !self.silent {
-            eprintln!("{}", line.into());
+            crate::stderr_line!("{}", line.into());
         }
         self.warnings.lock().expect("diagnostics lock").push(recorded.into());
     }

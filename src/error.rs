@@ -13,6 +13,8 @@ pub mod exit_code {
     pub const RUN_FAILED: i32 = 1;
     pub const USAGE: i32 = 2;
     pub const VERIFY_FAILED: i32 = 3;
+    /// SIGHUP: the terminal or session went away (handled like SIGTERM).
+    pub const HUNG_UP: i32 = 129;
     pub const INTERRUPTED: i32 = 130;
     pub const TERMINATED: i32 = 143;
 }

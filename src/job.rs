@@ -72,7 +72,7 @@ pub fn run(cluster: &Cluster, spec: &Spec, output: OutputOptions, start_at: Opti
     if let Err(Error::Cluster(failure)) = &local {
         if cluster.is_root() {
             for f in &failure.failures {
-                eprintln!("iopulse: error: rank {} (host {}): {}", f.rank, f.host, f.message);
+                crate::stderr_line!("iopulse: error: rank {} (host {}): {}", f.rank, f.host, f.message);
             }
         }
         return Error::Cluster(failure.clone()).exit_code();
@@ -112,19 +112,19 @@ fn finish_alone(local: Result<RunOutcome, Error>, output: &OutputOptions, stop: 
     match local {
         Ok(outcome) => {
             if let Err(e) = report::emit(&outcome.result, output) {
-                eprintln!("iopulse: error: {e}");
+                crate::stderr_line!("iopulse: error: {e}");
                 return exit_code::RUN_FAILED;
             }
             if let Some(error) = &outcome.result.error {
-                eprintln!("iopulse: error: {error}");
+                crate::stderr_line!("iopulse: error: {error}");
             }
             outcome.exit_code
         }
         Err(e) => {
-            eprintln!("iopulse: error: {e}");
+            crate::stderr_line!("iopulse: error: {e}");
             match (&e, stop.load(Ordering::Relaxed)) {
                 (Error::Run(_), code)
-                    if code == exit_code::INTERRUPTED as usize || code == exit_code::TERMINATED as usize =>
+                    if [exit_code::INTERRUPTED, exit_code::TERMINATED, exit_code::HUNG_UP].contains(&(code as i32)) =>
                 {
                     code as i32
                 }
@@ -160,25 +160,25 @@ fn report_cluster(cluster: &Cluster, blobs: Vec<Vec<u8>>, output: &OutputOptions
     // Rank 0's own warnings were printed as they came; the others' are printed now.
     for (rank, o) in outcomes.iter().enumerate().skip(1) {
         for w in o.result.iter().flat_map(|r| &r.warnings) {
-            eprintln!("⚠ {}: {w}", cluster_result::rank_name(rank, &cluster.hosts()[rank]));
+            crate::stderr_line!("⚠ {}: {w}", cluster_result::rank_name(rank, &cluster.hosts()[rank]));
         }
     }
     let run = cluster_result::build(outcomes, cluster.hosts(), cluster.launcher());
     let Some(result) = run.result else {
         for f in &run.failures {
-            eprintln!("iopulse: error: {f}");
+            crate::stderr_line!("iopulse: error: {f}");
         }
         return run.exit_code;
     };
     for w in &run.warnings {
-        eprintln!("⚠ {w}");
+        crate::stderr_line!("⚠ {w}");
     }
     if let Err(e) = report::emit(&result, output) {
-        eprintln!("iopulse: error: {e}");
+        crate::stderr_line!("iopulse: error: {e}");
         return exit_code::RUN_FAILED;
     }
     if let Some(error) = &result.error {
-        eprintln!("iopulse: error: {error}");
+        crate::stderr_line!("iopulse: error: {error}");
     }
     run.exit_code
 }

@@ -9,6 +9,9 @@
 //!
 //! ../shared/DESIGN.md (and docs/) describe the architecture and its rules.
 
+// stderr and stdout never panic the run: see `stderr_line!` and clippy.toml.
+#![deny(clippy::disallowed_macros)]
+
 pub mod access;
 pub mod buffer;
 pub mod cli;

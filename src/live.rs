@@ -201,8 +201,8 @@ impl Sampler {
             self.absorb(sample, &mut rows, false);
         }
         if config.live {
-            eprint!("\r\x1b[2K");
-            let _ = std::io::stderr().flush();
+            let mut stderr = std::io::stderr().lock();
+            let _ = write!(stderr, "\r\x1b[2K").and_then(|()| stderr.flush());
         }
         let end_ns = config.clock.now_ns().saturating_sub(config.start_ns);
         rows.iter()
@@ -291,8 +291,9 @@ fn print_live_line(row: &TimeSeriesRow, config: &SamplerConfig) {
             ));
         }
     }
-    eprint!("\r\x1b[2K{}", parts.join(" · "));
-    let _ = std::io::stderr().flush();
+    // A closed or full stderr must not panic the sampler: the line is dropped.
+    let mut stderr = std::io::stderr().lock();
+    let _ = write!(stderr, "\r\x1b[2K{}", parts.join(" · ")).and_then(|()| stderr.flush());
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! 1 run failed, 2 usage, 3 verification, 130/143 interrupted). Everything
 //! else lives in the library (`job` runs and reports).
 
+#![deny(clippy::disallowed_macros)]
+
 use clap::Parser;
 use iopulse::cli::Args;
 use iopulse::cluster::{Cluster, launcher_rank};
@@ -37,7 +39,7 @@ fn run() -> i32 {
         Err(e) => {
             // Every rank of a job has the same command line: one of them says what is wrong.
             if speaks_for_the_job() {
-                eprintln!("iopulse: error: {e}");
+                iopulse::stderr_line!("iopulse: error: {e}");
             }
             return exit_code::USAGE;
         }
@@ -46,7 +48,7 @@ fn run() -> i32 {
     let cluster = match Cluster::join() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("iopulse: error: {e}");
+            iopulse::stderr_line!("iopulse: error: {e}");
             return exit_code::RUN_FAILED;
         }
     };
@@ -81,7 +83,7 @@ fn clap_error(e: clap::Error) -> i32 {
         .collect::<Vec<_>>()
         .join(" ");
     if speaks_for_the_job() {
-        eprintln!("iopulse: {line}");
+        iopulse::stderr_line!("iopulse: {line}");
     }
     exit_code::USAGE
 }

@@ -1,9 +1,12 @@
-//! SIGINT and SIGTERM: the first one stores its exit code (130 or 143) in the
-//! run's stop word, which workers read once per batch, so the run stops and
-//! the partial report is still printed. A second one exits at once.
+//! SIGINT, SIGTERM and SIGHUP: the first one stores its exit code (130, 143 or
+//! 129) in the run's stop word, which workers read once per batch, so the run
+//! stops, files it created during layout are removed, and the partial report is
+//! still printed. A second one exits at once. SIGHUP (a closed terminal or ssh
+//! session) is handled like SIGTERM, so it never leaves a half-laid-out file
+//! without a word.
 
 use crate::error::exit_code;
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::flag;
 use std::io;
 use std::sync::Arc;
@@ -13,7 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 pub fn install() -> io::Result<Arc<AtomicUsize>> {
     let stop = Arc::new(AtomicUsize::new(0));
     let seen_one = Arc::new(AtomicBool::new(false));
-    for (signal, code) in [(SIGINT, exit_code::INTERRUPTED), (SIGTERM, exit_code::TERMINATED)] {
+    for (signal, code) in
+        [(SIGINT, exit_code::INTERRUPTED), (SIGTERM, exit_code::TERMINATED), (SIGHUP, exit_code::HUNG_UP)]
+    {
         // Order matters: the exit action runs only if a first signal was already seen.
         flag::register_conditional_shutdown(signal, code, Arc::clone(&seen_one))?;
         flag::register_usize(signal, Arc::clone(&stop), code as usize)?;
@@ -22,7 +27,7 @@ pub fn install() -> io::Result<Arc<AtomicUsize>> {
     Ok(stop)
 }
 
-/// Blocks SIGINT and SIGTERM in the calling thread. Worker threads call it first, so
+/// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread. Worker threads call it first, so
 /// that the handlers always run on the coordinator's thread: a signal never
 /// interrupts a worker's system call, and two signals are seen one after the other.
 pub fn block_in_this_thread() {
@@ -33,6 +38,7 @@ pub fn block_in_this_thread() {
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGINT);
         libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGHUP);
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
 }

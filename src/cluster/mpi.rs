@@ -46,7 +46,7 @@ impl Mpi {
     /// MPI's counts (2 GiB in all) end the job: no rank could receive them.
     fn layout(&self, blob: &[u8]) -> (Vec<Count>, Vec<Count>) {
         let Ok(mine) = Count::try_from(blob.len()) else {
-            eprintln!("iopulse: error: {} bytes cannot be sent in one MPI message", blob.len());
+            crate::stderr_line!("iopulse: error: {} bytes cannot be sent in one MPI message", blob.len());
             self.abort(ABORT_CODE);
         };
         let mut counts = vec![0 as Count; self.world.size() as usize];
@@ -59,7 +59,9 @@ impl Mpi {
         }
         if at > i64::from(Count::MAX) {
             // Every rank sees the same counts, so every rank ends here together.
-            eprintln!("iopulse: error: the ranks' results take {at} bytes, more than one MPI gather can carry");
+            crate::stderr_line!(
+                "iopulse: error: the ranks' results take {at} bytes, more than one MPI gather can carry"
+            );
             self.abort(ABORT_CODE);
         }
         (counts, displs)

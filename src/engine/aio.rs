@@ -555,7 +555,7 @@ mod tests {
         use std::os::unix::fs::OpenOptionsExt;
         let (f, data) = temp_file(64 * 4096);
         let Ok(file) = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(f.path()) else {
-            eprintln!("SKIP: O_DIRECT is not available in {}", std::env::temp_dir().display());
+            crate::stderr_line!("SKIP: O_DIRECT is not available in {}", std::env::temp_dir().display());
             return;
         };
         let mut buffers = SlotBuffers::new(16, 4096, 4096).unwrap();

@@ -824,7 +824,7 @@ mod tests {
         match IoUring::new(2) {
             Ok(_) => true,
             Err(e) => {
-                eprintln!("SKIP: io_uring is not available here: {e}");
+                crate::stderr_line!("SKIP: io_uring is not available here: {e}");
                 false
             }
         }

@@ -83,7 +83,7 @@ pub fn emit(result: &RunResult, output: &OutputOptions) -> io::Result<()> {
             .map_err(|e| io::Error::other(format!("--plot {}: {e}", dir.display())))?;
         if !output.quiet {
             for note in &outcome.notes {
-                eprintln!("iopulse: note: --plot: {note}");
+                crate::stderr_line!("iopulse: note: --plot: {note}");
             }
         }
     }

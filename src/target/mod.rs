@@ -1,13 +1,16 @@
 //! Targets: the files and block devices a run reads and writes. Planning
 //! (look, never touch) is in `plan`; creating, laying out and opening with or
 //! without O_DIRECT is in `prepare`; what the filesystem is and what it
-//! accepts is in `fsinfo`.
+//! accepts is in `fsinfo`; whether a path is a kernel interface (/proc, /sys)
+//! is in `pseudo_fs`, and which file a path names (device and inode) in `identity`.
 
 pub mod device;
 pub mod fsinfo;
+pub mod identity;
 pub mod layout;
 pub mod plan;
 pub mod prepare;
+pub mod pseudo_fs;
 
 pub use plan::{TargetKind, TargetPlan, plan_targets};
 pub use prepare::{CreatedFiles, DirectOutcome, PreparedTarget, prepare_targets};

@@ -1,0 +1,41 @@
+//! The identity of a file: its device and inode. Two paths name the same file
+//! when these are equal, whatever symlinks or hard links lie between them; this
+//! is how a run refuses one target given twice, or an output written over a
+//! target. Only looks (stat).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// A file's device and inode, as stat(2) gives them after following symlinks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl FileId {
+    /// The file `path` names, following symlinks; `None` if it does not exist (yet).
+    pub fn of(path: &Path) -> Option<FileId> {
+        std::fs::metadata(path).ok().map(|m| FileId { dev: m.dev(), ino: m.ino() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_name_the_same_file_and_copies_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        std::fs::write(&a, b"x").unwrap();
+        std::os::unix::fs::symlink(&a, dir.path().join("sym")).unwrap();
+        std::fs::hard_link(&a, dir.path().join("hard")).unwrap();
+        std::fs::write(dir.path().join("copy"), b"x").unwrap();
+        let id = FileId::of(&a).unwrap();
+        assert_eq!(FileId::of(&dir.path().join("sym")), Some(id));
+        assert_eq!(FileId::of(&dir.path().join("hard")), Some(id));
+        assert_ne!(FileId::of(&dir.path().join("copy")), Some(id));
+        assert_eq!(FileId::of(&dir.path().join("missing")), None);
+    }
+}
