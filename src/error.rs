@@ -13,6 +13,9 @@ pub mod exit_code {
     pub const RUN_FAILED: i32 = 1;
     pub const USAGE: i32 = 2;
     pub const VERIFY_FAILED: i32 = 3;
+    /// The run succeeded, but an output (stdout, --json, --csv, --timeseries, --plot)
+    /// could not be written; the others were written.
+    pub const OUTPUT_FAILED: i32 = 4;
     /// SIGHUP: the terminal or session went away (handled like SIGTERM).
     pub const HUNG_UP: i32 = 129;
     pub const INTERRUPTED: i32 = 130;

@@ -91,7 +91,8 @@ fn check_and_run(
 ) -> Result<RunOutcome, Error> {
     // Only rank 0 writes the outputs, so only its paths must be writable.
     if cluster.is_root() {
-        check_output(output)?;
+        let targets: Vec<_> = spec.targets.iter().map(|t| start_line.substitute(t)).collect();
+        check_output(output, &targets)?;
     }
     coordinator::run(spec, diag, Arc::clone(stop), start_line)
 }
@@ -111,14 +112,11 @@ fn substitute_outputs(mut output: OutputOptions, start_line: &StartLine) -> Outp
 fn finish_alone(local: Result<RunOutcome, Error>, output: &OutputOptions, stop: &AtomicUsize) -> i32 {
     match local {
         Ok(outcome) => {
-            if let Err(e) = report::emit(&outcome.result, output) {
-                crate::stderr_line!("iopulse: error: {e}");
-                return exit_code::RUN_FAILED;
-            }
+            let failures = report::emit(&outcome.result, output);
             if let Some(error) = &outcome.result.error {
                 crate::stderr_line!("iopulse: error: {error}");
             }
-            outcome.exit_code
+            with_output_failures(outcome.exit_code, &failures)
         }
         Err(e) => {
             crate::stderr_line!("iopulse: error: {e}");
@@ -173,28 +171,23 @@ fn report_cluster(cluster: &Cluster, blobs: Vec<Vec<u8>>, output: &OutputOptions
     for w in &run.warnings {
         crate::stderr_line!("⚠ {w}");
     }
-    if let Err(e) = report::emit(&result, output) {
-        crate::stderr_line!("iopulse: error: {e}");
-        return exit_code::RUN_FAILED;
-    }
+    let failures = report::emit(&result, output);
     if let Some(error) = &result.error {
         crate::stderr_line!("iopulse: error: {error}");
     }
-    run.exit_code
+    with_output_failures(run.exit_code, &failures)
 }
 
-/// The output files' directories must exist before anything is touched.
-pub fn check_output(output: &OutputOptions) -> Result<(), UsageError> {
-    report::check_outputs(output)?;
-    if let Some(path) = &output.json_file {
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        if !dir.is_dir() {
-            return Err(UsageError::new(format!(
-                "--json {}: directory {} does not exist",
-                path.display(),
-                dir.display()
-            )));
-        }
+/// Says each output that could not be written; a run that otherwise succeeded then exits
+/// `OUTPUT_FAILED` (4), and a run's own failure code wins over it.
+fn with_output_failures(run_code: i32, failures: &[String]) -> i32 {
+    for f in failures {
+        crate::stderr_line!("iopulse: error: {f}");
     }
-    Ok(())
+    if !failures.is_empty() && run_code == exit_code::SUCCESS { exit_code::OUTPUT_FAILED } else { run_code }
+}
+
+/// Every output path passes the guard (`report::output_path`) before anything is touched.
+pub fn check_output(output: &OutputOptions, targets: &[std::path::PathBuf]) -> Result<(), UsageError> {
+    report::check_outputs(output, targets)
 }

@@ -7,9 +7,7 @@ use crate::error::UsageError;
 use crate::result::RunResult;
 use crate::spec::{Distribution, RunLength};
 use crate::stats::OpSummary;
-use std::fs::OpenOptions;
-use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
+use std::io::{self, Read};
 use std::path::Path;
 
 /// The columns, in order. Names match the flags where there is one, so that
@@ -146,13 +144,6 @@ fn name<T: serde::Serialize>(v: &T) -> String {
 /// Before the run: FILE's directory exists, FILE is not a directory, and an existing
 /// FILE has this version's header (rows of another layout would not line up).
 pub fn check(path: &Path) -> Result<(), UsageError> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        return Err(UsageError::new(format!("--csv {}: directory {} does not exist", path.display(), dir.display())));
-    }
-    if path.is_dir() {
-        return Err(UsageError::new(format!("--csv {}: is a directory, give a file", path.display())));
-    }
     // Only the first line is read: the file may be a long table.
     let first_line = std::fs::File::open(path).and_then(|f| {
         let mut line = Vec::new();
@@ -181,21 +172,18 @@ pub fn check(path: &Path) -> Result<(), UsageError> {
 /// Appends `r`'s row to `path`, with the header first when the file is new or empty.
 /// The file is locked while appending, so concurrent runs add whole rows.
 pub fn append(path: &Path, r: &RunResult) -> io::Result<()> {
-    let context = |e: io::Error| io::Error::new(e.kind(), format!("write --csv {}: {e}", path.display()));
-    let mut file = OpenOptions::new().create(true).append(true).open(path).map_err(context)?;
-    // SAFETY: flock on a descriptor we own; it is released when `file` is closed.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(context(io::Error::last_os_error()));
-    }
-    let new = file.metadata().map_err(context)?.len() == 0;
-    let mut buffer = Vec::new();
-    {
+    let mut failure = None;
+    super::output_path::append_whole(path, |new| {
+        let mut buffer = Vec::new();
         let mut writer = csv::Writer::from_writer(&mut buffer);
         let written = if new { writer.write_record(COLUMNS) } else { Ok(()) };
-        written.and_then(|()| writer.write_record(row(r))).map_err(io::Error::other).map_err(context)?;
-        writer.flush().map_err(context)?;
-    }
-    file.write_all(&buffer).map_err(context)
+        if let Err(e) = written.and_then(|()| writer.write_record(row(r))).and_then(|()| Ok(writer.flush()?)) {
+            failure = Some(io::Error::other(e));
+        }
+        drop(writer);
+        buffer
+    })?;
+    failure.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 pub mod csv;
 pub mod fio_json;
+pub mod output_path;
 pub mod plot;
 pub mod text;
 pub mod timeseries;
@@ -14,7 +15,9 @@ use crate::error::UsageError;
 
 use crate::cli::{OutputFormat, OutputOptions};
 use crate::result::RunResult;
+use output_path::Output;
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 /// The JSON result, pretty-printed, with a final newline.
 pub fn json(result: &RunResult) -> String {
@@ -32,60 +35,71 @@ pub fn render(result: &RunResult, format: OutputFormat) -> io::Result<String> {
     })
 }
 
-/// Checks, before anything is touched, that the outputs of `--csv` and `--plot` can be
-/// written (see `csv::check` and `plot::check_dir`).
-pub fn check_outputs(output: &OutputOptions) -> Result<(), UsageError> {
+/// Checks, before anything is touched, that every output can be written where it is
+/// asked to go (`output_path::check`: never a device, a FIFO, /proc, a target of the run
+/// or a path two outputs share), and that `--csv` is a table of this iopulse.
+pub fn check_outputs(output: &OutputOptions, targets: &[PathBuf]) -> Result<(), UsageError> {
+    let outputs: Vec<Output<'_>> = [
+        ("--json", &output.json_file, false),
+        ("--csv", &output.csv_file, false),
+        ("--timeseries", &output.timeseries_file, false),
+        ("--plot", &output.plot_dir, true),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path, is_dir)| path.as_deref().map(|path| Output { flag, path, is_dir }))
+    .collect();
+    output_path::check(&outputs, targets)?;
     if let Some(path) = &output.csv_file {
         csv::check(path)?;
     }
     if let Some(dir) = &output.plot_dir {
         plot::check_dir("--plot", dir)?;
     }
-    if let Some(path) = &output.timeseries_file {
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        if !dir.is_dir() {
-            return Err(UsageError::new(format!(
-                "--timeseries {}: directory {} does not exist",
-                path.display(),
-                dir.display()
-            )));
-        }
-        if path.is_dir() {
-            return Err(UsageError::new(format!("--timeseries {} is a directory: give a file name", path.display())));
-        }
-    }
     Ok(())
 }
 
-/// Writes the report to stdout in the chosen format, the JSON file, the CSV row and the
-/// charts if asked.
-pub fn emit(result: &RunResult, output: &OutputOptions) -> io::Result<()> {
-    if let Some(path) = &output.json_file {
-        std::fs::write(path, json(result))
-            .map_err(|e| io::Error::new(e.kind(), format!("write --json {}: {e}", path.display())))?;
-    }
-    let text = render(result, output.format)?;
-    {
-        let mut stdout = io::stdout().lock();
-        stdout.write_all(text.as_bytes())?;
-        stdout.flush()?;
-    }
-    if let Some(path) = &output.csv_file {
-        csv::append(path, result)?;
-    }
-    if let Some(path) = &output.timeseries_file {
-        timeseries::write(path, result)
-            .map_err(|e| io::Error::new(e.kind(), format!("write --timeseries {}: {e}", path.display())))?;
-    }
-    if let Some(dir) = &output.plot_dir {
-        let value = serde_json::to_value(result).map_err(io::Error::other)?;
-        let outcome = plot::result_charts(result, value.get("time_series"), dir)
-            .map_err(|e| io::Error::other(format!("--plot {}: {e}", dir.display())))?;
-        if !output.quiet {
-            for note in &outcome.notes {
-                crate::stderr_line!("iopulse: note: --plot: {note}");
+/// Writes the report to stdout in the chosen format, then the JSON file, the CSV row, the
+/// time series and the charts if asked. A failed output does not stop the others: every
+/// failure is returned, one line each naming the output ("stdout", "--json PATH").
+pub fn emit(result: &RunResult, output: &OutputOptions) -> Vec<String> {
+    let mut failures = Vec::new();
+    match render(result, output.format) {
+        Ok(text) => {
+            let mut stdout = io::stdout().lock();
+            if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+                failures.push(format!("write the report to stdout: {e}"));
             }
         }
+        Err(e) => failures.push(format!("render the report: {e}")),
     }
-    Ok(())
+    if let Some(path) = &output.json_file
+        && let Err(e) = output_path::write_whole(path, json(result).as_bytes())
+    {
+        failures.push(format!("write --json {}: {e}", path.display()));
+    }
+    if let Some(path) = &output.csv_file
+        && let Err(e) = csv::append(path, result)
+    {
+        failures.push(format!("write --csv {}: {e}", path.display()));
+    }
+    if let Some(path) = &output.timeseries_file
+        && let Err(e) = timeseries::render(result).and_then(|bytes| output_path::write_whole(path, &bytes))
+    {
+        failures.push(format!("write --timeseries {}: {e}", path.display()));
+    }
+    if let Some(dir) = &output.plot_dir {
+        let charts = serde_json::to_value(result)
+            .map_err(|e| e.to_string())
+            .and_then(|value| plot::result_charts(result, value.get("time_series"), dir).map_err(|e| e.to_string()));
+        match charts {
+            Ok(outcome) if !output.quiet => {
+                for note in &outcome.notes {
+                    crate::stderr_line!("iopulse: note: --plot: {note}");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => failures.push(format!("write --plot {}: {e}", dir.display())),
+        }
+    }
+    failures
 }

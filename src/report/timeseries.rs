@@ -4,7 +4,6 @@
 //! added up): its file has every rank's rows, after a first column `rank`.
 
 use crate::result::RunResult;
-use std::path::Path;
 
 /// Columns, in order. Times in seconds, latencies in nanoseconds, bandwidth in bytes/s.
 pub const COLUMNS: &[&str] = &[
@@ -27,8 +26,9 @@ pub const COLUMNS: &[&str] = &[
     "total_iops",
 ];
 
-pub fn write(path: &Path, result: &RunResult) -> std::io::Result<()> {
-    let mut w = csv::Writer::from_path(path)?;
+/// The CSV text of `result`'s time series (written whole by the caller).
+pub fn render(result: &RunResult) -> std::io::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
     match &result.cluster {
         None => {
             w.write_record(COLUMNS)?;
@@ -43,11 +43,11 @@ pub fn write(path: &Path, result: &RunResult) -> std::io::Result<()> {
             }
         }
     }
-    w.flush()
+    w.into_inner().map_err(|e| std::io::Error::other(e.to_string()))
 }
 
 /// One record per interval of `result`, after `rank` when given.
-fn rows(w: &mut csv::Writer<std::fs::File>, result: &RunResult, rank: Option<u32>) -> std::io::Result<()> {
+fn rows(w: &mut csv::Writer<Vec<u8>>, result: &RunResult, rank: Option<u32>) -> std::io::Result<()> {
     for row in &result.time_series {
         let mut record: Vec<String> = rank.map(|r| r.to_string()).into_iter().collect();
         record.extend([format!("{:.3}", row.t_ns as f64 / 1e9), format!("{:.3}", row.interval_ns as f64 / 1e9)]);

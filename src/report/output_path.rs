@@ -1,0 +1,288 @@
+//! Where an output file may go, and how it is written there.
+//!
+//! Every output path (`--json`, `--timeseries`, `--csv`, `--plot`) passes one guard
+//! before anything is touched: never a device (but /dev/null and the standard
+//! streams), a directory, a FIFO or socket, a kernel pseudo-filesystem, one of the
+//! run's own targets (by device and inode, so links count), or a path that another
+//! output names too. Symlinks are followed for the checks: a link to /dev/loop0 is a
+//! block device.
+//!
+//! Outputs are then written whole or not at all: to a temporary file beside the
+//! (symlink-resolved) path, synced, and renamed into place, so a full disk or a
+//! signal never leaves a half-written result where the old one was.
+//!
+//! This module only checks paths and writes bytes it is given; it formats nothing.
+
+use crate::error::UsageError;
+use crate::target::identity::FileId;
+use crate::target::pseudo_fs::pseudo_filesystem;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Paths that are written as they are, with no temporary file: the bit bucket and the
+/// process's own standard streams (whatever they were redirected to).
+const STREAMS: &[&str] =
+    &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "/proc/self/fd/1", "/proc/self/fd/2"];
+
+/// True for /dev/null and the standard streams.
+pub fn is_stream(path: &Path) -> bool {
+    STREAMS.iter().any(|s| Path::new(s) == path)
+}
+
+/// What an output path stands for, to find two outputs (or an output and a target)
+/// that are one file: its device and inode when it exists, else its resolved path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Identity {
+    Existing(FileId),
+    New(PathBuf),
+}
+
+fn identity(path: &Path) -> Option<Identity> {
+    if let Some(id) = FileId::of(path) {
+        return Some(Identity::Existing(id));
+    }
+    let parent = parent_of(path);
+    let dir = fs::canonicalize(parent).ok()?;
+    Some(Identity::New(dir.join(path.file_name()?)))
+}
+
+fn parent_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// One output: the flag that named it, its path, and whether it is a file or a directory.
+pub struct Output<'a> {
+    pub flag: &'static str,
+    pub path: &'a Path,
+    pub is_dir: bool,
+}
+
+/// Checks every output against the guard, against the run's `targets` and against each
+/// other. Looks only; creates and writes nothing.
+pub fn check(outputs: &[Output<'_>], targets: &[PathBuf]) -> Result<(), UsageError> {
+    let target_ids: Vec<(Identity, &PathBuf)> = targets.iter().filter_map(|t| Some((identity(t)?, t))).collect();
+    let mut seen: Vec<(Identity, &Output<'_>)> = Vec::new();
+    for out in outputs {
+        if is_stream(out.path) {
+            continue;
+        }
+        check_one(out)?;
+        let Some(id) = identity(out.path) else { continue };
+        if let Some((_, target)) = target_ids.iter().find(|(t, _)| *t == id) {
+            return Err(UsageError::new(format!(
+                "{} {} is the run's own target {}: writing the output there would destroy it; give another path",
+                out.flag,
+                out.path.display(),
+                target.display()
+            )));
+        }
+        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+            return Err(UsageError::new(format!(
+                "{} {} and {} {} are the same file: one output would overwrite the other; give each its own path",
+                first.flag,
+                first.path.display(),
+                out.flag,
+                out.path.display()
+            )));
+        }
+        seen.push((id, out));
+    }
+    Ok(())
+}
+
+fn check_one(out: &Output<'_>) -> Result<(), UsageError> {
+    let shown = out.path.display();
+    let flag = out.flag;
+    let refuse = |what: &str, fix: &str| Err(UsageError::new(format!("{flag} {shown} {what}: {fix}")));
+    if let Some(fs) = pseudo_filesystem(out.path) {
+        return refuse(&format!("is on {fs}, a kernel interface"), "give a path on a real filesystem");
+    }
+    match fs::metadata(out.path) {
+        Ok(meta) => {
+            let ft = meta.file_type();
+            if out.is_dir {
+                if !ft.is_dir() {
+                    return refuse("exists and is not a directory", "give a directory (it is created if missing)");
+                }
+                return check_writable_dir(flag, out.path, out.path);
+            }
+            if ft.is_dir() {
+                return refuse("is a directory", "give a file name (e.g. inside it)");
+            }
+            if ft.is_block_device() || ft.is_char_device() {
+                return refuse(
+                    "is a device",
+                    "outputs are never written to devices (only /dev/null and /dev/stdout, /dev/stderr); give a file path",
+                );
+            }
+            if ft.is_fifo() || ft.is_socket() {
+                return refuse(
+                    if ft.is_fifo() { "is a FIFO" } else { "is a socket" },
+                    "outputs are written to a temporary file and renamed into place; give a regular file path (or /dev/stdout)",
+                );
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if out.path.symlink_metadata().is_ok() {
+                return refuse("is a symbolic link to a missing file", "give the path of the file itself");
+            }
+        }
+        Err(e) => return refuse(&format!("cannot be examined ({e})"), "give a path this user can reach"),
+    }
+    let resolved = resolve(out.path);
+    let dir = parent_of(&resolved);
+    if !dir.is_dir() {
+        return Err(UsageError::new(format!(
+            "{flag} {shown}: directory {} does not exist: create it first or give another path",
+            dir.display()
+        )));
+    }
+    check_writable_dir(flag, out.path, dir)
+}
+
+/// The output's directory must take a new file (the temporary one, then the rename).
+fn check_writable_dir(flag: &str, path: &Path, dir: &Path) -> Result<(), UsageError> {
+    use nix::unistd::{AccessFlags, access};
+    access(dir, AccessFlags::W_OK | AccessFlags::X_OK).map_err(|e| {
+        UsageError::new(format!(
+            "{flag} {}: cannot write in directory {} ({}): give a path in a writable directory",
+            path.display(),
+            dir.display(),
+            io::Error::from(e)
+        ))
+    })
+}
+
+/// The path a write lands on: symlinks followed to the real file when it exists.
+fn resolve(path: &Path) -> PathBuf {
+    fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Writes `bytes` as the whole new content of `path`: beside it in a temporary file,
+/// synced, then renamed over it (keeping an existing file's permissions). /dev/null and
+/// the standard streams are written directly.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if is_stream(path) {
+        let mut f = OpenOptions::new().write(true).open(path)?;
+        return f.write_all(bytes).and_then(|()| f.flush());
+    }
+    let resolved = resolve(path);
+    let dir = parent_of(&resolved);
+    let name = resolved.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut tmp = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".iopulse-tmp").tempfile_in(dir)?;
+    let mode = match fs::metadata(&resolved) {
+        Ok(m) => m.permissions().mode() & 0o7777,
+        Err(_) => 0o666 & !umask(),
+    };
+    tmp.as_file().set_permissions(fs::Permissions::from_mode(mode))?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    // On failure the temporary file is removed when `tmp` (in the error) is dropped.
+    tmp.persist(&resolved).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Appends `bytes` to `path` in one piece under an exclusive lock (runs of a sweep may
+/// append to one table at once); if the write fails part-way, the file is cut back to
+/// its old length, so it never holds half a row.
+pub fn append_whole(path: &Path, bytes: impl FnOnce(bool) -> Vec<u8>) -> io::Result<()> {
+    use nix::fcntl::{Flock, FlockArg};
+    let file = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut file = Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| io::Error::from(e))?;
+    let old_len_bytes = file.metadata()?.len();
+    let bytes = bytes(old_len_bytes == 0);
+    if let Err(e) = file.write_all(&bytes).and_then(|()| file.sync_data()) {
+        let _ = file.set_len(old_len_bytes);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// The process's umask, from /proc/self/status (reading it with umask(2) would change it).
+fn umask() -> u32 {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Umask:").map(|v| v.trim().to_string())))
+        .and_then(|v| u32::from_str_radix(&v, 8).ok())
+        .unwrap_or(0o022)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out<'a>(flag: &'static str, path: &'a Path) -> Output<'a> {
+        Output { flag, path, is_dir: false }
+    }
+
+    #[test]
+    fn a_target_or_a_link_to_it_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("t.dat");
+        fs::write(&target, b"data").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("link")).unwrap();
+        let targets = vec![target.clone()];
+        for p in [target.clone(), dir.path().join("link")] {
+            let e = check(&[out("--json", &p)], &targets).unwrap_err();
+            assert!(e.message.contains("--json") && e.message.contains("own target"), "{}", e.message);
+        }
+        // A target not created yet is matched by its resolved path.
+        let new_target = dir.path().join("new.dat");
+        let spelled = dir.path().join(".").join("new.dat");
+        let e = check(&[out("--timeseries", &spelled)], &[new_target]).unwrap_err();
+        assert!(e.message.contains("own target"), "{}", e.message);
+    }
+
+    #[test]
+    fn two_outputs_on_one_path_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        let e = check(&[out("--json", &p), out("--csv", &p)], &[]).unwrap_err();
+        assert!(e.message.contains("--json") && e.message.contains("--csv"), "{}", e.message);
+        check(&[out("--json", &p), out("--csv", &dir.path().join("r.csv"))], &[]).unwrap();
+    }
+
+    #[test]
+    fn devices_fifos_directories_and_proc_are_refused_but_streams_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        for (p, what) in [
+            (Path::new("/dev/full"), "device"),
+            (Path::new("/dev/zero"), "device"),
+            (fifo.as_path(), "FIFO"),
+            (dir.path(), "directory"),
+            (Path::new("/proc/version"), "kernel interface"),
+        ] {
+            let e = check(&[out("--json", p)], &[]).unwrap_err();
+            assert!(e.message.contains(what), "{}: {}", p.display(), e.message);
+        }
+        check(&[out("--json", Path::new("/dev/null")), out("--csv", Path::new("/dev/stdout"))], &[]).unwrap();
+    }
+
+    #[test]
+    fn whole_writes_replace_and_keep_the_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        write_whole(&p, b"first").unwrap();
+        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o666 & !umask());
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
+        write_whole(&p, b"second").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"second");
+        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o640);
+        // Only the result is left in the directory: no temporary file.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn appends_add_the_header_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.csv");
+        for _ in 0..2 {
+            append_whole(&p, |new| if new { b"h\nrow\n".to_vec() } else { b"row\n".to_vec() }).unwrap();
+        }
+        assert_eq!(fs::read_to_string(&p).unwrap(), "h\nrow\nrow\n");
+    }
+}
