@@ -77,6 +77,10 @@ pub fn engine_buffered_note(kind: EngineKind) -> Option<&'static str> {
     }
 }
 
+/// What a run stopped by a signal before its window opened says (files it created are
+/// removed as it returns).
+const INTERRUPTED_IN_SET_UP: &str = "interrupted during set-up, before the window opened: no I/O was measured; files this run created have been removed";
+
 /// Runs `spec` to the end. `stop` is the stop word signal handlers write to; `start`
 /// is what happens between set-up and the window (other ranks, `--start-at`) and what
 /// `{rank}` and `{host}` in target paths stand for.
@@ -115,6 +119,9 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     // Every check is done and nothing is touched yet: in a cluster, every rank says so.
     start.planned()?;
     let (targets, mut created) = target::prepare_targets(spec, plans, diag, &stop)?;
+    if stop.load(Ordering::Relaxed) != 0 {
+        return Err(RunError::Other(INTERRUPTED_IN_SET_UP.into()).into());
+    }
 
     if distribution != spec.file_distribution {
         diag.note(format!(
@@ -560,7 +567,14 @@ fn execute<E: Engine + 'static>(
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let mut handles = Vec::with_capacity(spec.threads as usize);
     let mut spawn_error = None;
+    // A signal during set-up (thousands of threads, large buffers) calls the run off:
+    // no more workers are started and the window never opens.
+    let mut interrupted = false;
     for w in 0..spec.threads {
+        if stop.load(Ordering::Relaxed) != 0 {
+            interrupted = true;
+            break;
+        }
         let mut plan = worker_plan(spec, layout, targets, w, depth, placement, &control);
         plan.interval = recorders[w as usize].take();
         let control = Arc::clone(&control);
@@ -585,7 +599,9 @@ fn execute<E: Engine + 'static>(
     drop(recorders);
     // Every worker set up (buffers allocated, engines ready): only then meet the other ranks
     // and wait for --start-at, so the windows open as close together as they can.
-    let ready = spawn_error.is_none() && control.wait_for_arrivals(handles.len());
+    let ready = spawn_error.is_none() && !interrupted && control.wait_for_arrivals(handles.len());
+    interrupted |= stop.load(Ordering::Relaxed) != 0;
+    let ready = ready && !interrupted;
     let opened = if ready { Some(start_line.open(stop)) } else { None };
     let (opened, open_error) = match opened {
         Some(Ok(o)) => (o, None),
@@ -627,6 +643,9 @@ fn execute<E: Engine + 'static>(
     };
     if let Some(message) = spawn_error {
         return Err(RunError::Other(message).into());
+    }
+    if interrupted && start.is_none() {
+        return Err(RunError::Other(INTERRUPTED_IN_SET_UP.into()).into());
     }
     if let Some(e) = open_error {
         return Err(e);

@@ -29,6 +29,12 @@ fn run() -> i32 {
             _ => parsed(name, rest).map_or_else(clap_error, commands::man),
         };
     }
+    if let Some(message) = argv.get(1).and_then(|a| a.to_str()).and_then(mistyped_subcommand) {
+        if speaks_for_the_job() {
+            iopulse::stderr_line!("iopulse: error: {message}");
+        }
+        return exit_code::USAGE;
+    }
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => return clap_error(e),
@@ -53,6 +59,30 @@ fn run() -> i32 {
         }
     };
     job::run(&cluster, &spec, output, start_at)
+}
+
+/// Subcommands planned but not in this build: a first argument naming one is a mistake,
+/// not a target file to create.
+const PLANNED_SUBCOMMANDS: &[&str] = &["run", "from-fio", "sweep", "search"];
+
+/// A first argument that looks like a mistyped subcommand, with what to write instead.
+/// Only a bare word that is not an existing path counts (`./merge` or `data.dat` never do).
+fn mistyped_subcommand(first: &str) -> Option<String> {
+    if first.starts_with('-') || first.contains(['/', '.']) || std::path::Path::new(first).exists() {
+        return None;
+    }
+    let escape = format!("to use a file of that name as a target, write ./{first}");
+    if PLANNED_SUBCOMMANDS.contains(&first) {
+        return Some(format!(
+            "`{first}` is not a subcommand of this iopulse (subcommands: {}); {escape}",
+            commands::NAMES.join(", ")
+        ));
+    }
+    // Short names are one edit from many words: allow one edit there, two in longer names.
+    let near = commands::NAMES
+        .iter()
+        .find(|name| first.len() >= 3 && strsim::levenshtein(first, name) <= if name.len() <= 4 { 1 } else { 2 })?;
+    Some(format!("`{first}` is not a subcommand: did you mean `iopulse {near}`? ({escape})"))
 }
 
 /// Not a rank other than 0 of an MPI job (whose errors would repeat rank 0's).

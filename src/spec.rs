@@ -358,6 +358,9 @@ impl Spec {
                 )));
             }
         }
+        if let Some(cpu) = self.engine_options.io_uring.sqpoll_cpu {
+            check_cpu_available("--sqpoll-cpu", cpu)?;
+        }
         if self.engine_options.submit_batch.is_some()
             && !matches!(self.engine, EngineKind::Libaio | EngineKind::IoUring)
         {
@@ -371,4 +374,19 @@ impl Spec {
         }
         Ok(())
     }
+}
+
+/// A CPU named by a flag must exist, be online and be in this process's affinity mask,
+/// or the kernel refuses it only after the targets were created and laid out.
+fn check_cpu_available(flag: &str, cpu: u32) -> Result<(), UsageError> {
+    use nix::sched::{CpuSet, sched_getaffinity};
+    let Ok(set) = sched_getaffinity(nix::unistd::Pid::from_raw(0)) else { return Ok(()) };
+    let available: Vec<usize> = (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect();
+    if available.contains(&(cpu as usize)) {
+        return Ok(());
+    }
+    let list = available.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    Err(UsageError::new(format!(
+        "{flag} {cpu}: CPU {cpu} does not exist or is not available to this process (available: {list}): give one of those"
+    )))
 }

@@ -14,7 +14,7 @@
 //! This module only checks paths and writes bytes it is given; it formats nothing.
 
 use crate::error::UsageError;
-use crate::target::identity::FileId;
+use crate::target::identity::PathIdentity;
 use crate::target::pseudo_fs::pseudo_filesystem;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -31,23 +31,6 @@ pub fn is_stream(path: &Path) -> bool {
     STREAMS.iter().any(|s| Path::new(s) == path)
 }
 
-/// What an output path stands for, to find two outputs (or an output and a target)
-/// that are one file: its device and inode when it exists, else its resolved path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Identity {
-    Existing(FileId),
-    New(PathBuf),
-}
-
-fn identity(path: &Path) -> Option<Identity> {
-    if let Some(id) = FileId::of(path) {
-        return Some(Identity::Existing(id));
-    }
-    let parent = parent_of(path);
-    let dir = fs::canonicalize(parent).ok()?;
-    Some(Identity::New(dir.join(path.file_name()?)))
-}
-
 fn parent_of(path: &Path) -> &Path {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
@@ -62,14 +45,15 @@ pub struct Output<'a> {
 /// Checks every output against the guard, against the run's `targets` and against each
 /// other. Looks only; creates and writes nothing.
 pub fn check(outputs: &[Output<'_>], targets: &[PathBuf]) -> Result<(), UsageError> {
-    let target_ids: Vec<(Identity, &PathBuf)> = targets.iter().filter_map(|t| Some((identity(t)?, t))).collect();
-    let mut seen: Vec<(Identity, &Output<'_>)> = Vec::new();
+    let target_ids: Vec<(PathIdentity, &PathBuf)> =
+        targets.iter().filter_map(|t| Some((PathIdentity::of(t)?, t))).collect();
+    let mut seen: Vec<(PathIdentity, &Output<'_>)> = Vec::new();
     for out in outputs {
         if is_stream(out.path) {
             continue;
         }
         check_one(out)?;
-        let Some(id) = identity(out.path) else { continue };
+        let Some(id) = PathIdentity::of(out.path) else { continue };
         if let Some((_, target)) = target_ids.iter().find(|(t, _)| *t == id) {
             return Err(UsageError::new(format!(
                 "{} {} is the run's own target {}: writing the output there would destroy it; give another path",

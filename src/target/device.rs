@@ -35,7 +35,37 @@ pub fn block_device_in_use(path: &Path) -> io::Result<Option<String>> {
     let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
     let sources = Sources { sys: Path::new("/sys"), mountinfo: &mountinfo, swaps: &swaps };
-    Ok(in_use(&sources, major, minor))
+    if let Some(why) = in_use(&sources, major, minor) {
+        return Ok(Some(why));
+    }
+    Ok(backs_a_loop_device(rdev))
+}
+
+/// Whether the device numbered `rdev`, or one of its partitions, backs an attached loop
+/// device (sysfs `holders` does not show that).
+fn backs_a_loop_device(rdev: u64) -> Option<String> {
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let mut numbers = vec![(String::new(), rdev)];
+    if let Ok(entries) = fs::read_dir(format!("/sys/dev/block/{major}:{minor}")) {
+        for e in entries.flatten() {
+            let Ok(number) = fs::read_to_string(e.path().join("dev")) else { continue };
+            if !e.path().join("partition").is_file() {
+                continue;
+            }
+            if let Some((ma, mi)) = number.trim().split_once(':')
+                && let (Ok(ma), Ok(mi)) = (ma.parse(), mi.parse())
+            {
+                numbers.push((e.file_name().to_string_lossy().into_owned(), libc::makedev(ma, mi)));
+            }
+        }
+    }
+    let loops = super::loop_backing::attached_loops();
+    numbers.iter().find_map(|(partition, number)| {
+        let users: Vec<&str> =
+            loops.iter().filter(|l| l.backing_rdev == Some(*number)).map(|l| l.loop_name.as_str()).collect();
+        let whose = if partition.is_empty() { String::new() } else { format!("its partition {partition} ") };
+        (!users.is_empty()).then(|| format!("{whose}backs loop device {}", users.join(", ")))
+    })
 }
 
 /// One block device as sysfs shows it.

@@ -4,7 +4,7 @@
 //! target. Only looks (stat).
 
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A file's device and inode, as stat(2) gives them after following symlinks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -17,6 +17,26 @@ impl FileId {
     /// The file `path` names, following symlinks; `None` if it does not exist (yet).
     pub fn of(path: &Path) -> Option<FileId> {
         std::fs::metadata(path).ok().map(|m| FileId { dev: m.dev(), ino: m.ino() })
+    }
+}
+
+/// What a path stands for, to find two paths that are one file: its device and inode
+/// when it exists, else the path it would be created at (its directory resolved).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathIdentity {
+    Existing(FileId),
+    New(PathBuf),
+}
+
+impl PathIdentity {
+    /// `None` when the path does not exist and its directory cannot be resolved either.
+    pub fn of(path: &Path) -> Option<PathIdentity> {
+        if let Some(id) = FileId::of(path) {
+            return Some(PathIdentity::Existing(id));
+        }
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = std::fs::canonicalize(parent).ok()?;
+        Some(PathIdentity::New(dir.join(path.file_name()?)))
     }
 }
 
@@ -37,5 +57,7 @@ mod tests {
         assert_eq!(FileId::of(&dir.path().join("hard")), Some(id));
         assert_ne!(FileId::of(&dir.path().join("copy")), Some(id));
         assert_eq!(FileId::of(&dir.path().join("missing")), None);
+        let new_a = PathIdentity::of(&dir.path().join("new")).unwrap();
+        assert_eq!(PathIdentity::of(&dir.path().join(".").join("new")), Some(new_a));
     }
 }

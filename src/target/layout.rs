@@ -62,7 +62,9 @@ pub fn extend(
         ProgressBar::hidden()
     };
     // Chunks hold whole blocks, so that every block starts at a multiple of the block size.
-    let chunk_bytes = CHUNK_BYTES.max(bs).next_multiple_of(bs).min(total.max(1).next_multiple_of(bs));
+    // Checked: a total near u64::MAX must not wrap the chunk length to 0 (a loop that never ends).
+    let whole_blocks = |n: u64| n.checked_next_multiple_of(bs).unwrap_or(u64::MAX / bs * bs);
+    let chunk_bytes = whole_blocks(CHUNK_BYTES.max(bs)).min(whole_blocks(total.max(1)));
     let mut chunk = vec![0u8; chunk_bytes as usize];
     let mut offset = from_bytes;
     while offset < to_bytes {
@@ -88,7 +90,7 @@ pub fn extend(
                 if source.raw_os_error() == Some(libc::ENOSPC) { "; the filesystem is full" } else { "" }
             ))));
         }
-        offset += len as u64;
+        offset = offset.saturating_add(len as u64);
         bar.set_position(offset - from_bytes);
     }
     if let Err(source) = file.sync_data() {

@@ -8,6 +8,8 @@ pub mod device;
 pub mod fsinfo;
 pub mod identity;
 pub mod layout;
+pub mod loop_backing;
+pub mod ownership;
 pub mod plan;
 pub mod prepare;
 pub mod pseudo_fs;

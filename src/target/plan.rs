@@ -5,6 +5,9 @@
 
 use super::device::{self, Access};
 use super::fsinfo;
+use super::identity::{FileId, PathIdentity};
+use super::pseudo_fs::pseudo_filesystem;
+use super::{loop_backing, ownership};
 use crate::error::UsageError;
 use crate::spec::{DEFAULT_NEW_FILE_SIZE_BYTES, Spec};
 use serde::{Deserialize, Serialize};
@@ -40,12 +43,66 @@ pub struct TargetPlan {
 /// Plans every target of `spec` (given as `paths`, which may differ from the spec's
 /// own list for the embedded default).
 pub fn plan_targets(spec: &Spec, paths: &[PathBuf]) -> Result<Vec<TargetPlan>, UsageError> {
-    paths.iter().map(|p| plan_one(spec, p)).collect()
+    refuse_one_file_twice(paths)?;
+    let plans = paths.iter().map(|p| plan_one(spec, p)).collect::<Result<Vec<_>, _>>()?;
+    check_free_space(&plans)?;
+    Ok(plans)
+}
+
+/// Two targets that are one file (a symlink, a hard link, `./a` beside `a`) would be
+/// written by two workers as if they were two: verification then reports the other
+/// worker's blocks as corruption. Refused.
+fn refuse_one_file_twice(paths: &[PathBuf]) -> Result<(), UsageError> {
+    let mut seen: Vec<(PathIdentity, &PathBuf)> = Vec::new();
+    for path in paths {
+        let Some(id) = PathIdentity::of(path) else { continue };
+        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+            return Err(UsageError::new(format!(
+                "TARGET {} and TARGET {} are the same file (a link or another spelling of one path): give each file once",
+                first.display(),
+                path.display()
+            )));
+        }
+        seen.push((id, path));
+    }
+    Ok(())
+}
+
+/// Layout must fit: the bytes to be added to files on one filesystem must not exceed
+/// what it has free for this user (statvfs f_bavail), or the run would fill the disk
+/// and fail half-way through layout.
+fn check_free_space(plans: &[TargetPlan]) -> Result<(), UsageError> {
+    let mut per_fs: Vec<(u64, u64, u64, &TargetPlan)> = Vec::new(); // (fsid, free, needed, first)
+    for plan in plans.iter().filter(|p| p.kind == TargetKind::File && p.size_bytes > p.existing_size_bytes) {
+        let place = if plan.exists { plan.path.clone() } else { parent_dir(&plan.path) };
+        let Ok(vfs) = nix::sys::statvfs::statvfs(&place) else { continue };
+        let free_bytes = vfs.blocks_available().saturating_mul(vfs.fragment_size());
+        let needed_bytes = plan.size_bytes - plan.existing_size_bytes;
+        let fsid = vfs.filesystem_id();
+        match per_fs.iter_mut().find(|(id, ..)| *id == fsid) {
+            Some(entry) => entry.2 = entry.2.saturating_add(needed_bytes),
+            None => per_fs.push((fsid, free_bytes, needed_bytes, plan)),
+        }
+    }
+    for (_, free_bytes, needed_bytes, first) in per_fs {
+        if needed_bytes > free_bytes {
+            return Err(UsageError::new(format!(
+                "--file-size: laying out TARGET {} needs {needed_bytes} bytes but its filesystem has {free_bytes} bytes free: give a smaller --file-size or a target on a filesystem with room",
+                first.path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
     let shown = path.display();
     let bs = spec.block_size_bytes;
+    if let Some(fs) = pseudo_filesystem(path) {
+        return Err(UsageError::new(format!(
+            "TARGET {shown} is on {fs}, a kernel interface, not storage: reading or laying it out would change the kernel's state; give a file on a real filesystem or a block device"
+        )));
+    }
     let (kind, exists, existing_size_bytes, size_bytes) = match fs::metadata(path) {
         Ok(meta) => {
             let ft = meta.file_type();
@@ -88,6 +145,9 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
                 let existing = meta.len();
                 let size =
                     spec.file_size_bytes.unwrap_or(if existing > 0 { existing } else { DEFAULT_NEW_FILE_SIZE_BYTES });
+                // Whether it can be written at all is said first (a read-only mount).
+                check_rights(spec, path, TargetKind::File, existing < size)?;
+                check_file_may_change(spec, path, &meta, existing < size)?;
                 (TargetKind::File, true, existing, size)
             } else {
                 let what = if ft.is_char_device() {
@@ -155,6 +215,33 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
         blocks: size_bytes / bs,
         dio_align_bytes,
     })
+}
+
+/// An existing regular file changes only when the user asked for it: a file that backs
+/// a loop device is never written or extended (that rewrites what uses the loop device);
+/// a non-empty file iopulse did not lay out is extended by a run that only reads only
+/// with --force.
+fn check_file_may_change(spec: &Spec, path: &Path, meta: &fs::Metadata, extends: bool) -> Result<(), UsageError> {
+    use std::os::unix::fs::MetadataExt;
+    let shown = path.display();
+    if !spec.writes() && !extends {
+        return Ok(());
+    }
+    let loops = loop_backing::loops_backed_by_file(FileId { dev: meta.dev(), ino: meta.ino() });
+    if !loops.is_empty() {
+        return Err(UsageError::new(format!(
+            "TARGET {shown} backs loop device {}: writing to it would corrupt what uses that device, so it is refused even with --force; detach it (losetup -d) first, or run reads only at its size",
+            loops.join(", ")
+        )));
+    }
+    if extends && !spec.writes() && !spec.force && meta.len() > 0 && !ownership::laid_out_by_iopulse(path) {
+        return Err(UsageError::new(format!(
+            "TARGET {shown} exists ({} bytes) and was not laid out by iopulse: this read-only run would extend it to --file-size {} with benchmark data; drop --file-size to read it at its size, or add --force to extend it",
+            meta.len(),
+            spec.file_size_bytes.unwrap_or(0)
+        )));
+    }
+    Ok(())
 }
 
 /// The run opens an existing target for reading, and for writing when it writes or

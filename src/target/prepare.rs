@@ -6,6 +6,7 @@
 
 use super::fsinfo::{self, MountFacts};
 use super::layout::{self, LayoutStop};
+use super::ownership;
 use super::plan::{TargetKind, TargetPlan};
 use crate::buffer::SlotBuffers;
 use crate::diag::Diagnostics;
@@ -115,7 +116,13 @@ fn prepare_one(
             diag.show_progress(),
             stop,
         ) {
-            Ok(n) => n,
+            Ok(n) => {
+                // Ours now: a later run may lay it out further without --force.
+                if was_created || ownership::laid_out_by_iopulse(&path) || plan.existing_size_bytes == 0 {
+                    ownership::mark_laid_out(&file);
+                }
+                n
+            }
             Err(LayoutStop::Failed(e)) if was_created => {
                 return Err(
                     RunError::Other(format!("{e}; the file was created by this run and has been removed")).into()
