@@ -600,9 +600,9 @@ fn execute<E: Engine + 'static>(
     // Every worker set up (buffers allocated, engines ready): only then meet the other ranks
     // and wait for --start-at, so the windows open as close together as they can.
     let ready = spawn_error.is_none() && !interrupted && control.wait_for_arrivals(handles.len());
+    let opened = if ready && stop.load(Ordering::Relaxed) == 0 { Some(start_line.open(stop)) } else { None };
+    // A signal while workers set up or while waiting for --start-at: the window never opens.
     interrupted |= stop.load(Ordering::Relaxed) != 0;
-    let ready = ready && !interrupted;
-    let opened = if ready { Some(start_line.open(stop)) } else { None };
     let (opened, open_error) = match opened {
         Some(Ok(o)) => (o, None),
         Some(Err(e)) => (Opened::default(), Some(e)),
@@ -610,7 +610,7 @@ fn execute<E: Engine + 'static>(
     };
     // The wall clock next to the run's clock, just before the release, to place the window.
     let (wall_ns, clock_ns) = (start_at::now_unix_ns(), control.clock.now_ns());
-    let start = control.release(handles.len(), spawn_error.is_some() || open_error.is_some());
+    let start = control.release(handles.len(), spawn_error.is_some() || open_error.is_some() || interrupted);
     let start_unix_ns = start.map_or(0, |s| wall_ns + s.saturating_sub(clock_ns));
     let sampling_done = Arc::new(AtomicBool::new(false));
     let sampler = match (start, sampler) {

@@ -129,13 +129,66 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     e
 }
 
-/// Refuses a run whose estimate exceeds the memory available (a usage error: nothing
-/// has been touched yet).
-pub fn check(e: &MemoryEstimate, threads: u32, queue_depth: u32, block_size_bytes: u64) -> Result<(), UsageError> {
-    let Some(available) = e.available_bytes else { return Ok(()) };
-    if e.total_bytes <= available {
-        return Ok(());
+/// Address space one worker thread reserves for its stack (Rust's default of 2 MiB, and
+/// a guard page). Reserved, not used: it counts against `ulimit -v`, not against memory.
+pub const WORKER_STACK_BYTES: u64 = (2 << 20) + 4096;
+/// Address space beyond the plan: the coordinator, sampler and watchdog threads, engine
+/// rings, libraries mapped later.
+const ADDRESS_SPACE_MARGIN_BYTES: u64 = 64 << 20;
+
+/// The limits a run's memory must fit, as read when it is planned.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryLimits {
+    /// MemAvailable of /proc/meminfo.
+    pub available_bytes: Option<u64>,
+    /// The tightest cgroup v2 `memory.max` of this process's cgroup and its ancestors.
+    pub cgroup: Option<CgroupMemory>,
+    /// RLIMIT_AS (`ulimit -v`) and the address space the process maps already.
+    pub address_space: Option<AddressSpace>,
+}
+
+/// A memory cgroup's limit and what its processes use now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupMemory {
+    /// The cgroup, as /proc/self/cgroup names it (e.g. `/user.slice/test`).
+    pub path: String,
+    /// The file that holds the limit (`memory.max`, or `memory.limit_in_bytes` in v1).
+    pub limit_file: &'static str,
+    pub max_bytes: u64,
+    pub current_bytes: u64,
+}
+
+/// The soft RLIMIT_AS and the address space mapped now (VmSize).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddressSpace {
+    pub limit_bytes: u64,
+    pub mapped_bytes: u64,
+}
+
+impl MemoryLimits {
+    /// Reads the limits of this process now.
+    pub fn of_this_process() -> Self {
+        Self { available_bytes: mem_available_bytes(), cgroup: cgroup_memory(), address_space: address_space() }
     }
+}
+
+/// Refuses a run whose estimate exceeds the memory available, the room left under its
+/// memory cgroup's limit, or (with its thread stacks) the address space `ulimit -v`
+/// leaves: a usage error, since nothing has been touched yet. A run over a cgroup limit
+/// would be killed by the kernel's OOM killer mid-run, and one over RLIMIT_AS would
+/// abort on an allocation, both leaving their new files behind.
+pub fn check(e: &MemoryEstimate, threads: u32, queue_depth: u32, block_size_bytes: u64) -> Result<(), UsageError> {
+    check_against(e, &MemoryLimits::of_this_process(), threads, queue_depth, block_size_bytes)
+}
+
+/// `check` against given limits.
+pub fn check_against(
+    e: &MemoryEstimate,
+    limits: &MemoryLimits,
+    threads: u32,
+    queue_depth: u32,
+    block_size_bytes: u64,
+) -> Result<(), UsageError> {
     let mut parts = vec![format!(
         "I/O buffers {} (--threads {threads} x --queue-depth {queue_depth} x --block-size {block_size_bytes})",
         units::bytes(e.buffers_bytes)
@@ -150,12 +203,99 @@ pub fn check(e: &MemoryEstimate, threads: u32, queue_depth: u32, block_size_byte
             parts.push(format!("{what} {}", units::bytes(bytes)));
         }
     }
-    Err(UsageError::new(format!(
-        "this run needs about {} of memory ({}) but only {} is available: lower --threads, --queue-depth or --block-size",
-        units::bytes(e.total_bytes),
-        parts.join(", "),
-        units::bytes(available)
-    )))
+    let needs = format!("this run needs about {} of memory ({})", units::bytes(e.total_bytes), parts.join(", "));
+    let fix = "lower --threads, --queue-depth or --block-size";
+    if let Some(available) = limits.available_bytes
+        && e.total_bytes > available
+    {
+        return Err(UsageError::new(format!("{needs} but only {} is available: {fix}", units::bytes(available))));
+    }
+    if let Some(cg) = &limits.cgroup {
+        let room = cg.max_bytes.saturating_sub(cg.current_bytes);
+        if e.total_bytes > room {
+            return Err(UsageError::new(format!(
+                "{needs} but its memory cgroup {} allows {} ({}) with {} in use already, so the kernel would kill the run: {fix}, or raise {}",
+                cg.path,
+                units::bytes(cg.max_bytes),
+                cg.limit_file,
+                units::bytes(cg.current_bytes),
+                cg.limit_file
+            )));
+        }
+    }
+    if let Some(space) = limits.address_space {
+        let stacks = u64::from(threads).saturating_mul(WORKER_STACK_BYTES);
+        let wanted = space
+            .mapped_bytes
+            .saturating_add(e.total_bytes)
+            .saturating_add(stacks)
+            .saturating_add(ADDRESS_SPACE_MARGIN_BYTES);
+        if wanted > space.limit_bytes {
+            return Err(UsageError::new(format!(
+                "{needs}, and its {threads} worker threads reserve {} of stacks: about {} of address space with what is mapped now, but `ulimit -v` allows {}: {fix}, or raise ulimit -v",
+                units::bytes(stacks),
+                units::bytes(wanted),
+                units::bytes(space.limit_bytes)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The tightest memory cgroup limit over this process's cgroup and its ancestors, v2
+/// (`memory.max`, `memory.current`) or v1 (`memory.limit_in_bytes`,
+/// `memory.usage_in_bytes`). Page cache counts in a cgroup's usage but the kernel reclaims
+/// it before it kills anything, so it is not counted as in use.
+fn cgroup_memory() -> Option<CgroupMemory> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mut tightest: Option<CgroupMemory> = None;
+    for line in text.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        let (root, max_file, current_file, cache_key) = match controllers {
+            "" => ("/sys/fs/cgroup", "memory.max", "memory.current", "file"),
+            c if c.split(',').any(|c| c == "memory") => {
+                ("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes", "total_cache")
+            }
+            _ => continue,
+        };
+        let root = std::path::Path::new(root);
+        let mut dir = root.join(path.trim_start_matches('/'));
+        loop {
+            let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
+            let number = |name: &str| read(name).and_then(|v| v.trim().parse::<u64>().ok());
+            if let (Some(max_bytes), Some(current_bytes)) = (number(max_file), number(current_file)) {
+                let cache_bytes = read("memory.stat")
+                    .and_then(|stat| {
+                        stat.lines()
+                            .find_map(|l| l.strip_prefix(cache_key)?.strip_prefix(' ')?.trim().parse::<u64>().ok())
+                    })
+                    .unwrap_or(0);
+                let current_bytes = current_bytes.saturating_sub(cache_bytes);
+                let room = max_bytes.saturating_sub(current_bytes);
+                if tightest.as_ref().is_none_or(|t| room < t.max_bytes.saturating_sub(t.current_bytes)) {
+                    let shown = dir.strip_prefix(root).map(|p| format!("/{}", p.display())).unwrap_or_default();
+                    tightest = Some(CgroupMemory { path: shown, limit_file: max_file, max_bytes, current_bytes });
+                }
+            }
+            if dir == root || !dir.pop() || !dir.starts_with(root) {
+                break;
+            }
+        }
+    }
+    tightest
+}
+
+/// RLIMIT_AS when it is set, and VmSize of /proc/self/status.
+fn address_space() -> Option<AddressSpace> {
+    use nix::sys::resource::{Resource, getrlimit};
+    let (soft, _) = getrlimit(Resource::RLIMIT_AS).ok()?;
+    if soft == nix::sys::resource::RLIM_INFINITY {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status.lines().find_map(|l| l.strip_prefix("VmSize:"))?.split_whitespace().next()?.parse().ok()?;
+    Some(AddressSpace { limit_bytes: soft, mapped_bytes: kib.saturating_mul(1024) })
 }
 
 /// MemAvailable of /proc/meminfo, in bytes.
