@@ -23,10 +23,13 @@ Examples:
       the merged result as JSON (with `merged_from`), e.g. for `iopulse plot merged.json`
   iopulse merge a.json b.json --force
       merge although the specs differ (each difference is noted)
+  iopulse merge a.json b.json --allow-duplicates
+      merge two results that look like one run given twice (same host, start and spec)
 
 Percentiles come from the added histograms, never from averaged percentiles;
 IOPS, bandwidth and CPU time are summed (the runs are taken as concurrent).
-Exit codes: 0 merged, 2 unreadable input or different specs without --force.";
+Inputs must be regular files of at most 256 MiB; one result given twice is refused.
+Exit codes: 0 merged, 2 unreadable input, a duplicate, or different specs without --force.";
 
 /// Combine the JSON results of concurrent runs (several processes or hosts) into one report.
 #[derive(Debug, Parser)]
@@ -43,6 +46,10 @@ pub struct MergeArgs {
     /// Merge results whose specs differ (other than the seed); the first one's spec is shown.
     #[arg(long)]
     pub force: bool,
+    /// Merge results that look like one run given twice (same host, start and spec), e.g.
+    /// two processes started in the same instant with identical command lines.
+    #[arg(long)]
+    pub allow_duplicates: bool,
 
     /// No notes on stderr.
     #[arg(long, short)]
@@ -149,6 +156,7 @@ fn print_notes(quiet: bool, notes: &[String]) {
 }
 
 pub fn merge(args: MergeArgs) -> i32 {
+    end_on_first_signal();
     let inputs = match args.results.iter().map(|p| merge::load(p)).collect::<Result<Vec<_>, _>>() {
         Ok(inputs) => inputs,
         Err(e) => {
@@ -156,6 +164,13 @@ pub fn merge(args: MergeArgs) -> i32 {
             return exit_code::USAGE;
         }
     };
+    let paths: Vec<&std::path::Path> = args.results.iter().map(PathBuf::as_path).collect();
+    if !args.allow_duplicates
+        && let Err(e) = merge::refuse_duplicates(&paths, &inputs)
+    {
+        crate::stderr_line!("iopulse merge: error: {e}");
+        return exit_code::USAGE;
+    }
     let merged = match merge::merge(&inputs, args.force) {
         Ok(m) => m,
         Err(e) => {
@@ -177,7 +192,21 @@ pub fn merge(args: MergeArgs) -> i32 {
     write_stdout(&text)
 }
 
+/// `merge` and `plot` change nothing that needs cleaning up: SIGINT, SIGTERM and SIGHUP
+/// end them at once with 130, 143 or 129, even when the shell that started them in the
+/// background set SIGINT to be ignored.
+fn end_on_first_signal() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let always = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    for (signal, code) in
+        [(SIGINT, exit_code::INTERRUPTED), (SIGTERM, exit_code::TERMINATED), (SIGHUP, exit_code::HUNG_UP)]
+    {
+        let _ = signal_hook::flag::register_conditional_shutdown(signal, code, std::sync::Arc::clone(&always));
+    }
+}
+
 pub fn plot(args: PlotArgs) -> i32 {
+    end_on_first_signal();
     if args.sweep.is_none() && (args.x.is_some() || args.y.is_some() || args.by.is_some() || !args.filters.is_empty()) {
         crate::stderr_line!(
             "iopulse plot: error: --x, --y, --by and --where apply to --sweep FILE.csv: add --sweep or drop them"

@@ -178,7 +178,9 @@ impl MemoryLimits {
 /// would be killed by the kernel's OOM killer mid-run, and one over RLIMIT_AS would
 /// abort on an allocation, both leaving their new files behind.
 pub fn check(e: &MemoryEstimate, threads: u32, queue_depth: u32, block_size_bytes: u64) -> Result<(), UsageError> {
-    check_against(e, &MemoryLimits::of_this_process(), threads, queue_depth, block_size_bytes)
+    // MemAvailable as the estimate recorded it (the report shows that figure).
+    let limits = MemoryLimits { available_bytes: e.available_bytes, ..MemoryLimits::of_this_process() };
+    check_against(e, &limits, threads, queue_depth, block_size_bytes)
 }
 
 /// `check` against given limits.
@@ -357,7 +359,30 @@ mod tests {
         e.available_bytes = Some(1 << 30);
         let err = check(&e, 1, 1024, 1 << 30).unwrap_err();
         assert!(err.message.contains("--queue-depth 1024") && err.message.contains("available"), "{err}");
-        e.available_bytes = None;
-        assert!(check(&e, 1, 1024, 1 << 30).is_ok(), "unknown memory: no refusal");
+        assert!(check_against(&e, &MemoryLimits::default(), 1, 1024, 1 << 30).is_ok(), "unknown memory: no refusal");
+    }
+
+    #[test]
+    fn a_cgroup_limit_and_ulimit_v_are_limits_too() {
+        let e = estimate(&shape(128, 1 << 20), &[worker(10), worker(10), worker(10), worker(10)]);
+        let cgroup = CgroupMemory {
+            path: "/test".into(),
+            limit_file: "memory.max",
+            max_bytes: 200 << 20,
+            current_bytes: 1 << 20,
+        };
+        let limits = MemoryLimits { cgroup: Some(cgroup), ..Default::default() };
+        let err = check_against(&e, &limits, 4, 128, 1 << 20).unwrap_err();
+        assert!(err.message.contains("cgroup /test") && err.message.contains("memory.max"), "{err}");
+        let room = MemoryLimits {
+            cgroup: Some(CgroupMemory { max_bytes: 1 << 40, ..limits.cgroup.clone().unwrap() }),
+            ..Default::default()
+        };
+        assert!(check_against(&e, &room, 4, 128, 1 << 20).is_ok());
+        let small = estimate(&shape(1, 4096), &vec![worker(10); 200]);
+        let space = AddressSpace { limit_bytes: 600 << 20, mapped_bytes: 50 << 20 };
+        let limits = MemoryLimits { address_space: Some(space), ..Default::default() };
+        let err = check_against(&small, &limits, 200, 1, 4096).unwrap_err();
+        assert!(err.message.contains("ulimit -v") && err.message.contains("200 worker threads"), "{err}");
     }
 }

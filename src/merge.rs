@@ -63,6 +63,12 @@ pub enum MergeError {
         "{file} has schema_version {found} but {first} has {expected}: results of different iopulse result layouts cannot be merged"
     )]
     SchemaVersion { file: String, found: u32, first: String, expected: u32 },
+    #[error(
+        "{first} and {other} are the same result (same host, start and spec): merging it twice would double its IOPS; give each result once, or pass --allow-duplicates if they really are two runs"
+    )]
+    Duplicate { first: String, other: String },
+    #[error("{file}: {why}; give the JSON file written by `iopulse --json FILE`")]
+    NotAResultFile { file: String, why: String },
     #[error("{first} and {other} have different specs: {}; merge results of one workload, or pass --force to merge them anyway", describe(.differences, .first, .other))]
     SpecMismatch { first: String, other: String, differences: Vec<SpecDifference> },
 }
@@ -75,12 +81,65 @@ fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String 
         .join("; ")
 }
 
-/// Reads one JSON result.
+/// The largest input read: a result with histograms and a long time series is a few MiB.
+/// A larger input is not a result (`/dev/zero` would otherwise be read without end).
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// Reads one JSON result. Only a regular file on a real filesystem, of at most
+/// `MAX_INPUT_BYTES`, is read: never a FIFO (which blocks), a device or /proc.
 pub fn load(path: &Path) -> Result<Input, MergeError> {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| MergeError::Read { file: file.clone(), source })?;
+    let not_a_result = |why: String| MergeError::NotAResultFile { file: file.clone(), why };
+    let meta = std::fs::metadata(path).map_err(|source| MergeError::Read { file: file.clone(), source })?;
+    let ft = meta.file_type();
+    if !ft.is_file() {
+        let what = if ft.is_dir() {
+            "a directory"
+        } else if ft.is_fifo() {
+            "a FIFO"
+        } else if ft.is_block_device() || ft.is_char_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(not_a_result(format!("is {what}")));
+    }
+    if let Some(fs) = crate::target::pseudo_fs::pseudo_filesystem(path) {
+        return Err(not_a_result(format!("is on {fs}")));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_string(&mut text))
+        .map_err(|source| MergeError::Read { file: file.clone(), source })?;
+    if text.len() as u64 > MAX_INPUT_BYTES {
+        return Err(not_a_result(format!("is larger than {} MiB, more than any result", MAX_INPUT_BYTES >> 20)));
+    }
     let result = serde_json::from_str(&text).map_err(|source| MergeError::Parse { file: file.clone(), source })?;
     Ok(Input { file, result })
+}
+
+/// Refuses one result given twice: the same file (by device and inode), or two copies of
+/// one run (same host, same start to the nanosecond where recorded, same spec and seed).
+/// Merging takes its inputs as concurrent runs, so a duplicate would double the figures.
+pub fn refuse_duplicates(paths: &[&Path], inputs: &[Input]) -> Result<(), MergeError> {
+    use crate::target::identity::FileId;
+    for (i, a) in inputs.iter().enumerate() {
+        for (j, b) in inputs.iter().enumerate().skip(i + 1) {
+            let same_file = FileId::of(paths[i]).is_some() && FileId::of(paths[i]) == FileId::of(paths[j]);
+            let (ra, rb) = (&a.result, &b.result);
+            let same_run = ra.environment.hostname == rb.environment.hostname
+                && ra.started_at == rb.started_at
+                && ra.window_start_unix_ns == rb.window_start_unix_ns
+                && ra.spec.seed == rb.spec.seed
+                && spec_differences(ra, rb).is_empty();
+            if same_file || same_run {
+                return Err(MergeError::Duplicate { first: a.file.clone(), other: b.file.clone() });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The fields of two specs that differ (by their JSON form), `seed` aside.

@@ -607,9 +607,6 @@ impl<E: Engine> Worker<E> {
             }
         }
         self.remaining_ops -= 1;
-        if let Some(tracker) = &mut self.coverage {
-            tracker.touch(region_block);
-        }
         let block = self.region_first_block + region_block;
         let file = self.locate(block);
         let offset_bytes = (block - self.files[file as usize].first_block) * self.block_size_bytes;
@@ -666,6 +663,10 @@ impl<E: Engine> Worker<E> {
             self.verify_completion(slot, &state);
         }
         if result == self.block_size_bytes as i64 {
+            // A block is covered once an I/O on it succeeded (a failed one reached nothing).
+            if let Some(tracker) = &mut self.coverage {
+                tracker.touch(state.region_block);
+            }
             if counts {
                 let stats = &mut self.stats[state.file as usize];
                 match state.op {
@@ -693,13 +694,19 @@ impl<E: Engine> Worker<E> {
             IoFailureKind::Short { .. } => crate::errors::SHORT_TRANSFER,
         };
         let target = self.files[state.file as usize].target;
-        self.errors.record(state.op, errno, target, state.offset_bytes);
         if let Some(v) = &mut self.verifier {
             v.in_flight[slot as usize] = u64::MAX;
         }
-        // Only failed I/Os touch the run-wide counter, so that --max-errors counts exactly.
+        // Only failed I/Os touch the run-wide counter. Each failure draws a distinct number
+        // from it, so exactly `error_limit` are counted across all workers: I/Os that fail
+        // after the limit was reached (in flight in this or another worker while the run
+        // stops) are not counted, as I/Os completing after the window are not.
         let seen = self.errors_seen.fetch_add(1, Ordering::Relaxed) + 1;
-        if seen >= self.error_limit && self.failure.is_none() {
+        if seen > self.error_limit {
+            return;
+        }
+        self.errors.record(state.op, errno, target, state.offset_bytes);
+        if seen == self.error_limit && self.failure.is_none() {
             self.failure = Some(IoFailure { op: state.op, target, offset_bytes: state.offset_bytes, kind });
         }
     }

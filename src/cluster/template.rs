@@ -12,10 +12,26 @@ use std::path::{Path, PathBuf};
 pub const RANK: &str = "{rank}";
 pub const HOST: &str = "{host}";
 
-/// `path` with `{rank}` and `{host}` replaced.
+/// A host name made safe to stand inside a file name: anything but letters, digits,
+/// '-', '_' and '.' becomes '_', and a leading '.' or '-' too, so that a host name such
+/// as `a/../../b` or `..` can never climb out of the directory the user named.
+pub fn file_name_safe(host: &str) -> String {
+    let mut safe: String =
+        host.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    if safe.starts_with(['.', '-']) || safe.is_empty() {
+        safe.replace_range(..safe.chars().next().map_or(0, char::len_utf8), "_");
+        if safe.is_empty() {
+            safe.push('_');
+        }
+    }
+    safe
+}
+
+/// `path` with `{rank}` and `{host}` replaced (the host name made file-name safe).
 pub fn substitute(path: &Path, rank: u32, host: &str) -> PathBuf {
     let bytes = path.as_os_str().as_bytes();
     let rank = rank.to_string();
+    let host = file_name_safe(host);
     let mut out = Vec::with_capacity(bytes.len() + 16);
     let mut i = 0;
     while i < bytes.len() {
@@ -43,6 +59,20 @@ pub fn has_placeholder(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hostile_host_names_stay_inside_the_directory() {
+        for host in ["a/../../b", "..", ".", "-rf", "", "x\0y", "../etc/passwd", "h\nost"] {
+            let p = substitute(Path::new("/data/r.{host}.json"), 0, host);
+            assert_eq!(p.parent(), Some(Path::new("/data")), "{host:?} gave {}", p.display());
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(!name.contains('/') && name.starts_with("r."), "{host:?}: {name}");
+            let alone = substitute(Path::new("/data/{host}"), 0, host);
+            assert_eq!(alone.parent(), Some(Path::new("/data")), "{host:?} gave {}", alone.display());
+            assert!(!matches!(alone.file_name().and_then(|n| n.to_str()), Some("." | "..")));
+        }
+        assert_eq!(file_name_safe("node-01.cluster"), "node-01.cluster");
+    }
 
     #[test]
     fn replaces_rank_and_host_everywhere_and_nothing_else() {

@@ -192,7 +192,17 @@ impl MmapEngine {
             st
         };
         let regular = st.st_mode & libc::S_IFMT == libc::S_IFREG;
-        if regular && fault_offset >= st.st_size as u64 { moved as i64 } else { -i64::from(libc::EIO) }
+        if regular && fault_offset >= st.st_size as u64 {
+            return moved as i64;
+        }
+        // A page inside the file that cannot be had: on a filesystem with no room left, a
+        // store into a hole that could not be allocated (what write(2) reports as ENOSPC).
+        // SAFETY: fstatvfs writes one `statvfs` into memory we own.
+        let full = unsafe {
+            let mut vfs: libc::statvfs = std::mem::zeroed();
+            libc::fstatvfs(m.fd, &mut vfs) == 0 && (vfs.f_bavail as u64).saturating_mul(vfs.f_frsize as u64) < 4096
+        };
+        if full { -i64::from(libc::ENOSPC) } else { -i64::from(libc::EIO) }
     }
 }
 
