@@ -89,8 +89,12 @@ Subcommands (the first argument; a target file named like one is written ./merge
   iopulse man > iopulse.1
       the man page (roff) on stdout
 
+Safety: outputs never go to devices, FIFOs, /proc or a target; targets on /proc or /sys,
+one file given twice, and devices or files behind a loop device are refused; a read run
+never extends a file iopulse did not lay out (add --force). See docs/safety.md.
 Exit codes: 0 success, 1 the run failed, 2 usage error (nothing was touched),
-3 verification mismatches, 130 interrupted (the partial report is printed), 143 SIGTERM.
+3 verification mismatches, 4 the run succeeded but an output could not be written,
+130 interrupted (the partial report is printed), 143 SIGTERM, 129 SIGHUP.
 Full documentation: README.md and docs/ (docs/usage.md lists every flag).";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -356,7 +360,9 @@ pub struct Args {
     #[arg(long, short)]
     pub quiet: bool,
 
-    /// Allow writes to a block device (destroys its contents).
+    /// Allow writes to a block device (destroys its contents), and let a read run extend an
+    /// existing file that iopulse did not lay out to --file-size (e.g. `iopulse notes.dat
+    /// --file-size 1G --force`). Devices in use and files behind a loop device stay refused.
     #[arg(long)]
     pub force: bool,
 

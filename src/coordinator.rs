@@ -324,7 +324,9 @@ struct WorkerRegion {
 
 impl RegionLayout {
     fn new(spec: &Spec, distribution: FileDistribution, target_blocks: &[u64]) -> Result<Self, UsageError> {
-        let total: u64 = target_blocks.iter().sum();
+        let total = target_blocks.iter().try_fold(0u64, |sum, &b| sum.checked_add(b)).ok_or_else(|| {
+            UsageError::new("TARGET: the targets together hold more than 2^64 blocks: give fewer or smaller targets")
+        })?;
         let targets_per_worker = match distribution {
             FileDistribution::PerWorker => target_blocks.len() / spec.threads as usize,
             _ => target_blocks.len(),

@@ -201,7 +201,8 @@ fn layout_writes_real_data_and_extends_short_files() {
 
     let short = dir.path().join("short.dat");
     std::fs::write(&short, vec![0xabu8; 100_000]).unwrap();
-    let r = run_json(&[&path_str(&short), "--file-size", "1m", "--duration", "0.05"]);
+    // Not laid out by iopulse: a read run extends it only with --force (docs/safety.md).
+    let r = run_json(&[&path_str(&short), "--file-size", "1m", "--duration", "0.05", "--force"]);
     assert_eq!(u64_at(&r, &["targets", "0", "laid_out_bytes"]), (1 << 20) - 100_000);
     let data = std::fs::read(&short).unwrap();
     assert_eq!(data.len(), 1 << 20);

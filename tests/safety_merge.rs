@@ -5,8 +5,7 @@
 mod common;
 use common::root;
 use common::*;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn result_file(dir: &std::path::Path, name: &str) -> String {
     let target = zero_file(dir, &format!("{name}.dat"), 1 << 20);
@@ -53,20 +52,9 @@ fn devices_fifos_and_huge_inputs_are_refused_at_once() {
         (dir_path, "directory"),
         ("/proc/self/status".to_string(), "procfs"),
     ] {
-        let started = Instant::now();
-        let mut child =
-            iopulse().args(["merge", &input, &a]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        // A regression reads /dev/zero or waits on the FIFO for ever: bound the wait.
-        while child.try_wait().unwrap().is_none() {
-            if started.elapsed() > Duration::from_secs(20) {
-                let _ = child.kill();
-                panic!("merge {input}: still running after 20 s");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{input}: {stderr}");
+        // A regression reads /dev/zero or waits on the FIFO for ever: the wait is bounded.
+        let (code, stderr) = run_bounded(&["merge", &input, &a], Duration::from_secs(20));
+        assert_eq!(code, 2, "{input}: {stderr}");
         assert!(stderr.contains(&input) && stderr.contains(word), "{stderr}");
     }
 }

@@ -11,21 +11,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Runs `args`, killing the process if it has not ended after `limit` (a hang is a failure).
-fn run_bounded(args: &[&str], limit: Duration) -> (i32, String) {
-    let mut child = iopulse().args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("{args:?}: still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let out = child.wait_with_output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
 #[test]
 fn a_procfs_target_is_refused_and_the_hostname_is_untouched() {
     // Harmless procfs and sysfs paths first: read-only files, and a file that cannot exist.
@@ -116,8 +101,7 @@ fn devices_and_files_behind_a_loop_device_are_held_even_with_force() {
         assert_eq!(code, 0, "reading {target}: {stderr}");
     }
     drop(mount);
-    let fsck = Command::new("e2fsck").args(["-n", "-f", &upper.0]).output().unwrap();
-    assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stdout));
+    assert!(root::e2fsck_clean(&upper.0), "the filesystem on {} still checks clean", upper.0);
 }
 
 #[test]

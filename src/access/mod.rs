@@ -164,6 +164,29 @@ pub fn share_boundary(blocks: u64, index: u32, count: u32) -> u64 {
 }
 
 #[cfg(test)]
+mod share_tests {
+    use super::share_boundary;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Partitioned regions: the shares of `count` workers are disjoint, in order, and
+        /// cover the region exactly, with no overflow for any size.
+        #[test]
+        fn shares_tile_the_region(blocks in any::<u64>(), count in 1u32..=4096) {
+            prop_assert_eq!(share_boundary(blocks, 0, count), 0);
+            prop_assert_eq!(share_boundary(blocks, count, count), blocks);
+            let floor = blocks / u64::from(count);
+            for w in [0, 1.min(count - 1), count / 2, count - 1] {
+                let (start, end) = (share_boundary(blocks, w, count), share_boundary(blocks, w + 1, count));
+                prop_assert!(start <= end && end <= blocks);
+                let share = end - start;
+                prop_assert!(share == floor || share == floor + 1, "share {} of {} blocks over {}", share, blocks, count);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

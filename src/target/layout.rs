@@ -26,6 +26,16 @@ pub struct LayoutContent {
     pub verify: bool,
 }
 
+/// The length of one layout write: whole blocks (so that every block starts at a
+/// multiple of the block size), about `CHUNK_BYTES`, never more than the layout needs
+/// rounded up to a block, and never 0. Checked: a total near u64::MAX used to wrap the
+/// rounding to 0, and the layout loop then never ended.
+fn chunk_len_bytes(total_bytes: u64, block_size_bytes: u64) -> u64 {
+    let bs = block_size_bytes.max(1);
+    let whole_blocks = |n: u64| n.checked_next_multiple_of(bs).unwrap_or(u64::MAX / bs * bs);
+    whole_blocks(CHUNK_BYTES.max(bs)).min(whole_blocks(total_bytes.max(1)))
+}
+
 /// Why a layout stopped early.
 pub enum LayoutStop {
     Failed(RunError),
@@ -61,11 +71,7 @@ pub fn extend(
     } else {
         ProgressBar::hidden()
     };
-    // Chunks hold whole blocks, so that every block starts at a multiple of the block size.
-    // Checked: a total near u64::MAX must not wrap the chunk length to 0 (a loop that never ends).
-    let whole_blocks = |n: u64| n.checked_next_multiple_of(bs).unwrap_or(u64::MAX / bs * bs);
-    let chunk_bytes = whole_blocks(CHUNK_BYTES.max(bs)).min(whole_blocks(total.max(1)));
-    let mut chunk = vec![0u8; chunk_bytes as usize];
+    let mut chunk = vec![0u8; chunk_len_bytes(total, bs) as usize];
     let mut offset = from_bytes;
     while offset < to_bytes {
         if stop.load(Ordering::Relaxed) != 0 {
@@ -98,4 +104,29 @@ pub fn extend(
     }
     bar.finish_and_clear();
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn chunks_are_whole_blocks_never_empty(total in any::<u64>(), bs_shift in 0u32..31, odd in 0u64..3) {
+            // Block sizes iopulse accepts are powers of two and multiples of 512; also try others.
+            let bs = (1u64 << bs_shift) + odd * 512;
+            let chunk = chunk_len_bytes(total, bs);
+            prop_assert!(chunk > 0);
+            prop_assert!(chunk.is_multiple_of(bs));
+            prop_assert!(chunk <= CHUNK_BYTES.max(bs).next_multiple_of(bs));
+        }
+    }
+
+    #[test]
+    fn the_largest_size_gives_a_full_chunk() {
+        assert_eq!(chunk_len_bytes(u64::MAX, 4096), CHUNK_BYTES);
+        assert_eq!(chunk_len_bytes(u64::MAX - 1, 1 << 30), 1 << 30);
+        assert_eq!(chunk_len_bytes(100, 4096), 4096);
+    }
 }

@@ -76,6 +76,10 @@ fn check_free_space(plans: &[TargetPlan]) -> Result<(), UsageError> {
     for plan in plans.iter().filter(|p| p.kind == TargetKind::File && p.size_bytes > p.existing_size_bytes) {
         let place = if plan.exists { plan.path.clone() } else { parent_dir(&plan.path) };
         let Ok(vfs) = nix::sys::statvfs::statvfs(&place) else { continue };
+        // ramfs and the like keep no block count: their free space is unknown, not zero.
+        if vfs.blocks() == 0 {
+            continue;
+        }
         let free_bytes = vfs.blocks_available().saturating_mul(vfs.fragment_size());
         let needed_bytes = plan.size_bytes - plan.existing_size_bytes;
         let fsid = vfs.filesystem_id();

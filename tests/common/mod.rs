@@ -172,3 +172,20 @@ pub fn assert_valid(validator: &jsonschema::Validator, doc: &serde_json::Value, 
 
 /// Root-only facilities (tmpfs, loop devices, blkio throttling) for the fault tests.
 pub mod root;
+
+/// Runs iopulse with `args`, killing it if it has not ended after `limit`: a hang fails the
+/// test instead of hanging the suite. Returns (exit code, stderr).
+pub fn run_bounded(args: &[&str], limit: std::time::Duration) -> (i32, String) {
+    use std::process::Stdio;
+    let mut child = iopulse().args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{args:?}: still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}

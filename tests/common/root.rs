@@ -306,3 +306,9 @@ pub fn dm_device(table: &str, what: &str) -> Option<DmDevice> {
     }
     Some(dev)
 }
+
+/// `e2fsck -n -f` on `device` finds the filesystem clean.
+pub fn e2fsck_clean(device: &str) -> bool {
+    let out = Command::new("e2fsck").args(["-n", "-f", device]).output().expect("run e2fsck");
+    out.status.success()
+}
