@@ -373,9 +373,18 @@ struct Chart<'a> {
     lines: Vec<Line>,
 }
 
+/// Draws `chart` into memory, then writes the SVG whole (temporary file and rename), so an
+/// interrupted or failed write never leaves half a chart.
 fn draw(path: &Path, chart: &Chart) -> Result<(), PlotError> {
+    let mut svg = String::new();
+    draw_into(&mut svg, path, chart)?;
+    super::output_path::write_whole(path, svg.as_bytes())
+        .map_err(|e| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() })
+}
+
+fn draw_into(svg: &mut String, path: &Path, chart: &Chart) -> Result<(), PlotError> {
     let fail = |e: &dyn std::fmt::Display| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() };
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let mut ctx = ChartBuilder::on(&root)
         .caption(&chart.title, ("sans-serif", 18))
