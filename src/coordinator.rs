@@ -18,7 +18,7 @@ use crate::engine::mmap::MmapEngine;
 use crate::engine::null::NullEngine;
 use crate::engine::sync::SyncEngine;
 use crate::engine::uring::UringEngine;
-use crate::engine::{Engine, EngineCaps, Op};
+use crate::engine::{Engine, Op};
 use crate::environment;
 use crate::error::{Error, RunError, UsageError, exit_code};
 use crate::live::{self, SamplerConfig, TimeSeriesRow};
@@ -55,28 +55,6 @@ pub struct RunOutcome {
     pub exit_code: i32,
 }
 
-/// The capabilities of the engine a spec names.
-pub fn engine_caps(kind: EngineKind) -> EngineCaps {
-    match kind {
-        EngineKind::Sync => SyncEngine::CAPS,
-        EngineKind::Null => NullEngine::CAPS,
-        EngineKind::Libaio => AioEngine::CAPS,
-        EngineKind::Mmap => MmapEngine::CAPS,
-        EngineKind::IoUring => UringEngine::CAPS,
-    }
-}
-
-/// What the engine a spec names says about runs without O_DIRECT (`Engine::BUFFERED_NOTE`).
-pub fn engine_buffered_note(kind: EngineKind) -> Option<&'static str> {
-    match kind {
-        EngineKind::Sync => SyncEngine::BUFFERED_NOTE,
-        EngineKind::Null => NullEngine::BUFFERED_NOTE,
-        EngineKind::Libaio => AioEngine::BUFFERED_NOTE,
-        EngineKind::Mmap => MmapEngine::BUFFERED_NOTE,
-        EngineKind::IoUring => UringEngine::BUFFERED_NOTE,
-    }
-}
-
 /// What a run stopped by a signal before its window opened says (files it created are
 /// removed as it returns).
 const INTERRUPTED_IN_SET_UP: &str = "interrupted during set-up, before the window opened: no I/O was measured; files this run created have been removed";
@@ -86,7 +64,7 @@ const INTERRUPTED_IN_SET_UP: &str = "interrupted during set-up, before the windo
 /// `{rank}` and `{host}` in target paths stand for.
 pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &StartLine) -> Result<RunOutcome, Error> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let caps = engine_caps(spec.engine);
+    let caps = spec.engine.caps();
     let effective_depth = if caps.completes_inline { 1 } else { spec.queue_depth };
 
     // The embedded default: a temporary file, removed when `temp` is dropped.
@@ -137,7 +115,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         ));
     }
 
-    if let Some(note) = engine_buffered_note(spec.engine)
+    if let Some(note) = spec.engine.buffered_note()
         && !targets.iter().all(|t| t.direct.effective)
     {
         diag.note(note);

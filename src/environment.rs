@@ -1,8 +1,18 @@
 //! Facts about the machine a run happened on, for the result. Reads /proc
 //! only; anything it cannot read is left empty rather than failing the run.
 
-use crate::result::Environment;
+use serde::{Deserialize, Serialize};
 use std::fs;
+
+/// The machine a run happened on, as the result records it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Environment {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cpus_online: u32,
+    pub memory_total_bytes: u64,
+}
 
 pub fn collect() -> Environment {
     let read = |p: &str| fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();

@@ -28,6 +28,7 @@ pub mod environment;
 pub mod error;
 pub mod errors;
 pub mod futex;
+pub mod heartbeat;
 pub mod job;
 pub mod live;
 pub mod memory;

@@ -4,8 +4,10 @@
 //! read it.
 
 pub use crate::coverage::Coverage;
+pub use crate::environment::Environment;
 use crate::placement::TopologySummary;
 use crate::spec::Spec;
+pub use crate::start_at::StartAtInfo;
 use crate::stats::{CpuTimes, OpSummary};
 use crate::target::{DirectOutcome, TargetKind};
 use serde::{Deserialize, Serialize};
@@ -207,20 +209,6 @@ pub struct MergedSource {
     pub window_start_unix_ns: u64,
 }
 
-/// `--start-at`: when the window was asked to open, and when it did.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StartAtInfo {
-    /// The time asked for, RFC 3339 UTC.
-    pub requested: String,
-    pub requested_unix_ns: u64,
-    /// How long after the requested time the window opened: the wake-up's own delay
-    /// (microseconds) when on time, more when the time had passed before the targets
-    /// were ready.
-    pub late_ns: u64,
-    /// The time had already passed when the run was ready: it started at once.
-    pub missed: bool,
-}
-
 /// How far apart the windows of combined runs were, from their `window_start_unix_ns`
 /// and `window_ns` (wall clocks: as close as the hosts' clocks agree).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -278,15 +266,6 @@ pub struct RankInfo {
 pub struct ToolInfo {
     pub name: String,
     pub version: String,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Environment {
-    pub hostname: String,
-    pub kernel: String,
-    pub cpu_model: String,
-    pub cpus_online: u32,
-    pub memory_total_bytes: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -21,37 +21,13 @@ pub const MAX_THREADS: u32 = 4_096;
 pub const DEFAULT_NEW_FILE_SIZE_BYTES: u64 = 1 << 30;
 /// File size of the embedded default target (no TARGET given).
 pub const EMBEDDED_FILE_SIZE_BYTES: u64 = 256 << 20;
+/// Default `--io-timeout`: an I/O not completed after this long is reported as stuck.
+pub const DEFAULT_IO_TIMEOUT_NS: u64 = 30_000_000_000;
 /// Duration of a run on the embedded default target.
 pub const EMBEDDED_DURATION_NS: u64 = 5_000_000_000;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum EngineKind {
-    /// pread/pwrite, one I/O at a time per worker
-    Sync,
-    /// completes every request at once without touching storage: the tool's own ceiling
-    Null,
-    /// Linux native AIO (io_submit/io_getevents); asynchronous with --direct only
-    Libaio,
-    /// memcpy to and from a shared mapping of the target; page faults included, no O_DIRECT
-    Mmap,
-    /// one ring per worker, batched submission and completion, registered buffers and files
-    #[value(name = "io_uring")]
-    #[serde(rename = "io_uring")]
-    IoUring,
-}
-
-impl EngineKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Sync => "sync",
-            EngineKind::Null => "null",
-            EngineKind::Libaio => "libaio",
-            EngineKind::Mmap => "mmap",
-            EngineKind::IoUring => "io_uring",
-        }
-    }
-}
+/// The engines are listed in `engine/` (their one home); the spec names one.
+pub use crate::engine::EngineKind;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -186,7 +162,7 @@ pub struct Spec {
 }
 
 fn default_io_timeout_ns() -> u64 {
-    crate::watchdog::DEFAULT_IO_TIMEOUT_NS
+    DEFAULT_IO_TIMEOUT_NS
 }
 
 fn default_interval_ns() -> u64 {
@@ -316,7 +292,7 @@ impl Spec {
                 self.read_percent
             )));
         }
-        if self.direct && !crate::coordinator::engine_caps(self.engine).supports_direct {
+        if self.direct && !self.engine.caps().supports_direct {
             return Err(UsageError::new(format!(
                 "--direct cannot be used with --engine {}: a memory mapping always goes through the page cache; for O_DIRECT use --engine io_uring, libaio or sync, or drop --direct",
                 self.engine.name()

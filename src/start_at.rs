@@ -10,8 +10,23 @@
 use jiff::civil::{DateTime, Time};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan};
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// `--start-at`: when the window was asked to open, and when it did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartAtInfo {
+    /// The time asked for, RFC 3339 UTC.
+    pub requested: String,
+    pub requested_unix_ns: u64,
+    /// How long after the requested time the window opened: the wake-up's own delay
+    /// (microseconds) when on time, more when the time had passed before the targets
+    /// were ready.
+    pub late_ns: u64,
+    /// The time had already passed when the run was ready: it started at once.
+    pub missed: bool,
+}
 
 /// Furthest a start time may lie from now, either way: farther is taken for a typo.
 pub const MAX_DISTANCE_NS: u64 = 24 * 3600 * 1_000_000_000;

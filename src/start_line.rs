@@ -15,8 +15,7 @@
 
 use crate::cluster::{Cluster, ClusterFailure, Status};
 use crate::error::Error;
-use crate::result::StartAtInfo;
-use crate::start_at::{self, StartAt};
+use crate::start_at::{self, StartAt, StartAtInfo};
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;

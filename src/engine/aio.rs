@@ -565,6 +565,7 @@ mod tests {
             let mut e = engine_with_options(file.as_raw_fd(), &buffers, 16, 16, true, options);
             for slot in 0..16u32 {
                 // Slot s reads block 63 - s.
+                // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
                 assert_eq!(unsafe { e.queue(read(slot, u64::from(63 - slot) * 4096, 4096)) }, Queued::InFlight);
             }
             e.submit().unwrap();
@@ -592,6 +593,7 @@ mod tests {
         let mut buffers = SlotBuffers::new(16, 4096, 4096).unwrap();
         let mut e = engine(f.as_file().as_raw_fd(), &buffers, 16, 16);
         for slot in 0..16u32 {
+            // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
             unsafe { e.queue(read(slot, u64::from(slot) * 4096, 4096)) };
         }
         e.submit().unwrap();
@@ -613,6 +615,7 @@ mod tests {
         let mut buffers = SlotBuffers::new(N, 512, 4096).unwrap();
         let mut e = engine(f.as_file().as_raw_fd(), &buffers, N as u32, 1);
         for slot in 0..N as u32 {
+            // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
             assert_eq!(unsafe { e.queue(read(slot, u64::from(slot) * 512, 512)) }, Queued::InFlight);
         }
         e.submit().unwrap();
@@ -640,6 +643,7 @@ mod tests {
         let (f, data) = temp_file(6000);
         let mut buffers = SlotBuffers::new(1, 8192, 4096).unwrap();
         let mut e = engine(f.as_file().as_raw_fd(), &buffers, 1, 1);
+        // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         unsafe { e.queue(read(0, 0, 8192)) };
         e.submit().unwrap();
         let mut out = [Completion::default()];
@@ -655,8 +659,10 @@ mod tests {
         let (f, data) = temp_file(6000);
         let mut buffers = SlotBuffers::new(4, 8192, 4096).unwrap();
         let mut e = engine(f.as_file().as_raw_fd(), &buffers, 4, 4);
+        // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         unsafe { e.queue(read(0, 0, 8192)) };
         for slot in 1..4u32 {
+            // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
             unsafe { e.queue(read(slot, u64::from(slot) * 1024, 1024)) };
         }
         e.submit().unwrap();
@@ -686,6 +692,7 @@ mod tests {
         for slot in 0..8u32 {
             let req =
                 Request { slot, op: Op::Write, file: 0, offset_bytes: u64::from(7 - slot) * 4096, len_bytes: 4096 };
+            // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
             unsafe { e.queue(req) };
         }
         e.submit().unwrap();
@@ -709,7 +716,9 @@ mod tests {
         let mut e = engine(file.as_raw_fd(), &buffers, 2, 2);
         // A write on a read-only descriptor: io_submit refuses it with EBADF.
         let req = Request { slot: 0, op: Op::Write, file: 0, offset_bytes: 0, len_bytes: 4096 };
+        // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         unsafe { e.queue(req) };
+        // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         unsafe { e.queue(read(1, 0, 4096)) };
         e.submit().unwrap();
         let mut out = [Completion::default(); 2];

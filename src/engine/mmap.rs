@@ -389,11 +389,13 @@ mod tests {
         let mut buffers = SlotBuffers::new(1, 4096, 4096).unwrap();
         let mut e = open_engine(file.as_raw_fd(), &buffers, &EngineOptions::default()).unwrap();
         let read = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 5 * 4096, len_bytes: 4096 };
+        // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(read) }, Queued::Done(4096));
         assert!(buffers.slot_mut(0).iter().all(|&b| b == 5));
         assert!(!e.sync_writes().unwrap(), "nothing written, nothing to msync");
         buffers.slot_mut(0).fill(0xab);
         let write = Request { slot: 0, op: Op::Write, file: 0, offset_bytes: 9 * 4096, len_bytes: 4096 };
+        // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(write) }, Queued::Done(4096));
         assert!(e.sync_writes().unwrap());
         drop(e);
@@ -426,11 +428,14 @@ mod tests {
         f.as_file().set_len(3 * 4096).unwrap();
         // Block 2..4: the first page is still in the file, the second is gone.
         let read = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 2 * 4096, len_bytes: 8192 };
+        // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(read) }, Queued::Done(4096));
         assert!(buffers.slot_mut(0)[..4096].iter().all(|&b| b == 7));
         let gone = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 6 * 4096, len_bytes: 4096 };
+        // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(gone) }, Queued::Done(0));
         let fine = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 0, len_bytes: 4096 };
+        // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(fine) }, Queued::Done(4096), "the guard is disarmed after a fault");
     }
 }

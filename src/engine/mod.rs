@@ -12,10 +12,13 @@
 //! An engine dropped with I/O in flight must wait for it first.
 
 pub mod aio;
+mod kind;
 pub mod mmap;
 pub mod null;
 pub mod sync;
 pub mod uring;
+
+pub use kind::EngineKind;
 
 use crate::buffer::BufferRegion;
 use serde::{Deserialize, Serialize};

@@ -91,7 +91,7 @@ fn check_free_space(plans: &[TargetPlan]) -> Result<(), UsageError> {
     for (_, free_bytes, needed_bytes, first) in per_fs {
         if needed_bytes > free_bytes {
             return Err(UsageError::new(format!(
-                "--file-size: laying out TARGET {} needs {needed_bytes} bytes but its filesystem has {free_bytes} bytes free: give a smaller --file-size or a target on a filesystem with room",
+                "--file-size: laying out TARGET {} needs {needed_bytes} bytes but its filesystem has {free_bytes} bytes of free space left: give a smaller --file-size or a target on a filesystem with room",
                 first.path.display()
             )));
         }

@@ -1,0 +1,65 @@
+//! The engine list: the names a user chooses from (`--engine`), and what each
+//! engine declares about itself (its capabilities, its note about buffered
+//! runs). Adding an engine means a variant here and a file beside this one;
+//! nothing outside `engine/` matches on engine names.
+
+use super::aio::AioEngine;
+use super::mmap::MmapEngine;
+use super::null::NullEngine;
+use super::sync::SyncEngine;
+use super::uring::UringEngine;
+use super::{Engine, EngineCaps};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// pread/pwrite, one I/O at a time per worker
+    Sync,
+    /// completes every request at once without touching storage: the tool's own ceiling
+    Null,
+    /// Linux native AIO (io_submit/io_getevents); asynchronous with --direct only
+    Libaio,
+    /// memcpy to and from a shared mapping of the target; page faults included, no O_DIRECT
+    Mmap,
+    /// one ring per worker, batched submission and completion, registered buffers and files
+    #[value(name = "io_uring")]
+    #[serde(rename = "io_uring")]
+    IoUring,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Sync => "sync",
+            EngineKind::Null => "null",
+            EngineKind::Libaio => "libaio",
+            EngineKind::Mmap => "mmap",
+            EngineKind::IoUring => "io_uring",
+        }
+    }
+}
+
+impl EngineKind {
+    /// What the engine declares about itself (`Engine::CAPS`).
+    pub fn caps(self) -> EngineCaps {
+        match self {
+            EngineKind::Sync => SyncEngine::CAPS,
+            EngineKind::Null => NullEngine::CAPS,
+            EngineKind::Libaio => AioEngine::CAPS,
+            EngineKind::Mmap => MmapEngine::CAPS,
+            EngineKind::IoUring => UringEngine::CAPS,
+        }
+    }
+
+    /// What the engine says about runs without O_DIRECT (`Engine::BUFFERED_NOTE`).
+    pub fn buffered_note(self) -> Option<&'static str> {
+        match self {
+            EngineKind::Sync => SyncEngine::BUFFERED_NOTE,
+            EngineKind::Null => NullEngine::BUFFERED_NOTE,
+            EngineKind::Libaio => AioEngine::BUFFERED_NOTE,
+            EngineKind::Mmap => MmapEngine::BUFFERED_NOTE,
+            EngineKind::IoUring => UringEngine::BUFFERED_NOTE,
+        }
+    }
+}
