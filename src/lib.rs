@@ -7,7 +7,7 @@
 //! `result::RunResult` → `report`. In a cluster run (`cluster`: MPI ranks) rank 0
 //! combines every rank's result (`cluster_result`, via `merge`) before reporting.
 //!
-//! ../shared/DESIGN.md (and docs/) describe the architecture and its rules.
+//! docs/architecture.md describes the architecture and its rules.
 
 // stderr and stdout never panic the run: see `stderr_line!` and clippy.toml.
 #![deny(clippy::disallowed_macros)]

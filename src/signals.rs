@@ -31,14 +31,11 @@ pub fn install() -> io::Result<Arc<AtomicUsize>> {
 /// that the handlers always run on the coordinator's thread: a signal never
 /// interrupts a worker's system call, and two signals are seen one after the other.
 pub fn block_in_this_thread() {
-    // SAFETY: sigemptyset and sigaddset initialise a sigset_t on our stack; pthread_sigmask
-    // only changes the calling thread's signal mask and reads the set during the call.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::sigaddset(&mut set, libc::SIGHUP);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        set.add(signal);
     }
+    // Only the calling thread's mask changes; it cannot fail with a valid set.
+    let _ = set.thread_block();
 }

@@ -355,10 +355,9 @@ impl Spec {
 /// A CPU named by a flag must exist, be online and be in this process's affinity mask,
 /// or the kernel refuses it only after the targets were created and laid out.
 fn check_cpu_available(flag: &str, cpu: u32) -> Result<(), UsageError> {
-    use nix::sched::{CpuSet, sched_getaffinity};
-    let Ok(set) = sched_getaffinity(nix::unistd::Pid::from_raw(0)) else { return Ok(()) };
-    let available: Vec<usize> = (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect();
-    if available.contains(&(cpu as usize)) {
+    // The same reading placement uses (masks of any size, not glibc's 1024 CPUs).
+    let Ok(available) = crate::placement::bind::allowed_cpus() else { return Ok(()) };
+    if available.contains(&cpu) {
         return Ok(());
     }
     let list = available.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");

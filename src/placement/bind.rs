@@ -64,9 +64,7 @@ pub fn allowed_cpus() -> io::Result<Vec<u32>> {
 
 /// The CPU the calling thread is running on now.
 pub fn current_cpu() -> Option<u32> {
-    // SAFETY: sched_getcpu takes no argument and only returns a number.
-    let cpu = unsafe { libc::sched_getcpu() };
-    u32::try_from(cpu).ok()
+    nix::sched::sched_getcpu().ok().and_then(|cpu| u32::try_from(cpu).ok())
 }
 
 /// Binds every later allocation of the calling thread to `node` (MPOL_BIND).

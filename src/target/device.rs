@@ -10,10 +10,10 @@
 //! also opens block devices for writing with O_EXCL, so that the kernel
 //! refuses one that is mounted or claimed in a way these checks missed.
 
-use std::ffi::CString;
+use nix::fcntl::{AT_FDCWD, AtFlags};
+use nix::unistd::{AccessFlags, faccessat};
 use std::fs;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -190,22 +190,20 @@ pub enum Access {
 /// EPERM for an immutable file). Root passes permission bits but not the others.
 pub fn check_access(path: &Path, need: Access) -> io::Result<()> {
     let mode = match need {
-        Access::Read => libc::R_OK,
-        Access::ReadWrite => libc::R_OK | libc::W_OK,
+        Access::Read => AccessFlags::R_OK,
+        Access::ReadWrite => AccessFlags::R_OK | AccessFlags::W_OK,
     };
     access(path, mode)
 }
 
 /// Whether a new file can be created in `dir`.
 pub fn check_can_create_in(dir: &Path) -> io::Result<()> {
-    access(dir, libc::W_OK | libc::X_OK)
+    access(dir, AccessFlags::W_OK | AccessFlags::X_OK)
 }
 
-fn access(path: &Path, mode: libc::c_int) -> io::Result<()> {
-    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: faccessat only reads the NUL-terminated path we own for the duration of the call.
-    let r = unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), mode, libc::AT_EACCESS) };
-    if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+fn access(path: &Path, mode: AccessFlags) -> io::Result<()> {
+    // Effective ids (AT_EACCESS), as the run will open the path with them.
+    faccessat(AT_FDCWD, path, mode, AtFlags::AT_EACCESS).map_err(io::Error::from)
 }
 
 /// "Read-only file system" from "Read-only file system (os error 30)".

@@ -1,0 +1,81 @@
+//! The hot loop allocates nothing after the start: a counting global allocator sees
+//! the same number of allocations for a run of a thousand I/Os and for a run of a
+//! million (set-up, merging and the report allocate the same whatever the count; an
+//! allocation per I/O, or per batch, would add thousands).
+//!
+//! One test only in this file: the counter is process-wide.
+
+use iopulse::cli::Args;
+use iopulse::cluster::Cluster;
+use iopulse::coordinator;
+use iopulse::diag::Diagnostics;
+use iopulse::start_line::StartLine;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is passed to the system allocator unchanged; only a counter is added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract for `alloc` is forwarded as it is.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` above with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract for `realloc` is forwarded as it is.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// Allocations made by one run of `args` (library calls, in this process).
+fn allocations_of(args: &[&str]) -> (u64, u64) {
+    use clap::Parser;
+    let argv = std::iter::once("iopulse").chain(args.iter().copied());
+    let (spec, _) = Args::try_parse_from(argv).unwrap().into_spec().unwrap();
+    let cluster = Cluster::join().unwrap();
+    let start_line = StartLine::new(&cluster, None);
+    let diag = Diagnostics::silent();
+    let stop = Arc::new(AtomicUsize::new(0));
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let outcome = coordinator::run(&spec, &diag, stop, &start_line).unwrap();
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let ops = outcome.result.read.ops + outcome.result.write.ops;
+    (after - before, ops)
+}
+
+#[test]
+fn the_loop_allocates_nothing_per_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.dat");
+    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    let t = target.to_str().unwrap();
+    for engine in [&["--engine", "null", "--queue-depth", "32"][..], &["--engine", "sync"][..]] {
+        let mut few = vec![t, "--ops", "1000", "--random", "--write-percent", "30", "--seed", "1"];
+        few.extend_from_slice(engine);
+        let mut many = few.clone();
+        many[2] = "200000";
+        // A first run warms lazily initialised state (thread-locals, caches) up.
+        allocations_of(&few);
+        let (a_few, ops_few) = allocations_of(&few);
+        let (a_many, ops_many) = allocations_of(&many);
+        assert_eq!((ops_few, ops_many), (1000, 200_000), "{engine:?}");
+        assert!(
+            a_many.abs_diff(a_few) <= 16,
+            "{engine:?}: {a_few} allocations for 1,000 I/Os, {a_many} for 200,000: the loop allocates"
+        );
+    }
+}
