@@ -85,6 +85,20 @@ impl CoverageTracker {
         }
     }
 
+    /// Takes back one access to `block` whose I/O failed (cold: error paths only). The
+    /// block then counts as not covered until another I/O on it is issued, even if an
+    /// earlier one had succeeded: a block is covered unless its last I/O failed.
+    pub fn untouch(&mut self, block: u64) {
+        if let Some(word) = self.bitmap.get_mut((block >> 6) as usize) {
+            *word &= !(1u64 << (block & 63));
+        }
+        let h = self.hash(block);
+        if h < self.sample_below {
+            let c = &mut self.samples[h as usize];
+            *c = c.saturating_sub(1);
+        }
+    }
+
     /// Bytes this tracker holds.
     pub fn memory_bytes(&self) -> u64 {
         (self.bitmap.len() * 8 + self.samples.len() * 4) as u64
@@ -199,6 +213,19 @@ fn estimate_from_samples(t: &CoverageTracker, counts: &[u32]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_io_takes_its_block_back() {
+        let mut t = CoverageTracker::new(1000, 9, true);
+        for b in 0..10 {
+            t.touch(b);
+        }
+        for b in 0..4 {
+            t.untouch(b);
+        }
+        let c = summarize(&[t], true, 1000).unwrap();
+        assert_eq!(c.blocks_accessed, 6);
+    }
 
     #[test]
     fn exact_distinct_and_uniform_concentration() {

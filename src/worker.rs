@@ -607,6 +607,9 @@ impl<E: Engine> Worker<E> {
             }
         }
         self.remaining_ops -= 1;
+        if let Some(tracker) = &mut self.coverage {
+            tracker.touch(region_block);
+        }
         let block = self.region_first_block + region_block;
         let file = self.locate(block);
         let offset_bytes = (block - self.files[file as usize].first_block) * self.block_size_bytes;
@@ -663,10 +666,6 @@ impl<E: Engine> Worker<E> {
             self.verify_completion(slot, &state);
         }
         if result == self.block_size_bytes as i64 {
-            // A block is covered once an I/O on it succeeded (a failed one reached nothing).
-            if let Some(tracker) = &mut self.coverage {
-                tracker.touch(state.region_block);
-            }
             if counts {
                 let stats = &mut self.stats[state.file as usize];
                 match state.op {
@@ -696,6 +695,11 @@ impl<E: Engine> Worker<E> {
         let target = self.files[state.file as usize].target;
         if let Some(v) = &mut self.verifier {
             v.in_flight[slot as usize] = u64::MAX;
+        }
+        // The block was counted as covered when the I/O was issued (the cheap place, on
+        // the hot path); a failed I/O reached nothing, so it is taken back here.
+        if let Some(tracker) = &mut self.coverage {
+            tracker.untouch(state.region_block);
         }
         // Only failed I/Os touch the run-wide counter. Each failure draws a distinct number
         // from it, so exactly `error_limit` are counted across all workers: I/Os that fail
