@@ -105,30 +105,7 @@ pub enum DistributionKind {
     Gaussian,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// a report for people
-    Text,
-    /// the JSON result (docs/json.md) on stdout
-    Json,
-    /// the subset of fio's JSON output that fio tooling reads (docs/json.md)
-    FioJson,
-}
-
-/// Where the results of a run go. Not part of the `Spec`: it does not change
-/// what is measured.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OutputOptions {
-    pub format: OutputFormat,
-    pub json_file: Option<PathBuf>,
-    pub quiet: bool,
-    /// `--csv FILE`: append one row per run.
-    pub csv_file: Option<PathBuf>,
-    /// `--plot DIR`: write SVG charts there.
-    pub plot_dir: Option<PathBuf>,
-    /// `--timeseries FILE`: one CSV row per interval.
-    pub timeseries_file: Option<PathBuf>,
-}
+pub use crate::report::{OutputFormat, OutputOptions};
 
 #[derive(Debug, Parser)]
 #[command(

@@ -704,7 +704,7 @@ fn assemble(
             diag.warn(format!(
                 "worker {} had not stopped {} after the signal ({}): its figures are not in the report, and iopulse exits without waiting for it",
                 a.index,
-                crate::report::units::seconds_ns(watchdog::STOP_GRACE_NS),
+                crate::units::display::seconds_ns(watchdog::STOP_GRACE_NS),
                 describe_stuck(s)
             ));
         }
@@ -715,12 +715,12 @@ fn assemble(
                 "I/O timeout: worker {}: {} (--io-timeout {})",
                 a.index,
                 describe_stuck(s),
-                crate::report::units::seconds_ns(spec.io_timeout_ns)
+                crate::units::display::seconds_ns(spec.io_timeout_ns)
             ),
             _ => format!(
                 "worker {} had not stopped {} after the run was stopped ({})",
                 a.index,
-                crate::report::units::seconds_ns(spec.io_timeout_ns),
+                crate::units::display::seconds_ns(spec.io_timeout_ns),
                 describe_stuck(s)
             ),
         };
@@ -893,7 +893,7 @@ fn ios(n: u64) -> String {
 
 /// "read /dev/sdb at offset 4096 in flight for 31.0 s (32 I/Os in flight)".
 fn describe_stuck(s: &StuckIo) -> String {
-    let age = crate::report::units::seconds_ns(s.in_flight_ns);
+    let age = crate::units::display::seconds_ns(s.in_flight_ns);
     let others = match s.in_flight_ios {
         0 | 1 => String::new(),
         n => format!(" ({n} I/Os in flight)"),

@@ -274,7 +274,7 @@ fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, bs: u64) -> TimeSeries
 }
 
 fn print_live_line(row: &TimeSeriesRow, config: &SamplerConfig) {
-    use crate::report::units;
+    use crate::units::display as units;
     let elapsed = units::seconds_ns(row.t_ns);
     let of = match config.duration_ns {
         Some(d) => format!("{elapsed} / {}", units::seconds_ns(d)),

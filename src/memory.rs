@@ -14,7 +14,7 @@
 
 use crate::coverage::{CoverageTracker, SAMPLE_SLOTS};
 use crate::error::UsageError;
-use crate::report::units;
+use crate::units::display as units;
 use serde::{Deserialize, Serialize};
 
 /// Bookkeeping per slot: the worker's slot state and completion, and the engine's

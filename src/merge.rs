@@ -390,9 +390,9 @@ pub fn overlap_warning(skew: Option<&WindowSkew>, longest_window_ns: u64) -> Opt
         return None;
     }
     let why = if skew.start_ns >= skew.end_ns {
-        format!("they started {} apart", crate::report::units::latency_ns(skew.start_ns))
+        format!("they started {} apart", crate::units::display::latency_ns(skew.start_ns))
     } else {
-        format!("they ended {} apart", crate::report::units::latency_ns(skew.end_ns))
+        format!("they ended {} apart", crate::units::display::latency_ns(skew.end_ns))
     };
     Some(format!(
         "the runs' windows were open together for only {:.0}% of the longest ({why}): their summed IOPS and bandwidth describe a load that never ran all at once (start runs on several hosts together with --start-at and one --duration)",

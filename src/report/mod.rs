@@ -9,15 +9,41 @@ pub mod output_path;
 pub mod plot;
 pub mod text;
 pub mod timeseries;
-pub mod units;
+/// How quantities are shown to people (one home, below every module that prints one).
+pub use crate::units::display as units;
 
 use crate::error::UsageError;
 
-use crate::cli::{OutputFormat, OutputOptions};
 use crate::result::RunResult;
+use clap::ValueEnum;
 use output_path::Output;
 use std::io::{self, Write};
 use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// a report for people
+    Text,
+    /// the JSON result (docs/json.md) on stdout
+    Json,
+    /// the subset of fio's JSON output that fio tooling reads (docs/json.md)
+    FioJson,
+}
+
+/// Where the results of a run go. Not part of the `Spec`: it does not change
+/// what is measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputOptions {
+    pub format: OutputFormat,
+    pub json_file: Option<PathBuf>,
+    pub quiet: bool,
+    /// `--csv FILE`: append one row per run.
+    pub csv_file: Option<PathBuf>,
+    /// `--plot DIR`: write SVG charts there.
+    pub plot_dir: Option<PathBuf>,
+    /// `--timeseries FILE`: one CSV row per interval.
+    pub timeseries_file: Option<PathBuf>,
+}
 
 /// The JSON result, pretty-printed, with a final newline.
 pub fn json(result: &RunResult) -> String {

@@ -1,11 +1,13 @@
-//! Parsing of the quantities people type on the command line: sizes
+//! Quantities as people type and read them. This file parses what they type: sizes
 //! (`4k`, `1.5G`, `512`), durations (`10s`, `50us`, a bare `10`) and CPU or
 //! node lists (`0-31`, `0,2,4-7`).
 //!
 //! Sizes are powers of two (k = 1024), as storage people mean them on a
 //! command line; decimals are allowed and rounded to the nearest byte.
-//! This module only parses: it never formats (see `report::units`) and never
+//! Parsing never formats (how quantities are shown is `display`) and never
 //! decides whether a value is acceptable for a flag (see `spec`).
+
+pub mod display;
 
 use std::time::Duration;
 
