@@ -71,7 +71,7 @@ pub fn build(outcomes: Vec<RankOutcome>, hosts: &[String], launcher: &str) -> Cl
     let inputs: Vec<Input> = outcomes
         .iter()
         .enumerate()
-        .filter_map(|(r, o)| o.result.clone().map(|result| Input { file: rank_name(r, host(r)), result }))
+        .filter_map(|(r, o)| o.result.clone().map(|result| Input { file: rank_name(r, host(r)), result, id: None }))
         .collect();
     // The ranks ran one command line: specs differ only if launched with different ones
     // (MPMD); they are merged anyway, and each difference is noted.

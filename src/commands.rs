@@ -157,6 +157,11 @@ fn print_notes(quiet: bool, notes: &[String]) {
 
 pub fn merge(args: MergeArgs) -> i32 {
     end_on_first_signal();
+    let paths: Vec<&std::path::Path> = args.results.iter().map(PathBuf::as_path).collect();
+    if let Err(e) = merge::refuse_stdout_as_input(&paths) {
+        crate::stderr_line!("iopulse merge: error: {e}");
+        return exit_code::USAGE;
+    }
     let inputs = match args.results.iter().map(|p| merge::load(p)).collect::<Result<Vec<_>, _>>() {
         Ok(inputs) => inputs,
         Err(e) => {
@@ -164,9 +169,8 @@ pub fn merge(args: MergeArgs) -> i32 {
             return exit_code::USAGE;
         }
     };
-    let paths: Vec<&std::path::Path> = args.results.iter().map(PathBuf::as_path).collect();
     if !args.allow_duplicates
-        && let Err(e) = merge::refuse_duplicates(&paths, &inputs)
+        && let Err(e) = merge::refuse_duplicates(&inputs)
     {
         crate::stderr_line!("iopulse merge: error: {e}");
         return exit_code::USAGE;

@@ -13,6 +13,7 @@ use crate::result::{AchievedQueueDepth, MergedSource, RunResult, StopReason, Win
 use crate::stats::{
     HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
 };
+use crate::target::identity::FileId;
 use hdrhistogram::Histogram;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -26,6 +27,9 @@ const SPEC_FIELDS_ALLOWED_TO_DIFFER: &[&str] = &["spec.seed"];
 pub struct Input {
     pub file: String,
     pub result: RunResult,
+    /// The file it was read from (device and inode of the opened file), to refuse one file
+    /// given twice by two names; `None` when the result did not come from a file.
+    pub id: Option<FileId>,
 }
 
 /// A spec field whose value differs between two results.
@@ -64,9 +68,13 @@ pub enum MergeError {
     )]
     SchemaVersion { file: String, found: u32, first: String, expected: u32 },
     #[error(
-        "{first} and {other} are the same result (same host, start and spec): merging it twice would double its IOPS; give each result once, or pass --allow-duplicates if they really are two runs"
+        "{first} and {other} are the same result ({how}): merging it twice would double its IOPS; give each result once, or pass --allow-duplicates if they really are two runs"
     )]
-    Duplicate { first: String, other: String },
+    Duplicate { first: String, other: String, how: &'static str },
+    #[error(
+        "stdout is {file}, one of the results to merge: writing the merged result there destroys it (a shell's `> {file}` has emptied it already); write the merged result to another file, e.g. > merged.json"
+    )]
+    StdoutIsAnInput { file: String },
     #[error("{file}: {why}; give the JSON file written by `iopulse --json FILE`")]
     NotAResultFile { file: String, why: String },
     #[error("{first} and {other} have different specs: {}; merge results of one workload, or pass --force to merge them anyway", describe(.differences, .first, .other))]
@@ -81,62 +89,123 @@ fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String 
         .join("; ")
 }
 
-/// The largest input read: a result with histograms and a long time series is a few MiB.
-/// A larger input is not a result (`/dev/zero` would otherwise be read without end).
+/// The most `merge` reads of one input. A result is a few MiB (64 workers and 4 targets:
+/// 70 KiB without a time series); only a time series grows with the run, by about 70 KiB
+/// per second at the shortest --interval (10 ms) and 0.7 KiB per second at the default 1 s,
+/// so 256 MiB holds an hour at 10 ms and four days at 1 s. Merging drops the time series,
+/// so a larger result can be merged once it is removed (`jq 'del(.time_series)'`).
+/// Anything larger is not a result: a disk image or a log given by mistake.
 pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 
 /// Reads one JSON result. Only a regular file on a real filesystem, of at most
-/// `MAX_INPUT_BYTES`, is read: never a FIFO (which blocks), a device or /proc.
+/// `MAX_INPUT_BYTES`, is read: never a FIFO or a socket (which block), a device (`/dev/zero`
+/// never ends), a directory or a kernel interface such as /proc.
 pub fn load(path: &Path) -> Result<Input, MergeError> {
     use std::io::Read;
-    use std::os::unix::fs::FileTypeExt;
+    use std::os::unix::fs::OpenOptionsExt;
     let file = path.display().to_string();
     let not_a_result = |why: String| MergeError::NotAResultFile { file: file.clone(), why };
-    let meta = std::fs::metadata(path).map_err(|source| MergeError::Read { file: file.clone(), source })?;
-    let ft = meta.file_type();
-    if !ft.is_file() {
-        let what = if ft.is_dir() {
-            "a directory"
-        } else if ft.is_fifo() {
-            "a FIFO"
-        } else if ft.is_block_device() || ft.is_char_device() {
-            "a device"
-        } else {
-            "not a regular file"
-        };
-        return Err(not_a_result(format!("is {what}")));
-    }
     if let Some(fs) = crate::target::pseudo_fs::pseudo_filesystem(path) {
-        return Err(not_a_result(format!("is on {fs}")));
+        return Err(not_a_result(format!("is on {fs}, a kernel interface")));
     }
+    // Judged by its type before opening (a socket cannot be opened at all), then opened
+    // without blocking and judged again by what was opened (fstat): a FIFO with no writer
+    // would block open(2) itself, and the path could be swapped for one in between.
+    // O_NONBLOCK changes nothing for a regular file.
+    if let Ok(meta) = std::fs::metadata(path)
+        && let Some(what) = not_a_file(meta.file_type())
+    {
+        return Err(not_a_result(format!("is {what}, not a file")));
+    }
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(|source| MergeError::Read { file: file.clone(), source })?;
+    let meta = opened.metadata().map_err(|source| MergeError::Read { file: file.clone(), source })?;
+    if let Some(what) = not_a_file(meta.file_type()) {
+        return Err(not_a_result(format!("is {what}, not a file")));
+    }
+    let too_large = || {
+        not_a_result(format!(
+            "is larger than {} MiB, the most merge reads of one result (a result is a few MiB; if this one holds a long time series, which merge does not use, remove it first: jq 'del(.time_series)')",
+            MAX_INPUT_BYTES >> 20
+        ))
+    };
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(too_large());
+    }
+    // Bounded again while reading: the file may grow after fstat.
     let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_string(&mut text))
+    opened
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_string(&mut text)
         .map_err(|source| MergeError::Read { file: file.clone(), source })?;
     if text.len() as u64 > MAX_INPUT_BYTES {
-        return Err(not_a_result(format!("is larger than {} MiB, more than any result", MAX_INPUT_BYTES >> 20)));
+        return Err(too_large());
     }
     let result = serde_json::from_str(&text).map_err(|source| MergeError::Parse { file: file.clone(), source })?;
-    Ok(Input { file, result })
+    use std::os::unix::fs::MetadataExt;
+    Ok(Input { file, result, id: Some(FileId { dev: meta.dev(), ino: meta.ino() }) })
+}
+
+/// What a file that is not a regular file is, for the message refusing it.
+fn not_a_file(ft: std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_file() {
+        return None;
+    }
+    Some(if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else {
+        "a special file"
+    })
+}
+
+/// Refuses an input that is also where the merged result goes (stdout, a regular file
+/// by device and inode): `merge a.json b.json > a.json` would read an emptied `a.json`,
+/// and `>> a.json` would append the merged result to it. Checked before any input is read.
+pub fn refuse_stdout_as_input(paths: &[&Path]) -> Result<(), MergeError> {
+    let Ok(out) = nix::sys::stat::fstat(std::io::stdout()) else { return Ok(()) };
+    if out.st_mode & nix::libc::S_IFMT != nix::libc::S_IFREG {
+        return Ok(());
+    }
+    let out = Some(FileId { dev: out.st_dev, ino: out.st_ino });
+    match paths.iter().find(|p| FileId::of(p) == out) {
+        Some(p) => Err(MergeError::StdoutIsAnInput { file: p.display().to_string() }),
+        None => Ok(()),
+    }
 }
 
 /// Refuses one result given twice: the same file (by device and inode), or two copies of
 /// one run (same host, same start to the nanosecond where recorded, same spec and seed).
 /// Merging takes its inputs as concurrent runs, so a duplicate would double the figures.
-pub fn refuse_duplicates(paths: &[&Path], inputs: &[Input]) -> Result<(), MergeError> {
-    use crate::target::identity::FileId;
+pub fn refuse_duplicates(inputs: &[Input]) -> Result<(), MergeError> {
     for (i, a) in inputs.iter().enumerate() {
-        for (j, b) in inputs.iter().enumerate().skip(i + 1) {
-            let same_file = FileId::of(paths[i]).is_some() && FileId::of(paths[i]) == FileId::of(paths[j]);
+        for b in &inputs[i + 1..] {
+            let same_file = a.id.is_some() && a.id == b.id;
             let (ra, rb) = (&a.result, &b.result);
             let same_run = ra.environment.hostname == rb.environment.hostname
                 && ra.started_at == rb.started_at
                 && ra.window_start_unix_ns == rb.window_start_unix_ns
                 && ra.spec.seed == rb.spec.seed
                 && spec_differences(ra, rb).is_empty();
-            if same_file || same_run {
-                return Err(MergeError::Duplicate { first: a.file.clone(), other: b.file.clone() });
-            }
+            let how = if same_file {
+                "one file, by device and inode"
+            } else if same_run {
+                "same host, start and spec"
+            } else {
+                continue;
+            };
+            return Err(MergeError::Duplicate { first: a.file.clone(), other: b.file.clone(), how });
         }
     }
     Ok(())

@@ -1020,9 +1020,25 @@ impl<E: Engine> Worker<E> {
                 Ok(n) => {
                     in_flight = in_flight.saturating_sub(n);
                     for c in &self.completions[..n] {
-                        self.slots[c.slot as usize].submit_ns = IDLE_NS;
+                        let slot = &mut self.slots[c.slot as usize];
+                        slot.submit_ns = IDLE_NS;
+                        // Not counted, but a block an I/O failed on is not covered either.
+                        if c.result != self.block_size_bytes as i64
+                            && let Some(tracker) = &mut self.coverage
+                        {
+                            tracker.untouch(slot.region_block);
+                        }
                     }
                 }
+            }
+        }
+        // I/Os whose completion never came back (the engine failed): nothing says they
+        // reached their blocks.
+        if in_flight > 0
+            && let Some(tracker) = &mut self.coverage
+        {
+            for slot in self.slots.iter().filter(|s| s.submit_ns != IDLE_NS) {
+                tracker.untouch(slot.region_block);
             }
         }
         if let Some(hb) = control.heartbeat(self.index as usize) {

@@ -22,7 +22,7 @@
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Madvise, Op, Queued, Request};
 use crate::buffer::BufferRegion;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{BorrowedFd, RawFd};
 use std::ptr;
 
 /// One target's mapping.
@@ -132,7 +132,7 @@ impl Engine for MmapEngine {
         }
         let fault = guard::disarm();
         if fault != 0 {
-            return Queued::Done(self.after_fault(req.file, mapped as usize, len, fault));
+            return Queued::Done(self.after_fault(req.file, req.op, mapped as usize, len, fault));
         }
         Queued::Done(len as i64)
     }
@@ -174,35 +174,78 @@ impl Engine for MmapEngine {
 }
 
 impl MmapEngine {
-    /// A copy hit a page missing from the file (SIGBUS). Returns the request's result:
-    /// the bytes moved before the first missing page when the file now ends before it
-    /// (truncated during the run), EIO otherwise (the page could not be read).
+    /// A copy hit a page missing from the file (SIGBUS). Puts the file back under the pages
+    /// the guard replaced, and returns the request's result: the bytes moved before the first
+    /// missing page when the file now ends before it (truncated during the run), ENOSPC (or
+    /// EDQUOT) for a write the filesystem had no room for, EIO otherwise.
     #[cold]
     #[inline(never)]
-    fn after_fault(&self, file: u32, copy_start: usize, len: usize, fault_page: usize) -> i64 {
+    fn after_fault(&mut self, file: u32, op: Op, copy_start: usize, len: usize, fault_page: usize) -> i64 {
         let m = &self.maps[file as usize];
         let moved = fault_page.saturating_sub(copy_start).min(len);
         let fault_offset = (fault_page - m.base as usize) as u64;
-        // SAFETY: fstat writes one `stat` into memory we own.
-        let st = unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
-            if libc::fstat(m.fd, &mut st) != 0 {
-                return -i64::from(libc::EIO);
-            }
-            st
+        // SAFETY: the target's descriptor stays open while the engine exists (the mapping
+        // and msync rely on it too); the borrow ends with this function.
+        let fd = unsafe { BorrowedFd::borrow_raw(m.fd) };
+        let result = match nix::sys::stat::fstat(fd) {
+            Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFREG && fault_offset >= st.st_size as u64 => moved as i64,
+            Ok(_) if op == Op::Write => -i64::from(write_fault_errno(fd, fault_offset)),
+            _ => -i64::from(libc::EIO),
         };
-        let regular = st.st_mode & libc::S_IFMT == libc::S_IFREG;
-        if regular && fault_offset >= st.st_size as u64 {
-            return moved as i64;
+        self.remap_file_pages(file, copy_start, len);
+        result
+    }
+
+    /// The guard mapped anonymous pages over the missing ones so that the copy could end;
+    /// left there, later I/Os on those pages would "succeed" without reaching the file.
+    /// Maps the file back over every page of the copy (a page that is still missing faults
+    /// again next time). If that fails (the kernel is out of mappings), the whole mapping
+    /// is dropped and every later I/O on it completes short, reported with its offset.
+    fn remap_file_pages(&mut self, file: u32, copy_start: usize, len: usize) {
+        let page = guard::page_bytes();
+        let m = &mut self.maps[file as usize];
+        let base = m.base as usize;
+        let lo = copy_start & !(page - 1);
+        let hi = (copy_start + len).next_multiple_of(page).min(base + m.len.next_multiple_of(page));
+        let prot = if m.writable { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
+        // SAFETY: `lo..hi` lies inside our own mapping of this file (page-aligned, the
+        // mapping's base is page-aligned), and no copy is running on this thread; MAP_FIXED
+        // replaces exactly those pages with the file's, at their offsets.
+        let back = unsafe {
+            libc::mmap(
+                lo as *mut libc::c_void,
+                hi - lo,
+                prot,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                m.fd,
+                (lo - base) as libc::off_t,
+            )
+        };
+        if back == libc::MAP_FAILED {
+            // SAFETY: unmaps our own mapping, which nothing refers to any more (len 0 below
+            // sends every later request to the short-transfer path before it is touched).
+            unsafe { libc::munmap(m.base.cast(), m.len) };
+            m.len = 0;
         }
-        // A page inside the file that cannot be had: on a filesystem with no room left, a
-        // store into a hole that could not be allocated (what write(2) reports as ENOSPC).
-        // SAFETY: fstatvfs writes one `statvfs` into memory we own.
-        let full = unsafe {
-            let mut vfs: libc::statvfs = std::mem::zeroed();
-            libc::fstatvfs(m.fd, &mut vfs) == 0 && (vfs.f_bavail as u64).saturating_mul(vfs.f_frsize as u64) < 4096
-        };
-        if full { -i64::from(libc::ENOSPC) } else { -i64::from(libc::EIO) }
+    }
+}
+
+/// Why a store into a page inside the file failed: the filesystem is asked to allocate
+/// that page (fallocate, keeping the size: the run writes there anyway). ENOSPC or EDQUOT
+/// is the answer write(2) would have given; where fallocate is not supported, a filesystem
+/// with no room left (statvfs) means ENOSPC; else the page could not be had (EIO).
+fn write_fault_errno(fd: BorrowedFd<'_>, fault_offset: u64) -> i32 {
+    use nix::errno::Errno;
+    use nix::fcntl::{FallocateFlags, fallocate};
+    let page = guard::page_bytes() as libc::off_t;
+    match fallocate(fd, FallocateFlags::FALLOC_FL_KEEP_SIZE, fault_offset as libc::off_t, page) {
+        Err(e @ (Errno::ENOSPC | Errno::EDQUOT)) => e as i32,
+        Err(Errno::EOPNOTSUPP) => {
+            let full = nix::sys::statvfs::fstatvfs(fd)
+                .is_ok_and(|v| v.blocks_available().saturating_mul(v.fragment_size()) < page as u64);
+            if full { libc::ENOSPC } else { libc::EIO }
+        }
+        _ => libc::EIO,
     }
 }
 
@@ -284,6 +327,11 @@ mod guard {
             Ok(())
         });
         result.map_err(io::Error::from_raw_os_error)
+    }
+
+    /// The page size the handler works in.
+    pub fn page_bytes() -> usize {
+        PAGE_BYTES.load(Ordering::Relaxed)
     }
 
     fn ptr_null() -> *const libc::sigaction {
@@ -437,5 +485,23 @@ mod tests {
         let fine = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 0, len_bytes: 4096 };
         // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(fine) }, Queued::Done(4096), "the guard is disarmed after a fault");
+    }
+
+    #[test]
+    fn a_page_lost_to_a_fault_is_the_file_again_afterwards() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        f.as_file().write_all_at(&[7u8; 8 * 4096], 0).unwrap();
+        let mut buffers = SlotBuffers::new(1, 4096, 4096).unwrap();
+        let mut e = open_engine(f.as_file().as_raw_fd(), &buffers, &EngineOptions::default()).unwrap();
+        f.as_file().set_len(3 * 4096).unwrap();
+        let page6 = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 6 * 4096, len_bytes: 4096 };
+        // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
+        assert_eq!(unsafe { e.queue(page6) }, Queued::Done(0));
+        // The file grows back and page 6 gets new bytes: the mapping shows them, not the
+        // stand-in page the guard used to leave there.
+        f.as_file().write_all_at(&[9u8; 5 * 4096], 3 * 4096).unwrap();
+        // SAFETY: as above.
+        assert_eq!(unsafe { e.queue(page6) }, Queued::Done(4096));
+        assert!(buffers.slot_mut(0).iter().all(|&b| b == 9), "read the file, not a stand-in page");
     }
 }
