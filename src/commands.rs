@@ -28,8 +28,10 @@ Examples:
 
 Percentiles come from the added histograms, never from averaged percentiles;
 IOPS, bandwidth and CPU time are summed (the runs are taken as concurrent).
-Inputs must be regular files of at most 256 MiB; one result given twice is refused.
-Exit codes: 0 merged, 2 unreadable input, a duplicate, or different specs without --force.";
+Inputs must be regular files of at most 256 MiB (no FIFO, device or /proc file); one
+result given twice, or an input that is also stdout (`> a.json`), is refused.
+Exit codes: 0 merged, 2 unreadable input, a duplicate, or different specs without --force,
+130/143/129 on SIGINT/SIGTERM/SIGHUP.";
 
 /// Combine the JSON results of concurrent runs (several processes or hosts) into one report.
 #[derive(Debug, Parser)]

@@ -43,7 +43,7 @@ pub struct SpecDifference {
 
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
-    #[error("{file}: {source}")]
+    #[error("{file} cannot be read ({source}); give the JSON file written by `iopulse --json FILE`")]
     Read {
         file: String,
         #[source]
