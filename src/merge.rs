@@ -72,7 +72,7 @@ pub enum MergeError {
     )]
     Duplicate { first: String, other: String, how: &'static str },
     #[error(
-        "stdout is {file}, one of the results to merge: writing the merged result there destroys it (a shell's `> {file}` has emptied it already); write the merged result to another file, e.g. > merged.json"
+        "stdout is {file}, one of the results to merge: writing the merged result there destroys it (with `> {file}` the shell has emptied it already); write the merged result to another file, e.g. > merged.json"
     )]
     StdoutIsAnInput { file: String },
     #[error("{file}: {why}; give the JSON file written by `iopulse --json FILE`")]
@@ -102,7 +102,7 @@ pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 /// never ends), a directory or a kernel interface such as /proc.
 pub fn load(path: &Path) -> Result<Input, MergeError> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let file = path.display().to_string();
     let not_a_result = |why: String| MergeError::NotAResultFile { file: file.clone(), why };
     if let Some(fs) = crate::target::pseudo_fs::pseudo_filesystem(path) {
@@ -145,7 +145,6 @@ pub fn load(path: &Path) -> Result<Input, MergeError> {
         return Err(too_large());
     }
     let result = serde_json::from_str(&text).map_err(|source| MergeError::Parse { file: file.clone(), source })?;
-    use std::os::unix::fs::MetadataExt;
     Ok(Input { file, result, id: Some(FileId { dev: meta.dev(), ino: meta.ino() }) })
 }
 
@@ -175,7 +174,7 @@ fn not_a_file(ft: std::fs::FileType) -> Option<&'static str> {
 /// and `>> a.json` would append the merged result to it. Checked before any input is read.
 pub fn refuse_stdout_as_input(paths: &[&Path]) -> Result<(), MergeError> {
     let Ok(out) = nix::sys::stat::fstat(std::io::stdout()) else { return Ok(()) };
-    if out.st_mode & nix::libc::S_IFMT != nix::libc::S_IFREG {
+    if out.st_mode & libc::S_IFMT != libc::S_IFREG {
         return Ok(());
     }
     let out = Some(FileId { dev: out.st_dev, ino: out.st_ino });
