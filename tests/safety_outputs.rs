@@ -342,6 +342,12 @@ fn on_a_full_disk_the_csv_table_stays_whole() {
     assert_eq!(code, 0, "{stderr}");
     let table = std::fs::read(&csv).unwrap();
     let _ = std::fs::write(mount.path().join("filler"), vec![1u8; 256 << 10]);
+    // A new table that cannot be written is not left behind empty.
+    let new_csv = mount.path().join("new.csv");
+    let (code, _, stderr) = run(&short_run(&t, &["--csv", &path_str(&new_csv)]));
+    assert_eq!(code, 4, "{stderr}");
+    assert!(!new_csv.exists(), "no empty table is left");
+    // An existing table stays as it was: the new row would need a whole new copy of it.
     let (code, stdout, stderr) = run(&[&t, "--duration", "300ms", "--csv", &c]);
     assert_eq!(code, 4, "an output failed: {stderr}");
     assert!(stdout.contains("IOPS"), "the text report is printed: {stdout}");
@@ -349,11 +355,6 @@ fn on_a_full_disk_the_csv_table_stays_whole() {
     assert_eq!(std::fs::read(&csv).unwrap(), table, "the table is as it was: no half row");
     let left: Vec<_> = std::fs::read_dir(mount.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left.len(), 2, "no temporary file is left: {left:?}");
-    // A new table that cannot be written is not left behind empty.
-    let new_csv = mount.path().join("new.csv");
-    let (code, _, stderr) = run(&short_run(&t, &["--csv", &path_str(&new_csv)]));
-    assert_eq!(code, 4, "{stderr}");
-    assert!(!new_csv.exists(), "no empty table is left");
 }
 
 #[test]
@@ -376,4 +377,34 @@ fn outputs_in_a_read_only_or_missing_directory_are_refused_before_the_target_is_
         assert!(stdout.is_empty(), "{stdout}");
         assert!(!target.exists(), "{flag} {out}: the target was not created");
     }
+}
+
+#[test]
+fn an_output_file_that_cannot_be_written_is_refused_before_the_run() {
+    let dir = temp_dir();
+    let target = dir.path().join("new.dat");
+    let t = path_str(&target);
+    let frozen = dir.path().join("frozen.json");
+    std::fs::write(&frozen, b"{\"old\": true}\n").unwrap();
+    let f = path_str(&frozen);
+    let chattr = |flag: &str| Command::new("chattr").args([flag, f.as_str()]).output();
+    if !chattr("+i").is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP: an immutable output file: chattr +i is not possible here");
+        return;
+    }
+    struct Thaw<'a>(&'a dyn Fn(&str) -> std::io::Result<std::process::Output>);
+    impl Drop for Thaw<'_> {
+        fn drop(&mut self) {
+            let _ = (self.0)("-i");
+        }
+    }
+    let _thaw = Thaw(&chattr);
+    for flag in ["--json", "--timeseries", "--csv"] {
+        let (code, stdout, stderr) = run(&[&t, "--file-size", "1M", "--duration", "200ms", flag, &f]);
+        assert_eq!(code, 2, "{flag} on an immutable file: {stderr}");
+        assert!(stderr.contains(flag) && stderr.contains(&f) && stderr.contains("not writable"), "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(!target.exists(), "the target was not created");
+    }
+    assert_eq!(std::fs::read(&frozen).unwrap(), b"{\"old\": true}\n");
 }

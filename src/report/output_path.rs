@@ -163,6 +163,14 @@ fn check_one(out: &Output<'_>) -> Result<(), UsageError> {
                     "outputs are written to a temporary file and renamed into place; give a regular file path (or /dev/stdout)",
                 );
             }
+            // A file this user may not write (read-only, immutable) is not replaced either:
+            // found now, not after the run.
+            if let Err(e) = nix::unistd::access(out.path, nix::unistd::AccessFlags::W_OK) {
+                return refuse(
+                    &format!("is not writable ({})", io::Error::from(e)),
+                    "make it writable or give another path",
+                );
+            }
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             if out.path.symlink_metadata().is_ok() {
