@@ -148,20 +148,15 @@ fn check_one(out: &Output<'_>) -> Result<(), UsageError> {
                 }
                 return check_writable_dir(flag, out.path, out.path);
             }
-            if ft.is_dir() {
-                return refuse("is a directory", "give a file name (e.g. inside it)");
-            }
-            if ft.is_block_device() || ft.is_char_device() {
-                return refuse(
-                    "is a device",
-                    "outputs are never written to devices (only /dev/null and /dev/stdout, /dev/stderr); give a file path",
-                );
-            }
-            if ft.is_fifo() || ft.is_socket() {
-                return refuse(
-                    if ft.is_fifo() { "is a FIFO" } else { "is a socket" },
-                    "outputs are written to a temporary file and renamed into place; give a regular file path (or /dev/stdout)",
-                );
+            if let Some(kind) = special_kind(ft) {
+                let fix = if ft.is_dir() {
+                    "give a file name (e.g. inside it)"
+                } else if ft.is_block_device() || ft.is_char_device() {
+                    "outputs are never written to devices (only /dev/null and /dev/stdout, /dev/stderr); give a file path"
+                } else {
+                    "outputs are written to a temporary file and renamed into place; give a regular file path (or /dev/stdout)"
+                };
+                return refuse(&format!("is {kind}"), fix);
             }
             // A file this user may not write (read-only, immutable) is not replaced either:
             // found now, not after the run.
