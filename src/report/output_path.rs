@@ -221,19 +221,7 @@ fn replace(
     existing: Option<&fs::Metadata>,
     fill: impl FnOnce(&mut fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
-    let now = match fs::symlink_metadata(resolved) {
-        Ok(meta) => Some(meta),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
-    // The guard looked before the run; a rename over whatever is there now would replace a
-    // device node, a FIFO or a directory's link that appeared since.
-    if let Some(kind) = now.as_ref().and_then(|m| special_kind(m.file_type())) {
-        return Err(io::Error::other(format!(
-            "{} is now {kind}, not a regular file: left as it is",
-            resolved.display()
-        )));
-    }
+    let now = regular_or_missing(resolved)?;
     let dir = parent_of(resolved);
     let name = resolved.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut tmp = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".iopulse-tmp").tempfile_in(dir)?;
@@ -249,21 +237,45 @@ fn replace(
     Ok(())
 }
 
+/// What is at `resolved` now: a regular file, or nothing. The guard looked before the
+/// run; opening or renaming over whatever is there now could reach a device node, a FIFO,
+/// a directory or a dangling symlink that appeared since, so those are an error.
+fn regular_or_missing(resolved: &Path) -> io::Result<Option<fs::Metadata>> {
+    match fs::symlink_metadata(resolved) {
+        Ok(meta) => match special_kind(meta.file_type()) {
+            Some(kind) => Err(io::Error::other(format!(
+                "{} is now {kind}, not a regular file: left as it is",
+                resolved.display()
+            ))),
+            None => Ok(Some(meta)),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
 /// Adds `bytes` (given whether the file is new or empty, to put a header first) at the
 /// end of `path`, whole or not at all: the old content and the new bytes go to a
 /// temporary file that is renamed over it, so a full disk or a signal leaves the old file
 /// (or none) as it was. Runs of a sweep may append to one table at once: each holds an
 /// exclusive lock on the file it copies, and starts again if another replaced it meanwhile.
 pub fn append_whole(path: &Path, bytes: impl FnOnce(bool) -> Vec<u8>) -> io::Result<()> {
-    use nix::fcntl::{Flock, FlockArg};
-    use std::os::unix::fs::MetadataExt;
     if let Some(stream) = stream(path) {
         return write_stream(stream, &bytes(true));
     }
     let resolved = resolve(path);
-    loop {
-        // An empty file stands in for a missing one while it is locked (and is removed
-        // if the append fails).
+    let mut bytes = bytes;
+    // Each new attempt means another run replaced the table meanwhile: bounded, so that a
+    // path that never stops changing cannot hold this run for ever.
+    for _ in 0..1000 {
+        regular_or_missing(&resolved)?;
+        // An empty file stands in for a missing one while it is locked (and is removed if
+        // the append fails).
         let (file, created) = match OpenOptions::new().read(true).write(true).open(&resolved) {
             Ok(file) => (file, false),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -275,22 +287,36 @@ pub fn append_whole(path: &Path, bytes: impl FnOnce(bool) -> Vec<u8>) -> io::Res
             }
             Err(e) => return Err(e),
         };
-        let mut file = Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| io::Error::from(e))?;
-        let locked = file.metadata()?;
-        let same = |m: &fs::Metadata| m.dev() == locked.dev() && m.ino() == locked.ino();
-        if !fs::metadata(&resolved).is_ok_and(|m| same(&m)) {
-            continue; // another run renamed its table over this one: copy that instead
+        let opened = file.metadata()?;
+        match append_locked(file, &resolved, bytes) {
+            Ok(None) => return Ok(()),
+            Ok(Some(unused)) => bytes = unused,
+            Err(e) => {
+                if created && fs::metadata(&resolved).is_ok_and(|m| same_file(&m, &opened)) {
+                    let _ = fs::remove_file(&resolved);
+                }
+                return Err(e);
+            }
         }
-        let new_bytes = bytes(locked.len() == 0);
-        let appended = replace(&resolved, Some(&locked), |tmp| {
-            io::copy(&mut *file, tmp)?;
-            tmp.write_all(&new_bytes)
-        });
-        if appended.is_err() && created {
-            let _ = fs::remove_file(&resolved);
-        }
-        return appended;
     }
+    Err(io::Error::other(format!("{} kept being replaced by other programs: not appended to", resolved.display())))
+}
+
+/// Under an exclusive lock on `file`: when it is still the file at `resolved`, replaces it
+/// with its content and then `bytes` (`None`); else gives `bytes` back to try again.
+fn append_locked<F: FnOnce(bool) -> Vec<u8>>(file: fs::File, resolved: &Path, bytes: F) -> io::Result<Option<F>> {
+    use nix::fcntl::{Flock, FlockArg};
+    let mut file = Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| io::Error::from(e))?;
+    let locked = file.metadata()?;
+    if !fs::metadata(resolved).is_ok_and(|m| same_file(&m, &locked)) {
+        return Ok(Some(bytes)); // another run renamed its table over this one: copy that
+    }
+    let new_bytes = bytes(locked.len() == 0);
+    replace(resolved, Some(&locked), |tmp| {
+        io::copy(&mut *file, tmp)?;
+        tmp.write_all(&new_bytes)
+    })?;
+    Ok(None)
 }
 
 /// The process's umask, from /proc/self/status (reading it with umask(2) would change it).
@@ -429,5 +455,13 @@ mod tests {
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert!(write_whole(&fifo, b"{}").unwrap_err().to_string().contains("FIFO"));
         assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is left");
+        assert!(append_whole(&fifo, |_| b"row\n".to_vec()).unwrap_err().to_string().contains("FIFO"));
+        // A dangling link is neither followed nor replaced (and the append does not spin).
+        let dangling = dir.path().join("s.csv");
+        std::os::unix::fs::symlink(dir.path().join("missing/s.csv"), &dangling).unwrap();
+        let e = append_whole(&dangling, |_| b"row\n".to_vec()).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(write_whole(&dangling, b"{}").unwrap_err().to_string().contains("symbolic link"));
+        assert!(fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink(), "the link is left");
     }
 }
