@@ -24,8 +24,7 @@ fn json_and_timeseries_never_write_a_mounted_device_even_through_a_symlink() {
     if !root::mkfs_ext4(&dev.path, what) {
         return;
     }
-    // Mounting updates the superblock (at 1 KiB), not the boot block before it.
-    let before = dev.contents()[..1024].to_vec();
+    let before = first_64k_outside_fs_metadata(&dev.contents());
     let Some(mount) = root::mount_device(&dev.path, what) else { return };
     let dir = temp_dir();
     let target = zero_file(dir.path(), "t.dat", 1 << 20);
@@ -46,8 +45,23 @@ fn json_and_timeseries_never_write_a_mounted_device_even_through_a_symlink() {
         }
     }
     drop(mount);
-    assert_eq!(&dev.contents()[..1024], &before[..], "the device's boot block is unchanged");
+    assert_eq!(first_64k_outside_fs_metadata(&dev.contents()), before, "the device's first 64 KiB are unchanged");
+    assert_is_block_device(&dev.path);
     assert!(root::e2fsck_clean(&dev.path), "the filesystem on {} still checks clean", dev.path);
+}
+
+/// The first 64 KiB of a device holding ext4, less the superblock and group descriptors
+/// (1 KiB to 8 KiB: the kernel updates them itself on mount and unmount, with 1 KiB or
+/// 4 KiB blocks).
+fn first_64k_outside_fs_metadata(contents: &[u8]) -> Vec<u8> {
+    [&contents[..1024], &contents[8192..64 << 10]].concat()
+}
+
+/// The device node is still there: a temporary file renamed over it would replace it.
+fn assert_is_block_device(path: &str) {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::symlink_metadata(path).unwrap();
+    assert!(meta.file_type().is_block_device(), "{path} is still a block device");
 }
 
 #[test]
@@ -59,15 +73,70 @@ fn json_never_writes_a_disk_whose_partition_is_mounted() {
     if !root::mkfs_ext4(&part, what) {
         return;
     }
-    let mbr = dev.contents()[..512].to_vec();
+    // The MBR and the gap before the partition (at 1 MiB): nothing but iopulse could change them.
+    let head = dev.contents()[..1 << 20].to_vec();
     let Some(mount) = root::mount_device(&part, what) else { return };
     let dir = temp_dir();
     let t = path_str(&zero_file(dir.path(), "t.dat", 1 << 20));
-    let (code, _, stderr) = run(&short_run(&t, &["--json", &dev.path, "--force"]));
-    assert_eq!(code, 2, "{stderr}");
+    for flag in ["--json", "--timeseries", "--csv"] {
+        let (code, _, stderr) = run(&short_run(&t, &[flag, &dev.path, "--force"]));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(flag) && stderr.contains(&dev.path) && stderr.contains("device"), "{stderr}");
+    }
     drop(mount);
-    assert_eq!(&dev.contents()[..512], &mbr[..], "the MBR is unchanged");
+    assert_eq!(&dev.contents()[..1 << 20], &head[..], "the MBR and the first MiB are unchanged");
+    assert_is_block_device(&dev.path);
     assert!(root::e2fsck_clean(&part));
+}
+
+/// A loop device over `disk` from `offset_bytes` on: a partition, for kernels without MBR
+/// partition support. Detached on Drop.
+struct Slice(String);
+
+impl Slice {
+    fn of(disk: &str, offset_bytes: u64) -> Option<Slice> {
+        let out =
+            Command::new("losetup").args(["-f", "--show", "-o", &offset_bytes.to_string(), disk]).output().ok()?;
+        out.status.success().then(|| Slice(String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    }
+}
+
+impl Drop for Slice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+#[test]
+fn json_never_writes_a_disk_whose_slice_is_mounted() {
+    // The layout of a partition (a filesystem from 1 MiB on) that works on any kernel with
+    // loop devices: a second loop device over the first at an offset.
+    let what = "--json on a disk with a mounted slice";
+    let Some(dev) = root::loop_device(64 << 20, LoopOptions { fill: Some(0x5a), ..Default::default() }, what) else {
+        return;
+    };
+    let Some(slice) = Slice::of(&dev.path, 1 << 20) else {
+        eprintln!("SKIP: {what}: cannot set up a loop device over a loop device");
+        return;
+    };
+    if !root::mkfs_ext4(&slice.0, what) {
+        return;
+    }
+    let head = dev.contents()[..1 << 20].to_vec();
+    let Some(mount) = root::mount_device(&slice.0, what) else { return };
+    let dir = temp_dir();
+    let t = path_str(&zero_file(dir.path(), "t.dat", 1 << 20));
+    let link = path_str(&dir.path().join("disk"));
+    std::os::unix::fs::symlink(&dev.path, &link).unwrap();
+    for (flag, out) in [("--json", &dev.path), ("--timeseries", &dev.path), ("--csv", &dev.path), ("--json", &link)] {
+        let (code, _, stderr) = run(&short_run(&t, &[flag, out, "--force"]));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(flag) && stderr.contains(out.as_str()) && stderr.contains("device"), "{stderr}");
+    }
+    drop(mount);
+    assert_eq!(&dev.contents()[..1 << 20], &head[..], "the first MiB, before the slice, is unchanged");
+    assert_is_block_device(&dev.path);
+    assert!(root::e2fsck_clean(&slice.0), "the filesystem on the slice still checks clean");
 }
 
 #[test]
@@ -195,4 +264,147 @@ fn a_closed_or_full_stderr_does_not_panic() {
     assert_ne!(code, Some(101), "no panic");
     assert_eq!(code, Some(4), "stdout was closed: an output failed");
     assert!(read_json(&json)["total"]["ops"].as_u64().unwrap() > 0, "the JSON is written");
+}
+
+#[test]
+fn json_and_csv_on_dev_stdout_follow_the_report_in_a_redirected_file() {
+    let dir = temp_dir();
+    let t = path_str(&zero_file(dir.path(), "t.dat", 1 << 20));
+    let out = dir.path().join("out.txt");
+    let file = std::fs::File::create(&out).unwrap();
+    let (code, _, stderr) = run_command(
+        iopulse().args([&t, "--duration", "300ms", "--json", "/dev/stdout", "--csv", "/dev/fd/1"]).stdout(file),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    // Opening /dev/stdout again would start at offset 0, over the report.
+    let report_at = text.find("IOPS").expect("the text report is in the file");
+    let json_at = text.find("\"schema_version\"").expect("the JSON is in the file");
+    let csv_at = text.find("started_at,hostname").expect("the CSV header is in the file");
+    assert!(report_at < json_at && json_at < csv_at, "report, then JSON, then CSV: {text}");
+}
+
+#[test]
+fn plot_charts_never_replace_a_target_or_a_device() {
+    let dir = temp_dir();
+    let target = dir.path().join("t.dat");
+    let data: Vec<u8> = (0..1u32 << 20).map(|i| (i * 13 % 251) as u8).collect();
+    std::fs::write(&target, &data).unwrap();
+    let t = path_str(&target);
+    let plots = dir.path().join("plots");
+    std::fs::create_dir(&plots).unwrap();
+    let p = path_str(&plots);
+    let chart = plots.join("latency-percentiles.svg");
+    // A chart that is a link to the target, or a hard link to it.
+    std::os::unix::fs::symlink(&target, &chart).unwrap();
+    let (code, stdout, stderr) = run(&short_run(&t, &["--plot", &p]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--plot") && stderr.contains("own target"), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    std::fs::remove_file(&chart).unwrap();
+    std::fs::hard_link(&target, plots.join("iops-over-time.svg")).unwrap();
+    let (code, _, stderr) = run(&short_run(&t, &["--plot", &p, "--timeseries", &path_str(&dir.path().join("ts.csv"))]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("own target"), "{stderr}");
+    assert_eq!(std::fs::read(&target).unwrap(), data, "the target is byte for byte unchanged");
+    std::fs::remove_file(plots.join("iops-over-time.svg")).unwrap();
+    // A chart that is a link to a device (a node of this test's own, so that a regression
+    // replaces nothing in /dev).
+    if root::is_root() {
+        use std::os::unix::fs::FileTypeExt;
+        let node = dir.path().join("null-node");
+        let mode = nix::sys::stat::Mode::from_bits_truncate(0o666);
+        nix::sys::stat::mknod(&node, nix::sys::stat::SFlag::S_IFCHR, mode, nix::sys::stat::makedev(1, 3)).unwrap();
+        std::os::unix::fs::symlink(&node, plots.join("p99-over-time.svg")).unwrap();
+        let (code, _, stderr) = run(&short_run(&t, &["--plot", &p]));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("--plot") && stderr.contains("device"), "{stderr}");
+        assert!(std::fs::symlink_metadata(&node).unwrap().file_type().is_char_device(), "the node is left");
+    } else {
+        eprintln!("SKIP: a chart linked to a device: needs root for mknod");
+    }
+    // One chart named by --json too.
+    let (code, _, stderr) = run(&short_run(&t, &["--plot", &p, "--json", &path_str(&chart)]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--json") && stderr.contains("--plot") && stderr.contains("same file"), "{stderr}");
+    assert!(!chart.exists(), "nothing written at {}", chart.display());
+}
+
+#[test]
+fn on_a_full_disk_the_csv_table_stays_whole() {
+    let what = "--csv on a full filesystem";
+    let Some(mount) = root::mount_tmpfs("64k", "", what) else { return };
+    let dir = temp_dir();
+    let t = path_str(&zero_file(dir.path(), "t.dat", 1 << 20));
+    let csv = mount.path().join("sweep.csv");
+    let c = path_str(&csv);
+    let (code, _, stderr) = run(&short_run(&t, &["--csv", &c]));
+    assert_eq!(code, 0, "{stderr}");
+    let table = std::fs::read(&csv).unwrap();
+    let _ = std::fs::write(mount.path().join("filler"), vec![1u8; 256 << 10]);
+    // A new table that cannot be written is not left behind empty.
+    let new_csv = mount.path().join("new.csv");
+    let (code, _, stderr) = run(&short_run(&t, &["--csv", &path_str(&new_csv)]));
+    assert_eq!(code, 4, "{stderr}");
+    assert!(!new_csv.exists(), "no empty table is left");
+    // An existing table stays as it was: the new row would need a whole new copy of it.
+    let (code, stdout, stderr) = run(&[&t, "--duration", "300ms", "--csv", &c]);
+    assert_eq!(code, 4, "an output failed: {stderr}");
+    assert!(stdout.contains("IOPS"), "the text report is printed: {stdout}");
+    assert!(stderr.contains("--csv") && stderr.contains(&c), "{stderr}");
+    assert_eq!(std::fs::read(&csv).unwrap(), table, "the table is as it was: no half row");
+    let left: Vec<_> = std::fs::read_dir(mount.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 2, "no temporary file is left: {left:?}");
+}
+
+#[test]
+fn outputs_in_a_read_only_or_missing_directory_are_refused_before_the_target_is_created() {
+    let dir = temp_dir();
+    let target = dir.path().join("new.dat");
+    let t = path_str(&target);
+    let missing = path_str(&dir.path().join("no/such/r.json"));
+    let mut cases = vec![("--json", missing.clone(), "does not exist")];
+    let read_only = root::mount_tmpfs("1m", "ro", "outputs in a read-only directory");
+    if let Some(ro) = &read_only {
+        cases.push(("--json", path_str(&ro.path().join("r.json")), "cannot write"));
+        cases.push(("--csv", path_str(&ro.path().join("r.csv")), "cannot write"));
+        cases.push(("--timeseries", path_str(&ro.path().join("ts.csv")), "cannot write"));
+    }
+    for (flag, out, word) in &cases {
+        let (code, stdout, stderr) = run(&[&t, "--file-size", "1M", "--duration", "200ms", flag, out]);
+        assert_eq!(code, 2, "{flag} {out}: {stderr}");
+        assert!(stderr.contains(flag) && stderr.contains(out.as_str()) && stderr.contains(word), "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(!target.exists(), "{flag} {out}: the target was not created");
+    }
+}
+
+#[test]
+fn an_output_file_that_cannot_be_written_is_refused_before_the_run() {
+    let dir = temp_dir();
+    let target = dir.path().join("new.dat");
+    let t = path_str(&target);
+    let frozen = dir.path().join("frozen.json");
+    std::fs::write(&frozen, b"{\"old\": true}\n").unwrap();
+    let f = path_str(&frozen);
+    let chattr = |flag: &str| Command::new("chattr").args([flag, f.as_str()]).output();
+    if !chattr("+i").is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP: an immutable output file: chattr +i is not possible here");
+        return;
+    }
+    struct Thaw<'a>(&'a dyn Fn(&str) -> std::io::Result<std::process::Output>);
+    impl Drop for Thaw<'_> {
+        fn drop(&mut self) {
+            let _ = (self.0)("-i");
+        }
+    }
+    let _thaw = Thaw(&chattr);
+    for flag in ["--json", "--timeseries", "--csv"] {
+        let (code, stdout, stderr) = run(&[&t, "--file-size", "1M", "--duration", "200ms", flag, &f]);
+        assert_eq!(code, 2, "{flag} on an immutable file: {stderr}");
+        assert!(stderr.contains(flag) && stderr.contains(&f) && stderr.contains("not writable"), "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(!target.exists(), "the target was not created");
+    }
+    assert_eq!(std::fs::read(&frozen).unwrap(), b"{\"old\": true}\n");
 }

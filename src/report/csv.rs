@@ -170,7 +170,8 @@ pub fn check(path: &Path) -> Result<(), UsageError> {
 }
 
 /// Appends `r`'s row to `path`, with the header first when the file is new or empty.
-/// The file is locked while appending, so concurrent runs add whole rows.
+/// The table is replaced whole (`output_path::append_whole`): a full disk leaves it as
+/// it was, and concurrent runs each add their row.
 pub fn append(path: &Path, r: &RunResult) -> io::Result<()> {
     let mut failure = None;
     super::output_path::append_whole(path, |new| {

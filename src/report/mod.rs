@@ -65,7 +65,7 @@ pub fn render(result: &RunResult, format: OutputFormat) -> io::Result<String> {
 /// asked to go (`output_path::check`: never a device, a FIFO, /proc, a target of the run
 /// or a path two outputs share), and that `--csv` is a table of this iopulse.
 pub fn check_outputs(output: &OutputOptions, targets: &[PathBuf]) -> Result<(), UsageError> {
-    let outputs: Vec<Output<'_>> = [
+    let mut outputs: Vec<Output<'_>> = [
         ("--json", &output.json_file, false),
         ("--csv", &output.csv_file, false),
         ("--timeseries", &output.timeseries_file, false),
@@ -74,6 +74,13 @@ pub fn check_outputs(output: &OutputOptions, targets: &[PathBuf]) -> Result<(), 
     .into_iter()
     .filter_map(|(flag, path, is_dir)| path.as_deref().map(|path| Output { flag, path, is_dir }))
     .collect();
+    // The charts --plot writes into its directory pass the guard too: one of them may be
+    // a link to a target or a device, or the path another output names.
+    let charts: Vec<PathBuf> = match &output.plot_dir {
+        Some(dir) if dir.is_dir() => plot::CHARTS.iter().map(|name| dir.join(name)).collect(),
+        _ => Vec::new(),
+    };
+    outputs.extend(charts.iter().map(|path| Output { flag: "--plot", path, is_dir: false }));
     output_path::check(&outputs, targets)?;
     if let Some(path) = &output.csv_file {
         csv::check(path)?;

@@ -9,7 +9,9 @@
 //!
 //! Outputs are then written whole or not at all: to a temporary file beside the
 //! (symlink-resolved) path, synced, and renamed into place, so a full disk or a
-//! signal never leaves a half-written result where the old one was.
+//! signal never leaves a half-written result where the old one was; a `--csv` row is
+//! appended the same way (old table plus row, renamed over it). The standard streams
+//! are written through this process's own descriptors.
 //!
 //! This module only checks paths and writes bytes it is given; it formats nothing.
 
@@ -23,12 +25,66 @@ use std::path::{Path, PathBuf};
 
 /// Paths that are written as they are, with no temporary file: the bit bucket and the
 /// process's own standard streams (whatever they were redirected to).
-const STREAMS: &[&str] =
-    &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "/proc/self/fd/1", "/proc/self/fd/2"];
+const STREAMS: &[(&str, Stream)] = &[
+    ("/dev/null", Stream::Null),
+    ("/dev/stdout", Stream::Stdout),
+    ("/dev/fd/1", Stream::Stdout),
+    ("/proc/self/fd/1", Stream::Stdout),
+    ("/dev/stderr", Stream::Stderr),
+    ("/dev/fd/2", Stream::Stderr),
+    ("/proc/self/fd/2", Stream::Stderr),
+];
+
+#[derive(Clone, Copy)]
+enum Stream {
+    Null,
+    Stdout,
+    Stderr,
+}
+
+fn stream(path: &Path) -> Option<Stream> {
+    STREAMS.iter().find(|(s, _)| Path::new(s) == path).map(|&(_, stream)| stream)
+}
 
 /// True for /dev/null and the standard streams.
 pub fn is_stream(path: &Path) -> bool {
-    STREAMS.iter().any(|s| Path::new(s) == path)
+    stream(path).is_some()
+}
+
+/// Writes to a standard stream through this process's own descriptor: opening
+/// /dev/stdout again would start a redirected file over at offset 0, over the report
+/// already written to it.
+fn write_stream(stream: Stream, bytes: &[u8]) -> io::Result<()> {
+    match stream {
+        Stream::Null => Ok(()),
+        Stream::Stdout => {
+            let mut out = io::stdout().lock();
+            out.write_all(bytes).and_then(|()| out.flush())
+        }
+        Stream::Stderr => {
+            let mut err = io::stderr().lock();
+            err.write_all(bytes).and_then(|()| err.flush())
+        }
+    }
+}
+
+/// What a file that is not a regular file is, for messages; `None` for a regular file.
+fn special_kind(ft: fs::FileType) -> Option<&'static str> {
+    Some(if ft.is_dir() {
+        "a directory"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else {
+        return None;
+    })
 }
 
 fn parent_of(path: &Path) -> &Path {
@@ -92,19 +148,22 @@ fn check_one(out: &Output<'_>) -> Result<(), UsageError> {
                 }
                 return check_writable_dir(flag, out.path, out.path);
             }
-            if ft.is_dir() {
-                return refuse("is a directory", "give a file name (e.g. inside it)");
+            if let Some(kind) = special_kind(ft) {
+                let fix = if ft.is_dir() {
+                    "give a file name (e.g. inside it)"
+                } else if ft.is_block_device() || ft.is_char_device() {
+                    "outputs are never written to devices (only /dev/null and /dev/stdout, /dev/stderr); give a file path"
+                } else {
+                    "outputs are written to a temporary file and renamed into place; give a regular file path (or /dev/stdout)"
+                };
+                return refuse(&format!("is {kind}"), fix);
             }
-            if ft.is_block_device() || ft.is_char_device() {
+            // A file this user may not write (read-only, immutable) is not replaced either:
+            // found now, not after the run.
+            if let Err(e) = nix::unistd::access(out.path, nix::unistd::AccessFlags::W_OK) {
                 return refuse(
-                    "is a device",
-                    "outputs are never written to devices (only /dev/null and /dev/stdout, /dev/stderr); give a file path",
-                );
-            }
-            if ft.is_fifo() || ft.is_socket() {
-                return refuse(
-                    if ft.is_fifo() { "is a FIFO" } else { "is a socket" },
-                    "outputs are written to a temporary file and renamed into place; give a regular file path (or /dev/stdout)",
+                    &format!("is not writable ({})", io::Error::from(e)),
+                    "make it writable or give another path",
                 );
             }
         }
@@ -148,40 +207,116 @@ fn resolve(path: &Path) -> PathBuf {
 /// synced, then renamed over it (keeping an existing file's permissions). /dev/null and
 /// the standard streams are written directly.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if is_stream(path) {
-        let mut f = OpenOptions::new().write(true).open(path)?;
-        return f.write_all(bytes).and_then(|()| f.flush());
+    if let Some(stream) = stream(path) {
+        return write_stream(stream, bytes);
     }
-    let resolved = resolve(path);
-    let dir = parent_of(&resolved);
+    replace(&resolve(path), None, |tmp| tmp.write_all(bytes))
+}
+
+/// Replaces `resolved` (a path with its symlinks followed) with a new file that `fill`
+/// writes: a temporary file beside it, synced, renamed over it. Permissions are those of
+/// the file replaced (`existing`, or what is there now), else 0666 less the umask.
+fn replace(
+    resolved: &Path,
+    existing: Option<&fs::Metadata>,
+    fill: impl FnOnce(&mut fs::File) -> io::Result<()>,
+) -> io::Result<()> {
+    let now = regular_or_missing(resolved)?;
+    let dir = parent_of(resolved);
     let name = resolved.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut tmp = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".iopulse-tmp").tempfile_in(dir)?;
-    let mode = match fs::metadata(&resolved) {
-        Ok(m) => m.permissions().mode() & 0o7777,
-        Err(_) => 0o666 & !umask(),
+    let mode = match existing.or(now.as_ref()) {
+        Some(m) => m.permissions().mode() & 0o7777,
+        None => 0o666 & !umask(),
     };
     tmp.as_file().set_permissions(fs::Permissions::from_mode(mode))?;
-    tmp.write_all(bytes)?;
+    fill(tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
     // On failure the temporary file is removed when `tmp` (in the error) is dropped.
-    tmp.persist(&resolved).map_err(|e| e.error)?;
+    tmp.persist(resolved).map_err(|e| e.error)?;
     Ok(())
 }
 
-/// Appends `bytes` to `path` in one piece under an exclusive lock (runs of a sweep may
-/// append to one table at once); if the write fails part-way, the file is cut back to
-/// its old length, so it never holds half a row.
-pub fn append_whole(path: &Path, bytes: impl FnOnce(bool) -> Vec<u8>) -> io::Result<()> {
-    use nix::fcntl::{Flock, FlockArg};
-    let file = OpenOptions::new().create(true).append(true).open(path)?;
-    let mut file = Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| io::Error::from(e))?;
-    let old_len_bytes = file.metadata()?.len();
-    let bytes = bytes(old_len_bytes == 0);
-    if let Err(e) = file.write_all(&bytes).and_then(|()| file.sync_data()) {
-        let _ = file.set_len(old_len_bytes);
-        return Err(e);
+/// What is at `resolved` now: a regular file, or nothing. The guard looked before the
+/// run; opening or renaming over whatever is there now could reach a device node, a FIFO,
+/// a directory or a dangling symlink that appeared since, so those are an error.
+fn regular_or_missing(resolved: &Path) -> io::Result<Option<fs::Metadata>> {
+    match fs::symlink_metadata(resolved) {
+        Ok(meta) => match special_kind(meta.file_type()) {
+            Some(kind) => Err(io::Error::other(format!(
+                "{} is now {kind}, not a regular file: left as it is",
+                resolved.display()
+            ))),
+            None => Ok(Some(meta)),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
-    Ok(())
+}
+
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+/// Adds `bytes` (given whether the file is new or empty, to put a header first) at the
+/// end of `path`, whole or not at all: the old content and the new bytes go to a
+/// temporary file that is renamed over it, so a full disk or a signal leaves the old file
+/// (or none) as it was. Runs of a sweep may append to one table at once: each holds an
+/// exclusive lock on the file it copies, and starts again if another replaced it meanwhile.
+pub fn append_whole(path: &Path, bytes: impl FnOnce(bool) -> Vec<u8>) -> io::Result<()> {
+    if let Some(stream) = stream(path) {
+        return write_stream(stream, &bytes(true));
+    }
+    let resolved = resolve(path);
+    let mut bytes = bytes;
+    // Each new attempt means another run replaced the table meanwhile: bounded, so that a
+    // path that never stops changing cannot hold this run for ever.
+    for _ in 0..1000 {
+        regular_or_missing(&resolved)?;
+        // An empty file stands in for a missing one while it is locked (and is removed if
+        // the append fails).
+        let (file, created) = match OpenOptions::new().read(true).write(true).open(&resolved) {
+            Ok(file) => (file, false),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                match OpenOptions::new().read(true).write(true).create_new(true).open(&resolved) {
+                    Ok(file) => (file, true),
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        let opened = file.metadata()?;
+        match append_locked(file, &resolved, bytes) {
+            Ok(None) => return Ok(()),
+            Ok(Some(unused)) => bytes = unused,
+            Err(e) => {
+                if created && fs::metadata(&resolved).is_ok_and(|m| same_file(&m, &opened)) {
+                    let _ = fs::remove_file(&resolved);
+                }
+                return Err(e);
+            }
+        }
+    }
+    Err(io::Error::other(format!("{} kept being replaced by other programs: not appended to", resolved.display())))
+}
+
+/// Under an exclusive lock on `file`: when it is still the file at `resolved`, replaces it
+/// with its content and then `bytes` (`None`); else gives `bytes` back to try again.
+fn append_locked<F: FnOnce(bool) -> Vec<u8>>(file: fs::File, resolved: &Path, bytes: F) -> io::Result<Option<F>> {
+    use nix::fcntl::{Flock, FlockArg};
+    let mut file = Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| io::Error::from(e))?;
+    let locked = file.metadata()?;
+    if !fs::metadata(resolved).is_ok_and(|m| same_file(&m, &locked)) {
+        return Ok(Some(bytes)); // another run renamed its table over this one: copy that
+    }
+    let new_bytes = bytes(locked.len() == 0);
+    replace(resolved, Some(&locked), |tmp| {
+        io::copy(&mut *file, tmp)?;
+        tmp.write_all(&new_bytes)
+    })?;
+    Ok(None)
 }
 
 /// The process's umask, from /proc/self/status (reading it with umask(2) would change it).
@@ -268,5 +403,65 @@ mod tests {
             append_whole(&p, |new| if new { b"h\nrow\n".to_vec() } else { b"row\n".to_vec() }).unwrap();
         }
         assert_eq!(fs::read_to_string(&p).unwrap(), "h\nrow\nrow\n");
+    }
+
+    #[test]
+    fn appends_replace_the_file_whole_and_keep_its_mode() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.csv");
+        fs::write(&p, b"h\n").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o604)).unwrap();
+        let old_ino = fs::metadata(&p).unwrap().ino();
+        append_whole(&p, |new| if new { b"h\nrow\n".to_vec() } else { b"row\n".to_vec() }).unwrap();
+        let meta = fs::metadata(&p).unwrap();
+        assert_ne!(meta.ino(), old_ino, "a new file was renamed into place");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o604);
+        assert_eq!(fs::read_to_string(&p).unwrap(), "h\nrow\n");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn concurrent_appends_lose_no_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.csv");
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let p = &p;
+                s.spawn(move || {
+                    for i in 0..10 {
+                        let row = format!("{t}-{i}\n");
+                        append_whole(p, |new| if new { format!("h\n{row}") } else { row }.into_bytes()).unwrap();
+                    }
+                });
+            }
+        });
+        let text = fs::read_to_string(&p).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.remove(0), "h", "one header, first");
+        lines.sort_unstable();
+        lines.dedup();
+        assert_eq!(lines.len(), 80, "every row, once: {text}");
+    }
+
+    #[test]
+    fn a_path_that_became_a_device_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("r.json");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let e = write_whole(&link, b"{}").unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(write_whole(&fifo, b"{}").unwrap_err().to_string().contains("FIFO"));
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is left");
+        assert!(append_whole(&fifo, |_| b"row\n".to_vec()).unwrap_err().to_string().contains("FIFO"));
+        // A dangling link is neither followed nor replaced (and the append does not spin).
+        let dangling = dir.path().join("s.csv");
+        std::os::unix::fs::symlink(dir.path().join("missing/s.csv"), &dangling).unwrap();
+        let e = append_whole(&dangling, |_| b"row\n".to_vec()).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(write_whole(&dangling, b"{}").unwrap_err().to_string().contains("symbolic link"));
+        assert!(fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink(), "the link is left");
     }
 }

@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 pub const LATENCY_CHART: &str = "latency-percentiles.svg";
 pub const IOPS_CHART: &str = "iops-over-time.svg";
 pub const P99_CHART: &str = "p99-over-time.svg";
+/// Every chart a result can have (`--plot` checks each before the run).
+pub const CHARTS: &[&str] = &[LATENCY_CHART, IOPS_CHART, P99_CHART];
 
 const SIZE: (u32, u32) = (960, 600);
 
