@@ -314,7 +314,14 @@ fn a_stuck_io_is_reported_with_file_and_offset_and_the_report_comes_out() {
         // The timeout (1 s) and a poll of the watchdog (0.1 s): the report is out well before 3 s.
         let waited = run.output.wait_for("Error     I/O timeout", Duration::from_secs(5));
         let pid = run.child.id();
-        let state = proc_state(pid);
+        // The report is out just before the main thread returns: give it a moment to exit
+        // (while the I/O is still held) before looking at what is left of the process.
+        let mut state = proc_state(pid);
+        let looked = std::time::Instant::now();
+        while !matches!(state, Some('Z') | Some('D') | None) && looked.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+            state = proc_state(pid);
+        }
         let (code, stdout, stderr) = run.release();
         let waited =
             waited.unwrap_or_else(|| panic!("{engine:?}: no report while the I/O was held\n{stdout}\n{stderr}"));
