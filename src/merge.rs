@@ -13,7 +13,7 @@ use crate::result::{AchievedQueueDepth, MergedSource, RunResult, StopReason, Win
 use crate::stats::{
     HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
 };
-use crate::target::identity::FileId;
+use crate::target::identity::{FileId, special_kind};
 use hdrhistogram::Histogram;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -113,7 +113,7 @@ pub fn load(path: &Path) -> Result<Input, MergeError> {
     // would block open(2) itself, and the path could be swapped for one in between.
     // O_NONBLOCK changes nothing for a regular file.
     if let Ok(meta) = std::fs::metadata(path)
-        && let Some(what) = not_a_file(meta.file_type())
+        && let Some(what) = special_kind(meta.file_type())
     {
         return Err(not_a_result(format!("is {what}, not a file")));
     }
@@ -123,7 +123,7 @@ pub fn load(path: &Path) -> Result<Input, MergeError> {
         .open(path)
         .map_err(|source| MergeError::Read { file: file.clone(), source })?;
     let meta = opened.metadata().map_err(|source| MergeError::Read { file: file.clone(), source })?;
-    if let Some(what) = not_a_file(meta.file_type()) {
+    if let Some(what) = special_kind(meta.file_type()) {
         return Err(not_a_result(format!("is {what}, not a file")));
     }
     let too_large = || {
@@ -146,27 +146,6 @@ pub fn load(path: &Path) -> Result<Input, MergeError> {
     }
     let result = serde_json::from_str(&text).map_err(|source| MergeError::Parse { file: file.clone(), source })?;
     Ok(Input { file, result, id: Some(FileId { dev: meta.dev(), ino: meta.ino() }) })
-}
-
-/// What a file that is not a regular file is, for the message refusing it.
-fn not_a_file(ft: std::fs::FileType) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt;
-    if ft.is_file() {
-        return None;
-    }
-    Some(if ft.is_dir() {
-        "a directory"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else {
-        "a special file"
-    })
 }
 
 /// Refuses an input that is also where the merged result goes (stdout, a regular file

@@ -202,18 +202,7 @@ fn read_only_mounts_and_immutable_files_are_refused_for_writes() {
     let dir = temp_dir();
     let frozen = dir.path().join("frozen.dat");
     std::fs::write(&frozen, vec![4u8; 1 << 20]).unwrap();
-    let chattr = |flag: &str| std::process::Command::new("chattr").args([flag, &path_str(&frozen)]).output();
-    if !chattr("+i").is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIP: immutable files: chattr +i is not possible here");
-        return;
-    }
-    struct Thaw<'a>(&'a dyn Fn(&str) -> std::io::Result<std::process::Output>);
-    impl Drop for Thaw<'_> {
-        fn drop(&mut self) {
-            let _ = (self.0)("-i");
-        }
-    }
-    let _thaw = Thaw(&chattr);
+    let Some(_thaw) = common::root::immutable(&frozen, "immutable files") else { return };
     let (code, _, stderr) = run(&[&path_str(&frozen), "--write-percent", "50", "--duration", "0.1"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("is not writable (Operation not permitted)"), "{stderr}");

@@ -156,19 +156,9 @@ fn a_layout_larger_than_the_free_space_is_refused_before_the_file_exists() {
     assert!(!std::path::Path::new(&f).exists(), "no file was created");
 }
 
-/// A sparse 16 MiB file on an 8 MiB tmpfs: no layout is needed, and writes fail
-/// once the filesystem is full.
-fn sparse_on_full_tmpfs(what: &str) -> Option<(root::Mount, String)> {
-    let fs = root::mount_tmpfs("8m", "", what)?;
-    let f = fs.path().join("sparse.dat");
-    std::fs::File::create(&f).unwrap().set_len(16 << 20).unwrap();
-    let f = path_str(&f);
-    Some((fs, f))
-}
-
 #[test]
 fn enospc_during_the_run_stops_it_and_keeps_the_results_so_far() {
-    let Some((_fs, f)) = sparse_on_full_tmpfs("ENOSPC during the run") else { return };
+    let Some((_fs, f)) = root::sparse_on_full_tmpfs("ENOSPC during the run") else { return };
     let out_dir = temp_dir();
     let json = path_str(&out_dir.path().join("e.json"));
     let (code, stdout, stderr) = run(&[&f, "--write-percent", "100", "--duration", "0", "--json", &json]);
@@ -186,7 +176,7 @@ fn enospc_during_the_run_stops_it_and_keeps_the_results_so_far() {
 
 #[test]
 fn continue_on_error_counts_enospc_per_op_and_goes_on() {
-    let Some((_fs, f)) = sparse_on_full_tmpfs("--continue-on-error with ENOSPC") else { return };
+    let Some((_fs, f)) = root::sparse_on_full_tmpfs("--continue-on-error with ENOSPC") else { return };
     let (code, stdout, stderr) =
         run(&[&f, "--write-percent", "100", "--duration", "0", "--continue-on-error", "--output-format", "json"]);
     assert_eq!(code, 1, "errors were counted: the run did not succeed\n{stderr}");
@@ -207,7 +197,7 @@ fn continue_on_error_counts_enospc_per_op_and_goes_on() {
 
 #[test]
 fn max_errors_stops_after_exactly_n() {
-    let Some((_fs, f)) = sparse_on_full_tmpfs("--max-errors with ENOSPC") else { return };
+    let Some((_fs, f)) = root::sparse_on_full_tmpfs("--max-errors with ENOSPC") else { return };
     let (code, stdout, stderr) = run(&[&f, "--write-percent", "100", "--duration", "0", "--max-errors", "10"]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("--max-errors 10 reached (10 I/Os failed); the last: write"), "{stderr}");

@@ -138,15 +138,6 @@ fn merge_ends_on_the_first_signal_even_when_started_with_sigint_ignored() {
     }
 }
 
-/// A full tmpfs under a sparse file: every write past the free space fails (ENOSPC).
-fn sparse_on_full_tmpfs(what: &str) -> Option<(root::Mount, String)> {
-    let fs = root::mount_tmpfs("8m", "", what)?;
-    let f = fs.path().join("sparse.dat");
-    std::fs::File::create(&f).unwrap().set_len(16 << 20).unwrap();
-    let f = path_str(&f);
-    Some((fs, f))
-}
-
 /// Errors reaped in one batch past the limit, or in flight in another worker, used to be
 /// counted too (6, 9 or 11 for `--max-errors 5`); and blocks of I/Os abandoned in flight
 /// when the run stopped were counted as covered.
@@ -157,7 +148,7 @@ fn max_errors_counts_exactly_n_on_every_engine() {
             eprintln!("SKIP: --max-errors on {engine}: the engine is not available");
             continue;
         }
-        let Some((_fs, f)) = sparse_on_full_tmpfs("--max-errors on a full tmpfs") else { return };
+        let Some((_fs, f)) = root::sparse_on_full_tmpfs("--max-errors on a full tmpfs") else { return };
         let out = temp_dir();
         let json = path_str(&out.path().join("r.json"));
         let (code, stdout, stderr) = run(&[
@@ -191,7 +182,7 @@ fn max_errors_counts_exactly_n_on_every_engine() {
 
 #[test]
 fn mmap_writes_on_a_full_filesystem_say_enospc() {
-    let Some((_fs, f)) = sparse_on_full_tmpfs("mmap ENOSPC") else { return };
+    let Some((_fs, f)) = root::sparse_on_full_tmpfs("mmap ENOSPC") else { return };
     let (code, _, stderr) = run(&[&f, "--engine", "mmap", "--write-percent", "100", "--duration", "0"]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");
@@ -203,7 +194,7 @@ fn mmap_writes_on_a_full_filesystem_say_enospc() {
 /// that page "succeeded" without reaching the file (2,048 failures reported of 16,384).
 #[test]
 fn mmap_never_counts_a_write_into_a_page_it_could_not_allocate() {
-    let Some((_fs, f)) = sparse_on_full_tmpfs("mmap sub-page writes on a full tmpfs") else { return };
+    let Some((_fs, f)) = root::sparse_on_full_tmpfs("mmap sub-page writes on a full tmpfs") else { return };
     let out = temp_dir();
     let json = path_str(&out.path().join("r.json"));
     let (code, _, stderr) = run(&[
@@ -232,7 +223,7 @@ fn mmap_never_counts_a_write_into_a_page_it_could_not_allocate() {
 
 #[test]
 fn coverage_counts_only_blocks_whose_io_succeeded() {
-    let Some((_fs, f)) = sparse_on_full_tmpfs("coverage of failed writes") else { return };
+    let Some((_fs, f)) = root::sparse_on_full_tmpfs("coverage of failed writes") else { return };
     let out = temp_dir();
     let json = path_str(&out.path().join("r.json"));
     let (code, _, stderr) =

@@ -387,18 +387,7 @@ fn an_output_file_that_cannot_be_written_is_refused_before_the_run() {
     let frozen = dir.path().join("frozen.json");
     std::fs::write(&frozen, b"{\"old\": true}\n").unwrap();
     let f = path_str(&frozen);
-    let chattr = |flag: &str| Command::new("chattr").args([flag, f.as_str()]).output();
-    if !chattr("+i").is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIP: an immutable output file: chattr +i is not possible here");
-        return;
-    }
-    struct Thaw<'a>(&'a dyn Fn(&str) -> std::io::Result<std::process::Output>);
-    impl Drop for Thaw<'_> {
-        fn drop(&mut self) {
-            let _ = (self.0)("-i");
-        }
-    }
-    let _thaw = Thaw(&chattr);
+    let Some(_thaw) = root::immutable(&frozen, "an immutable output file") else { return };
     for flag in ["--json", "--timeseries", "--csv"] {
         let (code, stdout, stderr) = run(&[&t, "--file-size", "1M", "--duration", "200ms", flag, &f]);
         assert_eq!(code, 2, "{flag} on an immutable file: {stderr}");

@@ -16,7 +16,7 @@
 //! This module only checks paths and writes bytes it is given; it formats nothing.
 
 use crate::error::UsageError;
-use crate::target::identity::PathIdentity;
+use crate::target::identity::{PathIdentity, special_kind};
 use crate::target::pseudo_fs::pseudo_filesystem;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -66,25 +66,6 @@ fn write_stream(stream: Stream, bytes: &[u8]) -> io::Result<()> {
             err.write_all(bytes).and_then(|()| err.flush())
         }
     }
-}
-
-/// What a file that is not a regular file is, for messages; `None` for a regular file.
-fn special_kind(ft: fs::FileType) -> Option<&'static str> {
-    Some(if ft.is_dir() {
-        "a directory"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_symlink() {
-        "a symbolic link"
-    } else {
-        return None;
-    })
 }
 
 fn parent_of(path: &Path) -> &Path {

@@ -20,6 +20,30 @@ impl FileId {
     }
 }
 
+/// What a file that is not a regular file is, for the message refusing it ("a FIFO",
+/// "a block device"); `None` for a regular file. One wording for targets, outputs and
+/// merge inputs.
+pub fn special_kind(ft: std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    Some(if ft.is_file() {
+        return None;
+    } else if ft.is_dir() {
+        "a directory"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a special file"
+    })
+}
+
 /// What a path stands for, to find two paths that are one file: its device and inode
 /// when it exists, else the path it would be created at (its directory resolved).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -154,15 +154,7 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
                 check_file_may_change(spec, path, &meta, existing < size)?;
                 (TargetKind::File, true, existing, size)
             } else {
-                let what = if ft.is_char_device() {
-                    "a character device"
-                } else if ft.is_fifo() {
-                    "a FIFO"
-                } else if ft.is_socket() {
-                    "a socket"
-                } else {
-                    "not a regular file"
-                };
+                let what = super::identity::special_kind(ft).unwrap_or("a special file");
                 return Err(UsageError::new(format!(
                     "TARGET {shown} is {what}: give a regular file or a block device"
                 )));

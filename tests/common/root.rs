@@ -312,3 +312,33 @@ pub fn e2fsck_clean(device: &str) -> bool {
     let out = Command::new("e2fsck").args(["-n", "-f", device]).output().expect("run e2fsck");
     out.status.success()
 }
+
+/// A sparse 16 MiB file on an 8 MiB tmpfs: no layout is needed, and writes fail with
+/// ENOSPC once the filesystem is full. Returns the mount (unmounted on Drop) and the path.
+pub fn sparse_on_full_tmpfs(what: &str) -> Option<(Mount, String)> {
+    let fs = mount_tmpfs("8m", "", what)?;
+    let f = fs.path().join("sparse.dat");
+    std::fs::File::create(&f).unwrap().set_len(16 << 20).unwrap();
+    let f = super::path_str(&f);
+    Some((fs, f))
+}
+
+/// A file made immutable (`chattr +i`) for as long as the guard lives.
+pub struct Immutable(PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).output();
+    }
+}
+
+/// Makes `path` immutable; `None` (with SKIP) where chattr cannot (not root, no support).
+pub fn immutable(path: &Path, what: &str) -> Option<Immutable> {
+    match Command::new("chattr").arg("+i").arg(path).output() {
+        Ok(o) if o.status.success() => Some(Immutable(path.to_path_buf())),
+        _ => {
+            skip(what, "chattr +i is not possible here");
+            None
+        }
+    }
+}
