@@ -1,0 +1,213 @@
+//! The worker's one loop, for every engine and every pacing policy.
+//!
+//! Each turn: issue into the free slots what the pacing allows; decide whether to stop;
+//! wait (for completions, or, with nothing in flight, for the next turn of a paced
+//! worker); account what completed and refill its slots. One definition serves all:
+//!
+//! - **When an I/O counts**: its bytes and latency are recorded if it completed at or
+//!   before the deadline. A failed I/O is counted as an error whenever the worker sees
+//!   it complete (before the drain), so a failure at the edge of the window is not lost.
+//! - **When a worker stops**, checked in this order after every batch (after every I/O
+//!   of an inline engine, after every wait of a paced one): one of its I/Os failed (the
+//!   others are told through the stop word), its share is done with nothing in flight,
+//!   its deadline passed, or the stop word is set.
+//! - **What is a failure**: the error limit reached (`record_error`), or the engine
+//!   itself failing (`engine_failure`).
+//!
+//! Timing: an inline engine (sync, mmap) has the clock read just before and just after
+//! its call. A queued engine has it read once per batch, right after the reap: that
+//! instant is the completion time of the batch and the submission time of every I/O
+//! queued in reply (docs/engines.md states the bound this puts on error). Under a rate
+//! schedule latency counts from the due time instead (`Pacing::take`).
+//!
+//! Must not: allocate, lock, do an atomic read-modify-write or format (see
+//! docs/architecture.md, the rules of the hot path).
+
+use super::control::{RunControl, stop_code};
+use super::pacing::Pacing;
+use super::{Worker, WorkerStop};
+use crate::engine::{Completion, Engine, Queued, Request};
+use crate::heartbeat::InFlightIo;
+use std::sync::atomic::Ordering;
+
+impl<E: Engine> Worker<E> {
+    /// Runs the worker from the start line to its stop; returns why it stopped and the
+    /// clock time it stopped issuing (the deadline when that is the reason).
+    pub(super) fn run_loop<P: Pacing>(
+        &mut self,
+        control: &RunControl,
+        deadline_ns: u64,
+        pacing: &mut P,
+    ) -> (WorkerStop, u64) {
+        let clock = control.clock;
+        let mut in_flight = 0usize;
+        let mut exhausted = false;
+        let mut now = clock.now_ns();
+        let stop = loop {
+            // Issue what may go now. An inline engine does one I/O per turn, so that the
+            // stop checks below run after each.
+            while !exhausted && self.failure.is_none() {
+                let Some(&slot) = self.free.last() else { break };
+                if P::PACED && !pacing.may_issue(now) {
+                    break;
+                }
+                let Some(req) = self.next_request(slot) else {
+                    exhausted = true;
+                    break;
+                };
+                self.free.pop();
+                match self.issue(control, req, now, deadline_ns, pacing) {
+                    Ok(None) => in_flight += 1,
+                    Ok(Some(done_ns)) => {
+                        now = done_ns;
+                        if E::CAPS.completes_inline {
+                            break;
+                        }
+                    }
+                    Err(message) => return self.engine_failure(control, message, in_flight),
+                }
+            }
+            self.maybe_rotate_interval(&control.epoch);
+            if let Some(stop) = self.stop_reason(control, now, deadline_ns, exhausted && in_flight == 0) {
+                break stop;
+            }
+            if in_flight == 0 {
+                // Nothing out: an inline engine goes on with its next I/O; a paced
+                // worker waits for its next turn (a slice at most).
+                if P::PACED {
+                    let wake_ns = pacing.next_issue_ns(now).min(deadline_ns.saturating_add(1));
+                    pacing.wait(&clock, now, wake_ns);
+                    now = clock.now_ns();
+                }
+                continue;
+            }
+            self.publish_wait(control, now, in_flight);
+            let reaped = match self.wait_for_completions(control, now, deadline_ns, exhausted, pacing) {
+                Ok(n) => n,
+                Err(message) => return self.engine_failure(control, message, in_flight),
+            };
+            now = clock.now_ns();
+            if reaped > 0
+                && let Some(hb) = control.heartbeat(self.index as usize)
+            {
+                hb.done_waiting();
+            }
+            let past_deadline = now > deadline_ns;
+            let refill = !P::PACED && !past_deadline && control.stop.load(Ordering::Relaxed) == stop_code::RUNNING;
+            for i in 0..reaped {
+                let Completion { slot, result } = self.completions[i];
+                in_flight -= 1;
+                let lat_ns = now - self.slots[slot as usize].submit_ns;
+                self.complete(slot, result, lat_ns, !past_deadline);
+                pacing.completed(lat_ns, now);
+                if !refill || exhausted || self.failure.is_some() {
+                    self.free.push(slot);
+                    continue;
+                }
+                // Unpaced: the slot is refilled at once, at the batch's clock reading.
+                match self.next_request(slot) {
+                    Some(req) => match self.issue(control, req, now, deadline_ns, pacing) {
+                        Ok(None) => in_flight += 1,
+                        Ok(Some(_)) => {}
+                        Err(message) => return self.engine_failure(control, message, in_flight),
+                    },
+                    None => {
+                        exhausted = true;
+                        self.free.push(slot);
+                    }
+                }
+            }
+        };
+        let end_ns = if stop == WorkerStop::Deadline { deadline_ns } else { now };
+        self.drain(control, in_flight);
+        (stop, end_ns)
+    }
+
+    /// Hands `req` to the engine, submitting first if the engine is full. An I/O the
+    /// engine performs at once (always, for an inline engine) is accounted here and its
+    /// slot freed: then returns the completion time; `None` while it is in flight.
+    #[inline(always)]
+    fn issue<P: Pacing>(
+        &mut self,
+        control: &RunControl,
+        req: Request,
+        now_ns: u64,
+        deadline_ns: u64,
+        pacing: &mut P,
+    ) -> Result<Option<u64>, String> {
+        let clock = control.clock;
+        // An inline engine's latency is its call: the clock is read just before it.
+        let issue_ns = if E::CAPS.completes_inline { clock.now_ns() } else { now_ns };
+        let submit_ns = pacing.take(issue_ns);
+        self.slots[req.slot as usize].submit_ns = submit_ns;
+        let heartbeat = if E::CAPS.completes_inline { control.heartbeat(self.index as usize) } else { None };
+        if let Some(hb) = heartbeat {
+            let target = self.files[req.file as usize].target;
+            let io = InFlightIo { op: req.op, target, offset_bytes: req.offset_bytes, submit_ns: issue_ns };
+            hb.waiting(issue_ns, 1, Some(io));
+        }
+        let result = loop {
+            // SAFETY: the slot is free (its previous completion was reaped, it completed
+            // inline, or it was never used), and no reference to its bytes is held
+            // across this call.
+            match unsafe { self.engine.queue(req) } {
+                Queued::InFlight => return Ok(None),
+                Queued::Done(result) => break result,
+                Queued::Full => self.engine.submit().map_err(|e| e.to_string())?,
+            }
+        };
+        let done_ns = clock.now_ns();
+        if let Some(hb) = heartbeat {
+            hb.done_waiting();
+        }
+        let lat_ns = done_ns.saturating_sub(submit_ns);
+        self.complete(req.slot, result, lat_ns, done_ns <= deadline_ns);
+        pacing.completed(lat_ns, done_ns);
+        self.free.push(req.slot);
+        Ok(Some(done_ns))
+    }
+
+    /// Submits what is queued and reaps completions: blocking for one (one system call
+    /// where the engine can), unless a paced worker has a free slot whose turn comes
+    /// before any completion might: then it polls, pausing briefly when none is ready.
+    #[inline(always)]
+    fn wait_for_completions<P: Pacing>(
+        &mut self,
+        control: &RunControl,
+        now_ns: u64,
+        deadline_ns: u64,
+        exhausted: bool,
+        pacing: &mut P,
+    ) -> Result<usize, String> {
+        if P::PACED && !exhausted && !self.free.is_empty() {
+            let wake_ns = pacing.next_issue_ns(now_ns).min(deadline_ns.saturating_add(1));
+            if wake_ns > now_ns {
+                self.engine.submit().map_err(|e| e.to_string())?;
+                let reaped = self.engine.reap(0, &mut self.completions).map_err(|e| e.to_string())?;
+                if reaped == 0 {
+                    pacing.pause(&control.clock, now_ns, wake_ns);
+                }
+                return Ok(reaped);
+            }
+        }
+        // One call per batch: engines that can submit and wait in one system call do.
+        self.engine.submit_and_reap(1, &mut self.completions).map_err(|e| e.to_string())
+    }
+
+    /// Why the worker stops now, if it does (the order is the module's definition).
+    #[inline(always)]
+    fn stop_reason(&self, control: &RunControl, now_ns: u64, deadline_ns: u64, done: bool) -> Option<WorkerStop> {
+        if self.failure.is_some() {
+            control.stop.store(stop_code::FAILED, Ordering::Relaxed);
+            Some(WorkerStop::Failed)
+        } else if done {
+            Some(WorkerStop::Done)
+        } else if now_ns > deadline_ns {
+            Some(WorkerStop::Deadline)
+        } else if control.stop.load(Ordering::Relaxed) != stop_code::RUNNING {
+            Some(WorkerStop::Stopped)
+        } else {
+            None
+        }
+    }
+}

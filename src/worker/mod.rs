@@ -1,0 +1,627 @@
+//! One worker thread: its plan (decided by the coordinator before the start), its
+//! state, and the result it hands back once, at the end.
+//!
+//! The loop itself is `io_loop` (one loop for every engine), with pacing as a policy
+//! (`pacing`), verification (`verifier`), the choice of reads and writes (`op_mix`) and
+//! the heartbeat the watchdog reads (`watch`) beside it; `control` is what all workers
+//! of a run share.
+//!
+//! Rules (docs/architecture.md): per I/O no allocation, no lock, no atomic
+//! read-modify-write, no formatting, at most two clock reads. Everything is allocated
+//! before the start line; the result is handed back once, at the end.
+
+mod control;
+mod io_loop;
+mod op_mix;
+mod pacing;
+mod verifier;
+mod watch;
+
+pub use control::{RunControl, stop_code};
+
+use crate::access::BlockSource;
+use crate::buffer::SlotBuffers;
+use crate::coverage::CoverageTracker;
+use crate::data::{self, Pattern};
+use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Request};
+use crate::errors::ErrorCounts;
+use crate::live::IntervalRecorder;
+use crate::placement::{self, WorkerPlacement};
+use crate::rusage;
+use crate::stats::{CpuTimes, OpStats};
+use crate::think::{RateSpec, ThinkSpec};
+use crate::verify::{self, Mismatch, VerifyCounts};
+use hdrhistogram::Histogram;
+use op_mix::OpMix;
+use pacing::{Paced, Unpaced};
+use std::os::fd::RawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use verifier::{Verifier, measure_verify_cost};
+use watch::WatchState;
+
+/// One of the worker's files: its descriptor and where its blocks sit in the region.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkerFile {
+    pub fd: RawFd,
+    /// Number of the file's first block among the worker's files.
+    pub first_block: u64,
+    /// Which target of the run it is (index into the run's targets).
+    pub target: u32,
+}
+
+/// Everything a worker needs, decided by the coordinator before the start.
+pub struct WorkerPlan {
+    pub index: u32,
+    pub seed: u64,
+    pub block_size_bytes: u64,
+    /// Slots (I/Os in flight at most); 1 for engines that complete inline.
+    pub queue_depth: u32,
+    pub read_percent: u8,
+    /// Block numbers relative to the worker's region.
+    pub source: BlockSource,
+    /// Where the region starts among the worker's files' blocks.
+    pub region_first_block: u64,
+    /// At most this many I/Os (`None`: no limit).
+    pub ops_limit: Option<u64>,
+    /// Tracks which blocks of the region were touched.
+    pub coverage: Option<CoverageTracker>,
+    pub files: Vec<WorkerFile>,
+    pub buffer_align_bytes: usize,
+    /// Measurement ends at start + this; `None` runs until the source is exhausted.
+    pub duration_ns: Option<u64>,
+    /// The files were opened with O_DIRECT.
+    pub direct: bool,
+    pub engine_options: EngineOptions,
+    /// CPUs and NUMA node: applied on the worker's thread before its buffers are allocated.
+    pub placement: WorkerPlacement,
+    /// What writes put in blocks, and whether reads are verified.
+    pub data: DataPlan,
+    /// Think time and rate limit; `None` for both runs the loop unpaced.
+    pub think: Option<ThinkSpec>,
+    pub rate: Option<RateSpec>,
+    /// Interval histograms for the time series and the live line, when wanted.
+    pub interval: Option<IntervalRecorder>,
+    /// Failed I/Os (run-wide, counted in `errors_seen`) after which the worker stops:
+    /// 1 by default, `--max-errors N`, `u64::MAX` with `--continue-on-error` alone.
+    pub error_limit: u64,
+    /// The run-wide count of failed I/Os (`RunControl::errors_seen`).
+    pub errors_seen: Arc<AtomicU64>,
+}
+
+/// What written blocks contain and how reads are checked.
+#[derive(Clone, Copy, Debug)]
+pub struct DataPlan {
+    pub pattern: Pattern,
+    pub seed: u64,
+    pub verify: Option<VerifyPlan>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct VerifyPlan {
+    pub pattern: Pattern,
+    pub max_reports: u32,
+    /// Keep the sequence last written to each block of the region (4 bytes per
+    /// block), to catch lost writes.
+    pub track_sequences: bool,
+    /// Distinguishes this run's writes from other runs' (high bits of sequences).
+    pub run_nonce: u16,
+}
+
+/// Why a worker stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerStop {
+    Deadline,
+    /// Its share of the region was done (or it had no share).
+    Done,
+    /// The stop word was set (signal, or another worker failed).
+    Stopped,
+    /// One of its I/Os failed.
+    Failed,
+    /// It could not start.
+    SetupFailed,
+}
+
+/// A failed I/O, as data (the coordinator names the file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoFailure {
+    pub op: Op,
+    /// Index of the target among the run's targets.
+    pub target: u32,
+    pub offset_bytes: u64,
+    pub kind: IoFailureKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoFailureKind {
+    /// The kernel returned this errno.
+    Errno(i32),
+    /// Fewer bytes than asked were moved and no more could be (end of file).
+    Short { done_bytes: u64, len_bytes: u64 },
+}
+
+/// One target's figures in one worker.
+pub struct TargetStats {
+    pub target: u32,
+    pub read: OpStats,
+    pub write: OpStats,
+}
+
+/// Overwrites `read` and `write` with the worker's cumulative latency histograms, summed
+/// over its targets (for the time series; see `live`).
+fn snapshot(stats: &[TargetStats], read: &mut Histogram<u64>, write: &mut Histogram<u64>) {
+    read.reset();
+    write.reset();
+    for t in stats {
+        let _ = read.add(&t.read.latency);
+        let _ = write.add(&t.write.latency);
+    }
+}
+
+/// What a worker hands back, once, at the end.
+pub struct WorkerResult {
+    pub index: u32,
+    /// All of its targets together.
+    pub read: OpStats,
+    pub write: OpStats,
+    pub per_target: Vec<TargetStats>,
+    pub coverage: Option<CoverageTracker>,
+    /// Clock time it stopped issuing (deadline, last completion, or when it saw the stop word).
+    pub end_ns: u64,
+    pub cpu: CpuTimes,
+    pub stop: WorkerStop,
+    pub failure: Option<IoFailure>,
+    /// The engine could not start, or stopped working mid-run.
+    pub engine_error: Option<String>,
+    pub engine_setup: Vec<(String, String)>,
+    /// Verification counts and the first mismatches (with `--verify`).
+    pub verify_counts: VerifyCounts,
+    pub mismatches: Vec<Mismatch>,
+    /// Measured cost of stamping and checking one verified block.
+    pub verify_cost: VerifyCost,
+    /// The CPU the worker was on when it finished (sched_getcpu).
+    pub cpu_seen: Option<u32>,
+    /// The NUMA node its buffers' first page is on (get_mempolicy).
+    pub buffer_node_seen: Option<u32>,
+    /// Time the engine took to make its writes durable after the window (mmap: msync),
+    /// when it had anything to do. Not part of the window.
+    pub sync_ns: Option<u64>,
+    /// Think time asked for and spent, and rate slots dropped (paced runs).
+    pub pacing: PacingCounts,
+    /// Notes from the engine (fallbacks taken at set-up), said once by the coordinator.
+    pub engine_notes: Vec<String>,
+    /// Failed I/Os per op type and errno.
+    pub errors: ErrorCounts,
+}
+
+/// Per-slot facts about the request in flight on it.
+#[derive(Clone, Copy, Debug)]
+struct SlotState {
+    op: Op,
+    file: u32,
+    offset_bytes: u64,
+    submit_ns: u64,
+    /// Block number within the worker's region.
+    region_block: u64,
+    /// Sequence of the write on this slot.
+    sequence: u64,
+    /// The buffer still holds the (fixed) write pattern: no read has overwritten it.
+    holds_pattern: bool,
+}
+
+/// Think time and rate figures of one worker.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PacingCounts {
+    pub think_requested_ns: u64,
+    pub think_spent_ns: u64,
+    pub thinks: u64,
+    /// Rate slots that passed while the worker could not issue (the target was not reached).
+    pub dropped_slots: u64,
+}
+
+/// Measured cost of verification per block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerifyCost {
+    pub stamp_ns: u64,
+    pub check_ns: u64,
+}
+
+/// Runs one worker to the end. Called on the worker's own thread.
+pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
+    let index = plan.index;
+    let failed_setup = |message: String| {
+        let _ = control.wait_for_start(false);
+        WorkerResult {
+            index,
+            read: OpStats::new(),
+            write: OpStats::new(),
+            per_target: Vec::new(),
+            coverage: None,
+            end_ns: 0,
+            cpu: CpuTimes::default(),
+            stop: WorkerStop::SetupFailed,
+            failure: None,
+            engine_error: Some(message),
+            engine_setup: Vec::new(),
+            verify_counts: VerifyCounts::default(),
+            mismatches: Vec::new(),
+            verify_cost: VerifyCost::default(),
+            cpu_seen: placement::bind::current_cpu(),
+            buffer_node_seen: None,
+            sync_ns: None,
+            pacing: PacingCounts::default(),
+            engine_notes: Vec::new(),
+            errors: ErrorCounts::default(),
+        }
+    };
+    let mut worker = match Worker::<E>::new(plan) {
+        Ok(w) => w,
+        Err(message) => return failed_setup(message),
+    };
+    let Some(start_ns) = control.wait_for_start(true) else {
+        return worker.finish(control, WorkerStop::Stopped, 0, CpuTimes::default());
+    };
+    let cpu_start = rusage::thread_cpu();
+    let deadline_ns = worker.duration_ns.map_or(u64::MAX, |d| start_ns.saturating_add(d));
+    // The policy is chosen once: an unpaced run compiles to a loop with no pacing in it.
+    let (stop, end_ns) = if worker.think.is_some() || worker.rate.is_some() {
+        let mut pacing = Paced::new(worker.think, worker.rate, start_ns);
+        let (stop, end_ns) = worker.run_loop(control, deadline_ns, &mut pacing);
+        worker.pacing = pacing::Pacing::counts(&pacing, end_ns);
+        (stop, end_ns)
+    } else {
+        worker.run_loop(control, deadline_ns, &mut Unpaced)
+    };
+    let cpu = rusage::thread_cpu().since(&cpu_start);
+    let sync_ns = worker.sync_writes(control);
+    let mut result = worker.finish(control, stop, end_ns, cpu);
+    result.sync_ns = sync_ns;
+    result
+}
+
+/// The worker's state. `engine` is declared first so it is dropped (and has
+/// drained any I/O in flight) before the buffers it points into are freed.
+struct Worker<E: Engine> {
+    engine: E,
+    buffers: SlotBuffers,
+    slots: Box<[SlotState]>,
+    completions: Box<[Completion]>,
+    source: BlockSource,
+    region_first_block: u64,
+    remaining_ops: u64,
+    coverage: Option<CoverageTracker>,
+    mix: OpMix,
+    files: Box<[WorkerFile]>,
+    block_size_bytes: u64,
+    duration_ns: Option<u64>,
+    write_sequence: u64,
+    /// Figures per file (index as `files`); totals are merged at the end.
+    stats: Box<[TargetStats]>,
+    failure: Option<IoFailure>,
+    engine_error: Option<String>,
+    index: u32,
+    data: DataPlan,
+    /// High bits of this worker's write sequences: worker index and run nonce.
+    sequence_base: u64,
+    verifier: Option<Verifier>,
+    verify_cost: VerifyCost,
+    think: Option<ThinkSpec>,
+    rate: Option<RateSpec>,
+    pacing: PacingCounts,
+    interval: Option<IntervalRecorder>,
+    buffer_node_seen: Option<u32>,
+    errors: ErrorCounts,
+    error_limit: u64,
+    errors_seen: Arc<AtomicU64>,
+    watch: WatchState,
+    /// Slots with no I/O in flight, as a stack (capacity: the depth; never grows).
+    free: Vec<u32>,
+}
+
+/// `SlotState::submit_ns` of a slot with no I/O in flight.
+const IDLE_NS: u64 = u64::MAX;
+
+impl<E: Engine> Worker<E> {
+    fn new(plan: WorkerPlan) -> Result<Self, String> {
+        let depth = plan.queue_depth.max(1);
+        // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
+        placement::apply_to_current_thread(&plan.placement)?;
+        let mut buffers = SlotBuffers::new(depth as usize, plan.block_size_bytes as usize, plan.buffer_align_bytes)?;
+        placement::bind_buffer(&plan.placement, buffers.region().base, buffers.len_bytes())?;
+        buffers.touch_pages();
+        let buffer_node_seen = placement::bind::node_of_address(buffers.region().base);
+        for slot in 0..depth {
+            data::fill(buffers.slot_mut(slot), plan.data.pattern, plan.data.seed, 0, u64::from(slot));
+        }
+        let region_blocks = plan.source.region_blocks();
+        let verifier = plan.data.verify.map(|v| Verifier {
+            plan: v,
+            in_flight: vec![u64::MAX; depth as usize].into_boxed_slice(),
+            last_written: if v.track_sequences { vec![0u32; region_blocks as usize] } else { Vec::new() },
+            scratch: vec![0u8; plan.block_size_bytes as usize],
+            counts: VerifyCounts::default(),
+            mismatches: Vec::with_capacity(v.max_reports as usize),
+        });
+        let sequence_base =
+            (u64::from(plan.index) << 48) | (u64::from(plan.data.verify.map_or(0, |v| v.run_nonce)) << 32);
+        let verify_cost = measure_verify_cost(&plan);
+        let fds: Vec<RawFd> = plan.files.iter().map(|f| f.fd).collect();
+        let setup = EngineSetup {
+            fds: &fds,
+            buffers: buffers.region(),
+            queue_depth: depth,
+            direct: plan.direct,
+            options: &plan.engine_options,
+        };
+        let engine = E::open(&setup).map_err(|e| e.to_string())?;
+        Ok(Self {
+            engine,
+            buffers,
+            slots: vec![
+                SlotState {
+                    op: Op::Read,
+                    file: 0,
+                    offset_bytes: 0,
+                    submit_ns: IDLE_NS,
+                    region_block: 0,
+                    sequence: 0,
+                    holds_pattern: true
+                };
+                depth as usize
+            ]
+            .into_boxed_slice(),
+            completions: vec![Completion::default(); depth as usize].into_boxed_slice(),
+            source: plan.source,
+            region_first_block: plan.region_first_block,
+            remaining_ops: plan.ops_limit.unwrap_or(u64::MAX),
+            coverage: plan.coverage,
+            stats: plan
+                .files
+                .iter()
+                .map(|f| TargetStats { target: f.target, read: OpStats::new(), write: OpStats::new() })
+                .collect(),
+            mix: OpMix::new(plan.read_percent, plan.seed, plan.index),
+            files: plan.files.into_boxed_slice(),
+            block_size_bytes: plan.block_size_bytes,
+            duration_ns: plan.duration_ns,
+            write_sequence: 0,
+            failure: None,
+            engine_error: None,
+            index: plan.index,
+            data: plan.data,
+            sequence_base,
+            verifier,
+            verify_cost,
+            think: plan.think,
+            interval: plan.interval,
+            rate: plan.rate,
+            pacing: PacingCounts::default(),
+            buffer_node_seen,
+            errors: ErrorCounts::default(),
+            error_limit: plan.error_limit.max(1),
+            errors_seen: plan.errors_seen,
+            watch: WatchState::default(),
+            free: (0..depth).rev().collect(),
+        })
+    }
+
+    /// Chooses the next I/O for `slot`, or `None` when the worker's share is done.
+    #[inline(always)]
+    fn next_request(&mut self, slot: u32) -> Option<Request> {
+        if self.remaining_ops == 0 {
+            return None;
+        }
+        let mut region_block = self.source.next_block()?;
+        if let Some(v) = &self.verifier {
+            // Never two I/Os on one block at once: a read racing a write would see either.
+            while v.in_flight.contains(&region_block) {
+                region_block = self.source.next_block()?;
+            }
+        }
+        self.remaining_ops -= 1;
+        if let Some(tracker) = &mut self.coverage {
+            tracker.touch(region_block);
+        }
+        let block = self.region_first_block + region_block;
+        let file = self.locate(block);
+        let offset_bytes = (block - self.files[file as usize].first_block) * self.block_size_bytes;
+        let op = self.mix.next();
+        let mut sequence = 0;
+        if op == Op::Write {
+            self.write_sequence += 1;
+            sequence = self.sequence_base | (self.write_sequence & 0xffff_ffff);
+            let buf = self.buffers.slot_mut(slot);
+            if let Some(v) = &self.verifier {
+                verify::stamp(buf, v.plan.pattern, self.data.seed, offset_bytes, sequence);
+            } else if self.data.pattern.varies_per_write() || !self.slots[slot as usize].holds_pattern {
+                data::fill(buf, self.data.pattern, self.data.seed, offset_bytes, sequence);
+            }
+        }
+        if let Some(v) = &mut self.verifier {
+            v.in_flight[slot as usize] = region_block;
+        }
+        let state = &mut self.slots[slot as usize];
+        state.op = op;
+        state.file = file;
+        state.offset_bytes = offset_bytes;
+        state.region_block = region_block;
+        state.sequence = sequence;
+        state.holds_pattern = op == Op::Write;
+        Some(Request { slot, op, file, offset_bytes, len_bytes: self.block_size_bytes as u32 })
+    }
+
+    /// Which file holds region block `block` (targets are few: a short scan).
+    #[inline(always)]
+    fn locate(&self, block: u64) -> u32 {
+        let mut file = 0;
+        while file + 1 < self.files.len() && self.files[file + 1].first_block <= block {
+            file += 1;
+        }
+        file as u32
+    }
+
+    /// Once per batch, with a time series: at a new interval, hands the sampler a copy of
+    /// this worker's cumulative histograms (see `live`).
+    #[inline(always)]
+    fn maybe_rotate_interval(&mut self, epoch: &AtomicU64) {
+        if let Some(rec) = &mut self.interval {
+            rec.maybe_rotate(epoch, |read, write| snapshot(&self.stats, read, write));
+        }
+    }
+
+    /// Accounts one completion; `counts` is false for I/O that finished after the window.
+    #[inline(always)]
+    fn complete(&mut self, slot: u32, result: i64, lat_ns: u64, counts: bool) {
+        let state = self.slots[slot as usize];
+        self.slots[slot as usize].submit_ns = IDLE_NS;
+        if result == self.block_size_bytes as i64 && self.verifier.is_some() {
+            self.verify_completion(slot, &state);
+        }
+        if result == self.block_size_bytes as i64 {
+            if counts {
+                let stats = &mut self.stats[state.file as usize];
+                match state.op {
+                    Op::Read => stats.read.record(self.block_size_bytes, lat_ns),
+                    Op::Write => stats.write.record(self.block_size_bytes, lat_ns),
+                }
+            }
+        } else {
+            self.record_error(slot, &state, result);
+        }
+    }
+
+    /// Counts a failed I/O (per op type and errno) and, once the run has seen as many
+    /// as `error_limit` (1 by default), records it as the failure that stops the worker.
+    #[cold]
+    #[inline(never)]
+    fn record_error(&mut self, slot: u32, state: &SlotState, result: i64) {
+        let kind = if result < 0 {
+            IoFailureKind::Errno((-result) as i32)
+        } else {
+            IoFailureKind::Short { done_bytes: result as u64, len_bytes: self.block_size_bytes }
+        };
+        let errno = match kind {
+            IoFailureKind::Errno(errno) => errno,
+            IoFailureKind::Short { .. } => crate::errors::SHORT_TRANSFER,
+        };
+        let target = self.files[state.file as usize].target;
+        if let Some(v) = &mut self.verifier {
+            v.in_flight[slot as usize] = u64::MAX;
+        }
+        // The block was counted as covered when the I/O was issued (the cheap place, on
+        // the hot path); a failed I/O reached nothing, so it is taken back here.
+        if let Some(tracker) = &mut self.coverage {
+            tracker.untouch(state.region_block);
+        }
+        // Only failed I/Os touch the run-wide counter. Each failure draws a distinct number
+        // from it, so exactly `error_limit` are counted across all workers: I/Os that fail
+        // after the limit was reached (in flight in this or another worker while the run
+        // stops) are not counted, as I/Os completing after the window are not.
+        let seen = self.errors_seen.fetch_add(1, Ordering::Relaxed) + 1;
+        if seen > self.error_limit {
+            return;
+        }
+        self.errors.record(state.op, errno, target, state.offset_bytes);
+        if seen == self.error_limit && self.failure.is_none() {
+            self.failure = Some(IoFailure { op: state.op, target, offset_bytes: state.offset_bytes, kind });
+        }
+    }
+
+    /// Waits for I/O still in flight so no buffer is freed under the kernel.
+    /// These completions are outside the window and are not counted. Reaps one
+    /// batch at a time, naming an I/O still in flight in the heartbeat before each
+    /// wait, so that a drain stuck on one I/O is reported with the right offset.
+    fn drain(&mut self, control: &RunControl, mut in_flight: usize) {
+        while in_flight > 0 {
+            self.publish_wait(control, control.clock.now_ns(), in_flight);
+            match self.engine.submit_and_reap(1, &mut self.completions) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    in_flight = in_flight.saturating_sub(n);
+                    for c in &self.completions[..n] {
+                        let slot = &mut self.slots[c.slot as usize];
+                        slot.submit_ns = IDLE_NS;
+                        // Not counted, but a block an I/O failed on is not covered either.
+                        if c.result != self.block_size_bytes as i64
+                            && let Some(tracker) = &mut self.coverage
+                        {
+                            tracker.untouch(slot.region_block);
+                        }
+                    }
+                }
+            }
+        }
+        // I/Os whose completion never came back (the engine failed): nothing says they
+        // reached their blocks.
+        if in_flight > 0
+            && let Some(tracker) = &mut self.coverage
+        {
+            for slot in self.slots.iter().filter(|s| s.submit_ns != IDLE_NS) {
+                tracker.untouch(slot.region_block);
+            }
+        }
+        if let Some(hb) = control.heartbeat(self.index as usize) {
+            hb.done_waiting();
+        }
+    }
+
+    fn engine_failure(&mut self, control: &RunControl, message: String, in_flight: usize) -> (WorkerStop, u64) {
+        control.stop.store(stop_code::FAILED, Ordering::Relaxed);
+        self.engine_error = Some(message);
+        self.drain(control, in_flight);
+        (WorkerStop::Failed, control.clock.now_ns())
+    }
+
+    /// Outside the window, after the loop drained: lets the engine make its writes
+    /// durable (mmap: msync) and times it. A failure there fails the run.
+    fn sync_writes(&mut self, control: &RunControl) -> Option<u64> {
+        let t0 = control.clock.now_ns();
+        match self.engine.sync_writes() {
+            Ok(true) => Some(control.clock.now_ns().saturating_sub(t0)),
+            Ok(false) => None,
+            Err(e) => {
+                control.stop.store(stop_code::FAILED, Ordering::Relaxed);
+                if self.engine_error.is_none() {
+                    self.engine_error = Some(e.to_string());
+                }
+                None
+            }
+        }
+    }
+
+    fn finish(mut self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
+        if let Some(rec) = self.interval.take() {
+            rec.flush(|read, write| snapshot(&self.stats, read, write));
+        }
+        let engine_setup = self.engine.setup_facts();
+        let mut read = OpStats::new();
+        let mut write = OpStats::new();
+        for t in self.stats.iter() {
+            read.merge(&t.read);
+            write.merge(&t.write);
+        }
+        let engine_notes = self.engine.notes();
+        WorkerResult {
+            index: self.index,
+            read,
+            write,
+            per_target: self.stats.into_vec(),
+            coverage: self.coverage,
+            verify_counts: self.verifier.as_ref().map(|v| v.counts.clone()).unwrap_or_default(),
+            mismatches: self.verifier.map(|v| v.mismatches).unwrap_or_default(),
+            verify_cost: self.verify_cost,
+            end_ns,
+            cpu,
+            stop,
+            failure: self.failure,
+            engine_error: self.engine_error,
+            engine_setup,
+            cpu_seen: placement::bind::current_cpu(),
+            buffer_node_seen: self.buffer_node_seen,
+            sync_ns: None,
+            pacing: self.pacing,
+            engine_notes,
+            errors: self.errors,
+        }
+    }
+}

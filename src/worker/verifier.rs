@@ -1,0 +1,85 @@
+//! Verification inside the worker (`--verify`): stamping written blocks, checking read
+//! ones, and keeping which sequence each block last received to catch lost writes.
+//!
+//! Off (no `Verifier`), none of this runs: the loop tests one `Option` per completion.
+
+use super::{SlotState, VerifyCost, VerifyPlan, Worker, WorkerPlan};
+use crate::engine::{Engine, Op};
+use crate::verify::{self, Expect, Mismatch, VerifyCounts};
+
+/// Verification state of a worker (with `--verify`).
+pub(super) struct Verifier {
+    pub(super) plan: VerifyPlan,
+    /// Region block in flight on each slot (`u64::MAX` when free): a block is never in
+    /// flight twice, so no read races a write to it.
+    pub(super) in_flight: Box<[u64]>,
+    /// Low 32 bits of the sequence this run last wrote to each region block (0: none).
+    pub(super) last_written: Vec<u32>,
+    /// One block, to regenerate expected contents when a check fails.
+    pub(super) scratch: Vec<u8>,
+    pub(super) counts: VerifyCounts,
+    pub(super) mismatches: Vec<Mismatch>,
+}
+
+/// Times stamping (a write) and checking (a read) one verified block, before the
+/// start line, so the report can say what verification costs without reading the
+/// clock per I/O. Returns (stamp ns, check ns).
+pub(super) fn measure_verify_cost(plan: &WorkerPlan) -> VerifyCost {
+    let Some(v) = plan.data.verify else { return VerifyCost::default() };
+    let bs = plan.block_size_bytes as usize;
+    let mut blocks = vec![vec![0u8; bs]; 8];
+    let mut scratch = vec![0u8; bs];
+    let rounds = (256 * 4096 / bs.max(1)).clamp(8, 256) as u64;
+    let seed = plan.data.seed;
+    let time = |f: &mut dyn FnMut(u64)| {
+        for i in 0..4 {
+            f(i); // warm up
+        }
+        let started = std::time::Instant::now();
+        for i in 0..rounds {
+            f(i);
+        }
+        (started.elapsed().as_nanos() as u64 / rounds).max(1)
+    };
+    let stamp_ns = time(&mut |i| verify::stamp(&mut blocks[(i % 8) as usize], v.pattern, seed, (i % 8) * bs as u64, 1));
+    let check_ns = time(&mut |i| {
+        let expect = Expect { seed, offset_bytes: (i % 8) * bs as u64, pattern: v.pattern, sequence: None };
+        let _ = std::hint::black_box(verify::check(&blocks[(i % 8) as usize], &expect, &mut scratch));
+    });
+    VerifyCost { stamp_ns, check_ns }
+}
+
+impl<E: Engine> Worker<E> {
+    /// Checks a completed read, or records a completed write, of a verifying run.
+    #[inline]
+    pub(super) fn verify_completion(&mut self, slot: u32, state: &SlotState) {
+        let target = self.files[state.file as usize].target;
+        let seed = self.data.seed;
+        let base = self.sequence_base;
+        let Some(v) = &mut self.verifier else { return };
+        v.in_flight[slot as usize] = u64::MAX;
+        let block = state.region_block as usize;
+        match state.op {
+            Op::Write => {
+                if let Some(last) = v.last_written.get_mut(block) {
+                    *last = state.sequence as u32;
+                }
+            }
+            Op::Read => {
+                let sequence = match v.last_written.get(block) {
+                    Some(&low) if low != 0 => Some(base | u64::from(low)),
+                    _ => None,
+                };
+                let expect = Expect { seed, offset_bytes: state.offset_bytes, pattern: v.plan.pattern, sequence };
+                v.counts.checked += 1;
+                let bytes = self.buffers.slot(slot);
+                if let Err(failure) = verify::check(bytes, &expect, &mut v.scratch) {
+                    v.counts.failures_by_kind[failure.index()] += 1;
+                    if v.mismatches.len() < v.plan.max_reports as usize {
+                        v.mismatches.push(verify::describe(bytes, &expect, failure, target, &mut v.scratch));
+                    }
+                }
+            }
+        }
+    }
+}
