@@ -2,10 +2,11 @@
 //! shell around this library, so that tests and benches reach every stage of
 //! the pipeline:
 //!
-//! argv → `cli` → `spec::Spec` → `job` → `coordinator` (targets, workers, the
-//! `start_line`) → `worker` (hot loop over an `engine`) → `stats` →
-//! `result::RunResult` → `report`. In a cluster run (`cluster`: MPI ranks) rank 0
-//! combines every rank's result (`cluster_result`, via `merge`) before reporting.
+//! argv → `cli` → `spec::Spec` → `commands::benchmark` → `run` (targets, workers,
+//! the start line) → `worker` (one loop over an `engine`) → `stats` →
+//! `RunResult` → `report`. In a cluster run (`cluster`: MPI ranks) rank 0
+//! combines every rank's result (`cluster::result`, via `stats::merge`) before
+//! reporting.
 //!
 //! docs/architecture.md describes the architecture and its rules.
 
@@ -17,36 +18,28 @@ pub mod buffer;
 pub mod cli;
 pub mod clock;
 pub mod cluster;
-pub mod cluster_result;
 pub mod commands;
-pub mod coordinator;
-pub mod coverage;
 pub mod data;
 pub mod diag;
 pub mod engine;
-pub mod environment;
+mod environment;
 pub mod error;
-pub mod errors;
-pub mod futex;
+mod futex;
 pub mod heartbeat;
-pub mod job;
-pub mod live;
-pub mod memory;
-pub mod merge;
+mod memory;
 pub mod placement;
 pub mod report;
-pub mod result;
+mod result;
 pub mod rng;
-pub mod rusage;
-pub mod signals;
+pub mod run;
+mod rusage;
+mod signals;
 pub mod spec;
-pub mod start_at;
-pub mod start_line;
+mod start_at;
 pub mod stats;
-pub mod sweep;
+mod sweep;
 pub mod target;
-pub mod think;
+mod think;
 pub mod units;
 pub mod verify;
-pub mod watchdog;
 pub mod worker;

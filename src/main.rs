@@ -8,8 +8,8 @@
 use clap::Parser;
 use iopulse::cli::Args;
 use iopulse::cluster::{Cluster, launcher_rank};
+use iopulse::commands::{self, benchmark};
 use iopulse::error::exit_code;
-use iopulse::{commands, job};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -71,7 +71,7 @@ fn run() -> i32 {
             return exit_code::RUN_FAILED;
         }
     };
-    job::run(&cluster, &spec, output, start_at)
+    benchmark::run(&cluster, &spec, output, start_at)
 }
 
 /// Subcommands planned but not in this build: a first argument naming one is a mistake,

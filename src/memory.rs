@@ -12,8 +12,8 @@
 //! coordinator adds the merged histograms and a copy of the trackers.
 //! Thread stacks are address space reserved on demand and are not counted.
 
-use crate::coverage::{CoverageTracker, SAMPLE_SLOTS};
 use crate::error::UsageError;
+use crate::stats::coverage::{CoverageTracker, SAMPLE_SLOTS};
 use crate::units::display as units;
 use serde::{Deserialize, Serialize};
 
@@ -98,7 +98,7 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     for w in workers {
         let buffers = stride.saturating_mul(depth);
         let queues = SLOT_OVERHEAD_BYTES * depth;
-        let snapshots = if shape.interval_snapshots { crate::live::HISTOGRAMS_PER_WORKER } else { 0 };
+        let snapshots = if shape.interval_snapshots { crate::stats::interval::HISTOGRAMS_PER_WORKER } else { 0 };
         let histograms = hist * (2 * w.files + 2 + snapshots);
         let coverage = 2 * tracker_bytes(w.region_blocks, w.bitmap);
         let verify = match shape.verify_max_reports {

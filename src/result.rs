@@ -3,11 +3,11 @@
 //! Built once by the coordinator from the merged statistics; reports only
 //! read it.
 
-pub use crate::coverage::Coverage;
 pub use crate::environment::Environment;
 use crate::placement::TopologySummary;
 use crate::spec::Spec;
 pub use crate::start_at::StartAtInfo;
+pub use crate::stats::coverage::Coverage;
 use crate::stats::{CpuTimes, OpSummary};
 use crate::target::{DirectOutcome, TargetKind};
 use serde::{Deserialize, Serialize};
@@ -69,7 +69,7 @@ pub struct RunResult {
     pub pacing: Option<PacingInfo>,
     /// One row per interval (`--timeseries`, `--interval`, or a live line on a terminal).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub time_series: Vec<crate::live::TimeSeriesRow>,
+    pub time_series: Vec<crate::stats::interval::TimeSeriesRow>,
     /// Set only by `iopulse merge` and cluster runs: the results this document combines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<Vec<MergedSource>>,
@@ -81,7 +81,7 @@ pub struct RunResult {
     pub cluster: Option<ClusterInfo>,
     /// Failed I/Os per op type and errno (all of them, also with `--continue-on-error`).
     #[serde(default)]
-    pub io_errors: crate::errors::ErrorSummary,
+    pub io_errors: crate::stats::io_errors::ErrorSummary,
     /// Workers left behind: an I/O that did not complete within `--io-timeout`, or a
     /// worker that had not stopped a second after SIGINT/SIGTERM. Their figures are
     /// not in the result; the process exited without waiting for them.

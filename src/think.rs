@@ -64,13 +64,12 @@ pub struct Thinker {
     /// Running estimate of recent completion latency (exponential, weight 1/16).
     recent_lat_ns: f64,
     pub requested_ns: u64,
-    pub spent_ns: u64,
     pub thinks: u64,
 }
 
 impl Thinker {
     pub fn new(spec: ThinkSpec) -> Self {
-        Self { spec, since_last: 0, recent_lat_ns: 0.0, requested_ns: 0, spent_ns: 0, thinks: 0 }
+        Self { spec, since_last: 0, recent_lat_ns: 0.0, requested_ns: 0, thinks: 0 }
     }
 
     pub fn mode(&self) -> ThinkMode {
@@ -122,12 +121,11 @@ pub struct Pacer {
     /// Slots used so far (issued or dropped).
     slot: u64,
     pub dropped_slots: u64,
-    pub mode: ThinkMode,
 }
 
 impl Pacer {
-    pub fn new(start_ns: u64, iops: f64, mode: ThinkMode) -> Self {
-        Self { start_ns, interval_ns: 1e9 / iops, slot: 0, dropped_slots: 0, mode }
+    pub fn new(start_ns: u64, iops: f64) -> Self {
+        Self { start_ns, interval_ns: 1e9 / iops, slot: 0, dropped_slots: 0 }
     }
 
     /// When the next I/O is due.
@@ -216,7 +214,7 @@ mod tests {
 
     #[test]
     fn pacer_keeps_its_schedule_and_drops_slots_after_a_stall() {
-        let mut p = Pacer::new(1_000, 1000.0, ThinkMode::Sleep); // one per ms
+        let mut p = Pacer::new(1_000, 1000.0); // one per ms
         assert_eq!(p.take(1_000), 1_000);
         assert_eq!(p.next_due_ns(), 1_001_000);
         assert_eq!(p.take(1_001_500), 1_001_000);

@@ -7,9 +7,9 @@
 
 use iopulse::cli::Args;
 use iopulse::cluster::Cluster;
-use iopulse::coordinator;
 use iopulse::diag::Diagnostics;
-use iopulse::start_line::StartLine;
+use iopulse::run;
+use iopulse::run::start_line::StartLine;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -51,7 +51,7 @@ fn allocations_of(args: &[&str]) -> (u64, u64) {
     let diag = Diagnostics::silent();
     let stop = Arc::new(AtomicUsize::new(0));
     let before = ALLOCATIONS.load(Ordering::Relaxed);
-    let outcome = coordinator::run(&spec, &diag, stop, &start_line).unwrap();
+    let outcome = run::run(&spec, &diag, stop, &start_line).unwrap();
     let after = ALLOCATIONS.load(Ordering::Relaxed);
     let ops = outcome.result.read.ops + outcome.result.write.ops;
     (after - before, ops)

@@ -94,3 +94,23 @@ fn a_paced_inline_run_spreads_its_completions_over_the_intervals() {
     let busiest = per_row.iter().copied().max().unwrap();
     assert!(busiest * 2 < total, "one interval took {busiest} of {total}: {per_row:?}");
 }
+
+#[test]
+fn an_interval_in_which_nothing_completed_is_a_row_of_zeros_not_a_gap() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("stall.dat"));
+    // One I/O, then 700 ms of thinking: most 200 ms intervals see no completion.
+    let args = [f.as_str(), "--file-size", "1M", "--think-time", "700ms", "--interval", "200ms", "--duration", "2"];
+    let r = run_json(&args);
+    let rows = r["time_series"].as_array().expect("time_series array");
+    let ends: Vec<u64> = rows.iter().map(|row| u64_at(row, &["t_ns"])).collect();
+    assert!(rows.len() >= 9, "2 s in 200 ms intervals, one row each: {ends:?}");
+    for pair in ends.windows(2) {
+        let step = pair[1] - pair[0];
+        assert!(step <= 300_000_000, "a gap between rows ending at {} and {} ns", pair[0], pair[1]);
+    }
+    let zero_rows = rows.iter().filter(|row| u64_at(row, &["read", "ops"]) == 0).count();
+    assert!(zero_rows >= 4, "{zero_rows} zero rows among {}", rows.len());
+    let sum: u64 = rows.iter().map(|row| u64_at(row, &["read", "ops"])).sum();
+    assert_eq!(sum, u64_at(&r, &["read", "ops"]));
+}

@@ -12,6 +12,7 @@
 mod launcher;
 #[cfg(feature = "mpi")]
 mod mpi;
+pub mod result;
 mod single;
 pub mod template;
 

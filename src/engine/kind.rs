@@ -40,26 +40,47 @@ impl EngineKind {
     }
 }
 
+/// Something to do with the engine a kind names, as a type: `EngineKind::dispatch` calls
+/// `with::<E>()` for the engine chosen. This is the one place the engine list meets the
+/// generic code (the worker's loop is compiled once per engine through it).
+pub trait WithEngine {
+    type Output;
+    fn with<E: Engine + 'static>(self) -> Self::Output;
+}
+
 impl EngineKind {
+    /// Runs `job` with the engine this kind names.
+    pub fn dispatch<W: WithEngine>(self, job: W) -> W::Output {
+        match self {
+            EngineKind::Sync => job.with::<SyncEngine>(),
+            EngineKind::Null => job.with::<NullEngine>(),
+            EngineKind::Libaio => job.with::<AioEngine>(),
+            EngineKind::Mmap => job.with::<MmapEngine>(),
+            EngineKind::IoUring => job.with::<UringEngine>(),
+        }
+    }
+
     /// What the engine declares about itself (`Engine::CAPS`).
     pub fn caps(self) -> EngineCaps {
-        match self {
-            EngineKind::Sync => SyncEngine::CAPS,
-            EngineKind::Null => NullEngine::CAPS,
-            EngineKind::Libaio => AioEngine::CAPS,
-            EngineKind::Mmap => MmapEngine::CAPS,
-            EngineKind::IoUring => UringEngine::CAPS,
+        struct Caps;
+        impl WithEngine for Caps {
+            type Output = EngineCaps;
+            fn with<E: Engine + 'static>(self) -> EngineCaps {
+                E::CAPS
+            }
         }
+        self.dispatch(Caps)
     }
 
     /// What the engine says about runs without O_DIRECT (`Engine::BUFFERED_NOTE`).
     pub fn buffered_note(self) -> Option<&'static str> {
-        match self {
-            EngineKind::Sync => SyncEngine::BUFFERED_NOTE,
-            EngineKind::Null => NullEngine::BUFFERED_NOTE,
-            EngineKind::Libaio => AioEngine::BUFFERED_NOTE,
-            EngineKind::Mmap => MmapEngine::BUFFERED_NOTE,
-            EngineKind::IoUring => UringEngine::BUFFERED_NOTE,
+        struct BufferedNote;
+        impl WithEngine for BufferedNote {
+            type Output = Option<&'static str>;
+            fn with<E: Engine + 'static>(self) -> Option<&'static str> {
+                E::BUFFERED_NOTE
+            }
         }
+        self.dispatch(BufferedNote)
     }
 }

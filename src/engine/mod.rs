@@ -18,7 +18,7 @@ pub mod null;
 pub mod sync;
 pub mod uring;
 
-pub use kind::EngineKind;
+pub use kind::{EngineKind, WithEngine};
 
 use crate::buffer::BufferRegion;
 use serde::{Deserialize, Serialize};

@@ -21,13 +21,13 @@ pub use control::{RunControl, stop_code};
 
 use crate::access::BlockSource;
 use crate::buffer::SlotBuffers;
-use crate::coverage::CoverageTracker;
 use crate::data::{self, Pattern};
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Request};
-use crate::errors::ErrorCounts;
-use crate::live::IntervalRecorder;
 use crate::placement::{self, WorkerPlacement};
 use crate::rusage;
+use crate::stats::coverage::CoverageTracker;
+use crate::stats::interval::IntervalRecorder;
+use crate::stats::io_errors::ErrorCounts;
 use crate::stats::{CpuTimes, OpStats};
 use crate::think::{RateSpec, ThinkSpec};
 use crate::verify::{self, Mismatch, VerifyCounts};
@@ -502,7 +502,7 @@ impl<E: Engine> Worker<E> {
         };
         let errno = match kind {
             IoFailureKind::Errno(errno) => errno,
-            IoFailureKind::Short { .. } => crate::errors::SHORT_TRANSFER,
+            IoFailureKind::Short { .. } => crate::stats::io_errors::SHORT_TRANSFER,
         };
         let target = self.files[state.file as usize].target;
         if let Some(v) = &mut self.verifier {

@@ -102,7 +102,7 @@ impl Paced {
         let thinker = think.map(Thinker::new);
         let wait_mode = thinker.as_ref().map_or(rate.map_or(ThinkMode::Sleep, |r| r.mode), Thinker::mode);
         Self {
-            pacer: rate.map(|r| Pacer::new(start_ns, r.iops_per_worker, r.mode)),
+            pacer: rate.map(|r| Pacer::new(start_ns, r.iops_per_worker)),
             thinker,
             wait_mode,
             think_until_ns: 0,

@@ -1,6 +1,6 @@
-//! One run of the `iopulse` command as this process's part of a job: alone
-//! (the usual case), or as one rank of a cluster run under MPI. It runs the
-//! coordinator behind the job's start line, and then:
+//! The benchmark command (`iopulse [TARGET...] [flags]`), as this process's part of
+//! it: alone (the usual case), or as one rank of a cluster run under MPI. It runs the
+//! run (`run`) behind the start line, and then:
 //!
 //! - alone: prints the report and returns the run's exit code;
 //! - in a cluster: hands this rank's outcome to rank 0, where the cluster
@@ -13,14 +13,14 @@
 //! the rank, its host and the error, and no rank waits at a barrier.
 
 use crate::cli::OutputOptions;
+use crate::cluster::result::{self as cluster_result, RankOutcome};
 use crate::cluster::{Cluster, launcher_rank};
-use crate::cluster_result::{self, RankOutcome};
-use crate::coordinator::{self, RunOutcome};
 use crate::diag::Diagnostics;
 use crate::error::{Error, RunError, UsageError, exit_code};
+use crate::run::start_line::StartLine;
+use crate::run::{self, RunOutcome};
 use crate::spec::Spec;
 use crate::start_at::StartAt;
-use crate::start_line::StartLine;
 use crate::{report, signals};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -94,7 +94,7 @@ fn check_and_run(
         let targets: Vec<_> = spec.targets.iter().map(|t| start_line.substitute(t)).collect();
         check_output(output, &targets)?;
     }
-    coordinator::run(spec, diag, Arc::clone(stop), start_line)
+    run::run(spec, diag, Arc::clone(stop), start_line)
 }
 
 /// `{rank}` and `{host}` in the output paths.

@@ -1,13 +1,17 @@
-//! The subcommands: `iopulse merge`, `iopulse plot`, `iopulse completions` and
-//! `iopulse man`. `main` dispatches on the first argument being exactly one of
-//! these names (a target file of that name is written `./merge`), so the run
-//! command `iopulse [TARGET...] [flags]` is unchanged. Each has its own clap
-//! parser; each `run` returns the exit code.
+//! What the `iopulse` command does: the benchmark itself (`benchmark`: `iopulse
+//! [TARGET...] [flags]`), and the subcommands `iopulse merge`, `iopulse plot`,
+//! `iopulse completions` and `iopulse man` (this file). `main` dispatches on the
+//! first argument being exactly one of these names (a target file of that name is
+//! written `./merge`), so the benchmark command is unchanged. Each subcommand has
+//! its own clap parser, and returns the exit code.
+
+pub mod benchmark;
 
 use crate::cli::{Args, OutputFormat};
 use crate::error::exit_code;
 use crate::report::plot;
-use crate::{merge, report, sweep};
+use crate::stats::merge;
+use crate::{report, sweep};
 use clap::{CommandFactory, Parser};
 use std::io::Write;
 use std::path::PathBuf;

@@ -22,9 +22,17 @@
 //! - Dropped with I/O in flight, the engine waits for it before the ring (and
 //!   the caller's buffers) go away.
 //!
-//! `IOPULSE_TEST_URING_FAULTS` (test-only, documented in docs/engines.md)
-//! makes `open` behave as if the kernel refused something, so that every
-//! fallback and error message can be tested on a kernel that refuses nothing.
+//! Beside it: `messages.rs` (what the engine tells a person when the kernel refuses
+//! something) and `faults.rs` (test-only fault injection, compiled into debug builds
+//! only: `IOPULSE_TEST_URING_FAULTS`, read once per process, makes `open` behave as if
+//! the kernel refused something, so that every fallback and error message can be
+//! tested on a kernel that refuses nothing; documented in docs/engines.md).
+
+mod faults;
+mod messages;
+
+pub use faults::Faults;
+use messages::{describe_errno, describe_io_error, no_poll_queues_message, unavailable_message};
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request};
 use crate::buffer::BufferRegion;
@@ -53,9 +61,6 @@ impl Default for UringOptions {
     }
 }
 
-/// The environment variable of the test-only fault injection.
-pub const FAULTS_ENV: &str = "IOPULSE_TEST_URING_FAULTS";
-
 // From <linux/io_uring.h> (the io-uring crate keeps its bindings private).
 const IORING_ENTER_GETEVENTS: u32 = 1 << 0;
 const IORING_ENTER_SQ_WAKEUP: u32 = 1 << 1;
@@ -83,7 +88,7 @@ const SQPOLL_IDLE_MS: u32 = 1000;
 /// older kernel keeps every flag it knows. DEFER_TASKRUN needs SINGLE_ISSUER and
 /// goes first, so every attempt is a valid combination.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SetupFlag {
+pub(super) enum SetupFlag {
     DeferTaskrun,
     SingleIssuer,
     CoopTaskrun,
@@ -97,129 +102,6 @@ impl SetupFlag {
             SetupFlag::CoopTaskrun => "COOP_TASKRUN",
         }
     }
-}
-
-/// What the test-only fault injection asks `open` to pretend.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Faults {
-    /// io_uring_setup fails with this errno (e.g. ENOSYS, EPERM).
-    pub setup_errno: Option<i32>,
-    /// The value read from /proc/sys/kernel/io_uring_disabled, instead of the real one.
-    pub disabled: Option<u32>,
-    /// io_uring_setup answers EINVAL while any of these flags is asked for.
-    refuse: Vec<SetupFlag>,
-    /// Buffer registration fails with this errno (e.g. ENOMEM).
-    pub register_buffers_errno: Option<i32>,
-    /// File registration fails with this errno.
-    pub register_files_errno: Option<i32>,
-}
-
-impl Faults {
-    /// Parses `setup:ENOSYS,disabled:2,refuse:DEFER_TASKRUN,register_buffers:ENOMEM,register_files:EMFILE`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let mut faults = Faults::default();
-        for token in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-            let (key, value) =
-                token.split_once(':').ok_or_else(|| format!("{FAULTS_ENV}: `{token}` is not KEY:VALUE"))?;
-            let errno = || errno_by_name(value).ok_or_else(|| format!("{FAULTS_ENV}: unknown errno `{value}`"));
-            match key {
-                "setup" => faults.setup_errno = Some(errno()?),
-                "disabled" => {
-                    faults.disabled =
-                        Some(value.parse().map_err(|_| format!("{FAULTS_ENV}: disabled:{value} is not a number"))?)
-                }
-                "refuse" => faults.refuse.push(
-                    [SetupFlag::DeferTaskrun, SetupFlag::SingleIssuer, SetupFlag::CoopTaskrun]
-                        .into_iter()
-                        .find(|f| f.name() == value)
-                        .ok_or_else(|| format!("{FAULTS_ENV}: unknown setup flag `{value}`"))?,
-                ),
-                "register_buffers" => faults.register_buffers_errno = Some(errno()?),
-                "register_files" => faults.register_files_errno = Some(errno()?),
-                _ => return Err(format!("{FAULTS_ENV}: unknown fault `{key}`")),
-            }
-        }
-        Ok(faults)
-    }
-
-    fn from_env() -> Result<Self, String> {
-        match std::env::var(FAULTS_ENV) {
-            Ok(text) => Self::parse(&text),
-            Err(_) => Ok(Self::default()),
-        }
-    }
-}
-
-/// The errnos this engine names in messages and accepts in fault specs.
-const ERRNOS: &[(&str, i32)] = &[
-    ("ENOSYS", libc::ENOSYS),
-    ("EPERM", libc::EPERM),
-    ("EACCES", libc::EACCES),
-    ("ENOMEM", libc::ENOMEM),
-    ("EINVAL", libc::EINVAL),
-    ("EMFILE", libc::EMFILE),
-    ("EFAULT", libc::EFAULT),
-    ("EOPNOTSUPP", libc::EOPNOTSUPP),
-    ("EBUSY", libc::EBUSY),
-];
-
-fn errno_by_name(name: &str) -> Option<i32> {
-    ERRNOS.iter().find(|(n, _)| *n == name).map(|&(_, e)| e)
-}
-
-/// "ENOMEM", or "errno 5" for one without a name here.
-fn errno_name(errno: i32) -> String {
-    ERRNOS.iter().find(|&&(_, e)| e == errno).map_or_else(|| format!("errno {errno}"), |(n, _)| n.to_string())
-}
-
-/// "ENOMEM: Cannot allocate memory".
-fn describe_errno(errno: i32) -> String {
-    let text = io::Error::from_raw_os_error(errno).to_string();
-    let text = text.split(" (os error").next().unwrap_or(&text).to_string();
-    format!("{}: {text}", errno_name(errno))
-}
-
-fn describe_io_error(e: &io::Error) -> String {
-    describe_errno(e.raw_os_error().unwrap_or(libc::EIO))
-}
-
-/// The error for an io_uring_setup that failed with `errno` (not EINVAL), given
-/// the value of /proc/sys/kernel/io_uring_disabled when it could be read.
-pub fn unavailable_message(errno: i32, disabled: Option<u32>) -> String {
-    const ALTERNATIVES: &str = "use --engine libaio or --engine sync instead";
-    let cause = match (errno, disabled) {
-        (_, Some(2)) => "io_uring is disabled on this system (sysctl kernel.io_uring_disabled = 2)".to_string(),
-        (libc::EPERM, Some(1)) => "io_uring is restricted to the group kernel.io_uring_group \
-             (sysctl kernel.io_uring_disabled = 1) and this process is neither in it nor privileged"
-            .to_string(),
-        (libc::ENOSYS, _) => "the kernel does not provide io_uring (io_uring_setup: ENOSYS): a kernel older than \
-             5.1 or built without CONFIG_IO_URING, or a seccomp filter that hides it"
-            .to_string(),
-        (libc::EPERM | libc::EACCES, _) => format!(
-            "io_uring_setup was refused ({}): a seccomp filter (container runtimes such as Docker block \
-             io_uring by default) or a security module forbids io_uring here",
-            errno_name(errno)
-        ),
-        (libc::ENOMEM, _) => {
-            return format!(
-                "cannot create a ring ({}): lower --queue-depth, or raise the locked-memory limit \
-                 (ulimit -l) on kernels before 5.12, or {ALTERNATIVES}",
-                describe_errno(errno)
-            );
-        }
-        _ => return format!("cannot create a ring: io_uring_setup failed ({})", describe_errno(errno)),
-    };
-    format!("unavailable here: {cause}: {ALTERNATIVES}")
-}
-
-/// The error for the first EOPNOTSUPP of a polled ring.
-pub fn no_poll_queues_message(path: &str) -> String {
-    format!(
-        "--iopoll: the device under {path} has no poll queues (the kernel answered EOPNOTSUPP to a polled \
-         O_DIRECT I/O). Polled completions need a driver with poll queues: for NVMe, load the driver with \
-         `modprobe nvme poll_queues=N` (or boot with nvme.poll_queues=N) and check that \
-         /sys/block/<dev>/queue/io_poll reads 1; otherwise run without --iopoll"
-    )
 }
 
 /// Per-slot state of the request in flight on it.
@@ -719,8 +601,7 @@ impl Engine for UringEngine {
     const CAPS: EngineCaps = EngineCaps { completes_inline: false, touches_storage: true, supports_direct: true };
 
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
-        let faults = Faults::from_env().map_err(fail)?;
-        Self::open_with(setup, &faults)
+        Self::open_with(setup, faults::injected().map_err(|e| fail(e.clone()))?)
     }
 
     #[inline]

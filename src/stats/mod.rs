@@ -1,11 +1,20 @@
 //! Counters and latency histograms, per worker and op type, and the figures
-//! computed from them (IOPS, bandwidth, percentiles).
+//! computed from them (IOPS, bandwidth, percentiles): every number of a run
+//! lives in this folder. Recording and the one summary of a histogram
+//! (`LatencySummary::from_histogram`) are here; `interval` cuts the run into
+//! intervals (time series), `io_errors` counts failed I/Os, `coverage` tracks the
+//! blocks touched, and `merge` combines whole results (hosts, runs).
 //!
 //! Latency is recorded per I/O in nanoseconds into an HDR histogram (1 ns to
 //! 1 h, 3 significant digits); samples above an hour are clamped and counted.
 //! Exact min, max and sum are kept beside it so that the reported min, max and
 //! mean are exact and percentiles can be held inside [min, max]. Histograms
-//! are merged, never averaged. This module computes; it never formats text.
+//! are merged, never averaged. This folder computes; it never formats text.
+
+pub mod coverage;
+pub mod interval;
+pub mod io_errors;
+pub mod merge;
 
 use base64::Engine as _;
 use hdrhistogram::Histogram;

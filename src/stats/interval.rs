@@ -1,4 +1,4 @@
-//! The time series and the live line: what happened in each `--interval`.
+//! The time series: what happened in each `--interval`.
 //!
 //! Workers record each latency once, into their cumulative histograms (see
 //! `stats`). Once per batch they look at the run's epoch (a relaxed load); when
@@ -8,8 +8,9 @@
 //! the sampler thread over a bounded channel. The sampler, never the workers,
 //! subtracts the worker's previous snapshot from the new one: the difference is
 //! exactly the interval's histogram, at the full 3 significant digits. It then
-//! merges the workers' differences into rows, prints the live line and returns
-//! the older snapshot as the next spare.
+//! merges the workers' differences into rows, hands each finished row to an
+//! observer (the live line, `report::live_line`) and returns the older snapshot
+//! as the next spare. An interval in which nothing completed is a row of zeros.
 //!
 //! Why snapshots and not a second, per-interval histogram: recording every
 //! latency twice cost 12 % of the null engine's IOPS at queue depth 1; a copy of
@@ -25,7 +26,6 @@ use crate::stats::{LatencySummary, new_latency_histogram};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 use std::time::Duration;
@@ -144,11 +144,14 @@ pub struct SamplerConfig {
     pub start_ns: u64,
     pub interval_ns: u64,
     pub block_size_bytes: u64,
-    /// The run's planned length, for the live line (`None`: until done).
+    /// The run's planned length (`None`: until done): an interval starting at or after
+    /// it gets a row only if something completed in it.
     pub duration_ns: Option<u64>,
-    /// Print the live line on stderr.
-    pub live: bool,
 }
+
+/// Told each finished interval's row while the run goes on (`Some`), and once at the
+/// end (`None`): the live line is one (`report::live_line`).
+pub type RowObserver<'a> = &'a mut dyn FnMut(Option<&TimeSeriesRow>);
 
 /// Interval sums, before they become a row.
 #[derive(Default)]
@@ -159,7 +162,13 @@ struct Accumulated {
 
 impl Sampler {
     /// Runs until `done` is set and every worker has flushed; returns the rows.
-    pub fn run(mut self, config: &SamplerConfig, epoch: &AtomicU64, done: &AtomicBool) -> Vec<TimeSeriesRow> {
+    pub fn run(
+        mut self,
+        config: &SamplerConfig,
+        epoch: &AtomicU64,
+        done: &AtomicBool,
+        mut observer: Option<RowObserver<'_>>,
+    ) -> Vec<TimeSeriesRow> {
         let mut rows: BTreeMap<u64, Accumulated> = BTreeMap::new();
         let mut tick_ns = Vec::new(); // end time of each epoch
         let mut current = 0u64;
@@ -178,7 +187,7 @@ impl Sampler {
             tick_ns.push(next_tick - config.start_ns);
             current += 1;
             epoch.store(current, Ordering::Relaxed);
-            if config.live {
+            if let Some(observe) = &mut observer {
                 // Give workers a moment to hand over the interval that just ended.
                 let until = config.clock.now_ns() + config.interval_ns / 20;
                 while config.clock.now_ns() < until {
@@ -189,7 +198,7 @@ impl Sampler {
                 }
                 if let Some(acc) = rows.get(&(current - 1)) {
                     let row = row_of(acc, tick_ns[current as usize - 1], config.interval_ns, config.block_size_bytes);
-                    print_live_line(&row, config);
+                    observe(Some(&row));
                 }
             }
         }
@@ -200,13 +209,23 @@ impl Sampler {
         while let Ok(sample) = self.rx.recv() {
             self.absorb(sample, &mut rows, false);
         }
-        if config.live {
-            let mut stderr = std::io::stderr().lock();
-            let _ = write!(stderr, "\r\x1b[2K").and_then(|()| stderr.flush());
+        if let Some(observe) = &mut observer {
+            observe(None);
         }
         let end_ns = config.clock.now_ns().saturating_sub(config.start_ns);
-        rows.iter()
-            .map(|(&e, acc)| {
+        // Every interval that ended and began inside the planned window has a row, of zeros
+        // when nothing completed in it (a stall is a row of zeros, not a gap); the last,
+        // partial interval has one when something completed in it.
+        let started_in_window = |e: usize| {
+            let start = if e == 0 { 0 } else { tick_ns[e - 1] };
+            config.duration_ns.is_none_or(|d| start < d)
+        };
+        let ended = (0..tick_ns.len()).take_while(|&e| started_in_window(e)).count() as u64;
+        let last = rows.keys().next_back().map_or(0, |&e| e + 1).max(ended);
+        let empty = Accumulated::default();
+        (0..last)
+            .map(|e| {
+                let acc = rows.get(&e).unwrap_or(&empty);
                 let t = tick_ns.get(e as usize).copied().unwrap_or(end_ns);
                 let start = if e == 0 { 0 } else { tick_ns.get(e as usize - 1).copied().unwrap_or(0) };
                 row_of(acc, t, t.saturating_sub(start).max(1), config.block_size_bytes)
@@ -242,23 +261,12 @@ fn figures(hist: Option<&Histogram<u64>>, interval_ns: u64, bs: u64) -> Interval
     let Some(h) = hist.filter(|h| !h.is_empty()) else { return IntervalFigures::default() };
     let ops = h.len();
     let seconds = interval_ns as f64 / 1e9;
-    let (min, max) = (h.min(), h.max());
-    let at = |q: f64| h.value_at_quantile(q).clamp(min, max);
     IntervalFigures {
         ops,
         iops: ops as f64 / seconds,
         bw_bytes_per_sec: (ops * bs) as f64 / seconds,
-        latency_ns: LatencySummary {
-            min,
-            mean: h.mean() as u64,
-            stddev: h.stdev() as u64,
-            p50: at(0.5),
-            p90: at(0.9),
-            p99: at(0.99),
-            p99_9: at(0.999),
-            p99_99: at(0.9999),
-            max,
-        },
+        // The one summary of a histogram, as the run's totals use it.
+        latency_ns: LatencySummary::from_histogram(h, h.min(), h.max(), h.mean().round() as u64),
     }
 }
 
@@ -271,29 +279,6 @@ fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, bs: u64) -> TimeSeries
     }
     let total = figures(both.as_ref().or(acc.write.as_ref()), interval_ns, bs);
     TimeSeriesRow { t_ns, interval_ns, read, write, total }
-}
-
-fn print_live_line(row: &TimeSeriesRow, config: &SamplerConfig) {
-    use crate::units::display as units;
-    let elapsed = units::seconds_ns(row.t_ns);
-    let of = match config.duration_ns {
-        Some(d) => format!("{elapsed} / {}", units::seconds_ns(d)),
-        None => elapsed,
-    };
-    let mut parts = vec![format!("[{of}]")];
-    for (name, f) in [("read", &row.read), ("write", &row.write)] {
-        if f.ops > 0 {
-            parts.push(format!(
-                "{name} {} IOPS {} p99 {}",
-                units::iops(f.iops),
-                units::bandwidth(f.bw_bytes_per_sec),
-                units::latency_ns(f.latency_ns.p99)
-            ));
-        }
-    }
-    // A closed or full stderr must not panic the sampler: the line is dropped.
-    let mut stderr = std::io::stderr().lock();
-    let _ = write!(stderr, "\r\x1b[2K{}", parts.join(" · ")).and_then(|()| stderr.flush());
 }
 
 #[cfg(test)]

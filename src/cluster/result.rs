@@ -8,8 +8,8 @@
 //! (`report`).
 
 use crate::error::exit_code;
-use crate::merge::{self, Input};
 use crate::result::{ClusterInfo, RankInfo, RunResult, StopReason};
+use crate::stats::merge::{self, Input};
 use serde::{Deserialize, Serialize};
 
 /// A rank whose IOPS are below this fraction of the median rank's is a straggler.
@@ -182,7 +182,7 @@ fn median(values: &[f64]) -> f64 {
 mod tests {
     use super::*;
     use crate::cluster::Cluster;
-    use crate::start_line::StartLine;
+    use crate::run::start_line::StartLine;
     use crate::stats::decode_histogram;
     use clap::Parser;
     use std::sync::Arc;
@@ -197,7 +197,7 @@ mod tests {
         let cluster = Cluster::alone();
         let start = StartLine::new(&cluster, None);
         let diag = crate::diag::Diagnostics::silent();
-        crate::coordinator::run(&spec, &diag, Arc::new(AtomicUsize::new(0)), &start).unwrap().result
+        crate::run::run(&spec, &diag, Arc::new(AtomicUsize::new(0)), &start).unwrap().result
     }
 
     #[test]

@@ -1,0 +1,47 @@
+//! The live line: one line on stderr, rewritten in place at each interval while the run
+//! goes on (shown only on a terminal, never with `--quiet`). It formats the rows the
+//! sampler hands it (`stats::interval`); it computes nothing.
+
+use crate::stats::interval::TimeSeriesRow;
+use crate::units::display as units;
+use std::io::Write;
+
+/// The live line of one run.
+pub struct LiveLine {
+    /// The run's planned length, shown as "elapsed / planned".
+    duration_ns: Option<u64>,
+}
+
+impl LiveLine {
+    pub fn new(duration_ns: Option<u64>) -> Self {
+        Self { duration_ns }
+    }
+
+    /// Shows `row` (an interval that just ended), or clears the line at the end (`None`).
+    pub fn show(&self, row: Option<&TimeSeriesRow>) {
+        let text = row.map_or_else(String::new, |row| self.format(row));
+        // A closed or full stderr must not panic the sampler: the line is dropped.
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "\r\x1b[2K{text}").and_then(|()| stderr.flush());
+    }
+
+    fn format(&self, row: &TimeSeriesRow) -> String {
+        let elapsed = units::seconds_ns(row.t_ns);
+        let of = match self.duration_ns {
+            Some(d) => format!("{elapsed} / {}", units::seconds_ns(d)),
+            None => elapsed,
+        };
+        let mut parts = vec![format!("[{of}]")];
+        for (name, f) in [("read", &row.read), ("write", &row.write)] {
+            if f.ops > 0 {
+                parts.push(format!(
+                    "{name} {} IOPS {} p99 {}",
+                    units::iops(f.iops),
+                    units::bandwidth(f.bw_bytes_per_sec),
+                    units::latency_ns(f.latency_ns.p99)
+                ));
+            }
+        }
+        parts.join(" · ")
+    }
+}

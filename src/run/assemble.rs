@@ -1,0 +1,383 @@
+//! What the workers handed back, as one `RunResult`: figures merged across workers and
+//! targets, the stop reason, failures worded (`messages`), coverage, verification,
+//! pacing, placement and durability. Nothing is printed here except the engine notes
+//! and the warnings about workers left behind (through `Diagnostics`).
+
+use super::execute::Execution;
+use super::messages::{describe_failure, describe_stuck, ios};
+use super::place::{Placed, placement_info};
+use super::region::RegionLayout;
+use super::watchdog::{self, AbandonCause, Abandoned};
+use super::worker_plan::tracks_sequences;
+use crate::diag::Diagnostics;
+use crate::environment;
+use crate::result::{
+    AchievedQueueDepth, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacingInfo, RateInfo, RunResult,
+    SCHEMA_VERSION, StopReason, StuckIo, TargetInfo, ThinkInfo, ToolInfo, VerificationInfo, WorkerInfo,
+    WorkerPlacementInfo,
+};
+use crate::rusage;
+use crate::spec::Spec;
+use crate::stats::coverage::{self, CoverageTracker};
+use crate::stats::{CpuTimes, OpStats, encode_histogram};
+use crate::target::{DirectOutcome, PreparedTarget};
+use crate::verify::{Failure, Mismatch, VerifyCounts};
+use crate::worker::{WorkerResult, WorkerStop, stop_code};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What the run planned and prepared, as `assemble` needs it.
+pub(super) struct Planned<'a> {
+    pub(super) spec: &'a Spec,
+    pub(super) diag: &'a Diagnostics,
+    /// When the run started, RFC 3339 on the wall clock.
+    pub(super) started_at: String,
+    pub(super) targets: &'a [PreparedTarget],
+    /// The targets are the embedded default's temporary file, removed after the run.
+    pub(super) removed_after_run: bool,
+    pub(super) layout: &'a RegionLayout,
+    pub(super) effective_depth: u32,
+    pub(super) placed: &'a Placed,
+}
+
+/// Builds the result of a run from what it planned and what its workers handed back.
+pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &AtomicUsize) -> RunResult {
+    let Planned { spec, diag, ref started_at, targets, removed_after_run, layout, effective_depth, placed } = *planned;
+    let started_at = started_at.clone();
+    let Execution { start_ns, workers, abandoned, fsync, mut time_series, .. } = execution;
+    let end_ns =
+        workers.iter().map(|w| w.end_ns).max().or_else(|| abandoned.iter().map(|a| a.at_ns).max()).unwrap_or(start_ns);
+    let window_ns = end_ns.saturating_sub(start_ns).max(1);
+
+    // Engine notes (fallbacks taken at set-up): each distinct one said once.
+    let mut said: Vec<&String> = Vec::new();
+    for note in workers.iter().flat_map(|w| &w.engine_notes) {
+        if !said.contains(&note) {
+            diag.note(note.clone());
+            said.push(note);
+        }
+    }
+
+    let mut read = OpStats::new();
+    let mut write = OpStats::new();
+    let mut worker_cpu = CpuTimes::default();
+    let mut per_target: Vec<(OpStats, OpStats)> =
+        (0..targets.len()).map(|_| (OpStats::new(), OpStats::new())).collect();
+    for w in &workers {
+        read.merge(&w.read);
+        write.merge(&w.write);
+        worker_cpu.add(&w.cpu);
+        for t in &w.per_target {
+            let slot = &mut per_target[t.target as usize];
+            slot.0.merge(&t.read);
+            slot.1.merge(&t.write);
+        }
+    }
+    let mut total = read.clone();
+    total.merge(&write);
+
+    let io_errors = crate::stats::io_errors::summarize(workers.iter().map(|w| &w.errors), spec.error_limit(), |t| {
+        targets.get(t as usize).map_or_else(|| format!("target #{t}"), |t| t.plan.path.display().to_string())
+    });
+    let stuck_io: Vec<StuckIo> = abandoned.iter().map(|a| stuck_info(a, targets)).collect();
+    for (a, s) in abandoned.iter().zip(&stuck_io) {
+        if a.cause == AbandonCause::Signal {
+            diag.warn(format!(
+                "worker {} had not stopped {} after the signal ({}): its figures are not in the report, and iopulse exits without waiting for it",
+                a.index,
+                crate::units::display::seconds_ns(watchdog::STOP_GRACE_NS),
+                describe_stuck(s)
+            ));
+        }
+    }
+    let stuck_failure = abandoned.iter().zip(&stuck_io).find(|(a, _)| a.cause != AbandonCause::Signal).map(|(a, s)| {
+        let what = match a.cause {
+            AbandonCause::IoTimeout => format!(
+                "I/O timeout: worker {}: {} (--io-timeout {})",
+                a.index,
+                describe_stuck(s),
+                crate::units::display::seconds_ns(spec.io_timeout_ns)
+            ),
+            _ => format!(
+                "worker {} had not stopped {} after the run was stopped ({})",
+                a.index,
+                crate::units::display::seconds_ns(spec.io_timeout_ns),
+                describe_stuck(s)
+            ),
+        };
+        format!("{what}; its figures are not in the report, and iopulse exits without waiting for it")
+    });
+    let limit = spec.error_limit();
+    let failure = workers
+        .iter()
+        .find_map(|w| {
+            w.failure
+                .map(|f| {
+                    let first = describe_failure(&f, targets, write.bytes);
+                    match limit {
+                        Some(n) if n > 1 => {
+                            format!("--max-errors {n} reached ({} failed); the last: {first}", ios(io_errors.total))
+                        }
+                        _ => first,
+                    }
+                })
+                .or_else(|| w.engine_error.clone().map(|m| format!("worker {}: {m}", w.index)))
+        })
+        .or(stuck_failure)
+        .or_else(|| fsync.as_ref().and_then(|r| r.as_ref().err().cloned()));
+    let msync_ns = workers.iter().filter_map(|w| w.sync_ns).max();
+    let fsync_ns = fsync.as_ref().and_then(|r| r.as_ref().ok().copied());
+    let durability = (msync_ns.is_some() || fsync_ns.is_some()).then(|| Durability {
+        msync_ns,
+        fsync_ns,
+        sync_ns: msync_ns.unwrap_or(0) + fsync_ns.unwrap_or(0),
+    });
+    let signalled = matches!(stop.load(Ordering::Relaxed), s if s != stop_code::RUNNING && s != stop_code::FAILED);
+    let stop_reason = if failure.is_some() {
+        StopReason::Error
+    } else if signalled {
+        StopReason::Interrupted
+    } else if workers.iter().all(|w| w.stop == WorkerStop::Done) {
+        StopReason::Complete
+    } else {
+        StopReason::Duration
+    };
+    // --continue-on-error: the run went on, and says at the end that I/Os failed.
+    let failure = failure.or_else(|| {
+        (io_errors.total > 0).then(|| {
+            let kinds: Vec<String> =
+                io_errors.kinds.iter().map(|k| format!("{} {} x{}", k.op, k.errno, k.count)).collect();
+            format!("{} failed (--continue-on-error): {}", ios(io_errors.total), kinds.join(", "))
+        })
+    });
+
+    let trackers: Vec<CoverageTracker> = workers.iter().filter_map(|w| w.coverage.clone()).collect();
+    let coverage = coverage::summarize(&trackers, layout.shared(), layout.total_blocks);
+
+    let direct = DirectOutcome {
+        requested: spec.direct,
+        effective: spec.direct && targets.iter().all(|t| t.direct.effective),
+        reason: targets.iter().find_map(|t| t.direct.reason.clone()),
+        memory_backed: targets.iter().any(|t| t.direct.memory_backed),
+    };
+    let ops = total.ops;
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo { name: "iopulse".into(), version: env!("CARGO_PKG_VERSION").into() },
+        started_at,
+        window_start_unix_ns: 0,
+        start_at: None,
+        spec: spec.clone(),
+        environment: environment::collect(),
+        engine: EngineInfo {
+            name: spec.engine.name().into(),
+            requested_queue_depth: spec.queue_depth,
+            effective_queue_depth: effective_depth,
+            setup: workers.first().map(|w| w.engine_setup.iter().cloned().collect()).unwrap_or_default(),
+        },
+        targets: targets
+            .iter()
+            .zip(&per_target)
+            .map(|(t, (r, w))| target_info(t, removed_after_run, r.summarize(window_ns), w.summarize(window_ns)))
+            .collect(),
+        direct,
+        window_ns,
+        stop_reason,
+        interrupted: stop_reason == StopReason::Interrupted,
+        read: read.summarize(window_ns),
+        write: write.summarize(window_ns),
+        total: total.summarize(window_ns),
+        cpu: CpuInfo {
+            workers: worker_cpu,
+            process: rusage::process_cpu(),
+            per_io_ns: if ops > 0 { worker_cpu.total_ns() as f64 / ops as f64 } else { 0.0 },
+            cores_busy: worker_cpu.total_ns() as f64 / window_ns as f64,
+        },
+        coverage,
+        durability,
+        workers: workers
+            .iter()
+            .map(|w| WorkerInfo {
+                index: w.index,
+                read: w.read.summarize(window_ns),
+                write: w.write.summarize(window_ns),
+                cpu: w.cpu,
+                stop: format!("{:?}", w.stop).to_lowercase(),
+                placement: {
+                    let planned = placed.plan.workers.get(w.index as usize).cloned().unwrap_or_default();
+                    WorkerPlacementInfo {
+                        cpus: planned.cpus,
+                        node: planned.node,
+                        memory_bound: planned.bind_memory,
+                        cpu_seen: w.cpu_seen,
+                        buffer_node_seen: w.buffer_node_seen,
+                    }
+                },
+                achieved_queue_depth: w.read.in_flight(window_ns) + w.write.in_flight(window_ns),
+            })
+            .collect(),
+        achieved_queue_depth: AchievedQueueDepth {
+            total: total.in_flight(window_ns),
+            mean_per_worker: total.in_flight(window_ns) / workers.len().max(1) as f64,
+        },
+        histograms: Histograms {
+            encoding: "hdrhistogram-v2-deflate-base64".into(),
+            unit: "ns".into(),
+            read: encode_histogram(&read.latency),
+            write: encode_histogram(&write.latency),
+        },
+        verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, &worker_cpu)),
+        pacing: pacing_info(spec, &workers, window_ns, total.ops),
+        warnings: diag.warnings(),
+        notes: diag.notes(),
+        error: failure,
+        placement: placement_info(placed),
+        merged_from: None,
+        window_skew: None,
+        cluster: None,
+        time_series: {
+            // The last row ends with the window, not when the sampler stopped.
+            if let Some(last) = time_series.last_mut() {
+                let start = last.t_ns.saturating_sub(last.interval_ns);
+                last.t_ns = last.t_ns.min(window_ns).max(start);
+                last.interval_ns = (last.t_ns - start).max(1);
+            }
+            time_series
+        },
+        io_errors,
+        stuck_io,
+        memory: None,
+    }
+}
+
+fn stuck_info(a: &Abandoned, targets: &[PreparedTarget]) -> StuckIo {
+    let io = a.waiting.and_then(|w| w.io);
+    StuckIo {
+        worker: a.index,
+        cause: a.cause.name().to_string(),
+        op: io.map(|io| io.op.name().to_string()),
+        target: io.map(|io| {
+            targets
+                .get(io.target as usize)
+                .map_or_else(|| format!("target #{}", io.target), |t| t.plan.path.display().to_string())
+        }),
+        offset_bytes: io.map(|io| io.offset_bytes),
+        in_flight_ns: a.waiting.map_or(0, |w| w.age_ns(a.at_ns)),
+        in_flight_ios: a.waiting.map_or(0, |w| w.in_flight),
+    }
+}
+
+/// Think time and rate figures, when the run was paced.
+fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) -> Option<PacingInfo> {
+    if spec.think.is_none() && spec.rate.is_none() {
+        return None;
+    }
+    let sum = |f: fn(&WorkerResult) -> u64| workers.iter().map(f).sum::<u64>();
+    let worker_time_ns = window_ns as f64 * workers.len().max(1) as f64;
+    let window_s = window_ns as f64 / 1e9;
+    Some(PacingInfo {
+        think: spec.think.map(|t| ThinkInfo {
+            mode: t.mode,
+            every: t.every,
+            fixed_ns: (t.adaptive_percent.is_none()).then_some(t.time_ns),
+            adaptive_percent: t.adaptive_percent,
+            thinks: sum(|w| w.pacing.thinks),
+            requested_ns: sum(|w| w.pacing.think_requested_ns),
+            spent_ns: sum(|w| w.pacing.think_spent_ns),
+            share_of_run: sum(|w| w.pacing.think_spent_ns) as f64 / worker_time_ns,
+        }),
+        rate: spec.rate.map(|r| {
+            let target_iops = r.iops_per_worker * workers.len() as f64;
+            let achieved_iops = ops as f64 / window_s;
+            let dropped = sum(|w| w.pacing.dropped_slots);
+            RateInfo {
+                given_as: r.given_as,
+                total: r.total,
+                target_iops_per_worker: r.iops_per_worker,
+                target_iops,
+                achieved_iops,
+                dropped_slots: dropped,
+                reached: dropped == 0 && achieved_iops >= target_iops * 0.99,
+                latency_from:
+                    "due time: each I/O's latency counts from when it was scheduled (no coordinated omission)".into(),
+            }
+        }),
+    })
+}
+
+fn verification_info(
+    spec: &Spec,
+    v: crate::spec::VerifySpec,
+    workers: &[WorkerResult],
+    targets: &[PreparedTarget],
+    layout: &RegionLayout,
+    worker_cpu: &CpuTimes,
+) -> VerificationInfo {
+    let mut counts = VerifyCounts::default();
+    for w in workers {
+        counts.merge(&w.verify_counts);
+    }
+    let mut mismatches: Vec<&Mismatch> = workers.iter().flat_map(|w| &w.mismatches).collect();
+    mismatches.sort_by_key(|m| (m.target, m.offset_bytes));
+    let hex = |bytes: &[u8; 16]| bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ");
+    let failures = counts.failures();
+    let writes: u64 = workers.iter().map(|w| w.write.ops).sum();
+    let stamp_ns = workers.iter().map(|w| w.verify_cost.stamp_ns).max().unwrap_or(0);
+    let check_ns = workers.iter().map(|w| w.verify_cost.check_ns).max().unwrap_or(0);
+    let verify_ns = stamp_ns as f64 * writes as f64 + check_ns as f64 * counts.checked as f64;
+    VerificationInfo {
+        pattern: v.pattern,
+        seed: spec.data_seed,
+        operations: counts.checked,
+        failures,
+        success_percent: if counts.checked > 0 {
+            100.0 * (counts.checked - failures.min(counts.checked)) as f64 / counts.checked as f64
+        } else {
+            100.0
+        },
+        failures_by_kind: Failure::NAMES.iter().zip(counts.failures_by_kind).map(|(n, c)| (n.to_string(), c)).collect(),
+        mismatches: mismatches
+            .into_iter()
+            .take(v.max_reports as usize)
+            .map(|m| MismatchInfo {
+                target: targets.get(m.target as usize).map_or_else(String::new, |t| t.plan.path.display().to_string()),
+                offset_bytes: m.offset_bytes,
+                failure: m.failure,
+                window_at: m.window_at,
+                expected_hex: hex(&m.expected),
+                found_hex: hex(&m.found),
+            })
+            .collect(),
+        lost_write_detection: tracks_sequences(spec, layout),
+        ownership: layout.ownership().to_string(),
+        stamp_ns_per_write: stamp_ns,
+        check_ns_per_read: check_ns,
+        estimated_slowdown_percent: if worker_cpu.total_ns() > 0 {
+            (100.0 * verify_ns / worker_cpu.total_ns() as f64).min(100.0)
+        } else {
+            0.0
+        },
+    }
+}
+
+fn target_info(
+    t: &PreparedTarget,
+    removed_after_run: bool,
+    read: crate::stats::OpSummary,
+    write: crate::stats::OpSummary,
+) -> TargetInfo {
+    TargetInfo {
+        path: t.plan.path.display().to_string(),
+        kind: t.plan.kind,
+        size_bytes: t.plan.size_bytes,
+        blocks: t.plan.blocks,
+        filesystem: t.mount.as_ref().map(|m| m.fs_type.clone()),
+        device: t.mount.as_ref().map(|m| m.source.clone()),
+        mount_point: t.mount.as_ref().map(|m| m.mount_point.clone()),
+        created: t.created,
+        laid_out_bytes: t.laid_out_bytes,
+        direct: t.direct.clone(),
+        removed_after_run,
+        read,
+        write,
+    }
+}

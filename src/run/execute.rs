@@ -1,0 +1,196 @@
+//! Spawn, release, supervise: one thread per worker, released together from the start
+//! line once all are set up (and the other ranks and `--start-at` agree), the sampler
+//! of the time series beside them, and the `watchdog` supervising until they stop.
+
+use super::messages;
+use super::region::RegionLayout;
+use super::start_line::{Opened, StartLine};
+use super::watchdog::{self, Abandoned};
+use super::worker_plan;
+use crate::clock::Clock;
+use crate::engine::{Engine, WithEngine};
+use crate::error::{Error, RunError};
+use crate::placement::PlacementPlan;
+use crate::report::live_line::LiveLine;
+use crate::signals;
+use crate::spec::{RunLength, Spec};
+use crate::start_at;
+use crate::stats::interval::{self, RowObserver, SamplerConfig, TimeSeriesRow};
+use crate::target::PreparedTarget;
+use crate::worker::{self, RunControl, WorkerResult};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread;
+
+/// What a run hands to the engine it was given (`EngineKind::dispatch`): everything
+/// `execute` needs, planned and prepared.
+pub(super) struct Execute<'a> {
+    pub(super) spec: &'a Spec,
+    pub(super) targets: &'a [PreparedTarget],
+    pub(super) layout: &'a RegionLayout,
+    pub(super) depth: u32,
+    pub(super) stop: &'a Arc<AtomicUsize>,
+    pub(super) placement: &'a PlacementPlan,
+    /// The live line is shown: interval histograms are wanted even without a time series.
+    pub(super) live_line: bool,
+    pub(super) start_line: &'a StartLine<'a>,
+}
+
+impl WithEngine for Execute<'_> {
+    type Output = Result<Execution, Error>;
+
+    fn with<E: Engine + 'static>(self) -> Self::Output {
+        execute::<E>(self)
+    }
+}
+
+/// What the workers handed back, with the window they ran in.
+pub(super) struct Execution {
+    pub(super) start_ns: u64,
+    /// The window's start on the wall clock, ns since the Unix epoch.
+    pub(super) start_unix_ns: u64,
+    /// What happened at the start line (`--start-at`).
+    pub(super) opened: Opened,
+    pub(super) workers: Vec<WorkerResult>,
+    /// Workers left behind (stuck I/O, or not stopped after a signal): not joined.
+    pub(super) abandoned: Vec<Abandoned>,
+    /// `--fsync-on-close`: how long fsync of every target took, or what failed.
+    pub(super) fsync: Option<Result<u64, String>>,
+    /// One row per interval, when collected.
+    pub(super) time_series: Vec<TimeSeriesRow>,
+}
+
+/// Spawns the workers, releases them together and waits for them under the watchdog
+/// (`watchdog::supervise`). Worker threads are not scoped: one stuck in the kernel is
+/// left behind rather than joined, and owns everything it uses (its plan, its buffers,
+/// a share of the run control).
+fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
+    let Execute { spec, targets, layout, depth, stop, placement, live_line, start_line } = run;
+    // With --io-timeout 0 nothing watches: workers get no heartbeat and publish nothing.
+    let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
+    let control = Arc::new(RunControl::new(Clock::new(), Arc::clone(stop)).with_heartbeats(watched));
+    // Interval histograms only when a time series or the live line is wanted.
+    let (sampler, mut recorders) = if spec.time_series || live_line {
+        let (sampler, recorders) = interval::channels(spec.threads);
+        (Some(sampler), recorders.into_iter().map(Some).collect::<Vec<_>>())
+    } else {
+        (None, (0..spec.threads).map(|_| None).collect())
+    };
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let mut handles = Vec::with_capacity(spec.threads as usize);
+    let mut spawn_error = None;
+    // A signal during set-up (thousands of threads, large buffers) calls the run off:
+    // no more workers are started and the window never opens.
+    let mut interrupted = false;
+    for w in 0..spec.threads {
+        if stop.load(Ordering::Relaxed) != 0 {
+            interrupted = true;
+            break;
+        }
+        let mut plan = worker_plan::worker_plan(spec, layout, targets, w, depth, placement, &control);
+        plan.interval = recorders[w as usize].take();
+        let control = Arc::clone(&control);
+        let done = done_tx.clone();
+        let spawned = thread::Builder::new().name(format!("iopulse-w{w}")).spawn(move || {
+            // SIGINT/SIGTERM are taken by the coordinator's thread, never in a worker's I/O.
+            signals::block_in_this_thread();
+            let result = worker::run::<E>(plan, &control);
+            let _ = done.send(w);
+            result
+        });
+        match spawned {
+            Ok(h) => handles.push(Some(h)),
+            Err(e) => {
+                spawn_error =
+                    Some(format!("cannot start worker thread {w} of {}: {e} (lower --threads)", spec.threads));
+                break;
+            }
+        }
+    }
+    drop(done_tx);
+    drop(recorders);
+    // Every worker set up (buffers allocated, engines ready): only then meet the other ranks
+    // and wait for --start-at, so the windows open as close together as they can.
+    let ready = spawn_error.is_none() && !interrupted && control.wait_for_arrivals(handles.len());
+    let opened = if ready && stop.load(Ordering::Relaxed) == 0 { Some(start_line.open(stop)) } else { None };
+    // A signal while workers set up or while waiting for --start-at: the window never opens.
+    interrupted |= stop.load(Ordering::Relaxed) != 0;
+    let (opened, open_error) = match opened {
+        Some(Ok(o)) => (o, None),
+        Some(Err(e)) => (Opened::default(), Some(e)),
+        None => (Opened::default(), None),
+    };
+    // The wall clock next to the run's clock, just before the release, to place the window.
+    let (wall_ns, clock_ns) = (start_at::now_unix_ns(), control.clock.now_ns());
+    let start = control.release(handles.len(), spawn_error.is_some() || open_error.is_some() || interrupted);
+    let start_unix_ns = start.map_or(0, |s| wall_ns + s.saturating_sub(clock_ns));
+    let sampling_done = Arc::new(AtomicBool::new(false));
+    let sampler = match (start, sampler) {
+        (Some(start_ns), Some(sampler)) => {
+            let config = SamplerConfig {
+                clock: control.clock,
+                start_ns,
+                interval_ns: spec.interval_ns,
+                block_size_bytes: spec.block_size_bytes,
+                duration_ns: match spec.run_length {
+                    RunLength::Duration { ns } => Some(ns),
+                    _ => None,
+                },
+            };
+            let (control, done) = (Arc::clone(&control), Arc::clone(&sampling_done));
+            thread::Builder::new()
+                .name("iopulse-sampler".into())
+                .spawn(move || {
+                    let line = LiveLine::new(config.duration_ns);
+                    let mut show = |row: Option<&TimeSeriesRow>| line.show(row);
+                    let observer: Option<RowObserver<'_>> = if live_line { Some(&mut show) } else { None };
+                    sampler.run(&config, &control.epoch, &done, observer)
+                })
+                .ok()
+        }
+        _ => None,
+    };
+    let supervised = watchdog::supervise(handles, done_rx, &control, spec.io_timeout_ns);
+    sampling_done.store(true, Ordering::Release);
+    // A worker left behind (stuck in the kernel) keeps its recorder: do not wait for it.
+    let time_series = match sampler {
+        Some(h) if supervised.abandoned.is_empty() => h.join().unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    if let Some(message) = spawn_error {
+        return Err(RunError::Other(message).into());
+    }
+    if interrupted && start.is_none() {
+        return Err(RunError::Other(messages::INTERRUPTED_IN_SET_UP.into()).into());
+    }
+    if let Some(e) = open_error {
+        return Err(e);
+    }
+    let Some(start_ns) = start else {
+        let error = supervised
+            .finished
+            .iter()
+            .find_map(|w| w.engine_error.as_ref().map(|m| (w.index, m.clone())))
+            .map(|(worker, message)| RunError::WorkerSetup { worker, message })
+            .unwrap_or_else(|| RunError::Other("workers could not start".into()));
+        return Err(error.into());
+    };
+    Ok(Execution {
+        start_ns,
+        start_unix_ns,
+        opened,
+        workers: supervised.finished,
+        abandoned: supervised.abandoned,
+        fsync: None,
+        time_series,
+    })
+}
+
+/// `--fsync-on-close`: fsync every target once the workers are done, timed as a whole.
+pub(super) fn fsync_targets(targets: &[PreparedTarget]) -> Result<u64, String> {
+    let t0 = std::time::Instant::now();
+    for t in targets {
+        t.file.sync_all().map_err(|e| format!("fsync {} (--fsync-on-close): {e}", t.plan.path.display()))?;
+    }
+    Ok(t0.elapsed().as_nanos() as u64)
+}

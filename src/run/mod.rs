@@ -1,0 +1,171 @@
+//! The run: from a `Spec` to a `RunResult`, in this process. Each file does one step:
+//!
+//! - `region.rs`: which blocks of which targets each worker addresses;
+//! - `limits.rs`: the kernel's limits and the memory plan, checked before anything is touched;
+//! - `place.rs`: where each worker runs (CPUs, NUMA node);
+//! - `worker_plan.rs`: everything one worker is given before the start;
+//! - `execute.rs`: spawn the workers, release them together from the start line, sample
+//!   the time series, and wait for them under the `watchdog`;
+//! - `start_line.rs`: what lies outside this process (other ranks, `--start-at`);
+//! - `assemble.rs`: what the workers handed back, as one `RunResult`;
+//! - `messages.rs`: the wording of failures (stuck I/O, failed I/O, interrupted set-up).
+//!
+//! This file holds the sequence itself (`run`). The run never does I/O of its own and never
+//! formats output; the window it reports runs from the release of the start line to the
+//! stop. The start line is called once everything is planned, and again with every worker
+//! set up, right before they are released.
+
+mod assemble;
+mod execute;
+mod limits;
+mod messages;
+mod place;
+mod region;
+pub mod start_line;
+mod watchdog;
+mod worker_plan;
+
+use crate::diag::Diagnostics;
+use crate::error::{Error, RunError, exit_code};
+use crate::result::{RunResult, StopReason};
+use crate::spec::Spec;
+use crate::target;
+use region::RegionLayout;
+use start_line::StartLine;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A finished run (possibly stopped early) and the exit code it calls for.
+pub struct RunOutcome {
+    pub result: RunResult,
+    pub exit_code: i32,
+}
+
+/// Runs `spec` to the end. `stop` is the stop word signal handlers write to; `start`
+/// is what happens between set-up and the window (other ranks, `--start-at`) and what
+/// `{rank}` and `{host}` in target paths stand for.
+pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &StartLine) -> Result<RunOutcome, Error> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let caps = spec.engine.caps();
+    let effective_depth = if caps.completes_inline { 1 } else { spec.queue_depth };
+
+    // The embedded default: a temporary file, removed when `temp` is dropped.
+    let temp = if spec.is_embedded_default() {
+        let file = tempfile::Builder::new().prefix("iopulse-default-").suffix(".dat").tempfile().map_err(|e| {
+            RunError::Other(format!("create a temporary file in {}: {e}", std::env::temp_dir().display()))
+        })?;
+        Some(file)
+    } else {
+        None
+    };
+    let given: Vec<PathBuf> = match &temp {
+        Some(t) => vec![t.path().to_path_buf()],
+        None => spec.targets.iter().map(|t| start.substitute(t)).collect(),
+    };
+    let paths = region::target_paths(spec, &given)?;
+
+    let plans = target::plan_targets(spec, &paths)?;
+    let distribution = region::effective_file_distribution(spec);
+    let layout = RegionLayout::new(spec, distribution, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
+    // A verifying worker never has two I/Os on one block: its depth cannot exceed its blocks.
+    let effective_depth = match spec.verify {
+        Some(_) => effective_depth.min(layout.smallest_worker_region().min(u64::from(u32::MAX)) as u32).max(1),
+        None => effective_depth,
+    };
+    limits::check_kernel_limits(spec, effective_depth)?;
+    let memory =
+        limits::memory_estimate(spec, &plans, &layout, effective_depth, spec.time_series || diag.show_progress());
+    crate::memory::check(&memory, spec.threads, effective_depth, spec.block_size_bytes)?;
+    let placed = place::place(spec, &paths, diag)?;
+    // Every check is done and nothing is touched yet: in a cluster, every rank says so.
+    start.planned()?;
+    let (targets, mut created) = target::prepare_targets(spec, plans, diag, &stop)?;
+    if stop.load(Ordering::Relaxed) != 0 {
+        return Err(RunError::Other(messages::INTERRUPTED_IN_SET_UP.into()).into());
+    }
+
+    if distribution != spec.file_distribution {
+        diag.note(format!(
+            "--verify with {} workers on shared targets: each worker owns a disjoint slice of the region (as --file-distribution partitioned), so no block is written by two workers at once",
+            spec.threads
+        ));
+    }
+    if caps.completes_inline && spec.queue_depth > 1 {
+        diag.note(format!(
+            "engine {} completes one I/O at a time per worker: --queue-depth {} runs at depth 1 (use --threads for parallel I/O)",
+            spec.engine.name(),
+            spec.queue_depth
+        ));
+    }
+
+    if let Some(note) = spec.engine.buffered_note()
+        && !targets.iter().all(|t| t.direct.effective)
+    {
+        diag.note(note);
+    }
+
+    // One monomorphised run per engine (the engine list is engine/'s).
+    let mut execution = spec.engine.dispatch(execute::Execute {
+        spec,
+        targets: &targets,
+        layout: &layout,
+        depth: effective_depth,
+        stop: &stop,
+        placement: &placed.plan,
+        live_line: diag.show_progress(),
+        start_line: start,
+    })?;
+    // The targets of a real run stay; the embedded default's files go with the run.
+    if temp.is_none() {
+        created.keep();
+    }
+    // A worker left behind may still be in the kernel: nothing more is asked of its targets.
+    let abandoned = !execution.abandoned.is_empty();
+    if spec.fsync_on_close && !abandoned {
+        execution.fsync = Some(execute::fsync_targets(&targets));
+    }
+
+    if let Some(warning) = &execution.opened.late_warning {
+        diag.warn(warning.clone());
+    }
+    let (window_start_unix_ns, mut start_at) = (execution.start_unix_ns, execution.opened.start_at.clone());
+    if let Some(s) = &mut start_at {
+        s.late_ns = window_start_unix_ns.saturating_sub(s.requested_unix_ns);
+    }
+    let planned = assemble::Planned {
+        spec,
+        diag,
+        started_at,
+        targets: &targets,
+        removed_after_run: temp.is_some(),
+        layout: &layout,
+        effective_depth,
+        placed: &placed,
+    };
+    let mut result = assemble::assemble(&planned, execution, &stop);
+    result.memory = Some(memory);
+    result.window_start_unix_ns = window_start_unix_ns;
+    result.start_at = start_at;
+    if abandoned {
+        // Their descriptors stay open until the process exits, so that a worker that comes
+        // back from the kernel never touches a descriptor number reused for another file.
+        for t in targets {
+            std::mem::forget(t.file);
+        }
+    }
+    let verify_failed = result.verification.as_ref().is_some_and(|v| v.failures > 0);
+    let exit_code = match result.stop_reason {
+        StopReason::Error => exit_code::RUN_FAILED,
+        _ if verify_failed => exit_code::VERIFY_FAILED,
+        StopReason::Interrupted => match stop.load(Ordering::Relaxed) {
+            code if code == exit_code::TERMINATED as usize => exit_code::TERMINATED,
+            code if code == exit_code::HUNG_UP as usize => exit_code::HUNG_UP,
+            _ => exit_code::INTERRUPTED,
+        },
+        // --continue-on-error: the run went on, but it did not succeed.
+        _ if result.io_errors.total > 0 => exit_code::RUN_FAILED,
+        StopReason::Duration | StopReason::Complete => exit_code::SUCCESS,
+    };
+    Ok(RunOutcome { result, exit_code })
+}

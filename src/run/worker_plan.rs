@@ -1,0 +1,102 @@
+//! Everything one worker is given before the start (`WorkerPlan`): its files and region,
+//! its block source, limits, data and verification plan, pacing and placement.
+
+use super::region::RegionLayout;
+use crate::access::{BlockSource, SourcePlan, share_boundary};
+use crate::placement::PlacementPlan;
+use crate::spec::{AccessOrder, Distribution, RunLength, Spec};
+use crate::stats::coverage::CoverageTracker;
+use crate::target::PreparedTarget;
+use crate::worker::{DataPlan, RunControl, VerifyPlan, WorkerFile, WorkerPlan};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+
+pub(super) fn worker_plan(
+    spec: &Spec,
+    layout: &RegionLayout,
+    targets: &[PreparedTarget],
+    w: u32,
+    depth: u32,
+    placement: &PlacementPlan,
+    control: &RunControl,
+) -> WorkerPlan {
+    let region = layout.worker(w);
+    let mut files = Vec::with_capacity(region.files.len());
+    let mut first_block = 0;
+    for &(t, blocks) in &region.files {
+        files.push(WorkerFile { fd: targets[t as usize].file.as_raw_fd(), first_block, target: t });
+        first_block += blocks;
+    }
+    let until_covered = spec.run_length == RunLength::UntilCovered;
+    let skewed = spec.order == AccessOrder::Random && spec.distribution != Distribution::Uniform;
+    let source = BlockSource::new(&SourcePlan {
+        order: spec.order,
+        distribution: spec.distribution,
+        scramble: spec.scramble,
+        once: until_covered && !skewed,
+        blocks: region.blocks,
+        share_index: region.share_index,
+        share_count: region.share_count,
+        overlap: spec.sequential_overlap,
+        seed: spec.seed,
+        worker: w,
+    });
+    // Limits: a share of --ops; skewed runs until covered issue as many I/Os as their share has blocks.
+    let share_of = |n: u64| share_boundary(n, w + 1, spec.threads) - share_boundary(n, w, spec.threads);
+    let mut ops_limit = spec.ops_limit.map(share_of);
+    if until_covered && skewed {
+        let blocks = if layout.shared() { share_of(region.blocks) } else { region.blocks };
+        ops_limit = Some(ops_limit.map_or(blocks, |l| l.min(blocks)));
+    }
+    let keep_bitmap = CoverageTracker::bitmap_fits(region.blocks, spec.threads);
+    WorkerPlan {
+        index: w,
+        seed: spec.seed,
+        block_size_bytes: spec.block_size_bytes,
+        queue_depth: depth,
+        read_percent: spec.read_percent,
+        source,
+        region_first_block: region.first_block,
+        ops_limit,
+        coverage: Some(CoverageTracker::new(region.blocks, spec.seed ^ 0xc0de_7a6e, keep_bitmap)),
+        files,
+        buffer_align_bytes: targets.iter().map(|t| t.plan.dio_align_bytes as usize).max().unwrap_or(1).max(4096),
+        duration_ns: match spec.run_length {
+            RunLength::Duration { ns } => Some(ns),
+            RunLength::UntilCovered | RunLength::UntilLimit => None,
+        },
+        direct: targets.iter().all(|t| t.direct.effective),
+        engine_options: spec.engine_options.clone(),
+        placement: placement.workers.get(w as usize).cloned().unwrap_or_default(),
+        think: spec.think,
+        rate: spec.rate,
+        interval: None,
+        data: DataPlan {
+            pattern: spec.write_pattern,
+            seed: spec.data_seed,
+            verify: spec.verify.map(|v| VerifyPlan {
+                pattern: v.pattern,
+                max_reports: v.max_reports,
+                track_sequences: tracks_sequences(spec, layout),
+                run_nonce: run_nonce(spec),
+            }),
+        },
+        error_limit: spec.error_limit().unwrap_or(u64::MAX),
+        errors_seen: Arc::clone(&control.errors_seen),
+    }
+}
+
+/// Most memory the lost-write tables may take, all workers together (4 bytes per block).
+const MAX_SEQUENCE_TABLE_BYTES: u64 = 512 << 20;
+
+/// Whether workers keep the last sequence written to each block (to catch lost writes).
+pub(super) fn tracks_sequences(spec: &Spec, layout: &RegionLayout) -> bool {
+    let blocks: u64 = (0..layout.threads).map(|w| layout.worker(w).blocks).sum();
+    spec.writes() && blocks.saturating_mul(4) <= MAX_SEQUENCE_TABLE_BYTES
+}
+
+/// A number that tells this run's writes from other runs' (the same in every worker).
+pub(super) fn run_nonce(spec: &Spec) -> u16 {
+    let mut state = spec.seed ^ u64::from(std::process::id()).rotate_left(17);
+    (crate::rng::splitmix64(&mut state) as u16).max(1)
+}
