@@ -9,7 +9,7 @@ use crate::placement::TopologySummary;
 use crate::spec::Spec;
 pub use crate::start_at::StartAtInfo;
 use crate::stats::{CpuTimes, OpSummary};
-use crate::target::{DirectOutcome, TargetKind};
+use crate::target::{DirectOutcome, TargetDirect, TargetKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -289,7 +289,9 @@ pub struct TargetInfo {
     pub mount_point: Option<String>,
     pub created: bool,
     pub laid_out_bytes: u64,
-    pub direct: DirectOutcome,
+    /// O_DIRECT on this target, and (`allocation`, regular files) how much of the region
+    /// holds written data: reads of holes and unwritten extents never reach the device.
+    pub direct: TargetDirect,
     /// The target was a temporary file removed after the run (the embedded default).
     pub removed_after_run: bool,
     /// This target's share of the figures.
