@@ -63,7 +63,7 @@ Examples:
   iopulse /data/t.dat --random --json r.json --plot plots/
       also write the JSON result and SVG charts (latency percentiles, ...) into plots/
   iopulse /data/t.dat --random --output-format fio-json
-      the result in fio's JSON layout (jobs[].read.iops, clat_ns.percentile, ...)
+      the result in fio's JSON layout (jobs[].read.iops, lat_ns.percentile, ...)
 
   mpirun --hostfile hosts -np 8 iopulse /data/t.{rank}.dat --direct --random --duration 30s
       a cluster run (built with --features mpi): every rank on its own file, windows opened

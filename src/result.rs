@@ -9,7 +9,7 @@ use crate::spec::Spec;
 pub use crate::start_at::StartAtInfo;
 pub use crate::stats::coverage::Coverage;
 use crate::stats::{CpuTimes, OpSummary};
-use crate::target::{DirectOutcome, TargetKind};
+use crate::target::{Allocation, DirectOutcome, TargetKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -290,6 +290,11 @@ pub struct TargetInfo {
     pub created: bool,
     pub laid_out_bytes: u64,
     pub direct: DirectOutcome,
+    /// Regular files: how much of the region held written data when the window opened
+    /// (reads of holes and unwritten extents never reach the device); `None` for block
+    /// devices, and in results of versions that did not measure it.
+    #[serde(default)]
+    pub allocation: Option<Allocation>,
     /// The target was a temporary file removed after the run (the embedded default).
     pub removed_after_run: bool,
     /// This target's share of the figures.

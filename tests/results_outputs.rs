@@ -268,7 +268,7 @@ fn plots_are_well_formed_svg() {
     assert!(stderr.contains("--sweep"), "{stderr}");
 }
 
-/// Every key path of a JSON value ("jobs.0.read.clat_ns.percentile.99.000000"), with
+/// Every key path of a JSON value ("jobs.0.read.lat_ns.percentile.99.000000"), with
 /// array indices replaced by `[]`.
 fn key_paths(v: &Value, prefix: &str, out: &mut Vec<(String, &'static str)>) {
     match v {
@@ -311,12 +311,14 @@ fn fio_json_has_fios_keys_and_units() {
         assert_eq!(u64_at(o, &["bw"]), (bw_bytes / 1024.0).round() as u64, "bw is KiB/s");
         assert!((o["iops"].as_f64().unwrap() - r[op]["iops"].as_f64().unwrap()).abs() < 1e-6);
         assert_eq!(u64_at(o, &["runtime"]), window_ms, "runtime is ms");
-        let clat = &o["clat_ns"];
-        assert_eq!(clat["min"], r[op]["latency_ns"]["min"]);
-        assert_eq!(clat["max"], r[op]["latency_ns"]["max"]);
-        assert_eq!(clat["N"], r[op]["ops"]);
-        assert!(clat["mean"].is_f64() && clat["stddev"].is_f64());
-        let p = clat["percentile"].as_object().unwrap();
+        // Submission to completion: fio's lat_ns (clat_ns and slat_ns are not measured apart).
+        let lat = &o["lat_ns"];
+        assert_eq!(lat["min"], r[op]["latency_ns"]["min"]);
+        assert_eq!(lat["max"], r[op]["latency_ns"]["max"]);
+        assert_eq!(lat["N"], r[op]["ops"]);
+        assert!(lat["mean"].is_f64() && lat["stddev"].is_f64());
+        assert_eq!(o["clat_ns"]["N"], 0);
+        let p = lat["percentile"].as_object().unwrap();
         assert_eq!(p.len(), 17);
         assert_eq!(p["50.000000"], r[op]["latency_ns"]["p50"]);
         assert_eq!(p["99.000000"], r[op]["latency_ns"]["p99"]);
@@ -345,6 +347,7 @@ fn fio_json_has_fios_keys_and_units() {
             "--rwmixread=70",
             "--runtime=0.2",
             "--time_based",
+            "--lat_percentiles=1",
             "--output-format=json",
         ])
         .output()

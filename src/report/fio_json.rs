@@ -3,7 +3,10 @@
 //! keys and units: one job (all workers together, as with fio's
 //! `group_reporting`), bandwidth in KiB/s (`bw`) and B/s (`bw_bytes`), runtime
 //! in ms, latencies in ns, percentile keys as fio prints them ("99.900000"),
-//! CPU in percent. docs/json.md lists the fields.
+//! CPU in percent. Latency is submission to completion: fio's `lat_ns` (with
+//! percentiles, as `fio --lat_percentiles=1`); `clat_ns` and `slat_ns` are not
+//! measured apart and are written as fio writes an unrecorded latency (zeros,
+//! `N` 0). docs/json.md lists the fields.
 //!
 //! Formats the `RunResult`; the percentiles come from its histograms through
 //! `stats::clamped_quantile`.
@@ -193,11 +196,13 @@ fn fio_op(op: &OpSummary, hist: &Histogram<u64>, runtime_ms: u64) -> FioOp {
         total_ios: op.ops,
         short_ios: 0,
         drop_ios: 0,
-        // iopulse times each I/O from submission to completion: fio's clat (and lat, with
-        // no separate submission latency).
+        // iopulse times each I/O from submission to completion: fio's total latency, `lat_ns`,
+        // with its percentiles where fio puts them with --lat_percentiles=1. Submission and
+        // completion latency are not measured apart: fio prints a latency it did not record
+        // as all zeros with N 0 and no percentile (`LatencyStats::zero`), and so does iopulse.
         slat_ns: LatencyStats::zero(),
-        clat_ns: latency(Some(percentiles)),
-        lat_ns: latency(None),
+        clat_ns: LatencyStats::zero(),
+        lat_ns: latency(Some(percentiles)),
     }
 }
 

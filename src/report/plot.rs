@@ -278,15 +278,16 @@ fn time_chart(
     lines: Vec<Line>,
 ) -> Result<(), PlotError> {
     let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+    let x_range = time_range(points);
     draw(
         path,
         &Chart {
             title,
             x_desc: "time (s)".into(),
             y_desc: y_desc.into(),
-            x_range: time_range(points),
+            x_range: x_range.clone(),
             y_range: 0.0..nice_top(y_max),
-            x_format: &|x| format!("{x:.0}"),
+            x_format: &|x| axis_label(*x, x_range.end - x_range.start),
             y_format,
             lines,
         },
@@ -345,6 +346,21 @@ pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
             lines,
         },
     )
+}
+
+/// A label of a linear axis `width` wide: as many decimals as its ticks need, trailing
+/// zeros dropped (0, 0.25, 0.5, 1 on a 250 ms time axis; 0, 20, 40 on a long one). The
+/// ticks are 1, 2 or 5 times a power of ten and at least a tenth of the axis apart, so
+/// one decimal more than that tenth has keeps every label distinct and exact.
+fn axis_label(x: f64, width: f64) -> String {
+    let decimals = if width > 0.0 && width.is_finite() {
+        (1.0 - (width / 10.0).log10().floor()).clamp(0.0, 9.0) as usize
+    } else {
+        0
+    };
+    let text = format!("{x:.decimals$}");
+    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { text.as_str() };
+    if text == "-0" { "0".to_string() } else { text.to_string() }
 }
 
 /// 12500 → "12.5K", 3 → "3", 0.25 → "0.25".
@@ -441,6 +457,19 @@ mod tests {
         assert_eq!(percentile_label(3.0), "99.9%");
         assert_eq!(percentile_label(5.0), "99.999%");
         assert!((percentile_x(99.9) - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn axis_labels_are_distinct_and_exact() {
+        let labels = |width: f64, step: f64| -> Vec<String> {
+            (0..=((width / step).round() as u32)).map(|i| axis_label(f64::from(i) * step, width)).collect()
+        };
+        assert_eq!(labels(2.25, 0.2), ["0", "0.2", "0.4", "0.6", "0.8", "1", "1.2", "1.4", "1.6", "1.8", "2", "2.2"]);
+        assert_eq!(labels(2.0, 0.25), ["0", "0.25", "0.5", "0.75", "1", "1.25", "1.5", "1.75", "2"]);
+        assert_eq!(labels(60.0, 10.0), ["0", "10", "20", "30", "40", "50", "60"]);
+        assert_eq!(labels(0.05, 0.005)[1], "0.005");
+        assert_eq!(axis_label(0.6000000000000001, 2.25), "0.6");
+        assert_eq!(axis_label(-0.0001, 2.25), "0");
     }
 
     #[test]

@@ -116,6 +116,9 @@ pub fn render(r: &RunResult) -> String {
         let _ = writeln!(out, "Start at: {} · {how} {} after it", s.requested, units::latency_ns(s.late_ns));
     }
     let _ = writeln!(out, "{}", io_mode_line(r));
+    for line in hole_lines(r, shown_targets) {
+        let _ = writeln!(out, "{line}");
+    }
     for line in placement_lines(r) {
         let _ = writeln!(out, "{line}");
     }
@@ -467,6 +470,31 @@ pub fn queue_depth_line(r: &RunResult) -> String {
 /// 31.24 → "31.2", 0.934 → "0.93".
 fn queue_depth(v: f64) -> String {
     if v >= 10.0 { format!("{v:.1}") } else { format!("{v:.2}") }
+}
+
+/// One loud line per target whose read region holds holes or unwritten extents (reads
+/// of them never reach the device), naming the file, the share and the fix.
+pub fn hole_lines(r: &RunResult, shown_targets: usize) -> Vec<String> {
+    if r.spec.read_percent == 0 {
+        return Vec::new();
+    }
+    r.targets
+        .iter()
+        .take(shown_targets)
+        .filter_map(|t| t.allocation.as_ref().map(|a| (t, a)))
+        .filter(|(_, a)| a.unallocated_bytes() > 0)
+        .map(|(t, a)| {
+            let at_least = if a.allocated_bytes.is_none() { "at least " } else { "" };
+            let fix = a.not_laid_out.as_deref().map_or(String::new(), |why| format!("; {why}"));
+            format!(
+                "⚠ {at_least}{} of the read region of {} is holes or unwritten extents ({} of {}): reads never reach the device{fix}",
+                a.unallocated_percent(),
+                t.path,
+                units::bytes(a.unallocated_bytes()),
+                units::bytes(a.region_bytes)
+            )
+        })
+        .collect()
 }
 
 /// The I/O mode line, exactly as users grep for it.

@@ -376,6 +376,7 @@ fn target_info(
         created: t.created,
         laid_out_bytes: t.laid_out_bytes,
         direct: t.direct.clone(),
+        allocation: t.allocation.clone(),
         removed_after_run,
         read,
         write,

@@ -8,6 +8,7 @@ use crate::error::RunError;
 use crate::verify;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::File;
+use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -58,19 +59,7 @@ pub fn extend(
     let bs = content.block_size_bytes.max(1);
     let from_bytes = if content.verify { from_bytes / bs * bs } else { from_bytes };
     let total = to_bytes.saturating_sub(from_bytes);
-    let bar = if show_progress && total >= PROGRESS_FROM_BYTES {
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "laying out {msg} {bar:30} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-            )
-            .expect("valid template"),
-        );
-        bar.set_message(path.display().to_string());
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = progress_bar(show_progress, total, path.display().to_string());
     let mut chunk = vec![0u8; chunk_len_bytes(total, bs) as usize];
     let mut offset = from_bytes;
     while offset < to_bytes {
@@ -98,6 +87,74 @@ pub fn extend(
         }
         offset = offset.saturating_add(len as u64);
         bar.set_position(offset - from_bytes);
+    }
+    if let Err(source) = file.sync_data() {
+        return Err(LayoutStop::Failed(RunError::Target { op: "sync layout of", path: path.to_path_buf(), source }));
+    }
+    bar.finish_and_clear();
+    Ok(total)
+}
+
+/// A progress bar on stderr for layouts of at least `PROGRESS_FROM_BYTES` (hidden otherwise).
+fn progress_bar(show_progress: bool, total: u64, what: String) -> ProgressBar {
+    if show_progress && total >= PROGRESS_FROM_BYTES {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "laying out {msg} {bar:30} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+            )
+            .expect("valid template"),
+        );
+        bar.set_message(what);
+        bar
+    } else {
+        ProgressBar::hidden()
+    }
+}
+
+/// Lays out the holes and unwritten extents of a file at its size: writes the run's
+/// pattern over each of `ranges` (each byte as the block it lies in would get it, without
+/// a verify header), nothing else, then syncs. Returns the bytes written.
+pub fn fill_ranges(
+    file: &File,
+    path: &Path,
+    ranges: &[Range<u64>],
+    content: LayoutContent,
+    show_progress: bool,
+    stop: &AtomicUsize,
+) -> Result<u64, LayoutStop> {
+    let bs = content.block_size_bytes.max(1);
+    let total: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+    let bar = progress_bar(show_progress, total, format!("the holes of {}", path.display()));
+    let mut chunk = vec![0u8; chunk_len_bytes(total, bs) as usize];
+    let mut done: u64 = 0;
+    for r in ranges {
+        let mut offset = r.start;
+        while offset < r.end {
+            if stop.load(Ordering::Relaxed) != 0 {
+                bar.abandon();
+                return Err(LayoutStop::Interrupted { laid_out_bytes: done });
+            }
+            let len = (r.end - offset).min(chunk.len() as u64) as usize;
+            let mut i = 0;
+            while i < len {
+                let at = offset + i as u64;
+                let piece = ((at / bs * bs + bs - at) as usize).min(len - i);
+                data::fill(&mut chunk[i..i + piece], content.pattern, content.seed, at, 0);
+                i += piece;
+            }
+            if let Err(source) = file.write_all_at(&chunk[..len], offset) {
+                bar.abandon();
+                return Err(LayoutStop::Failed(RunError::Other(format!(
+                    "lay out the holes of {} at offset {offset}: {source} ({done} of {total} bytes laid out{})",
+                    path.display(),
+                    if source.raw_os_error() == Some(libc::ENOSPC) { "; the filesystem is full" } else { "" }
+                ))));
+            }
+            offset += len as u64;
+            done += len as u64;
+            bar.set_position(done);
+        }
     }
     if let Err(source) = file.sync_data() {
         return Err(LayoutStop::Failed(RunError::Target { op: "sync layout of", path: path.to_path_buf(), source }));

@@ -2,8 +2,11 @@
 //! (look, never touch) is in `plan`; creating, laying out and opening with or
 //! without O_DIRECT is in `prepare`; what the filesystem is and what it
 //! accepts is in `fsinfo`; whether a path is a kernel interface (/proc, /sys)
-//! is in `pseudo_fs`, and which file a path names (device and inode) in `identity`.
+//! is in `pseudo_fs`, and which file a path names (device and inode) in `identity`;
+//! how much of a file's region holds written data (holes, unwritten extents) is in
+//! `allocation`.
 
+pub mod allocation;
 pub mod device;
 pub mod fsinfo;
 pub mod identity;
@@ -14,5 +17,6 @@ pub mod plan;
 pub mod prepare;
 pub mod pseudo_fs;
 
+pub use allocation::Allocation;
 pub use plan::{TargetKind, TargetPlan, plan_targets};
 pub use prepare::{CreatedFiles, DirectOutcome, PreparedTarget, prepare_targets};

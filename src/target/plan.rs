@@ -38,6 +38,28 @@ pub struct TargetPlan {
     pub blocks: u64,
     /// O_DIRECT offset alignment planned with (1 when --direct is not asked).
     pub dio_align_bytes: u64,
+    /// What becomes of holes and unwritten extents in the region (reads of them never
+    /// reach the device).
+    pub holes: Holes,
+}
+
+/// What a run does about holes and unwritten extents in a regular file's region
+/// (docs/safety.md, "Holes and unwritten extents"). Reads of them are answered from
+/// memory, so a run that reads lays them out when the file is its to write: a file
+/// iopulse laid out (`user.iopulse.layout`) or created, or any file with --force.
+/// Someone else's file is never written to without --force: it is read as it is, and
+/// the run says loudly how much of it never reaches the device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Holes {
+    /// A block device: nothing is measured.
+    NotAFile,
+    /// The run only writes: measured and recorded, never laid out (writes allocate).
+    NotRead,
+    /// The run reads: holes and unwritten extents in the region are laid out before the
+    /// window; `estimate_bytes` of them were seen while planning (in the part that exists).
+    LayOut { estimate_bytes: u64 },
+    /// The run reads them as they are: why they are not laid out, and the fix.
+    Leave { why: String },
 }
 
 /// Plans every target of `spec` (given as `paths`, which may differ from the spec's
@@ -68,12 +90,23 @@ fn refuse_one_file_twice(paths: &[PathBuf]) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// The bytes layout will write into a planned file: what it adds to reach its size, and
+/// the holes and unwritten extents it lays out.
+fn layout_bytes(plan: &TargetPlan) -> u64 {
+    let fill = match plan.holes {
+        Holes::LayOut { estimate_bytes } => estimate_bytes,
+        _ => 0,
+    };
+    plan.size_bytes.saturating_sub(plan.existing_size_bytes).saturating_add(fill)
+}
+
 /// Layout must fit: the bytes to be added to files on one filesystem must not exceed
 /// what it has free for this user (statvfs f_bavail), or the run would fill the disk
 /// and fail half-way through layout.
 fn check_free_space(plans: &[TargetPlan]) -> Result<(), UsageError> {
-    let mut per_fs: Vec<(u64, u64, u64, &TargetPlan)> = Vec::new(); // (fsid, free, needed, first)
-    for plan in plans.iter().filter(|p| p.kind == TargetKind::File && p.size_bytes > p.existing_size_bytes) {
+    // (fsid, free, needed, first, holes laid out)
+    let mut per_fs: Vec<(u64, u64, u64, &TargetPlan, bool)> = Vec::new();
+    for plan in plans.iter().filter(|p| p.kind == TargetKind::File && layout_bytes(p) > 0) {
         let place = if plan.exists { plan.path.clone() } else { parent_dir(&plan.path) };
         let Ok(vfs) = nix::sys::statvfs::statvfs(&place) else { continue };
         // ramfs and the like keep no block count: their free space is unknown, not zero.
@@ -81,14 +114,24 @@ fn check_free_space(plans: &[TargetPlan]) -> Result<(), UsageError> {
             continue;
         }
         let free_bytes = vfs.blocks_available().saturating_mul(vfs.fragment_size());
-        let needed_bytes = plan.size_bytes - plan.existing_size_bytes;
+        let needed_bytes = layout_bytes(plan);
+        let fills = matches!(plan.holes, Holes::LayOut { estimate_bytes } if estimate_bytes > 0);
         let fsid = vfs.filesystem_id();
         match per_fs.iter_mut().find(|(id, ..)| *id == fsid) {
-            Some(entry) => entry.2 = entry.2.saturating_add(needed_bytes),
-            None => per_fs.push((fsid, free_bytes, needed_bytes, plan)),
+            Some(entry) => {
+                entry.2 = entry.2.saturating_add(needed_bytes);
+                entry.4 |= fills;
+            }
+            None => per_fs.push((fsid, free_bytes, needed_bytes, plan, fills)),
         }
     }
-    for (_, free_bytes, needed_bytes, first) in per_fs {
+    for (_, free_bytes, needed_bytes, first, fills) in per_fs {
+        if needed_bytes > free_bytes && fills {
+            return Err(UsageError::new(format!(
+                "TARGET {}: laying out its holes and unwritten extents (which reads would never take to the device), and any size it lacks, needs {needed_bytes} bytes but its filesystem has {free_bytes} bytes of free space left: free some space, give a smaller --file-size, or a target whose data is written",
+                first.path.display()
+            )));
+        }
         if needed_bytes > free_bytes {
             return Err(UsageError::new(format!(
                 "--file-size: laying out TARGET {} needs {needed_bytes} bytes but its filesystem has {free_bytes} bytes of free space left: give a smaller --file-size or a target on a filesystem with room",
@@ -202,15 +245,72 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
             bs.next_multiple_of(dio_align_bytes).max(4096)
         )));
     }
+    let blocks = size_bytes / bs;
+    let holes = plan_holes(spec, path, kind, exists, existing_size_bytes.min(blocks.saturating_mul(bs)));
     Ok(TargetPlan {
         path: path.to_path_buf(),
         kind,
         exists,
         existing_size_bytes,
         size_bytes,
-        blocks: size_bytes / bs,
+        blocks,
         dio_align_bytes,
+        holes,
     })
+}
+
+/// Whether the holes and unwritten extents of a regular file's region may be laid out
+/// before the run (`Holes`). `existing_region_bytes` is the part of the region that
+/// exists now (the rest is laid out anyway). Only looks: the estimate is read from the
+/// extent map of a read-only descriptor.
+fn plan_holes(spec: &Spec, path: &Path, kind: TargetKind, exists: bool, existing_region_bytes: u64) -> Holes {
+    use std::os::unix::fs::MetadataExt;
+    if kind != TargetKind::File {
+        return Holes::NotAFile;
+    }
+    if spec.read_percent == 0 {
+        return Holes::NotRead;
+    }
+    let shown = path.display();
+    if spec.verify.is_some() {
+        return Holes::Leave {
+            why: "--verify reads the file as it is: its holes and unwritten extents are reported as never-written blocks, not laid out".into(),
+        };
+    }
+    if !exists || existing_region_bytes == 0 {
+        // Created or laid out whole by this run: written data throughout.
+        return Holes::LayOut { estimate_bytes: 0 };
+    }
+    if !spec.force && !ownership::laid_out_by_iopulse(path) {
+        return Holes::Leave {
+            why: format!(
+                "{shown} was not laid out by iopulse, so it is read as it is: add --force to lay those parts out with benchmark data before the run (this writes into the file), or give a file whose data is written"
+            ),
+        };
+    }
+    if let Ok(meta) = fs::metadata(path) {
+        let loops = loop_backing::loops_backed_by_file(FileId { dev: meta.dev(), ino: meta.ino() });
+        if !loops.is_empty() {
+            return Holes::Leave {
+                why: format!(
+                    "{shown} backs loop device {} and is never written: read the loop device instead",
+                    loops.join(", ")
+                ),
+            };
+        }
+    }
+    if let Err(e) = device::check_access(path, Access::ReadWrite) {
+        return Holes::Leave {
+            why: format!(
+                "{shown} is not writable ({}), so it cannot be laid out: make it writable, or give a file whose data is written",
+                device::reason(&e)
+            ),
+        };
+    }
+    let estimate_bytes = File::open(path)
+        .map(|f| super::allocation::measure(&f, existing_region_bytes, false).allocation.unallocated_bytes())
+        .unwrap_or(0);
+    Holes::LayOut { estimate_bytes }
 }
 
 /// An existing regular file changes only when the user asked for it: a file that backs

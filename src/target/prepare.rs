@@ -4,10 +4,11 @@
 //!
 //! Files this run created are removed if preparation or start-up fails.
 
+use super::allocation::{self, Allocation};
 use super::fsinfo::{self, MountFacts};
 use super::layout::{self, LayoutStop};
 use super::ownership;
-use super::plan::{TargetKind, TargetPlan};
+use super::plan::{Holes, TargetKind, TargetPlan};
 use crate::buffer::SlotBuffers;
 use crate::diag::Diagnostics;
 use crate::error::{Error, RunError, UsageError};
@@ -37,6 +38,9 @@ pub struct PreparedTarget {
     /// The descriptor the workers use (O_DIRECT when effective).
     pub file: File,
     pub direct: DirectOutcome,
+    /// Regular files: the written share of the region when the run started (reads of
+    /// holes and unwritten extents never reach the device); `None` for block devices.
+    pub allocation: Option<Allocation>,
     pub mount: Option<MountFacts>,
     pub created: bool,
     pub laid_out_bytes: u64,
@@ -139,6 +143,13 @@ fn prepare_one(
             }
         };
     }
+    let allocation = if plan.kind == TargetKind::File {
+        let (allocation, filled_bytes) = settle_holes(spec, &plan, diag, stop)?;
+        laid_out_bytes += filled_bytes;
+        Some(allocation)
+    } else {
+        None
+    };
     let meta = fs::metadata(&path).map_err(|source| RunError::Target { op: "stat", path: path.clone(), source })?;
     let dev = if plan.kind == TargetKind::BlockDevice { meta.rdev() } else { meta.dev() };
     let mount = if plan.kind == TargetKind::File { fsinfo::mount_of_dev(dev) } else { None };
@@ -158,7 +169,82 @@ fn prepare_one(
             path.display()
         ));
     }
-    Ok(PreparedTarget { plan, file, direct, mount, created: was_created, laid_out_bytes })
+    Ok(PreparedTarget { plan, file, direct, allocation, mount, created: was_created, laid_out_bytes })
+}
+
+/// Measures how much of a regular file's region holds written data, lays out its holes
+/// and unwritten extents when the plan says so (`Holes::LayOut`: a run that reads, on a
+/// file that is iopulse's or with --force), and warns when the run reads any that remain.
+/// Returns the allocation when the run starts and the bytes laid out here.
+fn settle_holes(
+    spec: &Spec,
+    plan: &TargetPlan,
+    diag: &Diagnostics,
+    stop: &AtomicUsize,
+) -> Result<(Allocation, u64), Error> {
+    let path = &plan.path;
+    let region_bytes = plan.blocks.saturating_mul(spec.block_size_bytes);
+    let reader = File::open(path).map_err(|source| RunError::Target { op: "open", path: path.clone(), source })?;
+    let mut measured = allocation::measure(&reader, region_bytes, true);
+    let mut filled_bytes = 0;
+    if matches!(plan.holes, Holes::LayOut { .. }) && !measured.unallocated.is_empty() {
+        let writer = OpenOptions::new().write(true).open(path).map_err(|source| RunError::Target {
+            op: "open for layout",
+            path: path.clone(),
+            source,
+        })?;
+        let content = layout::LayoutContent {
+            block_size_bytes: spec.block_size_bytes,
+            seed: spec.data_seed,
+            pattern: spec.write_pattern,
+            verify: false,
+        };
+        filled_bytes = match layout::fill_ranges(
+            &writer,
+            path,
+            &measured.unallocated,
+            content,
+            diag.show_progress(),
+            stop,
+        ) {
+            Ok(n) => n,
+            Err(LayoutStop::Failed(e)) => return Err(e.into()),
+            Err(LayoutStop::Interrupted { laid_out_bytes }) => {
+                return Err(RunError::Other(format!(
+                    "interrupted while laying out the holes and unwritten extents of {}: {laid_out_bytes} bytes were written into them",
+                    path.display()
+                ))
+                .into());
+            }
+        };
+        measured = allocation::measure(&reader, region_bytes, true);
+        diag.note(format!(
+            "laid out {} of holes and unwritten extents in {} before the run: reads of them would never reach the device",
+            crate::units::display::bytes(filled_bytes),
+            path.display()
+        ));
+    }
+    let mut a = measured.allocation;
+    a.filled_bytes = filled_bytes;
+    if spec.read_percent > 0 && a.unallocated_bytes() > 0 {
+        let why = match &plan.holes {
+            Holes::Leave { why } => why.clone(),
+            _ => format!(
+                "laying them out left them unallocated (the filesystem or the device drops the data written there, e.g. --write-pattern {}): give a target that keeps written data",
+                spec.write_pattern.name()
+            ),
+        };
+        let at_least = if a.allocated_bytes.is_none() { "at least " } else { "" };
+        diag.warn(format!(
+            "{at_least}{} of the read region of {} ({} of {}) is holes or unwritten extents: reads of them never reach the device, so the figures overstate it; {why}",
+            a.unallocated_percent(),
+            path.display(),
+            crate::units::display::bytes(a.unallocated_bytes()),
+            crate::units::display::bytes(a.region_bytes),
+        ));
+        a.not_laid_out = Some(why);
+    }
+    Ok((a, filled_bytes))
 }
 
 /// Opens the target for the run: read-only unless the run writes, with
