@@ -138,8 +138,11 @@ pub struct RateInfo {
     pub target_iops_per_worker: f64,
     pub target_iops: f64,
     pub achieved_iops: f64,
-    /// Scheduled slots that passed while a worker could not issue: dropped, not caught up.
-    pub dropped_slots: u64,
+    /// Scheduled I/Os not yet issued when the window closed, all workers together: the
+    /// queue an open-loop client would have built (none is skipped).
+    pub backlog_at_end: u64,
+    /// The most any I/O was issued behind its due time (its latency includes it).
+    pub max_behind_ns: u64,
     /// The target rate was reached.
     pub reached: bool,
     /// What latency is measured from under a rate limit.

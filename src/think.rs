@@ -6,9 +6,11 @@
 //!   flight keeps completing and is counted. What was asked and what was
 //!   really spent (sleep overshoots) are both kept.
 //! - Rate limits (`--rate-iops`, `--rate-bw`): I/Os are due on a fixed
-//!   schedule. Their latency is measured from when they were due, not from
-//!   when they were finally issued (no coordinated omission). After a stall the
-//!   slots that passed are dropped and counted, never issued in a burst.
+//!   schedule, as an open-loop client would send them. Their latency is
+//!   measured from when they were due, not from when they were finally issued
+//!   (no coordinated omission), and no scheduled I/O is skipped: a worker that
+//!   falls behind issues the backlog as fast as it can, and the latency of every
+//!   late I/O says how late it was. What is still owed at the end is counted.
 //!
 //! This module decides times; the worker does the waiting and the I/O.
 
@@ -106,26 +108,24 @@ impl Thinker {
     }
 }
 
-/// A pacer catches up on at most this much lateness (see `Pacer::catch_up_ns`).
-const CATCH_UP_NS: f64 = 10_000_000.0;
-
 /// A rate wait sleeps until this long before the due time, then spins: the schedule
 /// is kept to microseconds without burning a CPU between I/Os.
 const SPIN_TAIL_NS: u64 = 200_000;
 
-/// A worker's schedule of due times.
+/// A worker's schedule of due times (open loop: every slot is issued, late or not).
 #[derive(Clone, Debug)]
 pub struct Pacer {
     start_ns: u64,
     interval_ns: f64,
-    /// Slots used so far (issued or dropped).
+    /// Slots issued so far.
     slot: u64,
-    pub dropped_slots: u64,
+    /// The most an issued I/O was behind its due time.
+    pub max_behind_ns: u64,
 }
 
 impl Pacer {
     pub fn new(start_ns: u64, iops: f64) -> Self {
-        Self { start_ns, interval_ns: 1e9 / iops, slot: 0, dropped_slots: 0 }
+        Self { start_ns, interval_ns: 1e9 / iops, slot: 0, max_behind_ns: 0 }
     }
 
     /// When the next I/O is due.
@@ -134,27 +134,24 @@ impl Pacer {
         self.start_ns + (self.slot as f64 * self.interval_ns) as u64
     }
 
-    /// How far behind schedule the pacer may fall and still catch up: a wake-up
-    /// late by the scheduler's granularity is absorbed by a slot or two; a longer
-    /// stall drops its slots instead of bursting them out afterwards.
-    fn catch_up_ns(&self) -> f64 {
-        self.interval_ns.max(CATCH_UP_NS)
-    }
-
-    /// Takes the next slot for an I/O issued at `now_ns`; returns when it was due
-    /// (its latency is measured from then). Slots that passed more than
-    /// `catch_up_ns` ago while the worker could not issue are dropped, not caught up.
+    /// Takes the next slot for an I/O issued at `now_ns`; returns when it was due (its
+    /// latency is measured from then, however late it is issued).
     #[inline]
     pub fn take(&mut self, now_ns: u64) -> u64 {
         let due = self.next_due_ns();
         self.slot += 1;
-        let behind_ns = now_ns.saturating_sub(self.next_due_ns()) as f64;
-        if behind_ns > self.catch_up_ns() {
-            let skip = (behind_ns / self.interval_ns) as u64;
-            self.slot += skip;
-            self.dropped_slots += skip;
-        }
+        self.max_behind_ns = self.max_behind_ns.max(now_ns.saturating_sub(due));
         due
+    }
+
+    /// Scheduled I/Os not yet issued at `end_ns`: the backlog an open-loop client
+    /// would see queued.
+    pub fn backlog_at(&self, end_ns: u64) -> u64 {
+        if end_ns < self.start_ns {
+            return 0;
+        }
+        let due_by_end = ((end_ns - self.start_ns) as f64 / self.interval_ns) as u64 + 1;
+        due_by_end.saturating_sub(self.slot)
     }
 }
 
@@ -213,18 +210,18 @@ mod tests {
     }
 
     #[test]
-    fn pacer_keeps_its_schedule_and_drops_slots_after_a_stall() {
+    fn pacer_keeps_its_schedule_and_issues_every_slot_after_a_stall() {
         let mut p = Pacer::new(1_000, 1000.0); // one per ms
         assert_eq!(p.take(1_000), 1_000);
         assert_eq!(p.next_due_ns(), 1_001_000);
         assert_eq!(p.take(1_001_500), 1_001_000);
-        // Late by 1.5 ms (a slow wake-up): caught up, nothing dropped.
         assert_eq!(p.take(3_500_000), 2_001_000);
-        assert_eq!(p.dropped_slots, 0);
-        // A stall of 40 ms: the I/O issued after it is measured from its own due time,
-        // the slots that passed are dropped, the next one is on the old grid.
+        // A stall of 40 ms: every slot that passed is still owed and measured from its
+        // own due time (open loop); nothing is skipped.
+        assert_eq!(p.backlog_at(43_500_000), 41);
         assert_eq!(p.take(43_500_000), 3_001_000);
-        assert_eq!(p.dropped_slots, 39);
-        assert_eq!(p.next_due_ns(), 43_001_000);
+        assert_eq!(p.take(43_500_100), 4_001_000);
+        assert_eq!(p.max_behind_ns, 40_499_000);
+        assert_eq!(p.backlog_at(43_500_100), 39);
     }
 }

@@ -247,6 +247,49 @@ impl Engine for AioEngine {
         Ok(n)
     }
 
+    fn reap_within(&mut self, out: &mut [Completion], timeout_ns: u64) -> Result<usize, EngineError> {
+        let mut n = self.take_ready(out);
+        n += self.reap_ring(&mut out[n..]);
+        let room = (out.len() - n).min(self.events.len()).min(self.in_flight);
+        if n > 0 || room == 0 || self.pending_len > 0 || timeout_ns == 0 {
+            return Ok(n);
+        }
+        let mut timeout = libc::timespec {
+            tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+        };
+        self.counters.io_getevents_calls += 1;
+        // SAFETY: `events` holds at least `room` io_events the kernel may write, and the
+        // timeout lives on this stack frame for the whole call.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_getevents,
+                self.ctx,
+                1 as libc::c_long,
+                room as libc::c_long,
+                self.events.as_mut_ptr(),
+                &mut timeout as *mut libc::timespec,
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            // A signal: return what there is, so that the worker sees its stop word.
+            return if e.raw_os_error() == Some(libc::EINTR) {
+                Ok(n)
+            } else {
+                Err(EngineError::new("io_getevents", e))
+            };
+        }
+        for i in 0..r as usize {
+            let event = self.events[i];
+            if let Some(c) = self.on_event(event) {
+                out[n] = c;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
     fn setup_facts(&self) -> Vec<(String, String)> {
         let c = &self.counters;
         let mut facts = vec![

@@ -201,6 +201,16 @@ pub trait Engine: Sized {
         self.reap(min, out)
     }
 
+    /// Waits at most `timeout_ns` for a completion, writes what is available (up to
+    /// `out.len()`) into `out` and returns how many: 0 when the time ran out. A paced
+    /// worker waits here until its next I/O is due. The default only polls (`reap(0)`),
+    /// and the worker pauses briefly between polls; engines whose kernel interface can
+    /// wait with a timeout override it.
+    fn reap_within(&mut self, out: &mut [Completion], timeout_ns: u64) -> Result<usize, EngineError> {
+        let _ = timeout_ns;
+        self.reap(0, out)
+    }
+
     /// Facts about how the engine was set up, said once at the end of the run
     /// and recorded in the JSON result (`engine.setup`), e.g. ("registered_buffers", "true").
     fn setup_facts(&self) -> Vec<(String, String)> {

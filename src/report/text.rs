@@ -642,7 +642,11 @@ fn pacing_block(out: &mut String, p: &crate::result::PacingInfo) {
         let verdict = if r.reached {
             "reached".to_string()
         } else {
-            format!("⚠ NOT REACHED ({} scheduled I/Os dropped)", units::count(r.dropped_slots))
+            format!(
+                "⚠ NOT REACHED (up to {} behind schedule; {} scheduled I/Os still owed at the end)",
+                units::latency_ns(r.max_behind_ns),
+                units::count(r.backlog_at_end)
+            )
         };
         let _ = writeln!(
             out,

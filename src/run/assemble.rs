@@ -288,15 +288,16 @@ fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) 
         rate: spec.rate.map(|r| {
             let target_iops = r.iops_per_worker * workers.len() as f64;
             let achieved_iops = ops as f64 / window_s;
-            let dropped = sum(|w| w.pacing.dropped_slots);
+            let backlog = sum(|w| w.pacing.backlog_ios);
             RateInfo {
                 given_as: r.given_as,
                 total: r.total,
                 target_iops_per_worker: r.iops_per_worker,
                 target_iops,
                 achieved_iops,
-                dropped_slots: dropped,
-                reached: dropped == 0 && achieved_iops >= target_iops * 0.99,
+                backlog_at_end: backlog,
+                max_behind_ns: workers.iter().map(|w| w.pacing.max_behind_ns).max().unwrap_or(0),
+                reached: achieved_iops >= target_iops * 0.99,
                 latency_from:
                     "due time: each I/O's latency counts from when it was scheduled (no coordinated omission)".into(),
             }

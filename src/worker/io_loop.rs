@@ -168,8 +168,9 @@ impl<E: Engine> Worker<E> {
     }
 
     /// Submits what is queued and reaps completions: blocking for one (one system call
-    /// where the engine can), unless a paced worker has a free slot whose turn comes
-    /// before any completion might: then it polls, pausing briefly when none is ready.
+    /// where the engine can), unless a paced worker has a free slot whose turn may come
+    /// first: then it waits for a completion no longer than until that turn
+    /// (`Engine::reap_within`; an engine that can only poll is polled with short pauses).
     #[inline(always)]
     fn wait_for_completions<P: Pacing>(
         &mut self,
@@ -183,9 +184,14 @@ impl<E: Engine> Worker<E> {
             let wake_ns = pacing.next_issue_ns(now_ns).min(deadline_ns.saturating_add(1));
             if wake_ns > now_ns {
                 self.engine.submit().map_err(|e| e.to_string())?;
-                let reaped = self.engine.reap(0, &mut self.completions).map_err(|e| e.to_string())?;
+                let reaped =
+                    self.engine.reap_within(&mut self.completions, wake_ns - now_ns).map_err(|e| e.to_string())?;
+                // An engine that only polls came back at once: pause before polling again.
                 if reaped == 0 {
-                    pacing.pause(&control.clock, now_ns, wake_ns);
+                    let after_ns = control.clock.now_ns();
+                    if after_ns < wake_ns {
+                        pacing.pause(&control.clock, after_ns, wake_ns);
+                    }
                 }
                 return Ok(reaped);
             }

@@ -186,7 +186,7 @@ pub struct WorkerResult {
     /// Time the engine took to make its writes durable after the window (mmap: msync),
     /// when it had anything to do. Not part of the window.
     pub sync_ns: Option<u64>,
-    /// Think time asked for and spent, and rate slots dropped (paced runs).
+    /// Think time asked for and spent, and how far behind its rate schedule the worker fell (paced runs).
     pub pacing: PacingCounts,
     /// Notes from the engine (fallbacks taken at set-up), said once by the coordinator.
     pub engine_notes: Vec<String>,
@@ -215,8 +215,10 @@ pub struct PacingCounts {
     pub think_requested_ns: u64,
     pub think_spent_ns: u64,
     pub thinks: u64,
-    /// Rate slots that passed while the worker could not issue (the target was not reached).
-    pub dropped_slots: u64,
+    /// Scheduled I/Os not yet issued when the worker stopped (the target was not reached).
+    pub backlog_ios: u64,
+    /// The most an I/O was issued behind its due time.
+    pub max_behind_ns: u64,
 }
 
 /// Measured cost of verification per block.

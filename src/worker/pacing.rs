@@ -45,7 +45,7 @@ pub(super) trait Pacing {
     /// Waits a short while between polls for completions, at most until `until_ns`.
     fn pause(&self, clock: &Clock, now_ns: u64, until_ns: u64);
 
-    /// Think time asked for and spent, and rate slots dropped, with the run ending at
+    /// Think time asked for and spent, and the rate backlog, with the run ending at
     /// `end_ns` (a think still going is counted up to then).
     fn counts(&self, end_ns: u64) -> PacingCounts;
 }
@@ -172,7 +172,8 @@ impl Pacing for Paced {
             think_requested_ns: self.thinker.as_ref().map_or(0, |t| t.requested_ns),
             think_spent_ns: self.think_spent_ns + still_thinking_ns,
             thinks: self.thinker.as_ref().map_or(0, |t| t.thinks),
-            dropped_slots: self.pacer.as_ref().map_or(0, |p| p.dropped_slots),
+            backlog_ios: self.pacer.as_ref().map_or(0, |p| p.backlog_at(end_ns)),
+            max_behind_ns: self.pacer.as_ref().map_or(0, |p| p.max_behind_ns),
         }
     }
 }

@@ -64,7 +64,24 @@ impl Default for UringOptions {
 // From <linux/io_uring.h> (the io-uring crate keeps its bindings private).
 const IORING_ENTER_GETEVENTS: u32 = 1 << 0;
 const IORING_ENTER_SQ_WAKEUP: u32 = 1 << 1;
+const IORING_ENTER_EXT_ARG: u32 = 1 << 3;
 const IORING_ENTER_REGISTERED_RING: u32 = 1 << 4;
+
+/// `struct io_uring_getevents_arg`: what io_uring_enter reads with IORING_ENTER_EXT_ARG.
+#[repr(C)]
+struct GeteventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
+/// `struct __kernel_timespec`.
+#[repr(C)]
+struct KernelTimespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
 const IORING_REGISTER_RING_FDS: u32 = 20;
 const IORING_UNREGISTER_RING_FDS: u32 = 21;
 
@@ -160,6 +177,8 @@ pub struct UringEngine {
     ring_index: Option<u32>,
     sqpoll: bool,
     iopoll: bool,
+    /// The kernel takes a timeout in io_uring_enter (IORING_FEAT_EXT_ARG, 5.11).
+    timed_wait: bool,
     /// An EOPNOTSUPP under --iopoll was reported (once).
     poll_failed: bool,
     facts: Vec<(String, String)>,
@@ -392,6 +411,7 @@ impl UringEngine {
         let files: Box<[RawFd]> =
             if fixed_files { (0..setup.fds.len() as RawFd).collect() } else { setup.fds.to_vec().into_boxed_slice() };
         let sqe_flags = if fixed_files { squeue::Flags::FIXED_FILE } else { squeue::Flags::empty() };
+        let timed_wait = ring.params().is_feature_ext_arg();
         let mut engine = Self {
             ring,
             maker: SqeMaker { files, sqe_flags, fixed_buffers, buffers: region },
@@ -403,6 +423,7 @@ impl UringEngine {
             ring_index,
             sqpoll: options.sqpoll,
             iopoll: options.iopoll,
+            timed_wait,
             poll_failed: false,
             facts,
             notes,
@@ -446,6 +467,51 @@ impl UringEngine {
     /// wait only once the rest is handed over: see `reap_batch`). GETEVENTS is always set
     /// so that deferred completions (DEFER_TASKRUN) and polled ones (IOPOLL) are reaped.
     #[inline]
+    /// Hands over what is queued and waits for one completion, at most `timeout_ns`
+    /// (IORING_ENTER_EXT_ARG); ETIME when the time ran out.
+    fn enter_with_timeout(&mut self, timeout_ns: u64) -> io::Result<()> {
+        let mut flags = IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG;
+        if self.sqpoll {
+            self.pending = 0;
+            if self.ring.submission().need_wakeup() {
+                flags |= IORING_ENTER_SQ_WAKEUP;
+            }
+        }
+        let fd = match self.ring_index {
+            Some(index) => {
+                flags |= IORING_ENTER_REGISTERED_RING;
+                index as libc::c_long
+            }
+            None => self.ring.as_raw_fd() as libc::c_long,
+        };
+        let ts = KernelTimespec {
+            tv_sec: (timeout_ns / 1_000_000_000) as i64,
+            tv_nsec: (timeout_ns % 1_000_000_000) as i64,
+        };
+        let arg = GeteventsArg { sigmask: 0, sigmask_sz: 0, min_wait_usec: 0, ts: &ts as *const KernelTimespec as u64 };
+        // SAFETY: io_uring_enter on our ring, as in `enter`, with an argument struct and a
+        // timespec that live on this stack frame for the whole call (the kernel copies
+        // them in before waiting).
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                fd,
+                libc::c_long::from(self.pending.min(self.max_submit)),
+                1 as libc::c_long,
+                libc::c_long::from(flags),
+                &arg as *const GeteventsArg,
+                std::mem::size_of::<GeteventsArg>() as libc::c_long,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if !self.sqpoll {
+            self.pending -= (r as u32).min(self.pending);
+        }
+        Ok(())
+    }
+
     fn enter(&mut self, wait: u32) -> io::Result<()> {
         let mut flags = IORING_ENTER_GETEVENTS;
         if self.sqpoll {
@@ -641,6 +707,20 @@ impl Engine for UringEngine {
 
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, EngineError> {
         self.reap_batch(min, out)
+    }
+
+    fn reap_within(&mut self, out: &mut [Completion], timeout_ns: u64) -> Result<usize, EngineError> {
+        let n = self.reap_batch(0, out)?;
+        if n > 0 || self.in_flight == 0 || !self.timed_wait || timeout_ns == 0 {
+            return Ok(n);
+        }
+        match self.enter_with_timeout(timeout_ns) {
+            Ok(()) => {}
+            // The time ran out, a signal came, or the kernel asks to reap first: take what there is.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {}
+            Err(e) => return Err(EngineError::new("io_uring_enter", e)),
+        }
+        self.consume(out)
     }
 
     #[inline]
