@@ -63,7 +63,13 @@ fn the_loop_allocates_nothing_per_io() {
     let target = dir.path().join("t.dat");
     std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
     let t = target.to_str().unwrap();
-    for engine in [&["--engine", "null", "--queue-depth", "32"][..], &["--engine", "sync"][..]] {
+    // Unpaced and paced (the one loop with each policy), queued and inline engines.
+    for engine in [
+        &["--engine", "null", "--queue-depth", "32"][..],
+        &["--engine", "sync"][..],
+        &["--engine", "null", "--queue-depth", "8", "--rate-iops", "2000000"][..],
+        &["--engine", "sync", "--think-time", "1us", "--think-every", "1000"][..],
+    ] {
         let mut few = vec![t, "--ops", "1000", "--random", "--write-percent", "30", "--seed", "1"];
         few.extend_from_slice(engine);
         let mut many = few.clone();
