@@ -5,8 +5,10 @@
 //! worker); account what completed and refill its slots. One definition serves all:
 //!
 //! - **When an I/O counts**: its bytes and latency are recorded if it completed at or
-//!   before the deadline. A failed I/O is counted as an error whenever the worker sees
-//!   it complete (before the drain), so a failure at the edge of the window is not lost.
+//!   before the deadline; a worker stopped before its deadline (signal, failure, share
+//!   done) counts what it drains too, so the report matches what reached the storage.
+//!   A failed I/O is counted as an error whenever the worker sees it complete (before
+//!   a deadline's drain), so a failure at the edge of the window is not lost.
 //! - **When a worker stops**, checked in this order after every batch (after every I/O
 //!   of an inline engine, after every wait of a paced one): one of its I/Os failed (the
 //!   others are told through the stop word), its share is done with nothing in flight,
@@ -118,9 +120,15 @@ impl<E: Engine> Worker<E> {
                 }
             }
         };
-        let end_ns = if stop == WorkerStop::Deadline { deadline_ns } else { now };
-        self.drain(control, in_flight);
-        (stop, end_ns)
+        // The window of a worker stopped by its deadline ends there, and I/O still in
+        // flight is outside it; any other stop counts what it drains (`drain`).
+        if stop == WorkerStop::Deadline {
+            self.drain(control, in_flight, false);
+            (stop, deadline_ns)
+        } else {
+            let drained_ns = self.drain(control, in_flight, true);
+            (stop, now.max(drained_ns))
+        }
     }
 
     /// Hands `req` to the engine, submitting first if the engine is full. An I/O the

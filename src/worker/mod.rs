@@ -529,15 +529,31 @@ impl<E: Engine> Worker<E> {
         }
     }
 
-    /// Waits for I/O still in flight so no buffer is freed under the kernel.
-    /// These completions are outside the window and are not counted. Reaps one
-    /// batch at a time, naming an I/O still in flight in the heartbeat before each
-    /// wait, so that a drain stuck on one I/O is reported with the right offset.
-    fn drain(&mut self, control: &RunControl, mut in_flight: usize) {
+    /// Waits for I/O still in flight so no buffer is freed under the kernel. Reaps one
+    /// batch at a time, naming an I/O still in flight in the heartbeat before each wait,
+    /// so that a drain stuck on one I/O is reported with the right offset.
+    ///
+    /// With `counting` (the worker stopped before any deadline: signal, failure, share
+    /// done) the I/Os drained completed inside the window and count as any other
+    /// (`complete`): what reached the storage is what the report says. Without it (the
+    /// deadline passed) they are outside the window and not counted. Returns the clock
+    /// time of the last completion counted (0 if none).
+    fn drain(&mut self, control: &RunControl, mut in_flight: usize, counting: bool) -> u64 {
+        let mut last_counted_ns = 0;
         while in_flight > 0 {
             self.publish_wait(control, control.clock.now_ns(), in_flight);
             match self.engine.submit_and_reap(1, &mut self.completions) {
                 Ok(0) | Err(_) => break,
+                Ok(n) if counting => {
+                    in_flight = in_flight.saturating_sub(n);
+                    let now = control.clock.now_ns();
+                    for i in 0..n {
+                        let Completion { slot, result } = self.completions[i];
+                        let lat_ns = now.saturating_sub(self.slots[slot as usize].submit_ns);
+                        self.complete(slot, result, lat_ns, true);
+                    }
+                    last_counted_ns = now;
+                }
                 Ok(n) => {
                     in_flight = in_flight.saturating_sub(n);
                     for c in &self.completions[..n] {
@@ -565,12 +581,13 @@ impl<E: Engine> Worker<E> {
         if let Some(hb) = control.heartbeat(self.index as usize) {
             hb.done_waiting();
         }
+        last_counted_ns
     }
 
     fn engine_failure(&mut self, control: &RunControl, message: String, in_flight: usize) -> (WorkerStop, u64) {
         control.stop.store(stop_code::FAILED, Ordering::Relaxed);
         self.engine_error = Some(message);
-        self.drain(control, in_flight);
+        self.drain(control, in_flight, true);
         (WorkerStop::Failed, control.clock.now_ns())
     }
 
