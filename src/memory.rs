@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 /// Bookkeeping per slot: the worker's slot state and completion, and the engine's
 /// own per-request state (libaio: iocb, event, queue entries), rounded up.
-pub const SLOT_OVERHEAD_BYTES: u64 = 256;
+const SLOT_OVERHEAD_BYTES: u64 = 256;
 
 /// The memory a run plans for.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,7 +71,7 @@ pub struct RunShape {
 }
 
 /// Bytes of one latency histogram (1 ns to 1 h, 3 significant digits).
-pub fn histogram_bytes() -> u64 {
+fn histogram_bytes() -> u64 {
     static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| {
         let h = crate::stats::new_latency_histogram();
@@ -131,7 +131,7 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
 
 /// Address space one worker thread reserves for its stack (Rust's default of 2 MiB, and
 /// a guard page). Reserved, not used: it counts against `ulimit -v`, not against memory.
-pub const WORKER_STACK_BYTES: u64 = (2 << 20) + 4096;
+const WORKER_STACK_BYTES: u64 = (2 << 20) + 4096;
 /// Address space beyond the plan: the coordinator, sampler and watchdog threads, engine
 /// rings, libraries mapped later.
 const ADDRESS_SPACE_MARGIN_BYTES: u64 = 64 << 20;
@@ -167,7 +167,7 @@ pub struct AddressSpace {
 
 impl MemoryLimits {
     /// Reads the limits of this process now.
-    pub fn of_this_process() -> Self {
+    fn of_this_process() -> Self {
         Self { available_bytes: mem_available_bytes(), cgroup: cgroup_memory(), address_space: address_space() }
     }
 }
@@ -184,7 +184,7 @@ pub fn check(e: &MemoryEstimate, threads: u32, queue_depth: u32, block_size_byte
 }
 
 /// `check` against given limits.
-pub fn check_against(
+fn check_against(
     e: &MemoryEstimate,
     limits: &MemoryLimits,
     threads: u32,
@@ -301,7 +301,7 @@ fn address_space() -> Option<AddressSpace> {
 }
 
 /// MemAvailable of /proc/meminfo, in bytes.
-pub fn mem_available_bytes() -> Option<u64> {
+fn mem_available_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

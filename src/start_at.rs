@@ -29,7 +29,7 @@ pub struct StartAtInfo {
 }
 
 /// Furthest a start time may lie from now, either way: farther is taken for a typo.
-pub const MAX_DISTANCE_NS: u64 = 24 * 3600 * 1_000_000_000;
+const MAX_DISTANCE_NS: u64 = 24 * 3600 * 1_000_000_000;
 
 /// A parsed `--start-at`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl StartAt {
 }
 
 /// What the forms accepted are, for messages and `--help`.
-pub const FORMS: &str = "give HH:MM[:SS] (today, local time), an RFC 3339 time (2025-06-01T14:30:00Z, \
+const FORMS: &str = "give HH:MM[:SS] (today, local time), an RFC 3339 time (2025-06-01T14:30:00Z, \
 2025-06-01T14:30:00+02:00, or without offset for local time) or @UNIX_SECONDS";
 
 /// clap's parser for `--start-at`, against the current time and the system time zone.
@@ -59,7 +59,7 @@ pub fn parse(text: &str) -> Result<StartAt, String> {
 }
 
 /// `text` as a start time, as seen at `now` in time zone `tz`.
-pub fn parse_at(text: &str, now: Timestamp, tz: &TimeZone) -> Result<StartAt, String> {
+fn parse_at(text: &str, now: Timestamp, tz: &TimeZone) -> Result<StartAt, String> {
     let text = text.trim();
     let at: Timestamp = if let Some(seconds) = text.strip_prefix('@') {
         unix_seconds(seconds)

@@ -100,7 +100,7 @@ impl Thinker {
     }
 
     /// The think time that would be used now.
-    pub fn current_think_ns(&self) -> u64 {
+    fn current_think_ns(&self) -> u64 {
         match self.spec.adaptive_percent {
             Some(p) => (self.recent_lat_ns * f64::from(p) / 100.0) as u64,
             None => self.spec.time_ns,

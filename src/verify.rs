@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 /// Bytes of the header at the start of each verified block.
 pub const HEADER_BYTES: usize = 48;
 /// "IOPULSE" and a format version.
-pub const MAGIC: [u8; 8] = *b"IOPULSE\x01";
+const MAGIC: [u8; 8] = *b"IOPULSE\x01";
 /// Sector size used to tell torn blocks from corrupted ones.
 const SECTOR_BYTES: usize = 512;
 
@@ -79,7 +79,7 @@ impl Failure {
         }
     }
 
-    pub const KINDS: usize = 7;
+    const KINDS: usize = 7;
 
     pub fn index(&self) -> usize {
         match self {
@@ -143,7 +143,7 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
 }
 
 /// The sequence recorded in a block's header (meaningful only for valid blocks).
-pub fn sequence_of(block: &[u8]) -> u64 {
+fn sequence_of(block: &[u8]) -> u64 {
     u64_at(block, SEQUENCE_AT)
 }
 

@@ -115,7 +115,8 @@ impl Pareto {
     }
 
     /// Bands the ranks are cut into (for tests and set-up figures).
-    pub fn band_count(&self) -> usize {
+    #[cfg(test)]
+    fn band_count(&self) -> usize {
         self.bands.len()
     }
 

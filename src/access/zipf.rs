@@ -25,7 +25,7 @@ use super::alias::{self, AliasTable};
 use crate::rng::Rng;
 
 /// Ranks with a column of their own (8 KiB of the table).
-pub const HEAD_RANKS: u64 = 1024;
+const HEAD_RANKS: u64 = 1024;
 /// Each band ends below first · 2^(1/BANDS_PER_DOUBLING).
 const BANDS_PER_DOUBLING: f64 = 8.0;
 /// Bands up to this many ranks are summed term by term.

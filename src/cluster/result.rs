@@ -13,7 +13,7 @@ use crate::stats::merge::{self, Input};
 use serde::{Deserialize, Serialize};
 
 /// A rank whose IOPS are below this fraction of the median rank's is a straggler.
-pub const STRAGGLER_BELOW_MEDIAN: f64 = 0.8;
+const STRAGGLER_BELOW_MEDIAN: f64 = 0.8;
 
 /// What one rank hands to rank 0 at the end of a cluster run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -152,7 +152,7 @@ pub fn build(outcomes: Vec<RankOutcome>, hosts: &[String], launcher: &str) -> Cl
 
 /// The exit code of a job from its ranks': a failed run (1) first, then verification
 /// mismatches (3), then a signal (143, 130), as a single run orders them.
-pub fn job_exit_code(codes: impl Iterator<Item = i32> + Clone) -> i32 {
+fn job_exit_code(codes: impl Iterator<Item = i32> + Clone) -> i32 {
     let order = [
         exit_code::RUN_FAILED,
         exit_code::VERIFY_FAILED,

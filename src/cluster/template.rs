@@ -9,13 +9,13 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 /// The placeholders, as users write them.
-pub const RANK: &str = "{rank}";
-pub const HOST: &str = "{host}";
+const RANK: &str = "{rank}";
+const HOST: &str = "{host}";
 
 /// A host name made safe to stand inside a file name: anything but letters, digits,
 /// '-', '_' and '.' becomes '_', and a leading '.' or '-' too, so that a host name such
 /// as `a/../../b` or `..` can never climb out of the directory the user named.
-pub fn file_name_safe(host: &str) -> String {
+fn file_name_safe(host: &str) -> String {
     let mut safe: String =
         host.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
     if safe.starts_with(['.', '-']) || safe.is_empty() {
@@ -51,7 +51,8 @@ pub fn substitute(path: &Path, rank: u32, host: &str) -> PathBuf {
 }
 
 /// Whether `path` has a placeholder.
-pub fn has_placeholder(path: &Path) -> bool {
+#[cfg(test)]
+fn has_placeholder(path: &Path) -> bool {
     let bytes = path.as_os_str().as_bytes();
     [RANK, HOST].iter().any(|p| bytes.windows(p.len()).any(|w| w == p.as_bytes()))
 }

@@ -188,6 +188,6 @@ fn with_output_failures(run_code: i32, failures: &[String]) -> i32 {
 }
 
 /// Every output path passes the guard (`report::output_path`) before anything is touched.
-pub fn check_output(output: &OutputOptions, targets: &[std::path::PathBuf]) -> Result<(), UsageError> {
+fn check_output(output: &OutputOptions, targets: &[std::path::PathBuf]) -> Result<(), UsageError> {
     report::check_outputs(output, targets)
 }

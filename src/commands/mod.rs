@@ -144,7 +144,7 @@ pub struct ManArgs {}
 
 /// The whole command line as one clap command: the run's flags and the subcommands.
 /// Completions and the man page are generated from it.
-pub fn full_command() -> clap::Command {
+fn full_command() -> clap::Command {
     Args::command()
         .subcommand(MergeArgs::command().bin_name("iopulse merge"))
         .subcommand(PlotArgs::command().bin_name("iopulse plot"))

@@ -316,7 +316,7 @@ impl Engine for AioEngine {
 impl AioEngine {
     /// `open`, with a context of `context_events` events instead of the queue depth
     /// (tests use a small context to make io_submit answer EAGAIN).
-    pub fn open_with_context(setup: &EngineSetup<'_>, context_events: u32) -> Result<Self, EngineError> {
+    fn open_with_context(setup: &EngineSetup<'_>, context_events: u32) -> Result<Self, EngineError> {
         let depth = setup.queue_depth.max(1) as usize;
         let mut ctx: u64 = 0;
         // SAFETY: io_setup writes one aio_context_t (u64) into `ctx`, which is zero as required.

@@ -330,7 +330,7 @@ mod guard {
     }
 
     /// The page size the handler works in.
-    pub fn page_bytes() -> usize {
+    pub(super) fn page_bytes() -> usize {
         PAGE_BYTES.load(Ordering::Relaxed)
     }
 
@@ -340,7 +340,7 @@ mod guard {
 
     /// Marks `[lo, lo + len)` as the mapped range the next copy touches.
     #[inline(always)]
-    pub fn arm(lo: usize, len: usize) {
+    pub(super) fn arm(lo: usize, len: usize) {
         ARMED_LO.with(|a| a.store(lo, Ordering::Relaxed));
         ARMED_HI.with(|a| a.store(lo + len, Ordering::Relaxed));
         compiler_fence(Ordering::SeqCst);
@@ -348,7 +348,7 @@ mod guard {
 
     /// Ends the copy; returns the lowest missing page it met (0 if none).
     #[inline(always)]
-    pub fn disarm() -> usize {
+    pub(super) fn disarm() -> usize {
         compiler_fence(Ordering::SeqCst);
         ARMED_HI.with(|a| a.store(0, Ordering::Relaxed));
         let fault = FAULT.with(|f| f.load(Ordering::Relaxed));

@@ -90,9 +90,6 @@ pub fn parse_numa_zones(text: &str) -> Result<NumaZones, String> {
         .map_err(|e| format!("{e} (or 'auto': the node of each target's device)"))
 }
 
-/// Which topology reader a build uses.
-pub const BACKEND: &str = if cfg!(feature = "hwloc") { "hwloc" } else { "sysfs" };
-
 /// Reads this machine's topology with the build's backend (hwloc with
 /// `--features hwloc`, falling back to sysfs if hwloc cannot load it).
 /// Returns the topology and the backend that produced it.

@@ -264,7 +264,7 @@ fn auto_nodes(topology: &Topology, devices: &[(String, Option<u32>)], notes: &mu
 }
 
 /// `cpus` (sorted) in the order the policy hands them out.
-pub fn policy_order(topology: &Topology, cpus: &[u32], policy: CpuPolicy) -> Vec<u32> {
+fn policy_order(topology: &Topology, cpus: &[u32], policy: CpuPolicy) -> Vec<u32> {
     // (package, core) -> its CPUs among `cpus`, by CPU number.
     let mut cores: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
     for &cpu in cpus {

@@ -59,7 +59,7 @@ impl FakeMachine {
     }
 
     /// One node per package.
-    pub fn node_per_package(mut self) -> Self {
+    fn node_per_package(mut self) -> Self {
         let nodes = (0..self.packages)
             .map(|p| {
                 let mut cpus: Vec<u32> = (0..self.cores)

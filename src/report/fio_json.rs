@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
 /// fio's default percentile list (`percentile_list`).
-pub const FIO_PERCENTILES: [f64; 17] =
+const FIO_PERCENTILES: [f64; 17] =
     [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
 #[derive(Serialize)]

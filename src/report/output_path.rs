@@ -47,7 +47,7 @@ fn stream(path: &Path) -> Option<Stream> {
 }
 
 /// True for /dev/null and the standard streams.
-pub fn is_stream(path: &Path) -> bool {
+fn is_stream(path: &Path) -> bool {
     stream(path).is_some()
 }
 

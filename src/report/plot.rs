@@ -19,9 +19,9 @@ use serde_json::Value;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-pub const LATENCY_CHART: &str = "latency-percentiles.svg";
-pub const IOPS_CHART: &str = "iops-over-time.svg";
-pub const P99_CHART: &str = "p99-over-time.svg";
+const LATENCY_CHART: &str = "latency-percentiles.svg";
+const IOPS_CHART: &str = "iops-over-time.svg";
+const P99_CHART: &str = "p99-over-time.svg";
 /// Every chart a result can have (`--plot` checks each before the run).
 pub const CHARTS: &[&str] = &[LATENCY_CHART, IOPS_CHART, P99_CHART];
 

@@ -15,9 +15,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Largest bitmap a worker keeps (bits = blocks).
-pub const MAX_BITMAP_BLOCKS: u64 = 1 << 23;
+const MAX_BITMAP_BLOCKS: u64 = 1 << 23;
 /// Largest total of all workers' bitmaps, in bytes.
-pub const MAX_TOTAL_BITMAP_BYTES: u64 = 256 << 20;
+const MAX_TOTAL_BITMAP_BYTES: u64 = 256 << 20;
 /// Blocks sampled for concentration (4 bytes of counter each).
 pub const SAMPLE_SLOTS: u64 = 1 << 16;
 

@@ -11,9 +11,9 @@ use crate::engine::Op;
 use serde::{Deserialize, Serialize};
 
 /// Distinct (op, errno) pairs a worker tells apart; any more are counted in `other`.
-pub const MAX_KINDS: usize = 16;
+const MAX_KINDS: usize = 16;
 /// Offsets remembered per (op, errno), the first ones seen.
-pub const FIRST_OFFSETS: usize = 4;
+const FIRST_OFFSETS: usize = 4;
 /// The "errno" of a transfer that moved fewer bytes than asked and could go no further.
 pub const SHORT_TRANSFER: i32 = 0;
 
@@ -200,7 +200,7 @@ pub fn errno_name(errno: i32) -> String {
 }
 
 /// The system's text for an errno ("No space left on device").
-pub fn errno_message(errno: i32) -> String {
+fn errno_message(errno: i32) -> String {
     if errno == SHORT_TRANSFER {
         return "fewer bytes than asked could be moved (end of file: was the file truncated during the run?)".into();
     }

@@ -95,7 +95,7 @@ fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String 
 /// so 256 MiB holds an hour at 10 ms and four days at 1 s. Merging drops the time series,
 /// so a larger result can be merged once it is removed (`jq 'del(.time_series)'`).
 /// Anything larger is not a result: a disk image or a log given by mistake.
-pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+const MAX_INPUT_BYTES: u64 = 256 << 20;
 
 /// Reads one JSON result. Only a regular file on a real filesystem, of at most
 /// `MAX_INPUT_BYTES`, is read: never a FIFO or a socket (which block), a device (`/dev/zero`
@@ -190,7 +190,7 @@ pub fn refuse_duplicates(inputs: &[Input]) -> Result<(), MergeError> {
 }
 
 /// The fields of two specs that differ (by their JSON form), `seed` aside.
-pub fn spec_differences(a: &RunResult, b: &RunResult) -> Vec<SpecDifference> {
+fn spec_differences(a: &RunResult, b: &RunResult) -> Vec<SpecDifference> {
     let mut fa = BTreeMap::new();
     let mut fb = BTreeMap::new();
     flatten("spec", &serde_json::to_value(&a.spec).unwrap_or(Value::Null), &mut fa);
@@ -427,10 +427,10 @@ fn min_max(values: impl Iterator<Item = u64> + Clone) -> (u64, u64) {
 
 /// Windows that were open together for less than this share of the longest one: their
 /// summed IOPS describe a load that never happened at once.
-pub const MIN_OVERLAP_SHARE: f64 = 0.9;
+const MIN_OVERLAP_SHARE: f64 = 0.9;
 
 /// The warning for windows that overlapped too little, if they did.
-pub fn overlap_warning(skew: Option<&WindowSkew>, longest_window_ns: u64) -> Option<String> {
+fn overlap_warning(skew: Option<&WindowSkew>, longest_window_ns: u64) -> Option<String> {
     let skew = skew?;
     let share = skew.overlap_ns as f64 / longest_window_ns.max(1) as f64;
     if share >= MIN_OVERLAP_SHARE {
@@ -458,7 +458,7 @@ fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) {
 }
 
 /// The figures of one op type over concurrent runs, latency from their added histogram.
-pub fn merge_op<'a>(parts: impl Iterator<Item = &'a OpSummary> + Clone, hist: &Histogram<u64>) -> OpSummary {
+fn merge_op<'a>(parts: impl Iterator<Item = &'a OpSummary> + Clone, hist: &Histogram<u64>) -> OpSummary {
     let active = || parts.clone().filter(|p| p.ops > 0);
     let ops: u64 = parts.clone().map(|p| p.ops).sum();
     let latency = if ops == 0 {

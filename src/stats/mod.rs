@@ -22,9 +22,9 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use serde::{Deserialize, Serialize};
 
 /// Highest latency the histograms hold: one hour.
-pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 /// Significant decimal digits of every latency histogram.
-pub const LATENCY_DIGITS: u8 = 3;
+const LATENCY_DIGITS: u8 = 3;
 
 pub fn new_latency_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_NS, LATENCY_DIGITS).expect("valid histogram bounds")

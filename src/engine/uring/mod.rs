@@ -342,7 +342,7 @@ fn register_slot_buffers(
 
 impl UringEngine {
     /// `open` with the fault injection given explicitly (tests call this).
-    pub fn open_with(setup: &EngineSetup<'_>, faults: &Faults) -> Result<Self, EngineError> {
+    fn open_with(setup: &EngineSetup<'_>, faults: &Faults) -> Result<Self, EngineError> {
         let options = &setup.options.io_uring;
         if options.iopoll && !setup.direct {
             return Err(fail(
