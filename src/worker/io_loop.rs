@@ -49,7 +49,13 @@ impl<E: Engine> Worker<E> {
             // Issue what may go now. An inline engine does one I/O per turn, so that the
             // stop checks below run after each.
             while !exhausted && self.failure.is_none() {
-                let Some(&slot) = self.free.last() else { break };
+                // An inline engine has one slot, always free between its calls.
+                let slot = if E::CAPS.completes_inline {
+                    0
+                } else {
+                    let Some(&slot) = self.free.last() else { break };
+                    slot
+                };
                 if P::PACED && !pacing.may_issue(now) {
                     break;
                 }
@@ -57,7 +63,9 @@ impl<E: Engine> Worker<E> {
                     exhausted = true;
                     break;
                 };
-                self.free.pop();
+                if !E::CAPS.completes_inline {
+                    self.free.pop();
+                }
                 match self.issue(control, req, now, deadline_ns, pacing) {
                     Ok(None) => in_flight += 1,
                     Ok(Some(done_ns)) => {
@@ -171,7 +179,9 @@ impl<E: Engine> Worker<E> {
         let lat_ns = done_ns.saturating_sub(submit_ns);
         self.complete(req.slot, result, lat_ns, done_ns <= deadline_ns);
         pacing.completed(lat_ns, done_ns);
-        self.free.push(req.slot);
+        if !E::CAPS.completes_inline {
+            self.free.push(req.slot);
+        }
         Ok(Some(done_ns))
     }
 
