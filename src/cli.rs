@@ -300,6 +300,13 @@ pub struct Args {
     #[arg(long)]
     pub strict_direct: bool,
 
+    /// Keep the page cache of the targets as it is. By default the cached pages of the
+    /// region a run addresses are dropped before the window (fdatasync, then
+    /// POSIX_FADV_DONTNEED, as fio's invalidate=1), so that buffered reads reach the device;
+    /// give this to measure a warm cache. Residency is reported either way (docs/cache.md).
+    #[arg(long)]
+    pub no_invalidate: bool,
+
     /// Seed of every random choice (offsets, read/write mix, data). Same seed, same run.
     /// Default: drawn at start and recorded in the JSON result.
     #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u64>)]
@@ -450,6 +457,7 @@ impl Args {
             engine: self.engine,
             direct: self.direct || self.strict_direct,
             strict_direct: self.strict_direct,
+            invalidate: !self.no_invalidate,
             seed: self.seed.unwrap_or_else(fresh_seed),
             force: self.force,
             engine_options: EngineOptions {
@@ -625,6 +633,12 @@ mod tests {
         assert_eq!(s.order, AccessOrder::Sequential);
         assert_eq!((s.threads, s.queue_depth), (1, 1));
         assert_eq!(s.file_size_bytes, None);
+    }
+
+    #[test]
+    fn invalidate_by_default_and_no_invalidate_keeps_the_cache() {
+        assert!(spec_of(&["/tmp/x"]).unwrap().invalidate);
+        assert!(!spec_of(&["/tmp/x", "--no-invalidate"]).unwrap().invalidate);
     }
 
     #[test]

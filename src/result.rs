@@ -298,6 +298,11 @@ pub struct TargetInfo {
     /// devices, and in results of versions that did not measure it.
     #[serde(default)]
     pub allocation: Option<Allocation>,
+    /// The region's page-cache residency when the window opened and closed, and whether its
+    /// cache was dropped before the window (`crate::target::PageCache`); `None` in results of
+    /// versions that did not measure it.
+    #[serde(default)]
+    pub page_cache: Option<crate::target::PageCache>,
     /// The target was a temporary file removed after the run (the embedded default).
     pub removed_after_run: bool,
     /// This target's share of the figures.

@@ -119,6 +119,11 @@ pub struct Spec {
     pub direct: bool,
     /// `--strict-direct`: a refusal of O_DIRECT is an error, not a fallback.
     pub strict_direct: bool,
+    /// Drop the page cache of each target's region before the window (fdatasync, then
+    /// POSIX_FADV_DONTNEED), as fio does; `--no-invalidate` keeps it.
+    /// False in results of versions that never dropped it.
+    #[serde(default)]
+    pub invalidate: bool,
     /// Seed of every random choice; always set (drawn at start when not given).
     pub seed: u64,
     /// `--force`: allow writes to block devices.

@@ -116,6 +116,9 @@ pub fn render(r: &RunResult) -> String {
         let _ = writeln!(out, "Start at: {} · {how} {} after it", s.requested, units::latency_ns(s.late_ns));
     }
     let _ = writeln!(out, "{}", io_mode_line(r));
+    if let Some(line) = cache_line(r) {
+        let _ = writeln!(out, "{line}");
+    }
     for line in hole_lines(r, shown_targets) {
         let _ = writeln!(out, "{line}");
     }
@@ -495,6 +498,66 @@ pub fn hole_lines(r: &RunResult, shown_targets: usize) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// One line on the page cache of the run's regions: residency when the window opened and
+/// closed, and whether it was dropped before (a buffered read run that starts mostly cached
+/// and was not invalidated is a warning: it measures memory). `None` for results of versions
+/// that did not measure it. Several targets: their regions taken together.
+pub fn cache_line(r: &RunResult) -> Option<String> {
+    use crate::target::page_cache::{DROP_LEFT_FRACTION, WARM_FRACTION, percent};
+    let caches: Vec<_> = r.targets.iter().filter_map(|t| t.page_cache.as_ref()).collect();
+    if caches.is_empty() {
+        return None;
+    }
+    let region: u64 = caches.iter().map(|c| c.region_bytes).sum();
+    // The regions' share together, or unknown when any target's is.
+    let share = |f: fn(&crate::target::PageCache) -> Option<f64>| -> Option<f64> {
+        let known: Option<Vec<(f64, u64)>> = caches.iter().map(|c| f(c).map(|v| (v, c.region_bytes))).collect();
+        let known = known?;
+        Some(if region == 0 { 0.0 } else { known.iter().map(|(v, b)| v * *b as f64).sum::<f64>() / region as f64 })
+    };
+    let (start, end) = (share(|c| c.start_resident_fraction), share(|c| c.end_resident_fraction));
+    let shown = |f: Option<f64>| f.map_or_else(|| "unknown".to_string(), percent);
+    let targets = if caches.len() > 1 { format!(" · {} targets", caches.len()) } else { String::new() };
+    let unknown = caches.iter().find_map(|c| c.unknown_reason.as_deref());
+    let text = if start.is_none() && end.is_none() {
+        let why = unknown.unwrap_or("not measured");
+        let done = if caches.iter().all(|c| c.invalidated) { "invalidated before the window; " } else { "" };
+        format!("{done}page-cache residency unknown ({why})")
+    } else if caches.iter().all(|c| c.direct) {
+        let done = if caches.iter().all(|c| c.invalidated) {
+            "invalidated before the window".to_string()
+        } else {
+            let why = caches.iter().find_map(|c| c.not_invalidated.as_deref()).unwrap_or("--no-invalidate");
+            format!("not invalidated: {why}")
+        };
+        format!(
+            "O_DIRECT: I/Os bypass the page cache ({} of the region cached at start, {} at end; {done})",
+            shown(start),
+            shown(end)
+        )
+    } else if caches.iter().all(|c| c.invalidated) {
+        match share(|c| c.after_invalidate_resident_fraction) {
+            Some(left) if left > DROP_LEFT_FRACTION => format!(
+                "⚠ invalidated before the window, but {} stayed resident (dirty or mapped pages): {} resident at start, {} at end",
+                percent(left),
+                shown(start),
+                shown(end)
+            ),
+            _ => format!("invalidated before the window ({} resident at start, {} at end)", shown(start), shown(end)),
+        }
+    } else {
+        let why = caches.iter().find_map(|c| c.not_invalidated.as_deref()).unwrap_or("--no-invalidate");
+        match start {
+            Some(s) if r.spec.read_percent > 0 && s >= WARM_FRACTION => format!(
+                "⚠ buffered reads: {} of the region in the page cache at start (not invalidated: {why}) — figures are memory speed, not the device",
+                percent(s)
+            ),
+            _ => format!("not invalidated ({why}): {} resident at start, {} at end", shown(start), shown(end)),
+        }
+    };
+    Some(format!("{:<9} {text}{targets}", "Cache"))
 }
 
 /// The I/O mode line, exactly as users grep for it.

@@ -378,6 +378,7 @@ fn target_info(
         laid_out_bytes: t.laid_out_bytes,
         direct: t.direct.clone(),
         allocation: t.allocation.clone(),
+        page_cache: Some(t.page_cache.facts()),
         removed_after_run,
         read,
         write,

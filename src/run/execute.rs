@@ -120,6 +120,8 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         Some(Err(e)) => (Opened::default(), Some(e)),
         None => (Opened::default(), None),
     };
+    // The page-cache residency of every target as the window opens (outside the window).
+    crate::target::page_cache::at_window_start(targets);
     // The wall clock next to the run's clock, just before the release, to place the window.
     let (wall_ns, clock_ns) = (start_at::now_unix_ns(), control.clock.now_ns());
     let start = control.release(handles.len(), spawn_error.is_some() || open_error.is_some() || interrupted);
@@ -151,6 +153,8 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         _ => None,
     };
     let supervised = watchdog::supervise(handles, done_rx, &control, spec.io_timeout_ns);
+    // ... and as it closes.
+    crate::target::page_cache::at_window_end(targets);
     sampling_done.store(true, Ordering::Release);
     // A worker left behind (stuck in the kernel) keeps its recorder: do not wait for it.
     let time_series = match sampler {

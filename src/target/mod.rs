@@ -4,7 +4,8 @@
 //! accepts is in `fsinfo`; whether a path is a kernel interface (/proc, /sys)
 //! is in `pseudo_fs`, and which file a path names (device and inode) in `identity`;
 //! how much of a file's region holds written data (holes, unwritten extents) is in
-//! `allocation`.
+//! `allocation`; how much of it sits in the page cache, and dropping it before the
+//! window, in `page_cache`.
 
 pub mod allocation;
 pub mod device;
@@ -13,10 +14,12 @@ pub mod identity;
 pub mod layout;
 pub mod loop_backing;
 pub mod ownership;
+pub mod page_cache;
 pub mod plan;
 pub mod prepare;
 pub mod pseudo_fs;
 
 pub use allocation::Allocation;
+pub use page_cache::PageCache;
 pub use plan::{TargetKind, TargetPlan, plan_targets};
 pub use prepare::{CreatedFiles, DirectOutcome, PreparedTarget, prepare_targets};

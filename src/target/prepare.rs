@@ -8,6 +8,7 @@ use super::allocation::{self, Allocation};
 use super::fsinfo::{self, MountFacts};
 use super::layout::{self, LayoutStop};
 use super::ownership;
+use super::page_cache::{self, PageCache, PageCacheProbe};
 use super::plan::{Holes, TargetKind, TargetPlan};
 use crate::buffer::SlotBuffers;
 use crate::diag::Diagnostics;
@@ -44,6 +45,19 @@ pub struct PreparedTarget {
     pub mount: Option<MountFacts>,
     pub created: bool,
     pub laid_out_bytes: u64,
+    /// The region's page-cache residency (measured when the window opens and closes) and
+    /// whether its cache was dropped before the window.
+    pub page_cache: PageCacheProbe,
+}
+
+impl page_cache::Probed for PreparedTarget {
+    fn page_cache_file(&self) -> &File {
+        &self.file
+    }
+
+    fn page_cache_probe(&self) -> &PageCacheProbe {
+        &self.page_cache
+    }
 }
 
 /// Removes the files a run created, unless told to keep them.
@@ -169,7 +183,65 @@ fn prepare_one(
             path.display()
         ));
     }
-    Ok(PreparedTarget { plan, file, direct, allocation, mount, created: was_created, laid_out_bytes })
+    let memory_backed = mount.as_ref().is_some_and(MountFacts::is_memory_backed);
+    let page_cache = settle_page_cache(spec, &plan, &file, &direct, memory_backed, diag);
+    Ok(PreparedTarget { plan, file, direct, allocation, mount, created: was_created, laid_out_bytes, page_cache })
+}
+
+/// Drops the cached pages of the region before the window unless told not to (or the
+/// file lives in memory), measures what the drop left, and warns when a buffered run that
+/// reads starts from a mostly cached region or the drop left pages.
+fn settle_page_cache(
+    spec: &Spec,
+    plan: &TargetPlan,
+    file: &File,
+    direct: &DirectOutcome,
+    memory_backed: bool,
+    diag: &Diagnostics,
+) -> PageCacheProbe {
+    let region_bytes = plan.blocks.saturating_mul(spec.block_size_bytes);
+    let mut facts = PageCache { region_bytes, direct: direct.effective, ..PageCache::default() };
+    let situation = page_cache::Situation { invalidate: spec.invalidate, memory_backed };
+    let path = plan.path.display();
+    match page_cache::should_invalidate(situation) {
+        Ok(()) => match page_cache::invalidate(file, region_bytes) {
+            Ok(()) => {
+                facts.invalidated = true;
+                match page_cache::measure(file, region_bytes) {
+                    Ok(r) => {
+                        facts.method = Some(r.method.name().to_string());
+                        facts.after_invalidate_resident_fraction = Some(r.fraction);
+                        if r.fraction > page_cache::DROP_LEFT_FRACTION && !direct.effective {
+                            diag.warn(format!(
+                                "dropping the page cache of {path} left {} of its region resident (dirty pages, or pages another process maps): buffered reads of them never reach the device",
+                                page_cache::percent(r.fraction)
+                            ));
+                        }
+                    }
+                    Err(why) => facts.unknown_reason = Some(why),
+                }
+            }
+            Err(why) => {
+                diag.warn(format!("could not drop the page cache of {path} before the run: {why}"));
+                facts.not_invalidated = Some(why);
+            }
+        },
+        Err(why) => {
+            facts.not_invalidated = Some(why.to_string());
+            if !direct.effective
+                && spec.read_percent > 0
+                && !memory_backed
+                && let Ok(r) = page_cache::measure(file, region_bytes)
+                && r.fraction >= page_cache::WARM_FRACTION
+            {
+                diag.warn(format!(
+                    "{} of the region of {path} is in the page cache and {why} keeps it there: buffered reads of it measure memory, not the device",
+                    page_cache::percent(r.fraction)
+                ));
+            }
+        }
+    }
+    PageCacheProbe::new(facts)
 }
 
 /// Measures how much of a regular file's region holds written data, lays out its holes
