@@ -41,11 +41,11 @@ print("%.0f %.0f" % (r["iops"], (j["usr_cpu"]+j["sys_cpu"])/100*r["runtime"]*1e6
 
 for case in "${CASES[@]}"; do
   case $case in
-    warm32)      A=(--queue-depth 32);           B=(--iodepth=32 --invalidate=0) ;;
-    warm32batch) A=(--queue-depth 32);           B=(--iodepth=32 --invalidate=0 --iodepth_batch_submit=32 --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=32) ;;
-    warm32fixed) A=(--queue-depth 32);           B=(--iodepth=32 --invalidate=0 --iodepth_batch_submit=32 --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=32 --fixedbufs --registerfiles) ;;
+    warm32)      A=(--queue-depth 32 --no-invalidate); B=(--iodepth=32 --invalidate=0) ;;
+    warm32batch) A=(--queue-depth 32 --no-invalidate); B=(--iodepth=32 --invalidate=0 --iodepth_batch_submit=32 --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=32) ;;
+    warm32fixed) A=(--queue-depth 32 --no-invalidate); B=(--iodepth=32 --invalidate=0 --iodepth_batch_submit=32 --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=32 --fixedbufs --registerfiles) ;;
     direct32)    A=(--queue-depth 32 --direct);  B=(--iodepth=32 --direct=1) ;;
-    warm1)       A=(--queue-depth 1);            B=(--iodepth=1 --invalidate=0) ;;
+    warm1)       A=(--queue-depth 1 --no-invalidate);  B=(--iodepth=1 --invalidate=0) ;;
     *) echo "unknown case $case" >&2; exit 2 ;;
   esac
   echo "## $case"

@@ -32,7 +32,8 @@
 #   --threads N -> --numjobs=N --thread --group_reporting (fio threads, not processes)
 #   --queue-depth D -> --iodepth=D;  --direct (strict) -> --direct=1
 #   --duration T -> --time_based --runtime=T;  same file -> --filename, --size
-#   a warm cache stays warm -> --invalidate=0 (fio would otherwise drop the file's cache)
+#   a warm cache stays warm: iopulse --no-invalidate, fio --invalidate=0 (both would
+#   otherwise drop the file's cache before the run)
 #   latency = submission to completion -> --lat_percentiles=1 (fio's lat_ns, not clat_ns)
 #   sequential with N threads: iopulse spreads the workers' start points over the file;
 #   fio gets --offset_increment=SIZE/N and --size=SIZE/N, the nearest equivalent.
@@ -251,7 +252,7 @@ while IFS= read -r spec; do
 
     iargs=("$IOPULSE" "$FILE" --file-size "$SIZE_BYTES" --engine "$ieng" --block-size "$bs"
         --queue-depth "$depth" --threads "$threads" --duration "$DURATION" --seed 1
-        --output-format json --quiet)
+        --no-invalidate --output-format json --quiet)
     fargs=(fio --name=compare --filename="$FILE" --bs="$bs" --ioengine="$feng" --iodepth="$depth"
         --numjobs="$threads" --thread --group_reporting --direct="$direct" --invalidate=0
         --time_based --runtime="$DURATION" --lat_percentiles=1 --percentile_list=50:99
