@@ -43,7 +43,7 @@ pub(super) struct Planned<'a> {
 pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &AtomicUsize) -> RunResult {
     let Planned { spec, diag, ref started_at, targets, removed_after_run, layout, effective_depth, placed } = *planned;
     let started_at = started_at.clone();
-    let Execution { start_ns, workers, abandoned, fsync, mut time_series, .. } = execution;
+    let Execution { start_ns, workers, abandoned, cpu_window, fsync, mut time_series, .. } = execution;
     let end_ns =
         workers.iter().map(|w| w.end_ns).max().or_else(|| abandoned.iter().map(|a| a.at_ns).max()).unwrap_or(start_ns);
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
@@ -180,18 +180,14 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             .map(|(t, (r, w))| target_info(t, removed_after_run, r.summarize(window_ns), w.summarize(window_ns)))
             .collect(),
         direct,
+        storage_touched: spec.engine.caps().touches_storage,
         window_ns,
         stop_reason,
         interrupted: stop_reason == StopReason::Interrupted,
         read: read.summarize(window_ns),
         write: write.summarize(window_ns),
         total: total.summarize(window_ns),
-        cpu: CpuInfo {
-            workers: worker_cpu,
-            process: rusage::process_cpu(),
-            per_io_ns: if ops > 0 { worker_cpu.total_ns() as f64 / ops as f64 } else { 0.0 },
-            cores_busy: worker_cpu.total_ns() as f64 / window_ns as f64,
-        },
+        cpu: CpuInfo::new(worker_cpu, rusage::process_cpu(), cpu_window, ops, window_ns),
         coverage,
         durability,
         workers: workers
