@@ -325,7 +325,7 @@ fn storage_touched_default() -> bool {
     true
 }
 
-/// CPU time of the run (getrusage). The window's figures (`window`, `other`, `per_io_ns`,
+/// CPU time of the run (getrusage). The window's figures (`window`, `other_ns`, `per_io_ns`,
 /// `cores_busy`) are the whole process's CPU time from the release of the start line to
 /// the moment every worker has stopped: on Linux that counts every thread of the process,
 /// io_uring's kernel threads (io-wq workers, the SQPOLL thread) included, and nothing of
@@ -354,22 +354,6 @@ pub struct CpuInfo {
     /// The whole process's CPU time in the window as a share of the window, in cores
     /// (1.0 = one core busy).
     pub cores_busy: f64,
-}
-
-impl CpuInfo {
-    /// The figures of a window of `window_ns` with `ops` completed I/Os.
-    pub fn new(workers: CpuTimes, process: CpuTimes, window: CpuTimes, ops: u64, window_ns: u64) -> Self {
-        let per_io = |cpu: &CpuTimes| if ops > 0 { cpu.total_ns() as f64 / ops as f64 } else { 0.0 };
-        CpuInfo {
-            workers,
-            process,
-            window,
-            other_ns: window.total_ns().saturating_sub(workers.total_ns()),
-            per_io_ns: per_io(&window),
-            workers_per_io_ns: per_io(&workers),
-            cores_busy: window.total_ns() as f64 / window_ns.max(1) as f64,
-        }
-    }
 }
 
 /// Making the run's writes durable, after the I/O window closed.

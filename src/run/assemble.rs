@@ -187,7 +187,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         read: read.summarize(window_ns),
         write: write.summarize(window_ns),
         total: total.summarize(window_ns),
-        cpu: CpuInfo::new(worker_cpu, rusage::process_cpu(), cpu_window, ops, window_ns),
+        cpu: cpu_info(worker_cpu, cpu_window, ops, window_ns),
         coverage,
         durability,
         workers: workers
@@ -242,6 +242,21 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         io_errors,
         stuck_io,
         memory: None,
+    }
+}
+
+/// The CPU figures: the whole process in the window (per I/O, in cores), the workers'
+/// share and the rest, and the whole process over its life.
+fn cpu_info(workers: CpuTimes, window: CpuTimes, ops: u64, window_ns: u64) -> CpuInfo {
+    let per_io = |cpu: &CpuTimes| if ops > 0 { cpu.total_ns() as f64 / ops as f64 } else { 0.0 };
+    CpuInfo {
+        workers,
+        process: rusage::process_cpu(),
+        window,
+        other_ns: window.total_ns().saturating_sub(workers.total_ns()),
+        per_io_ns: per_io(&window),
+        workers_per_io_ns: per_io(&workers),
+        cores_busy: window.total_ns() as f64 / window_ns.max(1) as f64,
     }
 }
 

@@ -346,9 +346,18 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
         CpuTimes::add(&mut process, &r.cpu.process);
         CpuTimes::add(&mut window, &r.cpu.window);
     }
-    m.cpu = CpuInfo::new(workers, process, window, m.total.ops, m.window_ns);
-    // Each result's cores were busy over its own window: they add up.
-    m.cpu.cores_busy = results.iter().map(|r| r.cpu.cores_busy).sum();
+    let ops = m.total.ops;
+    let per_io = |cpu: &CpuTimes| if ops > 0 { cpu.total_ns() as f64 / ops as f64 } else { 0.0 };
+    m.cpu = CpuInfo {
+        workers,
+        process,
+        window,
+        other_ns: window.total_ns().saturating_sub(workers.total_ns()),
+        per_io_ns: per_io(&window),
+        workers_per_io_ns: per_io(&workers),
+        // Each result's cores were busy over its own window: they add up.
+        cores_busy: results.iter().map(|r| r.cpu.cores_busy).sum(),
+    };
     m.storage_touched = results.iter().all(|r| r.storage_touched);
 
     let in_flight: f64 = results.iter().map(|r| r.achieved_queue_depth.total).sum();
