@@ -29,7 +29,7 @@ warm() { cat "$FILE" >/dev/null; }   # before every buffered run: a direct fio r
 iop() { # args... -> "iops cpu_ns_per_io"
   warm
   "$IOPULSE" "$FILE" --engine io_uring --random --duration "$SECS" --output-format json --quiet "$@" |
-    python3 -c 'import json,sys; r=json.load(sys.stdin); print("%.0f %.0f" % (r["total"]["iops"], r["cpu"]["per_io_ns"]))'
+    python3 -c 'import json,sys; r=json.load(sys.stdin); print("%.0f %.0f" % (r["total"]["iops"], r["cpu"]["workers_per_io_ns"]))'
 }
 fio_run() {
   warm

@@ -39,7 +39,7 @@
 #   fio gets --offset_increment=SIZE/N and --size=SIZE/N, the nearest equivalent.
 #
 # CPU time per I/O:
-#   iopulse: cpu.per_io_ns = worker threads' user+sys CPU (getrusage RUSAGE_THREAD) / I/Os.
+#   iopulse: cpu.workers_per_io_ns = worker threads' user+sys CPU (getrusage RUSAGE_THREAD) / I/Os.
 #   fio:     (usr_cpu + sys_cpu) / 100 * job_runtime_ms * 1e6 / (read.total_ios + write.total_ios)
 #            from its JSON; with --thread --group_reporting, usr_cpu and sys_cpu are the
 #            jobs' summed CPU time as a percentage of their summed runtime (job_runtime),
@@ -196,7 +196,7 @@ text = open(path).read()
 j = json.loads(text[text.index("{"):])  # fio may print notes before its JSON
 if tool == "iopulse":
     lat = j[op]["latency_ns"]
-    vals = (j["total"]["iops"], lat["p50"], lat["p99"], j["cpu"]["per_io_ns"],
+    vals = (j["total"]["iops"], lat["p50"], lat["p99"], j["cpu"]["workers_per_io_ns"],
             j["achieved_queue_depth"]["total"])
 else:
     job = j["jobs"][0]  # --group_reporting: one entry for all jobs

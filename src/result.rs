@@ -36,6 +36,11 @@ pub struct RunResult {
     pub targets: Vec<TargetInfo>,
     /// O_DIRECT over the whole run: requested, effective on every target, and why not.
     pub direct: DirectOutcome,
+    /// The run's I/Os reached its targets. False with an engine that moves no bytes (null):
+    /// no target was created, laid out, written or opened, and the figures are iopulse's
+    /// own ceiling, not storage's. True in results of versions that did not record it.
+    #[serde(default = "storage_touched_default")]
+    pub storage_touched: bool,
     /// Length of the measurement window: from the start line to the stop.
     pub window_ns: u64,
     pub stop_reason: StopReason,
@@ -323,15 +328,39 @@ pub enum StopReason {
     Error,
 }
 
+/// Results of versions that did not record `storage_touched` ran storage engines only.
+fn storage_touched_default() -> bool {
+    true
+}
+
+/// CPU time of the run (getrusage). The window's figures (`window`, `other_ns`, `per_io_ns`,
+/// `cores_busy`) are the whole process's CPU time from the release of the start line to
+/// the moment every worker has stopped: on Linux that counts every thread of the process,
+/// io_uring's kernel threads (io-wq workers, the SQPOLL thread) included, and nothing of
+/// set-up or layout.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct CpuInfo {
-    /// CPU time of the worker threads inside the window.
+    /// CPU time of the worker threads inside the window (each thread's own getrusage).
     pub workers: CpuTimes,
-    /// CPU time of the whole process, set-up and layout included.
+    /// CPU time of the whole process over its life, set-up and layout included.
     pub process: CpuTimes,
-    /// Worker CPU time per completed I/O.
+    /// CPU time of the whole process inside the window (zero in results of versions that
+    /// did not record it).
+    #[serde(default)]
+    pub window: CpuTimes,
+    /// `window` − `workers` (user + sys): the sampler, the watchdog and the coordinator,
+    /// and the kernel's I/O threads (io_uring io-wq, SQPOLL). Only the total is given: the
+    /// kernel splits user from sys separately for a thread and for the process.
+    #[serde(default)]
+    pub other_ns: u64,
+    /// The whole process's CPU time in the window per completed I/O (`window` / ops).
     pub per_io_ns: f64,
-    /// Worker CPU time as a share of the window, in cores (1.0 = one core busy).
+    /// The worker threads' CPU time per completed I/O (`workers` / ops): the figure fio's
+    /// per-job CPU compares with (it counts its job threads only).
+    #[serde(default)]
+    pub workers_per_io_ns: f64,
+    /// The whole process's CPU time in the window as a share of the window, in cores
+    /// (1.0 = one core busy).
     pub cores_busy: f64,
 }
 

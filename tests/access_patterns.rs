@@ -48,7 +48,8 @@ fn skewed_runs_until_covered_issue_one_io_per_block_and_report_coverage() {
         assert!(r["coverage"]["hottest_20pct_share"].as_f64().unwrap() > 0.2, "{dist} is skewed");
     }
     // Uniform until covered: every block exactly once, so coverage is complete and flat.
-    let r = run_json(&[&f, "--engine", "null", "--random", "--duration", "0", "--threads", "3"]);
+    // (The null engine creates no file: the region is given again.)
+    let r = run_json(&[&f, "--engine", "null", "--file-size", "8m", "--random", "--duration", "0", "--threads", "3"]);
     assert_eq!(u64_at(&r, &["coverage", "blocks_accessed"]), 2048);
     assert!((r["coverage"]["hottest_20pct_share"].as_f64().unwrap() - 0.2).abs() < 0.001);
 }

@@ -60,7 +60,20 @@ fn queue_depth_4096_runs_and_reports() {
     assert_eq!(u64_at(&r, &["read", "ops"]), 16384);
     assert_eq!(u64_at(&r, &["memory", "buffers_bytes"]), 4096 * 4096);
 
-    let r = run_json(&[&f, "--engine", "libaio", "--direct", "--queue-depth", "4096", "--duration", "0", "--random"]);
+    // The null engine created nothing: this run lays the file out.
+    let r = run_json(&[
+        &f,
+        "--file-size",
+        "64m",
+        "--engine",
+        "libaio",
+        "--direct",
+        "--queue-depth",
+        "4096",
+        "--duration",
+        "0",
+        "--random",
+    ]);
     assert_eq!(u64_at(&r, &["engine", "effective_queue_depth"]), 4096);
     assert_eq!(u64_at(&r, &["read", "ops"]), 16384);
     assert_eq!(u64_at(&r, &["coverage", "blocks_accessed"]), 16384);

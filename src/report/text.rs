@@ -70,6 +70,7 @@ pub fn render(r: &RunResult) -> String {
             _ => String::new(),
         };
         let temp = if t.removed_after_run { " · temporary, removed after the run" } else { "" };
+        let untouched = if r.storage_touched { "" } else { " · not touched" };
         let laid = if t.laid_out_bytes > 0 {
             format!(" · laid out {}", units::bytes(t.laid_out_bytes))
         } else {
@@ -81,7 +82,7 @@ pub fn render(r: &RunResult) -> String {
         };
         let _ = writeln!(
             out,
-            "Target:   {} · {kind} · {} ({} blocks){fs}{laid}{temp}",
+            "Target:   {} · {kind} · {} ({} blocks){fs}{laid}{temp}{untouched}",
             t.path,
             units::bytes(t.size_bytes),
             units::count(t.blocks)
@@ -186,15 +187,9 @@ pub fn render(r: &RunResult) -> String {
     if let Some(c) = &r.cluster {
         rank_table(&mut out, c);
     }
-    let _ = writeln!(
-        out,
-        "{:<9} user {} · sys {} · {} per I/O · {:.2} cores busy",
-        "CPU",
-        units::seconds_ns(r.cpu.workers.user_ns),
-        units::seconds_ns(r.cpu.workers.sys_ns),
-        units::latency_ns(r.cpu.per_io_ns.round() as u64),
-        r.cpu.cores_busy
-    );
+    for line in cpu_lines(&r.cpu) {
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(out, "{}", queue_depth_line(r));
     if let Some(c) = &r.coverage {
         let approx = if c.exact { "" } else { "~" };
@@ -560,8 +555,39 @@ pub fn cache_line(r: &RunResult) -> Option<String> {
     Some(format!("{:<9} {text}{targets}", "Cache"))
 }
 
-/// The I/O mode line, exactly as users grep for it.
+/// The CPU lines: the whole process in the window (every thread, io_uring's kernel
+/// threads included), per I/O and in cores; then the workers' share and the rest.
+pub fn cpu_lines(c: &crate::result::CpuInfo) -> [String; 2] {
+    [
+        format!(
+            "{:<9} user {} · sys {} · {} per I/O · {:.2} cores busy (the whole process in the window)",
+            "CPU",
+            units::seconds_ns(c.window.user_ns),
+            units::seconds_ns(c.window.sys_ns),
+            units::latency_ns(c.per_io_ns.round() as u64),
+            c.cores_busy
+        ),
+        format!(
+            "{:<9} workers user {} · sys {} ({} per I/O) · other {} (sampler, watchdog, kernel I/O threads)",
+            "",
+            units::seconds_ns(c.workers.user_ns),
+            units::seconds_ns(c.workers.sys_ns),
+            units::latency_ns(c.workers_per_io_ns.round() as u64),
+            units::seconds_ns(c.other_ns)
+        ),
+    ]
+}
+
+/// The I/O mode line, exactly as users grep for it; with an engine that moves no bytes,
+/// the line that says nothing reached storage.
 pub fn io_mode_line(r: &RunResult) -> String {
+    if !r.storage_touched {
+        let direct = if r.direct.requested { " (--direct: nothing to bypass)" } else { "" };
+        return format!(
+            "Storage:  none: the {} engine moves no bytes{direct}; these figures are iopulse's own ceiling",
+            r.engine.name
+        );
+    }
     match (&r.direct.requested, &r.direct.effective, &r.direct.reason) {
         (true, true, _) if r.direct.memory_backed => {
             "I/O mode: ⚠ O_DIRECT on a memory filesystem (accepted, but served from memory)".to_string()

@@ -43,7 +43,7 @@ pub(super) struct Planned<'a> {
 pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &AtomicUsize) -> RunResult {
     let Planned { spec, diag, ref started_at, targets, removed_after_run, layout, effective_depth, placed } = *planned;
     let started_at = started_at.clone();
-    let Execution { start_ns, workers, abandoned, fsync, mut time_series, .. } = execution;
+    let Execution { start_ns, workers, abandoned, cpu_window, fsync, mut time_series, .. } = execution;
     let end_ns =
         workers.iter().map(|w| w.end_ns).max().or_else(|| abandoned.iter().map(|a| a.at_ns).max()).unwrap_or(start_ns);
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
@@ -180,18 +180,14 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             .map(|(t, (r, w))| target_info(t, removed_after_run, r.summarize(window_ns), w.summarize(window_ns)))
             .collect(),
         direct,
+        storage_touched: spec.engine.caps().touches_storage,
         window_ns,
         stop_reason,
         interrupted: stop_reason == StopReason::Interrupted,
         read: read.summarize(window_ns),
         write: write.summarize(window_ns),
         total: total.summarize(window_ns),
-        cpu: CpuInfo {
-            workers: worker_cpu,
-            process: rusage::process_cpu(),
-            per_io_ns: if ops > 0 { worker_cpu.total_ns() as f64 / ops as f64 } else { 0.0 },
-            cores_busy: worker_cpu.total_ns() as f64 / window_ns as f64,
-        },
+        cpu: cpu_info(worker_cpu, cpu_window, ops, window_ns),
         coverage,
         durability,
         workers: workers
@@ -246,6 +242,21 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         io_errors,
         stuck_io,
         memory: None,
+    }
+}
+
+/// The CPU figures: the whole process in the window (per I/O, in cores), the workers'
+/// share and the rest, and the whole process over its life.
+fn cpu_info(workers: CpuTimes, window: CpuTimes, ops: u64, window_ns: u64) -> CpuInfo {
+    let per_io = |cpu: &CpuTimes| if ops > 0 { cpu.total_ns() as f64 / ops as f64 } else { 0.0 };
+    CpuInfo {
+        workers,
+        process: rusage::process_cpu(),
+        window,
+        other_ns: window.total_ns().saturating_sub(workers.total_ns()),
+        per_io_ns: per_io(&window),
+        workers_per_io_ns: per_io(&workers),
+        cores_busy: window.total_ns() as f64 / window_ns.max(1) as f64,
     }
 }
 
@@ -378,7 +389,7 @@ fn target_info(
         laid_out_bytes: t.laid_out_bytes,
         direct: t.direct.clone(),
         allocation: t.allocation.clone(),
-        page_cache: Some(t.page_cache.facts()),
+        page_cache: t.page_cache.facts(),
         removed_after_run,
         read,
         write,

@@ -1,6 +1,8 @@
 //! Spawn, release, supervise: one thread per worker, released together from the start
 //! line once all are set up (and the other ranks and `--start-at` agree), the sampler
-//! of the time series beside them, and the `watchdog` supervising until they stop.
+//! of the time series beside them, and the `watchdog` supervising until they stop. The
+//! whole process's CPU time is read at the release and once every worker has stopped:
+//! the window's CPU (`Execution::cpu_window`).
 
 use super::messages;
 use super::region::RegionLayout;
@@ -12,9 +14,11 @@ use crate::engine::{Engine, WithEngine};
 use crate::error::{Error, RunError};
 use crate::placement::PlacementPlan;
 use crate::report::live_line::LiveLine;
+use crate::rusage;
 use crate::signals;
 use crate::spec::{RunLength, Spec};
 use crate::start_at;
+use crate::stats::CpuTimes;
 use crate::stats::interval::{self, RowObserver, SamplerConfig, TimeSeriesRow};
 use crate::target::PreparedTarget;
 use crate::worker::{self, RunControl, WorkerResult};
@@ -54,6 +58,9 @@ pub(super) struct Execution {
     pub(super) workers: Vec<WorkerResult>,
     /// Workers left behind (stuck I/O, or not stopped after a signal): not joined.
     pub(super) abandoned: Vec<Abandoned>,
+    /// The whole process's CPU time from the release to the moment every worker had
+    /// stopped and the sampler was done (getrusage RUSAGE_SELF at both ends).
+    pub(super) cpu_window: CpuTimes,
     /// `--fsync-on-close`: how long fsync of every target took, or what failed.
     pub(super) fsync: Option<Result<u64, String>>,
     /// One row per interval, when collected.
@@ -124,6 +131,9 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     crate::target::page_cache::at_window_start(targets);
     // The wall clock next to the run's clock, just before the release, to place the window.
     let (wall_ns, clock_ns) = (start_at::now_unix_ns(), control.clock.now_ns());
+    // The whole process's CPU time at the release: the window's CPU is counted from here,
+    // every thread of the process (and io_uring's kernel threads) included, set-up excluded.
+    let cpu_at_release = rusage::process_cpu();
     let start = control.release(handles.len(), spawn_error.is_some() || open_error.is_some() || interrupted);
     let start_unix_ns = start.map_or(0, |s| wall_ns + s.saturating_sub(clock_ns));
     let sampling_done = Arc::new(AtomicBool::new(false));
@@ -161,6 +171,8 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         Some(h) if supervised.abandoned.is_empty() => h.join().unwrap_or_default(),
         _ => Vec::new(),
     };
+    // Every worker has stopped (or been left behind) and the sampler is done: the window's CPU.
+    let cpu_window = rusage::process_cpu().since(&cpu_at_release);
     if let Some(message) = spawn_error {
         return Err(RunError::Other(message).into());
     }
@@ -185,6 +197,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         opened,
         workers: supervised.finished,
         abandoned: supervised.abandoned,
+        cpu_window,
         fsync: None,
         time_series,
     })

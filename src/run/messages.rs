@@ -10,6 +10,11 @@ use crate::worker::{IoFailure, IoFailureKind};
 /// removed as it returns).
 pub(super) const INTERRUPTED_IN_SET_UP: &str = "interrupted during set-up, before the window opened: no I/O was measured; files this run created have been removed";
 
+/// --fsync-on-close with an engine that moves no bytes: there is nothing to make durable.
+pub(super) fn nothing_to_sync(engine: &str) -> String {
+    format!("--fsync-on-close: engine {engine} moves no bytes, so no target was opened and nothing was synced")
+}
+
 /// "1 I/O", "2 I/Os".
 pub(super) fn ios(n: u64) -> String {
     if n == 1 { "1 I/O".to_string() } else { format!("{n} I/Os") }

@@ -50,8 +50,9 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     let caps = spec.engine.caps();
     let effective_depth = if caps.completes_inline { 1 } else { spec.queue_depth };
 
-    // The embedded default: a temporary file, removed when `temp` is dropped.
-    let temp = if spec.is_embedded_default() {
+    // The embedded default: a temporary file, removed when `temp` is dropped. An engine that
+    // moves no bytes (null) is given a name in the temporary directory that is never created.
+    let temp = if spec.is_embedded_default() && caps.touches_storage {
         let file = tempfile::Builder::new().prefix("iopulse-default-").suffix(".dat").tempfile().map_err(|e| {
             RunError::Other(format!("create a temporary file in {}: {e}", std::env::temp_dir().display()))
         })?;
@@ -61,6 +62,9 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     };
     let given: Vec<PathBuf> = match &temp {
         Some(t) => vec![t.path().to_path_buf()],
+        None if spec.is_embedded_default() => {
+            vec![std::env::temp_dir().join(format!("iopulse-default-{}.dat", std::process::id()))]
+        }
         None => spec.targets.iter().map(|t| start.substitute(t)).collect(),
     };
     let paths = region::target_paths(spec, &given)?;
@@ -80,6 +84,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     let placed = place::place(spec, &paths, diag)?;
     // Every check is done and nothing is touched yet: in a cluster, every rank says so.
     start.planned()?;
+    // With an engine that moves no bytes, nothing is created, laid out or opened (target/prepare.rs).
     let (targets, mut created) = target::prepare_targets(spec, plans, diag, &stop)?;
     if stop.load(Ordering::Relaxed) != 0 {
         return Err(RunError::Other(messages::INTERRUPTED_IN_SET_UP.into()).into());
@@ -123,7 +128,11 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     // A worker left behind may still be in the kernel: nothing more is asked of its targets.
     let abandoned = !execution.abandoned.is_empty();
     if spec.fsync_on_close && !abandoned {
-        execution.fsync = Some(execute::fsync_targets(&targets));
+        if caps.touches_storage {
+            execution.fsync = Some(execute::fsync_targets(&targets));
+        } else {
+            diag.note(messages::nothing_to_sync(spec.engine.name()));
+        }
     }
 
     if let Some(warning) = &execution.opened.late_warning {

@@ -9,9 +9,9 @@
 //! (the seed aside) are refused unless forced. The merged document is a
 //! `RunResult` with `merged_from` set (docs/json.md).
 
-use crate::result::{AchievedQueueDepth, MergedSource, RunResult, StopReason, WindowSkew};
+use crate::result::{AchievedQueueDepth, CpuInfo, MergedSource, RunResult, StopReason, WindowSkew};
 use crate::stats::{
-    HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
+    CpuTimes, HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
 };
 use crate::target::identity::{FileId, special_kind};
 use hdrhistogram::Histogram;
@@ -340,14 +340,25 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
         w.index = index as u32;
     }
 
-    m.cpu.workers = Default::default();
-    m.cpu.process = Default::default();
+    let (mut workers, mut process, mut window) = Default::default();
     for r in &results {
-        m.cpu.workers.add(&r.cpu.workers);
-        m.cpu.process.add(&r.cpu.process);
+        CpuTimes::add(&mut workers, &r.cpu.workers);
+        CpuTimes::add(&mut process, &r.cpu.process);
+        CpuTimes::add(&mut window, &r.cpu.window);
     }
-    m.cpu.per_io_ns = if m.total.ops > 0 { m.cpu.workers.total_ns() as f64 / m.total.ops as f64 } else { 0.0 };
-    m.cpu.cores_busy = results.iter().map(|r| r.cpu.cores_busy).sum();
+    let ops = m.total.ops;
+    let per_io = |cpu: &CpuTimes| if ops > 0 { cpu.total_ns() as f64 / ops as f64 } else { 0.0 };
+    m.cpu = CpuInfo {
+        workers,
+        process,
+        window,
+        other_ns: window.total_ns().saturating_sub(workers.total_ns()),
+        per_io_ns: per_io(&window),
+        workers_per_io_ns: per_io(&workers),
+        // Each result's cores were busy over its own window: they add up.
+        cores_busy: results.iter().map(|r| r.cpu.cores_busy).sum(),
+    };
+    m.storage_touched = results.iter().all(|r| r.storage_touched);
 
     let in_flight: f64 = results.iter().map(|r| r.achieved_queue_depth.total).sum();
     m.achieved_queue_depth =

@@ -289,19 +289,34 @@ pub fn should_invalidate(s: Situation) -> Result<(), &'static str> {
 #[derive(Debug, Default)]
 pub struct PageCacheProbe {
     facts: Mutex<PageCache>,
+    /// The target is not touched (an engine that moves no bytes): nothing is measured and
+    /// the result has no page-cache record for it.
+    untouched: bool,
 }
 
 impl PageCacheProbe {
     pub fn new(facts: PageCache) -> Self {
-        Self { facts: Mutex::new(facts) }
+        Self { facts: Mutex::new(facts), untouched: false }
     }
 
-    /// What was measured and done, as recorded in the result.
-    pub fn facts(&self) -> PageCache {
-        self.facts.lock().map(|f| f.clone()).unwrap_or_else(|p| p.into_inner().clone())
+    /// The probe of a target the run never touches.
+    pub fn untouched() -> Self {
+        Self { facts: Mutex::new(PageCache::default()), untouched: true }
+    }
+
+    /// What was measured and done, as recorded in the result (`None` for a target the
+    /// run never touched).
+    pub fn facts(&self) -> Option<PageCache> {
+        if self.untouched {
+            return None;
+        }
+        Some(self.facts.lock().map(|f| f.clone()).unwrap_or_else(|p| p.into_inner().clone()))
     }
 
     fn record(&self, file: &File, at_start: bool) {
+        if self.untouched {
+            return;
+        }
         let region_bytes = self.facts.lock().unwrap_or_else(|p| p.into_inner()).region_bytes;
         self.store(measure(file, region_bytes), at_start);
     }
@@ -417,7 +432,7 @@ mod tests {
         let probe = PageCacheProbe::new(PageCache { region_bytes: 1 << 20, ..PageCache::default() });
         probe.store(neither(), true);
         probe.store(neither(), false);
-        let facts = probe.facts();
+        let facts = probe.facts().expect("a measured target");
         assert_eq!(facts.start_resident_fraction, None);
         assert_eq!(facts.end_resident_fraction, None);
         assert_eq!(facts.method, None);

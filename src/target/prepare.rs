@@ -2,7 +2,8 @@
 //! open them for the run with O_DIRECT when asked, falling back loudly (or
 //! failing, with --strict-direct) when the filesystem refuses it.
 //!
-//! Files this run created are removed if preparation or start-up fails.
+//! Files this run created are removed if preparation or start-up fails. An engine that
+//! moves no bytes (null) touches no target at all (`untouched`).
 
 use super::allocation::{self, Allocation};
 use super::fsinfo::{self, MountFacts};
@@ -91,10 +92,49 @@ pub fn prepare_targets(
 ) -> Result<(Vec<PreparedTarget>, CreatedFiles), Error> {
     let mut created = CreatedFiles::default();
     let mut prepared = Vec::with_capacity(plans.len());
+    if !spec.engine.caps().touches_storage {
+        for plan in plans {
+            prepared.push(untouched(spec, plan)?);
+        }
+        return Ok((prepared, created));
+    }
     for plan in plans {
         prepared.push(prepare_one(spec, plan, diag, stop, &mut created)?);
     }
     Ok((prepared, created))
+}
+
+/// A target of an engine that moves no bytes (`EngineCaps::touches_storage` false: null):
+/// planned (its size and blocks, from --file-size or the size it has), never touched.
+/// Nothing is created, laid out, measured or opened; the workers are given a descriptor
+/// of /dev/null, which such an engine never uses.
+fn untouched(spec: &Spec, plan: TargetPlan) -> Result<PreparedTarget, Error> {
+    const STAND_IN: &str = "/dev/null";
+    let file = OpenOptions::new().read(true).write(spec.writes()).open(STAND_IN).map_err(|e| {
+        RunError::Other(format!(
+            "open {STAND_IN} (the descriptor engine {}'s workers are given in place of TARGET {}): {e}",
+            spec.engine.name(),
+            plan.path.display()
+        ))
+    })?;
+    let direct = DirectOutcome {
+        requested: spec.direct,
+        effective: false,
+        reason: spec
+            .direct
+            .then(|| format!("engine {} moves no bytes: no target was opened with O_DIRECT", spec.engine.name())),
+        memory_backed: false,
+    };
+    Ok(PreparedTarget {
+        plan,
+        file,
+        direct,
+        allocation: None,
+        mount: None,
+        created: false,
+        laid_out_bytes: 0,
+        page_cache: PageCacheProbe::untouched(),
+    })
 }
 
 fn prepare_one(
