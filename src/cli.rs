@@ -307,6 +307,14 @@ pub struct Args {
     #[arg(long)]
     pub no_invalidate: bool,
 
+    /// Read the file as it is: holes and unwritten extents in the region a read run
+    /// addresses are not laid out first (they are by default on files iopulse laid out,
+    /// and with --force on others). The report and the JSON (`targets[].allocation`) give
+    /// the share not backed by the device, with a warning (e.g. `iopulse thin.dat --random
+    /// --keep-holes` to measure a sparse file on purpose).
+    #[arg(long)]
+    pub keep_holes: bool,
+
     /// Seed of every random choice (offsets, read/write mix, data). Same seed, same run.
     /// Default: drawn at start and recorded in the JSON result.
     #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u64>)]
@@ -458,6 +466,7 @@ impl Args {
             direct: self.direct || self.strict_direct,
             strict_direct: self.strict_direct,
             invalidate: !self.no_invalidate,
+            keep_holes: self.keep_holes,
             seed: self.seed.unwrap_or_else(fresh_seed),
             force: self.force,
             engine_options: EngineOptions {

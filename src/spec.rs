@@ -124,6 +124,9 @@ pub struct Spec {
     /// False in results of versions that never dropped it.
     #[serde(default)]
     pub invalidate: bool,
+    /// `--keep-holes`: a read run reads holes and unwritten extents as they are.
+    #[serde(default)]
+    pub keep_holes: bool,
     /// Seed of every random choice; always set (drawn at start when not given).
     pub seed: u64,
     /// `--force`: allow writes to block devices.

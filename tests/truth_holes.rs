@@ -195,6 +195,31 @@ fn a_hole_in_iopulses_own_file_is_laid_out_again_without_force() {
 }
 
 #[test]
+fn keep_holes_reads_iopulses_own_file_as_it_is_with_a_warning() {
+    let dir = temp_dir();
+    let path = dir.path().join("kept.dat");
+    let f = path_str(&path);
+    let (code, _, stderr, _) = read_pass(&f, &["--file-size", "8M"]);
+    assert_eq!(code, 0, "{stderr}");
+    if xattr::get(&path, "user.iopulse.layout").ok().flatten().is_none() {
+        eprintln!("SKIP: this filesystem keeps no user xattrs: no file is iopulse's own");
+        return;
+    }
+    if !punch_hole(&path, 1 << 20, 2 << 20) {
+        eprintln!("SKIP: this filesystem cannot punch holes");
+        return;
+    }
+    let (code, text, stderr, r) = read_pass(&f, &["--keep-holes"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.contains("holes or unwritten extents"), "{text}");
+    assert!(stderr.contains("--keep-holes"), "{stderr}");
+    let a = allocation(&r);
+    assert_eq!(a["filled_bytes"], 0, "{a}");
+    assert_eq!(a["hole_bytes"], 2 << 20, "{a}");
+    assert_eq!(data_bytes(&path), SIZE - (2 << 20), "nothing was written into the hole");
+}
+
+#[test]
 fn a_written_file_is_wholly_allocated_and_nothing_is_said() {
     let dir = temp_dir();
     let path = zero_file(dir.path(), "w.dat", SIZE);

@@ -281,6 +281,11 @@ fn plan_holes(spec: &Spec, path: &Path, kind: TargetKind, exists: bool, existing
         // Created or laid out whole by this run: written data throughout.
         return Holes::LayOut { estimate_bytes: 0 };
     }
+    if spec.keep_holes {
+        return Holes::Leave {
+            why: "--keep-holes: the file is read as it is (drop --keep-holes to lay those parts out first)".into(),
+        };
+    }
     if !spec.force && !ownership::laid_out_by_iopulse(path) {
         return Holes::Leave {
             why: format!(
