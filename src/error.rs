@@ -72,7 +72,7 @@ pub enum Error {
     Run(#[from] RunError),
     /// Ranks of a cluster run failed before the window opened (this one or others).
     #[error(transparent)]
-    Cluster(#[from] crate::cluster::ClusterFailure),
+    Cluster(#[from] ClusterFailure),
 }
 
 impl Error {
@@ -84,5 +84,35 @@ impl Error {
             Error::Cluster(f) if f.all_usage() => exit_code::USAGE,
             Error::Cluster(_) => exit_code::RUN_FAILED,
         }
+    }
+}
+
+/// A rank that failed, as every rank learns it at a checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankFailure {
+    pub rank: u32,
+    pub host: String,
+    pub message: String,
+    pub usage: bool,
+}
+
+/// The ranks that failed at a checkpoint: the job ends. Its message names each
+/// failed rank and host: `rank 1 (host node7): cannot open ...`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", describe(.failures))]
+pub struct ClusterFailure {
+    pub failures: Vec<RankFailure>,
+    /// Ranks in the job.
+    pub size: u32,
+}
+
+fn describe(failures: &[RankFailure]) -> String {
+    failures.iter().map(|f| format!("rank {} (host {}): {}", f.rank, f.host, f.message)).collect::<Vec<_>>().join("; ")
+}
+
+impl ClusterFailure {
+    /// Every rank failed, each with a usage error: nothing was touched anywhere.
+    pub fn all_usage(&self) -> bool {
+        self.failures.len() as u32 == self.size && self.failures.iter().all(|f| f.usage)
     }
 }

@@ -5,7 +5,7 @@
 //! argv → `cli` → `spec::Spec` → `commands::benchmark` → `run` (targets, workers,
 //! the start line) → `worker` (one loop over an `engine`) → `stats` →
 //! `RunResult` → `report`. In a cluster run (`cluster`: MPI ranks) rank 0
-//! combines every rank's result (`cluster::result`, via `stats::merge`) before
+//! combines every rank's result (`cluster::result`, via `result::merge`) before
 //! reporting.
 //!
 //! docs/architecture.md describes the architecture and its rules.

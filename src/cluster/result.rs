@@ -8,8 +8,8 @@
 //! (`report`).
 
 use crate::error::exit_code;
+use crate::result::merge::{self, Input};
 use crate::result::{ClusterInfo, RankInfo, RunResult, StopReason};
-use crate::stats::merge::{self, Input};
 use serde::{Deserialize, Serialize};
 
 /// A rank whose IOPS are below this fraction of the median rank's is a straggler.

@@ -10,7 +10,7 @@ pub mod benchmark;
 use crate::cli::{Args, OutputFormat};
 use crate::error::exit_code;
 use crate::report::plot;
-use crate::stats::merge;
+use crate::result::merge;
 use crate::{report, sweep};
 use clap::{CommandFactory, Parser};
 use std::io::Write;

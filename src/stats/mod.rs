@@ -14,7 +14,6 @@
 pub mod coverage;
 pub mod interval;
 pub mod io_errors;
-pub mod merge;
 
 use base64::Engine as _;
 use hdrhistogram::Histogram;

@@ -1,9 +1,12 @@
 //! The result of a run as one plain-data document: what the JSON output is
 //! (docs/json.md describes every field) and what the text report formats.
-//! Built once by the coordinator from the merged statistics; reports only
-//! read it.
+//! Built once by `run/assemble.rs` from the merged statistics; reports only
+//! read it. `merge` combines whole results (hosts of a cluster run, `iopulse merge`).
 
 pub use crate::environment::Environment;
+
+pub mod merge;
+
 use crate::placement::TopologySummary;
 use crate::spec::Spec;
 pub use crate::start_at::StartAtInfo;
