@@ -24,6 +24,7 @@ fn plan(order: AccessOrder, distribution: Distribution, once: bool, blocks: u64)
         overlap: false,
         seed: 42,
         worker: 0,
+        random_percent: 100,
     }
 }
 
@@ -46,8 +47,12 @@ fn next_block(c: &mut Criterion) {
     let mut group = c.benchmark_group("next_block");
     group.throughput(Throughput::Elements(BATCH));
     for bits in [20u32, 34] {
-        for (name, order, dist, once) in cases() {
-            let p = plan(order, dist, once, 1u64 << bits);
+        let partly_random = (
+            "uniform-50%-random",
+            SourcePlan { random_percent: 50, ..plan(AccessOrder::Random, Distribution::Uniform, false, 1u64 << bits) },
+        );
+        let all = cases().into_iter().map(|(name, order, dist, once)| (name, plan(order, dist, once, 1u64 << bits)));
+        for (name, p) in all.chain([partly_random]) {
             group.bench_with_input(BenchmarkId::new(name, format!("2^{bits}")), &p, |b, p| {
                 let mut source = BlockSource::new(p);
                 b.iter(|| {

@@ -80,6 +80,7 @@ fn offsets(c: &mut Criterion) {
             overlap: false,
             seed: 4,
             worker: 0,
+            random_percent: 100,
         };
         let mut source = BlockSource::new(&plan);
         g.bench_function(name, |b| b.iter(|| black_box(source.next_block())));

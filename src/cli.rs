@@ -148,6 +148,12 @@ pub struct Args {
     #[arg(long)]
     pub random: bool,
 
+    /// Share of --random I/Os that jump to a drawn offset, 0-100 (fio's percentage_random);
+    /// the others continue sequentially from the previous I/O, so 50 gives half sequential
+    /// runs, half random jumps. E.g. `--random --random-percent 20` [default: 100]
+    #[arg(long, allow_hyphen_values = true, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub random_percent: Option<u8>,
+
     /// Offset distribution of --random runs: uniform, zipf (hot set, --zipf-theta), pareto
     /// (fio's h rule, --pareto-h) or gaussian (a bell, --gaussian-stddev/--gaussian-center).
     #[arg(long, value_enum, default_value_t = DistributionKind::Uniform)]
@@ -455,6 +461,7 @@ impl Args {
             run_length,
             read_percent,
             order: if self.random { AccessOrder::Random } else { AccessOrder::Sequential },
+            random_percent: self.random_percent,
             distribution,
             scramble: !self.no_scramble,
             file_distribution: self.file_distribution,

@@ -103,6 +103,10 @@ pub struct Spec {
     pub run_length: RunLength,
     pub read_percent: u8,
     pub order: AccessOrder,
+    /// `--random-percent`: the share of random I/Os that jump (the rest continue
+    /// sequentially); `None` is fully random.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_percent: Option<u8>,
     /// Offset distribution of random runs.
     pub distribution: Distribution,
     /// Scatter the hot blocks of zipf and pareto over the region (`--no-scramble` turns it off).
@@ -277,6 +281,21 @@ impl Spec {
                 "--distribution {} needs --random (sequential runs have no offset distribution)",
                 self.distribution.name()
             )));
+        }
+        if let Some(p) = self.random_percent {
+            if self.order != AccessOrder::Random {
+                return Err(UsageError::new(format!(
+                    "--random-percent {p} needs --random (it is the share of random I/Os that jump; the rest continue sequentially)"
+                )));
+            }
+            if p > 100 {
+                return Err(UsageError::new(format!("--random-percent {p}: give a percentage from 0 to 100")));
+            }
+            if p < 100 && self.run_length == RunLength::UntilCovered {
+                return Err(UsageError::new(format!(
+                    "--random-percent {p} with --duration 0: a run until covered visits each block once in a random order; give a --duration or --ops, or drop --random-percent"
+                )));
+            }
         }
         if self.verify.is_some() && (self.block_size_bytes as usize) < crate::verify::HEADER_BYTES {
             return Err(UsageError::new(format!(

@@ -184,3 +184,68 @@ fn same_seed_same_offsets() {
     };
     assert_eq!(run_once("one.dat"), run_once("two.dat"));
 }
+
+/// The offsets a sync run read, in order, as strace saw its pread64 calls (`None`
+/// without strace).
+fn pread_offsets(args: &[&str], block_size: u64) -> Option<Vec<u64>> {
+    let probe = std::process::Command::new("strace").arg("-V").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP: strace is not installed (apt-get install strace): the offsets cannot be seen");
+        return None;
+    }
+    let dir = temp_dir();
+    let trace = dir.path().join("trace");
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-f", "-qq", "-e", "trace=pread64", "-e", "signal=none", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_iopulse"));
+    let out = cmd.args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&trace).unwrap();
+    // "1234  pread64(3, ""..., 4096, 81920) = 4096": the offset is the last argument.
+    let offsets: Vec<u64> = text
+        .lines()
+        .filter(|l| l.contains("pread64(") && l.trim_end().ends_with(&format!("= {block_size}")))
+        .map(|l| {
+            let args_end = l.rfind(')').unwrap();
+            let start = l[..args_end].rfind(", ").unwrap() + 2;
+            l[start..args_end].parse::<u64>().unwrap()
+        })
+        .collect();
+    Some(offsets)
+}
+
+#[test]
+fn random_percent_gives_that_share_of_jumps_and_sequential_runs_between() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("rp.dat"));
+    let bs = 4096u64;
+    for (percent, expected) in [("50", 0.5), ("0", 0.0), ("100", 1.0)] {
+        let args = [
+            f.as_str(),
+            "--engine",
+            "sync",
+            "--file-size",
+            "64m",
+            "--random",
+            "--random-percent",
+            percent,
+            "--ops",
+            "20000",
+            "--quiet",
+        ];
+        let Some(offsets) = pread_offsets(&args, bs) else { return };
+        // The layout of a new file writes; only the measured reads are pread64 calls of one block.
+        assert_eq!(offsets.len(), 20000, "--random-percent {percent}: one pread per I/O");
+        assert!(offsets.iter().all(|o| o % bs == 0 && *o < 64 << 20));
+        let jumps = offsets.windows(2).filter(|w| w[1] != w[0] + bs).count();
+        let share = jumps as f64 / (offsets.len() - 1) as f64;
+        assert!((share - expected).abs() < 0.02, "--random-percent {percent}: {share:.3} of the I/Os jumped");
+    }
+    // Recorded in the result, and refused where it has no meaning.
+    let r = run_json(&[&f, "--engine", "null", "--random", "--random-percent", "30", "--ops", "10"]);
+    assert_eq!(r["spec"]["random_percent"], 30);
+    let (code, _, err) = run(&[&f, "--engine", "null", "--random-percent", "30", "--ops", "10"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--random-percent 30 needs --random"), "{err}");
+}

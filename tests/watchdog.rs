@@ -96,6 +96,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
             overlap: false,
             seed: 1,
             worker: 0,
+            random_percent: 100,
         }),
         region_first_block: 0,
         ops_limit: None,

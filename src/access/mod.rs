@@ -14,6 +14,10 @@
 //! the hot set is not simply the start of the file. The bijection is the same
 //! for every worker, so they agree on which blocks are hot.
 //!
+//! Partly random access (`--random-percent P`, fio's `percentage_random`): each I/O
+//! is a random jump with probability P %, drawn from the distribution; otherwise it is
+//! the block after the previous one, so sequential runs continue from each jump.
+//!
 //! Generating a block number never allocates; its cost is measured in
 //! benches/hot_path.rs.
 
@@ -49,6 +53,8 @@ pub struct SourcePlan {
     pub seed: u64,
     /// Worker number, to give each worker its own random stream.
     pub worker: u32,
+    /// Share of random jumps, 0-100, for random timed runs; 100 is fully random.
+    pub random_percent: u8,
 }
 
 /// The block numbers one worker will address.
@@ -68,10 +74,38 @@ pub enum BlockSource {
     Pareto { pareto: Pareto, rng: Rng, scramble: Option<Permutation> },
     /// Gaussian positions.
     Gaussian { gaussian: Gaussian, rng: Rng },
+    /// `--random-percent` below 100: a jump drawn from `jumps` with probability
+    /// `random_percent` %, else the block after `last`.
+    PartlyRandom(Box<PartlyRandom>),
+}
+
+/// The state of partly random access (boxed: it holds the source of its jumps).
+#[derive(Clone, Debug)]
+pub struct PartlyRandom {
+    jumps: BlockSource,
+    rng: Rng,
+    random_percent: u64,
+    last: u64,
+    blocks: u64,
 }
 
 impl BlockSource {
     pub fn new(plan: &SourcePlan) -> Self {
+        if plan.order == AccessOrder::Random && !plan.once && plan.random_percent < 100 {
+            let jumps = BlockSource::new(&SourcePlan { random_percent: 100, ..*plan });
+            let rng = Rng::new(plan.seed, 0x9a27_1e55 + u64::from(plan.worker));
+            // The first I/O continues from just before the worker's share, like a sequential worker.
+            let start = share_boundary(plan.blocks, plan.share_index, plan.share_count);
+            let last = if start == 0 { plan.blocks - 1 } else { start - 1 };
+            let random_percent = u64::from(plan.random_percent);
+            return BlockSource::PartlyRandom(Box::new(PartlyRandom {
+                jumps,
+                rng,
+                random_percent,
+                last,
+                blocks: plan.blocks,
+            }));
+        }
         let blocks = plan.blocks;
         assert!(blocks > 0 && plan.share_count > 0);
         let share_start = share_boundary(blocks, plan.share_index, plan.share_count);
@@ -113,6 +147,7 @@ impl BlockSource {
             BlockSource::Zipf { zipf, .. } => zipf.len(),
             BlockSource::Pareto { pareto, .. } => pareto.len(),
             BlockSource::Gaussian { gaussian, .. } => gaussian.len(),
+            BlockSource::PartlyRandom(p) => p.blocks,
         }
     }
 
@@ -154,6 +189,17 @@ impl BlockSource {
                 Some(scramble.as_ref().map_or(rank, |p| p.at(rank)))
             }
             BlockSource::Gaussian { gaussian, rng } => Some(gaussian.sample(rng)),
+            BlockSource::PartlyRandom(p) => {
+                let block = if p.rng.below(100) < p.random_percent {
+                    p.jumps.next_block()?
+                } else if p.last + 1 == p.blocks {
+                    0
+                } else {
+                    p.last + 1
+                };
+                p.last = block;
+                Some(block)
+            }
         }
     }
 }
@@ -209,6 +255,7 @@ mod tests {
             overlap: false,
             seed: 9,
             worker,
+            random_percent: 100,
         }
     }
 
@@ -292,5 +339,51 @@ mod tests {
         assert!(plain.iter().all(|&b| b < 20), "{plain:?}");
         let scattered = hottest(true);
         assert!(scattered.iter().filter(|&&b| b > 1 << 10).count() >= 8, "{scattered:?}");
+    }
+
+    /// Counts the I/Os that jump (are not the block after the previous one).
+    fn jumps(s: &mut BlockSource, n: usize) -> usize {
+        let mut prev = s.next_block().unwrap();
+        let mut jumps = 0;
+        for _ in 1..n {
+            let b = s.next_block().unwrap();
+            if b != prev + 1 {
+                jumps += 1;
+            }
+            prev = b;
+        }
+        jumps
+    }
+
+    #[test]
+    fn random_percent_mixes_sequential_runs_and_jumps_in_proportion() {
+        let blocks = 1u64 << 30; // a jump lands on the next block with probability 2^-30
+        for percent in [0u8, 10, 50, 90] {
+            let mut p = plan(AccessOrder::Random, Distribution::Uniform, false, blocks, 0, 1);
+            p.random_percent = percent;
+            let n = 100_000;
+            let share = jumps(&mut BlockSource::new(&p), n) as f64 / (n - 1) as f64;
+            assert!((share - f64::from(percent) / 100.0).abs() < 0.01, "{percent}%: {share:.4} jumps");
+        }
+        // 100 is the plain source: no wrapper, every I/O a draw.
+        let p = plan(AccessOrder::Random, Distribution::Uniform, false, blocks, 0, 1);
+        assert!(matches!(BlockSource::new(&p), BlockSource::Uniform { .. }));
+    }
+
+    #[test]
+    fn random_percent_runs_continue_from_each_jump_and_wrap() {
+        let blocks = 8u64;
+        let mut p = plan(AccessOrder::Random, Distribution::Uniform, false, blocks, 1, 2);
+        p.random_percent = 0;
+        let mut s = BlockSource::new(&p);
+        // Fully sequential from the worker's share, wrapping at the end of the region.
+        let got: Vec<u64> = (0..6).map(|_| s.next_block().unwrap()).collect();
+        assert_eq!(got, vec![4, 5, 6, 7, 0, 1]);
+        assert_eq!(s.region_blocks(), blocks);
+        // Skewed distributions jump by their own law; the runs stay inside the region.
+        p.random_percent = 30;
+        p.distribution = Distribution::Zipf { theta: 1.2 };
+        let mut s = BlockSource::new(&p);
+        assert!((0..10_000).all(|_| s.next_block().unwrap() < blocks));
     }
 }

@@ -57,6 +57,9 @@ struct JobOptions {
     bs: String,
     iodepth: String,
     numjobs: String,
+    /// fio writes it only when set: `--random-percent`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    percentage_random: Option<String>,
     ioengine: String,
     direct: String,
     randseed: String,
@@ -151,6 +154,7 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
             bs: s.block_size_bytes.to_string(),
             iodepth: s.queue_depth.to_string(),
             numjobs: s.threads.to_string(),
+            percentage_random: s.random_percent.map(|p| p.to_string()),
             // fio's name for pread/pwrite is psync.
             ioengine: if r.engine.name == "sync" { "psync".into() } else { r.engine.name.clone() },
             direct: u8::from(r.direct.effective).to_string(),

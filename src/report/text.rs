@@ -26,6 +26,10 @@ pub fn render(r: &RunResult) -> String {
             format!("gaussian(center={center}, stddev={stddev})")
         }
     };
+    let order = match s.random_percent {
+        Some(p) if p < 100 => format!("{order} ({p}% jumps, the rest sequential)"),
+        _ => order,
+    };
     let mut length = match s.run_length {
         RunLength::Duration { ns } => units::seconds_ns(ns),
         RunLength::UntilCovered => "until every block is done".to_string(),

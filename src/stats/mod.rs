@@ -14,6 +14,7 @@
 pub mod coverage;
 pub mod interval;
 pub mod io_errors;
+pub mod steady_state;
 
 use base64::Engine as _;
 use hdrhistogram::Histogram;

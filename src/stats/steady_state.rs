@@ -1,0 +1,260 @@
+//! Steady state (fio's `steadystate`, the SNIA PTS criterion): is the last window of
+//! interval figures flat enough to stop?
+//!
+//! A `Criterion` names a metric (IOPS, bandwidth or mean latency), a test (the largest
+//! deviation of any interval from the window's mean, or the slope of the least-squares
+//! line through the window) and a limit, either as a share of the window's mean
+//! (`iops:2%`) or in the metric's own unit per interval or per second (`iops:500`,
+//! `bw_slope:1%`). A `Detector` is fed one figure per interval and says, once its
+//! window is full and the limit holds, that the run is steady, with the window's
+//! figures.
+//!
+//! Must not: read clocks, touch workers or format; it only computes over the figures
+//! it is given (the sampler thread feeds it; the run decides what to do).
+
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::fmt;
+use std::str::FromStr;
+
+/// The figure a criterion watches, one value per interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Iops,
+    /// Bytes per second.
+    Bandwidth,
+    /// Mean latency of the interval's I/Os, ns.
+    MeanLatency,
+}
+
+/// How flatness is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Test {
+    /// The largest |value - mean| over the window.
+    Deviation,
+    /// |slope| of the least-squares line through the window, per second.
+    Slope,
+}
+
+/// The bound on the test's figure.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// A share of the window's mean, in percent.
+    Percent(f64),
+    /// In the metric's unit (per second for a slope).
+    Absolute(f64),
+}
+
+/// `--steady-state METRIC[_slope]:LIMIT[%]`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Criterion {
+    pub metric: Metric,
+    pub test: Test,
+    pub limit: Limit,
+}
+
+impl FromStr for Criterion {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let usage = "give METRIC:LIMIT with METRIC one of iops, bw, lat (add _slope for the slope test) and LIMIT a number or a percentage, e.g. iops:2% or bw_slope:0.5%";
+        let (name, limit) = s.split_once(':').ok_or_else(|| format!("{s:?}: {usage}"))?;
+        let (metric, test) = match name.trim().to_ascii_lowercase().as_str() {
+            "iops" => (Metric::Iops, Test::Deviation),
+            "iops_slope" => (Metric::Iops, Test::Slope),
+            "bw" => (Metric::Bandwidth, Test::Deviation),
+            "bw_slope" => (Metric::Bandwidth, Test::Slope),
+            "lat" => (Metric::MeanLatency, Test::Deviation),
+            "lat_slope" => (Metric::MeanLatency, Test::Slope),
+            other => return Err(format!("unknown metric {other:?}: {usage}")),
+        };
+        let limit = limit.trim();
+        let (number, percent) = match limit.strip_suffix('%') {
+            Some(n) => (n, true),
+            None => (limit, false),
+        };
+        let value: f64 = number.trim().parse().map_err(|_| format!("limit {limit:?} is not a number: {usage}"))?;
+        if !(value.is_finite() && value > 0.0) {
+            return Err(format!("limit {limit:?} must be above 0: {usage}"));
+        }
+        let limit = if percent { Limit::Percent(value) } else { Limit::Absolute(value) };
+        Ok(Criterion { metric, test, limit })
+    }
+}
+
+impl fmt::Display for Criterion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let metric = match self.metric {
+            Metric::Iops => "iops",
+            Metric::Bandwidth => "bw",
+            Metric::MeanLatency => "lat",
+        };
+        let slope = if self.test == Test::Slope { "_slope" } else { "" };
+        match self.limit {
+            Limit::Percent(p) => write!(f, "{metric}{slope}:{p}%"),
+            Limit::Absolute(a) => write!(f, "{metric}{slope}:{a}"),
+        }
+    }
+}
+
+/// What a full window looked like.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WindowFigures {
+    /// Mean of the metric over the window.
+    pub mean: f64,
+    /// The largest |value - mean|.
+    pub max_deviation: f64,
+    /// Slope of the least-squares line, in the metric's unit per second.
+    pub slope_per_sec: f64,
+    /// The test's figure and its bound, in the metric's unit (per second for a slope).
+    pub figure: f64,
+    pub bound: f64,
+}
+
+impl WindowFigures {
+    pub fn steady(&self) -> bool {
+        self.figure <= self.bound
+    }
+}
+
+/// Judges a rolling window of `window_len` interval figures against a criterion.
+#[derive(Clone, Debug)]
+pub struct Detector {
+    criterion: Criterion,
+    window_len: usize,
+    interval_sec: f64,
+    values: VecDeque<f64>,
+}
+
+impl Detector {
+    /// `window_len` intervals of `interval_ns` each (at least 2, for a slope).
+    pub fn new(criterion: Criterion, window_len: usize, interval_ns: u64) -> Self {
+        let window_len = window_len.max(2);
+        Self {
+            criterion,
+            window_len,
+            interval_sec: interval_ns as f64 / 1e9,
+            values: VecDeque::with_capacity(window_len),
+        }
+    }
+
+    pub fn criterion(&self) -> Criterion {
+        self.criterion
+    }
+
+    /// Adds the next interval's figure; returns the window's figures once it is full.
+    pub fn push(&mut self, value: f64) -> Option<WindowFigures> {
+        if self.values.len() == self.window_len {
+            self.values.pop_front();
+        }
+        self.values.push_back(value);
+        (self.values.len() == self.window_len).then(|| self.figures())
+    }
+
+    fn figures(&self) -> WindowFigures {
+        let n = self.values.len() as f64;
+        let mean = self.values.iter().sum::<f64>() / n;
+        let max_deviation = self.values.iter().map(|v| (v - mean).abs()).fold(0.0, f64::max);
+        // Least squares over x = 0, 1, .., n-1 intervals: slope = Σ(x-x̄)(y-ȳ) / Σ(x-x̄)².
+        let x_mean = (n - 1.0) / 2.0;
+        let (mut sxy, mut sxx) = (0.0, 0.0);
+        for (i, v) in self.values.iter().enumerate() {
+            let dx = i as f64 - x_mean;
+            sxy += dx * (v - mean);
+            sxx += dx * dx;
+        }
+        let slope_per_sec = if sxx > 0.0 { sxy / sxx / self.interval_sec } else { 0.0 };
+        let figure = match self.criterion.test {
+            Test::Deviation => max_deviation,
+            Test::Slope => slope_per_sec.abs(),
+        };
+        let bound = match self.criterion.limit {
+            Limit::Percent(p) => p / 100.0 * mean.abs(),
+            Limit::Absolute(a) => a,
+        };
+        WindowFigures { mean, max_deviation, slope_per_sec, figure, bound }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(s: &str) -> Criterion {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn parses_every_metric_and_test_and_refuses_nonsense() {
+        assert_eq!(c("iops:2%"), Criterion { metric: Metric::Iops, test: Test::Deviation, limit: Limit::Percent(2.0) });
+        assert_eq!(c("bw_slope:0.5%").test, Test::Slope);
+        assert_eq!(c("lat:100").limit, Limit::Absolute(100.0));
+        assert_eq!(c("LAT_SLOPE:1%").metric, Metric::MeanLatency);
+        for bad in ["iops", "iops:", "iops:x%", "iops:-1%", "iops:0", "foo:1%", "iops:inf"] {
+            assert!(bad.parse::<Criterion>().is_err(), "{bad}");
+        }
+        for s in ["iops:2%", "bw_slope:0.5%", "lat:100"] {
+            assert_eq!(c(s).to_string(), s);
+        }
+    }
+
+    #[test]
+    fn a_flat_window_is_steady_only_once_full() {
+        let mut d = Detector::new(c("iops:2%"), 5, 1_000_000_000);
+        for v in [1000.0, 1010.0, 990.0, 1005.0] {
+            assert_eq!(d.push(v), None);
+        }
+        let w = d.push(995.0).unwrap();
+        assert!((w.mean - 1000.0).abs() < 1e-9);
+        assert!((w.max_deviation - 10.0).abs() < 1e-9);
+        assert!((w.bound - 20.0).abs() < 1e-9);
+        assert!(w.steady());
+    }
+
+    #[test]
+    fn deviation_outside_the_limit_is_not_steady_and_the_window_rolls() {
+        let mut d = Detector::new(c("iops:2%"), 3, 1_000_000_000);
+        d.push(500.0);
+        d.push(1000.0);
+        assert!(!d.push(1000.0).unwrap().steady()); // 500 is far below the mean
+        assert!(d.push(1000.0).unwrap().steady()); // 500 has left the window
+    }
+
+    #[test]
+    fn slope_is_per_second_whatever_the_interval() {
+        // +10 per interval of 250 ms is +40 per second.
+        let mut d = Detector::new(c("iops_slope:50"), 4, 250_000_000);
+        let mut last = None;
+        for i in 0..4 {
+            last = d.push(1000.0 + 10.0 * f64::from(i));
+        }
+        let w = last.unwrap();
+        assert!((w.slope_per_sec - 40.0).abs() < 1e-9, "{w:?}");
+        assert!(w.steady());
+        let mut d = Detector::new(c("iops_slope:30"), 4, 250_000_000);
+        let w = (0..4).map(|i| d.push(1000.0 + 10.0 * f64::from(i))).last().flatten().unwrap();
+        assert!(!w.steady());
+        // A percentage of the mean: 40/s over a mean of 1015 is 3.9 %.
+        let mut d = Detector::new(c("iops_slope:4%"), 4, 250_000_000);
+        assert!((0..4).map(|i| d.push(1000.0 + 10.0 * f64::from(i))).last().flatten().unwrap().steady());
+    }
+
+    #[test]
+    fn a_drift_inside_the_deviation_bound_can_still_fail_the_slope() {
+        // A steady climb of 0.2 % per interval: every value within 1 % of the mean, but the
+        // line rises 2 % per second at 100 ms intervals.
+        let values: Vec<f64> = (0..9).map(|i| 1000.0 * (1.0 + 0.002 * f64::from(i))).collect();
+        let mut dev = Detector::new(c("iops:1%"), 9, 100_000_000);
+        let mut slope = Detector::new(c("iops_slope:1%"), 9, 100_000_000);
+        let (mut a, mut b) = (None, None);
+        for v in values {
+            a = dev.push(v);
+            b = slope.push(v);
+        }
+        assert!(a.unwrap().steady());
+        assert!(!b.unwrap().steady());
+    }
+}
