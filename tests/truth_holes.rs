@@ -168,23 +168,33 @@ fn with_force_holes_and_unwritten_extents_are_laid_out_onto_the_disk() {
     }
 }
 
+/// Lays out `path` as iopulse's own file (a read run), then punches a 2 MiB hole at
+/// 1 MiB. False (with a SKIP message) where the filesystem keeps no user xattrs or
+/// cannot punch holes.
+fn own_file_with_a_hole(path: &Path) -> bool {
+    let (code, _, stderr, r) = read_pass(&path_str(path), &["--file-size", "8M"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(allocation(&r)["allocated_fraction"].as_f64(), Some(1.0), "a fresh layout is all data");
+    if xattr::get(path, "user.iopulse.layout").ok().flatten().is_none() {
+        eprintln!("SKIP: this filesystem keeps no user xattrs: no file is iopulse's own");
+        return false;
+    }
+    if !punch_hole(path, 1 << 20, 2 << 20) {
+        eprintln!("SKIP: this filesystem cannot punch holes");
+        return false;
+    }
+    assert_eq!(data_bytes(path), SIZE - (2 << 20));
+    true
+}
+
 #[test]
 fn a_hole_in_iopulses_own_file_is_laid_out_again_without_force() {
     let dir = temp_dir();
     let path = dir.path().join("own.dat");
     let f = path_str(&path);
-    let (code, _, stderr, r) = read_pass(&f, &["--file-size", "8M"]);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(allocation(&r)["allocated_fraction"].as_f64(), Some(1.0), "a fresh layout is all data");
-    if xattr::get(&path, "user.iopulse.layout").ok().flatten().is_none() {
-        eprintln!("SKIP: this filesystem keeps no user xattrs: no file is iopulse's own");
+    if !own_file_with_a_hole(&path) {
         return;
     }
-    if !punch_hole(&path, 1 << 20, 2 << 20) {
-        eprintln!("SKIP: this filesystem cannot punch holes");
-        return;
-    }
-    assert_eq!(data_bytes(&path), SIZE - (2 << 20));
     let (code, text, stderr, r) = read_pass(&f, &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(!text.contains("holes or unwritten extents"), "{text}");
@@ -199,14 +209,7 @@ fn keep_holes_reads_iopulses_own_file_as_it_is_with_a_warning() {
     let dir = temp_dir();
     let path = dir.path().join("kept.dat");
     let f = path_str(&path);
-    let (code, _, stderr, _) = read_pass(&f, &["--file-size", "8M"]);
-    assert_eq!(code, 0, "{stderr}");
-    if xattr::get(&path, "user.iopulse.layout").ok().flatten().is_none() {
-        eprintln!("SKIP: this filesystem keeps no user xattrs: no file is iopulse's own");
-        return;
-    }
-    if !punch_hole(&path, 1 << 20, 2 << 20) {
-        eprintln!("SKIP: this filesystem cannot punch holes");
+    if !own_file_with_a_hole(&path) {
         return;
     }
     let (code, text, stderr, r) = read_pass(&f, &["--keep-holes"]);

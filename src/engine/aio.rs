@@ -258,36 +258,12 @@ impl Engine for AioEngine {
             tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
             tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
         };
-        self.counters.io_getevents_calls += 1;
-        // SAFETY: `events` holds at least `room` io_events the kernel may write, and the
-        // timeout lives on this stack frame for the whole call.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_getevents,
-                self.ctx,
-                1 as libc::c_long,
-                room as libc::c_long,
-                self.events.as_mut_ptr(),
-                &mut timeout as *mut libc::timespec,
-            )
-        };
-        if r < 0 {
-            let e = io::Error::last_os_error();
+        match self.get_events(1, room, Some(&mut timeout)) {
+            Ok(r) => Ok(self.deliver(r, out, n)),
             // A signal: return what there is, so that the worker sees its stop word.
-            return if e.raw_os_error() == Some(libc::EINTR) {
-                Ok(n)
-            } else {
-                Err(EngineError::new("io_getevents", e))
-            };
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(n),
+            Err(e) => Err(EngineError::new("io_getevents", e)),
         }
-        for i in 0..r as usize {
-            let event = self.events[i];
-            if let Some(c) = self.on_event(event) {
-                out[n] = c;
-                n += 1;
-            }
-        }
-        Ok(n)
     }
 
     fn setup_facts(&self) -> Vec<(String, String)> {
@@ -388,35 +364,47 @@ impl AioEngine {
                 break;
             }
             let want = (min - n).min(room);
-            self.counters.io_getevents_calls += 1;
-            // SAFETY: `events` holds at least `room` io_events the kernel may write; a null
-            // timeout waits without limit.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_io_getevents,
-                    self.ctx,
-                    want as libc::c_long,
-                    room as libc::c_long,
-                    self.events.as_mut_ptr(),
-                    ptr::null_mut::<libc::timespec>(),
-                )
-            };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::EINTR) {
-                    continue;
-                }
-                return Err(EngineError::new("io_getevents", e));
-            }
-            for i in 0..r as usize {
-                let event = self.events[i];
-                if let Some(c) = self.on_event(event) {
-                    out[n] = c;
-                    n += 1;
-                }
+            match self.get_events(want, room, None) {
+                Ok(r) => n = self.deliver(r, out, n),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) => return Err(EngineError::new("io_getevents", e)),
             }
         }
         Ok(n)
+    }
+
+    /// One io_getevents call: waits for at least `min` of at most `room` events into
+    /// `events` (no longer than `timeout`, if given); returns how many arrived.
+    fn get_events(&mut self, min: usize, room: usize, timeout: Option<&mut libc::timespec>) -> io::Result<usize> {
+        debug_assert!(room <= self.events.len());
+        self.counters.io_getevents_calls += 1;
+        let timeout = timeout.map_or(ptr::null_mut(), |t| t as *mut libc::timespec);
+        // SAFETY: `events` holds at least `room` io_events the kernel may write; the timeout
+        // is null (wait without limit) or borrowed for the whole call.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_getevents,
+                self.ctx,
+                min as libc::c_long,
+                room as libc::c_long,
+                self.events.as_mut_ptr(),
+                timeout,
+            )
+        };
+        if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r as usize) }
+    }
+
+    /// Hands the first `arrived` events of `events` to `on_event`, writing whole
+    /// completions to `out` from `n`; returns the new count.
+    fn deliver(&mut self, arrived: usize, out: &mut [Completion], mut n: usize) -> usize {
+        for i in 0..arrived {
+            let event = self.events[i];
+            if let Some(c) = self.on_event(event) {
+                out[n] = c;
+                n += 1;
+            }
+        }
+        n
     }
 
     /// Takes completions waiting in the context's ring without a system call.
@@ -489,23 +477,11 @@ impl Drop for AioEngine {
         self.pending_len = 0;
         while self.in_flight > 0 {
             let room = self.events.len().min(self.in_flight);
-            // SAFETY: as in `harvest`.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_io_getevents,
-                    self.ctx,
-                    1 as libc::c_long,
-                    room as libc::c_long,
-                    self.events.as_mut_ptr(),
-                    ptr::null_mut::<libc::timespec>(),
-                )
+            let r = match self.get_events(1, room, None) {
+                Ok(r) => r,
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(_) => break, // io_destroy below still waits for what is left
             };
-            if r < 0 {
-                if last_errno() == libc::EINTR {
-                    continue;
-                }
-                break; // io_destroy below still waits for what is left
-            }
             self.in_flight -= r as usize;
         }
         // SAFETY: the context is ours and destroyed once; io_destroy waits for any
