@@ -19,6 +19,7 @@ pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod commands;
+mod cpu_state;
 pub mod data;
 pub mod diag;
 pub mod engine;

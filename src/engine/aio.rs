@@ -482,7 +482,7 @@ impl Drop for AioEngine {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                 Err(_) => break, // io_destroy below still waits for what is left
             };
-            self.in_flight -= r as usize;
+            self.in_flight -= r;
         }
         // SAFETY: the context is ours and destroyed once; io_destroy waits for any
         // request still in flight before it returns, so no buffer is written afterwards.

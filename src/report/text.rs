@@ -194,6 +194,9 @@ pub fn render(r: &RunResult) -> String {
     for line in cpu_lines(&r.cpu) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = cpu_state_line(r) {
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(out, "{}", queue_depth_line(r));
     if let Some(c) = &r.coverage {
         let approx = if c.exact { "" } else { "~" };
@@ -580,6 +583,42 @@ pub fn cpu_lines(c: &crate::result::CpuInfo) -> [String; 2] {
             units::seconds_ns(c.other_ns)
         ),
     ]
+}
+
+/// The CPU's state over the window: governor, boost, SMT, frequency, steal and other
+/// work, each "unknown" where the machine does not say. `None` for results without it.
+pub fn cpu_state_line(r: &RunResult) -> Option<String> {
+    let c = r.cpu_state.as_ref()?;
+    let governor = match c.governors.len() {
+        0 => "governor unknown".to_string(),
+        1 => format!("governor {}", c.governors.keys().next().expect("one")),
+        _ => format!(
+            "governors {}",
+            c.governors
+                .iter()
+                .map(|(g, cpus)| format!("{g} (CPUs {})", format_list(cpus)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let on_off = |b: Option<bool>| match b {
+        Some(true) => "on",
+        Some(false) => "off",
+        None => "unknown",
+    };
+    let ghz = |khz: u64| format!("{:.2} GHz", khz as f64 / 1e6);
+    let frequency = match (c.frequency_mean_khz, c.frequency_min_khz) {
+        (Some(mean), Some(min)) => format!("{} mean, {} min", ghz(mean), ghz(min)),
+        _ => "frequency unknown".to_string(),
+    };
+    let steal = c.steal_fraction.map_or("steal unknown".to_string(), |s| format!("steal {:.1}%", s * 100.0));
+    let other = c.other_work_cpus.map_or("other work unknown".to_string(), |o| format!("other work {o:.2} CPUs"));
+    Some(format!(
+        "{:<9} {governor} · boost {} · SMT {} · {frequency} · {steal} · {other}",
+        "CPU state",
+        on_off(c.boost),
+        on_off(c.smt_active)
+    ))
 }
 
 /// The I/O mode line, exactly as users grep for it; with an engine that moves no bytes,

@@ -298,6 +298,9 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
         notes.push("cluster results merged: their rank tables are in their own files".into());
     }
     m.cluster = None;
+    // Each run's CPU state is its own machine's at its own time: none describes the
+    // merge (every input keeps its own, and a cluster result each rank's).
+    m.cpu_state = None;
     m.environment.hostname = hostnames.join(",");
     m.window_ns = results.iter().map(|r| r.window_ns).max().unwrap_or(0);
     m.stop_reason = if results.iter().any(|r| r.stop_reason == StopReason::Error) {

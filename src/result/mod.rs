@@ -3,6 +3,7 @@
 //! Built once by `run/assemble.rs` from the merged statistics; reports only
 //! read it. `merge` combines whole results (hosts of a cluster run, `iopulse merge`).
 
+pub use crate::cpu_state::CpuState;
 pub use crate::environment::Environment;
 
 pub mod merge;
@@ -52,6 +53,10 @@ pub struct RunResult {
     pub write: OpSummary,
     pub total: OpSummary,
     pub cpu: CpuInfo,
+    /// The CPU's state over the window: governor, boost, SMT, frequencies of the workers'
+    /// CPUs, steal and other work on the machine (null in results of versions before it).
+    #[serde(default)]
+    pub cpu_state: Option<CpuState>,
     /// Blocks accessed / blocks in the region, and how concentrated the access was.
     pub coverage: Option<Coverage>,
     /// Time spent making writes durable after the window (mmap msync, --fsync-on-close);

@@ -43,10 +43,16 @@ pub(super) struct Planned<'a> {
 pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &AtomicUsize) -> RunResult {
     let Planned { spec, diag, ref started_at, targets, removed_after_run, layout, effective_depth, placed } = *planned;
     let started_at = started_at.clone();
-    let Execution { start_ns, workers, abandoned, cpu_window, fsync, mut time_series, .. } = execution;
+    let Execution { start_ns, workers, abandoned, cpu_window, fsync, mut time_series, cpu_state, .. } = execution;
     let end_ns =
         workers.iter().map(|w| w.end_ns).max().or_else(|| abandoned.iter().map(|a| a.at_ns).max()).unwrap_or(start_ns);
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
+
+    // The CPU's state over the window, for the CPUs the workers could run on.
+    let cpu_state = cpu_state.state(&worker_cpus(placed), cpu_window.total_ns(), window_ns);
+    for warning in crate::cpu_state::warnings(&cpu_state) {
+        diag.warn(warning);
+    }
 
     // Engine notes (fallbacks taken at set-up): each distinct one said once.
     let mut said: Vec<&String> = Vec::new();
@@ -188,6 +194,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         write: write.summarize(window_ns),
         total: total.summarize(window_ns),
         cpu: cpu_info(worker_cpu, cpu_window, ops, window_ns),
+        cpu_state: Some(cpu_state),
         coverage,
         durability,
         workers: workers
@@ -394,4 +401,16 @@ fn target_info(
         read,
         write,
     }
+}
+
+/// The CPUs the workers could run on: the union of their pinned CPUs when every worker is
+/// pinned, else every CPU the process may use (empty when unknown: every online CPU).
+fn worker_cpus(placed: &Placed) -> Vec<u32> {
+    let workers = &placed.plan.workers;
+    if !workers.is_empty() && workers.iter().all(|w| w.cpus.is_some()) {
+        let set: std::collections::BTreeSet<u32> =
+            workers.iter().flat_map(|w| w.cpus.iter().flatten().copied()).collect();
+        return set.into_iter().collect();
+    }
+    placed.topology.as_ref().map(|(t, _)| t.allowed.clone()).unwrap_or_default()
 }

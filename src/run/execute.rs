@@ -10,6 +10,7 @@ use super::start_line::{Opened, StartLine};
 use super::watchdog::{self, Abandoned};
 use super::worker_plan;
 use crate::clock::Clock;
+use crate::cpu_state;
 use crate::engine::{Engine, WithEngine};
 use crate::error::{Error, RunError};
 use crate::placement::PlacementPlan;
@@ -65,6 +66,8 @@ pub(super) struct Execution {
     pub(super) fsync: Option<Result<u64, String>>,
     /// One row per interval, when collected.
     pub(super) time_series: Vec<TimeSeriesRow>,
+    /// The CPU's state over the window (governor, frequencies, steal, other work).
+    pub(super) cpu_state: cpu_state::Recorded,
 }
 
 /// Spawns the workers, releases them together and waits for them under the watchdog
@@ -134,6 +137,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     // The whole process's CPU time at the release: the window's CPU is counted from here,
     // every thread of the process (and io_uring's kernel threads) included, set-up excluded.
     let cpu_at_release = rusage::process_cpu();
+    let mut cpu_state = cpu_state::Recorder::start(std::path::Path::new("/"));
     let start = control.release(handles.len(), spawn_error.is_some() || open_error.is_some() || interrupted);
     let start_unix_ns = start.map_or(0, |s| wall_ns + s.saturating_sub(clock_ns));
     let sampling_done = Arc::new(AtomicBool::new(false));
@@ -162,7 +166,8 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         }
         _ => None,
     };
-    let supervised = watchdog::supervise(handles, done_rx, &control, spec.io_timeout_ns);
+    let supervised = watchdog::supervise(handles, done_rx, &control, spec.io_timeout_ns, &mut || cpu_state.sample());
+    let cpu_state = cpu_state.finish();
     // ... and as it closes.
     crate::target::page_cache::at_window_end(targets);
     sampling_done.store(true, Ordering::Release);
@@ -200,6 +205,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         cpu_window,
         fsync: None,
         time_series,
+        cpu_state,
     })
 }
 

@@ -72,6 +72,7 @@ pub fn supervise(
     done: Receiver<u32>,
     control: &RunControl,
     io_timeout_ns: u64,
+    on_tick: &mut dyn FnMut(),
 ) -> Supervised {
     let poll = Duration::from_nanos(if io_timeout_ns == 0 { 100_000_000 } else { io_timeout_ns / 10 })
         .clamp(Duration::from_millis(5), Duration::from_millis(100));
@@ -103,6 +104,7 @@ pub fn supervise(
         if handles.iter().all(Option::is_none) {
             break;
         }
+        on_tick();
         let now = control.clock.now_ns();
         let word = control.stop.load(Ordering::Relaxed);
         if word != stop_code::RUNNING && stop_seen_ns.is_none() {
