@@ -124,6 +124,9 @@ pub fn render(r: &RunResult) -> String {
     if let Some(line) = cache_line(r) {
         let _ = writeln!(out, "{line}");
     }
+    for line in device_lines(r) {
+        let _ = writeln!(out, "{line}");
+    }
     for line in hole_lines(r, shown_targets) {
         let _ = writeln!(out, "{line}");
     }
@@ -560,6 +563,68 @@ pub fn cache_line(r: &RunResult) -> Option<String> {
         }
     };
     Some(format!("{:<9} {text}{targets}", "Cache"))
+}
+
+/// The device witness: per device under the targets (targets on one device share a line),
+/// the share of the run's reads and writes it saw, the devices stacked below it, and its
+/// warning. Nothing for a target with no device (tmpfs, the null engine).
+pub fn device_lines(r: &RunResult) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut shown: Vec<&crate::target::DeviceWitness> = Vec::new();
+    for w in r.targets.iter().filter_map(|t| t.device_witness.as_ref()) {
+        if shown.iter().any(|s| s.device == w.device && s.delta == w.delta) {
+            continue;
+        }
+        shown.push(w);
+        let dev = &w.device;
+        let pct = |s: Option<f64>| s.map_or_else(|| "?".to_string(), |s| format!("{:.1} %", 100.0 * s));
+        let mut seen = Vec::new();
+        if w.iopulse.read_ios > 0 {
+            seen.push(format!(
+                "{} of the bytes read ({} of the read I/Os)",
+                pct(w.read_bytes_share),
+                pct(w.read_ios_share)
+            ));
+        }
+        if w.iopulse.write_ios > 0 {
+            seen.push(format!(
+                "{} of the bytes written ({} of the write I/Os)",
+                pct(w.write_bytes_share),
+                pct(w.write_ios_share)
+            ));
+        }
+        let shared = if w.targets_on_device > 1 {
+            format!(", {} targets on it together", w.targets_on_device)
+        } else {
+            String::new()
+        };
+        let warn = if w.warning.is_some() { "⚠ " } else { "" };
+        let text = match (&w.delta, &w.unknown_reason) {
+            (None, why) => format!("{dev}: counters unknown ({})", why.as_deref().unwrap_or("not read")),
+            (Some(_), _) if seen.is_empty() => format!("{dev}: the run completed no I/O"),
+            (Some(_), _) => {
+                format!("{warn}{dev} saw {}{shared} (includes any other traffic on {dev})", seen.join(", "))
+            }
+        };
+        lines.push(format!("{:<9} {text}", "Device"));
+        for s in &w.stacked {
+            let figures = match &s.delta {
+                Some(d) => format!(
+                    "read {} in {} I/Os, wrote {} in {} I/Os",
+                    units::bytes(d.read_bytes),
+                    units::count(d.read_ios),
+                    units::bytes(d.write_bytes),
+                    units::count(d.write_ios)
+                ),
+                None => format!("counters unknown ({})", s.unknown_reason.as_deref().unwrap_or("not read")),
+            };
+            lines.push(format!("{:<9} below {}: {} {figures}", "", s.below, s.name));
+        }
+        if let Some(warning) = &w.warning {
+            lines.push(format!("{:<9} ⚠ {warning}", ""));
+        }
+    }
+    lines
 }
 
 /// The CPU lines: the whole process in the window (every thread, io_uring's kernel

@@ -338,6 +338,24 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
             })
         })
         .collect();
+    // A device's counters are one host's: across hosts they count different devices under
+    // one name, so the witness is kept only when every result is from one host.
+    if m.targets.iter().any(|t| t.device_witness.is_some()) {
+        if several_hosts {
+            for t in &mut m.targets {
+                t.device_witness = None;
+            }
+            notes.push(
+                "device witnesses dropped: the results are from several hosts (each result's own is in its file)"
+                    .into(),
+            );
+        } else if inputs.len() > 1 {
+            notes.push(
+                "device witnesses are each run's own: concurrent runs on one device count in each other's figures"
+                    .into(),
+            );
+        }
+    }
     m.workers = results.iter().flat_map(|r| r.workers.iter().cloned()).collect();
     for (index, w) in m.workers.iter_mut().enumerate() {
         w.index = index as u32;

@@ -316,6 +316,12 @@ pub struct TargetInfo {
     /// versions that did not measure it.
     #[serde(default)]
     pub page_cache: Option<crate::target::PageCache>,
+    /// What the block device under the target counted over the window, and the share of
+    /// this run's reads and writes it saw (`crate::target::DeviceWitness`); `None` when no
+    /// block device is under the target (tmpfs, the null engine), and in results of versions
+    /// that did not measure it.
+    #[serde(default)]
+    pub device_witness: Option<crate::target::DeviceWitness>,
     /// The target was a temporary file removed after the run (the embedded default).
     pub removed_after_run: bool,
     /// This target's share of the figures.

@@ -20,7 +20,8 @@ use crate::rusage;
 use crate::spec::Spec;
 use crate::stats::coverage::{self, CoverageTracker};
 use crate::stats::{CpuTimes, OpStats, encode_histogram};
-use crate::target::{DirectOutcome, PreparedTarget};
+use crate::target::device_witness::{self, Devices};
+use crate::target::{DeviceWitness, DirectOutcome, PreparedTarget};
 use crate::verify::{Failure, Mismatch, VerifyCounts};
 use crate::worker::{WorkerResult, WorkerStop, stop_code};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,13 +38,18 @@ pub(super) struct Planned<'a> {
     pub(super) layout: &'a RegionLayout,
     pub(super) effective_depth: u32,
     pub(super) placed: &'a Placed,
+    /// The block devices under the targets (the witness's counters are theirs).
+    pub(super) devices: &'a Devices,
 }
 
 /// Builds the result of a run from what it planned and what its workers handed back.
 pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &AtomicUsize) -> RunResult {
-    let Planned { spec, diag, ref started_at, targets, removed_after_run, layout, effective_depth, placed } = *planned;
+    let Planned { spec, diag, ref started_at, targets, removed_after_run, layout, effective_depth, placed, devices } =
+        *planned;
     let started_at = started_at.clone();
-    let Execution { start_ns, workers, abandoned, cpu_window, fsync, mut time_series, cpu_state, .. } = execution;
+    let Execution {
+        start_ns, workers, abandoned, cpu_window, fsync, mut time_series, cpu_state, device_counters, ..
+    } = execution;
     let end_ns =
         workers.iter().map(|w| w.end_ns).max().or_else(|| abandoned.iter().map(|a| a.at_ns).max()).unwrap_or(start_ns);
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
@@ -80,6 +86,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     }
     let mut total = read.clone();
     total.merge(&write);
+    let witnesses = device_witnesses(devices, &device_counters, targets, &per_target, diag);
 
     let io_errors = crate::stats::io_errors::summarize(workers.iter().map(|w| &w.errors), spec.error_limit(), |t| {
         targets.get(t as usize).map_or_else(|| format!("target #{t}"), |t| t.plan.path.display().to_string())
@@ -183,7 +190,12 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         targets: targets
             .iter()
             .zip(&per_target)
-            .map(|(t, (r, w))| target_info(t, removed_after_run, r.summarize(window_ns), w.summarize(window_ns)))
+            .zip(witnesses)
+            .map(|((t, (r, w)), witness)| {
+                let mut info = target_info(t, removed_after_run, r.summarize(window_ns), w.summarize(window_ns));
+                info.device_witness = witness;
+                info
+            })
             .collect(),
         direct,
         storage_touched: spec.engine.caps().touches_storage,
@@ -250,6 +262,43 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         stuck_io,
         memory: None,
     }
+}
+
+/// Each target's device witness, from the counters at the window's edges and what the run
+/// did on each target; a share far from what the I/O mode promises is warned about once
+/// per device.
+fn device_witnesses(
+    devices: &Devices,
+    (start, end): &(device_witness::Snapshot, device_witness::Snapshot),
+    targets: &[PreparedTarget],
+    per_target: &[(OpStats, OpStats)],
+    diag: &Diagnostics,
+) -> Vec<Option<DeviceWitness>> {
+    let io: Vec<device_witness::TargetIo> = targets
+        .iter()
+        .zip(per_target)
+        .map(|(t, (r, w))| device_witness::TargetIo {
+            io: device_witness::IoCounts {
+                read_ios: r.ops,
+                read_bytes: r.bytes,
+                write_ios: w.ops,
+                write_bytes: w.bytes,
+            },
+            direct: t.direct.effective,
+            cache_dropped: t.page_cache.facts().is_some_and(|c| c.invalidated),
+        })
+        .collect();
+    let witnesses = devices.witnesses(start, end, &io);
+    let mut warned: Vec<&str> = Vec::new();
+    for w in witnesses.iter().flatten() {
+        if let Some(warning) = &w.warning
+            && !warned.contains(&w.device.as_str())
+        {
+            diag.warn(warning.clone());
+            warned.push(&w.device);
+        }
+    }
+    witnesses
 }
 
 /// The CPU figures: the whole process in the window (per I/O, in cores), the workers'
@@ -397,6 +446,7 @@ fn target_info(
         direct: t.direct.clone(),
         allocation: t.allocation.clone(),
         page_cache: t.page_cache.facts(),
+        device_witness: None,
         removed_after_run,
         read,
         write,

@@ -22,6 +22,7 @@ use crate::start_at;
 use crate::stats::CpuTimes;
 use crate::stats::interval::{self, RowObserver, SamplerConfig, TimeSeriesRow};
 use crate::target::PreparedTarget;
+use crate::target::device_witness::{Devices, Snapshot};
 use crate::worker::{self, RunControl, WorkerResult};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -39,6 +40,8 @@ pub(super) struct Execute<'a> {
     /// The live line is shown: interval histograms are wanted even without a time series.
     pub(super) live_line: bool,
     pub(super) start_line: &'a StartLine<'a>,
+    /// The block devices under the targets, whose counters are read at the window's edges.
+    pub(super) devices: &'a Devices,
 }
 
 impl WithEngine for Execute<'_> {
@@ -68,6 +71,8 @@ pub(super) struct Execution {
     pub(super) time_series: Vec<TimeSeriesRow>,
     /// The CPU's state over the window (governor, frequencies, steal, other work).
     pub(super) cpu_state: cpu_state::Recorded,
+    /// The devices' counters right before the release and right after the stop.
+    pub(super) device_counters: (Snapshot, Snapshot),
 }
 
 /// Spawns the workers, releases them together and waits for them under the watchdog
@@ -75,7 +80,7 @@ pub(super) struct Execution {
 /// left behind rather than joined, and owns everything it uses (its plan, its buffers,
 /// a share of the run control).
 fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
-    let Execute { spec, targets, layout, depth, stop, placement, live_line, start_line } = run;
+    let Execute { spec, targets, layout, depth, stop, placement, live_line, start_line, devices } = run;
     // With --io-timeout 0 nothing watches: workers get no heartbeat and publish nothing.
     let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
     let control = Arc::new(RunControl::new(Clock::new(), Arc::clone(stop)).with_heartbeats(watched));
@@ -132,6 +137,8 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     };
     // The page-cache residency of every target as the window opens (outside the window).
     crate::target::page_cache::at_window_start(targets);
+    // The devices' counters, last before the release (outside the window).
+    let devices_at_start = devices.snapshot();
     // The wall clock next to the run's clock, just before the release, to place the window.
     let (wall_ns, clock_ns) = (start_at::now_unix_ns(), control.clock.now_ns());
     // The whole process's CPU time at the release: the window's CPU is counted from here,
@@ -167,6 +174,8 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         _ => None,
     };
     let supervised = watchdog::supervise(handles, done_rx, &control, spec.io_timeout_ns, &mut || cpu_state.sample());
+    // The devices' counters, first after the stop.
+    let devices_at_end = devices.snapshot();
     let cpu_state = cpu_state.finish();
     // ... and as it closes.
     crate::target::page_cache::at_window_end(targets);
@@ -206,6 +215,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         fsync: None,
         time_series,
         cpu_state,
+        device_counters: (devices_at_start, devices_at_end),
     })
 }
 

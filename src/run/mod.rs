@@ -110,6 +110,14 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         diag.note(note);
     }
 
+    // The block devices under the targets, found before the window (none when nothing is
+    // touched): their counters are read at its edges.
+    let devices = if caps.touches_storage {
+        target::device_witness::Devices::find(targets.iter().map(|t| &t.file))
+    } else {
+        target::device_witness::Devices::none()
+    };
+
     // One monomorphised run per engine (the engine list is engine/'s).
     let mut execution = spec.engine.dispatch(execute::Execute {
         spec,
@@ -120,6 +128,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         placement: &placed.plan,
         live_line: diag.show_progress(),
         start_line: start,
+        devices: &devices,
     })?;
     // The targets of a real run stay; the embedded default's files go with the run.
     if temp.is_none() {
@@ -151,6 +160,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         layout: &layout,
         effective_depth,
         placed: &placed,
+        devices: &devices,
     };
     let mut result = assemble::assemble(&planned, execution, &stop);
     result.memory = Some(memory);

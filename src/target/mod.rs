@@ -5,10 +5,12 @@
 //! is in `pseudo_fs`, and which file a path names (device and inode) in `identity`;
 //! how much of a file's region holds written data (holes, unwritten extents) is in
 //! `allocation`; how much of it sits in the page cache, and dropping it before the
-//! window, in `page_cache`.
+//! window, in `page_cache`; the block devices under the targets and what they counted over
+//! the window, in `device_witness`.
 
 pub mod allocation;
 pub mod device;
+pub mod device_witness;
 pub mod fsinfo;
 pub mod identity;
 pub mod layout;
@@ -20,6 +22,7 @@ pub mod prepare;
 pub mod pseudo_fs;
 
 pub use allocation::Allocation;
+pub use device_witness::DeviceWitness;
 pub use page_cache::PageCache;
 pub use plan::{TargetKind, TargetPlan, plan_targets};
 pub use prepare::{CreatedFiles, DirectOutcome, PreparedTarget, prepare_targets};

@@ -1,0 +1,409 @@
+//! The device as witness: what the block devices under the targets counted over the
+//! window, next to what iopulse itself read and wrote.
+//!
+//! Before the window, the block device under each target is found once (`Devices::find`: the
+//! filesystem's device for a file, the device itself for a block-device target, and the
+//! devices stacked below a dm or md device, from `sysfs`). Its counters (`/sys/.../stat`)
+//! are read right before the start line's release and right after the stop (`snapshot`),
+//! outside the window. The deltas, and the share of iopulse's own reads and writes the
+//! device saw, are each target's `device_witness` (`witnesses`). Targets on one device share
+//! one set of counters: the share is taken against all their I/O together.
+//!
+//! The device counts everything that reaches it, other processes' traffic, metadata and
+//! journal writes, readahead and writeback included: the share is a witness, not an exact
+//! account (docs/device-witness.md). Where it is far from what the I/O mode promises
+//! (O_DIRECT I/O the device did not see, buffered reads served from the page cache) the
+//! witness carries a warning. A target with no block device under it (tmpfs, an engine that
+//! moves no bytes) has no witness. This module never formats a report and never runs in the
+//! window.
+
+pub mod sysfs;
+
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+use sysfs::{DeviceNode, DiskCounters, SECTOR_BYTES};
+
+/// A share of iopulse's bytes below this, where the I/O mode says they reach the device,
+/// is a warning.
+pub const SEEN_FRACTION_WARN: f64 = 0.5;
+
+/// What one device counted over the window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceDelta {
+    /// Reads completed by the device (after merging).
+    pub read_ios: u64,
+    /// Reads merged into others before they reached the driver.
+    pub read_merges: u64,
+    pub read_bytes: u64,
+    pub write_ios: u64,
+    pub write_merges: u64,
+    pub write_bytes: u64,
+}
+
+/// A device stacked under the target's device (below a dm or md device).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackedDevice {
+    /// Kernel name (`loop3`, `sda2`).
+    pub name: String,
+    /// The device it sits under.
+    pub below: String,
+    /// Its counters over the window; null when unknown.
+    pub delta: Option<DeviceDelta>,
+    pub unknown_reason: Option<String>,
+}
+
+/// What iopulse itself completed on the targets of one device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoCounts {
+    pub read_ios: u64,
+    pub read_bytes: u64,
+    pub write_ios: u64,
+    pub write_bytes: u64,
+}
+
+/// One target's device witness (`targets[].device_witness`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeviceWitness {
+    /// Kernel name of the block device under the target (a partition's own name).
+    pub device: String,
+    /// Its counters over the window; null when unknown (never guessed).
+    pub delta: Option<DeviceDelta>,
+    /// Why the counters are unknown, when they are.
+    pub unknown_reason: Option<String>,
+    /// The devices stacked below it, each with its own counters.
+    pub stacked: Vec<StackedDevice>,
+    /// Targets of this run on the device (this one included): the shares are taken against
+    /// their I/O together.
+    pub targets_on_device: u32,
+    /// iopulse's own completed I/O on those targets.
+    pub iopulse: IoCounts,
+    /// The device's reads / iopulse's reads (null without reads, or unknown counters).
+    pub read_ios_share: Option<f64>,
+    pub read_bytes_share: Option<f64>,
+    pub write_ios_share: Option<f64>,
+    pub write_bytes_share: Option<f64>,
+    /// The share is far from what the I/O mode promises, and why that matters.
+    pub warning: Option<String>,
+}
+
+/// What a target's run was, as far as the witness goes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TargetIo {
+    pub io: IoCounts,
+    /// The target was opened with O_DIRECT.
+    pub direct: bool,
+    /// Its page cache was dropped before the window (a buffered run said to be cold).
+    pub cache_dropped: bool,
+}
+
+/// The devices under the run's targets, found before the window.
+#[derive(Debug, Default)]
+pub struct Devices {
+    /// One entry per distinct device: the device first, then those stacked below it.
+    groups: Vec<Vec<DeviceNode>>,
+    /// Per target, its entry in `groups` (none: no block device under it).
+    target_group: Vec<Option<usize>>,
+}
+
+/// The counters of every device of every group at one moment.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    counters: Vec<Vec<Result<DiskCounters, String>>>,
+}
+
+/// The device number whose counters witness I/O through `file`: a block device's own, a
+/// regular file's filesystem's; none for anything else (the null engine's /dev/null).
+pub fn device_number(file: &File) -> Option<(u32, u32)> {
+    let meta = file.metadata().ok()?;
+    let number = if meta.file_type().is_block_device() {
+        meta.rdev()
+    } else if meta.file_type().is_file() {
+        meta.dev()
+    } else {
+        return None;
+    };
+    Some((libc::major(number), libc::minor(number)))
+}
+
+impl Devices {
+    /// No device for any target: nothing is read at the window's edges.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// The devices under targets whose descriptors are `files`, from /sys.
+    pub fn find<'a>(files: impl IntoIterator<Item = &'a File>) -> Self {
+        let numbers: Vec<_> = files.into_iter().map(device_number).collect();
+        Self::find_in(Path::new("/sys"), &numbers)
+    }
+
+    /// The devices under targets of device numbers `numbers`, from the sysfs at `sys`.
+    pub fn find_in(sys: &Path, numbers: &[Option<(u32, u32)>]) -> Self {
+        let mut devices = Self::default();
+        for number in numbers {
+            let nodes = number.map(|(major, minor)| sysfs::devices_under(sys, major, minor)).unwrap_or_default();
+            let group = nodes.first().map(|top| match devices.groups.iter().position(|g| g[0].dir == top.dir) {
+                Some(i) => i,
+                None => {
+                    devices.groups.push(nodes.clone());
+                    devices.groups.len() - 1
+                }
+            });
+            devices.target_group.push(group);
+        }
+        devices
+    }
+
+    /// Reads every device's counters (right before the release, right after the stop).
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            counters: self.groups.iter().map(|g| g.iter().map(|d| sysfs::read_counters(&d.dir)).collect()).collect(),
+        }
+    }
+
+    /// Each target's witness, from the counters at the window's `start` and `end` and what
+    /// each target's run did (`targets`, in target order).
+    pub fn witnesses(&self, start: &Snapshot, end: &Snapshot, targets: &[TargetIo]) -> Vec<Option<DeviceWitness>> {
+        let group_witness: Vec<DeviceWitness> = self
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(g, nodes)| {
+                let on_device: Vec<&TargetIo> = targets
+                    .iter()
+                    .zip(&self.target_group)
+                    .filter(|(_, group)| **group == Some(g))
+                    .map(|(t, _)| t)
+                    .collect();
+                let deltas: Vec<Result<DeviceDelta, String>> =
+                    (0..nodes.len()).map(|n| delta(counters(start, g, n), counters(end, g, n))).collect();
+                witness(nodes, &deltas, &on_device)
+            })
+            .collect();
+        (0..targets.len())
+            .map(|t| self.target_group.get(t).copied().flatten().map(|g| group_witness[g].clone()))
+            .collect()
+    }
+}
+
+fn counters(s: &Snapshot, group: usize, node: usize) -> Result<DiskCounters, String> {
+    s.counters
+        .get(group)
+        .and_then(|g| g.get(node))
+        .cloned()
+        .unwrap_or_else(|| Err("not read at the window's edge".to_string()))
+}
+
+/// What a device counted between two readings, or why that is unknown.
+fn delta(start: Result<DiskCounters, String>, end: Result<DiskCounters, String>) -> Result<DeviceDelta, String> {
+    let (s, e) = (start?, end?);
+    let d =
+        |a: u64, b: u64| b.checked_sub(a).ok_or_else(|| "the counters went backwards (device re-created?)".to_string());
+    Ok(DeviceDelta {
+        read_ios: d(s.read_ios, e.read_ios)?,
+        read_merges: d(s.read_merges, e.read_merges)?,
+        read_bytes: d(s.read_sectors, e.read_sectors)? * SECTOR_BYTES,
+        write_ios: d(s.write_ios, e.write_ios)?,
+        write_merges: d(s.write_merges, e.write_merges)?,
+        write_bytes: d(s.write_sectors, e.write_sectors)? * SECTOR_BYTES,
+    })
+}
+
+/// `seen` / `own`: none when iopulse did none of it.
+fn share(seen: u64, own: u64) -> Option<f64> {
+    (own > 0).then(|| seen as f64 / own as f64)
+}
+
+/// The witness of one device for the targets on it.
+fn witness(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>], on_device: &[&TargetIo]) -> DeviceWitness {
+    let mut io = IoCounts::default();
+    for t in on_device {
+        io.read_ios += t.io.read_ios;
+        io.read_bytes += t.io.read_bytes;
+        io.write_ios += t.io.write_ios;
+        io.write_bytes += t.io.write_bytes;
+    }
+    let top = deltas[0].as_ref().ok().copied();
+    let name = nodes[0].name.clone();
+    let mut w = DeviceWitness {
+        device: name.clone(),
+        delta: top,
+        unknown_reason: deltas[0].as_ref().err().cloned(),
+        stacked: nodes[1..]
+            .iter()
+            .zip(&deltas[1..])
+            .map(|(n, d)| StackedDevice {
+                name: n.name.clone(),
+                below: n.below.clone().unwrap_or_default(),
+                delta: d.as_ref().ok().copied(),
+                unknown_reason: d.as_ref().err().cloned(),
+            })
+            .collect(),
+        targets_on_device: on_device.len() as u32,
+        iopulse: io,
+        read_ios_share: top.and_then(|d| share(d.read_ios, io.read_ios)),
+        read_bytes_share: top.and_then(|d| share(d.read_bytes, io.read_bytes)),
+        write_ios_share: top.and_then(|d| share(d.write_ios, io.write_ios)),
+        write_bytes_share: top.and_then(|d| share(d.write_bytes, io.write_bytes)),
+        warning: None,
+    };
+    let direct = !on_device.is_empty() && on_device.iter().all(|t| t.direct);
+    let cache_dropped = !on_device.is_empty() && on_device.iter().all(|t| t.cache_dropped);
+    w.warning = judge(&name, direct, cache_dropped, w.read_bytes_share, w.write_bytes_share);
+    w
+}
+
+/// The warning for shares far from what the I/O mode promises: O_DIRECT reads or writes the
+/// device did not see, or buffered reads it did not see (served from the page cache, said
+/// to be cold or not). Under `SEEN_FRACTION_WARN` of the bytes is far.
+fn judge(device: &str, direct: bool, cache_dropped: bool, read: Option<f64>, write: Option<f64>) -> Option<String> {
+    let low = |s: Option<f64>| s.filter(|s| *s < SEEN_FRACTION_WARN);
+    let shown = |s: f64| format!("{:.1} %", 100.0 * s);
+    if direct {
+        if let Some(s) = low(read) {
+            return Some(format!(
+                "device {device} saw only {} of the bytes read with O_DIRECT: the reads were served without it (holes or unwritten extents, or a cache below the filesystem); these figures are not the device's",
+                shown(s)
+            ));
+        }
+        return low(write).map(|s| {
+            format!(
+                "device {device} saw only {} of the bytes written with O_DIRECT: the writes did not reach it in the window; these figures are not the device's",
+                shown(s)
+            )
+        });
+    }
+    low(read).map(|s| {
+        let said = if cache_dropped {
+            "buffered reads said to be cold (the cache was dropped before the window), but"
+        } else {
+            "buffered reads (the page cache was not dropped before the window):"
+        };
+        format!(
+            "{said} device {device} saw only {} of the bytes read: the rest came from the page cache; these figures are memory speed, not the device's",
+            shown(s)
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn stat(read_ios: u64, read_sectors: u64, write_ios: u64, write_sectors: u64) -> String {
+        format!("{read_ios} 3 {read_sectors} 0 {write_ios} 1 {write_sectors} 0 0 0 0 0 0 0 0 0 0\n")
+    }
+
+    /// A fake sysfs with vda (253:0) and its partition vda1 (253:1); dm-0 (254:0) on loop0 (7:0).
+    fn fake_sys() -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let vda = r.join("devices/pci/block/vda");
+        let block = r.join("devices/virtual/block");
+        fs::create_dir_all(r.join("dev/block")).unwrap();
+        for (dir, dev) in [
+            (vda.clone(), "253:0"),
+            (vda.join("vda1"), "253:1"),
+            (block.join("dm-0"), "254:0"),
+            (block.join("loop0"), "7:0"),
+        ] {
+            fs::create_dir_all(dir.join("slaves")).unwrap();
+            fs::write(dir.join("stat"), stat(0, 0, 0, 0)).unwrap();
+            std::os::unix::fs::symlink(&dir, r.join(format!("dev/block/{dev}"))).unwrap();
+        }
+        fs::write(vda.join("vda1/partition"), "1\n").unwrap();
+        std::os::unix::fs::symlink(block.join("loop0"), block.join("dm-0/slaves/loop0")).unwrap();
+        root
+    }
+
+    fn io(read_ios: u64, read_bytes: u64, write_ios: u64, write_bytes: u64, direct: bool) -> TargetIo {
+        TargetIo { io: IoCounts { read_ios, read_bytes, write_ios, write_bytes }, direct, cache_dropped: true }
+    }
+
+    #[test]
+    fn deltas_and_shares_of_a_partition() {
+        let sys = fake_sys();
+        let devices = Devices::find_in(sys.path(), &[Some((253, 1))]);
+        let start = devices.snapshot();
+        fs::write(sys.path().join("devices/pci/block/vda/vda1/stat"), stat(1000, 8000, 10, 80)).unwrap();
+        let end = devices.snapshot();
+        let w = devices.witnesses(&start, &end, &[io(1000, 4_096_000, 0, 0, true)]);
+        let w = w[0].as_ref().expect("a partition is a device");
+        assert_eq!(w.device, "vda1");
+        let d = w.delta.unwrap();
+        assert_eq!((d.read_ios, d.read_bytes, d.write_ios, d.write_bytes), (1000, 4_096_000, 10, 40_960));
+        assert_eq!(w.read_bytes_share, Some(1.0));
+        assert_eq!(w.read_ios_share, Some(1.0));
+        assert_eq!(w.write_bytes_share, None, "iopulse wrote nothing: no share, not infinity");
+        assert_eq!(w.warning, None);
+    }
+
+    #[test]
+    fn targets_on_one_device_share_one_witness() {
+        let sys = fake_sys();
+        let devices = Devices::find_in(sys.path(), &[Some((254, 0)), None, Some((254, 0))]);
+        let start = devices.snapshot();
+        fs::write(sys.path().join("devices/virtual/block/dm-0/stat"), stat(300, 2400, 0, 0)).unwrap();
+        fs::write(sys.path().join("devices/virtual/block/loop0/stat"), stat(150, 2400, 0, 0)).unwrap();
+        let end = devices.snapshot();
+        let targets = [io(100, 409_600, 0, 0, true), io(5, 5, 0, 0, true), io(200, 819_200, 0, 0, true)];
+        let w = devices.witnesses(&start, &end, &targets);
+        assert!(w[1].is_none(), "a target with no device has no witness");
+        let (a, b) = (w[0].as_ref().unwrap(), w[2].as_ref().unwrap());
+        assert_eq!(a, b);
+        assert_eq!(a.targets_on_device, 2);
+        assert_eq!(a.iopulse.read_bytes, 1_228_800);
+        assert_eq!(a.read_bytes_share, Some(1.0));
+        assert_eq!(a.stacked.len(), 1);
+        let loop0 = &a.stacked[0];
+        assert_eq!((loop0.name.as_str(), loop0.below.as_str()), ("loop0", "dm-0"));
+        assert_eq!(loop0.delta.map(|d| (d.read_ios, d.read_bytes)), Some((150, 1_228_800)));
+    }
+
+    #[test]
+    fn unknown_counters_are_null_never_guessed() {
+        let sys = fake_sys();
+        let devices = Devices::find_in(sys.path(), &[Some((254, 0))]);
+        let start = devices.snapshot();
+        fs::remove_file(sys.path().join("devices/virtual/block/loop0/stat")).unwrap();
+        let end = devices.snapshot();
+        let w = devices.witnesses(&start, &end, &[io(1, 4096, 0, 0, true)]).remove(0).unwrap();
+        assert_eq!(w.read_bytes_share, Some(0.0), "dm-0's counters are known: it saw nothing");
+        assert!(w.warning.as_deref().is_some_and(|m| m.contains("O_DIRECT") && m.contains("0.0 %")), "{w:?}");
+        assert_eq!(w.stacked[0].delta, None);
+        assert!(w.stacked[0].unknown_reason.as_deref().is_some_and(|r| r.contains("loop0/stat")), "{w:?}");
+        // Counters that went backwards are unknown too.
+        fs::write(sys.path().join("devices/virtual/block/dm-0/stat"), stat(9, 9, 9, 9)).unwrap();
+        let later = devices.snapshot();
+        let w = devices.witnesses(&later, &end, &[io(1, 4096, 0, 0, true)]).remove(0).unwrap();
+        assert_eq!((w.delta, w.read_bytes_share), (None, None));
+        assert!(w.unknown_reason.as_deref().is_some_and(|r| r.contains("backwards")), "{w:?}");
+    }
+
+    #[test]
+    fn no_device_no_witness() {
+        let sys = fake_sys();
+        let devices = Devices::find_in(sys.path(), &[Some((0, 45)), None]);
+        let w = devices.witnesses(&devices.snapshot(), &devices.snapshot(), &[io(1, 1, 1, 1, true); 2]);
+        assert_eq!(w, vec![None, None]);
+        assert!(Devices::none().snapshot().counters.is_empty(), "nothing is read");
+    }
+
+    #[test]
+    fn the_warning_rule() {
+        // O_DIRECT reads or writes the device did not see.
+        assert!(judge("vda", true, true, Some(0.3), None).unwrap().contains("read with O_DIRECT"));
+        assert!(judge("vda", true, true, None, Some(0.1)).unwrap().contains("written with O_DIRECT"));
+        assert_eq!(judge("vda", true, true, Some(0.5), Some(1.0)), None);
+        // Buffered reads: said to be cold, or kept warm; buffered writes are not judged
+        // (writeback after the window is normal).
+        let cold = judge("vda", false, true, Some(0.02), None).unwrap();
+        assert!(cold.contains("said to be cold") && cold.contains("page cache"), "{cold}");
+        let warm = judge("vda", false, false, Some(0.0), None).unwrap();
+        assert!(warm.contains("not dropped") && warm.contains("0.0 %") && warm.contains("page cache"), "{warm}");
+        assert_eq!(judge("vda", false, false, Some(1.3), Some(0.0)), None, "readahead: more than read is fine");
+    }
+}
