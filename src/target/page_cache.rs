@@ -429,6 +429,18 @@ pub fn at_window_end<T: Probed>(targets: &[T]) {
     }
 }
 
+/// The share of several regions together, each `(share, region_bytes)`, weighted by
+/// their bytes; unknown (`None`) when any share is, or when there is none.
+pub fn combined_share(parts: impl IntoIterator<Item = (Option<f64>, u64)>) -> Option<f64> {
+    let (mut weighted, mut total_bytes, mut any) = (0.0, 0u64, false);
+    for (share, bytes) in parts {
+        weighted += share? * bytes as f64;
+        total_bytes = total_bytes.saturating_add(bytes);
+        any = true;
+    }
+    any.then(|| if total_bytes == 0 { 0.0 } else { weighted / total_bytes as f64 })
+}
+
 /// Share as people read it: "100%", "37%", "0.4%", "0.0%".
 pub fn percent(f: f64) -> String {
     let p = 100.0 * f;
@@ -506,6 +518,14 @@ mod tests {
         assert!(facts.unknown_reason.as_deref().is_some_and(|r| r.contains("mincore")), "{facts:?}");
         let json = serde_json::to_value(&facts).unwrap();
         assert!(json["start_resident_fraction"].is_null() && json["method"].is_null(), "{json}");
+    }
+
+    #[test]
+    fn shares_combine_by_bytes_and_unknown_stays_unknown() {
+        assert_eq!(combined_share([]), None);
+        assert_eq!(combined_share([(Some(1.0), 1 << 20), (Some(0.0), 3 << 20)]), Some(0.25));
+        assert_eq!(combined_share([(Some(1.0), 1 << 20), (None, 3 << 20)]), None);
+        assert_eq!(combined_share([(Some(0.5), 0)]), Some(0.0));
     }
 
     #[test]
