@@ -32,8 +32,12 @@
 #   --threads N -> --numjobs=N --thread --group_reporting (fio threads, not processes)
 #   --queue-depth D -> --iodepth=D;  --direct (strict) -> --direct=1
 #   --duration T -> --time_based --runtime=T;  same file -> --filename, --size
-#   a warm cache stays warm: iopulse --no-invalidate, fio --invalidate=0 (both would
-#   otherwise drop the file's cache before the run)
+#   the page cache, set the same way on both sides before every run:
+#     buffered (direct 0), a warm cache: iopulse --cache warm (it reads the file into the
+#       cache before its window), fio --invalidate=0 after this script reads the file
+#       (the same warm-up pass, before every fio run);
+#     O_DIRECT (direct 1), a dropped cache: iopulse --cache drop, fio's default
+#       --invalidate=1 (both flush and drop the file's cache before the run)
 #   latency = submission to completion -> --lat_percentiles=1 (fio's lat_ns, not clat_ns)
 #   sequential with N threads: iopulse spreads the workers' start points over the file;
 #   fio gets --offset_increment=SIZE/N and --size=SIZE/N, the nearest equivalent.
@@ -252,9 +256,9 @@ while IFS= read -r spec; do
 
     iargs=("$IOPULSE" "$FILE" --file-size "$SIZE_BYTES" --engine "$ieng" --block-size "$bs"
         --queue-depth "$depth" --threads "$threads" --duration "$DURATION" --seed 1
-        --no-invalidate --output-format json --quiet)
+        --output-format json --quiet)
     fargs=(fio --name=compare --filename="$FILE" --bs="$bs" --ioengine="$feng" --iodepth="$depth"
-        --numjobs="$threads" --thread --group_reporting --direct="$direct" --invalidate=0
+        --numjobs="$threads" --thread --group_reporting --direct="$direct"
         --time_based --runtime="$DURATION" --lat_percentiles=1 --percentile_list=50:99
         --output-format=json)
     case $pattern in
@@ -271,8 +275,8 @@ while IFS= read -r spec; do
         fargs+=(--size="$SIZE_BYTES")
     fi
     case $direct in
-        1) iargs+=(--strict-direct) ;;
-        0) ;;
+        1) iargs+=(--strict-direct --cache drop) ;;
+        0) iargs+=(--cache warm); fargs+=(--invalidate=0) ;;
         *) die "workload '$spec': direct must be 0 or 1" ;;
     esac
     {
@@ -293,6 +297,10 @@ while IFS= read -r spec; do
         for tool in iopulse fio; do
             out="$OUT/json/$id-$tool-$rep.json"
             if [[ $tool == iopulse ]]; then cmd=("${iargs[@]}"); else cmd=("${fargs[@]}"); fi
+            # fio has no warm-up of its own: the same pass iopulse's --cache warm makes.
+            if [[ $tool == fio && $direct == 0 && -f $FILE ]]; then
+                cat "$FILE" >/dev/null
+            fi
             if ! run "$out" "${cmd[@]}"; then
                 say "[$id] $tool run $rep failed: $(tail -3 "$out.err" | tr '\n' ' ')"
                 ok=0; break 2

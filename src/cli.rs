@@ -9,7 +9,7 @@ use crate::engine::uring::UringOptions;
 use crate::engine::{EngineOptions, Madvise};
 use crate::error::UsageError;
 use crate::placement::{CpuPolicy, NumaZones, PlacementSpec, parse_numa_zones};
-use crate::spec::{AccessOrder, Distribution, EngineKind, FileDistribution, RunLength, Spec, VerifySpec};
+use crate::spec::{AccessOrder, CacheMode, Distribution, EngineKind, FileDistribution, RunLength, Spec, VerifySpec};
 use crate::think::{RateGivenAs, RateSpec, ThinkMode, ThinkSpec};
 use crate::units::{IdList, parse_count, parse_cpu_list, parse_duration, parse_real, parse_size};
 use clap::{Parser, ValueEnum};
@@ -306,12 +306,22 @@ pub struct Args {
     #[arg(long)]
     pub strict_direct: bool,
 
-    /// Keep the page cache of the targets as it is. By default the cached pages of the
-    /// region a run addresses are dropped before the window (fdatasync, then
-    /// POSIX_FADV_DONTNEED, as fio's invalidate=1), so that buffered reads reach the device;
-    /// give this to measure a warm cache. Residency is reported either way (docs/cache.md).
-    #[arg(long)]
+    /// The page cache of the region a run addresses when the window opens: drop (flush,
+    /// then drop its cached pages, so that buffered reads reach the device; fio's
+    /// invalidate=1), warm (read the whole region into the cache first, warning when it
+    /// does not fit; not with --direct) or keep (leave it as it is; fio's invalidate=0).
+    /// Residency at the window's start and end is reported either way (docs/cache.md).
+    /// E.g. `iopulse data.dat --random --cache warm` measures reads served from memory.
+    #[arg(long, value_enum, value_name = "STATE", default_value_t = CacheMode::Drop)]
+    pub cache: CacheMode,
+
+    /// Former name of --cache keep.
+    #[arg(long, hide = true)]
     pub no_invalidate: bool,
+
+    /// fio's flag, refused with the iopulse equivalent (--cache).
+    #[arg(long, hide = true, allow_hyphen_values = true, value_name = "N")]
+    pub invalidate: Option<String>,
 
     /// Read the file as it is: holes and unwritten extents in the region a read run
     /// addresses are not laid out first (they are by default on files iopulse laid out,
@@ -427,6 +437,7 @@ impl Args {
             }
         };
         let distribution = self.distribution()?;
+        let cache = self.cache_mode()?;
         let (think, rate) = self.pacing()?;
         if self.verify_pattern.is_some() && !self.verify {
             return Err(UsageError::new("--verify-pattern applies to --verify runs: add --verify"));
@@ -472,7 +483,8 @@ impl Args {
             engine: self.engine,
             direct: self.direct || self.strict_direct,
             strict_direct: self.strict_direct,
-            invalidate: !self.no_invalidate,
+            cache,
+            invalidate: cache == CacheMode::Drop,
             keep_holes: self.keep_holes,
             seed: self.seed.unwrap_or_else(fresh_seed),
             force: self.force,
@@ -530,6 +542,25 @@ impl Args {
 }
 
 impl Args {
+    /// `--cache`, with `--no-invalidate` as a former name of `--cache keep` and fio's
+    /// `--invalidate` refused with its equivalent.
+    fn cache_mode(&self) -> Result<CacheMode, UsageError> {
+        if let Some(value) = &self.invalidate {
+            let equivalent = if value.trim() == "0" { "--cache keep" } else { "--cache drop (the default)" };
+            return Err(UsageError::new(format!(
+                "--invalidate {value} is fio's flag: iopulse's is --cache (--cache keep for fio's invalidate=0, --cache drop for invalidate=1, --cache warm to read the region into the cache first); give {equivalent}"
+            )));
+        }
+        match (self.no_invalidate, self.cache) {
+            (false, mode) => Ok(mode),
+            (true, CacheMode::Drop | CacheMode::Keep) => Ok(CacheMode::Keep),
+            (true, other) => Err(UsageError::new(format!(
+                "--no-invalidate (the former name of --cache keep) contradicts --cache {}: give one --cache",
+                other.name()
+            ))),
+        }
+    }
+
     /// Think time and rate limit, checked.
     fn pacing(&self) -> Result<(Option<ThinkSpec>, Option<RateSpec>), UsageError> {
         let mode = self.think_mode.unwrap_or(ThinkMode::Sleep);
@@ -652,9 +683,23 @@ mod tests {
     }
 
     #[test]
-    fn invalidate_by_default_and_no_invalidate_keeps_the_cache() {
-        assert!(spec_of(&["/tmp/x"]).unwrap().invalidate);
-        assert!(!spec_of(&["/tmp/x", "--no-invalidate"]).unwrap().invalidate);
+    fn cache_drop_by_default_and_no_invalidate_is_keep() {
+        let spec = spec_of(&["/tmp/x"]).unwrap();
+        assert_eq!((spec.cache, spec.invalidate), (CacheMode::Drop, true));
+        let spec = spec_of(&["/tmp/x", "--no-invalidate"]).unwrap();
+        assert_eq!((spec.cache, spec.invalidate), (CacheMode::Keep, false));
+        assert_eq!(spec_of(&["/tmp/x", "--cache", "warm"]).unwrap().cache, CacheMode::Warm);
+        assert_eq!(spec_of(&["/tmp/x", "--cache", "keep"]).unwrap().cache, CacheMode::Keep);
+        let e = spec_of(&["/tmp/x", "--no-invalidate", "--cache", "warm"]).unwrap_err().to_string();
+        assert!(e.contains("--no-invalidate") && e.contains("--cache warm"), "{e}");
+        let e = spec_of(&["/tmp/x", "--invalidate", "0"]).unwrap_err().to_string();
+        assert!(e.contains("give --cache keep"), "{e}");
+        let e = spec_of(&["/tmp/x", "--invalidate=1"]).unwrap_err().to_string();
+        assert!(e.contains("give --cache drop"), "{e}");
+        let e = spec_of(&["/tmp/x", "--cache", "warm", "--direct"]).unwrap_err().to_string();
+        assert!(e.contains("--cache warm") && e.contains("--direct"), "{e}");
+        let e = spec_of(&["/tmp/x", "--verify", "--engine", "null"]).unwrap_err().to_string();
+        assert!(e.contains("--verify") && e.contains("--engine null"), "{e}");
     }
 
     #[test]

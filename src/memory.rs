@@ -172,6 +172,23 @@ impl MemoryLimits {
     }
 }
 
+/// The memory the page cache can grow into now, and what sets it: MemAvailable, or the
+/// room under this process's memory cgroup limit when that is less (the kernel reclaims a
+/// cgroup's cached pages beyond it). `None` when neither can be read.
+pub fn page_cache_room() -> Option<(u64, String)> {
+    let available = mem_available_bytes().map(|b| (b, "MemAvailable of /proc/meminfo".to_string()));
+    let cgroup = cgroup_memory().map(|cg| {
+        (
+            cg.max_bytes.saturating_sub(cg.current_bytes),
+            format!("room under {} of memory cgroup {}", cg.limit_file, cg.path),
+        )
+    });
+    match (available, cgroup) {
+        (Some(a), Some(c)) => Some(if c.0 < a.0 { c } else { a }),
+        (a, c) => a.or(c),
+    }
+}
+
 /// Refuses a run whose estimate exceeds the memory available, the room left under its
 /// memory cgroup's limit, or (with its thread stacks) the address space `ulimit -v`
 /// leaves: a usage error, since nothing has been touched yet. A run over a cgroup limit

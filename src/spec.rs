@@ -92,6 +92,29 @@ pub enum FileDistribution {
     Partitioned,
 }
 
+/// The page-cache state of each target's region when the window opens (`--cache`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheMode {
+    /// flush, then drop the region's cached pages: buffered reads reach the device (fio's invalidate=1)
+    #[default]
+    Drop,
+    /// read the whole region into the page cache first: buffered reads measure memory
+    Warm,
+    /// leave the page cache as it is (fio's invalidate=0)
+    Keep,
+}
+
+impl CacheMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheMode::Drop => "drop",
+            CacheMode::Warm => "warm",
+            CacheMode::Keep => "keep",
+        }
+    }
+}
+
 /// Everything a run does. Plain data: no file is opened to build it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Spec {
@@ -123,9 +146,13 @@ pub struct Spec {
     pub direct: bool,
     /// `--strict-direct`: a refusal of O_DIRECT is an error, not a fallback.
     pub strict_direct: bool,
-    /// Drop the page cache of each target's region before the window (fdatasync, then
-    /// POSIX_FADV_DONTNEED), as fio does; `--no-invalidate` keeps it.
-    /// False in results of versions that never dropped it.
+    /// `--cache`: the page-cache state of each region when the window opens. Results of
+    /// versions before the flag read as `drop` (their `invalidate` says what was done).
+    #[serde(default)]
+    pub cache: CacheMode,
+    /// The page cache of each target's region was to be dropped before the window: true
+    /// exactly when `cache` is `drop`. Kept for readers of earlier results; false in results
+    /// of versions that never dropped it.
     #[serde(default)]
     pub invalidate: bool,
     /// `--keep-holes`: a read run reads holes and unwritten extents as they are.
@@ -313,6 +340,7 @@ impl Spec {
             return Err(UsageError::new("--ops 0 / --io-limit below one block: give at least one I/O"));
         }
         self.validate_engine_options()?;
+        self.validate_cache()?;
         if self.read_percent > 100 {
             return Err(UsageError::new(format!(
                 "--read-percent {}: give a percentage from 0 to 100",
@@ -340,6 +368,30 @@ impl Spec {
                     self.engine.name()
                 )));
             }
+        }
+        Ok(())
+    }
+
+    /// `--cache warm` needs a run whose I/O goes through the page cache; `--verify` needs an
+    /// engine that moves bytes.
+    fn validate_cache(&self) -> Result<(), UsageError> {
+        let touches_storage = self.engine.caps().touches_storage;
+        if self.verify.is_some() && !touches_storage {
+            return Err(UsageError::new(format!(
+                "--verify cannot be used with --engine {}: it moves no bytes, so there is nothing to check; drop --verify or use an engine that does I/O (sync, libaio, io_uring, mmap)",
+                self.engine.name()
+            )));
+        }
+        if self.cache == CacheMode::Warm && self.direct {
+            return Err(UsageError::new(
+                "--cache warm cannot be used with --direct: O_DIRECT I/O bypasses the page cache, so warming it changes nothing the run measures; drop --direct to measure a warm cache, or use --cache drop or keep",
+            ));
+        }
+        if self.cache == CacheMode::Warm && !touches_storage {
+            return Err(UsageError::new(format!(
+                "--cache warm cannot be used with --engine {}: it touches no target, so there is nothing to warm; drop --cache warm",
+                self.engine.name()
+            )));
         }
         Ok(())
     }

@@ -1,8 +1,10 @@
 //! The page cache is not the device: a buffered read of a cached page is a copy from
 //! memory. Every run measures the share of each target's region in the page cache when
 //! its window opens and closes, drops it before the window by default (as fio does), and
-//! says both in the report and the JSON. Checked on the JSON fields, the `Cache` line,
-//! the warnings, and the schema. No timing is asserted.
+//! says both in the report and the JSON. `--cache warm` reads the region into the cache
+//! first and `--cache keep` leaves it. Checked on the JSON fields, the `Cache` line, the
+//! warnings, the schema, the CSV columns, and against residency probed by the test itself
+//! (mincore, as vmtouch does). No timing is asserted.
 
 mod common;
 
@@ -66,32 +68,35 @@ fn buffered_read_right_after_layout_starts_cold_by_default() {
     // Reading every block once brings the region into the cache.
     assert!(fraction(pc, "end_resident_fraction") >= 0.9, "warm at the end: {pc}");
     let line = cache_line(&text);
-    assert!(line.starts_with("Cache     invalidated before the window ("), "{line}");
+    assert!(line.starts_with("Cache     drop: invalidated before the window ("), "{line}");
     assert!(line.contains("resident at start") && line.contains("at end)"), "{line}");
     assert!(!line.contains('⚠'), "{line}");
     assert!(!stderr.contains("page cache"), "nothing to warn about: {stderr}");
 }
 
 #[test]
-fn no_invalidate_keeps_the_layouts_pages_and_warns() {
+fn cache_keep_keeps_the_layouts_pages_and_warns() {
     let dir = temp_dir();
     let target = path_str(&dir.path().join("t.dat"));
     let (text, stderr, r) =
-        run_text_and_json(dir.path(), &[&target, "--file-size", SIZE, "--duration", "0", "--no-invalidate"]);
+        run_text_and_json(dir.path(), &[&target, "--file-size", SIZE, "--duration", "0", "--cache", "keep"]);
     assert_eq!(r["spec"]["invalidate"], false);
+    assert_eq!(r["spec"]["cache"], "keep");
     let pc = page_cache(&r);
+    assert_eq!(pc["mode"], "keep");
     assert_eq!(pc["invalidated"], false, "{pc}");
-    assert_eq!(pc["not_invalidated"], "--no-invalidate");
+    assert_eq!(pc["not_invalidated"], "--cache keep");
     assert!(pc["after_invalidate_resident_fraction"].is_null(), "{pc}");
     assert!(fraction(pc, "start_resident_fraction") >= 0.9, "layout just wrote every page: {pc}");
     let line = cache_line(&text);
     assert!(
         line.contains("⚠ buffered reads: ")
-            && line.contains("of the region in the page cache at start (not invalidated: --no-invalidate)")
+            && line.starts_with("Cache     keep: ")
+            && line.contains("of the region in the page cache at start (not invalidated: --cache keep)")
             && line.contains("memory speed, not the device"),
         "{line}"
     );
-    assert!(stderr.contains("is in the page cache and --no-invalidate keeps it there"), "{stderr}");
+    assert!(stderr.contains("is in the page cache and --cache keep keeps it there"), "{stderr}");
 }
 
 #[test]
@@ -163,12 +168,12 @@ fn a_write_only_run_is_measured_and_never_warned_about_reads() {
     let target = path_str(&dir.path().join("t.dat"));
     let (text, stderr, r) = run_text_and_json(
         dir.path(),
-        &[&target, "--file-size", SIZE, "--duration", "0", "--write-percent", "100", "--no-invalidate"],
+        &[&target, "--file-size", SIZE, "--duration", "0", "--write-percent", "100", "--cache", "keep"],
     );
     let pc = page_cache(&r);
     assert!(pc["start_resident_fraction"].is_number(), "{pc}");
     let line = cache_line(&text);
-    assert!(line.starts_with("Cache     not invalidated (--no-invalidate): "), "{line}");
+    assert!(line.starts_with("Cache     keep: not invalidated (--cache keep): "), "{line}");
     assert!(!stderr.contains("page cache"), "{stderr}");
 }
 
@@ -233,4 +238,238 @@ fn a_block_device_is_measured_through_its_own_page_cache() {
     assert!(fraction(pc, "start_resident_fraction") <= 0.05, "{pc}");
     assert!(fraction(pc, "end_resident_fraction") >= 0.9, "{pc}");
     drop(holder);
+}
+
+/// The share of `path`'s pages in the page cache, probed by the test itself: mincore(2)
+/// over a read-only mapping (as vmtouch does; the tests run as the file's owner).
+fn resident_fraction(path: &Path) -> f64 {
+    let file = File::open(path).unwrap();
+    let len = file.metadata().unwrap().len() as usize;
+    // SAFETY: a fresh read-only shared mapping of the whole file, never read through,
+    // unmapped below; nothing else refers to it.
+    let addr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0) };
+    assert_ne!(addr, libc::MAP_FAILED);
+    let mut vec = vec![0u8; len.div_ceil(4096)];
+    // SAFETY: `addr` maps `len` bytes; `vec` has one byte per 4 KiB page of them.
+    let rc = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+    // SAFETY: unmaps the mapping made above.
+    unsafe { libc::munmap(addr, len) };
+    assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+    vec.iter().filter(|b| **b & 1 != 0).count() as f64 / vec.len() as f64
+}
+
+/// Writes the file's dirty pages and drops its cached pages, as `--cache drop` would, but
+/// by the test's own hand.
+fn drop_cache(path: &Path) {
+    let file = File::open(path).unwrap();
+    file.sync_all().unwrap();
+    // SAFETY: posix_fadvise on a descriptor open for the call; it touches no memory of ours.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0);
+}
+
+/// One random read: too little to bring the region into the cache, so what the test
+/// probes after the run is the state the window started from.
+const ONE_READ: [&str; 3] = ["--random", "--ops", "1"];
+
+#[test]
+fn cache_warm_on_a_dropped_file_starts_resident() {
+    let dir = temp_dir();
+    let path = zero_file(dir.path(), "warm.dat", SIZE_BYTES as u64);
+    drop_cache(&path);
+    let before = resident_fraction(&path);
+    assert!(before < 0.1, "dropped by the test: {before}");
+    let target = path_str(&path);
+    let mut args = vec![target.as_str(), "--cache", "warm"];
+    args.extend_from_slice(&ONE_READ);
+    let (text, stderr, r) = run_text_and_json(dir.path(), &args);
+    assert_eq!(r["spec"]["cache"], "warm");
+    let pc = page_cache(&r);
+    assert_eq!(pc["mode"], "warm");
+    assert_eq!(pc["invalidated"], false, "{pc}");
+    assert!(fraction(pc, "after_warm_resident_fraction") >= 0.9, "{pc}");
+    assert!(fraction(pc, "start_resident_fraction") >= 0.9, "{pc}");
+    assert!(pc["warm_shortfall"].is_null(), "{pc}");
+    let probed = resident_fraction(&path);
+    assert!(probed >= 0.9, "the test's own probe after one read: {probed}");
+    let line = cache_line(&text);
+    assert!(line.starts_with("Cache     warm: read into the page cache before the window ("), "{line}");
+    assert!(!line.contains('⚠'), "{line}");
+    assert!(!stderr.contains("--cache warm"), "nothing to warn about: {stderr}");
+}
+
+#[test]
+fn cache_drop_on_a_warm_file_starts_near_zero() {
+    let dir = temp_dir();
+    let path = zero_file(dir.path(), "cold.dat", SIZE_BYTES as u64);
+    read_all(&path);
+    assert!(resident_fraction(&path) >= 0.9, "warmed by the test");
+    let target = path_str(&path);
+    let mut args = vec![target.as_str(), "--cache", "drop"];
+    args.extend_from_slice(&ONE_READ);
+    let (text, _, r) = run_text_and_json(dir.path(), &args);
+    let pc = page_cache(&r);
+    assert_eq!(pc["mode"], "drop");
+    assert!(fraction(pc, "start_resident_fraction") <= 0.05, "{pc}");
+    let probed = resident_fraction(&path);
+    assert!(probed <= 0.1, "the test's own probe after one read: {probed}");
+    assert!(cache_line(&text).starts_with("Cache     drop: invalidated before the window"), "{text}");
+}
+
+#[test]
+fn cache_keep_after_a_warm_read_stays_warm() {
+    let dir = temp_dir();
+    let path = zero_file(dir.path(), "kept.dat", SIZE_BYTES as u64);
+    drop_cache(&path);
+    read_all(&path);
+    assert!(resident_fraction(&path) >= 0.9, "warmed by the test");
+    let target = path_str(&path);
+    let mut args = vec![target.as_str(), "--cache", "keep"];
+    args.extend_from_slice(&ONE_READ);
+    let (text, _, r) = run_text_and_json(dir.path(), &args);
+    let pc = page_cache(&r);
+    assert_eq!(pc["mode"], "keep");
+    assert!(fraction(pc, "start_resident_fraction") >= 0.9, "{pc}");
+    assert!(resident_fraction(&path) >= 0.9, "the test's own probe");
+    assert!(cache_line(&text).starts_with("Cache     keep: ⚠ buffered reads: "), "{text}");
+}
+
+/// A fresh memory cgroup (v1) with a limit, its processes' page cache included; removed on Drop.
+struct MemoryCgroup(std::path::PathBuf);
+
+impl MemoryCgroup {
+    fn new(limit_bytes: u64, what: &str) -> Option<Self> {
+        if !common::root::is_root() {
+            eprintln!("SKIP: {what}: needs root for a memory cgroup");
+            return None;
+        }
+        let base = Path::new("/sys/fs/cgroup/memory");
+        if !base.join("memory.limit_in_bytes").exists() {
+            eprintln!("SKIP: {what}: no cgroup v1 memory controller at /sys/fs/cgroup/memory");
+            return None;
+        }
+        let dir = base.join(format!("wt-cache-test-{}", std::process::id()));
+        if let Err(e) = std::fs::create_dir(&dir) {
+            eprintln!("SKIP: {what}: cannot create {}: {e}", dir.display());
+            return None;
+        }
+        let group = MemoryCgroup(dir);
+        if let Err(e) = std::fs::write(group.0.join("memory.limit_in_bytes"), limit_bytes.to_string()) {
+            eprintln!("SKIP: {what}: cannot set the limit: {e}");
+            return None;
+        }
+        Some(group)
+    }
+
+    /// Makes `cmd` start inside the group.
+    fn confine(&self, cmd: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt;
+        let procs = std::ffi::CString::new(self.0.join("cgroup.procs").to_str().unwrap()).unwrap();
+        // SAFETY: the closure runs in the child between fork and exec and only calls
+        // async-signal-safe functions (open, write, close) on memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let ok = libc::write(fd, b"0\n".as_ptr().cast(), 2) == 2;
+                libc::close(fd);
+                if ok { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+            });
+        }
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        // Its page cache is moved to the parent when the group goes; wait for its processes.
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+#[test]
+fn cache_warm_that_cannot_fit_warns() {
+    let what = "--cache warm larger than a memory cgroup";
+    let Some(group) = MemoryCgroup::new(48 << 20, what) else { return };
+    let dir = temp_dir();
+    let region_bytes = 160u64 << 20;
+    let path = zero_file(dir.path(), "big.dat", region_bytes);
+    drop_cache(&path);
+    let json = dir.path().join("r.json");
+    let mut cmd = iopulse();
+    cmd.args([&path_str(&path), "--cache", "warm", "--random", "--ops", "1", "--json", &path_str(&json)]);
+    group.confine(&mut cmd);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let r = read_json(&json);
+    assert_valid(&schema_validator(), &r, "a warm result that did not fit");
+    let pc = page_cache(&r);
+    assert!(fraction(pc, "after_warm_resident_fraction") < 0.9, "the cgroup holds at most 48 MiB of 160: {pc}");
+    let shortfall = pc["warm_shortfall"].as_str().unwrap_or_else(|| panic!("no warm_shortfall: {pc}"));
+    assert!(shortfall.contains("memory cgroup") && shortfall.contains("stayed resident"), "{shortfall}");
+    assert!(resident_fraction(&path) < 0.9, "the test's own probe");
+    assert!(stderr.contains("--cache warm") && stderr.contains("cannot stay whole in the page cache"), "{stderr}");
+    assert!(stderr.contains("stayed resident after warming"), "{stderr}");
+    let line = cache_line(&stdout);
+    assert!(line.starts_with("Cache     warm: ⚠ ") && line.contains("does not fit"), "{line}");
+}
+
+#[test]
+fn csv_carries_the_cache_mode_holes_and_residency() {
+    let dir = temp_dir();
+    let csv = dir.path().join("runs.csv");
+    // A sparse file read as it is: every byte a hole, nothing laid out.
+    let sparse = dir.path().join("sparse.dat");
+    File::create(&sparse).unwrap().set_len(4 << 20).unwrap();
+    let (sparse_s, csv_s) = (path_str(&sparse), path_str(&csv));
+    let r1 = run_json(&[&sparse_s, "--keep-holes", "--cache", "keep", "--ops", "1", "--csv", &csv_s]);
+    // A new file laid out, then warmed.
+    let laid = path_str(&dir.path().join("laid.dat"));
+    let r2 = run_json(&[&laid, "--file-size", "4M", "--cache", "warm", "--ops", "1", "--csv", &csv_s]);
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let col = |row: &csv::StringRecord, name: &str| -> String {
+        let i = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}: {header:?}"));
+        row[i].to_string()
+    };
+    let rows: Vec<_> = reader.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 2);
+    let tail: Vec<_> = header.iter().rev().take(5).collect();
+    assert_eq!(
+        tail,
+        [
+            "cache_end_resident_fraction",
+            "cache_start_resident_fraction",
+            "laid_out_bytes",
+            "unallocated_fraction",
+            "cache"
+        ],
+        "the new columns are at the end"
+    );
+    for (row, r, mode) in [(&rows[0], &r1, "keep"), (&rows[1], &r2, "warm")] {
+        let t = &r["targets"][0];
+        assert_eq!(col(row, "cache"), mode);
+        assert_eq!(col(row, "laid_out_bytes"), t["laid_out_bytes"].to_string());
+        let a = &t["allocation"];
+        let unallocated = (a["hole_bytes"].as_u64().unwrap() + a["unwritten_bytes"].as_u64().unwrap_or(0)) as f64
+            / a["region_bytes"].as_f64().unwrap();
+        assert_eq!(col(row, "unallocated_fraction"), format!("{unallocated:.4}"));
+        let pc = &t["page_cache"];
+        assert_eq!(
+            col(row, "cache_start_resident_fraction"),
+            format!("{:.4}", fraction(pc, "start_resident_fraction"))
+        );
+        assert_eq!(col(row, "cache_end_resident_fraction"), format!("{:.4}", fraction(pc, "end_resident_fraction")));
+    }
+    assert_eq!(col(&rows[0], "unallocated_fraction"), "1.0000", "a sparse file is all holes");
+    assert_eq!(col(&rows[0], "laid_out_bytes"), "0");
+    assert_eq!(col(&rows[1], "unallocated_fraction"), "0.0000");
+    assert_eq!(col(&rows[1], "laid_out_bytes"), (4u64 << 20).to_string());
+    assert_eq!(col(&rows[1], "cache_start_resident_fraction"), "1.0000", "warmed");
 }

@@ -98,7 +98,7 @@ fn the_device_sees_o_direct_reads_and_not_warm_buffered_ones() {
     // the reads come from memory and the device says so, loudly.
     std::fs::read(&file).unwrap();
     let (text, stderr, r) =
-        run_text_and_json(dir.path(), &[&file, "--random", "--duration", "0.5", "--engine", "sync", "--no-invalidate"]);
+        run_text_and_json(dir.path(), &[&file, "--random", "--duration", "0.5", "--engine", "sync", "--cache", "keep"]);
     let w = witness(&r);
     let seen = share(w, "read_bytes_share");
     assert!(seen < 0.05, "warm buffered reads: the device saw {seen} of the bytes read: {w}");

@@ -83,3 +83,26 @@ fn a_mixed_run_files_both_op_types_under_lat_ns() {
         assert_unmeasured(&job[op]["slat_ns"], &format!("{op} slat_ns"));
     }
 }
+
+/// What fio has no key for sits under the top-level `iopulse` key: the same `--cache`,
+/// allocation and page-cache record as the native result, and nothing of it in fio's keys.
+#[test]
+fn the_targets_state_is_under_an_iopulse_key() {
+    let (fio, r) = fio_and_native(&["--cache", "keep", "--random"]);
+    let extra = &fio["iopulse"];
+    assert_eq!(extra["cache"], "keep");
+    assert_eq!(extra["cache"], r["spec"]["cache"]);
+    let targets = extra["targets"].as_array().unwrap_or_else(|| panic!("no iopulse.targets: {fio}"));
+    assert_eq!(targets.len(), 1);
+    let (t, native) = (&targets[0], &r["targets"][0]);
+    assert_eq!(t["path"], native["path"]);
+    assert_eq!(t["laid_out_bytes"], 2u64 << 20, "a fresh 2 MiB file laid out");
+    assert_eq!(t["laid_out_bytes"], native["laid_out_bytes"]);
+    assert_eq!(t["allocation"], native["allocation"]);
+    assert_eq!(t["allocation"]["hole_bytes"], 0);
+    assert_eq!(t["page_cache"], native["page_cache"]);
+    assert_eq!(t["page_cache"]["mode"], "keep");
+    assert!(t["page_cache"]["start_resident_fraction"].as_f64().unwrap() >= 0.9, "layout left it cached: {t}");
+    let job = fio["jobs"][0].as_object().unwrap();
+    assert!(!job.contains_key("iopulse") && !job.contains_key("page_cache"), "fio's job keys stay fio's");
+}

@@ -51,6 +51,11 @@ pub const COLUMNS: &[&str] = &[
     "cpu_per_io_ns",
     "achieved_queue_depth",
     "achieved_queue_depth_total",
+    "cache",
+    "unallocated_fraction",
+    "laid_out_bytes",
+    "cache_start_resident_fraction",
+    "cache_end_resident_fraction",
 ];
 
 /// The header line, without the line end.
@@ -108,8 +113,32 @@ pub fn row(r: &RunResult) -> Vec<String> {
     fields.push(format!("{:.0}", r.cpu.per_io_ns));
     fields.push(format!("{:.3}", r.achieved_queue_depth.mean_per_worker));
     fields.push(format!("{:.3}", r.achieved_queue_depth.total));
+    fields.extend(target_fields(r));
     debug_assert_eq!(fields.len(), COLUMNS.len());
     fields
+}
+
+/// The targets' state when the window opened, their regions taken together: `--cache`,
+/// the share of holes and unwritten extents (files only), the bytes laid out before the
+/// window, and the page-cache residency at the window's start and end. Empty when unknown
+/// or not measured (a block device has no allocation, an untouched target no residency).
+fn target_fields(r: &RunResult) -> [String; 5] {
+    use crate::target::page_cache::combined_share;
+    let share = |v: Option<f64>| v.map(|f| format!("{f:.4}")).unwrap_or_default();
+    let unallocated = combined_share(r.targets.iter().filter_map(|t| t.allocation.as_ref()).map(|a| {
+        let share = if a.region_bytes == 0 { 0.0 } else { a.unallocated_bytes() as f64 / a.region_bytes as f64 };
+        (Some(share), a.region_bytes)
+    }));
+    let caches: Vec<_> = r.targets.iter().filter_map(|t| t.page_cache.as_ref()).collect();
+    let residency =
+        |f: fn(&crate::target::PageCache) -> Option<f64>| combined_share(caches.iter().map(|c| (f(c), c.region_bytes)));
+    [
+        r.spec.cache.name().to_string(),
+        share(unallocated),
+        r.targets.iter().map(|t| t.laid_out_bytes).sum::<u64>().to_string(),
+        share(residency(|c| c.start_resident_fraction)),
+        share(residency(|c| c.end_resident_fraction)),
+    ]
 }
 
 /// iops, bandwidth, mean, p50, p99, p99.9 of one op type; latencies empty without I/O.

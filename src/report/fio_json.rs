@@ -8,6 +8,9 @@
 //! measured apart and are written as fio writes an unrecorded latency (zeros,
 //! `N` 0). docs/json.md lists the fields.
 //!
+//! What fio has no key for, the targets' state when the window opened (`--cache`, holes
+//! and unwritten extents, page-cache residency), is under the top-level key `iopulse`.
+//!
 //! Formats the `RunResult`; the percentiles come from its histograms through
 //! `stats::clamped_quantile`.
 
@@ -30,6 +33,25 @@ struct FioDocument {
     timestamp_ms: u64,
     time: String,
     jobs: Vec<FioJob>,
+    /// Not fio's: what iopulse knows of the targets' state when the window opened (the
+    /// result's `spec.cache`, `targets[].allocation`, `targets[].page_cache`), under a key
+    /// of its own so that fio tooling never mistakes it for one of fio's.
+    iopulse: IopulseExtra,
+}
+
+#[derive(Serialize)]
+struct IopulseExtra {
+    /// `--cache`: drop, warm or keep.
+    cache: &'static str,
+    targets: Vec<IopulseTarget>,
+}
+
+#[derive(Serialize)]
+struct IopulseTarget {
+    path: String,
+    laid_out_bytes: u64,
+    allocation: Option<crate::target::Allocation>,
+    page_cache: Option<crate::target::PageCache>,
 }
 
 #[derive(Serialize)]
@@ -173,6 +195,19 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
         timestamp_ms: started.as_millis() as u64,
         time: ctime_utc(started.as_secs()),
         jobs: vec![job],
+        iopulse: IopulseExtra {
+            cache: s.cache.name(),
+            targets: r
+                .targets
+                .iter()
+                .map(|t| IopulseTarget {
+                    path: t.path.clone(),
+                    laid_out_bytes: t.laid_out_bytes,
+                    allocation: t.allocation.clone(),
+                    page_cache: t.page_cache.clone(),
+                })
+                .collect(),
+        },
     };
     let mut text = serde_json::to_string_pretty(&doc).expect("the fio document always serializes");
     text.push('\n');

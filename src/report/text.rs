@@ -505,11 +505,13 @@ pub fn hole_lines(r: &RunResult, shown_targets: usize) -> Vec<String> {
         .collect()
 }
 
-/// One line on the page cache of the run's regions: residency when the window opened and
-/// closed, and whether it was dropped before (a buffered read run that starts mostly cached
-/// and was not invalidated is a warning: it measures memory). `None` for results of versions
-/// that did not measure it. Several targets: their regions taken together.
+/// One line on the page cache of the run's regions: the state asked for (`--cache`),
+/// residency when the window opened and closed, and what was done before (a buffered read
+/// run that starts mostly cached without asking for a warm cache is a warning: it measures
+/// memory; so is a warm cache that did not fit). `None` for results of versions that did
+/// not measure it. Several targets: their regions taken together.
 pub fn cache_line(r: &RunResult) -> Option<String> {
+    use crate::spec::CacheMode;
     use crate::target::page_cache::{DROP_LEFT_FRACTION, WARM_FRACTION, percent};
     let caches: Vec<_> = r.targets.iter().filter_map(|t| t.page_cache.as_ref()).collect();
     if caches.is_empty() {
@@ -526,6 +528,13 @@ pub fn cache_line(r: &RunResult) -> Option<String> {
     let shown = |f: Option<f64>| f.map_or_else(|| "unknown".to_string(), percent);
     let targets = if caches.len() > 1 { format!(" · {} targets", caches.len()) } else { String::new() };
     let unknown = caches.iter().find_map(|c| c.unknown_reason.as_deref());
+    // The state asked for: recorded per target; results before --cache say it by `invalidated`.
+    let mode = caches.iter().find_map(|c| c.mode).unwrap_or(if caches.iter().all(|c| c.invalidated) {
+        CacheMode::Drop
+    } else {
+        CacheMode::Keep
+    });
+    let shortfall = caches.iter().find_map(|c| c.warm_shortfall.as_deref());
     let text = if start.is_none() && end.is_none() {
         let why = unknown.unwrap_or("not measured");
         let done = if caches.iter().all(|c| c.invalidated) { "invalidated before the window; " } else { "" };
@@ -534,7 +543,7 @@ pub fn cache_line(r: &RunResult) -> Option<String> {
         let done = if caches.iter().all(|c| c.invalidated) {
             "invalidated before the window".to_string()
         } else {
-            let why = caches.iter().find_map(|c| c.not_invalidated.as_deref()).unwrap_or("--no-invalidate");
+            let why = caches.iter().find_map(|c| c.not_invalidated.as_deref()).unwrap_or("--cache keep");
             format!("not invalidated: {why}")
         };
         format!(
@@ -542,6 +551,19 @@ pub fn cache_line(r: &RunResult) -> Option<String> {
             shown(start),
             shown(end)
         )
+    } else if mode == CacheMode::Warm {
+        match shortfall {
+            Some(why) => format!(
+                "⚠ read into the page cache before the window, but it does not fit ({why}): {} resident at start, {} at end — part of the reads reach the device",
+                shown(start),
+                shown(end)
+            ),
+            None => format!(
+                "read into the page cache before the window ({} resident at start, {} at end): buffered reads measure memory, as asked",
+                shown(start),
+                shown(end)
+            ),
+        }
     } else if caches.iter().all(|c| c.invalidated) {
         match share(|c| c.after_invalidate_resident_fraction) {
             Some(left) if left > DROP_LEFT_FRACTION => format!(
@@ -553,7 +575,7 @@ pub fn cache_line(r: &RunResult) -> Option<String> {
             _ => format!("invalidated before the window ({} resident at start, {} at end)", shown(start), shown(end)),
         }
     } else {
-        let why = caches.iter().find_map(|c| c.not_invalidated.as_deref()).unwrap_or("--no-invalidate");
+        let why = caches.iter().find_map(|c| c.not_invalidated.as_deref()).unwrap_or("--cache keep");
         match start {
             Some(s) if r.spec.read_percent > 0 && s >= WARM_FRACTION => format!(
                 "⚠ buffered reads: {} of the region in the page cache at start (not invalidated: {why}) — figures are memory speed, not the device",
@@ -562,7 +584,7 @@ pub fn cache_line(r: &RunResult) -> Option<String> {
             _ => format!("not invalidated ({why}): {} resident at start, {} at end", shown(start), shown(end)),
         }
     };
-    Some(format!("{:<9} {text}{targets}", "Cache"))
+    Some(format!("{:<9} {}: {text}{targets}", "Cache", mode.name()))
 }
 
 /// The device witness: per device under the targets (targets on one device share a line),

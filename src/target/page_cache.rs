@@ -17,12 +17,15 @@
 //! `invalidate=1`): the file's dirty pages are written first (fdatasync), then
 //! posix_fadvise(POSIX_FADV_DONTNEED) on the region. The kernel cannot drop dirty pages
 //! or pages another process maps, so residency is measured again right after the drop
-//! and a drop that left pages behind is said. `--no-invalidate` keeps a warm cache.
-//! O_DIRECT runs are invalidated too: their reads do not use the cache, but the kernel
+//! and a drop that left pages behind is said. That is `--cache drop`, the default;
+//! `--cache keep` leaves the cache as it is (fio's `invalidate=0`), and `--cache warm`
+//! reads the whole region through the cache first and measures how much of it stayed
+//! (a region larger than the memory free for the cache cannot stay whole). O_DIRECT runs are invalidated too: their reads do not use the cache, but the kernel
 //! writes back dirty pages and drops the cached pages of every range a direct I/O
 //! covers, which would otherwise happen inside the window. Files on a memory filesystem
 //! (tmpfs) are not: the page cache is where their data lives.
 
+use crate::spec::CacheMode;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io;
@@ -34,12 +37,20 @@ use std::sync::Mutex;
 pub const WARM_FRACTION: f64 = 0.5;
 /// A drop that leaves more than this share resident is said (dirty or mapped pages).
 pub const DROP_LEFT_FRACTION: f64 = 0.01;
+/// A warmed region with less than this share resident is a warning: it did not fit.
+pub const WARM_FULL_FRACTION: f64 = 0.9;
+/// Warming reads the region this many bytes at a time.
+const WARM_CHUNK_BYTES: usize = 4 << 20;
 /// mincore(2) maps and inspects the region this many bytes at a time.
 const MINCORE_CHUNK_BYTES: u64 = 1 << 30;
 
 /// What was measured and done to the page cache for one target (`targets[].page_cache`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PageCache {
+    /// The state asked for before the window (`--cache`): `drop`, `warm` or `keep`; null in
+    /// results of versions before the flag.
+    #[serde(default)]
+    pub mode: Option<CacheMode>,
     /// Bytes measured: the target's first `blocks` × block size bytes, the region the run addresses.
     pub region_bytes: u64,
     /// How residency was measured: `cachestat` or `mincore`; null when neither worked.
@@ -54,9 +65,17 @@ pub struct PageCache {
     /// Share still resident right after the drop (dirty or mapped pages cannot be
     /// dropped); null when not invalidated or unknown.
     pub after_invalidate_resident_fraction: Option<f64>,
-    /// Why the cache was not dropped (`--no-invalidate`, a memory filesystem), or why the
-    /// drop failed.
+    /// Why the cache was not dropped (`--cache keep` or `warm`, a memory filesystem), or why
+    /// the drop failed.
     pub not_invalidated: Option<String>,
+    /// `--cache warm`: share resident right after the region was read into the cache;
+    /// null otherwise or unknown.
+    #[serde(default)]
+    pub after_warm_resident_fraction: Option<f64>,
+    /// `--cache warm`: why the region is not all in the cache (it does not fit in the memory
+    /// free for the cache, or less than 90 % stayed, or the read failed); null when it is.
+    #[serde(default)]
+    pub warm_shortfall: Option<String>,
     /// The run used O_DIRECT: its I/Os do not go through the page cache, so residency does
     /// not affect its figures.
     pub direct: bool,
@@ -263,11 +282,56 @@ pub fn invalidate(file: &File, region_bytes: u64) -> Result<(), String> {
         .map_err(|e| format!("posix_fadvise(POSIX_FADV_DONTNEED): {e}"))
 }
 
+/// Reads the first `region_bytes` of `file` through the page cache, `WARM_CHUNK_BYTES` at
+/// a time, telling `progress` the bytes read so far. Stops early (returning the bytes read)
+/// once `stop` is set; an error names the offset.
+pub fn warm(
+    file: &File,
+    region_bytes: u64,
+    stop: &std::sync::atomic::AtomicUsize,
+    mut progress: impl FnMut(u64),
+) -> Result<u64, String> {
+    use std::os::unix::fs::FileExt;
+    let len = libc::off_t::try_from(region_bytes).unwrap_or(libc::off_t::MAX);
+    // Advice only: the kernel may start reading ahead of the loop below.
+    let _ = nix::fcntl::posix_fadvise(file, 0, len, nix::fcntl::PosixFadviseAdvice::POSIX_FADV_WILLNEED);
+    let mut buf = vec![0u8; WARM_CHUNK_BYTES.min(usize::try_from(region_bytes).unwrap_or(usize::MAX)).max(1)];
+    let mut offset = 0u64;
+    while offset < region_bytes {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+            break;
+        }
+        let want = (region_bytes - offset).min(buf.len() as u64) as usize;
+        match file.read_at(&mut buf[..want], offset) {
+            Ok(0) => break,
+            Ok(n) => offset += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("read at offset {offset}: {e}")),
+        }
+        progress(offset);
+    }
+    Ok(offset)
+}
+
+/// Why a region of `region_bytes` cannot all stay in the page cache, given the memory free
+/// for it (`room_bytes`: MemAvailable, or the room under a memory cgroup's limit, whichever
+/// is less); `None` when it fits or the room is unknown.
+pub fn does_not_fit(region_bytes: u64, room_bytes: Option<(u64, String)>) -> Option<String> {
+    let (room, what) = room_bytes?;
+    (region_bytes > room).then(|| {
+        format!(
+            "the region ({}) is larger than the memory free for the page cache ({what}: {})",
+            crate::units::display::bytes(region_bytes),
+            crate::units::display::bytes(room)
+        )
+    })
+}
+
 /// What a target's run is, as far as dropping its cache goes.
 #[derive(Clone, Copy, Debug)]
 pub struct Situation {
-    /// `--no-invalidate` was not given.
-    pub invalidate: bool,
+    /// `--cache` as given.
+    pub mode: CacheMode,
     /// The file is on a memory filesystem (tmpfs, ramfs): its data lives in the page cache.
     pub memory_backed: bool,
 }
@@ -276,8 +340,10 @@ pub struct Situation {
 /// O_DIRECT runs are dropped too (fio's default): the kernel would otherwise write back
 /// and drop the cached pages each direct I/O covers inside the window.
 pub fn should_invalidate(s: Situation) -> Result<(), &'static str> {
-    if !s.invalidate {
-        Err("--no-invalidate")
+    if s.mode == CacheMode::Keep {
+        Err("--cache keep")
+    } else if s.mode == CacheMode::Warm {
+        Err("--cache warm")
     } else if s.memory_backed {
         Err("a memory filesystem keeps its files in the page cache: there is nothing to drop to")
     } else {
@@ -363,6 +429,18 @@ pub fn at_window_end<T: Probed>(targets: &[T]) {
     }
 }
 
+/// The share of several regions together, each `(share, region_bytes)`, weighted by
+/// their bytes; unknown (`None`) when any share is, or when there is none.
+pub fn combined_share(parts: impl IntoIterator<Item = (Option<f64>, u64)>) -> Option<f64> {
+    let (mut weighted, mut total_bytes, mut any) = (0.0, 0u64, false);
+    for (share, bytes) in parts {
+        weighted += share? * bytes as f64;
+        total_bytes = total_bytes.saturating_add(bytes);
+        any = true;
+    }
+    any.then(|| if total_bytes == 0 { 0.0 } else { weighted / total_bytes as f64 })
+}
+
 /// Share as people read it: "100%", "37%", "0.4%", "0.0%".
 pub fn percent(f: f64) -> String {
     let p = 100.0 * f;
@@ -418,9 +496,10 @@ mod tests {
 
     #[test]
     fn invalidation_decision() {
-        let s = Situation { invalidate: true, memory_backed: false };
+        let s = Situation { mode: CacheMode::Drop, memory_backed: false };
         assert_eq!(should_invalidate(s), Ok(()));
-        assert_eq!(should_invalidate(Situation { invalidate: false, ..s }), Err("--no-invalidate"));
+        assert_eq!(should_invalidate(Situation { mode: CacheMode::Keep, ..s }), Err("--cache keep"));
+        assert_eq!(should_invalidate(Situation { mode: CacheMode::Warm, ..s }), Err("--cache warm"));
         assert!(should_invalidate(Situation { memory_backed: true, ..s }).unwrap_err().contains("memory"));
     }
 
@@ -439,6 +518,41 @@ mod tests {
         assert!(facts.unknown_reason.as_deref().is_some_and(|r| r.contains("mincore")), "{facts:?}");
         let json = serde_json::to_value(&facts).unwrap();
         assert!(json["start_resident_fraction"].is_null() && json["method"].is_null(), "{json}");
+    }
+
+    #[test]
+    fn shares_combine_by_bytes_and_unknown_stays_unknown() {
+        assert_eq!(combined_share([]), None);
+        assert_eq!(combined_share([(Some(1.0), 1 << 20), (Some(0.0), 3 << 20)]), Some(0.25));
+        assert_eq!(combined_share([(Some(1.0), 1 << 20), (None, 3 << 20)]), None);
+        assert_eq!(combined_share([(Some(0.5), 0)]), Some(0.0));
+    }
+
+    #[test]
+    fn a_region_larger_than_the_room_does_not_fit() {
+        assert_eq!(does_not_fit(10 << 20, None), None, "unknown room: no claim");
+        assert_eq!(does_not_fit(10 << 20, Some((20 << 20, "MemAvailable".into()))), None);
+        let why = does_not_fit(30 << 20, Some((20 << 20, "MemAvailable".into()))).unwrap();
+        assert!(why.contains("MemAvailable") && why.contains("larger than"), "{why}");
+    }
+
+    /// Warming reads the region back into the cache after a drop, and stops when told.
+    #[test]
+    fn warming_brings_a_dropped_region_back() {
+        use std::sync::atomic::AtomicUsize;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("warm.dat");
+        let region = 6u64 << 20;
+        let mut f = File::options().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        f.write_all(&vec![0x33u8; region as usize]).unwrap();
+        invalidate(&f, region).unwrap();
+        let before = mincore_fraction(&f, region).unwrap();
+        let mut seen = Vec::new();
+        let read = warm(&f, region, &AtomicUsize::new(0), |n| seen.push(n)).unwrap();
+        assert_eq!(read, region);
+        assert_eq!(seen.last(), Some(&region), "progress reaches the end: {seen:?}");
+        assert!(mincore_fraction(&f, region).unwrap() > 0.9, "warmed (was {before})");
+        assert_eq!(warm(&f, region, &AtomicUsize::new(1), |_| ()).unwrap(), 0, "stopped before the first read");
     }
 
     /// Both methods agree on a file written (cached), dropped (not cached) and read back.

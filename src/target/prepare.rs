@@ -14,7 +14,7 @@ use super::plan::{Holes, TargetKind, TargetPlan};
 use crate::buffer::SlotBuffers;
 use crate::diag::Diagnostics;
 use crate::error::{Error, RunError, UsageError};
-use crate::spec::Spec;
+use crate::spec::{CacheMode, Spec};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
@@ -224,13 +224,15 @@ fn prepare_one(
         ));
     }
     let memory_backed = mount.as_ref().is_some_and(MountFacts::is_memory_backed);
-    let page_cache = settle_page_cache(spec, &plan, &file, &direct, memory_backed, diag);
+    let page_cache = settle_page_cache(spec, &plan, &file, &direct, memory_backed, diag, stop)?;
     Ok(PreparedTarget { plan, file, direct, allocation, mount, created: was_created, laid_out_bytes, page_cache })
 }
 
-/// Drops the cached pages of the region before the window unless told not to (or the
-/// file lives in memory), measures what the drop left, and warns when a buffered run that
-/// reads starts from a mostly cached region or the drop left pages.
+/// Puts the region's page cache in the state `--cache` asks for: drops its cached pages
+/// (`drop`, unless the file lives in memory) and measures what the drop left, reads it all
+/// into the cache (`warm`) and measures what stayed, or leaves it (`keep`). Warns when a
+/// drop left pages, a warmed region does not fit, or a kept one makes buffered reads
+/// measure memory. Interrupted while warming: an error, as an interrupted layout.
 fn settle_page_cache(
     spec: &Spec,
     plan: &TargetPlan,
@@ -238,11 +240,18 @@ fn settle_page_cache(
     direct: &DirectOutcome,
     memory_backed: bool,
     diag: &Diagnostics,
-) -> PageCacheProbe {
+    stop: &AtomicUsize,
+) -> Result<PageCacheProbe, Error> {
     let region_bytes = plan.blocks.saturating_mul(spec.block_size_bytes);
-    let mut facts = PageCache { region_bytes, direct: direct.effective, ..PageCache::default() };
-    let situation = page_cache::Situation { invalidate: spec.invalidate, memory_backed };
+    let mut facts =
+        PageCache { mode: Some(spec.cache), region_bytes, direct: direct.effective, ..PageCache::default() };
+    let situation = page_cache::Situation { mode: spec.cache, memory_backed };
     let path = plan.path.display();
+    if spec.cache == CacheMode::Warm {
+        facts.not_invalidated = Some("--cache warm".to_string());
+        warm_region(file, plan, region_bytes, &mut facts, diag, stop)?;
+        return Ok(PageCacheProbe::new(facts));
+    }
     match page_cache::should_invalidate(situation) {
         Ok(()) => match page_cache::invalidate(file, region_bytes) {
             Ok(()) => {
@@ -281,8 +290,90 @@ fn settle_page_cache(
             }
         }
     }
-    PageCacheProbe::new(facts)
+    Ok(PageCacheProbe::new(facts))
 }
+
+/// `--cache warm`: reads the region through the page cache (with progress for a large
+/// one), then measures how much of it is resident. Warns, before and after, when it cannot
+/// all stay: larger than the memory free for the cache, or less than 90 % resident.
+fn warm_region(
+    file: &File,
+    plan: &TargetPlan,
+    region_bytes: u64,
+    facts: &mut PageCache,
+    diag: &Diagnostics,
+    stop: &AtomicUsize,
+) -> Result<(), Error> {
+    let path = plan.path.display();
+    let too_big = page_cache::does_not_fit(region_bytes, crate::memory::page_cache_room());
+    if let Some(why) = &too_big {
+        diag.warn(format!(
+            "--cache warm: {path} cannot stay whole in the page cache: {why}; reads of the pages evicted while warming reach the device"
+        ));
+    }
+    let bar = warm_progress(diag.show_progress(), region_bytes, &path.to_string());
+    let read = page_cache::warm(file, region_bytes, stop, |n| bar.set_position(n));
+    bar.finish_and_clear();
+    let read_bytes = match read {
+        Ok(n) => n,
+        Err(e) => {
+            return Err(RunError::Other(format!("--cache warm: reading {path} into the page cache: {e}")).into());
+        }
+    };
+    if stop.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+        return Err(RunError::Other(format!(
+            "interrupted while reading {path} into the page cache (--cache warm): {read_bytes} of {region_bytes} bytes read"
+        ))
+        .into());
+    }
+    let measured = page_cache::measure(file, region_bytes);
+    let resident = match &measured {
+        Ok(r) => {
+            facts.method = Some(r.method.name().to_string());
+            facts.after_warm_resident_fraction = Some(r.fraction);
+            Some(r.fraction)
+        }
+        Err(why) => {
+            facts.unknown_reason = Some(why.clone());
+            None
+        }
+    };
+    let short = resident
+        .filter(|f| *f < page_cache::WARM_FULL_FRACTION)
+        .map(|f| format!("only {} of the region stayed resident after warming", page_cache::percent(f)));
+    if let Some(s) = &short {
+        diag.warn(format!(
+            "--cache warm: {s} {path}: the page cache cannot hold it all, so part of the run's reads reach the device"
+        ));
+    }
+    facts.warm_shortfall = match (short, too_big) {
+        (Some(s), Some(t)) => Some(format!("{s}: {t}")),
+        (Some(s), None) => Some(s),
+        (None, Some(t)) => Some(t),
+        (None, None) => None,
+    };
+    Ok(())
+}
+
+/// A progress bar on stderr while a large region is read into the page cache.
+fn warm_progress(show_progress: bool, total: u64, what: &str) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    if show_progress && total >= WARM_PROGRESS_FROM_BYTES {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "reading {msg} into the page cache {bar:30} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+        ) {
+            bar.set_style(style);
+        }
+        bar.set_message(what.to_string());
+        bar
+    } else {
+        ProgressBar::hidden()
+    }
+}
+
+/// Regions at least this large show progress while warmed (as layout does).
+const WARM_PROGRESS_FROM_BYTES: u64 = 64 << 20;
 
 /// Measures how much of a regular file's region holds written data, lays out its holes
 /// and unwritten extents when the plan says so (`Holes::LayOut`: a run that reads, on a
