@@ -8,6 +8,9 @@
 //! - `histogram`: one latency sample (`OpStats::record`, and the bare HDR record);
 //! - `clock`: one clock read (the loop makes at most two per I/O);
 //! - `data`: filling 4 KiB with fresh random data, stamping and checking a verified 4 KiB block;
+//! - `write_data`: what one write's data costs, per pattern and block size (4 KiB,
+//!   128 KiB, 1 MiB, 16 MiB): the pool the default pattern uses, the xorshift
+//!   generator, the fixed and sequential patterns. Each must run at >= 8 GiB/s per core;
 //! - `loop_null`: one full iteration of the worker loop on the null engine
 //!   (choose offset, op, queue, reap, record), driven through `worker::run`;
 //! - `engine_round_trip`: queue + submit + reap of one 4 KiB request on a block
@@ -146,6 +149,41 @@ fn data_pattern(c: &mut Criterion) {
     g.finish();
 }
 
+fn write_data(c: &mut Criterion) {
+    let mut g = c.benchmark_group("write_data");
+    let pool = data::RandomPool::new(42);
+    for (name, len) in [("4k", 4096usize), ("128k", 128 << 10), ("1m", 1 << 20), ("16m", 16 << 20)] {
+        g.throughput(Throughput::Bytes(len as u64));
+        let mut buf = SlotBuffers::new(1, len, 4096).expect("buffer");
+        buf.touch_pages();
+        let mut seq = 0u64;
+        // The default pattern without --verify: windows of the pool, xored with a key.
+        g.bench_function(format!("random_pool_{name}"), |b| {
+            b.iter(|| {
+                seq += 1;
+                pool.fill(buf.slot_mut(0), black_box(seq * len as u64), seq);
+            })
+        });
+        // The xorshift generator (--verify payloads, and the pool itself).
+        g.bench_function(format!("random_xorshift_{name}"), |b| {
+            b.iter(|| {
+                seq += 1;
+                data::fill_random(buf.slot_mut(0), 42, black_box(seq * len as u64), seq);
+            })
+        });
+        for pattern in [Pattern::Zeros, Pattern::Sequential] {
+            g.bench_function(format!("{}_{name}", pattern.name()), |b| {
+                b.iter(|| {
+                    seq += 1;
+                    data::fill(buf.slot_mut(0), pattern, 42, black_box(seq * len as u64), seq);
+                })
+            });
+        }
+        black_box(buf.slot(0));
+    }
+    g.finish();
+}
+
 /// Runs one worker on the null engine for exactly `ios` I/Os over a sequential
 /// source and returns the time between the start line and its stop: the loop
 /// only, without thread start or set-up.
@@ -168,7 +206,7 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         direct: false,
         engine_options: EngineOptions::default(),
         placement: Default::default(),
-        data: DataPlan { pattern: Pattern::Random, seed: 1, verify: None },
+        data: DataPlan { pattern: Pattern::Random, reducibility: Default::default(), seed: 1, verify: None },
         think: None,
         rate: None,
         interval: None,
@@ -256,6 +294,7 @@ fn main() {
     histogram(&mut c);
     clock(&mut c);
     data_pattern(&mut c);
+    write_data(&mut c);
     loop_null(&mut c);
     engine_round_trips(&mut c);
     c.final_summary();

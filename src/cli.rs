@@ -4,7 +4,7 @@
 //! Flag names are fixed: users already type them. This module parses and
 //! converts; it does not open files (see `target::plan`).
 
-use crate::data::Pattern;
+use crate::data::{Pattern, Reducibility};
 use crate::engine::uring::UringOptions;
 use crate::engine::{EngineOptions, Madvise};
 use crate::error::UsageError;
@@ -220,6 +220,16 @@ pub struct Args {
     /// sequence: not dedupable or compressible), zeros, ones or sequential bytes.
     #[arg(long, value_enum, default_value_t = Pattern::Random)]
     pub write_pattern: Pattern,
+
+    /// Make random write data dedupe by R: 4 KiB chunks written to distinct ones (a chunk is
+    /// a duplicate by a draw from seed and offset). E.g. --dedupe-ratio 3 [default: 1, all unique]
+    #[arg(long, allow_hyphen_values = true, value_name = "R", value_parser = parse_real)]
+    pub dedupe_ratio: Option<f64>,
+
+    /// Make random write data compress by R with a standard compressor (gzip, zstd): each 4 KiB
+    /// chunk is 1/R random bytes, then zeros. E.g. --compress-ratio 2 [default: 1, incompressible]
+    #[arg(long, allow_hyphen_values = true, value_name = "R", value_parser = parse_real)]
+    pub compress_ratio: Option<f64>,
 
     /// Write verifiable blocks (a header with offset, seed, write sequence and crc32c) and
     /// check every read: corrupted, misplaced, never-written, torn and lost blocks are
@@ -442,6 +452,7 @@ impl Args {
         if self.verify_pattern.is_some() && !self.verify {
             return Err(UsageError::new("--verify-pattern applies to --verify runs: add --verify"));
         }
+        let reducibility = self.reducibility()?;
         let ops_limit = match (self.ops, self.io_limit) {
             (Some(_), Some(_)) => {
                 return Err(UsageError::new("--ops and --io-limit both given: give one of them"));
@@ -517,6 +528,7 @@ impl Args {
             io_timeout_ns: u64::try_from(self.io_timeout.as_nanos())
                 .map_err(|_| UsageError::new("--io-timeout is too long: at most 584 years"))?,
             write_pattern: self.write_pattern,
+            reducibility,
             verify: self.verify.then_some(VerifySpec {
                 pattern: self.verify_pattern.unwrap_or(Pattern::Random),
                 max_reports: self.verify_max_reports,
@@ -621,6 +633,32 @@ impl Args {
     }
 
     /// The distribution and its parameters; a parameter of another distribution is an error.
+    /// `--dedupe-ratio`, `--compress-ratio`: each at least 1, for random unverified writes.
+    fn reducibility(&self) -> Result<Reducibility, UsageError> {
+        for (flag, ratio, most) in
+            [("--dedupe-ratio", self.dedupe_ratio, 1e9), ("--compress-ratio", self.compress_ratio, 4096.0)]
+        {
+            let Some(r) = ratio else { continue };
+            if !(1.0..=most).contains(&r) {
+                return Err(UsageError::new(format!(
+                    "{flag} {r}: give a ratio from 1 (no reduction) to {most}, e.g. {flag} 2"
+                )));
+            }
+            if self.write_pattern != Pattern::Random {
+                return Err(UsageError::new(format!(
+                    "{flag} shapes random data, but --write-pattern is {}: drop --write-pattern or {flag}",
+                    self.write_pattern.name()
+                )));
+            }
+            if self.verify {
+                return Err(UsageError::new(format!(
+                    "{flag} does not combine with --verify yet (verified blocks carry a unique header): drop one of them"
+                )));
+            }
+        }
+        Ok(Reducibility { dedupe_ratio: self.dedupe_ratio, compress_ratio: self.compress_ratio })
+    }
+
     fn distribution(&self) -> Result<Distribution, UsageError> {
         let misplaced = |flag: &str, wanted: &str| {
             UsageError::new(format!(

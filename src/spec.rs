@@ -181,6 +181,9 @@ pub struct Spec {
     pub rate: Option<crate::think::RateSpec>,
     /// What written blocks contain (without `--verify`).
     pub write_pattern: Pattern,
+    /// `--dedupe-ratio`, `--compress-ratio` of random write data (none: fully unique).
+    #[serde(default, skip_serializing_if = "crate::data::Reducibility::is_none")]
+    pub reducibility: crate::data::Reducibility,
     /// `--verify`: written blocks carry a header and reads are checked.
     pub verify: Option<VerifySpec>,
     /// Seed of written data and of verification: `--seed`, or 0 when not given, so

@@ -63,9 +63,12 @@ fn the_loop_allocates_nothing_per_io() {
     let target = dir.path().join("t.dat");
     std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
     let t = target.to_str().unwrap();
-    // Unpaced and paced (the one loop with each policy), queued and inline engines.
+    // Unpaced and paced (the one loop with each policy), queued and inline engines. Queued
+    // engines with writes draw requests ahead into spare slots (the write path of random
+    // data), also with the data shaped by ratios.
     for engine in [
         &["--engine", "null", "--queue-depth", "32"][..],
+        &["--engine", "null", "--queue-depth", "8", "--dedupe-ratio", "3", "--compress-ratio", "2"][..],
         &["--engine", "sync"][..],
         &["--engine", "null", "--queue-depth", "8", "--rate-iops", "2000000"][..],
         &["--engine", "sync", "--think-time", "1us", "--think-every", "1000"][..],

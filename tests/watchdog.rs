@@ -107,7 +107,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         direct: false,
         engine_options: EngineOptions::default(),
         placement: Default::default(),
-        data: DataPlan { pattern: Pattern::Zeros, seed: 1, verify: None },
+        data: DataPlan { pattern: Pattern::Zeros, reducibility: Default::default(), seed: 1, verify: None },
         error_limit: 1,
         errors_seen,
         think: None,

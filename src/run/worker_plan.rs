@@ -74,6 +74,7 @@ pub(super) fn worker_plan(
         interval: None,
         data: DataPlan {
             pattern: spec.write_pattern,
+            reducibility: spec.reducibility,
             seed: spec.data_seed,
             verify: spec.verify.map(|v| VerifyPlan {
                 pattern: v.pattern,

@@ -50,22 +50,29 @@ impl<E: Engine> Worker<E> {
             // stop checks below run after each.
             while !exhausted && self.failure.is_none() {
                 // An inline engine has one slot, always free between its calls.
-                let slot = if E::CAPS.completes_inline {
-                    0
-                } else {
-                    let Some(&slot) = self.free.last() else { break };
-                    slot
-                };
+                if !self.has_room(in_flight) {
+                    break;
+                }
                 if P::PACED && !pacing.may_issue(now) {
                     break;
                 }
-                let Some(req) = self.next_request(slot) else {
+                let req = if self.ahead.is_some() {
+                    self.take_prepared()
+                } else if E::CAPS.completes_inline {
+                    self.next_request(0)
+                } else {
+                    self.free.pop().and_then(|slot| {
+                        let req = self.next_request(slot);
+                        if req.is_none() {
+                            self.free.push(slot);
+                        }
+                        req
+                    })
+                };
+                let Some(req) = req else {
                     exhausted = true;
                     break;
                 };
-                if !E::CAPS.completes_inline {
-                    self.free.pop();
-                }
                 match self.issue(control, req, now, deadline_ns, pacing) {
                     Ok(None) => in_flight += 1,
                     Ok(Some(done_ns)) => {
@@ -91,8 +98,18 @@ impl<E: Engine> Worker<E> {
                 }
                 continue;
             }
+            // Drawing ahead: the device gets what was queued now, and the spare slots'
+            // data is generated while it works, not between a completion and the next
+            // submission.
+            if !exhausted && self.wants_prepare() {
+                if let Err(e) = self.engine.submit() {
+                    return self.engine_failure(control, e.to_string(), in_flight);
+                }
+                self.prepare_ahead();
+            }
             self.publish_wait(control, now, in_flight);
-            let reaped = match self.wait_for_completions(control, now, deadline_ns, exhausted, pacing) {
+            let room = self.has_room(in_flight);
+            let reaped = match self.wait_for_completions(control, now, deadline_ns, exhausted || !room, pacing) {
                 Ok(n) => n,
                 Err(message) => return self.engine_failure(control, message, in_flight),
             };
@@ -114,20 +131,29 @@ impl<E: Engine> Worker<E> {
                     self.free.push(slot);
                     continue;
                 }
-                // Unpaced: the slot is refilled at once, at the batch's clock reading.
-                match self.next_request(slot) {
+                // Unpaced: the slot is refilled at once, at the batch's clock reading (drawing
+                // ahead: with the oldest prepared request, whose data is ready).
+                let next = if self.ahead.is_some() {
+                    self.free.push(slot);
+                    self.take_prepared()
+                } else {
+                    let next = self.next_request(slot);
+                    if next.is_none() {
+                        self.free.push(slot);
+                    }
+                    next
+                };
+                match next {
                     Some(req) => match self.issue(control, req, now, deadline_ns, pacing) {
                         Ok(None) => in_flight += 1,
                         Ok(Some(_)) => {}
                         Err(message) => return self.engine_failure(control, message, in_flight),
                     },
-                    None => {
-                        exhausted = true;
-                        self.free.push(slot);
-                    }
+                    None => exhausted = true,
                 }
             }
         };
+        self.discard_prepared();
         // The window of a worker stopped by its deadline ends there, and I/O still in
         // flight is outside it; any other stop counts what it drains (`drain`).
         if stop == WorkerStop::Deadline {
@@ -187,7 +213,7 @@ impl<E: Engine> Worker<E> {
 
     /// Submits what is queued and reaps completions: blocking for one (one system call
     /// where the engine can), unless a paced worker has a free slot whose turn may come
-    /// first: then it waits for a completion no longer than until that turn
+    /// first (`cannot_issue` false): then it waits for a completion no longer than until that turn
     /// (`Engine::reap_within`; an engine that can only poll is polled with short pauses).
     #[inline(always)]
     fn wait_for_completions<P: Pacing>(
@@ -195,10 +221,10 @@ impl<E: Engine> Worker<E> {
         control: &RunControl,
         now_ns: u64,
         deadline_ns: u64,
-        exhausted: bool,
+        cannot_issue: bool,
         pacing: &mut P,
     ) -> Result<usize, String> {
-        if P::PACED && !exhausted && !self.free.is_empty() {
+        if P::PACED && !cannot_issue {
             let wake_ns = pacing.next_issue_ns(now_ns).min(deadline_ns.saturating_add(1));
             if wake_ns > now_ns {
                 self.engine.submit().map_err(|e| e.to_string())?;
@@ -216,6 +242,19 @@ impl<E: Engine> Worker<E> {
         }
         // One call per batch: engines that can submit and wait in one system call do.
         self.engine.submit_and_reap(1, &mut self.completions).map_err(|e| e.to_string())
+    }
+
+    /// Whether another I/O may be issued now: an inline engine always has its one slot;
+    /// a queued one needs a free slot (drawing ahead: fewer than `depth` in flight).
+    #[inline(always)]
+    fn has_room(&self, in_flight: usize) -> bool {
+        if E::CAPS.completes_inline {
+            true
+        } else if let Some(a) = &self.ahead {
+            in_flight < a.depth
+        } else {
+            !self.free.is_empty()
+        }
     }
 
     /// Why the worker stops now, if it does (the order is the module's definition).

@@ -21,7 +21,7 @@ pub use control::{RunControl, stop_code};
 
 use crate::access::BlockSource;
 use crate::buffer::SlotBuffers;
-use crate::data::{self, Pattern};
+use crate::data::{self, Pattern, RandomPool, Reducibility};
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Request};
 use crate::placement::{self, WorkerPlacement};
 use crate::rusage;
@@ -93,6 +93,8 @@ pub struct WorkerPlan {
 #[derive(Clone, Copy, Debug)]
 pub struct DataPlan {
     pub pattern: Pattern,
+    /// `--dedupe-ratio`, `--compress-ratio` (random data without `--verify` only).
+    pub reducibility: Reducibility,
     pub seed: u64,
     pub verify: Option<VerifyPlan>,
 }
@@ -316,8 +318,30 @@ struct Worker<E: Engine> {
     error_limit: u64,
     errors_seen: Arc<AtomicU64>,
     watch: WatchState,
-    /// Slots with no I/O in flight, as a stack (capacity: the depth; never grows).
+    /// Slots with no I/O in flight and nothing prepared in them, as a stack (capacity:
+    /// the slots; never grows).
     free: Vec<u32>,
+    /// Unverified random writes: the pool their data is cut from (`data::RandomPool`).
+    pool: Option<RandomPool>,
+    /// Queued engines with per-write data: the requests drawn ahead (`Ahead`).
+    ahead: Option<Ahead>,
+}
+
+/// Writes whose data is ready before their slot frees (queued engines, data that varies
+/// per write, no `--verify`). The worker has twice the engine's depth in slots: while
+/// `depth` I/Os are in flight, the other slots hold the next requests, drawn from the
+/// source ahead of time and their data generated after the last submission, while the
+/// device works. A completion is answered at once with the oldest prepared request, so
+/// no write waits for its data and the order of the source is kept.
+struct Ahead {
+    /// I/Os in flight at most (the engine's depth).
+    depth: usize,
+    /// Prepared requests, oldest first: a ring of `depth` entries.
+    ready: Box<[Request]>,
+    head: usize,
+    len: usize,
+    /// The source (or the ops limit) gave no more requests.
+    drawn_out: bool,
 }
 
 /// `SlotState::submit_ns` of a slot with no I/O in flight.
@@ -326,19 +350,33 @@ const IDLE_NS: u64 = u64::MAX;
 impl<E: Engine> Worker<E> {
     fn new(plan: WorkerPlan) -> Result<Self, String> {
         let depth = plan.queue_depth.max(1);
+        let writes_vary = plan.read_percent < 100 && plan.data.verify.is_none();
+        let ahead = (!E::CAPS.completes_inline && writes_vary && plan.data.pattern.varies_per_write()).then(|| Ahead {
+            depth: depth as usize,
+            ready: vec![Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 0, len_bytes: 0 }; depth as usize]
+                .into_boxed_slice(),
+            head: 0,
+            len: 0,
+            drawn_out: false,
+        });
+        let pool = (writes_vary && plan.data.pattern == Pattern::Random)
+            .then(|| RandomPool::reducible(plan.data.seed, plan.data.reducibility));
+        // Spare slots for the requests drawn ahead; the engine's depth stays `depth`.
+        let slot_count = if ahead.is_some() { 2 * depth } else { depth };
         // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
         placement::apply_to_current_thread(&plan.placement)?;
-        let mut buffers = SlotBuffers::new(depth as usize, plan.block_size_bytes as usize, plan.buffer_align_bytes)?;
+        let mut buffers =
+            SlotBuffers::new(slot_count as usize, plan.block_size_bytes as usize, plan.buffer_align_bytes)?;
         placement::bind_buffer(&plan.placement, buffers.region().base, buffers.len_bytes())?;
         buffers.touch_pages();
         let buffer_node_seen = placement::bind::node_of_address(buffers.region().base);
-        for slot in 0..depth {
+        for slot in 0..slot_count {
             data::fill(buffers.slot_mut(slot), plan.data.pattern, plan.data.seed, 0, u64::from(slot));
         }
         let region_blocks = plan.source.region_blocks();
         let verifier = plan.data.verify.map(|v| Verifier {
             plan: v,
-            in_flight: vec![u64::MAX; depth as usize].into_boxed_slice(),
+            in_flight: vec![u64::MAX; slot_count as usize].into_boxed_slice(),
             last_written: if v.track_sequences { vec![0u32; region_blocks as usize] } else { Vec::new() },
             scratch: vec![0u8; plan.block_size_bytes as usize],
             counts: VerifyCounts::default(),
@@ -369,7 +407,7 @@ impl<E: Engine> Worker<E> {
                     sequence: 0,
                     holds_pattern: true
                 };
-                depth as usize
+                slot_count as usize
             ]
             .into_boxed_slice(),
             completions: vec![Completion::default(); depth as usize].into_boxed_slice(),
@@ -403,7 +441,9 @@ impl<E: Engine> Worker<E> {
             error_limit: plan.error_limit.max(1),
             errors_seen: plan.errors_seen,
             watch: WatchState::default(),
-            free: (0..depth).rev().collect(),
+            free: (0..slot_count).rev().collect(),
+            pool,
+            ahead,
         })
     }
 
@@ -435,6 +475,8 @@ impl<E: Engine> Worker<E> {
             let buf = self.buffers.slot_mut(slot);
             if let Some(v) = &self.verifier {
                 verify::stamp(buf, v.plan.pattern, self.data.seed, offset_bytes, sequence);
+            } else if let Some(pool) = &self.pool {
+                pool.fill(buf, offset_bytes, sequence);
             } else if self.data.pattern.varies_per_write() || !self.slots[slot as usize].holds_pattern {
                 data::fill(buf, self.data.pattern, self.data.seed, offset_bytes, sequence);
             }
@@ -450,6 +492,79 @@ impl<E: Engine> Worker<E> {
         state.sequence = sequence;
         state.holds_pattern = op == Op::Write;
         Some(Request { slot, op, file, offset_bytes, len_bytes: self.block_size_bytes as u32 })
+    }
+
+    /// The next request to issue (queued engines drawing ahead): the oldest prepared one,
+    /// else one drawn now into a free slot (at the start, or when the source ran dry
+    /// of prepared ones). `None` when the worker's share is done.
+    #[inline(always)]
+    fn take_prepared(&mut self) -> Option<Request> {
+        let a = self.ahead.as_mut()?;
+        if a.len > 0 {
+            let req = a.ready[a.head];
+            a.head = (a.head + 1) % a.depth;
+            a.len -= 1;
+            return Some(req);
+        }
+        if a.drawn_out {
+            return None;
+        }
+        let slot = self.free.pop()?;
+        let req = self.next_request(slot);
+        if req.is_none() {
+            self.free.push(slot);
+            if let Some(a) = &mut self.ahead {
+                a.drawn_out = true;
+            }
+        }
+        req
+    }
+
+    /// Draws the next requests into free slots and generates their data, until `depth`
+    /// are prepared or the source is done. Called after a submission: the device works
+    /// meanwhile.
+    #[inline(always)]
+    fn prepare_ahead(&mut self) {
+        loop {
+            let Some(a) = &self.ahead else { return };
+            if a.drawn_out || a.len == a.depth {
+                return;
+            }
+            let Some(slot) = self.free.pop() else { return };
+            let req = self.next_request(slot);
+            let Some(a) = &mut self.ahead else { return };
+            match req {
+                Some(req) => {
+                    a.ready[(a.head + a.len) % a.depth] = req;
+                    a.len += 1;
+                }
+                None => {
+                    a.drawn_out = true;
+                    self.free.push(slot);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Whether drawing ahead has slots to prepare (the loop then submits first).
+    #[inline(always)]
+    fn wants_prepare(&self) -> bool {
+        self.ahead.as_ref().is_some_and(|a| !a.drawn_out && a.len < a.depth) && !self.free.is_empty()
+    }
+
+    /// At the stop: requests prepared but never issued reached nothing (coverage counted
+    /// them when they were drawn).
+    fn discard_prepared(&mut self) {
+        let Some(a) = &mut self.ahead else { return };
+        for i in 0..a.len {
+            let req = a.ready[(a.head + i) % a.depth];
+            self.free.push(req.slot);
+            if let Some(tracker) = &mut self.coverage {
+                tracker.untouch(self.slots[req.slot as usize].region_block);
+            }
+        }
+        a.len = 0;
     }
 
     /// Which file holds region block `block` (targets are few: a short scan).

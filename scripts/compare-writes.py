@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""compare-writes.py: sequential O_DIRECT writes, iopulse against fio 3.x, interleaved.
+
+For each workload, each repetition runs every variant once, in turn (A B C D A B C D ...):
+  new        iopulse under test, default write data (--write-pattern random)
+  new-zeros  the same binary with --write-pattern zeros (what data generation costs)
+  base       another iopulse binary, default data (optional: --base PATH)
+  fio        fio with its defaults for data (scramble_buffers), --rw=write --direct=1
+and prints the median IOPS of each, the ratio of each to fio, CPU time per I/O (iopulse:
+cpu.workers_per_io_ns; fio: (usr_cpu + sys_cpu) x job_runtime / I/Os) and p50 latency,
+plus one command line per variant.
+
+Usage: scripts/compare-writes.py --new target/release/iopulse [--base OLD] [--reps 5]
+         [--duration 3s] [--size 1G] [--dir /tmp] [--workloads libaio:128k:8,sync:16m:1]
+A workload is engine:block-size:queue-depth (engine sync, libaio or io_uring).
+"""
+import argparse, json, os, statistics, subprocess, sys, tempfile
+
+p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+p.add_argument("--new", required=True)
+p.add_argument("--base")
+p.add_argument("--reps", type=int, default=5)
+p.add_argument("--duration", default="3s")
+p.add_argument("--size", default="1G")
+p.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp"))
+p.add_argument("--workloads", default="libaio:128k:8,io_uring:128k:8,libaio:1m:4,io_uring:1m:4,sync:16m:1")
+a = p.parse_args()
+
+fd, path = tempfile.mkstemp(prefix="compare-writes.", suffix=".dat", dir=a.dir)
+os.close(fd)
+os.unlink(path)
+
+
+def iopulse(binary, engine, bs, qd, pattern):
+    return [binary, path, "--file-size", a.size, "--engine", engine, "--block-size", bs,
+            "--queue-depth", qd, "--write-percent", "100", "--direct", "--duration", a.duration,
+            "--seed", "1", "--write-pattern", pattern, "--output-format", "json", "--quiet"]
+
+
+def fio(engine, bs, qd):
+    return ["fio", "--name=compare", f"--filename={path}", f"--size={a.size}", f"--bs={bs}",
+            f"--ioengine={'psync' if engine == 'sync' else engine}", f"--iodepth={qd}", "--rw=write",
+            "--direct=1", "--thread", "--time_based", f"--runtime={a.duration}", "--lat_percentiles=1",
+            "--percentile_list=50", "--output-format=json"]
+
+
+def measure(cmd):
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"failed ({out.returncode}): {' '.join(cmd)}\n{out.stderr}")
+    j = json.loads(out.stdout[out.stdout.index("{"):])
+    if cmd[0] == "fio":
+        job = j["jobs"][0]
+        w = job["write"]
+        cpu = (job["usr_cpu"] + job["sys_cpu"]) / 100 * job["job_runtime"] * 1e6 / max(w["total_ios"], 1)
+        return w["iops"], cpu, w["lat_ns"]["percentile"]["50.000000"]
+    return j["total"]["iops"], j["cpu"]["workers_per_io_ns"], j["write"]["latency_ns"]["p50"]
+
+
+try:
+    # Lay the file out once (full size, so no run extends it).
+    subprocess.run([a.new, path, "--file-size", a.size, "--duration", "10ms", "--quiet"], check=True,
+                   stdout=subprocess.DEVNULL)
+    print(f"file {path} ({a.size}), {a.reps} reps x {a.duration}, interleaved; fio: "
+          f"{subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}")
+    for w in a.workloads.split(","):
+        engine, bs, qd = w.split(":")
+        variants = {"new": iopulse(a.new, engine, bs, qd, "random"),
+                    "new-zeros": iopulse(a.new, engine, bs, qd, "zeros")}
+        if a.base:
+            variants["base"] = iopulse(a.base, engine, bs, qd, "random")
+        variants["fio"] = fio(engine, bs, qd)
+        got = {k: [] for k in variants}
+        for _ in range(a.reps):
+            for k, cmd in variants.items():
+                got[k].append(measure(cmd))
+        med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in got.items()}
+        print(f"\n== {engine} {bs} QD {qd} (medians of {a.reps})")
+        for k, (iops, cpu, p50) in med.items():
+            print(f"  {k:10} IOPS {iops:9.1f}  x fio {iops / med['fio'][0]:.3f}  "
+                  f"x new-zeros {iops / med['new-zeros'][0]:.3f}  CPU/write {cpu / 1000:8.1f} us  "
+                  f"p50 {p50 / 1000:8.1f} us")
+        for k, cmd in variants.items():
+            print(f"  $ {' '.join(cmd)}")
+finally:
+    if os.path.exists(path):
+        os.unlink(path)
