@@ -5,6 +5,7 @@
 
 pub use crate::environment::Environment;
 
+pub mod jobs;
 pub mod merge;
 
 use crate::placement::TopologySummary;
