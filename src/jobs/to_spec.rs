@@ -227,18 +227,18 @@ fn blame(file: &JobFile, job: &Job, entries: &[(&Entry, bool)], overrides: &[OsS
             rest[i + 2..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect::<String>();
         rest = &rest[i + 2..];
         if let Some((e, from_global)) = entries.iter().find(|(e, _)| e.key == name) {
-            let table = if *from_global { format!("global] (job [{}]", job.name) } else { job.name.clone() };
-            return UsageError::new(format!("{}:{}: key `{}` of [{table}]: {message}", file.path, e.line, e.key));
+            let table = if *from_global { format!("[global] (job [{}])", job.name) } else { format!("[{}]", job.name) };
+            return UsageError::new(format!("{}:{}: key `{}` of {table}: {message}", file.path, e.line, e.key));
         }
         let flag = format!("--{name}");
         if overrides.iter().any(|o| o.to_str().is_some_and(|o| o == flag || o.starts_with(&format!("{flag}=")))) {
             return UsageError::new(format!("in the flags after the job file (job [{}]): {message}", job.name));
         }
     }
-    if message.contains("TARGET") || message.contains("target") {
-        if let Some((e, _)) = entries.iter().find(|(e, _)| e.key == TARGETS) {
-            return UsageError::new(format!("{}:{}: key `targets` of [{}]: {message}", file.path, e.line, job.name));
-        }
+    if (message.contains("TARGET") || message.contains("target"))
+        && let Some((e, _)) = entries.iter().find(|(e, _)| e.key == TARGETS)
+    {
+        return UsageError::new(format!("{}:{}: key `targets` of [{}]: {message}", file.path, e.line, job.name));
     }
     UsageError::new(format!("{}:{}: job [{}]: {message}", file.path, job.line, job.name))
 }
