@@ -20,6 +20,8 @@ pub struct Diagnostics {
     /// warnings rank 0 prints from its result): still recorded.
     silent: bool,
     show_progress: bool,
+    /// Put before each line printed (`[job] `: one job of a job file among others).
+    prefix: String,
     warnings: Mutex<Vec<String>>,
     notes: Mutex<Vec<String>>,
 }
@@ -32,6 +34,7 @@ impl Diagnostics {
             quiet,
             silent: false,
             show_progress: !quiet && std::io::stderr().is_terminal(),
+            prefix: String::new(),
             warnings: Mutex::new(Vec::new()),
             notes: Mutex::new(Vec::new()),
         }
@@ -42,11 +45,17 @@ impl Diagnostics {
         Self { quiet: true, silent: true, show_progress: false, ..Self::new(true) }
     }
 
+    /// One job of a job file, run beside others: its lines on stderr start with `[name] `,
+    /// and it draws no live line (several would overwrite each other).
+    pub fn for_job(quiet: bool, name: &str) -> Self {
+        Self { show_progress: false, prefix: format!("[{name}] "), ..Self::new(quiet) }
+    }
+
     /// Something the reader must not miss (the figures mean less than they seem).
     pub fn warn(&self, text: impl Into<String>) {
         let text = text.into();
         if !self.silent {
-            crate::stderr_line!("⚠ {text}");
+            crate::stderr_line!("{}⚠ {text}", self.prefix);
         }
         self.warnings.lock().expect("diagnostics lock").push(text);
     }
@@ -55,7 +64,7 @@ impl Diagnostics {
     pub fn note(&self, text: impl Into<String>) {
         let text = text.into();
         if !self.quiet {
-            crate::stderr_line!("note: {text}");
+            crate::stderr_line!("{}note: {text}", self.prefix);
         }
         self.notes.lock().expect("diagnostics lock").push(text);
     }
@@ -63,7 +72,7 @@ impl Diagnostics {
     /// Warns with a line printed as given (no "⚠ " prefix added).
     pub fn warn_verbatim(&self, line: impl Into<String>, recorded: impl Into<String>) {
         if !self.silent {
-            crate::stderr_line!("{}", line.into());
+            crate::stderr_line!("{}{}", self.prefix, line.into());
         }
         self.warnings.lock().expect("diagnostics lock").push(recorded.into());
     }

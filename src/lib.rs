@@ -27,6 +27,7 @@ mod environment;
 pub mod error;
 mod futex;
 pub mod heartbeat;
+mod jobs;
 mod memory;
 pub mod placement;
 pub mod report;

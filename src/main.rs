@@ -30,12 +30,13 @@ fn one_malloc_arena() {
 
 fn run() -> i32 {
     one_malloc_arena();
-    // Subcommands: the first argument exactly `merge`, `plot`, `completions` or `man`
+    // Subcommands: the first argument exactly `run`, `merge`, `plot`, `completions` or `man`
     // (a target file of that name is written `./merge`).
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(name) = argv.get(1).and_then(|a| a.to_str()).filter(|a| commands::NAMES.contains(a)) {
         let rest = argv[2..].iter().cloned();
         return match name {
+            "run" => parsed(name, rest).map_or_else(clap_error, commands::run_file),
             "merge" => parsed(name, rest).map_or_else(clap_error, commands::merge),
             "plot" => parsed(name, rest).map_or_else(clap_error, commands::plot),
             "completions" => parsed(name, rest).map_or_else(clap_error, commands::completions),
@@ -76,7 +77,7 @@ fn run() -> i32 {
 
 /// Subcommands planned but not in this build: a first argument naming one is a mistake,
 /// not a target file to create.
-const PLANNED_SUBCOMMANDS: &[&str] = &["run", "from-fio", "sweep", "search"];
+const PLANNED_SUBCOMMANDS: &[&str] = &["from-fio", "sweep", "search"];
 
 /// A first argument that looks like a mistyped subcommand, with what to write instead.
 /// Only a bare word that is not an existing path counts (`./merge` or `data.dat` never do).

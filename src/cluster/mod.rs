@@ -9,6 +9,7 @@
 //! feature of that name), so the rest of the code has no `#[cfg]`. This module
 //! knows nothing of results or reports: it moves bytes and statuses.
 
+pub mod in_process;
 mod launcher;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -1,6 +1,6 @@
 //! What the `iopulse` command does: the benchmark itself (`benchmark`: `iopulse
-//! [TARGET...] [flags]`), and the subcommands `iopulse merge`, `iopulse plot`,
-//! `iopulse completions` and `iopulse man` (this file). `main` dispatches on the
+//! [TARGET...] [flags]`), and the subcommands `iopulse run` (a job file), `iopulse merge`,
+//! `iopulse plot`, `iopulse completions` and `iopulse man` (this file). `main` dispatches on the
 //! first argument being exactly one of these names (a target file of that name is
 //! written `./merge`), so the benchmark command is unchanged. Each subcommand has
 //! its own clap parser, and returns the exit code.
@@ -17,7 +17,57 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// The subcommand names `main` dispatches on.
-pub const NAMES: &[&str] = &["merge", "plot", "completions", "man"];
+pub const NAMES: &[&str] = &["run", "merge", "plot", "completions", "man"];
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  iopulse run db-host.toml
+      every job of the file; the jobs of a phase run at once in one shared window
+  iopulse run db-host.toml --duration 5s --json result.json
+      flags after the file apply to every job (here: 5 s each, and the JSON result)
+
+A job file (docs/jobs.md):
+  [global]
+  duration = \"30s\"
+  direct = true
+
+  [oltp]
+  targets = [\"/data/db.dat\"]
+  block-size = \"8k\"
+  random = true
+  write-percent = 30
+  queue-depth = 32
+  engine = \"io-uring\"
+
+  [log-writer]
+  targets = [\"/data/log.dat\"]
+  block-size = \"64k\"
+  write-percent = 100
+  rate-bw = \"20M\"
+
+  [measure]
+  stonewall = true          # a new phase: starts when the jobs above have ended
+  targets = [\"/data/db.dat\"]
+  random = true
+
+Keys are the long names of the flags of `iopulse --help`, with the same meaning; `targets`
+lists a job's targets (none: a temporary file, as `iopulse` alone). Output flags (json,
+csv, plot, output-format, quiet) belong to [global] or after the file.
+The report has a section per job and the combined figures; the JSON a `jobs` array.
+Exit codes: as `iopulse` (0 ok, 1 a job failed, 2 a bad job file, nothing touched).";
+
+/// Run the jobs of a job file: concurrent jobs in one shared window, phases one after another.
+#[derive(Debug, Parser)]
+#[command(name = "run", bin_name = "iopulse run", after_help = RUN_EXAMPLES)]
+pub struct RunArgs {
+    /// The job file (TOML, docs/jobs.md).
+    #[arg(value_name = "FILE.toml")]
+    pub file: PathBuf,
+
+    /// Flags of `iopulse` applied to every job, overriding the file (e.g. --duration 5s).
+    #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub overrides: Vec<std::ffi::OsString>,
+}
 
 const MERGE_EXAMPLES: &str = "\
 Examples:
@@ -146,6 +196,7 @@ pub struct ManArgs {}
 /// Completions and the man page are generated from it.
 fn full_command() -> clap::Command {
     Args::command()
+        .subcommand(RunArgs::command().bin_name("iopulse run"))
         .subcommand(MergeArgs::command().bin_name("iopulse merge"))
         .subcommand(PlotArgs::command().bin_name("iopulse plot"))
         .subcommand(CompletionsArgs::command().bin_name("iopulse completions"))
@@ -159,6 +210,70 @@ fn print_notes(quiet: bool, notes: &[String]) {
             crate::stderr_line!("iopulse: note: {n}");
         }
     }
+}
+
+/// `iopulse run FILE [FLAGS]`: every job checked before anything is touched, then the
+/// phases in order, the report and the exit code.
+pub fn run_file(args: RunArgs) -> i32 {
+    use crate::jobs::{combined, load, phases};
+    use crate::result::jobs::JobResult;
+    let plan = match load(&args.file, &args.overrides) {
+        Ok(plan) => plan,
+        Err(e) => {
+            crate::stderr_line!("iopulse run: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    let targets: Vec<PathBuf> = plan.jobs.iter().flat_map(|j| j.spec.targets.iter().cloned()).collect();
+    if let Err(e) = report::check_outputs(&plan.output, &targets) {
+        crate::stderr_line!("iopulse run: error: {e}");
+        return exit_code::USAGE;
+    }
+    let stop = match crate::signals::install() {
+        Ok(stop) => stop,
+        Err(e) => {
+            crate::stderr_line!("iopulse run: error: cannot install signal handlers: {e}");
+            return exit_code::RUN_FAILED;
+        }
+    };
+    let outcomes = phases::run_all(&plan, plan.output.quiet, &stop);
+    // The first job that failed on its own gives the exit code; those stopped because of it
+    // are said in one line after it.
+    let mut code = exit_code::SUCCESS;
+    for o in &outcomes {
+        if let Some(error) = &o.error
+            && (!o.stopped_by_others || o.result.is_some())
+        {
+            crate::stderr_line!("iopulse run: error: job [{}]: {error}", o.name);
+        }
+        if code == exit_code::SUCCESS && !o.stopped_by_others {
+            code = o.exit_code;
+        }
+    }
+    let not_run: Vec<String> = outcomes
+        .iter()
+        .filter(|o| o.result.is_none() && o.stopped_by_others)
+        .map(|o| format!("[{}]", o.name))
+        .collect();
+    if !not_run.is_empty() && code != exit_code::USAGE {
+        crate::stderr_line!("iopulse run: not run: {}", not_run.join(", "));
+    }
+    let signal = stop.load(std::sync::atomic::Ordering::Relaxed) as i32;
+    if code != exit_code::SUCCESS
+        && [exit_code::INTERRUPTED, exit_code::TERMINATED, exit_code::HUNG_UP].contains(&signal)
+    {
+        code = signal;
+    }
+    let ran: Vec<JobResult> = outcomes
+        .into_iter()
+        .filter_map(|o| o.result.map(|result| JobResult { job: o.name, phase: o.phase, result }))
+        .collect();
+    let Some(doc) = combined::build(&plan.file, ran) else { return code };
+    let failures = report::jobs::emit(&doc, &plan.output);
+    for f in &failures {
+        crate::stderr_line!("iopulse: error: {f}");
+    }
+    if !failures.is_empty() && code == exit_code::SUCCESS { exit_code::OUTPUT_FAILED } else { code }
 }
 
 pub fn merge(args: MergeArgs) -> i32 {

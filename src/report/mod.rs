@@ -5,6 +5,7 @@
 
 pub mod csv;
 pub mod fio_json;
+pub mod jobs;
 pub mod live_line;
 pub mod output_path;
 pub mod plot;

@@ -6,6 +6,7 @@
 pub use crate::cpu_state::CpuState;
 pub use crate::environment::Environment;
 
+pub mod jobs;
 pub mod merge;
 
 use crate::placement::TopologySummary;

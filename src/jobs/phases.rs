@@ -1,0 +1,138 @@
+//! Running a job file's jobs: phase after phase, and within a phase every job at once,
+//! each on its own thread calling `run::run` with a start line that meets the other jobs
+//! of the phase (`cluster::in_process::Group`). They are checked together (one refused
+//! job stops every job before anything is touched), set up, and released together into
+//! one shared window. A phase starts when the previous one has ended; after a failed or
+//! interrupted phase, no later phase runs. One stop word (the signals) serves every job.
+//!
+//! It runs and collects; it neither combines figures nor formats them.
+
+use super::to_spec::{JobSpec, Plan};
+use crate::cluster::Cluster;
+use crate::cluster::in_process::Group;
+use crate::diag::Diagnostics;
+use crate::error::RunError;
+use crate::result::RunResult;
+use crate::run::{self, start_line::StartLine};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What became of one job.
+pub struct JobOutcome {
+    pub name: String,
+    pub phase: u32,
+    pub result: Option<RunResult>,
+    /// The run's own exit code (0 when it succeeded).
+    pub exit_code: i32,
+    /// Why it has no result, or what stopped it.
+    pub error: Option<String>,
+    /// It did not start because another job of its phase failed (its error says so).
+    pub stopped_by_others: bool,
+}
+
+/// Runs every phase of `plan` in order; an outcome per job, in file order.
+pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutcome> {
+    let mut outcomes: Vec<JobOutcome> = Vec::new();
+    for phase in 1..=plan.phases() {
+        let jobs: Vec<&JobSpec> = plan.jobs.iter().filter(|j| j.phase == phase).collect();
+        let earlier_failed = outcomes.iter().any(|o| o.exit_code != 0);
+        if earlier_failed || stop.load(Ordering::Relaxed) != 0 {
+            outcomes.extend(jobs.iter().map(|j| JobOutcome {
+                name: j.name.clone(),
+                phase,
+                result: None,
+                exit_code: 0,
+                error: Some(format!("not run: phase {} did not complete", phase - 1)),
+                stopped_by_others: true,
+            }));
+            continue;
+        }
+        outcomes.extend(run_phase(&jobs, quiet, stop));
+    }
+    outcomes
+}
+
+/// The jobs of one phase, at once, in one window.
+fn run_phase(jobs: &[&JobSpec], quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutcome> {
+    let group = Group::new(jobs.len());
+    let alone = jobs.len() == 1;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .enumerate()
+            .map(|(member, job)| {
+                let group = &group;
+                let stop = Arc::clone(stop);
+                let thread = std::thread::Builder::new().name(format!("job {}", job.name));
+                thread
+                    .spawn_scoped(scope, move || run_job(job, member, group, alone, quiet, stop))
+                    .map_err(|e| (job, e))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(handle) => handle.join().unwrap_or_else(|_| unreachable_outcome()),
+                // A thread that could not start never reaches the checkpoint: the others
+                // would wait for it, so nothing of this phase can run.
+                // The last resort, as `Cluster::abort` is for a rank.
+                Err((job, e)) => {
+                    crate::stderr_line!("iopulse run: error: job [{}]: cannot start its thread: {e}", job.name);
+                    std::process::exit(crate::error::exit_code::RUN_FAILED)
+                }
+            })
+            .collect()
+    })
+}
+
+/// One job, on its own thread: `run::run` behind the phase's checkpoints.
+fn run_job(
+    job: &JobSpec,
+    member: usize,
+    group: &Group,
+    alone: bool,
+    quiet: bool,
+    stop: Arc<AtomicUsize>,
+) -> JobOutcome {
+    let cluster = Cluster::alone();
+    let start = StartLine::new(&cluster, None).in_group(group, member);
+    let diag = if alone { Diagnostics::new(quiet) } else { Diagnostics::for_job(quiet, &job.name) };
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::run(&job.spec, &diag, stop, &start)));
+    let ran =
+        ran.unwrap_or_else(|_| Err(RunError::Other("the job stopped on an internal error (a panic)".into()).into()));
+    let mut outcome = JobOutcome {
+        name: job.name.clone(),
+        phase: job.phase,
+        result: None,
+        exit_code: 0,
+        error: None,
+        stopped_by_others: false,
+    };
+    match ran {
+        Ok(o) => {
+            outcome.exit_code = o.exit_code;
+            outcome.error = o.result.error.clone();
+            outcome.result = Some(o.result);
+        }
+        Err(e) => {
+            // The other jobs of the phase wait at the checkpoint this one did not reach.
+            let _ = start.fail(&e);
+            outcome.stopped_by_others = start.stopped_by_others();
+            outcome.exit_code = e.exit_code();
+            outcome.error = Some(e.to_string());
+        }
+    }
+    outcome
+}
+
+fn unreachable_outcome() -> JobOutcome {
+    // run_job catches panics of the run; a panic outside it is a bug of this file.
+    JobOutcome {
+        name: String::new(),
+        phase: 0,
+        result: None,
+        exit_code: crate::error::exit_code::RUN_FAILED,
+        error: Some("a job thread ended abnormally".into()),
+        stopped_by_others: false,
+    }
+}
