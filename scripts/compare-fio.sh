@@ -276,8 +276,9 @@ while IFS= read -r spec; do
     fi
     case $direct in
         1) iargs+=(--strict-direct --cache drop) ;;
-        # The null engine touches no file: nothing to warm (iopulse refuses --cache there).
-        0) [[ $engine == null ]] || iargs+=(--cache warm); fargs+=(--invalidate=0) ;;
+        0)  # the null engine touches no file: there is no cache to warm
+            [[ $engine == null ]] || iargs+=(--cache warm)
+            fargs+=(--invalidate=0) ;;
         *) die "workload '$spec': direct must be 0 or 1" ;;
     esac
     {
