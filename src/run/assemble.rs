@@ -250,6 +250,14 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         window_skew: None,
         cluster: None,
         time_series: {
+            // A row the sampler began after the window closed holds nothing of it.
+            while time_series.len() > 1
+                && time_series
+                    .last()
+                    .is_some_and(|r| r.total.ops == 0 && r.t_ns.saturating_sub(r.interval_ns) >= window_ns)
+            {
+                time_series.pop();
+            }
             // The last row ends with the window, not when the sampler stopped.
             if let Some(last) = time_series.last_mut() {
                 let start = last.t_ns.saturating_sub(last.interval_ns);

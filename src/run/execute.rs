@@ -174,12 +174,13 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         _ => None,
     };
     let supervised = watchdog::supervise(handles, done_rx, &control, spec.io_timeout_ns, &mut || cpu_state.sample());
+    // The sampler stops first, so that the probes below add no row after the window.
+    sampling_done.store(true, Ordering::Release);
     // The devices' counters, first after the stop.
     let devices_at_end = devices.snapshot();
     let cpu_state = cpu_state.finish();
     // ... and as it closes.
     crate::target::page_cache::at_window_end(targets);
-    sampling_done.store(true, Ordering::Release);
     // A worker left behind (stuck in the kernel) keeps its recorder: do not wait for it.
     let time_series = match sampler {
         Some(h) if supervised.abandoned.is_empty() => h.join().unwrap_or_default(),
