@@ -155,6 +155,9 @@ pub struct RandomPool {
 }
 
 impl RandomPool {
+    /// Bytes a pool holds (what the memory plan counts per worker).
+    pub const BYTES: usize = POOL_BYTES + CHUNK_BYTES;
+
     pub fn new(seed: u64) -> Self {
         Self::reducible(seed, Reducibility::default())
     }
@@ -163,7 +166,7 @@ impl RandomPool {
     /// Which chunks are duplicates depends on (seed, chunk offset) only, so every pass
     /// over a file repeats the same ones; the zeros are the tail of each chunk.
     pub fn reducible(seed: u64, r: Reducibility) -> Self {
-        let mut bytes = vec![0u8; POOL_BYTES + CHUNK_BYTES].into_boxed_slice();
+        let mut bytes = vec![0u8; Self::BYTES].into_boxed_slice();
         fill_random(&mut bytes, seed ^ 0x706F_6F6C_706F_6F6C, 0, 0);
         let unique_below = match r.dedupe_ratio {
             Some(ratio) if ratio > 1.0 => (u64::MAX as f64 / ratio) as u64,

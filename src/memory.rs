@@ -41,6 +41,11 @@ pub struct MemoryEstimate {
     pub per_worker_max_bytes: u64,
     /// Memory available when the run was planned (MemAvailable of /proc/meminfo).
     pub available_bytes: Option<u64>,
+    /// Measured, not planned: the process's peak resident set at the end of the run
+    /// (getrusage's ru_maxrss; for a job file, of every job so far). What shows that
+    /// memory did not grow over a long run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_resident_bytes: Option<u64>,
 }
 
 /// One worker's part of the run, as the estimate needs it.
@@ -60,6 +65,11 @@ pub struct WorkerShape {
 #[derive(Clone, Copy, Debug)]
 pub struct RunShape {
     pub queue_depth: u32,
+    /// Slots (I/O buffers) per worker: the depth, or twice it when drawing ahead
+    /// (`worker::slot_count`).
+    pub slots_per_worker: u32,
+    /// Unverified random writes: each worker's pool of random bytes (`data::RandomPool`).
+    pub random_pool: bool,
     pub block_size_bytes: u64,
     /// Alignment of the I/O buffers (at least 4096).
     pub buffer_align_bytes: u64,
@@ -92,12 +102,13 @@ fn tracker_bytes(blocks: u64, bitmap: bool) -> u64 {
 pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     let align = shape.buffer_align_bytes.max(4096).next_power_of_two();
     let stride = shape.block_size_bytes.div_ceil(align).saturating_mul(align);
-    let depth = u64::from(shape.queue_depth.max(1));
+    let slots = u64::from(shape.slots_per_worker.max(shape.queue_depth).max(1));
+    let pool = if shape.random_pool { crate::data::RandomPool::BYTES as u64 } else { 0 };
     let hist = histogram_bytes();
     let mut e = MemoryEstimate::default();
     for w in workers {
-        let buffers = stride.saturating_mul(depth);
-        let queues = SLOT_OVERHEAD_BYTES * depth;
+        let buffers = stride.saturating_mul(slots) + pool;
+        let queues = SLOT_OVERHEAD_BYTES * slots;
         let snapshots = if shape.interval_snapshots { crate::stats::interval::HISTOGRAMS_PER_WORKER } else { 0 };
         let histograms = hist * (2 * w.files + 2 + snapshots);
         let coverage = 2 * tracker_bytes(w.region_blocks, w.bitmap);
@@ -105,7 +116,7 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
             Some(reports) => {
                 let table = if w.tracks_sequences { w.region_blocks.saturating_mul(4) } else { 0 };
                 // Scratch block, 9 blocks to time stamping and checking, in-flight table, reports.
-                table + 10 * shape.block_size_bytes + 8 * depth + 128 * u64::from(reports)
+                table + 10 * shape.block_size_bytes + 8 * slots + 128 * u64::from(reports)
             }
             None => 0,
         };
@@ -332,6 +343,8 @@ mod tests {
     fn shape(depth: u32, bs: u64) -> RunShape {
         RunShape {
             queue_depth: depth,
+            slots_per_worker: depth,
+            random_pool: false,
             block_size_bytes: bs,
             buffer_align_bytes: 4096,
             targets: 1,
@@ -342,6 +355,16 @@ mod tests {
 
     fn worker(blocks: u64) -> WorkerShape {
         WorkerShape { region_blocks: blocks, files: 1, bitmap: true, tracks_sequences: false }
+    }
+
+    #[test]
+    fn spare_slots_and_the_random_pool_are_counted() {
+        let plain = estimate(&shape(8, 128 << 10), &[worker(1000); 2]);
+        let ahead =
+            estimate(&RunShape { slots_per_worker: 16, random_pool: true, ..shape(8, 128 << 10) }, &[worker(1000); 2]);
+        assert_eq!(plain.buffers_bytes, 2 * 8 * (128 << 10));
+        assert_eq!(ahead.buffers_bytes, 2 * (16 * (128 << 10) + crate::data::RandomPool::BYTES as u64));
+        assert!(ahead.queues_bytes > plain.queues_bytes);
     }
 
     #[test]

@@ -15,6 +15,12 @@ pub fn thread_cpu() -> CpuTimes {
     read(UsageWho::RUSAGE_THREAD)
 }
 
+/// The process's peak resident set so far (ru_maxrss, which Linux gives in KiB).
+pub fn peak_resident_bytes() -> Option<u64> {
+    let usage = getrusage(UsageWho::RUSAGE_SELF).ok()?;
+    u64::try_from(usage.max_rss()).ok().map(|kib| kib * 1024)
+}
+
 /// CPU time of the whole process so far.
 pub fn process_cpu() -> CpuTimes {
     read(UsageWho::RUSAGE_SELF)

@@ -28,17 +28,8 @@ fn fraction(pc: &Value, field: &str) -> f64 {
     pc[field].as_f64().unwrap_or_else(|| panic!("{field} is not a number: {pc}"))
 }
 
-/// A run with the text report on stdout and the JSON result in a file: (text, stderr, JSON).
 fn run_text_and_json(dir: &Path, args: &[&str]) -> (String, String, Value) {
-    let json = dir.join("r.json");
-    let _ = std::fs::remove_file(&json);
-    let json_s = path_str(&json);
-    let mut all = args.to_vec();
-    all.extend_from_slice(&["--json", &json_s]);
-    let (stdout, stderr) = run_ok(&all);
-    let r = read_json(&json);
-    assert_valid(&schema_validator(), &r, "a result with page_cache");
-    (stdout, stderr, r)
+    common::run_text_and_json(dir, args, "a result with page_cache")
 }
 
 fn cache_line(text: &str) -> &str {
@@ -363,21 +354,7 @@ impl MemoryCgroup {
 
     /// Makes `cmd` start inside the group.
     fn confine(&self, cmd: &mut std::process::Command) {
-        use std::os::unix::process::CommandExt;
-        let procs = std::ffi::CString::new(self.0.join("cgroup.procs").to_str().unwrap()).unwrap();
-        // SAFETY: the closure runs in the child between fork and exec and only calls
-        // async-signal-safe functions (open, write, close) on memory prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                let ok = libc::write(fd, b"0\n".as_ptr().cast(), 2) == 2;
-                libc::close(fd);
-                if ok { Ok(()) } else { Err(std::io::Error::last_os_error()) }
-            });
-        }
+        common::root::start_in_cgroup(cmd, &self.0);
     }
 }
 

@@ -13,15 +13,7 @@ use std::path::Path;
 /// A run with the text report on stdout and the JSON result in a file: (text, stderr, JSON),
 /// the JSON checked against the schema.
 fn run_text_and_json(dir: &Path, args: &[&str]) -> (String, String, Value) {
-    let json = dir.join("r.json");
-    let _ = std::fs::remove_file(&json);
-    let json_s = path_str(&json);
-    let mut all = args.to_vec();
-    all.extend_from_slice(&["--json", &json_s]);
-    let (stdout, stderr) = run_ok(&all);
-    let r = read_json(&json);
-    assert_valid(&schema_validator(), &r, "a result with device_witness");
-    (stdout, stderr, r)
+    common::run_text_and_json(dir, args, "a result with device_witness")
 }
 
 fn witness(r: &Value) -> &Value {

@@ -242,3 +242,52 @@ fn dedupe_and_compress_ratios_combine_and_are_recorded() {
     let compress = before as f64 / after as f64;
     assert!(compress > 3.3 && compress <= 4.0, "compress ratio of distinct chunks {compress:.3}");
 }
+
+/// The memory plan counts what a worker drawing ahead really holds: twice the depth in
+/// buffers for a queued engine's writes (verified ones too), the depth for reads, and
+/// the pool of random bytes for unverified random writes.
+#[test]
+fn the_memory_plan_counts_the_spare_slots_of_a_worker_drawing_ahead() {
+    let block = 128u64 << 10;
+    for engine in ["libaio", "io_uring"].into_iter().filter(|e| engine_available(e)) {
+        let dir = temp_dir();
+        let f = zero_file(dir.path(), "m.dat", 16 << 20);
+        let fs = path_str(&f);
+        let buffers = |extra: &[&str]| {
+            let mut args = vec![fs.as_str(), "--engine", engine, "--block-size", "128k", "--queue-depth", "8"];
+            args.extend_from_slice(&["--ops", "64", "--seed", "3"]);
+            args.extend_from_slice(extra);
+            u64_at(&run_json(&args), &["memory", "buffers_bytes"])
+        };
+        assert_eq!(buffers(&[]), 8 * block, "{engine}: reads hold the depth's buffers");
+        assert_eq!(buffers(&["--write-percent", "100", "--verify"]), 16 * block, "{engine}: verified writes");
+        let random = buffers(&["--write-percent", "100"]);
+        assert!(
+            random >= 16 * block + (256 << 10) && random <= 16 * block + (512 << 10),
+            "{engine}: random writes hold 16 buffers and the pool, planned {random}"
+        );
+        assert_eq!(buffers(&["--write-percent", "100", "--write-pattern", "zeros"]), 8 * block, "{engine}: zeros");
+    }
+}
+
+/// Large sequential O_DIRECT writes (16 MiB blocks, as streaming-write benchmarks use) hold
+/// their memory: the process's peak resident set after five passes over the file is that
+/// of one pass, and near the plan.
+#[test]
+fn large_sequential_writes_do_not_grow_in_memory() {
+    let dir = temp_dir();
+    let f = zero_file(dir.path(), "big.dat", 64 << 20);
+    let fs = path_str(&f);
+    let peak = |ops: &str| {
+        let r = run_json(&[&fs, "--block-size", "16m", "--write-percent", "100", "--direct", "--ops", ops]);
+        assert_eq!(u64_at(&r, &["write", "ops"]).to_string(), ops);
+        (u64_at(&r, &["memory", "peak_resident_bytes"]), u64_at(&r, &["memory", "total_bytes"]))
+    };
+    let (one_pass, planned) = peak("4");
+    let (five_passes, _) = peak("20");
+    assert!(
+        five_passes <= one_pass + (8 << 20),
+        "peak resident grew with the run's length: {one_pass} bytes after one pass, {five_passes} after five"
+    );
+    assert!(five_passes <= planned + (64 << 20), "peak resident {five_passes} bytes, far above the plan of {planned}");
+}

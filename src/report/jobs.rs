@@ -3,11 +3,11 @@
 //! several); the JSON document with its `jobs` array; a CSV row per job. Formats the
 //! `JobsResult`; computes nothing.
 
-use super::{OutputFormat, OutputOptions, csv, fio_json, output_path, plot, text, units};
+use super::{OutputFormat, OutputOptions, csv, fio_json, plot, text, units};
 use crate::result::RunResult;
 use crate::result::jobs::JobsResult;
 use std::fmt::Write as _;
-use std::io::{self, Write};
+use std::io;
 
 /// The JSON document, pretty-printed, with a final newline.
 pub fn json(doc: &JobsResult) -> String {
@@ -86,20 +86,7 @@ pub fn render(doc: &JobsResult, format: OutputFormat) -> io::Result<String> {
 /// the combined figures, if asked. Every failure is returned, one line each.
 pub fn emit(doc: &JobsResult, output: &OutputOptions) -> Vec<String> {
     let mut failures = Vec::new();
-    match render(doc, output.format) {
-        Ok(text) => {
-            let mut stdout = io::stdout().lock();
-            if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
-                failures.push(format!("write the report to stdout: {e}"));
-            }
-        }
-        Err(e) => failures.push(format!("render the report: {e}")),
-    }
-    if let Some(path) = &output.json_file
-        && let Err(e) = output_path::write_whole(path, json(doc).as_bytes())
-    {
-        failures.push(format!("write --json {}: {e}", path.display()));
-    }
+    super::emit_report_and_json(render(doc, output.format), || json(doc), output, &mut failures);
     if let Some(path) = &output.csv_file {
         for job in &doc.jobs {
             if let Err(e) = csv::append(path, &job.result) {
@@ -109,15 +96,7 @@ pub fn emit(doc: &JobsResult, output: &OutputOptions) -> Vec<String> {
         }
     }
     if let Some(dir) = &output.plot_dir {
-        match plot::result_charts(&doc.combined, None, dir) {
-            Ok(outcome) if !output.quiet => {
-                for note in &outcome.notes {
-                    crate::stderr_line!("iopulse: note: --plot: {note}");
-                }
-            }
-            Ok(_) => {}
-            Err(e) => failures.push(format!("write --plot {}: {e}", dir.display())),
-        }
+        super::emit_plot_outcome(plot::result_charts(&doc.combined, None, dir), dir, output, &mut failures);
     }
     failures
 }

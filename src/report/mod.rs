@@ -98,20 +98,7 @@ pub fn check_outputs(output: &OutputOptions, targets: &[PathBuf]) -> Result<(), 
 /// failure is returned, one line each naming the output ("stdout", "--json PATH").
 pub fn emit(result: &RunResult, output: &OutputOptions) -> Vec<String> {
     let mut failures = Vec::new();
-    match render(result, output.format) {
-        Ok(text) => {
-            let mut stdout = io::stdout().lock();
-            if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
-                failures.push(format!("write the report to stdout: {e}"));
-            }
-        }
-        Err(e) => failures.push(format!("render the report: {e}")),
-    }
-    if let Some(path) = &output.json_file
-        && let Err(e) = output_path::write_whole(path, json(result).as_bytes())
-    {
-        failures.push(format!("write --json {}: {e}", path.display()));
-    }
+    emit_report_and_json(render(result, output.format), || json(result), output, &mut failures);
     if let Some(path) = &output.csv_file
         && let Err(e) = csv::append(path, result)
     {
@@ -126,15 +113,49 @@ pub fn emit(result: &RunResult, output: &OutputOptions) -> Vec<String> {
         let charts = serde_json::to_value(result)
             .map_err(|e| e.to_string())
             .and_then(|value| plot::result_charts(result, value.get("time_series"), dir).map_err(|e| e.to_string()));
-        match charts {
-            Ok(outcome) if !output.quiet => {
-                for note in &outcome.notes {
-                    crate::stderr_line!("iopulse: note: --plot: {note}");
-                }
-            }
-            Ok(_) => {}
-            Err(e) => failures.push(format!("write --plot {}: {e}", dir.display())),
-        }
+        emit_plot_outcome(charts, dir, output, &mut failures);
     }
     failures
+}
+
+/// What every kind of result emits first: the rendered report on stdout and the JSON
+/// document to `--json` (rendered only when asked for). Each failure is named and pushed.
+pub(super) fn emit_report_and_json(
+    rendered: io::Result<String>,
+    json_doc: impl FnOnce() -> String,
+    output: &OutputOptions,
+    failures: &mut Vec<String>,
+) {
+    match rendered {
+        Ok(text) => {
+            let mut stdout = io::stdout().lock();
+            if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+                failures.push(format!("write the report to stdout: {e}"));
+            }
+        }
+        Err(e) => failures.push(format!("render the report: {e}")),
+    }
+    if let Some(path) = &output.json_file
+        && let Err(e) = output_path::write_whole(path, json_doc().as_bytes())
+    {
+        failures.push(format!("write --json {}: {e}", path.display()));
+    }
+}
+
+/// `--plot`'s outcome: its notes on stderr (unless quiet), or its failure pushed.
+pub(super) fn emit_plot_outcome<E: std::fmt::Display>(
+    charts: Result<plot::PlotOutcome, E>,
+    dir: &std::path::Path,
+    output: &OutputOptions,
+    failures: &mut Vec<String>,
+) {
+    match charts {
+        Ok(outcome) if !output.quiet => {
+            for note in &outcome.notes {
+                crate::stderr_line!("iopulse: note: --plot: {note}");
+            }
+        }
+        Ok(_) => {}
+        Err(e) => failures.push(format!("write --plot {}: {e}", dir.display())),
+    }
 }

@@ -321,7 +321,10 @@ fn fault_lines(out: &mut String, r: &RunResult) {
                 parts.push(format!("{what} {}", units::bytes(bytes)));
             }
         }
-        let available = m.available_bytes.map_or(String::new(), |a| format!(" · {} available", units::bytes(a)));
+        let mut available = m.available_bytes.map_or(String::new(), |a| format!(" · {} available", units::bytes(a)));
+        if let Some(peak) = m.peak_resident_bytes {
+            let _ = write!(available, " · peak resident {}", units::bytes(peak));
+        }
         let _ =
             writeln!(out, "{:<9} {} planned ({}){available}", "Memory", units::bytes(m.total_bytes), parts.join(" · "));
     }

@@ -54,8 +54,17 @@ pub(super) fn memory_estimate(
             }
         })
         .collect();
+    let verifying = spec.verify.is_some();
+    let draws = crate::worker::draws_ahead(
+        spec.engine.caps().completes_inline,
+        spec.read_percent,
+        verifying,
+        spec.write_pattern,
+    );
     let shape = memory::RunShape {
         queue_depth: effective_depth,
+        slots_per_worker: crate::worker::slot_count(effective_depth, draws),
+        random_pool: spec.read_percent < 100 && !verifying && spec.write_pattern == crate::data::Pattern::Random,
         block_size_bytes: spec.block_size_bytes,
         buffer_align_bytes: plans.iter().map(|p| p.dio_align_bytes).max().unwrap_or(1).max(4096),
         targets: plans.len() as u64,

@@ -163,7 +163,8 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         devices: &devices,
     };
     let mut result = assemble::assemble(&planned, execution, &stop);
-    result.memory = Some(memory);
+    result.memory =
+        Some(crate::memory::MemoryEstimate { peak_resident_bytes: crate::rusage::peak_resident_bytes(), ..memory });
     result.window_start_unix_ns = window_start_unix_ns;
     result.start_at = start_at;
     if abandoned {

@@ -34,8 +34,10 @@ use std::sync::atomic::Ordering;
 
 impl<E: Engine> Worker<E> {
     /// Runs the worker from the start line to its stop; returns why it stopped and the
-    /// clock time it stopped issuing (the deadline when that is the reason).
-    pub(super) fn run_loop<P: Pacing>(
+    /// clock time it stopped issuing (the deadline when that is the reason). `AHEAD`:
+    /// the worker draws requests ahead (`Worker::ahead` is set); a constant, so that a
+    /// worker that does not (every reader) compiles to a loop with none of it.
+    pub(super) fn run_loop<P: Pacing, const AHEAD: bool>(
         &mut self,
         control: &RunControl,
         deadline_ns: u64,
@@ -50,13 +52,13 @@ impl<E: Engine> Worker<E> {
             // stop checks below run after each.
             while !exhausted && self.failure.is_none() {
                 // An inline engine has one slot, always free between its calls.
-                if !self.has_room(in_flight) {
+                if !self.has_room::<AHEAD>(in_flight) {
                     break;
                 }
                 if P::PACED && !pacing.may_issue(now) {
                     break;
                 }
-                let req = if self.ahead.is_some() {
+                let req = if AHEAD {
                     self.take_prepared()
                 } else if E::CAPS.completes_inline {
                     self.next_request(0)
@@ -101,14 +103,14 @@ impl<E: Engine> Worker<E> {
             // Drawing ahead: the device gets what was queued now, and the spare slots'
             // data is generated while it works, not between a completion and the next
             // submission.
-            if !exhausted && self.wants_prepare() {
+            if AHEAD && !exhausted && self.wants_prepare() {
                 if let Err(e) = self.engine.submit() {
                     return self.engine_failure(control, e.to_string(), in_flight);
                 }
                 self.prepare_ahead();
             }
             self.publish_wait(control, now, in_flight);
-            let room = self.has_room(in_flight);
+            let room = self.has_room::<AHEAD>(in_flight);
             let reaped = match self.wait_for_completions(control, now, deadline_ns, exhausted || !room, pacing) {
                 Ok(n) => n,
                 Err(message) => return self.engine_failure(control, message, in_flight),
@@ -133,7 +135,7 @@ impl<E: Engine> Worker<E> {
                 }
                 // Unpaced: the slot is refilled at once, at the batch's clock reading (drawing
                 // ahead: with the oldest prepared request, whose data is ready).
-                let next = if self.ahead.is_some() {
+                let next = if AHEAD {
                     self.free.push(slot);
                     self.take_prepared()
                 } else {
@@ -153,7 +155,9 @@ impl<E: Engine> Worker<E> {
                 }
             }
         };
-        self.discard_prepared();
+        if AHEAD {
+            self.discard_prepared();
+        }
         // The window of a worker stopped by its deadline ends there, and I/O still in
         // flight is outside it; any other stop counts what it drains (`drain`).
         if stop == WorkerStop::Deadline {
@@ -247,11 +251,12 @@ impl<E: Engine> Worker<E> {
     /// Whether another I/O may be issued now: an inline engine always has its one slot;
     /// a queued one needs a free slot (drawing ahead: fewer than `depth` in flight).
     #[inline(always)]
-    fn has_room(&self, in_flight: usize) -> bool {
+    fn has_room<const AHEAD: bool>(&self, in_flight: usize) -> bool {
         if E::CAPS.completes_inline {
             true
-        } else if let Some(a) = &self.ahead {
-            in_flight < a.depth
+        } else if AHEAD {
+            // The engine's depth: the completions array holds one per I/O in flight.
+            in_flight < self.completions.len()
         } else {
             !self.free.is_empty()
         }

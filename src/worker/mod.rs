@@ -268,13 +268,21 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     let cpu_start = rusage::thread_cpu();
     let deadline_ns = worker.duration_ns.map_or(u64::MAX, |d| start_ns.saturating_add(d));
     // The policy is chosen once: an unpaced run compiles to a loop with no pacing in it.
+    // So is drawing ahead (`AHEAD`): a reader's loop has none of it.
+    let ahead = !E::CAPS.completes_inline && worker.ahead.is_some();
     let (stop, end_ns) = if worker.think.is_some() || worker.rate.is_some() {
         let mut pacing = Paced::new(worker.think, worker.rate, start_ns);
-        let (stop, end_ns) = worker.run_loop(control, deadline_ns, &mut pacing);
+        let (stop, end_ns) = if ahead {
+            worker.run_loop::<_, true>(control, deadline_ns, &mut pacing)
+        } else {
+            worker.run_loop::<_, false>(control, deadline_ns, &mut pacing)
+        };
         worker.pacing = pacing::Pacing::counts(&pacing, end_ns);
         (stop, end_ns)
+    } else if ahead {
+        worker.run_loop::<_, true>(control, deadline_ns, &mut Unpaced)
     } else {
-        worker.run_loop(control, deadline_ns, &mut Unpaced)
+        worker.run_loop::<_, false>(control, deadline_ns, &mut Unpaced)
     };
     let cpu = rusage::thread_cpu().since(&cpu_start);
     let sync_ns = worker.sync_writes(control);
@@ -344,6 +352,19 @@ struct Ahead {
     drawn_out: bool,
 }
 
+/// Whether a worker draws its requests ahead (`Ahead`): a queued engine whose writes
+/// each need data of their own (a varying pattern, or verification's stamped blocks).
+/// The one rule, for the worker and for the memory plan (`run/limits.rs`).
+pub fn draws_ahead(completes_inline: bool, read_percent: u8, verifying: bool, pattern: Pattern) -> bool {
+    !completes_inline && read_percent < 100 && (verifying || pattern.varies_per_write())
+}
+
+/// Slots (each with its I/O buffer) of a worker of `queue_depth`: twice that when it
+/// draws ahead (the spares hold the prepared requests); the engine's depth stays the same.
+pub fn slot_count(queue_depth: u32, draws_ahead: bool) -> u32 {
+    if draws_ahead { 2 * queue_depth.max(1) } else { queue_depth.max(1) }
+}
+
 /// `SlotState::submit_ns` of a slot with no I/O in flight.
 const IDLE_NS: u64 = u64::MAX;
 
@@ -351,7 +372,9 @@ impl<E: Engine> Worker<E> {
     fn new(plan: WorkerPlan) -> Result<Self, String> {
         let depth = plan.queue_depth.max(1);
         let writes_vary = plan.read_percent < 100 && plan.data.verify.is_none();
-        let ahead = (!E::CAPS.completes_inline && writes_vary && plan.data.pattern.varies_per_write()).then(|| Ahead {
+        let draws =
+            draws_ahead(E::CAPS.completes_inline, plan.read_percent, plan.data.verify.is_some(), plan.data.pattern);
+        let ahead = draws.then(|| Ahead {
             depth: depth as usize,
             ready: vec![Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 0, len_bytes: 0 }; depth as usize]
                 .into_boxed_slice(),
@@ -361,8 +384,7 @@ impl<E: Engine> Worker<E> {
         });
         let pool = (writes_vary && plan.data.pattern == Pattern::Random)
             .then(|| RandomPool::reducible(plan.data.seed, plan.data.reducibility));
-        // Spare slots for the requests drawn ahead; the engine's depth stays `depth`.
-        let slot_count = if ahead.is_some() { 2 * depth } else { depth };
+        let slot_count = slot_count(depth, draws);
         // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
         placement::apply_to_current_thread(&plan.placement)?;
         let mut buffers =
@@ -560,6 +582,9 @@ impl<E: Engine> Worker<E> {
         for i in 0..a.len {
             let req = a.ready[(a.head + i) % a.depth];
             self.free.push(req.slot);
+            if let Some(v) = &mut self.verifier {
+                v.in_flight[req.slot as usize] = u64::MAX;
+            }
             if let Some(tracker) = &mut self.coverage {
                 tracker.untouch(self.slots[req.slot as usize].region_block);
             }

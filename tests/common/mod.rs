@@ -189,3 +189,17 @@ pub fn run_bounded(args: &[&str], limit: std::time::Duration) -> (i32, String) {
     let out = child.wait_with_output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
 }
+
+/// A run with the text report on stdout and the JSON result in `dir/r.json`, checked
+/// against the schema: (text, stderr, JSON). `what` names the result in a schema failure.
+pub fn run_text_and_json(dir: &Path, args: &[&str], what: &str) -> (String, String, serde_json::Value) {
+    let json = dir.join("r.json");
+    let _ = std::fs::remove_file(&json);
+    let json_s = path_str(&json);
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--json", &json_s]);
+    let (stdout, stderr) = run_ok(&all);
+    let r = read_json(&json);
+    assert_valid(&schema_validator(), &r, what);
+    (stdout, stderr, r)
+}

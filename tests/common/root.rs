@@ -236,20 +236,7 @@ impl Throttle {
 
     /// Makes `cmd` start inside the group (before it does any I/O).
     pub fn confine(&self, cmd: &mut Command) {
-        let procs = CString::new(self.dir.join("cgroup.procs").to_str().unwrap()).unwrap();
-        // SAFETY: the closure runs in the child between fork and exec and only calls
-        // async-signal-safe functions (open, write, close) on memory prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                let ok = libc::write(fd, b"0\n".as_ptr().cast(), 2) == 2;
-                libc::close(fd);
-                if ok { Ok(()) } else { Err(std::io::Error::last_os_error()) }
-            });
-        }
+        start_in_cgroup(cmd, &self.dir);
     }
 }
 
@@ -340,5 +327,24 @@ pub fn immutable(path: &Path, what: &str) -> Option<Immutable> {
             skip(what, "chattr +i is not possible here");
             None
         }
+    }
+}
+
+/// Makes `cmd` join the cgroup (v1 or v2) at `group` between fork and exec, so that
+/// everything it does is counted in the group from its first instruction.
+pub fn start_in_cgroup(cmd: &mut Command, group: &Path) {
+    let procs = CString::new(group.join("cgroup.procs").to_str().unwrap()).unwrap();
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // async-signal-safe functions (open, write, close) on memory prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let ok = libc::write(fd, b"0\n".as_ptr().cast(), 2) == 2;
+            libc::close(fd);
+            if ok { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+        });
     }
 }
