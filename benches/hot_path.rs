@@ -140,7 +140,13 @@ fn data_pattern(c: &mut Criterion) {
             verify::stamp(buf.slot_mut(0), Pattern::Random, 42, black_box(4096), seq);
         })
     });
-    let expect = verify::Expect { seed: 42, offset_bytes: 4096, pattern: Pattern::Random, sequence: None };
+    let expect = verify::Expect {
+        seed: 42,
+        offset_bytes: 4096,
+        pattern: Pattern::Random,
+        sequence: None,
+        reduction: iopulse::data::Reduction::NONE,
+    };
     let mut scratch = vec![0u8; BLOCK];
     g.bench_function("verify_check_4k", |b| {
         b.iter(|| black_box(verify::check(buf.slot(0), black_box(&expect), &mut scratch)).expect("valid block"))

@@ -221,8 +221,9 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Pattern::Random)]
     pub write_pattern: Pattern,
 
-    /// Make random write data dedupe by R: 4 KiB chunks written to distinct ones (a chunk is
-    /// a duplicate by a draw from seed and offset). E.g. --dedupe-ratio 3 [default: 1, all unique]
+    /// Make random write data dedupe by R: 4 KiB chunks written to distinct ones (which are
+    /// duplicates follows from seed and offset; with --verify whole blocks, checked too).
+    /// E.g. --dedupe-ratio 3 [default: 1, all unique]
     #[arg(long, allow_hyphen_values = true, value_name = "R", value_parser = parse_real)]
     pub dedupe_ratio: Option<f64>,
 
@@ -650,9 +651,10 @@ impl Args {
                     self.write_pattern.name()
                 )));
             }
-            if self.verify {
+            if let Some(p) = self.verify_pattern.filter(|&p| p != Pattern::Random) {
                 return Err(UsageError::new(format!(
-                    "{flag} does not combine with --verify yet (verified blocks carry a unique header): drop one of them"
+                    "{flag} shapes random data, but --verify-pattern is {}: drop --verify-pattern or {flag}",
+                    p.name()
                 )));
             }
         }

@@ -143,15 +143,88 @@ impl Reducibility {
     }
 }
 
+/// `Reducibility` as the generators apply it: which chunks (or, verified, which blocks)
+/// are duplicates, and how many bytes of each 4 KiB chunk are random (the rest zeros).
+/// The pool (unverified writes) and `verify` (verified ones) share it, so both reduce
+/// by the same rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reduction {
+    /// A unit is a duplicate when the draw from (seed, offset) exceeds this (u64::MAX: never).
+    unique_below: u64,
+    /// Random bytes at the start of each full chunk; the rest are zeros.
+    pub random_bytes_per_chunk: usize,
+}
+
+impl Default for Reduction {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
+impl Reduction {
+    /// Every unit unique, every byte random.
+    pub const NONE: Reduction = Reduction { unique_below: u64::MAX, random_bytes_per_chunk: CHUNK_BYTES };
+
+    pub fn new(r: Reducibility) -> Self {
+        let unique_below = match r.dedupe_ratio {
+            Some(ratio) if ratio > 1.0 => (u64::MAX as f64 / ratio) as u64,
+            _ => u64::MAX,
+        };
+        let random_bytes_per_chunk = match r.compress_ratio {
+            Some(ratio) if ratio > 1.0 => ((CHUNK_BYTES as f64 / ratio).round() as usize).clamp(1, CHUNK_BYTES),
+            _ => CHUNK_BYTES,
+        };
+        Self { unique_below, random_bytes_per_chunk }
+    }
+
+    pub fn is_none(&self) -> bool {
+        *self == Self::NONE
+    }
+
+    /// The generator state of the unit (chunk or block) at `offset_bytes`, and which of
+    /// the `DUPLICATE_SET` contents it takes when it is a duplicate (`None`: unique).
+    /// Depends on (seed, offset) only, so every pass over a file repeats the same
+    /// duplicates. Which units are duplicates follows a Weyl sequence over the 4 KiB
+    /// chunk index (multiples of the golden ratio, shifted by the seed): any run of
+    /// consecutive units holds the asked share of unique ones to within a few units,
+    /// where independent draws would wander by the square root of their number.
+    #[inline]
+    pub fn duplicate_of(&self, seed: u64, offset_bytes: u64) -> (u64, Option<u64>) {
+        let mut place = seed ^ offset_bytes.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let draw = crate::rng::splitmix64(&mut place);
+        if self.unique_below == u64::MAX {
+            return (place, None);
+        }
+        let weyl = (offset_bytes / CHUNK_BYTES as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(seed.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+        (place, (weyl > self.unique_below).then_some(draw % DUPLICATE_SET))
+    }
+
+    /// How many of a chunk's `chunk_len` bytes are random (the rest are zeros).
+    #[inline]
+    pub fn random_len(&self, chunk_len: usize) -> usize {
+        if self.random_bytes_per_chunk == CHUNK_BYTES {
+            chunk_len
+        } else {
+            (chunk_len * self.random_bytes_per_chunk).div_ceil(CHUNK_BYTES)
+        }
+    }
+
+    /// The compression ratio by construction: bytes of a chunk to its random bytes.
+    pub fn compress_ratio_produced(&self) -> f64 {
+        CHUNK_BYTES as f64 / self.random_bytes_per_chunk as f64
+    }
+}
+
 /// A block of random bytes, a pure function of the seed, that unverified random writes
 /// are cut from (see the module header). Allocated once per worker at set-up.
 pub struct RandomPool {
     seed: u64,
     bytes: Box<[u8]>,
-    /// A chunk is a duplicate when the draw from (seed, offset) exceeds this (u64::MAX: never).
-    unique_below: u64,
-    /// Random bytes at the start of each full chunk; the rest are zeros (`--compress-ratio`).
-    random_bytes_per_chunk: usize,
+    /// Which chunks are duplicates, how much of each is random (`--dedupe-ratio`,
+    /// `--compress-ratio`).
+    reduction: Reduction,
 }
 
 impl RandomPool {
@@ -168,15 +241,7 @@ impl RandomPool {
     pub fn reducible(seed: u64, r: Reducibility) -> Self {
         let mut bytes = vec![0u8; Self::BYTES].into_boxed_slice();
         fill_random(&mut bytes, seed ^ 0x706F_6F6C_706F_6F6C, 0, 0);
-        let unique_below = match r.dedupe_ratio {
-            Some(ratio) if ratio > 1.0 => (u64::MAX as f64 / ratio) as u64,
-            _ => u64::MAX,
-        };
-        let random_bytes_per_chunk = match r.compress_ratio {
-            Some(ratio) if ratio > 1.0 => ((CHUNK_BYTES as f64 / ratio).round() as usize).clamp(1, CHUNK_BYTES),
-            _ => CHUNK_BYTES,
-        };
-        Self { seed, bytes, unique_below, random_bytes_per_chunk }
+        Self { seed, bytes, reduction: Reduction::new(r) }
     }
 
     /// Fills `buf`, the bytes at file offset `offset_bytes` written by write `sequence`:
@@ -186,34 +251,50 @@ impl RandomPool {
     /// if the hashes do) and as incompressible as the pool, unless the pool was made
     /// `reducible`: then duplicate chunks take one of `DUPLICATE_SET` contents and each
     /// chunk ends in zeros. Costs a copy of the buffer from a cache-resident pool.
+    /// Returns how many of the buffer's chunks are duplicates.
     #[inline]
-    pub fn fill(&self, buf: &mut [u8], offset_bytes: u64, sequence: u64) {
+    pub fn fill(&self, buf: &mut [u8], offset_bytes: u64, sequence: u64) -> u32 {
         let seq_mix = sequence.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        let mut duplicates = 0;
         for (i, chunk) in buf.chunks_mut(CHUNK_BYTES).enumerate() {
             let chunk_offset = offset_bytes.wrapping_add((i * CHUNK_BYTES) as u64);
-            let mut place = self.seed ^ chunk_offset.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let draw = crate::rng::splitmix64(&mut place);
-            let mut state = if draw > self.unique_below {
+            let (place, duplicate) = self.reduction.duplicate_of(self.seed, chunk_offset);
+            let mut state = match duplicate {
                 // A duplicate: one of a few contents, whatever the offset and the write.
-                self.seed ^ 0x6475_7065_6475_7065 ^ (draw % DUPLICATE_SET).wrapping_mul(0xD6E8_FEB8_6659_FD93)
-            } else {
-                place ^ seq_mix
+                Some(k) => {
+                    duplicates += 1;
+                    duplicate_key(self.seed, k)
+                }
+                None => place ^ seq_mix,
             };
             let mut key = [0u8; 64];
             for k in key.chunks_exact_mut(8) {
                 k.copy_from_slice(&crate::rng::splitmix64(&mut state).to_le_bytes());
             }
             let window = (crate::rng::splitmix64(&mut state) as usize % (POOL_BYTES / 64)) * 64;
-            let random_len = if self.random_bytes_per_chunk == CHUNK_BYTES {
-                chunk.len()
-            } else {
-                (chunk.len() * self.random_bytes_per_chunk).div_ceil(CHUNK_BYTES)
-            };
+            let random_len = self.reduction.random_len(chunk.len());
             let (random, zeros) = chunk.split_at_mut(random_len);
             xor_into(random, &self.bytes[window..window + random_len], &key);
             zeros.fill(0);
         }
+        duplicates
     }
+}
+
+/// Chunks written per distinct chunk among them, for `chunks` written of which
+/// `duplicate_chunks` were duplicates: each unique chunk is distinct (its key includes the
+/// write's sequence), and the duplicates take at most `DUPLICATE_SET` contents per chunk
+/// of their unit (`unit_chunks`: 1 for 4 KiB chunks, a block's chunks for verified blocks).
+pub fn dedupe_ratio_produced(chunks: u64, duplicate_chunks: u64, unit_chunks: u64) -> f64 {
+    let distinct = chunks - duplicate_chunks.min(chunks) + duplicate_chunks.min(DUPLICATE_SET * unit_chunks.max(1));
+    if distinct == 0 { 1.0 } else { chunks as f64 / distinct as f64 }
+}
+
+/// The generator key of duplicate content `k` (one of `DUPLICATE_SET`): the same for
+/// every offset and write.
+#[inline]
+pub fn duplicate_key(seed: u64, k: u64) -> u64 {
+    seed ^ 0x6475_7065_6475_7065 ^ k.wrapping_mul(0xD6E8_FEB8_6659_FD93)
 }
 
 /// `dst = src ^ key` (key repeated every 64 bytes), in 64-byte steps the compiler vectorises.

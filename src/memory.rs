@@ -42,7 +42,7 @@ pub struct MemoryEstimate {
     /// Memory available when the run was planned (MemAvailable of /proc/meminfo).
     pub available_bytes: Option<u64>,
     /// Measured, not planned: the process's peak resident set at the end of the run
-    /// (getrusage's ru_maxrss; for a job file, of every job so far). What shows that
+    /// (VmHWM of /proc/self/status; for a job file, of every job so far). What shows that
     /// memory did not grow over a long run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_resident_bytes: Option<u64>,

@@ -1,4 +1,4 @@
-//! CPU time of the calling thread or of the whole process (getrusage).
+//! CPU time of the calling thread or of the whole process (getrusage), and the process's peak resident set.
 
 use crate::stats::CpuTimes;
 use nix::sys::resource::{UsageWho, getrusage};
@@ -15,10 +15,14 @@ pub fn thread_cpu() -> CpuTimes {
     read(UsageWho::RUSAGE_THREAD)
 }
 
-/// The process's peak resident set so far (ru_maxrss, which Linux gives in KiB).
+/// The process's peak resident set so far: VmHWM of /proc/self/status (in KiB). Not
+/// getrusage's ru_maxrss, which Linux carries over an exec from the process that forked
+/// us (a large parent would show as our peak).
 pub fn peak_resident_bytes() -> Option<u64> {
-    let usage = getrusage(UsageWho::RUSAGE_SELF).ok()?;
-    u64::try_from(usage.max_rss()).ok().map(|kib| kib * 1024)
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.trim_start_matches("VmHWM:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// CPU time of the whole process so far.

@@ -16,9 +16,18 @@
 //! - corrupted: anything else that fails the checksum (flipped bytes);
 //! - lost write: a valid block, but not the one this run last wrote there.
 //!
+//! With `--dedupe-ratio`, a block whose draw from (seed, offset) makes it a duplicate
+//! holds one of a few duplicate contents, the same bytes wherever it is written: its
+//! header names the content (`duplicate_marker`) instead of an offset and carries no
+//! sequence. Such a block is checked for being the duplicate its offset should hold
+//! (crc, seed, marker): corruption, zeros and another run's blocks are caught; a lost
+//! write or a swap with another block of the same content cannot be, by design. With
+//! `--compress-ratio` every 4 KiB chunk ends in zeros (after the header in the first),
+//! covered by the crc like the rest. Writer and checker apply one `data::Reduction`.
+//!
 //! Nothing here allocates or formats; reports are plain data.
 
-use crate::data::{self, Pattern};
+use crate::data::{self, CHUNK_BYTES, Pattern, Reduction};
 use serde::{Deserialize, Serialize};
 
 /// Bytes of the header at the start of each verified block.
@@ -43,6 +52,27 @@ pub struct Expect {
     pub pattern: Pattern,
     /// The sequence this run last wrote to the block, when it wrote it.
     pub sequence: Option<u64>,
+    /// How the writer reduced its blocks (`--dedupe-ratio`, `--compress-ratio`).
+    pub reduction: Reduction,
+}
+
+/// The header's offset field of duplicate content `k` (`--dedupe-ratio`): not an offset,
+/// so that every block of that content is the same, byte for byte.
+pub const fn duplicate_marker(k: u64) -> u64 {
+    u64::MAX - k
+}
+
+/// What the header of the block at `offset_bytes` names: its offset, or the duplicate
+/// content the reduction puts there.
+#[inline]
+fn written_for(reduction: &Reduction, seed: u64, offset_bytes: u64) -> (u64, bool) {
+    if reduction.is_none() {
+        return (offset_bytes, false);
+    }
+    match reduction.duplicate_of(seed, offset_bytes).1 {
+        Some(k) => (duplicate_marker(k), true),
+        None => (offset_bytes, false),
+    }
 }
 
 /// How a block failed.
@@ -112,13 +142,38 @@ pub struct Mismatch {
 /// Writes a verifiable block: header, pattern payload, crc32c.
 #[inline]
 pub fn stamp(block: &mut [u8], pattern: Pattern, seed: u64, offset_bytes: u64, sequence: u64) {
+    stamp_reduced(block, pattern, seed, offset_bytes, sequence, &Reduction::NONE);
+}
+
+/// `stamp`, reduced as `reduction` asks: a duplicate block gets its duplicate content
+/// (no offset, no sequence), and each chunk ends in zeros for a compression ratio.
+#[inline]
+pub fn stamp_reduced(
+    block: &mut [u8],
+    pattern: Pattern,
+    seed: u64,
+    offset_bytes: u64,
+    sequence: u64,
+    reduction: &Reduction,
+) {
     debug_assert!(block.len() >= HEADER_BYTES);
     let len_bytes = block.len() as u32;
-    let (header, payload) = block.split_at_mut(HEADER_BYTES);
+    let (written_for, duplicate) = written_for(reduction, seed, offset_bytes);
+    let (data_seed, sequence) =
+        if duplicate { (data::duplicate_key(seed, u64::MAX - written_for), 0) } else { (seed ^ sequence, sequence) };
+    let payload = &mut block[HEADER_BYTES..];
     // The payload continues the pattern as if the header were not there.
-    data::fill(payload, pattern, seed ^ sequence, offset_bytes + HEADER_BYTES as u64, sequence);
+    data::fill(payload, pattern, data_seed, written_for.wrapping_add(HEADER_BYTES as u64), sequence);
+    if reduction.random_bytes_per_chunk < CHUNK_BYTES {
+        for (i, chunk) in block.chunks_mut(CHUNK_BYTES).enumerate() {
+            let keep = reduction.random_len(chunk.len()).max(if i == 0 { HEADER_BYTES } else { 0 });
+            let from = keep.min(chunk.len());
+            chunk[from..].fill(0);
+        }
+    }
+    let header = &mut block[..HEADER_BYTES];
     header[..8].copy_from_slice(&MAGIC);
-    header[OFFSET_AT..OFFSET_AT + 8].copy_from_slice(&offset_bytes.to_le_bytes());
+    header[OFFSET_AT..OFFSET_AT + 8].copy_from_slice(&written_for.to_le_bytes());
     header[BLOCK_SIZE_AT..BLOCK_SIZE_AT + 4].copy_from_slice(&len_bytes.to_le_bytes());
     header[PATTERN_AT..PATTERN_AT + 4].copy_from_slice(&pattern.id().to_le_bytes());
     header[SEED_AT..SEED_AT + 8].copy_from_slice(&seed.to_le_bytes());
@@ -151,13 +206,15 @@ fn sequence_of(block: &[u8]) -> u64 {
 /// regenerate the expected bytes when the block fails; the fast path only computes a crc.
 #[inline]
 pub fn check(block: &[u8], expect: &Expect, scratch: &mut [u8]) -> Result<(), Failure> {
+    let (written_for, duplicate) = written_for(&expect.reduction, expect.seed, expect.offset_bytes);
     let header_ok = block[..8] == MAGIC
         && u64_at(block, SEED_AT) == expect.seed
         && u32_at(block, BLOCK_SIZE_AT) == block.len() as u32
-        && u64_at(block, OFFSET_AT) == expect.offset_bytes;
+        && u64_at(block, OFFSET_AT) == written_for;
     if header_ok && u32_at(block, CRC_AT) == block_crc(block) {
         return match expect.sequence {
-            Some(want) if want != sequence_of(block) => {
+            // A duplicate holds no sequence: which write put it there cannot be told.
+            Some(want) if !duplicate && want != sequence_of(block) => {
                 Err(Failure::LostWrite { found_sequence: sequence_of(block), expected_sequence: want })
             }
             _ => Ok(()),
@@ -190,12 +247,12 @@ fn classify(block: &[u8], expect: &Expect, scratch: &mut [u8]) -> Failure {
     if crc_ok && (seed != expect.seed || block_size != block.len() as u32) {
         return Failure::OtherRun { seed, block_size_bytes: block_size };
     }
-    let written_for = u64_at(block, OFFSET_AT);
-    if crc_ok && written_for != expect.offset_bytes {
-        return Failure::Misplaced { written_for_offset: written_for };
+    let found_for = u64_at(block, OFFSET_AT);
+    if crc_ok && found_for != written_for(&expect.reduction, expect.seed, expect.offset_bytes).0 {
+        return Failure::Misplaced { written_for_offset: found_for };
     }
     // The checksum fails: compare with what the header's write put there.
-    stamp(scratch, expect.pattern, expect.seed, expect.offset_bytes, sequence_of(block));
+    stamp_reduced(scratch, expect.pattern, expect.seed, expect.offset_bytes, sequence_of(block), &expect.reduction);
     let first = block.iter().zip(scratch.iter()).position(|(a, b)| a != b).unwrap_or(CRC_AT);
     let first_sector = first / SECTOR_BYTES;
     let sectors = block.len() / SECTOR_BYTES;
@@ -221,7 +278,7 @@ pub fn describe(block: &[u8], expect: &Expect, failure: Failure, target: u32, sc
         _ => 0,
     };
     let seq = expect.sequence.unwrap_or_else(|| if block[..8] == MAGIC { sequence_of(block) } else { 0 });
-    stamp(scratch, expect.pattern, expect.seed, expect.offset_bytes, seq);
+    stamp_reduced(scratch, expect.pattern, expect.seed, expect.offset_bytes, seq, &expect.reduction);
     let end = (window_at + 16).min(block.len());
     let mut expected = [0u8; 16];
     let mut found = [0u8; 16];
@@ -263,7 +320,7 @@ mod tests {
     }
 
     fn expect(offset: u64) -> Expect {
-        Expect { seed: 7, offset_bytes: offset, pattern: Pattern::Random, sequence: None }
+        Expect { seed: 7, offset_bytes: offset, pattern: Pattern::Random, sequence: None, reduction: Reduction::NONE }
     }
 
     fn verdict(b: &[u8], e: &Expect) -> Result<(), Failure> {
@@ -298,6 +355,44 @@ mod tests {
         assert_eq!(verdict(&torn, &e), Err(Failure::Torn { first_bad_byte: 2048 }));
         let lost = Expect { sequence: Some(4), ..e };
         assert_eq!(verdict(&good, &lost), Err(Failure::LostWrite { found_sequence: 3, expected_sequence: 4 }));
+    }
+
+    /// Dedupe ratio 3 and compress ratio 2 together: duplicates are the same bytes at every
+    /// offset, unique blocks differ, every chunk ends in zeros, and each failure is caught.
+    #[test]
+    fn reduced_blocks_dedupe_compress_and_still_catch_failures() {
+        let r = Reduction::new(crate::data::Reducibility { dedupe_ratio: Some(3.0), compress_ratio: Some(2.0) });
+        let e = |offset: u64| Expect { reduction: r, ..expect(offset) };
+        let stamped = |offset: u64, seq: u64, seed: u64| {
+            let mut b = vec![0u8; BS];
+            stamp_reduced(&mut b, Pattern::Random, seed, offset, seq, &r);
+            b
+        };
+        let offsets: Vec<u64> = (0..3000u64).map(|i| i * BS as u64).collect();
+        let duplicates: Vec<u64> = offsets.iter().copied().filter(|&o| r.duplicate_of(7, o).1.is_some()).collect();
+        let share = duplicates.len() as f64 / offsets.len() as f64;
+        assert!((share - 2.0 / 3.0).abs() < 0.03, "duplicate share {share}");
+        let mut distinct = std::collections::HashSet::new();
+        for &o in &offsets {
+            let b = stamped(o, o + 1, 7);
+            assert!(b[2048..].iter().all(|&x| x == 0), "offset {o}: the second half is not zeros");
+            assert_eq!(check(&b, &Expect { sequence: Some(o + 1), ..e(o) }, &mut vec![0u8; BS]), Ok(()), "offset {o}");
+            distinct.insert(b);
+        }
+        let ratio = offsets.len() as f64 / distinct.len() as f64;
+        assert!((ratio - 3.0).abs() < 0.15, "dedupe ratio {ratio}");
+        let (unique, dup) = (offsets.iter().copied().find(|o| !duplicates.contains(o)).unwrap(), duplicates[0]);
+        for o in [unique, dup] {
+            let mut flipped = stamped(o, 5, 7);
+            flipped[100] ^= 1;
+            assert_eq!(check(&flipped, &e(o), &mut vec![0u8; BS]), Err(Failure::Corrupted { first_bad_byte: 100 }));
+            assert_eq!(check(&vec![0u8; BS], &e(o), &mut vec![0u8; BS]), Err(Failure::NeverWrittenZeros));
+            let foreign = stamped(o, 5, 8);
+            assert!(matches!(check(&foreign, &e(o), &mut vec![0u8; BS]), Err(Failure::OtherRun { seed: 8, .. })));
+        }
+        // A unique block's data at a duplicate's offset (and back) is misplaced.
+        assert!(matches!(check(&stamped(unique, 5, 7), &e(dup), &mut vec![0u8; BS]), Err(Failure::Misplaced { .. })));
+        assert!(matches!(check(&stamped(dup, 5, 7), &e(unique), &mut vec![0u8; BS]), Err(Failure::Misplaced { .. })));
     }
 
     #[test]

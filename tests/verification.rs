@@ -239,3 +239,51 @@ fn no_false_positives_with_four_threads_mixed_random_on_every_engine() {
         }
     }
 }
+
+/// `--dedupe-ratio` and `--compress-ratio` with `--verify`: the clean file verifies, and a
+/// flipped byte (in a unique block and in a duplicate one), a zeroed block and a block
+/// of another seed's run are each found, at their offsets, with each ratio setting.
+#[test]
+fn reduced_data_still_catches_corruption_zeros_and_another_seed() {
+    for ratios in
+        [&["--dedupe-ratio", "3"][..], &["--compress-ratio", "2"], &["--dedupe-ratio", "3", "--compress-ratio", "2"]]
+    {
+        let dir = temp_dir();
+        let f = written_file(dir.path(), ratios);
+        let (code, _, r) = read_back(&f, ratios);
+        assert_eq!((code, u64_at(&r, &["verification", "failures"])), (0, 0), "{ratios:?}: the clean file");
+        let data = std::fs::read(&f).unwrap();
+        let blocks: Vec<&[u8]> = data.chunks(BS as usize).collect();
+        let repeated = |i: usize| blocks.iter().filter(|b| **b == blocks[i]).count() > 1;
+        let unique: Vec<u64> = (0..blocks.len()).filter(|&i| !repeated(i)).map(|i| i as u64 * BS).collect();
+        let duplicate = (0..blocks.len()).find(|&i| repeated(i)).map(|i| i as u64 * BS);
+        assert_eq!(duplicate.is_some(), ratios.contains(&"--dedupe-ratio"), "{ratios:?}: duplicates");
+        // Another seed's file, same ratios: its block at unique[2] goes into ours.
+        let other_dir = temp_dir();
+        let other = written_file(other_dir.path(), &[ratios, &["--seed", "99"][..]].concat());
+        let mut foreign = vec![0u8; BS as usize];
+        std::fs::File::open(&other).unwrap().read_exact_at(&mut foreign, unique[2]).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+        let flip = |at: u64| {
+            let mut byte = [data[at as usize]];
+            byte[0] ^= 0x20;
+            file.write_all_at(&byte, at).unwrap();
+        };
+        flip(unique[0] + 3000);
+        file.write_all_at(&vec![0u8; BS as usize], unique[1]).unwrap();
+        file.write_all_at(&foreign, unique[2]).unwrap();
+        let mut want = vec![
+            (unique[0], "corrupted".to_string()),
+            (unique[1], "never_written_zeros".to_string()),
+            (unique[2], "other_run".to_string()),
+        ];
+        if let Some(d) = duplicate {
+            flip(d + 100);
+            want.push((d, "corrupted".to_string()));
+        }
+        want.sort();
+        let (code, _, r) = read_back(&f, ratios);
+        assert_eq!(code, 3, "{ratios:?}: exit code of a failed verification");
+        assert_eq!(failures(&r), want, "{ratios:?}");
+    }
+}

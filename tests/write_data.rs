@@ -291,3 +291,61 @@ fn large_sequential_writes_do_not_grow_in_memory() {
     );
     assert!(five_passes <= planned + (64 << 20), "peak resident {five_passes} bytes, far above the plan of {planned}");
 }
+
+/// With `--verify` the ratios hold too (duplicates by whole blocks, the header inside the
+/// random part), and the result's produced dedupe ratio is what the file shows.
+#[test]
+fn ratios_hold_with_verify_and_the_result_says_what_was_produced() {
+    for engine in engines() {
+        let dir = temp_dir();
+        let f = zero_file(dir.path(), "v.dat", 64 << 20);
+        let fs = path_str(&f);
+        let r = run_json(&[
+            &fs,
+            "--engine",
+            engine,
+            "--block-size",
+            "16k",
+            "--queue-depth",
+            "8",
+            "--duration",
+            "0",
+            "--write-percent",
+            "100",
+            "--verify",
+            "--dedupe-ratio",
+            "3",
+            "--compress-ratio",
+            "2",
+        ]);
+        let data = std::fs::read(&f).unwrap();
+        let distinct: std::collections::HashSet<u64> = data.chunks(CHUNK).map(chunk_hash).collect();
+        let dedupe = (data.len() / CHUNK) as f64 / distinct.len() as f64;
+        assert!((dedupe - 3.0).abs() <= 0.1, "{engine}: dedupe ratio {dedupe:.3}");
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&data).unwrap();
+        let compress = data.len() as f64 / z.finish().unwrap().len() as f64;
+        // gzip sees the duplicates too (within its 32 KiB window): at least the ratio asked.
+        assert!(compress >= 1.8, "{engine}: compress ratio {compress:.3}");
+        let d = &r["data_reduction"];
+        assert_eq!(d["dedupe_ratio_asked"], 3.0, "{engine}: {d}");
+        assert_eq!(u64_at(d, &["chunks_written"]), (data.len() / CHUNK) as u64, "{engine}: {d}");
+        let produced = d["dedupe_ratio_produced"].as_f64().unwrap();
+        assert!((produced - dedupe).abs() <= 0.05, "{engine}: produced {produced:.3}, the file shows {dedupe:.3}");
+        assert!((d["compress_ratio_produced"].as_f64().unwrap() - 2.0).abs() < 0.01, "{engine}: {d}");
+        // And the file verifies with the same flags.
+        let (code, _, stderr) = run(&[
+            &fs,
+            "--duration",
+            "0",
+            "--verify",
+            "--dedupe-ratio",
+            "3",
+            "--compress-ratio",
+            "2",
+            "--block-size",
+            "16k",
+        ]);
+        assert_eq!(code, 0, "{engine}: verification of the reduced file failed: {stderr}");
+    }
+}

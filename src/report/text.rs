@@ -222,6 +222,9 @@ pub fn render(r: &RunResult) -> String {
     if let Some(p) = &r.pacing {
         pacing_block(&mut out, p);
     }
+    if let Some(d) = &r.data_reduction {
+        data_reduction_line(&mut out, d);
+    }
     if let Some(v) = &r.verification {
         verification_block(&mut out, v);
     }
@@ -758,6 +761,22 @@ fn op_block(out: &mut String, name: &str, op: &OpSummary) {
     if op.clamped_samples > 0 {
         let _ = writeln!(out, "  ⚠ {} samples above 1 h were recorded as 1 h", units::count(op.clamped_samples));
     }
+}
+
+/// `--dedupe-ratio`/`--compress-ratio`: asked and produced, on one line.
+fn data_reduction_line(out: &mut String, d: &crate::result::DataReductionInfo) {
+    let asked = |r: Option<f64>| r.map_or("none asked".to_string(), |r| format!("{r:.2} asked"));
+    let _ = writeln!(
+        out,
+        "{:<9} dedupe {} · {:.2} produced ({} of {} chunks duplicates) · compress {} · {:.2} by construction",
+        "Data",
+        asked(d.dedupe_ratio_asked),
+        d.dedupe_ratio_produced,
+        d.duplicate_chunks_written,
+        d.chunks_written,
+        asked(d.compress_ratio_asked),
+        d.compress_ratio_produced
+    );
 }
 
 fn verification_block(out: &mut String, v: &crate::result::VerificationInfo) {

@@ -78,6 +78,10 @@ pub struct RunResult {
     pub placement: PlacementInfo,
     /// With `--verify`: what was checked and what failed.
     pub verification: Option<VerificationInfo>,
+    /// With `--dedupe-ratio` or `--compress-ratio`: what was asked and what the writes
+    /// produced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_reduction: Option<DataReductionInfo>,
     /// Think time and rate limit, when asked for.
     #[serde(default)]
     pub pacing: Option<PacingInfo>,
@@ -161,6 +165,22 @@ pub struct RateInfo {
     pub reached: bool,
     /// What latency is measured from under a rate limit.
     pub latency_from: String,
+}
+
+/// `--dedupe-ratio` and `--compress-ratio`: asked, and produced by the counted writes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DataReductionInfo {
+    pub dedupe_ratio_asked: Option<f64>,
+    pub compress_ratio_asked: Option<f64>,
+    /// 4 KiB chunks the counted writes carried.
+    pub chunks_written: u64,
+    /// Of those, chunks that were duplicates by design.
+    pub duplicate_chunks_written: u64,
+    /// Chunks written per distinct chunk among them (`data::dedupe_ratio_produced`).
+    pub dedupe_ratio_produced: f64,
+    /// Bytes of a chunk to its random bytes (the rest are zeros): the ratio by construction,
+    /// which a compressor reaches within its own overhead.
+    pub compress_ratio_produced: f64,
 }
 
 /// The outcome of `--verify`.

@@ -241,6 +241,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             write: encode_histogram(&write.latency),
         },
         verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, &worker_cpu)),
+        data_reduction: data_reduction_info(spec, &workers),
         pacing: pacing_info(spec, &workers, window_ns, total.ops),
         warnings: diag.warnings(),
         notes: diag.notes(),
@@ -377,6 +378,31 @@ fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) 
                     "due time: each I/O's latency counts from when it was scheduled (no coordinated omission)".into(),
             }
         }),
+    })
+}
+
+/// What `--dedupe-ratio` and `--compress-ratio` produced in the counted writes.
+fn data_reduction_info(spec: &Spec, workers: &[WorkerResult]) -> Option<crate::result::DataReductionInfo> {
+    let asked = spec.reducibility;
+    if asked.is_none() {
+        return None;
+    }
+    let chunks_per_write = spec.block_size_bytes.div_ceil(crate::data::CHUNK_BYTES as u64);
+    let chunks_written = workers.iter().map(|w| w.write.ops).sum::<u64>() * chunks_per_write;
+    let duplicate_chunks_written = workers.iter().map(|w| w.duplicate_chunks_written).sum();
+    // Verified writes are duplicates by whole blocks; unverified ones by 4 KiB chunk.
+    let unit_chunks = if spec.verify.is_some() { chunks_per_write } else { 1 };
+    Some(crate::result::DataReductionInfo {
+        dedupe_ratio_asked: asked.dedupe_ratio,
+        compress_ratio_asked: asked.compress_ratio,
+        chunks_written,
+        duplicate_chunks_written,
+        dedupe_ratio_produced: crate::data::dedupe_ratio_produced(
+            chunks_written,
+            duplicate_chunks_written,
+            unit_chunks,
+        ),
+        compress_ratio_produced: crate::data::Reduction::new(asked).compress_ratio_produced(),
     })
 }
 

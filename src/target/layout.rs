@@ -25,6 +25,8 @@ pub struct LayoutContent {
     pub pattern: Pattern,
     /// Blocks carry the verify header (sequence 0: laid out, not written by a run).
     pub verify: bool,
+    /// Verified blocks reduced as the run's writes are (`--dedupe-ratio`, `--compress-ratio`).
+    pub reduction: data::Reduction,
 }
 
 /// The length of one layout write: whole blocks (so that every block starts at a
@@ -71,7 +73,7 @@ pub fn extend(
         for (i, block) in chunk[..len].chunks_mut(bs as usize).enumerate() {
             let block_offset = offset + i as u64 * bs;
             if content.verify && block.len() as u64 == bs {
-                verify::stamp(block, content.pattern, content.seed, block_offset, 0);
+                verify::stamp_reduced(block, content.pattern, content.seed, block_offset, 0, &content.reduction);
             } else {
                 data::fill(block, content.pattern, content.seed, block_offset, 0);
             }

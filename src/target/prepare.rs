@@ -170,6 +170,7 @@ fn prepare_one(
                 seed: spec.data_seed,
                 pattern: spec.verify.map_or(spec.write_pattern, |v| v.pattern),
                 verify: spec.verify.is_some(),
+                reduction: crate::data::Reduction::new(spec.reducibility),
             },
             diag.show_progress(),
             stop,
@@ -401,6 +402,7 @@ fn settle_holes(
             seed: spec.data_seed,
             pattern: spec.write_pattern,
             verify: false,
+            reduction: crate::data::Reduction::NONE,
         };
         filled_bytes = match layout::fill_ranges(
             &writer,

@@ -93,7 +93,7 @@ pub struct WorkerPlan {
 #[derive(Clone, Copy, Debug)]
 pub struct DataPlan {
     pub pattern: Pattern,
-    /// `--dedupe-ratio`, `--compress-ratio` (random data without `--verify` only).
+    /// `--dedupe-ratio`, `--compress-ratio` (random data; with `--verify` too).
     pub reducibility: Reducibility,
     pub seed: u64,
     pub verify: Option<VerifyPlan>,
@@ -194,6 +194,8 @@ pub struct WorkerResult {
     pub engine_notes: Vec<String>,
     /// Failed I/Os per op type and errno.
     pub errors: ErrorCounts,
+    /// 4 KiB chunks of its counted writes that were duplicates by design (`--dedupe-ratio`).
+    pub duplicate_chunks_written: u64,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -209,6 +211,8 @@ struct SlotState {
     sequence: u64,
     /// The buffer still holds the (fixed) write pattern: no read has overwritten it.
     holds_pattern: bool,
+    /// 4 KiB chunks of the write on this slot that are duplicates (`--dedupe-ratio`).
+    duplicate_chunks: u32,
 }
 
 /// Think time and rate figures of one worker.
@@ -255,6 +259,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             sync_ns: None,
             pacing: PacingCounts::default(),
             engine_notes: Vec::new(),
+            duplicate_chunks_written: 0,
             errors: ErrorCounts::default(),
         }
     };
@@ -333,6 +338,8 @@ struct Worker<E: Engine> {
     pool: Option<RandomPool>,
     /// Queued engines with per-write data: the requests drawn ahead (`Ahead`).
     ahead: Option<Ahead>,
+    /// 4 KiB chunks of counted writes that were duplicates (`--dedupe-ratio`).
+    duplicate_chunks_written: u64,
 }
 
 /// Writes whose data is ready before their slot frees (queued engines, data that varies
@@ -401,6 +408,7 @@ impl<E: Engine> Worker<E> {
             in_flight: vec![u64::MAX; slot_count as usize].into_boxed_slice(),
             last_written: if v.track_sequences { vec![0u32; region_blocks as usize] } else { Vec::new() },
             scratch: vec![0u8; plan.block_size_bytes as usize],
+            reduction: data::Reduction::new(plan.data.reducibility),
             counts: VerifyCounts::default(),
             mismatches: Vec::with_capacity(v.max_reports as usize),
         });
@@ -427,7 +435,8 @@ impl<E: Engine> Worker<E> {
                     submit_ns: IDLE_NS,
                     region_block: 0,
                     sequence: 0,
-                    holds_pattern: true
+                    holds_pattern: true,
+                    duplicate_chunks: 0
                 };
                 slot_count as usize
             ]
@@ -466,6 +475,7 @@ impl<E: Engine> Worker<E> {
             free: (0..slot_count).rev().collect(),
             pool,
             ahead,
+            duplicate_chunks_written: 0,
         })
     }
 
@@ -491,14 +501,19 @@ impl<E: Engine> Worker<E> {
         let offset_bytes = (block - self.files[file as usize].first_block) * self.block_size_bytes;
         let op = self.mix.next();
         let mut sequence = 0;
+        let mut duplicate_chunks = 0;
         if op == Op::Write {
             self.write_sequence += 1;
             sequence = self.sequence_base | (self.write_sequence & 0xffff_ffff);
             let buf = self.buffers.slot_mut(slot);
             if let Some(v) = &self.verifier {
-                verify::stamp(buf, v.plan.pattern, self.data.seed, offset_bytes, sequence);
+                if v.reduction.is_none() {
+                    verify::stamp(buf, v.plan.pattern, self.data.seed, offset_bytes, sequence);
+                } else {
+                    duplicate_chunks = verifier::stamp_reduced(buf, v, self.data.seed, offset_bytes, sequence);
+                }
             } else if let Some(pool) = &self.pool {
-                pool.fill(buf, offset_bytes, sequence);
+                duplicate_chunks = pool.fill(buf, offset_bytes, sequence);
             } else if self.data.pattern.varies_per_write() || !self.slots[slot as usize].holds_pattern {
                 data::fill(buf, self.data.pattern, self.data.seed, offset_bytes, sequence);
             }
@@ -513,6 +528,7 @@ impl<E: Engine> Worker<E> {
         state.region_block = region_block;
         state.sequence = sequence;
         state.holds_pattern = op == Op::Write;
+        state.duplicate_chunks = duplicate_chunks;
         Some(Request { slot, op, file, offset_bytes, len_bytes: self.block_size_bytes as u32 })
     }
 
@@ -624,7 +640,10 @@ impl<E: Engine> Worker<E> {
                 let stats = &mut self.stats[state.file as usize];
                 match state.op {
                     Op::Read => stats.read.record(self.block_size_bytes, lat_ns),
-                    Op::Write => stats.write.record(self.block_size_bytes, lat_ns),
+                    Op::Write => {
+                        stats.write.record(self.block_size_bytes, lat_ns);
+                        self.duplicate_chunks_written += u64::from(state.duplicate_chunks);
+                    }
                 }
             }
         } else {
@@ -781,6 +800,7 @@ impl<E: Engine> Worker<E> {
             pacing: self.pacing,
             engine_notes,
             errors: self.errors,
+            duplicate_chunks_written: self.duplicate_chunks_written,
         }
     }
 }

@@ -17,6 +17,8 @@ pub(super) struct Verifier {
     pub(super) last_written: Vec<u32>,
     /// One block, to regenerate expected contents when a check fails.
     pub(super) scratch: Vec<u8>,
+    /// How written blocks are reduced (`--dedupe-ratio`, `--compress-ratio`).
+    pub(super) reduction: crate::data::Reduction,
     pub(super) counts: VerifyCounts,
     pub(super) mismatches: Vec<Mismatch>,
 }
@@ -43,10 +45,28 @@ pub(super) fn measure_verify_cost(plan: &WorkerPlan) -> VerifyCost {
     };
     let stamp_ns = time(&mut |i| verify::stamp(&mut blocks[(i % 8) as usize], v.pattern, seed, (i % 8) * bs as u64, 1));
     let check_ns = time(&mut |i| {
-        let expect = Expect { seed, offset_bytes: (i % 8) * bs as u64, pattern: v.pattern, sequence: None };
+        let expect = Expect {
+            seed,
+            offset_bytes: (i % 8) * bs as u64,
+            pattern: v.pattern,
+            sequence: None,
+            reduction: crate::data::Reduction::NONE,
+        };
         let _ = std::hint::black_box(verify::check(&blocks[(i % 8) as usize], &expect, &mut scratch));
     });
     VerifyCost { stamp_ns, check_ns }
+}
+
+/// Stamps a verified write reduced by `--dedupe-ratio`/`--compress-ratio`; returns how
+/// many of its 4 KiB chunks are duplicates (all of a duplicate block's, else none).
+#[inline]
+pub(super) fn stamp_reduced(buf: &mut [u8], v: &Verifier, seed: u64, offset_bytes: u64, sequence: u64) -> u32 {
+    verify::stamp_reduced(buf, v.plan.pattern, seed, offset_bytes, sequence, &v.reduction);
+    if v.reduction.duplicate_of(seed, offset_bytes).1.is_some() {
+        buf.len().div_ceil(crate::data::CHUNK_BYTES) as u32
+    } else {
+        0
+    }
 }
 
 impl<E: Engine> Worker<E> {
@@ -70,7 +90,13 @@ impl<E: Engine> Worker<E> {
                     Some(&low) if low != 0 => Some(base | u64::from(low)),
                     _ => None,
                 };
-                let expect = Expect { seed, offset_bytes: state.offset_bytes, pattern: v.plan.pattern, sequence };
+                let expect = Expect {
+                    seed,
+                    offset_bytes: state.offset_bytes,
+                    pattern: v.plan.pattern,
+                    sequence,
+                    reduction: v.reduction,
+                };
                 v.counts.checked += 1;
                 let bytes = self.buffers.slot(slot);
                 if let Err(failure) = verify::check(bytes, &expect, &mut v.scratch) {
