@@ -14,7 +14,7 @@ use crate::result::RunResult;
 use crate::sweep::document::{Answer, CurvePoint, RunEntry, SearchDocument};
 use crate::sweep::grid;
 use crate::sweep::search::{DEFAULT_STEPS, LatencySearch, Percentile, saturate_candidates};
-use crate::units::{parse_count, parse_duration};
+use crate::units::parse_duration;
 use clap::Parser;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -79,7 +79,7 @@ pub struct SearchArgs {
     pub precision: f64,
 
     /// At most N runs in all, the maximum's included.
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = parse_count::<u32>)]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..))]
     pub max_runs: u32,
 
     /// Format on stdout: the curve and the answer, or the JSON document.

@@ -18,7 +18,6 @@ use crate::sweep::document::{self, Best, PointEntry, RunEntry, SweepDocument};
 use crate::sweep::grid::{self, Grid};
 use crate::sweep::journal::{self, Journal};
 use crate::sweep::summary::{self, Metric, PointSummary};
-use crate::units::parse_count;
 use clap::Parser;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -52,7 +51,7 @@ Exit codes: 0 every run succeeded, 1 a run failed, 2 usage, 130/143/129 interrup
 #[command(name = "sweep", bin_name = "iopulse sweep", after_help = SWEEP_EXAMPLES)]
 pub struct SweepArgs {
     /// Runs of each point, interleaved across the points.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_count::<u32>)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
 
     /// Skip the runs an interrupted sweep with the same flags already did (read from the
@@ -449,7 +448,8 @@ impl Session {
             }),
             Ok(o) => {
                 for w in &o.result.warnings {
-                    if self.warned.insert(w.clone()) {
+                    // Said once per kind: the same warning with other figures is not new.
+                    if self.warned.insert(w.chars().filter(|c| !c.is_ascii_digit()).collect()) {
                         self.say(&format!("⚠ {w}"));
                     }
                 }

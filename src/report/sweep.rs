@@ -67,7 +67,7 @@ pub fn sweep_text(doc: &SweepDocument) -> String {
 /// The curve of a search and its answer.
 pub fn search_text(doc: &SearchDocument) -> String {
     let mut out = String::new();
-    let header = ["step", "offered", "of max", "QD × threads", "IOPS", "p50", "p90", "p99", "p99.9", "p99.99", ""];
+    let header = ["run", "offered", "of max", "QD × threads", "IOPS", "p50", "p90", "p99", "p99.9", "p99.99", ""];
     let mut rows = vec![header.map(String::from).to_vec()];
     for c in &doc.curve {
         rows.push(curve_row(c, doc.goal == "saturate"));
@@ -85,7 +85,7 @@ fn curve_row(c: &CurvePoint, saturate: bool) -> Vec<String> {
     let lat = |ns: u64| units::latency_ns(ns);
     vec![
         c.phase.clone(),
-        c.offered_iops.map_or_else(|| "max".into(), units::iops),
+        c.offered_iops.map_or_else(|| "closed loop".into(), units::iops),
         c.offered_percent.map_or_else(|| "-".into(), |p| format!("{p:.0} %")),
         format!("{} × {}", c.queue_depth, c.threads),
         units::iops(c.iops),
