@@ -68,7 +68,10 @@ fn a_2x2_sweep_repeated_3_times_runs_12_interleaved_and_sums_up_its_runs() {
         assert_eq!(r["point"], i % 4, "run {i}");
         assert_eq!(r["repetition"], i / 4 + 1, "run {i}");
         let (bs, qd) = grid_point(i % 4);
-        assert_eq!((r["result"]["spec"]["block_size_bytes"].as_u64(), r["result"]["spec"]["queue_depth"].as_u64()), (Some(bs), Some(qd)));
+        assert_eq!(
+            (r["result"]["spec"]["block_size_bytes"].as_u64(), r["result"]["spec"]["queue_depth"].as_u64()),
+            (Some(bs), Some(qd))
+        );
     }
     // The CSV: one row per run, in the order run.
     let rows = csv_points(&csv);
@@ -156,7 +159,10 @@ fn a_sweep_interrupted_by_sigint_resumes_without_redoing_a_run() {
     resumed.extend(["--resume", "--output-format", "json"]);
     let (code, stdout, stderr) = run(&resumed);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains(&format!("resuming: {} of 12 runs done, {} to go", before.len(), 12 - before.len())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("resuming: {} of 12 runs done, {} to go", before.len(), 12 - before.len())),
+        "{stderr}"
+    );
     assert_eq!(stderr.lines().filter(|l| l.starts_with("run ")).count(), 12 - before.len(), "{stderr}");
     let after = csv_points(&csv);
     assert_eq!(after.len(), 12, "{after:?}");
@@ -165,8 +171,12 @@ fn a_sweep_interrupted_by_sigint_resumes_without_redoing_a_run() {
         assert_eq!(after.iter().filter(|p| **p == grid_point(i)).count(), 3, "point {i}: {after:?}");
     }
     let doc: Value = serde_json::from_str(&stdout).unwrap();
-    let mut done: Vec<(u64, u64)> =
-        doc["runs"].as_array().unwrap().iter().map(|r| (r["point"].as_u64().unwrap(), r["repetition"].as_u64().unwrap())).collect();
+    let mut done: Vec<(u64, u64)> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["point"].as_u64().unwrap(), r["repetition"].as_u64().unwrap()))
+        .collect();
     assert_eq!(done.len(), 12);
     done.sort_unstable();
     done.dedup();
@@ -191,7 +201,8 @@ fn bad_sweeps_are_refused_before_anything_runs() {
     assert_eq!(code, 2);
     assert!(stderr.contains("nothing to resume"), "{stderr}");
     // A journal of another grid.
-    let (code, _, stderr) = run(&["sweep", "--engine", "null", "--duration", "50ms", "--queue-depth", "1", "--csv", c, "-q"]);
+    let (code, _, stderr) =
+        run(&["sweep", "--engine", "null", "--duration", "50ms", "--queue-depth", "1", "--csv", c, "-q"]);
     assert_eq!(code, 0, "{stderr}");
     let (code, _, stderr) =
         run(&["sweep", "--engine", "null", "--duration", "50ms", "--queue-depth", "2,8", "--csv", c, "--resume"]);
@@ -242,9 +253,13 @@ fn search_p99_max_finds_the_bound_within_the_precision() {
     // to 5 % of the maximum, or every step passed.
     let passing = curve[1..].iter().filter(|c| c["passed"] == true).map(|c| f(&c["offered_iops"]));
     assert_eq!(passing.fold(0.0, f64::max), offered);
-    let first_fail = curve[1..].iter().filter(|c| c["passed"] == false).map(|c| f(&c["offered_iops"])).fold(f64::MAX, f64::min);
+    let first_fail =
+        curve[1..].iter().filter(|c| c["passed"] == false).map(|c| f(&c["offered_iops"])).fold(f64::MAX, f64::min);
     if first_fail < f64::MAX {
-        assert!(first_fail > offered && first_fail - offered <= 0.05 * max + 1.0, "{offered} vs {first_fail}: {curve:?}");
+        assert!(
+            first_fail > offered && first_fail - offered <= 0.05 * max + 1.0,
+            "{offered} vs {first_fail}: {curve:?}"
+        );
     } else {
         assert_eq!(offered, max.round(), "every step passed: the answer is the 100 % step");
     }

@@ -1,5 +1,6 @@
 //! What the `iopulse` command does: the benchmark itself (`benchmark`: `iopulse
-//! [TARGET...] [flags]`), and the subcommands `iopulse run` (a job file), `iopulse merge`,
+//! [TARGET...] [flags]`), and the subcommands `iopulse run` (a job file), `iopulse sweep`
+//! and `iopulse search` (`sweep.rs`, `search.rs`: many runs), `iopulse merge`,
 //! `iopulse plot`, `iopulse completions` and `iopulse man` (this file). `main` dispatches on the
 //! first argument being exactly one of these names (a target file of that name is
 //! written `./merge`), so the benchmark command is unchanged. Each subcommand has
@@ -11,9 +12,9 @@ pub mod sweep;
 
 use crate::cli::{Args, OutputFormat};
 use crate::error::exit_code;
+use crate::report;
 use crate::report::plot;
 use crate::result::merge;
-use crate::report;
 use clap::{CommandFactory, Parser};
 use std::io::Write;
 use std::path::PathBuf;

@@ -112,7 +112,8 @@ pub struct SearchArgs {
 pub struct Steps(pub Vec<f64>);
 
 fn parse_percent(text: &str) -> Result<f64, String> {
-    let v: f64 = text.trim().trim_end_matches('%').trim().parse().map_err(|_| format!("`{text}`: give a percentage, e.g. 5"))?;
+    let v: f64 =
+        text.trim().trim_end_matches('%').trim().parse().map_err(|_| format!("`{text}`: give a percentage, e.g. 5"))?;
     if v > 0.0 && v <= 100.0 { Ok(v) } else { Err(format!("`{text}`: give a percentage above 0 and at most 100")) }
 }
 
@@ -173,12 +174,22 @@ fn search(args: SearchArgs) -> i32 {
     let goal = match (bounds.as_slice(), args.saturate) {
         ([(p, d)], false) => Goal::Latency { percentile: *p, bound_ns: d.as_nanos().min(u128::from(u64::MAX)) as u64 },
         ([], true) => Goal::Saturate { percent: args.saturate_percent },
-        ([], false) => return usage("give a goal: a latency bound (--p99-max 1ms; also --p50-max, --p90-max, --p999-max, --p9999-max) or --saturate"),
+        ([], false) => {
+            return usage(
+                "give a goal: a latency bound (--p99-max 1ms; also --p50-max, --p90-max, --p999-max, --p9999-max) or --saturate",
+            );
+        }
         _ => return usage("give one goal: one latency bound (--p99-max 1ms, ...) or --saturate, not several"),
     };
     for flag in SET_BY_SEARCH {
-        if args.flags.iter().any(|a| a.to_str().is_some_and(|a| a == format!("--{flag}") || a.starts_with(&format!("--{flag}=")))) {
-            return usage(format!("--{flag}: the search sets the rate itself (--rate-iops N --rate-total per step): drop --{flag}"));
+        if args
+            .flags
+            .iter()
+            .any(|a| a.to_str().is_some_and(|a| a == format!("--{flag}") || a.starts_with(&format!("--{flag}="))))
+        {
+            return usage(format!(
+                "--{flag}: the search sets the rate itself (--rate-iops N --rate-total per step): drop --{flag}"
+            ));
         }
     }
     let grid = match grid::expand(&args.flags, "iopulse search") {
@@ -226,7 +237,8 @@ fn search(args: SearchArgs) -> i32 {
     };
     let mut session = Session::new(&output, first_guess.min(args.max_runs as usize), Arc::clone(&stop));
     session.start(0);
-    let mut searcher = Searcher { session, args: &args, base_argv: &base.argv, curve: Vec::new(), runs: Vec::new(), code: 0 };
+    let mut searcher =
+        Searcher { session, args: &args, base_argv: &base.argv, curve: Vec::new(), runs: Vec::new(), code: 0 };
 
     // The maximum: closed loop, as given.
     let max = match searcher.run(&base.spec, "max", None, None, |_| true) {
@@ -240,9 +252,9 @@ fn search(args: SearchArgs) -> i32 {
     }
     let max_iops = max.total.iops;
     let answer = match goal {
-        Goal::Latency { percentile, bound_ns } => {
-            searcher.latency(max_iops, &steps, percentile, bound_ns).map(|found| latency_answer(&searcher.curve, max_iops, percentile, bound_ns, found))
-        }
+        Goal::Latency { percentile, bound_ns } => searcher
+            .latency(max_iops, &steps, percentile, bound_ns)
+            .map(|found| latency_answer(&searcher.curve, max_iops, percentile, bound_ns, found)),
         Goal::Saturate { percent } => searcher.saturate(&base.spec, max_iops, percent),
     };
     searcher.finish(&goal, answer)
@@ -295,7 +307,12 @@ impl Searcher<'_> {
                     p99_99_ns: l.p99_99,
                     passed: passed(&result),
                 });
-                self.runs.push(RunEntry { point: self.curve.len() - 1, repetition: 1, exit_code: code, result: (*result).clone() });
+                self.runs.push(RunEntry {
+                    point: self.curve.len() - 1,
+                    repetition: 1,
+                    exit_code: code,
+                    result: (*result).clone(),
+                });
                 Some(*result)
             }
             Step::Failed(message, code) => {
@@ -326,7 +343,8 @@ impl Searcher<'_> {
             let planned = self.runs.len() + 2;
             self.session.set_planned(planned.max(1 + steps.len()).min(self.args.max_runs as usize));
             let phase = if was_step { "step" } else { "bisect" };
-            let result = self.run(&spec, phase, Some(rate), Some(max_iops), |r| percentile.of(&r.total.latency_ns) <= bound_ns);
+            let result =
+                self.run(&spec, phase, Some(rate), Some(max_iops), |r| percentile.of(&r.total.latency_ns) <= bound_ns);
             let Some(result) = result else {
                 // The budget ends the search with what it found; a signal or failure too.
                 return (self.code == exit_code::SUCCESS).then(|| plan.answer());
@@ -382,7 +400,9 @@ impl Searcher<'_> {
     fn finish(mut self, goal: &Goal, answer: Option<Answer>) -> i32 {
         self.session.finish();
         let (goal_name, percentile, bound_ns, target_percent) = match goal {
-            Goal::Latency { percentile, bound_ns } => ("latency", Some(percentile.name().to_string()), Some(*bound_ns), None),
+            Goal::Latency { percentile, bound_ns } => {
+                ("latency", Some(percentile.name().to_string()), Some(*bound_ns), None)
+            }
             Goal::Saturate { percent } => ("saturate", None, None, Some(*percent)),
         };
         let doc = SearchDocument {
@@ -408,9 +428,8 @@ impl Searcher<'_> {
             self.session.output_failure(format!("write --json {}: {e}", path.display()));
         }
         if let Some(dir) = &self.args.plot {
-            let drawn = std::fs::create_dir_all(dir)
-                .map_err(|e| format!("--plot {}: {e}", dir.display()))
-                .and_then(|()| {
+            let drawn =
+                std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display())).and_then(|()| {
                     let path = dir.join("search-curve.svg");
                     report::plot::sweep_chart(&crate::sweep::document::curve_chart(&doc), &path)
                         .map(|()| path)

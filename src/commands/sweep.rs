@@ -154,7 +154,9 @@ fn sweep(args: SweepArgs) -> i32 {
         timeseries_file: None,
     };
     if output.format == OutputFormat::FioJson {
-        return usage("--output-format fio-json is one run's layout: give text or json (each run's fio-json: run iopulse per point)");
+        return usage(
+            "--output-format fio-json is one run's layout: give text or json (each run's fio-json: run iopulse per point)",
+        );
     }
     let journal_path = args.csv.as_deref().or(args.json.as_deref()).map(journal::path_for);
     let targets: Vec<PathBuf> = grid.points.iter().flat_map(|p| p.spec.targets.iter().cloned()).collect();
@@ -167,7 +169,9 @@ fn sweep(args: SweepArgs) -> i32 {
     let mut done: Vec<RunEntry> = Vec::new();
     if args.resume {
         let Some(path) = &journal_path else {
-            return usage("--resume needs the --csv FILE (or --json FILE) of the interrupted sweep: its journal is FILE.journal");
+            return usage(
+                "--resume needs the --csv FILE (or --json FILE) of the interrupted sweep: its journal is FILE.journal",
+            );
         };
         match resumed(&grid, args.repeat, path) {
             Ok(entries) => done = entries,
@@ -441,11 +445,9 @@ impl Session {
         let outcome = run::run(spec, &diag, Arc::clone(&self.stop), &start);
         let signal = self.stop.load(Ordering::Relaxed);
         match outcome {
-            Ok(o) if signal != 0 || o.result.interrupted => Step::Interrupted(if signal != 0 {
-                signal as i32
-            } else {
-                exit_code::INTERRUPTED
-            }),
+            Ok(o) if signal != 0 || o.result.interrupted => {
+                Step::Interrupted(if signal != 0 { signal as i32 } else { exit_code::INTERRUPTED })
+            }
             Ok(o) => {
                 for w in &o.result.warnings {
                     // Said once per kind: the same warning with other figures is not new.
@@ -461,9 +463,8 @@ impl Session {
                 self.done += 1;
                 self.ran_here += 1;
                 let left = self.planned.saturating_sub(self.done);
-                let left_ns = (self.ran_here > 0 && left > 0).then(|| {
-                    (self.started.elapsed().as_nanos() as f64 / self.ran_here as f64 * left as f64) as u64
-                });
+                let left_ns = (self.ran_here > 0 && left > 0)
+                    .then(|| (self.started.elapsed().as_nanos() as f64 / self.ran_here as f64 * left as f64) as u64);
                 match &self.bar {
                     Some(bar) => bar.set_position(self.done as u64),
                     None if !self.quiet => crate::stderr_line!(

@@ -136,11 +136,8 @@ pub fn chart_data(doc: &SweepDocument, metric: Metric) -> Option<super::Sweep> {
     let mut series: BTreeMap<String, Vec<super::SweepPoint>> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     for p in doc.points.iter().filter(|p| p.summary.runs > 0) {
-        let label = others
-            .iter()
-            .map(|a| p.params.get(&a.flag).map_or("", String::as_str))
-            .collect::<Vec<_>>()
-            .join(" / ");
+        let label =
+            others.iter().map(|a| p.params.get(&a.flag).map_or("", String::as_str)).collect::<Vec<_>>().join(" / ");
         let s = p.summary.spread(metric);
         let x = numeric(p.params.get(&x_axis.flag)?)?;
         if !series.contains_key(&label) {

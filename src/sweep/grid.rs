@@ -17,7 +17,10 @@ const LIST_VALUED: &[&str] = &["cpu-cores", "numa-zones"];
 
 /// Flags a sweep or a search does not take among the benchmark's, and why.
 const REFUSED: &[(&str, &str)] = &[
-    ("timeseries", "one CSV of intervals per run does not fit many runs: give --interval 1s and read each run's time_series in the --json document"),
+    (
+        "timeseries",
+        "one CSV of intervals per run does not fit many runs: give --interval 1s and read each run's time_series in the --json document",
+    ),
     ("start-at", "not with sweeps: start the sweep itself at that time"),
 ];
 
@@ -119,8 +122,7 @@ pub fn parse_overridden(argv: &[OsString], overrides: &[String]) -> Result<Spec,
     let full = std::iter::once(OsString::from("iopulse"))
         .chain(argv.iter().cloned())
         .chain(overrides.iter().map(OsString::from));
-    let mut matches =
-        Args::command().args_override_self(true).try_get_matches_from(full).map_err(|e| one_line(&e))?;
+    let mut matches = Args::command().args_override_self(true).try_get_matches_from(full).map_err(|e| one_line(&e))?;
     let args = Args::from_arg_matches_mut(&mut matches).map_err(|e| one_line(&e))?;
     args.into_spec().map(|(spec, _)| spec).map_err(|e| e.message)
 }

@@ -107,7 +107,8 @@ impl LatencySearch {
 /// the maxima), in increasing product, fewer threads first at equal product.
 pub fn saturate_candidates(max_depth: u32, max_threads: u32) -> Vec<(u32, u32)> {
     let ladder = |most: u32| {
-        let mut v: Vec<u32> = std::iter::successors(Some(1u32), |n| n.checked_mul(2)).take_while(|n| *n < most).collect();
+        let mut v: Vec<u32> =
+            std::iter::successors(Some(1u32), |n| n.checked_mul(2)).take_while(|n| *n < most).collect();
         v.push(most.max(1));
         v
     };
