@@ -192,7 +192,12 @@ fn search(args: SearchArgs) -> i32 {
             ));
         }
     }
-    let grid = match grid::expand(&args.flags, "iopulse search") {
+    // `--think-mode` without think time is for the paced steps only: the maximum is closed loop.
+    let (flags, pacing) = match goal {
+        Goal::Latency { .. } => pacing_only(&args.flags),
+        Goal::Saturate { .. } => (args.flags.clone(), Vec::new()),
+    };
+    let grid = match grid::expand(&flags, "iopulse search") {
         Ok(g) => g,
         Err(e) => return usage(e),
     };
@@ -206,7 +211,7 @@ fn search(args: SearchArgs) -> i32 {
     let base = grid.points.into_iter().next().expect("a grid without axes has one point");
     // The flags the search will add must suit the workload: checked before the first run.
     let probe: Vec<String> = match goal {
-        Goal::Latency { .. } => vec!["--rate-iops=1000".into(), "--rate-total".into()],
+        Goal::Latency { .. } => [vec!["--rate-iops=1000".into(), "--rate-total".into()], pacing.clone()].concat(),
         Goal::Saturate { .. } => vec!["--queue-depth=1".into(), "--threads=1".into()],
     };
     if let Err(e) = grid::parse_overridden(&base.argv, &probe) {
@@ -237,8 +242,15 @@ fn search(args: SearchArgs) -> i32 {
     };
     let mut session = Session::new(&output, first_guess.min(args.max_runs as usize), Arc::clone(&stop));
     session.start(0);
-    let mut searcher =
-        Searcher { session, args: &args, base_argv: &base.argv, curve: Vec::new(), runs: Vec::new(), code: 0 };
+    let mut searcher = Searcher {
+        session,
+        args: &args,
+        base_argv: &base.argv,
+        pacing: &pacing,
+        curve: Vec::new(),
+        runs: Vec::new(),
+        code: 0,
+    };
 
     // The maximum: closed loop, as given.
     let max = match searcher.run(&base.spec, "max", None, None, |_| true) {
@@ -264,6 +276,8 @@ struct Searcher<'a> {
     session: Session,
     args: &'a SearchArgs,
     base_argv: &'a [OsString],
+    /// Flags of the paced steps only (`--think-mode`).
+    pacing: &'a [String],
     curve: Vec<CurvePoint>,
     runs: Vec<RunEntry>,
     code: i32,
@@ -331,7 +345,9 @@ impl Searcher<'_> {
     fn latency(&mut self, max_iops: f64, steps: &[f64], percentile: Percentile, bound_ns: u64) -> Option<Option<f64>> {
         let mut plan = LatencySearch::new(max_iops, steps, self.args.precision);
         while let Some((rate, was_step)) = plan.next() {
-            let overrides = [format!("--rate-iops={}", rate as u64), "--rate-total".to_string()];
+            let overrides =
+                [vec![format!("--rate-iops={}", rate as u64), "--rate-total".to_string()], self.pacing.to_vec()]
+                    .concat();
             let spec = match grid::parse_overridden(self.base_argv, &overrides) {
                 Ok(s) => s,
                 Err(e) => {
@@ -443,6 +459,32 @@ impl Searcher<'_> {
         }
         self.session.exit_code(self.code)
     }
+}
+
+/// `--think-mode MODE` taken out of `flags` when no think time is given: it then says how
+/// the paced steps wait (a closed-loop run refuses it).
+fn pacing_only(flags: &[OsString]) -> (Vec<OsString>, Vec<String>) {
+    let given =
+        |name: &str| flags.iter().any(|a| a.to_str().is_some_and(|a| a == name || a.starts_with(&format!("{name}="))));
+    if given("--think-time") || given("--think-adaptive-percent") {
+        return (flags.to_vec(), Vec::new());
+    }
+    let mut kept = Vec::new();
+    let mut pacing = Vec::new();
+    let mut i = 0;
+    while i < flags.len() {
+        let text = flags[i].to_str().unwrap_or("");
+        if let Some(mode) = text.strip_prefix("--think-mode=") {
+            pacing.push(format!("--think-mode={mode}"));
+        } else if text == "--think-mode" && i + 1 < flags.len() {
+            pacing.push(format!("--think-mode={}", flags[i + 1].to_string_lossy()));
+            i += 1;
+        } else {
+            kept.push(flags[i].clone());
+        }
+        i += 1;
+    }
+    (kept, pacing)
 }
 
 /// "p99 ≤ 1 ms up to 41.2K IOPS (82 % of max 50.1K)", or why none was found.

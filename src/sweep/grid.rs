@@ -76,7 +76,7 @@ pub fn expand(argv: &[OsString], command: &str) -> Result<Grid, UsageError> {
     const MOST_POINTS: usize = 100_000;
     if total > MOST_POINTS {
         return Err(UsageError::new(format!(
-            "{command}: the lists make {total} points: at most {MOST_POINTS}; give shorter lists"
+            "the lists make {total} points: at most {MOST_POINTS}; give shorter lists"
         )));
     }
     let mut points = Vec::with_capacity(total);
@@ -100,9 +100,9 @@ pub fn expand(argv: &[OsString], command: &str) -> Result<Grid, UsageError> {
         let label = if params.is_empty() {
             String::new()
         } else {
-            format!(" (point {})", params.iter().map(|(f, v)| format!("{f}={v}")).collect::<Vec<_>>().join(" "))
+            format!("point {}: ", params.iter().map(|(f, v)| format!("{f}={v}")).collect::<Vec<_>>().join(" "))
         };
-        let spec = parse(&argv).map_err(|e| UsageError::new(format!("{command}{label}: {e}")))?;
+        let spec = parse(&argv).map_err(|e| UsageError::new(format!("{label}{e}")))?;
         points.push(Point { params, argv, spec });
     }
     Ok(Grid { axes, points })
@@ -179,18 +179,18 @@ fn tokenize(argv: &[OsString], command: &str) -> Result<(Vec<Token>, Vec<Axis>),
         }
         if axes.iter().any(|a| a.flag == name) {
             return Err(UsageError::new(format!(
-                "{command}: --{name} is given twice with a list: give it once, e.g. --{name} {value}"
+                "--{name} is given twice with a list: give it once, e.g. --{name} {value}"
             )));
         }
         let values: Vec<String> = value.split(',').map(|v| v.trim().to_string()).collect();
         if values.iter().any(String::is_empty) {
             return Err(UsageError::new(format!(
-                "{command}: --{name} {value}: an empty value in the list: give values separated by single commas, e.g. --{name} 1,4,16"
+                "--{name} {value}: an empty value in the list: give values separated by single commas, e.g. --{name} 1,4,16"
             )));
         }
         if let Some(twice) = values.iter().enumerate().find(|(k, v)| values[..*k].contains(v)).map(|(_, v)| v) {
             return Err(UsageError::new(format!(
-                "{command}: --{name} {value}: `{twice}` is in the list twice: give each value once"
+                "--{name} {value}: `{twice}` is in the list twice: give each value once"
             )));
         }
         tokens.push(Token::Axis(axes.len()));
