@@ -217,6 +217,10 @@ fn search(args: SearchArgs) -> i32 {
     if let Err(e) = grid::parse_overridden(&base.argv, &probe) {
         return usage(format!("this workload cannot be paced by the search: {e}"));
     }
+    if let Err(e) = crate::run::check(&base.spec) {
+        crate::stderr_line!("iopulse search: error: {e}");
+        return e.exit_code();
+    }
     let output = OutputOptions {
         format: args.output_format,
         json_file: args.json.clone(),

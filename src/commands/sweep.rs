@@ -158,6 +158,13 @@ fn sweep(args: SweepArgs) -> i32 {
             "--output-format fio-json is one run's layout: give text or json (each run's fio-json: run iopulse per point)",
         );
     }
+    // What a run would refuse (a target, a size, a limit), for every point, before the first.
+    for p in &grid.points {
+        if let Err(e) = run::check(&p.spec) {
+            crate::stderr_line!("iopulse sweep: error: point {}: {e}", p.label());
+            return e.exit_code();
+        }
+    }
     let journal_path = args.csv.as_deref().or(args.json.as_deref()).map(journal::path_for);
     let targets: Vec<PathBuf> = grid.points.iter().flat_map(|p| p.spec.targets.iter().cloned()).collect();
     if let Err(e) = check_outputs(&output, journal_path.as_deref(), &targets) {
