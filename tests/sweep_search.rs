@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{iopulse, run, run_command, temp_dir};
+use common::{assert_valid, iopulse, run, run_command, schema_validator, temp_dir};
 use serde_json::Value;
 use std::path::Path;
 
@@ -24,6 +24,25 @@ fn csv_points(path: &Path) -> Vec<(u64, u64)> {
             (f[bs].parse().unwrap(), f[qd].parse().unwrap())
         })
         .collect()
+}
+
+/// Panics with every violation unless `doc` matches docs/sweep.schema.json and each of its
+/// runs' results matches docs/result.schema.json.
+fn assert_valid_document(doc: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sweep.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "the document does not match docs/sweep.schema.json:\n{}", errors.join("\n"));
+    let results = schema_validator();
+    for (i, r) in doc["runs"].as_array().unwrap().iter().enumerate() {
+        assert_valid(&results, &r["result"], &format!("runs[{i}].result"));
+    }
+    // The schema has teeth: a document without its summaries does not match.
+    let mut broken = doc.clone();
+    let key = if doc["kind"] == "sweep" { "points" } else { "curve" };
+    broken.as_object_mut().unwrap().remove(key);
+    assert!(!validator.is_valid(&broken), "a {} without `{key}` matched the schema", doc["kind"]);
 }
 
 fn f(v: &Value) -> f64 {
@@ -61,6 +80,7 @@ fn a_2x2_sweep_repeated_3_times_runs_12_interleaved_and_sums_up_its_runs() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_valid_document(&doc);
     let runs = doc["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 12);
     // Interleaved: points 0, 1, 2, 3, then again, never one point three times in a row.
@@ -233,6 +253,7 @@ fn search_p99_max_finds_the_bound_within_the_precision() {
     // Offered below what it can do, I/Os start when due (latency near zero); above, they
     // fall behind their schedule and latency from the due time grows through the run.
     let doc = search_json(&["--engine", "null", "--think-time", "1ms", "--duration", "1s", "--p99-max", "50ms"]);
+    assert_valid_document(&doc);
     let curve = doc["curve"].as_array().unwrap();
     let max = f(&curve[0]["iops"]);
     assert_eq!(curve[0]["phase"], "max");
@@ -273,6 +294,7 @@ fn search_p99_max_finds_the_bound_within_the_precision() {
 #[test]
 fn search_saturate_reports_the_smallest_depth_reaching_95_percent() {
     let doc = search_json(&["--engine", "null", "--duration", "200ms", "--queue-depth", "16", "--saturate"]);
+    assert_valid_document(&doc);
     let curve = doc["curve"].as_array().unwrap();
     let max = f(&curve[0]["iops"]);
     let answer = &doc["answer"];
