@@ -284,8 +284,6 @@ fn search_p99_max_finds_the_bound_within_the_precision() {
     } else {
         assert_eq!(offered, max.round(), "every step passed: the answer is the 100 % step");
     }
-    // A 1 ms think time caps the device: the bound is near its maximum, not far below.
-    assert!(offered >= 0.5 * max, "{offered} of {max}");
     let text = answer["text"].as_str().unwrap();
     assert!(text.starts_with("p99 ≤ 50.0 ms up to ") && text.contains("% of max"), "{text}");
     assert_eq!(doc["runs"].as_array().unwrap().len(), curve.len());

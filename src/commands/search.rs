@@ -535,3 +535,32 @@ fn latency_answer(curve: &[CurvePoint], max_iops: f64, p: Percentile, bound_ns: 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn think_mode_without_think_time_goes_to_the_paced_steps_only() {
+        let (kept, pacing) = pacing_only(&os(&["/x", "--think-mode", "spin", "--queue-depth", "8"]));
+        assert_eq!((kept, pacing), (os(&["/x", "--queue-depth", "8"]), vec!["--think-mode=spin".to_string()]));
+        let (kept, pacing) = pacing_only(&os(&["--think-mode=spin"]));
+        assert_eq!((kept.len(), pacing), (0, vec!["--think-mode=spin".to_string()]));
+        // With a think time it belongs to every run.
+        let all = os(&["--think-time", "1ms", "--think-mode", "spin"]);
+        assert_eq!(pacing_only(&all), (all.clone(), Vec::new()));
+    }
+
+    #[test]
+    fn percentages_and_steps_parse_and_refuse() {
+        assert_eq!(parse_percent("5%").unwrap(), 5.0);
+        assert_eq!(parse_percent(" 2.5 ").unwrap(), 2.5);
+        assert!(parse_percent("0").is_err() && parse_percent("101").is_err() && parse_percent("x").is_err());
+        assert_eq!(parse_steps("20,60,100").unwrap().0, vec![20.0, 60.0, 100.0]);
+        assert!(parse_steps("50,50").unwrap_err().contains("increasing"));
+    }
+}

@@ -456,10 +456,11 @@ impl Session {
                 Step::Interrupted(if signal != 0 { signal as i32 } else { exit_code::INTERRUPTED })
             }
             Ok(o) => {
-                for w in &o.result.warnings {
-                    // Said once per kind: the same warning with other figures is not new.
-                    if self.warned.insert(w.chars().filter(|c| !c.is_ascii_digit()).collect()) {
-                        self.say(&format!("⚠ {w}"));
+                // Said once per kind: the same warning with other figures is not new.
+                let notes = o.result.notes.iter().filter(|_| !self.quiet).map(|n| format!("iopulse: note: {n}"));
+                for line in o.result.warnings.iter().map(|w| format!("⚠ {w}")).chain(notes).collect::<Vec<_>>() {
+                    if self.warned.insert(line.chars().filter(|c| !c.is_ascii_digit()).collect()) {
+                        self.say(&line);
                     }
                 }
                 if let Some(path) = &self.csv
