@@ -331,3 +331,19 @@ fn bad_searches_are_refused() {
     assert_eq!(code, 0);
     assert!(stdout.contains("--p99-max") && stdout.contains("Examples:"), "{stdout}");
 }
+
+#[test]
+fn the_text_report_has_a_row_per_point_and_names_the_best() {
+    let (code, stdout, stderr) =
+        run(&["sweep", "--engine", "null", "--duration", "50ms", "--threads", "1,2", "--best-by", "p99", "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("iopulse sweep · 2 points × 1 repetition · 2 of 2 runs done"), "{stdout}");
+    assert!(lines[1].starts_with("threads  runs  IOPS (median)"), "{stdout}");
+    assert!(lines[2].starts_with("1 ") && lines[3].starts_with("2 "), "{stdout}");
+    assert!(lines[4].starts_with("best by p99: --threads "), "{stdout}");
+    assert!(stderr.is_empty() || stderr.lines().all(|l| l.starts_with('⚠')), "--quiet: {stderr}");
+    let (code, help, _) = run(&["sweep", "--help"]);
+    assert_eq!(code, 0);
+    assert!(help.contains("--repeat") && help.contains("--resume") && help.contains("Examples:"), "{help}");
+}
