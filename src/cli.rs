@@ -78,6 +78,10 @@ Examples:
       up on an I/O that has not completed after 10 s (reported with its offset, exit 1)
 
 Subcommands (the first argument; a target file named like one is written ./merge):
+  iopulse sweep /data/t.dat --random --queue-depth 1,4,16 --block-size 4k,64k --repeat 3 --csv s.csv
+      every combination, 3 times each (interleaved): a row per run, a summary per point
+  iopulse search /data/t.dat --random --queue-depth 32 --p99-max 1ms
+      the highest load whose p99 stays within 1 ms (or --saturate: the smallest queue depth)
   iopulse merge host1.json host2.json [--output-format json] [--force]
       one report from concurrent runs: histograms added, IOPS summed
   iopulse plot r.json --out plots/

@@ -37,6 +37,8 @@ fn run() -> i32 {
         let rest = argv[2..].iter().cloned();
         return match name {
             "run" => parsed(name, rest).map_or_else(clap_error, commands::run_file),
+            "sweep" => commands::sweep::main(name, rest.collect()),
+            "search" => commands::search::main(name, rest.collect()),
             "merge" => parsed(name, rest).map_or_else(clap_error, commands::merge),
             "plot" => parsed(name, rest).map_or_else(clap_error, commands::plot),
             "completions" => parsed(name, rest).map_or_else(clap_error, commands::completions),
@@ -77,7 +79,7 @@ fn run() -> i32 {
 
 /// Subcommands planned but not in this build: a first argument naming one is a mistake,
 /// not a target file to create.
-const PLANNED_SUBCOMMANDS: &[&str] = &["from-fio", "sweep", "search"];
+const PLANNED_SUBCOMMANDS: &[&str] = &["from-fio"];
 
 /// A first argument that looks like a mistyped subcommand, with what to write instead.
 /// Only a bare word that is not an existing path counts (`./merge` or `data.dat` never do).

@@ -1,23 +1,26 @@
 //! What the `iopulse` command does: the benchmark itself (`benchmark`: `iopulse
-//! [TARGET...] [flags]`), and the subcommands `iopulse run` (a job file), `iopulse merge`,
+//! [TARGET...] [flags]`), and the subcommands `iopulse run` (a job file), `iopulse sweep`
+//! and `iopulse search` (`sweep.rs`, `search.rs`: many runs), `iopulse merge`,
 //! `iopulse plot`, `iopulse completions` and `iopulse man` (this file). `main` dispatches on the
 //! first argument being exactly one of these names (a target file of that name is
 //! written `./merge`), so the benchmark command is unchanged. Each subcommand has
 //! its own clap parser, and returns the exit code.
 
 pub mod benchmark;
+pub mod search;
+pub mod sweep;
 
 use crate::cli::{Args, OutputFormat};
 use crate::error::exit_code;
+use crate::report;
 use crate::report::plot;
 use crate::result::merge;
-use crate::{report, sweep};
 use clap::{CommandFactory, Parser};
 use std::io::Write;
 use std::path::PathBuf;
 
 /// The subcommand names `main` dispatches on.
-pub const NAMES: &[&str] = &["run", "merge", "plot", "completions", "man"];
+pub const NAMES: &[&str] = &["run", "sweep", "search", "merge", "plot", "completions", "man"];
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -197,6 +200,8 @@ pub struct ManArgs {}
 fn full_command() -> clap::Command {
     Args::command()
         .subcommand(RunArgs::command().bin_name("iopulse run"))
+        .subcommand(sweep::SweepArgs::command().bin_name("iopulse sweep"))
+        .subcommand(search::SearchArgs::command().bin_name("iopulse search"))
         .subcommand(MergeArgs::command().bin_name("iopulse merge"))
         .subcommand(PlotArgs::command().bin_name("iopulse plot"))
         .subcommand(CompletionsArgs::command().bin_name("iopulse completions"))
@@ -341,7 +346,7 @@ pub fn plot(args: PlotArgs) -> i32 {
     if let Some(csv) = &args.sweep {
         let x = args.x.as_deref().unwrap_or("queue_depth");
         let y = args.y.as_deref().unwrap_or("iops");
-        let sweep = match sweep::load(csv, x, y, args.by.as_deref(), &args.filters) {
+        let sweep = match crate::sweep::load(csv, x, y, args.by.as_deref(), &args.filters) {
             Ok(s) => s,
             Err(e) => {
                 crate::stderr_line!("iopulse plot: error: {e}");
@@ -412,6 +417,21 @@ pub fn man(_: ManArgs) -> i32 {
         return exit_code::RUN_FAILED;
     }
     write_stdout_bytes(&out)
+}
+
+/// A subcommand parser's error: help and version print as clap makes them (exit 0);
+/// errors become one line, exit 2.
+pub(crate) fn clap_exit(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return exit_code::SUCCESS;
+    }
+    crate::stderr_line!("iopulse: {}", crate::sweep::grid::one_line(&e));
+    exit_code::USAGE
 }
 
 fn write_stdout(text: &str) -> i32 {

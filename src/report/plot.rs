@@ -328,7 +328,7 @@ pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
                 sweep.by.as_ref().map(|b| format!(" by {b}")).unwrap_or_default(),
                 if sweep.filters.is_empty() { String::new() } else { format!(" ({})", sweep.filters.join(", ")) },
                 sweep.rows,
-                if reps > 1 { " (line: median, bar: min-max of the repetitions)" } else { "" }
+                if reps > 1 { " (line: median, band: min-max of the repetitions)" } else { "" }
             ),
             x_desc: if log_x { format!("{} (log scale)", sweep.x) } else { sweep.x.clone() },
             y_desc: sweep.y.clone(),
@@ -376,7 +376,7 @@ fn nice_top(max: f64) -> f64 {
 struct Line {
     label: String,
     points: Vec<(f64, f64)>,
-    /// (x, low, high) bars.
+    /// (x, low, high): a band from the first to the last (a bar when only one).
     ranges: Vec<(f64, f64, f64)>,
 }
 
@@ -423,6 +423,13 @@ fn draw_into(svg: &mut String, path: &Path, chart: &Chart) -> Result<(), PlotErr
         .map_err(|e| fail(&e))?;
     for (i, line) in chart.lines.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
+        // The spread of the repetitions as a band under the line (a bar at a lone point).
+        if line.ranges.len() >= 2 {
+            let upper = line.ranges.iter().map(|&(x, _, hi)| (x, hi));
+            let lower = line.ranges.iter().rev().map(|&(x, lo, _)| (x, lo));
+            ctx.draw_series(std::iter::once(Polygon::new(upper.chain(lower).collect::<Vec<_>>(), color.mix(0.18))))
+                .map_err(|e| fail(&e))?;
+        }
         ctx.draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
             .map_err(|e| fail(&e))?
             .label(line.label.as_str())

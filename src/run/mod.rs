@@ -189,3 +189,33 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     };
     Ok(RunOutcome { result, exit_code })
 }
+
+/// The checks `run` makes before it touches anything, without running: targets (kinds,
+/// sizes, refusals), regions, kernel and memory limits, placement. A sweep or a search
+/// calls it for every spec before its first run, so that what would be refused at run
+/// seven is refused before run one. Creates, opens for writing and writes nothing.
+pub fn check(spec: &Spec) -> Result<(), Error> {
+    if spec.is_embedded_default() {
+        // A temporary file of the run's own: nothing of the user's to refuse.
+        return Ok(());
+    }
+    let diag = Diagnostics::silent();
+    let cluster = crate::cluster::Cluster::alone();
+    let start = StartLine::new(&cluster, None);
+    let given: Vec<PathBuf> = spec.targets.iter().map(|t| start.substitute(t)).collect();
+    let paths = region::target_paths(spec, &given)?;
+    let plans = target::plan_targets(spec, &paths)?;
+    let distribution = region::effective_file_distribution(spec);
+    let layout = RegionLayout::new(spec, distribution, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
+    let caps = spec.engine.caps();
+    let depth = if caps.completes_inline { 1 } else { spec.queue_depth };
+    let depth = match spec.verify {
+        Some(_) => depth.min(layout.smallest_worker_region().min(u64::from(u32::MAX)) as u32).max(1),
+        None => depth,
+    };
+    limits::check_kernel_limits(spec, depth)?;
+    let memory = limits::memory_estimate(spec, &plans, &layout, depth, spec.time_series);
+    crate::memory::check(&memory, spec.threads, depth, spec.block_size_bytes)?;
+    place::place(spec, &paths, &diag)?;
+    Ok(())
+}

@@ -1,0 +1,566 @@
+//! `iopulse search`: the highest load that meets a latency bound (`--p99-max 1ms`), or with
+//! `--saturate` the smallest queue depth × threads that reaches 95 % of the maximum IOPS.
+//! First a closed-loop run as given (the maximum); then runs the plan of sweep/search.rs
+//! asks for, each through the benchmark's parser with the flags it sets (`--rate-iops N
+//! --rate-total`: open-loop pacing, latency measured from when each I/O was due; or
+//! `--queue-depth`, `--threads`). Reports the curve (a point per run) and a one-line answer.
+//!
+//! Runs and writes; the plan is sweep/search.rs's, the words report/sweep.rs's.
+
+use super::sweep::{Session, Step, check_outputs, json_text, split_own};
+use crate::error::exit_code;
+use crate::report::{self, OutputFormat, OutputOptions, output_path, units};
+use crate::result::RunResult;
+use crate::sweep::document::{Answer, CurvePoint, RunEntry, SearchDocument};
+use crate::sweep::grid;
+use crate::sweep::search::{DEFAULT_STEPS, LatencySearch, Percentile, saturate_candidates};
+use crate::units::parse_duration;
+use clap::Parser;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+const SEARCH_EXAMPLES: &str = "\
+Examples:
+  iopulse search /data/t.dat --direct --random --engine io_uring --queue-depth 32 --p99-max 1ms
+      the maximum first (closed loop), then rates of 10, 50, 70, 80, 90 and 100 % of it
+      (open loop: latency from when each I/O was due), then bisection between the last
+      rate within 1 ms and the first over it, to 5 % of the maximum:
+      `p99 ≤ 1 ms up to 41.2K IOPS (82 % of max 50.1K)`
+  iopulse search /data/t.dat --random --queue-depth 32 --p999-max 5ms --steps 20,40,60,80,100 --precision 2
+      bound p99.9 instead, other steps, bisection to 2 % of the maximum
+  iopulse search /data/t.dat --direct --random --engine io_uring --queue-depth 64 --threads 4 --saturate
+      the smallest queue depth × threads (1×1, 2×1, 1×2, 4×1, ... up to 64×4) reaching 95 %
+      of the IOPS at 64×4
+  iopulse search --engine null --think-time 100us --duration 500ms --p99-max 2ms --output-format json
+      JSON: `curve` (a point per run: offered and achieved IOPS, p50 ... p99.99), `answer`, `runs`
+
+The flags are the benchmark's (iopulse --help), without lists and without --rate-iops,
+--rate-bw or --rate-total, which the search sets. Bounded latency is over all I/Os.
+Exit codes: 0 the search ran (found or not: see the answer), 1 a run failed, 2 usage,
+130/143/129 interrupted (the curve so far is still printed).";
+
+/// Find the highest load within a latency bound, or the smallest load that saturates.
+#[derive(Debug, Parser)]
+#[command(name = "search", bin_name = "iopulse search", after_help = SEARCH_EXAMPLES)]
+pub struct SearchArgs {
+    /// Bound the median latency (e.g. 200us).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
+    pub p50_max: Option<Duration>,
+    /// Bound the 90th percentile latency.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
+    pub p90_max: Option<Duration>,
+    /// Bound the 99th percentile latency (e.g. 1ms).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
+    pub p99_max: Option<Duration>,
+    /// Bound the 99.9th percentile latency.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
+    pub p999_max: Option<Duration>,
+    /// Bound the 99.99th percentile latency.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
+    pub p9999_max: Option<Duration>,
+    /// The smallest queue depth × threads, up to the given --queue-depth and --threads,
+    /// that reaches --saturate-percent of their IOPS.
+    #[arg(long, help_heading = "Goal (one of)")]
+    pub saturate: bool,
+
+    /// Share of the maximum IOPS --saturate must reach, in percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = 95.0, value_parser = parse_percent)]
+    pub saturate_percent: f64,
+
+    /// Rates to try first, in percent of the measured maximum, ascending [default: 10,50,70,80,90,100]
+    #[arg(long, value_name = "LIST", value_parser = parse_steps)]
+    pub steps: Option<Steps>,
+
+    /// Bisection stops when the passing and failing rates are this close, in percent of the
+    /// maximum (5 or 5%).
+    #[arg(long, value_name = "PERCENT", default_value_t = 5.0, value_parser = parse_percent)]
+    pub precision: f64,
+
+    /// At most N runs in all, the maximum's included.
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..))]
+    pub max_runs: u32,
+
+    /// Format on stdout: the curve and the answer, or the JSON document.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Also write the JSON document to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Append one row per run to FILE (the columns of `iopulse --csv`).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Write a chart of the curve (latency percentiles against IOPS) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+
+    /// No progress or notes on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// The benchmark's targets and flags.
+    #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub flags: Vec<OsString>,
+}
+
+/// Percentages of the maximum, ascending.
+#[derive(Clone, Debug)]
+pub struct Steps(pub Vec<f64>);
+
+fn parse_percent(text: &str) -> Result<f64, String> {
+    let v: f64 =
+        text.trim().trim_end_matches('%').trim().parse().map_err(|_| format!("`{text}`: give a percentage, e.g. 5"))?;
+    if v > 0.0 && v <= 100.0 { Ok(v) } else { Err(format!("`{text}`: give a percentage above 0 and at most 100")) }
+}
+
+fn parse_steps(text: &str) -> Result<Steps, String> {
+    let steps = text.split(',').map(parse_percent).collect::<Result<Vec<_>, _>>()?;
+    if steps.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(format!("`{text}`: give the percentages in increasing order, e.g. 10,50,90,100"));
+    }
+    Ok(Steps(steps))
+}
+
+const SEARCH_OWN: &[(&str, bool)] = &[
+    ("p50-max", true),
+    ("p90-max", true),
+    ("p99-max", true),
+    ("p999-max", true),
+    ("p9999-max", true),
+    ("saturate", false),
+    ("saturate-percent", true),
+    ("steps", true),
+    ("precision", true),
+    ("max-runs", true),
+];
+
+/// The flags the search sets itself.
+const SET_BY_SEARCH: &[&str] = &["rate-iops", "rate-bw", "rate-total"];
+
+pub fn main(name: &str, argv: Vec<OsString>) -> i32 {
+    let full = std::iter::once(OsString::from(format!("iopulse {name}"))).chain(split_own(&argv, SEARCH_OWN));
+    match SearchArgs::try_parse_from(full) {
+        Ok(args) => search(args),
+        Err(e) => super::clap_exit(e),
+    }
+}
+
+fn usage(message: impl std::fmt::Display) -> i32 {
+    crate::stderr_line!("iopulse search: error: {message}");
+    exit_code::USAGE
+}
+
+/// Latency search or saturation.
+enum Goal {
+    Latency { percentile: Percentile, bound_ns: u64 },
+    Saturate { percent: f64 },
+}
+
+fn search(args: SearchArgs) -> i32 {
+    let bounds: Vec<(Percentile, Duration)> = [
+        (Percentile::P50, args.p50_max),
+        (Percentile::P90, args.p90_max),
+        (Percentile::P99, args.p99_max),
+        (Percentile::P999, args.p999_max),
+        (Percentile::P9999, args.p9999_max),
+    ]
+    .into_iter()
+    .filter_map(|(p, d)| d.map(|d| (p, d)))
+    .collect();
+    let goal = match (bounds.as_slice(), args.saturate) {
+        ([(p, d)], false) => Goal::Latency { percentile: *p, bound_ns: d.as_nanos().min(u128::from(u64::MAX)) as u64 },
+        ([], true) => Goal::Saturate { percent: args.saturate_percent },
+        ([], false) => {
+            return usage(
+                "give a goal: a latency bound (--p99-max 1ms; also --p50-max, --p90-max, --p999-max, --p9999-max) or --saturate",
+            );
+        }
+        _ => return usage("give one goal: one latency bound (--p99-max 1ms, ...) or --saturate, not several"),
+    };
+    for flag in SET_BY_SEARCH {
+        if args
+            .flags
+            .iter()
+            .any(|a| a.to_str().is_some_and(|a| a == format!("--{flag}") || a.starts_with(&format!("--{flag}="))))
+        {
+            return usage(format!(
+                "--{flag}: the search sets the rate itself (--rate-iops N --rate-total per step): drop --{flag}"
+            ));
+        }
+    }
+    // `--think-mode` without think time is for the paced steps only: the maximum is closed loop.
+    let (flags, pacing) = match goal {
+        Goal::Latency { .. } => pacing_only(&args.flags),
+        Goal::Saturate { .. } => (args.flags.clone(), Vec::new()),
+    };
+    let grid = match grid::expand(&flags, "iopulse search") {
+        Ok(g) => g,
+        Err(e) => return usage(e),
+    };
+    if let Some(axis) = grid.axes.first() {
+        return usage(format!(
+            "--{} {}: a search takes one value per flag (lists are for `iopulse sweep`)",
+            axis.flag,
+            axis.values.join(",")
+        ));
+    }
+    let base = grid.points.into_iter().next().expect("a grid without axes has one point");
+    // The flags the search will add must suit the workload: checked before the first run.
+    let probe: Vec<String> = match goal {
+        Goal::Latency { .. } => [vec!["--rate-iops=1000".into(), "--rate-total".into()], pacing.clone()].concat(),
+        Goal::Saturate { .. } => vec!["--queue-depth=1".into(), "--threads=1".into()],
+    };
+    if let Err(e) = grid::parse_overridden(&base.argv, &probe) {
+        return usage(format!("this workload cannot be paced by the search: {e}"));
+    }
+    if let Err(e) = crate::run::check(&base.spec) {
+        crate::stderr_line!("iopulse search: error: {e}");
+        return e.exit_code();
+    }
+    let output = OutputOptions {
+        format: args.output_format,
+        json_file: args.json.clone(),
+        quiet: args.quiet,
+        csv_file: args.csv.clone(),
+        plot_dir: args.plot.clone(),
+        timeseries_file: None,
+    };
+    if output.format == OutputFormat::FioJson {
+        return usage("--output-format fio-json is one run's layout: give text or json");
+    }
+    if let Err(e) = check_outputs(&output, None, &base.spec.targets) {
+        return usage(e);
+    }
+    let Ok(stop) = crate::signals::install() else {
+        crate::stderr_line!("iopulse search: error: cannot install signal handlers");
+        return exit_code::RUN_FAILED;
+    };
+    let steps = args.steps.as_ref().map_or_else(|| DEFAULT_STEPS.to_vec(), |s| s.0.clone());
+    let first_guess = match goal {
+        Goal::Latency { .. } => 1 + steps.len(),
+        Goal::Saturate { .. } => 1 + saturate_candidates(base.spec.queue_depth, base.spec.threads).len(),
+    };
+    let mut session = Session::new(&output, first_guess.min(args.max_runs as usize), Arc::clone(&stop));
+    session.start(0);
+    let mut searcher = Searcher {
+        session,
+        args: &args,
+        base_argv: &base.argv,
+        pacing: &pacing,
+        curve: Vec::new(),
+        runs: Vec::new(),
+        code: 0,
+    };
+
+    // The maximum: closed loop, as given.
+    let max = match searcher.run(&base.spec, "max", None, None, |_| true) {
+        Some(r) => r,
+        None => return searcher.finish(&goal, None),
+    };
+    if max.total.iops <= 0.0 {
+        crate::stderr_line!("iopulse search: error: the maximum run completed no I/O: nothing to search");
+        searcher.code = exit_code::RUN_FAILED;
+        return searcher.finish(&goal, None);
+    }
+    let max_iops = max.total.iops;
+    let answer = match goal {
+        Goal::Latency { percentile, bound_ns } => searcher
+            .latency(max_iops, &steps, percentile, bound_ns)
+            .map(|found| latency_answer(&searcher.curve, max_iops, percentile, bound_ns, found)),
+        Goal::Saturate { percent } => searcher.saturate(&base.spec, max_iops, percent),
+    };
+    searcher.finish(&goal, answer)
+}
+
+struct Searcher<'a> {
+    session: Session,
+    args: &'a SearchArgs,
+    base_argv: &'a [OsString],
+    /// Flags of the paced steps only (`--think-mode`).
+    pacing: &'a [String],
+    curve: Vec<CurvePoint>,
+    runs: Vec<RunEntry>,
+    code: i32,
+}
+
+impl Searcher<'_> {
+    /// One run; its curve point and result kept. None when the search must end (a signal,
+    /// a failed run, the run budget).
+    fn run(
+        &mut self,
+        spec: &crate::spec::Spec,
+        phase: &str,
+        offered: Option<f64>,
+        max_iops: Option<f64>,
+        passed: impl Fn(&RunResult) -> bool,
+    ) -> Option<RunResult> {
+        if self.runs.len() >= self.args.max_runs as usize {
+            return None;
+        }
+        let what = match offered {
+            Some(rate) => format!("{phase} at {} IOPS offered", units::iops(rate)),
+            None => format!("{phase} · queue depth {} × {} threads", spec.queue_depth, spec.threads),
+        };
+        match self.session.run(spec, &what) {
+            Step::Done(result, code) => {
+                if code != exit_code::SUCCESS && self.code == exit_code::SUCCESS {
+                    self.code = code;
+                }
+                let l = &result.total.latency_ns;
+                self.curve.push(CurvePoint {
+                    phase: phase.into(),
+                    offered_iops: offered,
+                    offered_percent: offered.zip(max_iops).map(|(o, m)| 100.0 * o / m),
+                    queue_depth: spec.queue_depth,
+                    threads: spec.threads,
+                    iops: result.total.iops,
+                    p50_ns: l.p50,
+                    p90_ns: l.p90,
+                    p99_ns: l.p99,
+                    p99_9_ns: l.p99_9,
+                    p99_99_ns: l.p99_99,
+                    passed: passed(&result),
+                });
+                self.runs.push(RunEntry {
+                    point: self.curve.len() - 1,
+                    repetition: 1,
+                    exit_code: code,
+                    result: (*result).clone(),
+                });
+                Some(*result)
+            }
+            Step::Failed(message, code) => {
+                crate::stderr_line!("iopulse search: error: {what}: {message}");
+                self.code = code;
+                None
+            }
+            Step::Interrupted(code) => {
+                self.code = code;
+                None
+            }
+        }
+    }
+
+    /// Steps, then bisection; the highest passing offered rate.
+    fn latency(&mut self, max_iops: f64, steps: &[f64], percentile: Percentile, bound_ns: u64) -> Option<Option<f64>> {
+        let mut plan = LatencySearch::new(max_iops, steps, self.args.precision);
+        while let Some((rate, was_step)) = plan.next() {
+            let overrides =
+                [vec![format!("--rate-iops={}", rate as u64), "--rate-total".to_string()], self.pacing.to_vec()]
+                    .concat();
+            let spec = match grid::parse_overridden(self.base_argv, &overrides) {
+                Ok(s) => s,
+                Err(e) => {
+                    crate::stderr_line!("iopulse search: error: the step at {rate} IOPS: {e}");
+                    self.code = exit_code::USAGE;
+                    return None;
+                }
+            };
+            let planned = self.runs.len() + 2;
+            self.session.set_planned(planned.max(1 + steps.len()).min(self.args.max_runs as usize));
+            let phase = if was_step { "step" } else { "bisect" };
+            let result =
+                self.run(&spec, phase, Some(rate), Some(max_iops), |r| percentile.of(&r.total.latency_ns) <= bound_ns);
+            let Some(result) = result else {
+                // The budget ends the search with what it found; a signal or failure too.
+                return (self.code == exit_code::SUCCESS).then(|| plan.answer());
+            };
+            plan.record(rate, percentile.of(&result.total.latency_ns) <= bound_ns, was_step);
+        }
+        Some(plan.answer())
+    }
+
+    /// The smallest queue depth × threads reaching `percent` of `max_iops`.
+    fn saturate(&mut self, base: &crate::spec::Spec, max_iops: f64, percent: f64) -> Option<Answer> {
+        let depth = if base.engine.caps().completes_inline { 1 } else { base.queue_depth };
+        let goal = max_iops * percent / 100.0;
+        let found = |d: u32, t: u32, iops: f64| {
+            let threads = if t == 1 { "1 thread".to_string() } else { format!("{t} threads") };
+            Answer {
+                text: format!(
+                    "{percent:.0} % of max {} IOPS reached at queue depth {d} × {threads} ({} IOPS)",
+                    units::iops(max_iops),
+                    units::iops(iops)
+                ),
+                found: true,
+                max_iops,
+                iops: Some(iops),
+                offered_iops: None,
+                queue_depth: Some(d),
+                threads: Some(t),
+            }
+        };
+        for (d, t) in saturate_candidates(depth, base.threads) {
+            if (d, t) == (depth, base.threads) {
+                // The maximum's own configuration: reached by definition.
+                return Some(found(base.queue_depth, base.threads, max_iops));
+            }
+            let overrides = [format!("--queue-depth={d}"), format!("--threads={t}")];
+            let spec = match grid::parse_overridden(self.base_argv, &overrides) {
+                Ok(s) => s,
+                Err(e) => {
+                    crate::stderr_line!("iopulse search: error: queue depth {d} × {t} threads: {e}");
+                    self.code = exit_code::USAGE;
+                    return None;
+                }
+            };
+            let result = self.run(&spec, "saturate", None, Some(max_iops), |r| r.total.iops >= goal)?;
+            if result.total.iops >= goal {
+                return Some(found(d, t, result.total.iops));
+            }
+        }
+        None
+    }
+
+    /// The report, the outputs, the exit code.
+    fn finish(mut self, goal: &Goal, answer: Option<Answer>) -> i32 {
+        self.session.finish();
+        let (goal_name, percentile, bound_ns, target_percent) = match goal {
+            Goal::Latency { percentile, bound_ns } => {
+                ("latency", Some(percentile.name().to_string()), Some(*bound_ns), None)
+            }
+            Goal::Saturate { percent } => ("saturate", None, None, Some(*percent)),
+        };
+        let doc = SearchDocument {
+            kind: "search".into(),
+            iopulse_version: env!("CARGO_PKG_VERSION").into(),
+            goal: goal_name.into(),
+            percentile,
+            bound_ns,
+            target_percent,
+            curve: self.curve,
+            answer,
+            runs: self.runs,
+            interrupted: self.session.interrupted(),
+        };
+        let text = match self.args.output_format {
+            OutputFormat::Json => json_text(&doc),
+            _ => report::sweep::search_text(&doc),
+        };
+        self.session.write_stdout(&text);
+        if let Some(path) = &self.args.json
+            && let Err(e) = output_path::write_whole(path, json_text(&doc).as_bytes())
+        {
+            self.session.output_failure(format!("write --json {}: {e}", path.display()));
+        }
+        if let Some(dir) = &self.args.plot {
+            let drawn =
+                std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display())).and_then(|()| {
+                    let path = dir.join("search-curve.svg");
+                    report::plot::sweep_chart(&crate::sweep::document::curve_chart(&doc), &path)
+                        .map(|()| path)
+                        .map_err(|e| e.to_string())
+                });
+            match drawn {
+                Ok(path) if !self.args.quiet => crate::stderr_line!("iopulse search: chart {}", path.display()),
+                Ok(_) => {}
+                Err(e) => self.session.output_failure(e),
+            }
+        }
+        self.session.exit_code(self.code)
+    }
+}
+
+/// `--think-mode MODE` taken out of `flags` when no think time is given: it then says how
+/// the paced steps wait (a closed-loop run refuses it).
+fn pacing_only(flags: &[OsString]) -> (Vec<OsString>, Vec<String>) {
+    let given =
+        |name: &str| flags.iter().any(|a| a.to_str().is_some_and(|a| a == name || a.starts_with(&format!("{name}="))));
+    if given("--think-time") || given("--think-adaptive-percent") {
+        return (flags.to_vec(), Vec::new());
+    }
+    let mut kept = Vec::new();
+    let mut pacing = Vec::new();
+    let mut i = 0;
+    while i < flags.len() {
+        let text = flags[i].to_str().unwrap_or("");
+        if let Some(mode) = text.strip_prefix("--think-mode=") {
+            pacing.push(format!("--think-mode={mode}"));
+        } else if text == "--think-mode" && i + 1 < flags.len() {
+            pacing.push(format!("--think-mode={}", flags[i + 1].to_string_lossy()));
+            i += 1;
+        } else {
+            kept.push(flags[i].clone());
+        }
+        i += 1;
+    }
+    (kept, pacing)
+}
+
+/// "p99 ≤ 1 ms up to 41.2K IOPS (82 % of max 50.1K)", or why none was found.
+fn latency_answer(curve: &[CurvePoint], max_iops: f64, p: Percentile, bound_ns: u64, found: Option<f64>) -> Answer {
+    let bound = units::latency_ns(bound_ns);
+    let at = |offered: f64| curve.iter().find(|c| c.offered_iops == Some(offered));
+    match found.and_then(at) {
+        Some(c) => Answer {
+            text: format!(
+                "{} ≤ {bound} up to {} IOPS ({:.0} % of max {})",
+                p.name(),
+                units::iops(c.iops),
+                100.0 * c.iops / max_iops,
+                units::iops(max_iops)
+            ),
+            found: true,
+            max_iops,
+            iops: Some(c.iops),
+            offered_iops: c.offered_iops,
+            queue_depth: None,
+            threads: None,
+        },
+        None => {
+            let lowest = curve.iter().filter(|c| c.offered_iops.is_some()).min_by(|a, b| a.iops.total_cmp(&b.iops));
+            let text = match lowest {
+                Some(c) => format!(
+                    "{} ≤ {bound} not met even at {} IOPS ({:.0} % of max {}): {} was {}",
+                    p.name(),
+                    units::iops(c.iops),
+                    c.offered_percent.unwrap_or(0.0),
+                    units::iops(max_iops),
+                    p.name(),
+                    units::latency_ns(match p {
+                        Percentile::P50 => c.p50_ns,
+                        Percentile::P90 => c.p90_ns,
+                        Percentile::P99 => c.p99_ns,
+                        Percentile::P999 => c.p99_9_ns,
+                        Percentile::P9999 => c.p99_99_ns,
+                    })
+                ),
+                None => format!("{} ≤ {bound}: no paced run was made", p.name()),
+            };
+            Answer { text, found: false, max_iops, iops: None, offered_iops: None, queue_depth: None, threads: None }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn think_mode_without_think_time_goes_to_the_paced_steps_only() {
+        let (kept, pacing) = pacing_only(&os(&["/x", "--think-mode", "spin", "--queue-depth", "8"]));
+        assert_eq!((kept, pacing), (os(&["/x", "--queue-depth", "8"]), vec!["--think-mode=spin".to_string()]));
+        let (kept, pacing) = pacing_only(&os(&["--think-mode=spin"]));
+        assert_eq!((kept.len(), pacing), (0, vec!["--think-mode=spin".to_string()]));
+        // With a think time it belongs to every run.
+        let all = os(&["--think-time", "1ms", "--think-mode", "spin"]);
+        assert_eq!(pacing_only(&all), (all.clone(), Vec::new()));
+    }
+
+    #[test]
+    fn percentages_and_steps_parse_and_refuse() {
+        assert_eq!(parse_percent("5%").unwrap(), 5.0);
+        assert_eq!(parse_percent(" 2.5 ").unwrap(), 2.5);
+        assert!(parse_percent("0").is_err() && parse_percent("101").is_err() && parse_percent("x").is_err());
+        assert_eq!(parse_steps("20,60,100").unwrap().0, vec![20.0, 60.0, 100.0]);
+        assert!(parse_steps("50,50").unwrap_err().contains("increasing"));
+    }
+}

@@ -1,0 +1,544 @@
+//! `iopulse sweep`: the benchmark's flags with comma lists span a grid (sweep/grid.rs);
+//! every point runs `--repeat` times, the repetitions interleaved across points (point 1,
+//! 2, ... then again), so drift over time hits every point alike. Each run goes to
+//! `--csv` as a row as soon as it ends, and to the sweep's journal, which `--resume` reads
+//! to skip the runs already done. At the end (or on SIGINT, after aborting the current run,
+//! whose partial figures are left out): the table, `--json`, and the charts of `--plot`.
+//!
+//! Also the pieces `iopulse search` shares (`split_own`, `Session`). Runs and writes; the
+//! figures come from sweep/summary.rs, the words from report/sweep.rs.
+
+use crate::cluster::Cluster;
+use crate::diag::Diagnostics;
+use crate::error::exit_code;
+use crate::report::{self, OutputFormat, OutputOptions, output_path};
+use crate::result::RunResult;
+use crate::run::{self, start_line::StartLine};
+use crate::sweep::document::{self, Best, PointEntry, RunEntry, SweepDocument};
+use crate::sweep::grid::{self, Grid};
+use crate::sweep::journal::{self, Journal};
+use crate::sweep::summary::{self, Metric, PointSummary};
+use clap::Parser;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+const SWEEP_EXAMPLES: &str = "\
+Examples:
+  iopulse sweep /data/t.dat --random --queue-depth 1,4,16,64 --block-size 4k,64k --threads 1,2,4
+      24 points (every combination), one run each; a table of the points and the best by IOPS
+  iopulse sweep /data/t.dat --random --queue-depth 1,8,32 --repeat 5 --csv s.csv --plot plots/
+      each point 5 times, interleaved (1, 8, 32, 1, 8, 32, ...): a CSV row per run, and charts
+      of IOPS and p99 against queue depth, the median drawn with the repetitions' range as a band
+  iopulse sweep /data/t.dat --random --queue-depth 1,8,32 --repeat 5 --csv s.csv --resume
+      after an interruption (Ctrl-C, a reboot): only the runs not yet in s.csv.journal run
+  iopulse sweep --engine null --duration 1s --queue-depth 1,8 --output-format json > s.json
+      JSON: `runs` (every run's whole result, in the order run) and `points` (a summary each)
+
+Any flag of `iopulse --help` takes a comma list (except --cpu-cores and --numa-zones, whose
+values are lists); flags without a list apply to every point. Every point is checked
+before the first run: a bad value is an error naming the flag and the point (exit 2).
+Each point sums up its runs: mean, median, standard deviation, min and max of IOPS,
+bandwidth, p50 and p99 latency and CPU time per I/O. SIGINT aborts the current run (its
+figures are left out), writes the outputs with the runs done, and exits 130.
+Exit codes: 0 every run succeeded, 1 a run failed, 2 usage, 130/143/129 interrupted.";
+
+/// Run the benchmark over a grid of flag values (comma lists), each point --repeat times.
+#[derive(Debug, Parser)]
+#[command(name = "sweep", bin_name = "iopulse sweep", after_help = SWEEP_EXAMPLES)]
+pub struct SweepArgs {
+    /// Runs of each point, interleaved across the points.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+
+    /// Skip the runs an interrupted sweep with the same flags already did (read from the
+    /// journal beside --csv or --json: FILE.journal).
+    #[arg(long)]
+    pub resume: bool,
+
+    /// The figure that picks the best point (its median over the runs).
+    #[arg(long, value_enum, value_name = "METRIC", default_value_t = Metric::Iops)]
+    pub best_by: Metric,
+
+    /// Format on stdout: the table of points, or the JSON document (runs and points).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Also write the JSON document to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Append one row per run to FILE (the columns of `iopulse --csv`).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Write charts of IOPS and p99 against the first list's flag into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+
+    /// No progress or notes on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// The benchmark's targets and flags; any flag's value may be a comma list.
+    #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub flags: Vec<OsString>,
+}
+
+/// The sweep's own flags: (long name, takes a value). Common to sweep and search.
+pub(crate) const OUTPUT_FLAGS: &[(&str, bool)] =
+    &[("output-format", true), ("json", true), ("csv", true), ("plot", true), ("quiet", false), ("help", false)];
+
+/// Splits `argv` into the subcommand's own flags (`own`, with OUTPUT_FLAGS) and the
+/// benchmark's, so that the two may be given in any order; the own flags first, then `--`
+/// and the benchmark's, is what the subcommand's parser reads.
+pub(crate) fn split_own(argv: &[OsString], own: &[(&str, bool)]) -> Vec<OsString> {
+    let mut mine = Vec::new();
+    let mut theirs = Vec::new();
+    let mut i = 0;
+    while i < argv.len() {
+        let token = &argv[i];
+        i += 1;
+        let text = token.to_str().unwrap_or("");
+        if text == "-q" || text == "-h" {
+            mine.push(token.clone());
+            continue;
+        }
+        let name = text.strip_prefix("--").map(|t| t.split_once('=').map_or(t, |(n, _)| n)).unwrap_or("");
+        match own.iter().chain(OUTPUT_FLAGS).find(|(n, _)| *n == name) {
+            Some((_, takes_value)) => {
+                mine.push(token.clone());
+                if *takes_value && !text.contains('=') && i < argv.len() {
+                    mine.push(argv[i].clone());
+                    i += 1;
+                }
+            }
+            None => theirs.push(token.clone()),
+        }
+    }
+    mine.push("--".into());
+    mine.extend(theirs);
+    mine
+}
+
+/// `iopulse sweep ARGS`: parse, plan every point, run, report; the exit code.
+pub fn main(name: &str, argv: Vec<OsString>) -> i32 {
+    let full = std::iter::once(OsString::from(format!("iopulse {name}"))).chain(split_own(&argv, SWEEP_OWN));
+    match SweepArgs::try_parse_from(full) {
+        Ok(args) => sweep(args),
+        Err(e) => super::clap_exit(e),
+    }
+}
+
+const SWEEP_OWN: &[(&str, bool)] = &[("repeat", true), ("resume", false), ("best-by", true)];
+
+fn usage(message: impl std::fmt::Display) -> i32 {
+    crate::stderr_line!("iopulse sweep: error: {message}");
+    exit_code::USAGE
+}
+
+fn sweep(args: SweepArgs) -> i32 {
+    let grid = match grid::expand(&args.flags, "iopulse sweep") {
+        Ok(g) => g,
+        Err(e) => return usage(e),
+    };
+    let output = OutputOptions {
+        format: args.output_format,
+        json_file: args.json.clone(),
+        quiet: args.quiet,
+        csv_file: args.csv.clone(),
+        plot_dir: args.plot.clone(),
+        timeseries_file: None,
+    };
+    if output.format == OutputFormat::FioJson {
+        return usage(
+            "--output-format fio-json is one run's layout: give text or json (each run's fio-json: run iopulse per point)",
+        );
+    }
+    // What a run would refuse (a target, a size, a limit), for every point, before the first.
+    for p in &grid.points {
+        if let Err(e) = run::check(&p.spec) {
+            crate::stderr_line!("iopulse sweep: error: point {}: {e}", p.label());
+            return e.exit_code();
+        }
+    }
+    let journal_path = args.csv.as_deref().or(args.json.as_deref()).map(journal::path_for);
+    let targets: Vec<PathBuf> = grid.points.iter().flat_map(|p| p.spec.targets.iter().cloned()).collect();
+    if let Err(e) = check_outputs(&output, journal_path.as_deref(), &targets) {
+        return usage(e);
+    }
+    let planned: Vec<(usize, u32)> =
+        (1..=args.repeat).flat_map(|rep| (0..grid.points.len()).map(move |p| (p, rep))).collect();
+    // With --resume: the runs already done, from the journal.
+    let mut done: Vec<RunEntry> = Vec::new();
+    if args.resume {
+        let Some(path) = &journal_path else {
+            return usage(
+                "--resume needs the --csv FILE (or --json FILE) of the interrupted sweep: its journal is FILE.journal",
+            );
+        };
+        match resumed(&grid, args.repeat, path) {
+            Ok(entries) => done = entries,
+            Err(e) => return usage(e),
+        }
+    }
+    let mut journal = match &journal_path {
+        Some(path) => match Journal::open(path, !args.resume) {
+            Ok(j) => Some(j),
+            Err(e) => {
+                crate::stderr_line!("iopulse sweep: error: open the journal {}: {e}", path.display());
+                return exit_code::RUN_FAILED;
+            }
+        },
+        None => None,
+    };
+    let Ok(stop) = crate::signals::install() else {
+        crate::stderr_line!("iopulse sweep: error: cannot install signal handlers");
+        return exit_code::RUN_FAILED;
+    };
+    let done_set: BTreeSet<(usize, u32)> = done.iter().map(|e| (e.point, e.repetition)).collect();
+    let todo: Vec<(usize, u32)> = planned.iter().copied().filter(|k| !done_set.contains(k)).collect();
+    let mut session = Session::new(&output, planned.len(), Arc::clone(&stop));
+    if args.resume && !args.quiet {
+        crate::stderr_line!(
+            "iopulse sweep: resuming: {} of {} runs done, {} to go",
+            done.len(),
+            planned.len(),
+            todo.len()
+        );
+    }
+    session.start(done.len());
+    let mut runs = done;
+    let mut code = exit_code::SUCCESS;
+    for &(point, repetition) in &todo {
+        let p = &grid.points[point];
+        let what = format!("{} · repetition {repetition}/{}", p.label(), args.repeat);
+        match session.run(&p.spec, &what) {
+            Step::Done(result, run_code) => {
+                if run_code != exit_code::SUCCESS && code == exit_code::SUCCESS {
+                    code = run_code;
+                }
+                let entry = RunEntry { point, repetition, exit_code: run_code, result: *result };
+                if let Some(j) = &mut journal {
+                    let line = journal::Entry {
+                        point_key: p.key(),
+                        repetition,
+                        exit_code: run_code,
+                        result: entry.result.clone(),
+                    };
+                    if let Err(e) = j.append(&line) {
+                        session.output_failure(format!("write the journal: {e} (--resume would redo this run)"));
+                    }
+                }
+                runs.push(entry);
+            }
+            Step::Failed(message, run_code) => {
+                crate::stderr_line!("iopulse sweep: error: {what}: {message}");
+                code = run_code;
+                break;
+            }
+            Step::Interrupted(signal_code) => {
+                code = signal_code;
+                break;
+            }
+        }
+    }
+    session.finish();
+    let interrupted = session.interrupted();
+    let doc = document(&grid, args.repeat, args.best_by, runs, interrupted);
+    let text = match output.format {
+        OutputFormat::Json => json_text(&doc),
+        _ => report::sweep::sweep_text(&doc),
+    };
+    session.write_stdout(&text);
+    if let Some(path) = &output.json_file
+        && let Err(e) = output_path::write_whole(path, json_text(&doc).as_bytes())
+    {
+        session.output_failure(format!("write --json {}: {e}", path.display()));
+    }
+    if let Some(dir) = &output.plot_dir {
+        for metric in [Metric::Iops, Metric::P99] {
+            match plot_sweep(&doc, metric, dir) {
+                Ok(Some(path)) if !output.quiet => crate::stderr_line!("iopulse sweep: chart {}", path.display()),
+                Ok(_) => {}
+                Err(e) => session.output_failure(e),
+            }
+        }
+    }
+    session.exit_code(code)
+}
+
+/// The runs of `path` (the journal) that belong to this grid; an entry of another sweep is
+/// a refusal, so that a resumed sweep never mixes two grids.
+fn resumed(grid: &Grid, repeat: u32, path: &std::path::Path) -> Result<Vec<RunEntry>, String> {
+    let entries = journal::read(path).map_err(|e| format!("--resume: {}: {e}", path.display()))?;
+    if entries.is_empty() {
+        return Err(format!(
+            "--resume: {} holds no run: nothing to resume (drop --resume to start the sweep)",
+            path.display()
+        ));
+    }
+    let index: HashMap<String, usize> = grid.points.iter().enumerate().map(|(i, p)| (p.key(), i)).collect();
+    let mut seen = BTreeSet::new();
+    let mut runs = Vec::new();
+    for e in entries {
+        let Some(&point) = index.get(&e.point_key) else {
+            return Err(format!(
+                "--resume: {} holds a run of another sweep (`{}`): give the same flags as the interrupted sweep, or drop --resume to start anew",
+                path.display(),
+                e.point_key
+            ));
+        };
+        if e.repetition > repeat {
+            return Err(format!(
+                "--resume: {} holds repetition {} of a point, more than --repeat {repeat}: give --repeat {} or more",
+                path.display(),
+                e.repetition,
+                e.repetition
+            ));
+        }
+        if seen.insert((point, e.repetition)) {
+            runs.push(RunEntry { point, repetition: e.repetition, exit_code: e.exit_code, result: e.result });
+        }
+    }
+    Ok(runs)
+}
+
+/// The sweep's document: its runs, a summary per point, the best point.
+fn document(grid: &Grid, repeat: u32, best_by: Metric, runs: Vec<RunEntry>, interrupted: bool) -> SweepDocument {
+    let params = |i: usize| -> BTreeMap<String, String> { grid.points[i].params.iter().cloned().collect() };
+    let summaries: Vec<PointSummary> = (0..grid.points.len())
+        .map(|i| PointSummary::of(runs.iter().filter(|r| r.point == i).map(|r| &r.result)))
+        .collect();
+    let best = summary::best(&summaries, best_by).map(|i| Best {
+        by: best_by,
+        point: i,
+        params: params(i),
+        median: summaries[i].spread(best_by).median,
+    });
+    SweepDocument {
+        kind: "sweep".into(),
+        iopulse_version: env!("CARGO_PKG_VERSION").into(),
+        axes: grid.axes.iter().map(|a| document::Axis { flag: a.flag.clone(), values: a.values.clone() }).collect(),
+        repeat,
+        planned_runs: grid.points.len() * repeat as usize,
+        runs,
+        points: summaries
+            .into_iter()
+            .enumerate()
+            .map(|(index, summary)| PointEntry { index, params: params(index), summary })
+            .collect(),
+        best,
+        interrupted,
+    }
+}
+
+/// A chart of `metric` against the first axis, a line per value of the others.
+fn plot_sweep(doc: &SweepDocument, metric: Metric, dir: &std::path::Path) -> Result<Option<PathBuf>, String> {
+    let Some(sweep) = document::chart_data(doc, metric) else { return Ok(None) };
+    std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display()))?;
+    let path = dir.join(format!("sweep-{}-vs-{}.svg", metric.name(), sweep.x));
+    report::plot::sweep_chart(&sweep, &path).map_err(|e| e.to_string())?;
+    Ok(Some(path))
+}
+
+pub(crate) fn json_text<T: serde::Serialize>(doc: &T) -> String {
+    let mut text = serde_json::to_string_pretty(doc).expect("a document always serializes");
+    text.push('\n');
+    text
+}
+
+/// The guard over every output, the journal included, before anything runs.
+pub(crate) fn check_outputs(
+    output: &OutputOptions,
+    journal: Option<&std::path::Path>,
+    targets: &[PathBuf],
+) -> Result<(), crate::error::UsageError> {
+    report::check_outputs(output, targets)?;
+    if let Some(path) = journal {
+        output_path::check(&[output_path::Output { flag: "--csv (its journal)", path, is_dir: false }], targets)?;
+    }
+    Ok(())
+}
+
+/// What became of one run.
+pub(crate) enum Step {
+    Done(Box<RunResult>, i32),
+    /// It could not run (a refused target, a failed set-up): the message and exit code.
+    Failed(String, i32),
+    /// A signal stopped it: its figures are left out. The signal's exit code.
+    Interrupted(i32),
+}
+
+/// The runs of a sweep or a search one after another: the stop word, the progress (a bar
+/// on a terminal, else a line per run), `--csv` rows, warnings said once.
+pub(crate) struct Session {
+    stop: Arc<AtomicUsize>,
+    csv: Option<PathBuf>,
+    quiet: bool,
+    bar: Option<indicatif::ProgressBar>,
+    planned: usize,
+    done: usize,
+    ran_here: usize,
+    started: Instant,
+    warned: BTreeSet<String>,
+    output_failures: Vec<String>,
+}
+
+impl Session {
+    pub(crate) fn new(output: &OutputOptions, planned: usize, stop: Arc<AtomicUsize>) -> Session {
+        use std::io::IsTerminal;
+        let on_terminal = std::io::stderr().is_terminal() && std::env::var("CI").map_or(true, |v| v != "true");
+        let bar = (!output.quiet && on_terminal).then(|| {
+            let bar = indicatif::ProgressBar::new(planned as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs · {eta} left · {wide_msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Session {
+            stop,
+            csv: output.csv_file.clone(),
+            quiet: output.quiet,
+            bar,
+            planned,
+            done: 0,
+            ran_here: 0,
+            started: Instant::now(),
+            warned: BTreeSet::new(),
+            output_failures: Vec::new(),
+        }
+    }
+
+    /// `done` runs were done before this process (--resume).
+    pub(crate) fn start(&mut self, done: usize) {
+        self.done = done;
+        if let Some(bar) = &self.bar {
+            bar.set_position(done as u64);
+            bar.reset_eta();
+        }
+        self.started = Instant::now();
+    }
+
+    /// Set the number of runs planned (a search learns it as it goes).
+    pub(crate) fn set_planned(&mut self, planned: usize) {
+        self.planned = planned;
+        if let Some(bar) = &self.bar {
+            bar.set_length(planned as u64);
+        }
+    }
+
+    pub(crate) fn interrupted(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) != 0
+    }
+
+    /// Runs `spec` (unless a signal came first); its row goes to --csv.
+    pub(crate) fn run(&mut self, spec: &crate::spec::Spec, what: &str) -> Step {
+        let signal = self.stop.load(Ordering::Relaxed);
+        if signal != 0 {
+            return Step::Interrupted(signal as i32);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_message(what.to_string());
+        }
+        let cluster = Cluster::alone();
+        let start = StartLine::new(&cluster, None);
+        // Each run's warnings are recorded in its result; said here once per sweep.
+        let diag = Diagnostics::silent();
+        let outcome = run::run(spec, &diag, Arc::clone(&self.stop), &start);
+        let signal = self.stop.load(Ordering::Relaxed);
+        match outcome {
+            Ok(o) if signal != 0 || o.result.interrupted => {
+                Step::Interrupted(if signal != 0 { signal as i32 } else { exit_code::INTERRUPTED })
+            }
+            Ok(o) => {
+                // Said once per kind: the same warning with other figures is not new.
+                let notes = o.result.notes.iter().filter(|_| !self.quiet).map(|n| format!("iopulse: note: {n}"));
+                for line in o.result.warnings.iter().map(|w| format!("⚠ {w}")).chain(notes).collect::<Vec<_>>() {
+                    if self.warned.insert(line.chars().filter(|c| !c.is_ascii_digit()).collect()) {
+                        self.say(&line);
+                    }
+                }
+                if let Some(path) = &self.csv
+                    && let Err(e) = report::csv::append(path, &o.result)
+                {
+                    self.output_failure(format!("write --csv {}: {e}", path.display()));
+                }
+                self.done += 1;
+                self.ran_here += 1;
+                let left = self.planned.saturating_sub(self.done);
+                let left_ns = (self.ran_here > 0 && left > 0)
+                    .then(|| (self.started.elapsed().as_nanos() as f64 / self.ran_here as f64 * left as f64) as u64);
+                match &self.bar {
+                    Some(bar) => bar.set_position(self.done as u64),
+                    None if !self.quiet => crate::stderr_line!(
+                        "{}",
+                        report::sweep::run_line(
+                            self.done,
+                            self.planned,
+                            what,
+                            o.result.total.iops,
+                            o.result.total.latency_ns.p99,
+                            left_ns
+                        )
+                    ),
+                    None => {}
+                }
+                Step::Done(Box::new(o.result), o.exit_code)
+            }
+            Err(_) if signal != 0 => Step::Interrupted(signal as i32),
+            Err(e) => Step::Failed(e.to_string(), e.exit_code()),
+        }
+    }
+
+    fn say(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| crate::stderr_line!("{line}")),
+            None => crate::stderr_line!("{line}"),
+        }
+    }
+
+    /// The progress bar goes; an interruption is said.
+    pub(crate) fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        if self.interrupted() {
+            crate::stderr_line!(
+                "iopulse: interrupted: {} of {} runs done (the run under way is left out)",
+                self.done,
+                self.planned
+            );
+        }
+    }
+
+    pub(crate) fn output_failure(&mut self, message: String) {
+        self.output_failures.push(message);
+    }
+
+    pub(crate) fn write_stdout(&mut self, text: &str) {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush())
+            && e.kind() != std::io::ErrorKind::BrokenPipe
+        {
+            self.output_failures.push(format!("write the report to stdout: {e}"));
+        }
+    }
+
+    /// The exit code: the runs' own, or 4 when only an output failed.
+    pub(crate) fn exit_code(&self, runs_code: i32) -> i32 {
+        for f in &self.output_failures {
+            crate::stderr_line!("iopulse: error: {f}");
+        }
+        if !self.output_failures.is_empty() && runs_code == exit_code::SUCCESS {
+            exit_code::OUTPUT_FAILED
+        } else {
+            runs_code
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! Sweeps and searches over the benchmark's flags:
+//!
+//! - `grid.rs`: a benchmark command line whose flags carry comma lists, expanded into the
+//!   points of a grid, each parsed by the benchmark's own parser before anything runs;
+//! - `summary.rs`: the runs of each point summarised (mean, median, standard deviation,
+//!   min, max) and the best point by a metric;
+//! - `journal.rs`: the runs done so far, one JSON line each, so that `--resume` skips them;
+//! - `document.rs`: the sweep's and the search's JSON documents;
+//! - `search.rs`: the plan of `iopulse search` (rate steps, bisection, queue depths);
+//! - `from_csv.rs`: a sweep read back from a `--csv` file for `iopulse plot --sweep`.
+//!
+//! This folder plans and computes; it never formats (report/sweep.rs does) and never
+//! runs anything itself (commands/sweep.rs and commands/search.rs do).
+
+pub mod document;
+mod from_csv;
+pub mod grid;
+pub mod journal;
+pub mod search;
+pub mod summary;
+
+pub use from_csv::{Sweep, SweepPoint, SweepSeries, load};
