@@ -85,8 +85,17 @@ pub fn render(doc: &JobsResult, format: OutputFormat) -> io::Result<String> {
 /// Writes the report to stdout, then the JSON file, a CSV row per job and the charts of
 /// the combined figures, if asked. Every failure is returned, one line each.
 pub fn emit(doc: &JobsResult, output: &OutputOptions) -> Vec<String> {
+    emit_as(doc, output, &text)
+}
+
+/// As `emit`, with the text report drawn by `text_report` (a profile's table).
+pub fn emit_as(doc: &JobsResult, output: &OutputOptions, text_report: &dyn Fn(&JobsResult) -> String) -> Vec<String> {
     let mut failures = Vec::new();
-    match render(doc, output.format) {
+    let rendered = match output.format {
+        OutputFormat::Text => Ok(text_report(doc)),
+        format => render(doc, format),
+    };
+    match rendered {
         Ok(text) => {
             let mut stdout = io::stdout().lock();
             if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
