@@ -62,17 +62,26 @@ mod tests {
             .iter()
             .map(|j| {
                 let s = &j.spec;
-                (s.block_size_bytes, s.order == crate::spec::AccessOrder::Random, s.queue_depth, s.read_percent, j.phase)
+                (
+                    s.block_size_bytes,
+                    s.order == crate::spec::AccessOrder::Random,
+                    s.queue_depth,
+                    s.read_percent,
+                    j.phase,
+                )
             })
             .collect();
-        assert_eq!(steps, vec![
-            (1 << 20, false, 8, 100, 1),
-            (1 << 20, false, 8, 0, 2),
-            (4096, true, 32, 100, 3),
-            (4096, true, 32, 0, 4),
-            (4096, true, 1, 100, 5),
-            (4096, true, 1, 0, 6),
-        ]);
+        assert_eq!(
+            steps,
+            vec![
+                (1 << 20, false, 8, 100, 1),
+                (1 << 20, false, 8, 0, 2),
+                (4096, true, 32, 100, 3),
+                (4096, true, 32, 0, 4),
+                (4096, true, 1, 100, 5),
+                (4096, true, 1, 0, 6),
+            ]
+        );
         assert!(plan.jobs.iter().all(|j| j.spec.direct));
     }
 }

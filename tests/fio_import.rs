@@ -97,13 +97,21 @@ fn stonewalled_jobs_on_one_file_become_phases_and_run() {
     let (code, stdout, stderr) = run_command(&mut cmd);
     assert_eq!(code, 0, "{stderr}");
     let doc: Value = serde_json::from_str(&stdout).unwrap();
-    let ran: Vec<(&str, u64)> =
-        doc["jobs"].as_array().unwrap().iter().map(|j| (j["job"].as_str().unwrap(), j["phase"].as_u64().unwrap())).collect();
+    let ran: Vec<(&str, u64)> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["job"].as_str().unwrap(), j["phase"].as_u64().unwrap()))
+        .collect();
     assert_eq!(ran, vec![("seq-read", 1), ("rand-read", 2), ("seq-write", 3), ("rand-write", 4)]);
     for j in doc["jobs"].as_array().unwrap() {
         let (reads, writes) = (u64_at(j, &["read", "ops"]), u64_at(j, &["write", "ops"]));
         let writer = j["job"].as_str().unwrap().ends_with("write");
-        assert!(if writer { writes > 0 && reads == 0 } else { reads > 0 && writes == 0 }, "{}: {reads} reads, {writes} writes", j["job"]);
+        assert!(
+            if writer { writes > 0 && reads == 0 } else { reads > 0 && writes == 0 },
+            "{}: {reads} reads, {writes} writes",
+            j["job"]
+        );
     }
     assert_eq!(std::fs::metadata(dir.path().join("ssd.test.file")).unwrap().len(), 16 << 20);
 }
@@ -263,7 +271,12 @@ fn a_translated_job_and_fio_agree_on_buffered_warm_cache_read_iops() {
     let ratio = iopulse_iops / fio_iops;
     // 256 KiB reads: the copy from the cache, not the tool's own cost per I/O, sets the
     // pace, so that a debug build of iopulse (cargo test) compares fairly with fio too.
-    eprintln!("warm buffered 256k random reads: fio {fio_iops:.0} IOPS, iopulse {iopulse_iops:.0} IOPS (ratio {ratio:.2})");
-    assert!((0.7..=1.0 / 0.7).contains(&ratio), "fio {fio_iops:.0} IOPS, iopulse {iopulse_iops:.0}: more than 30 % apart");
+    eprintln!(
+        "warm buffered 256k random reads: fio {fio_iops:.0} IOPS, iopulse {iopulse_iops:.0} IOPS (ratio {ratio:.2})"
+    );
+    assert!(
+        (0.7..=1.0 / 0.7).contains(&ratio),
+        "fio {fio_iops:.0} IOPS, iopulse {iopulse_iops:.0}: more than 30 % apart"
+    );
     assert_eq!(std::fs::read(&data).unwrap(), bytes, "a read run changed the file");
 }

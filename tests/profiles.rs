@@ -50,7 +50,10 @@ fn default_profile_in(tmpdir: &Path, filesystem: &str) -> Vec<String> {
         let (reads, writes_done) = (u64_at(job, &["read", "ops"]), u64_at(job, &["write", "ops"]));
         // A step does only its own direction; a slow device may complete no 1 MiB write in
         // a 200 ms step, so the writes are counted over all write steps below.
-        assert!(if *writes { reads == 0 } else { reads > 0 && writes_done == 0 }, "{name}: {reads} reads, {writes_done} writes");
+        assert!(
+            if *writes { reads == 0 } else { reads > 0 && writes_done == 0 },
+            "{name}: {reads} reads, {writes_done} writes"
+        );
         total_writes += writes_done;
         // The mode shown is the one the step really ran with.
         let direct = &job["direct"];
@@ -112,7 +115,8 @@ fn profiles_are_listed_printed_and_run_on_a_given_target() {
     for name in ["default", "oltp", "streaming", "cache-cdn", "integrity"] {
         assert!(list.lines().any(|l| l.starts_with(name)), "{name} missing: {list}");
         let (text, _) = run_ok(&["profiles", name]);
-        let shipped = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("profiles/{name}.toml")));
+        let shipped =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("profiles/{name}.toml")));
         assert_eq!(text, shipped.unwrap(), "{name}: not the shipped file");
     }
     let dir = temp_dir();

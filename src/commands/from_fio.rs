@@ -21,15 +21,16 @@ Examples:
 
   a fio job file:                     becomes:
     [global]                            [rr]
-    ioengine=libaio                     engine = \"libaio\"
-    direct=1                            direct = true
-    bs=4k                               block-size = \"4k\"
-    [rr]                                random = true
-    rw=randread                         queue-depth = 32
-    iodepth=32                          targets = [\"/data/t.dat\"]
-    filename=/data/t.dat                file-size = \"1G\"
-    size=1g                             duration = \"30s\"
-    runtime=30                          io-limit = \"1G\"
+    ioengine=libaio                     random = true
+    direct=1                            block-size = \"4k\"
+    bs=4k                               targets = [\"/data/t.dat\"]
+    size=1g                             file-size = \"1G\"
+    filename=/data/t.dat                engine = \"libaio\"
+    [rr]                                queue-depth = 32
+    rw=randread                         direct = true
+    iodepth=32                          duration = \"30s\"
+    runtime=30
+    time_based
 
 docs/fio.md lists every fio option iopulse translates and what it becomes; any other
 option is an error naming it and its line (or a warning with --ignore-unsupported).

@@ -185,15 +185,17 @@ mod tests {
 
     #[test]
     fn sections_options_bare_keys_comments_and_lines() {
-        let s = parse("; a comment\n[global]\nbs=4k ; trailing\n# another\n\n[job1]\nrw = randread\ntime_based\nsize=${SIZE}\n").unwrap();
+        let s = parse(
+            "; a comment\n[global]\nbs=4k ; trailing\n# another\n\n[job1]\nrw = randread\ntime_based\nsize=${SIZE}\n",
+        )
+        .unwrap();
         assert_eq!(s.len(), 2);
         assert_eq!((s[0].name.as_str(), s[0].at.line), ("global", 2));
         assert_eq!(s[0].options[0].value.as_deref(), Some("4k"));
-        assert_eq!(s[1].options[0], FioOption {
-            key: "rw".into(),
-            value: Some("randread".into()),
-            at: Where { file: "j.fio".into(), line: 7 }
-        });
+        assert_eq!(
+            s[1].options[0],
+            FioOption { key: "rw".into(), value: Some("randread".into()), at: Where { file: "j.fio".into(), line: 7 } }
+        );
         assert_eq!(s[1].options[1].value, None);
         assert_eq!(s[1].options[2].value.as_deref(), Some("64m"));
     }

@@ -100,7 +100,8 @@ mod tests {
         assert_eq!(lookup("wait_for_previous").unwrap().name, "stonewall");
         assert!(matches!(lookup("bssplit").unwrap().support, Support::Refused(_)));
         assert!(lookup("loops").is_none());
-        let mut names: Vec<&str> = TABLE.iter().flat_map(|k| std::iter::once(k.name).chain(k.aliases.iter().copied())).collect();
+        let mut names: Vec<&str> =
+            TABLE.iter().flat_map(|k| std::iter::once(k.name).chain(k.aliases.iter().copied())).collect();
         let before = names.len();
         names.sort_unstable();
         names.dedup();

@@ -169,7 +169,8 @@ impl<'a> JobTranslation<'a> {
                 }
             }
         }
-        let mut t = JobTranslation { section, name: section.name.clone(), known, entries: Vec::new(), notes: Vec::new() };
+        let mut t =
+            JobTranslation { section, name: section.name.clone(), known, entries: Vec::new(), notes: Vec::new() };
         if let Some(o) = t.get("name") {
             t.name = t.text(o)?.to_string();
         }
@@ -215,7 +216,9 @@ impl<'a> JobTranslation<'a> {
             Some(o) => {
                 let v = self.text(o)?;
                 if v.contains('%') {
-                    return Err(self.bad(o, "a percentage of the device has no iopulse equivalent: give a size (e.g. 1g)"));
+                    return Err(
+                        self.bad(o, "a percentage of the device has no iopulse equivalent: give a size (e.g. 1g)")
+                    );
                 }
                 let bytes = size_bytes(v).map_err(|e| self.bad(o, &e))?;
                 if bytes == 0 {
@@ -286,7 +289,8 @@ impl<'a> JobTranslation<'a> {
             "rw" | "readwrite" => (Mix::Both, false),
             "randrw" => (Mix::Both, true),
             "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                return Err(self.bad(o, "trims have no iopulse equivalent: give read, write, rw, randread, randwrite or randrw"));
+                return Err(self
+                    .bad(o, "trims have no iopulse equivalent: give read, write, rw, randread, randwrite or randrw"));
             }
             _ => return Err(self.bad(o, "give read, write, rw, randread, randwrite or randrw")),
         };
@@ -325,7 +329,10 @@ impl<'a> JobTranslation<'a> {
                     (None, Some((w, wo))) => (w, wo),
                     (Some((r, _)), Some((w, wo))) if r + w == 100 => (w, wo),
                     (Some((r, _)), Some((w, wo))) => {
-                        return Err(self.bad(wo, &format!("rwmixread={r} and rwmixwrite={w} do not sum to 100: give one of them")));
+                        return Err(self.bad(
+                            wo,
+                            &format!("rwmixread={r} and rwmixwrite={w} do not sum to 100: give one of them"),
+                        ));
                     }
                     (None, None) => (50, o),
                 };
@@ -435,9 +442,12 @@ impl<'a> JobTranslation<'a> {
                 "mmap" => "mmap",
                 "null" => "null",
                 _ => {
-                    return Err(self.bad(o, &format!(
-                        "no iopulse engine for ioengine={v}: give psync, sync, libaio, io_uring, mmap or null"
-                    )));
+                    return Err(self.bad(
+                        o,
+                        &format!(
+                            "no iopulse engine for ioengine={v}: give psync, sync, libaio, io_uring, mmap or null"
+                        ),
+                    ));
                 }
             };
             self.push_text("engine", o, engine.into());
@@ -490,7 +500,14 @@ impl<'a> JobTranslation<'a> {
                 ("normal" | "gauss", _) => {
                     return Err(self.bad(o, "fio's normal distribution (a sum of uniform draws, hashed over the file) has no iopulse equivalent; iopulse's --distribution gaussian is a bell at a centre: write the iopulse job by hand"));
                 }
-                _ => return Err(self.bad(o, &format!("random_distribution={kind} has no iopulse equivalent: give random, zipf:THETA or pareto:H"))),
+                _ => {
+                    return Err(self.bad(
+                        o,
+                        &format!(
+                            "random_distribution={kind} has no iopulse equivalent: give random, zipf:THETA or pareto:H"
+                        ),
+                    ));
+                }
             }
         }
         if let Some(o) = self.get("rate_iops") {
@@ -560,7 +577,9 @@ impl<'a> JobTranslation<'a> {
         let amount = io_size.or(size);
         if let Some((_, o)) = time_based {
             let Some((ns, ro)) = runtime.filter(|(ns, _)| *ns > 0) else {
-                return Err(self.bad(o, "time_based without a runtime runs until stopped: give runtime (e.g. runtime=30s)"));
+                return Err(
+                    self.bad(o, "time_based without a runtime runs until stopped: give runtime (e.g. runtime=30s)")
+                );
             };
             self.push_text("duration", ro, iopulse_time(ns));
             return Ok(false);
@@ -612,7 +631,8 @@ impl<'a> JobTranslation<'a> {
             ));
         }
         let dropped = ["write-percent", "stonewall", "rate-iops", "rate-bw", "think-time", "think-every"];
-        let mut entries: Vec<Entry> = self.entries.iter().filter(|e| !dropped.contains(&e.key.as_str())).cloned().collect();
+        let mut entries: Vec<Entry> =
+            self.entries.iter().filter(|e| !dropped.contains(&e.key.as_str())).cloned().collect();
         entries.push(Entry { key: "stonewall".into(), line: o.at.line, value: Value::Switch(true) });
         let name = format!("{}-verify", self.name);
         self.notes.push(format!(
@@ -620,5 +640,114 @@ impl<'a> JobTranslation<'a> {
             o.at
         ));
         Ok(Job { name, line: o.at.line, entries })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ini::parse_into;
+    use super::*;
+
+    fn translate_text(text: &str, has_ramp: bool) -> Result<Translated, String> {
+        let mut sections = Vec::new();
+        parse_into(text, "j.fio", std::path::Path::new("."), &|_| None, 0, &mut sections).map_err(|e| e.message)?;
+        let has_flag = |name: &str| has_ramp && name == "ramp";
+        let ctx = Context { ignore_unsupported: false, has_flag: &has_flag };
+        translate("j.fio", &sections, &ctx).map_err(|e| e.message)
+    }
+
+    fn keys(t: &Translated, job: usize) -> Vec<(String, String)> {
+        t.file.jobs[job]
+            .entries
+            .iter()
+            .map(|e| {
+                let v = match &e.value {
+                    Value::Switch(b) => b.to_string(),
+                    Value::Text(s) => s.clone(),
+                    Value::List(l) => l.join(","),
+                };
+                (e.key.clone(), v)
+            })
+            .collect()
+    }
+
+    fn has(t: &Translated, job: usize, key: &str, value: &str) -> bool {
+        keys(t, job).contains(&(key.to_string(), value.to_string()))
+    }
+
+    #[test]
+    fn options_become_keys_of_the_same_meaning() {
+        let t = translate_text(
+            "[global]\nfilename=/x/a\nbuffered=0\ninvalidate=0\n[a]\nrw=randread:4\nbsrange=8k-8k\nrandom_distribution=pareto:0.8\nnumjobs=2\nnorandommap\nsize=1m\ncpus_allowed=0-1\ncpus_allowed_policy=split\nnuma_cpu_nodes=0\nrate=1m,1m\n",
+            false,
+        )
+        .unwrap();
+        for (k, v) in [
+            ("random", "true"),
+            ("random-percent", "25"),
+            ("block-size", "8k"),
+            ("distribution", "pareto"),
+            ("pareto-h", "0.8"),
+            ("threads", "2"),
+            ("direct", "true"),
+            ("cache", "keep"),
+            ("targets", "/x/a"),
+            ("file-size", "1M"),
+            ("cpu-cores", "0-1"),
+            ("numa-zones", "0"),
+            ("rate-bw", "1M"),
+            // norandommap, shared file, no runtime: size bytes per clone.
+            ("io-limit", "2M"),
+        ] {
+            assert!(has(&t, 0, k, v), "{k} = {v} missing: {:?}", keys(&t, 0));
+        }
+        assert!(!keys(&t, 0).iter().any(|(k, _)| k == "duration"));
+        // split: no note about the CPU policy; the random-percent note is there.
+        assert!(t.notes.iter().all(|n| !n.contains("cpus_allowed")), "{:?}", t.notes);
+        assert!(t.notes.iter().any(|n| n.contains("random-percent 25")), "{:?}", t.notes);
+    }
+
+    #[test]
+    fn later_globals_apply_to_later_jobs_and_names_stay_unique() {
+        let t = translate_text("[global]\nbs=8k\n[a]\n[global]\nbs=16k\n[a]\nrw=rw\nrwmixwrite=20\n", false).unwrap();
+        assert_eq!(t.file.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), vec!["a", "a-2"]);
+        assert!(has(&t, 0, "block-size", "8k") && has(&t, 1, "block-size", "16k"));
+        assert!(has(&t, 1, "write-percent", "20"));
+        assert!(has(&t, 0, "targets", "a.0.0"), "{:?}", keys(&t, 0));
+        assert!(has(&t, 0, "duration", "0"));
+    }
+
+    #[test]
+    fn ramp_time_waits_for_the_ramp_flag() {
+        let e = translate_text("[a]\nramp_time=5\nruntime=10\ntime_based\n", false).unwrap_err();
+        assert!(e.starts_with("j.fio:2: option `ramp_time` of [a]"), "{e}");
+        let t = translate_text("[a]\nramp_time=5\nruntime=10\ntime_based\n", true).unwrap();
+        assert!(has(&t, 0, "ramp", "5s") && has(&t, 0, "duration", "10s"));
+    }
+
+    #[test]
+    fn what_iopulse_cannot_do_is_refused_with_its_line() {
+        for (text, expected) in [
+            (
+                "[a]\nrw=rw\nrwmixread=60\nrwmixwrite=60\n",
+                "j.fio:4: option `rwmixwrite` of [a]: rwmixread=60 and rwmixwrite=60",
+            ),
+            ("[a]\nbs=4k,8k\n", "j.fio:2: option `bs` of [a]: different values for reads and writes"),
+            ("[a]\nbsrange=4k-16k\n", "j.fio:2: option `bsrange` of [a]: a range of block sizes"),
+            ("[a]\nrw=read:4k\n", "j.fio:2: option `rw` of [a]: a sequential skip"),
+            ("[a]\nrw=randread:3\n", "j.fio:2: option `rw` of [a]: rw=randread:3"),
+            ("[a]\nioengine=posixaio\n", "j.fio:2: option `ioengine` of [a]: no iopulse engine for ioengine=posixaio"),
+            ("[a]\nrandom_distribution=normal:10\n", "j.fio:2: option `random_distribution` of [a]: fio's normal"),
+            ("[a]\nsize=50%\n", "j.fio:2: option `size` of [a]: a percentage"),
+            ("[a]\nnumjobs=2\nnrfiles=2\n", "j.fio:1: job [a]: numjobs with nrfiles"),
+            (
+                "[a]\nrw=write\nverify=crc32c\n[b]\n",
+                "j.fio:3: option `verify` of [a]: iopulse checks the written blocks in a phase after",
+            ),
+            ("[global]\nbs=4k\n", "j.fio: no job"),
+        ] {
+            let e = translate_text(text, false).unwrap_err();
+            assert!(e.starts_with(expected), "{text:?}: {e}");
+        }
     }
 }

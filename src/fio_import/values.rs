@@ -69,7 +69,7 @@ pub fn count(text: &str) -> Result<u64, String> {
 /// A size in iopulse's syntax: the largest exact unit (`4k`, `1M`, `3G`, `1536`).
 pub fn iopulse_size(bytes: u64) -> String {
     for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "k")] {
-        if bytes != 0 && bytes % (1 << shift) == 0 {
+        if bytes != 0 && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }
@@ -79,7 +79,7 @@ pub fn iopulse_size(bytes: u64) -> String {
 /// A time in iopulse's syntax: the largest exact unit (`30s`, `500ms`, `50us`).
 pub fn iopulse_time(ns: u64) -> String {
     for (unit_ns, unit) in [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")] {
-        if ns % unit_ns == 0 {
+        if ns.is_multiple_of(unit_ns) {
             return format!("{}{unit}", ns / unit_ns);
         }
     }
