@@ -401,6 +401,17 @@ impl<'a> JobTranslation<'a> {
         let (targets, line, shared) = if let Some(o) = self.get("filename") {
             let names: Vec<String> =
                 self.text(o)?.split(':').map(str::trim).filter(|n| !n.is_empty()).map(in_dir).collect();
+            if let Some((n, nr)) = self.count_of("nrfiles")?
+                && n != names.len() as u64
+            {
+                return Err(self.bad(
+                    nr,
+                    &format!(
+                        "nrfiles={n} with filename naming {} file(s): list every file in filename, or drop nrfiles",
+                        names.len()
+                    ),
+                ));
+            }
             (names, o.at.line, true)
         } else if jobs_n > 1 {
             if nrfiles > 1 {
@@ -740,6 +751,10 @@ mod tests {
             ("[a]\nrandom_distribution=normal:10\n", "j.fio:2: option `random_distribution` of [a]: fio's normal"),
             ("[a]\nsize=50%\n", "j.fio:2: option `size` of [a]: a percentage"),
             ("[a]\nnumjobs=2\nnrfiles=2\n", "j.fio:1: job [a]: numjobs with nrfiles"),
+            (
+                "[a]\nfilename=/x\nnrfiles=2\n",
+                "j.fio:3: option `nrfiles` of [a]: nrfiles=2 with filename naming 1 file(s)",
+            ),
             (
                 "[a]\nrw=write\nverify=crc32c\n[b]\n",
                 "j.fio:3: option `verify` of [a]: iopulse checks the written blocks in a phase after",
