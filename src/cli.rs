@@ -84,6 +84,13 @@ Examples:
       up on an I/O that has not completed after 10 s (reported with its offset, exit 1)
 
 Subcommands (the first argument; a target file named like one is written ./merge):
+  iopulse run db-host.toml [--duration 5s]
+      a job file: several workloads in one window, or phases one after another
+  iopulse run randread.fio [--ignore-unsupported]
+  iopulse from-fio randread.fio > randread.toml
+      a fio job file run as it is, or translated to an iopulse job file (docs/fio.md)
+  iopulse profiles [NAME]
+      the profiles shipped in iopulse (job files for --profile), or one of them to copy
   iopulse merge host1.json host2.json [--output-format json] [--force]
       one report from concurrent runs: histograms added, IOPS summed
   iopulse plot r.json --out plots/
