@@ -70,10 +70,7 @@ pub fn translate(path: &str, sections: &[Section], ctx: &Context<'_>) -> Result<
             continue;
         }
         let options = overlay(&global, &section.options);
-        let next_stonewalls = sections[index + 1..]
-            .iter()
-            .find(|s| s.name != "global")
-            .is_none_or(|s| s.options.iter().any(|o| options::lookup(&o.key).is_some_and(|k| k.name == "stonewall")));
+        let next_stonewalls = next_job_stonewalls(&global, &sections[index + 1..]);
         for o in &options {
             if !out.options_by_line.iter().any(|(l, _)| *l == o.at.line) {
                 out.options_by_line.push((o.at.line, o.key.clone()));
@@ -91,6 +88,23 @@ pub fn translate(path: &str, sections: &[Section], ctx: &Context<'_>) -> Result<
     }
     out.notes.dedup();
     Ok(out)
+}
+
+/// Whether the next job of `rest` (with the [global] options in force for it) starts a
+/// new phase; true when there is none.
+fn next_job_stonewalls(global: &[FioOption], rest: &[Section]) -> bool {
+    let mut global = global.to_vec();
+    for section in rest {
+        if section.name == "global" {
+            global = overlay(&global, &section.options);
+            continue;
+        }
+        let options = overlay(&global, &section.options);
+        return options.iter().any(|o| {
+            options::lookup(&o.key).is_some_and(|k| k.name == "stonewall") && switch(o.value.as_deref()) == Ok(true)
+        });
+    }
+    true
 }
 
 /// `base`'s options that `over` does not give (by canonical name), then `over`'s.
@@ -726,6 +740,10 @@ mod tests {
         assert!(has(&t, 1, "write-percent", "20"));
         assert!(has(&t, 0, "targets", "a.0.0"), "{:?}", keys(&t, 0));
         assert!(has(&t, 0, "duration", "0"));
+        // A stonewall in [global] makes every job a phase: the read-back pass fits between.
+        let t = translate_text("[global]\nstonewall\n[a]\nrw=write\nverify=md5\n[b]\n", false).unwrap();
+        assert_eq!(t.file.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), vec!["a", "a-verify", "b"]);
+        assert!(has(&t, 1, "verify", "true") && has(&t, 1, "stonewall", "true") && has(&t, 2, "stonewall", "true"));
     }
 
     #[test]
