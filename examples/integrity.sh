@@ -5,9 +5,10 @@
 # The read pass must read the device, not the page cache the write pass filled:
 # it uses O_DIRECT, and each pass starts with the region's cache dropped (the
 # default, also if O_DIRECT is refused and the run falls back to buffered I/O;
-# the report's `Cache` line says so). Do not add --no-invalidate here.
+# the report's `Cache` line says so). Do not add --cache keep here.
+# The two passes are the shipped profile `integrity` (`iopulse profiles integrity`
+# prints it); the read pass runs only once the write pass has ended.
 set -euo pipefail
 target=${1:-${TMPDIR:-/tmp}/iopulse-example.dat}
 shift || true
-iopulse "$target" --file-size 1G --direct --random --write-percent 100 --duration 0 --block-size 64k --verify "$@"
-iopulse "$target" --file-size 1G --direct --random --duration 0 --block-size 64k --verify "$@"
+exec iopulse --profile integrity "$target" "$@"

@@ -19,7 +19,13 @@ use std::time::Duration;
 const EXAMPLES: &str = "\
 Examples:
   iopulse
-      5 s of 4 KiB sequential reads on a temporary 256 MiB file, removed afterwards
+      the default profile on a temporary 256 MiB file in $TMPDIR, removed afterwards:
+      sequential 1 MiB reads and writes at depth 8, random 4 KiB reads and writes at
+      depth 32 and 1, 5 s each, O_DIRECT where allowed; one table of MB/s, IOPS, latency
+  iopulse --random --duration 5s
+      a flag that shapes the workload, no TARGET: one run on a temporary 256 MiB file
+  iopulse --profile oltp /data/db.dat
+      a shipped profile (iopulse profiles lists them) on your file
   iopulse /data/test.dat --file-size 10G --random --duration 30s
       4 KiB random reads for 30 s on a 10 GiB file (created and laid out if missing)
   iopulse /data/test.dat --direct --random --block-size 4k --queue-depth 32 --threads 4
@@ -82,6 +88,13 @@ Subcommands (the first argument; a target file named like one is written ./merge
       every combination, 3 times each (interleaved): a row per run, a summary per point
   iopulse search /data/t.dat --random --queue-depth 32 --p99-max 1ms
       the highest load whose p99 stays within 1 ms (or --saturate: the smallest queue depth)
+  iopulse run db-host.toml [--duration 5s]
+      a job file: several workloads in one window, or phases one after another
+  iopulse run randread.fio [--ignore-unsupported]
+  iopulse from-fio randread.fio > randread.toml
+      a fio job file run as it is, or translated to an iopulse job file (docs/fio.md)
+  iopulse profiles [NAME]
+      the profiles shipped in iopulse (job files for --profile), or one of them to copy
   iopulse merge host1.json host2.json [--output-format json] [--force]
       one report from concurrent runs: histograms added, IOPS summed
   iopulse plot r.json --out plots/
@@ -120,8 +133,9 @@ pub use crate::report::{OutputFormat, OutputOptions};
 )]
 pub struct Args {
     /// Regular files or block devices to run on. A missing file is created and laid out
-    /// with real data. With no TARGET, a temporary 256 MiB file in $TMPDIR is used for 5 s
-    /// and removed afterwards. `{rank}` and `{host}` in a path (also of --json, --csv, --plot,
+    /// with real data. With no TARGET, the default profile runs (see --profile); with no
+    /// TARGET and a flag that shapes the workload, a temporary 256 MiB file in $TMPDIR is
+    /// used for 5 s and removed afterwards. `{rank}` and `{host}` in a path (also of --json, --csv, --plot,
     /// --timeseries) are replaced by the MPI rank (0 without MPI) and the host name.
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
@@ -211,6 +225,14 @@ pub struct Args {
     /// starts it at once, with a warning.
     #[arg(long, value_name = "TIME", value_parser = crate::start_at::parse, help_heading = "Several hosts")]
     pub start_at: Option<crate::start_at::StartAt>,
+
+    /// Run a profile, a job file shipped in iopulse (`iopulse profiles` lists them: default,
+    /// oltp, streaming, cache-cdn, integrity), on the TARGET given or else on a temporary
+    /// file; the other flags apply to each of its steps, and the report is one table.
+    /// E.g. `iopulse --profile oltp /data/db.dat --duration 10s`. With no TARGET and no
+    /// flag that shapes the workload, `iopulse` runs the default profile.
+    #[arg(long, value_name = "NAME", help_heading = "Profiles")]
+    pub profile: Option<String>,
 
     /// Number of worker threads. Each worker has its own queue of I/Os.
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = parse_count::<u32>)]

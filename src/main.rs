@@ -5,7 +5,7 @@
 
 #![deny(clippy::disallowed_macros)]
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use iopulse::cli::Args;
 use iopulse::cluster::{Cluster, launcher_rank};
 use iopulse::commands::{self, benchmark};
@@ -39,6 +39,8 @@ fn run() -> i32 {
             "run" => parsed(name, rest).map_or_else(clap_error, commands::run_file),
             "sweep" => commands::sweep::main(name, rest.collect()),
             "search" => commands::search::main(name, rest.collect()),
+            "from-fio" => parsed(name, rest).map_or_else(clap_error, commands::from_fio::from_fio),
+            "profiles" => parsed(name, rest).map_or_else(clap_error, commands::profile::profiles),
             "merge" => parsed(name, rest).map_or_else(clap_error, commands::merge),
             "plot" => parsed(name, rest).map_or_else(clap_error, commands::plot),
             "completions" => parsed(name, rest).map_or_else(clap_error, commands::completions),
@@ -51,10 +53,17 @@ fn run() -> i32 {
         }
         return exit_code::USAGE;
     }
-    let args = match Args::try_parse() {
+    let matches = match Args::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return clap_error(e),
+    };
+    let args = match Args::from_arg_matches(&matches) {
         Ok(args) => args,
         Err(e) => return clap_error(e),
     };
+    // `--profile NAME`, or no target and no workload flag: a profile (a job file) runs.
+    let profile = commands::profile::chosen(&matches);
+    let targets = args.targets.clone();
     let start_at = args.start_at;
     let (spec, output) = match args.into_spec() {
         Ok(v) => v,
@@ -66,6 +75,9 @@ fn run() -> i32 {
             return exit_code::USAGE;
         }
     };
+    if let Some(name) = profile {
+        return commands::profile::run(&name, &targets, &commands::profile::overrides(&matches));
+    }
     // Under an MPI launcher (and built with MPI) this meets the other ranks; else a job of one.
     let cluster = match Cluster::join() {
         Ok(c) => c,
@@ -79,7 +91,7 @@ fn run() -> i32 {
 
 /// Subcommands planned but not in this build: a first argument naming one is a mistake,
 /// not a target file to create.
-const PLANNED_SUBCOMMANDS: &[&str] = &["from-fio"];
+const PLANNED_SUBCOMMANDS: &[&str] = &[];
 
 /// A first argument that looks like a mistyped subcommand, with what to write instead.
 /// Only a bare word that is not an existing path counts (`./merge` or `data.dat` never do).

@@ -225,7 +225,9 @@ fn read_runs_never_modify_a_full_size_file() {
 
 #[test]
 fn embedded_default_runs_on_a_temp_file_and_removes_it() {
-    let r = run_json(&["--duration", "0.2"]);
+    // A workload flag and no target: one run on a temporary file (with no flag at all the
+    // default profile runs: tests/profiles.rs).
+    let r = run_json(&["--duration", "0.2", "--block-size", "4k"]);
     let path = r["targets"][0]["path"].as_str().unwrap().to_string();
     assert_eq!(u64_at(&r, &["targets", "0", "size_bytes"]), 256 << 20);
     assert_eq!(r["targets"][0]["removed_after_run"], true);

@@ -9,6 +9,8 @@
 pub mod benchmark;
 pub mod search;
 pub mod sweep;
+pub mod from_fio;
+pub mod profile;
 
 use crate::cli::{Args, OutputFormat};
 use crate::error::exit_code;
@@ -20,7 +22,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// The subcommand names `main` dispatches on.
-pub const NAMES: &[&str] = &["run", "sweep", "search", "merge", "plot", "completions", "man"];
+pub const NAMES: &[&str] = &["run", "sweep", "search", "from-fio", "profiles", "merge", "plot", "completions", "man"];
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -28,6 +30,9 @@ Examples:
       every job of the file; the jobs of a phase run at once in one shared window
   iopulse run db-host.toml --duration 5s --json result.json
       flags after the file apply to every job (here: 5 s each, and the JSON result)
+  iopulse run randread.fio --ignore-unsupported
+      a fio job file, translated as `iopulse from-fio` does (docs/fio.md); options
+      without an equivalent are warnings, recorded in the result
 
 A job file (docs/jobs.md):
   [global]
@@ -63,9 +68,14 @@ Exit codes: as `iopulse` (0 ok, 1 a job failed, 2 a bad job file, nothing touche
 #[derive(Debug, Parser)]
 #[command(name = "run", bin_name = "iopulse run", after_help = RUN_EXAMPLES)]
 pub struct RunArgs {
-    /// The job file (TOML, docs/jobs.md).
-    #[arg(value_name = "FILE.toml")]
+    /// The job file (TOML, docs/jobs.md), or a fio job file (FILE.fio, docs/fio.md).
+    #[arg(value_name = "FILE.toml|FILE.fio")]
     pub file: PathBuf,
+
+    /// With a fio job file: options without an iopulse equivalent become warnings
+    /// (recorded in the result) instead of errors.
+    #[arg(long)]
+    pub ignore_unsupported: bool,
 
     /// Flags of `iopulse` applied to every job, overriding the file (e.g. --duration 5s).
     #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
@@ -202,6 +212,8 @@ fn full_command() -> clap::Command {
         .subcommand(RunArgs::command().bin_name("iopulse run"))
         .subcommand(sweep::SweepArgs::command().bin_name("iopulse sweep"))
         .subcommand(search::SearchArgs::command().bin_name("iopulse search"))
+        .subcommand(from_fio::FromFioArgs::command().bin_name("iopulse from-fio"))
+        .subcommand(profile::ProfilesArgs::command().bin_name("iopulse profiles"))
         .subcommand(MergeArgs::command().bin_name("iopulse merge"))
         .subcommand(PlotArgs::command().bin_name("iopulse plot"))
         .subcommand(CompletionsArgs::command().bin_name("iopulse completions"))
@@ -219,29 +231,54 @@ fn print_notes(quiet: bool, notes: &[String]) {
 
 /// `iopulse run FILE [FLAGS]`: every job checked before anything is touched, then the
 /// phases in order, the report and the exit code.
-pub fn run_file(args: RunArgs) -> i32 {
-    use crate::jobs::{combined, load, phases};
-    use crate::result::jobs::JobResult;
-    let plan = match load(&args.file, &args.overrides) {
-        Ok(plan) => plan,
+pub fn run_file(mut args: RunArgs) -> i32 {
+    // `--ignore-unsupported` after the file too, as the other flags there.
+    let before = args.overrides.len();
+    args.overrides.retain(|o| o != "--ignore-unsupported");
+    let ignore_unsupported = args.ignore_unsupported || args.overrides.len() != before;
+    let loaded = match from_fio::load_job_file(&args.file, &args.overrides, ignore_unsupported) {
+        Ok(loaded) => loaded,
         Err(e) => {
             crate::stderr_line!("iopulse run: error: {e}");
             return exit_code::USAGE;
         }
     };
+    if !loaded.plan.output.quiet {
+        for n in &loaded.notes {
+            crate::stderr_line!("iopulse: note: {n}");
+        }
+    }
+    for w in &loaded.warnings {
+        crate::stderr_line!("⚠ {w}");
+    }
+    let (code, doc) = run_plan(&loaded.plan);
+    let Some(mut doc) = doc else { return code };
+    doc.combined.warnings.extend(loaded.warnings);
+    let failures = report::jobs::emit(&doc, &loaded.plan.output);
+    for f in &failures {
+        crate::stderr_line!("iopulse: error: {f}");
+    }
+    if !failures.is_empty() && code == exit_code::SUCCESS { exit_code::OUTPUT_FAILED } else { code }
+}
+
+/// Every job of `plan`, phase after phase: the exit code, and the result document of the
+/// jobs that ran (none if none ran). Errors are said on stderr; the report is the caller's.
+fn run_plan(plan: &crate::jobs::Plan) -> (i32, Option<crate::result::jobs::JobsResult>) {
+    use crate::jobs::{combined, phases};
+    use crate::result::jobs::JobResult;
     let targets: Vec<PathBuf> = plan.jobs.iter().flat_map(|j| j.spec.targets.iter().cloned()).collect();
     if let Err(e) = report::check_outputs(&plan.output, &targets) {
         crate::stderr_line!("iopulse run: error: {e}");
-        return exit_code::USAGE;
+        return (exit_code::USAGE, None);
     }
     let stop = match crate::signals::install() {
         Ok(stop) => stop,
         Err(e) => {
             crate::stderr_line!("iopulse run: error: cannot install signal handlers: {e}");
-            return exit_code::RUN_FAILED;
+            return (exit_code::RUN_FAILED, None);
         }
     };
-    let outcomes = phases::run_all(&plan, plan.output.quiet, &stop);
+    let outcomes = phases::run_all(plan, plan.output.quiet, &stop);
     // The first job that failed on its own gives the exit code; those stopped because of it
     // are said in one line after it.
     let mut code = exit_code::SUCCESS;
@@ -273,12 +310,7 @@ pub fn run_file(args: RunArgs) -> i32 {
         .into_iter()
         .filter_map(|o| o.result.map(|result| JobResult { job: o.name, phase: o.phase, result }))
         .collect();
-    let Some(doc) = combined::build(&plan.file, ran) else { return code };
-    let failures = report::jobs::emit(&doc, &plan.output);
-    for f in &failures {
-        crate::stderr_line!("iopulse: error: {f}");
-    }
-    if !failures.is_empty() && code == exit_code::SUCCESS { exit_code::OUTPUT_FAILED } else { code }
+    (code, combined::build(&plan.file, ran))
 }
 
 pub fn merge(args: MergeArgs) -> i32 {

@@ -48,6 +48,10 @@ const REFUSED: &[(&str, &str)] = &[
         "one CSV of intervals per run does not fit several jobs: give interval = \"1s\" and read each job's time_series in the JSON",
     ),
     ("start-at", "not with job files yet: start the run itself at that time"),
+    (
+        "profile",
+        "a profile is a job file of its own: run it with `iopulse --profile NAME`, or print it with `iopulse profiles NAME` and copy its jobs here",
+    ),
     ("help", "not a job file key"),
     ("version", "not a job file key"),
 ];

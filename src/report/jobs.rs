@@ -85,8 +85,17 @@ pub fn render(doc: &JobsResult, format: OutputFormat) -> io::Result<String> {
 /// Writes the report to stdout, then the JSON file, a CSV row per job and the charts of
 /// the combined figures, if asked. Every failure is returned, one line each.
 pub fn emit(doc: &JobsResult, output: &OutputOptions) -> Vec<String> {
+    emit_as(doc, output, &text)
+}
+
+/// As `emit`, with the text report drawn by `text_report` (a profile's table).
+pub fn emit_as(doc: &JobsResult, output: &OutputOptions, text_report: &dyn Fn(&JobsResult) -> String) -> Vec<String> {
     let mut failures = Vec::new();
-    super::emit_report_and_json(render(doc, output.format), || json(doc), output, &mut failures);
+    let rendered = match output.format {
+        OutputFormat::Text => Ok(text_report(doc)),
+        format => render(doc, format),
+    };
+    super::emit_report_and_json(rendered, || json(doc), output, &mut failures);
     if let Some(path) = &output.csv_file {
         for job in &doc.jobs {
             if let Err(e) = csv::append(path, &job.result) {

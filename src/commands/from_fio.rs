@@ -1,0 +1,97 @@
+//! `iopulse from-fio FILE.fio`: a fio job file translated into an iopulse job file
+//! (TOML, on stdout), checked by the same parser `iopulse run` uses, so what it prints
+//! runs; and the loading of a job file of either kind for `iopulse run`.
+//!
+//! It loads, checks and prints; translation is `fio_import`'s, running `jobs`'s.
+
+use crate::error::{UsageError, exit_code};
+use crate::fio_import;
+use crate::jobs::{self, Plan};
+use clap::Parser;
+use std::path::{Path, PathBuf};
+
+const EXAMPLES: &str = "\
+Examples:
+  iopulse from-fio randread.fio > randread.toml
+      the equivalent iopulse job file; each key's comment names its fio line
+  iopulse from-fio legacy.fio --ignore-unsupported
+      options without an iopulse equivalent become warnings (comments in the output)
+  iopulse run randread.fio --duration 5s
+      run a fio job file directly (translated the same way)
+
+  a fio job file:                     becomes:
+    [global]                            [rr]
+    ioengine=libaio                     random = true
+    direct=1                            block-size = \"4k\"
+    bs=4k                               targets = [\"/data/t.dat\"]
+    size=1g                             file-size = \"1G\"
+    filename=/data/t.dat                engine = \"libaio\"
+    [rr]                                queue-depth = 32
+    rw=randread                         direct = true
+    iodepth=32                          duration = \"30s\"
+    runtime=30
+    time_based
+
+docs/fio.md lists every fio option iopulse translates and what it becomes; any other
+option is an error naming it and its line (or a warning with --ignore-unsupported).
+Exit codes: 0 printed, 2 a bad or untranslatable fio job file.";
+
+/// Print the iopulse job file (TOML) equivalent to a fio job file.
+#[derive(Debug, Parser)]
+#[command(name = "from-fio", bin_name = "iopulse from-fio", after_help = EXAMPLES)]
+pub struct FromFioArgs {
+    /// The fio job file.
+    #[arg(value_name = "FILE.fio")]
+    pub file: PathBuf,
+
+    /// Options without an iopulse equivalent become warnings instead of errors.
+    #[arg(long)]
+    pub ignore_unsupported: bool,
+}
+
+pub fn from_fio(args: FromFioArgs) -> i32 {
+    let translated = match fio_import::load(&args.file, args.ignore_unsupported) {
+        Ok(t) => t,
+        Err(e) => {
+            crate::stderr_line!("iopulse from-fio: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    // What is printed must run: the same checks as `iopulse run`.
+    if let Err(e) = jobs::to_spec::plan(&translated.file, &[]) {
+        crate::stderr_line!("iopulse from-fio: error: {}", translated.in_fio_terms(&e.message));
+        return exit_code::USAGE;
+    }
+    for w in &translated.warnings {
+        crate::stderr_line!("⚠ {w}");
+    }
+    super::write_stdout(&fio_import::toml_out::render(&translated))
+}
+
+/// A job file checked for `iopulse run`: TOML, or fio's format for a `.fio` file.
+pub struct Loaded {
+    pub plan: Plan,
+    /// Options ignored under --ignore-unsupported, to be recorded in the result.
+    pub warnings: Vec<String>,
+    /// Documented differences of meaning that apply (fio files only).
+    pub notes: Vec<String>,
+}
+
+/// Loads the job file at `path` with `overrides` applied to every job.
+pub fn load_job_file(
+    path: &Path,
+    overrides: &[std::ffi::OsString],
+    ignore_unsupported: bool,
+) -> Result<Loaded, UsageError> {
+    if !fio_import::is_fio_file(path) {
+        if ignore_unsupported {
+            return Err(UsageError::new(
+                "--ignore-unsupported applies to fio job files (FILE.fio): drop it for a TOML job file",
+            ));
+        }
+        return Ok(Loaded { plan: jobs::load(path, overrides)?, warnings: Vec::new(), notes: Vec::new() });
+    }
+    let t = fio_import::load(path, ignore_unsupported)?;
+    let plan = jobs::to_spec::plan(&t.file, overrides).map_err(|e| UsageError::new(t.in_fio_terms(&e.message)))?;
+    Ok(Loaded { plan, warnings: t.warnings, notes: t.notes })
+}

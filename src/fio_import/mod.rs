@@ -1,0 +1,32 @@
+//! fio job files in iopulse (`iopulse from-fio FILE.fio`, `iopulse run FILE.fio`,
+//! docs/fio.md): read as fio reads them (`ini.rs`: sections, includes, `${VAR}`), each
+//! option looked up in the table of those iopulse knows (`options.rs`), values read in
+//! fio's syntax (`values.rs`), the jobs translated into iopulse keys with their fio lines
+//! (`translate.rs`), and written as an iopulse TOML job file (`toml_out.rs`).
+//!
+//! The translation is a `jobs::parse::JobFile`, so a `.fio` file is then checked and run
+//! by exactly the code that runs TOML job files. It must not run anything itself.
+
+pub mod ini;
+pub mod options;
+pub mod toml_out;
+pub mod translate;
+pub mod values;
+
+use crate::error::UsageError;
+pub use translate::Translated;
+
+/// Whether `path` names a fio job file (by its `.fio` extension).
+pub fn is_fio_file(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("fio"))
+}
+
+/// Reads and translates the fio job file at `path`, with the process's environment for
+/// `${VAR}`; options without an equivalent are warnings with `ignore_unsupported`.
+pub fn load(path: &std::path::Path, ignore_unsupported: bool) -> Result<Translated, UsageError> {
+    let sections = ini::read(path, &|name| std::env::var(name).ok())?;
+    let command = <crate::cli::Args as clap::CommandFactory>::command();
+    let has_flag = |name: &str| command.get_arguments().any(|a| a.get_long() == Some(name));
+    let ctx = translate::Context { ignore_unsupported, has_flag: &has_flag };
+    translate::translate(&path.display().to_string(), &sections, &ctx)
+}

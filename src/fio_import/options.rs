@@ -1,0 +1,110 @@
+//! The fio options iopulse knows: each name with its common aliases, and whether it is
+//! translated (`translate.rs` does it), has no effect on what iopulse measures, or is
+//! refused for a named reason. An option not in this table has no iopulse equivalent.
+//! docs/fio.md is this table in prose; keep the two together.
+//!
+//! It names options; it must not read values or build iopulse keys.
+
+/// What becomes of a fio option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// Translated into iopulse keys by `translate.rs`.
+    Mapped,
+    /// Accepted; it changes nothing iopulse would do differently (the reason is documented).
+    NoEffect,
+    /// Refused with this reason, also under --ignore-unsupported (it would change the result).
+    Refused(&'static str),
+}
+
+/// A fio option iopulse knows.
+#[derive(Clone, Copy, Debug)]
+pub struct Known {
+    /// The canonical name (the one docs/fio.md lists).
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub support: Support,
+}
+
+const fn mapped(name: &'static str, aliases: &'static [&'static str]) -> Known {
+    Known { name, aliases, support: Support::Mapped }
+}
+
+/// Every fio option iopulse knows, in the order docs/fio.md lists them.
+pub const TABLE: &[Known] = &[
+    mapped("name", &[]),
+    Known { name: "description", aliases: &[], support: Support::NoEffect },
+    mapped("rw", &["readwrite"]),
+    mapped("rwmixread", &[]),
+    mapped("rwmixwrite", &[]),
+    mapped("bs", &["blocksize"]),
+    mapped("bsrange", &["blocksize_range"]),
+    Known {
+        name: "bssplit",
+        aliases: &[],
+        support: Support::Refused("iopulse has no block-size mix yet: give one bs per job"),
+    },
+    mapped("size", &[]),
+    mapped("io_size", &["io_limit"]),
+    mapped("filename", &[]),
+    mapped("directory", &[]),
+    mapped("nrfiles", &["nr_files"]),
+    mapped("ioengine", &[]),
+    mapped("iodepth", &[]),
+    mapped("direct", &[]),
+    mapped("buffered", &[]),
+    mapped("invalidate", &[]),
+    mapped("numjobs", &[]),
+    Known { name: "thread", aliases: &[], support: Support::NoEffect },
+    mapped("runtime", &["timeout"]),
+    mapped("time_based", &[]),
+    mapped("ramp_time", &[]),
+    mapped("norandommap", &[]),
+    mapped("random_distribution", &[]),
+    mapped("randseed", &[]),
+    mapped("rate_iops", &[]),
+    mapped("rate", &[]),
+    mapped("thinktime", &[]),
+    mapped("thinktime_blocks", &[]),
+    mapped("verify", &[]),
+    Known {
+        name: "fsync",
+        aliases: &[],
+        support: Support::Refused("iopulse has no fsync every N writes yet (only end_fsync, as --fsync-on-close)"),
+    },
+    Known {
+        name: "fdatasync",
+        aliases: &[],
+        support: Support::Refused("iopulse has no fdatasync every N writes yet (only end_fsync, as --fsync-on-close)"),
+    },
+    mapped("end_fsync", &[]),
+    mapped("cpus_allowed", &[]),
+    mapped("cpus_allowed_policy", &[]),
+    mapped("numa_cpu_nodes", &[]),
+    Known { name: "group_reporting", aliases: &[], support: Support::NoEffect },
+    mapped("stonewall", &["wait_for_previous"]),
+];
+
+/// The option named `key` (a name or an alias, lower case).
+pub fn lookup(key: &str) -> Option<&'static Known> {
+    TABLE.iter().find(|k| k.name == key || k.aliases.contains(&key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_resolve_and_names_are_unique() {
+        assert_eq!(lookup("readwrite").unwrap().name, "rw");
+        assert_eq!(lookup("timeout").unwrap().name, "runtime");
+        assert_eq!(lookup("wait_for_previous").unwrap().name, "stonewall");
+        assert!(matches!(lookup("bssplit").unwrap().support, Support::Refused(_)));
+        assert!(lookup("loops").is_none());
+        let mut names: Vec<&str> =
+            TABLE.iter().flat_map(|k| std::iter::once(k.name).chain(k.aliases.iter().copied())).collect();
+        let before = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), before, "a name or alias appears twice");
+    }
+}

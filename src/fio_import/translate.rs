@@ -1,0 +1,786 @@
+//! A fio job file's sections as an iopulse job file: `[global]` sections are inherited by
+//! the jobs after them (a job's own option wins), and each job's options, taken together,
+//! become iopulse keys (the long names of its flags) that mean the same thing. Each key
+//! keeps the fio line it came from, so a later refusal by iopulse's own parser names it.
+//!
+//! What has no equivalent is an error naming the option and its line, or with
+//! `ignore_unsupported` a warning; nothing is dropped silently. Where the meaning differs
+//! in a way docs/fio.md documents, a note says so. It translates; it must not run or
+//! touch a target, and it must not format TOML (`toml_out.rs` does).
+
+use super::ini::{FioOption, Section};
+use super::options::{self, Known, Support};
+use super::values::{count, iopulse_size, iopulse_time, size_bytes, switch, time_ns};
+use crate::error::UsageError;
+use crate::jobs::parse::{Entry, Job, JobFile, Value};
+
+/// A fio job file translated.
+#[derive(Debug)]
+pub struct Translated {
+    /// The jobs as iopulse keys, with the fio lines they came from.
+    pub file: JobFile,
+    /// One per option ignored under --ignore-unsupported.
+    pub warnings: Vec<String>,
+    /// Where iopulse's meaning differs from fio's in a documented way.
+    pub notes: Vec<String>,
+    /// The fio option on each line that gave a key, to name it in iopulse's refusals.
+    pub options_by_line: Vec<(usize, String)>,
+}
+
+impl Translated {
+    /// iopulse's refusal `message` of a key, naming the fio option of its line too.
+    pub fn in_fio_terms(&self, message: &str) -> String {
+        let prefix = format!("{}:", self.file.path);
+        let Some(rest) = message.strip_prefix(&prefix) else { return message.to_string() };
+        let line: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(line) = line.parse::<usize>() else { return message.to_string() };
+        let Some((_, option)) = self.options_by_line.iter().find(|(l, _)| *l == line) else {
+            return message.to_string();
+        };
+        let key_at = format!("{prefix}{line}: key `");
+        match message.strip_prefix(&key_at).and_then(|r| r.split_once('`')) {
+            Some((key, tail)) => format!("{prefix}{line}: option `{option}` (iopulse key `{key}`){tail}"),
+            None => message.to_string(),
+        }
+    }
+}
+
+/// What translation may know of iopulse beyond the option table.
+pub struct Context<'a> {
+    /// Options without an equivalent become warnings instead of errors.
+    pub ignore_unsupported: bool,
+    /// Whether iopulse has the flag `--NAME` (e.g. `ramp`, which may come later).
+    pub has_flag: &'a dyn Fn(&str) -> bool,
+}
+
+const SECOND_NS: u64 = 1_000_000_000;
+
+/// Translates the sections of the fio job file `path`.
+pub fn translate(path: &str, sections: &[Section], ctx: &Context<'_>) -> Result<Translated, UsageError> {
+    let mut out = Translated {
+        file: JobFile { path: path.to_string(), global: Vec::new(), jobs: Vec::new() },
+        warnings: Vec::new(),
+        notes: Vec::new(),
+        options_by_line: Vec::new(),
+    };
+    let mut global: Vec<FioOption> = Vec::new();
+    for (index, section) in sections.iter().enumerate() {
+        if section.name == "global" {
+            global = overlay(&global, &section.options);
+            continue;
+        }
+        let options = overlay(&global, &section.options);
+        let next_stonewalls = next_job_stonewalls(&global, &sections[index + 1..]);
+        for o in &options {
+            if !out.options_by_line.iter().any(|(l, _)| *l == o.at.line) {
+                out.options_by_line.push((o.at.line, o.key.clone()));
+            }
+        }
+        let (jobs, notes) = JobTranslation::new(section, &options, ctx, &mut out)?.run(next_stonewalls)?;
+        out.notes.extend(notes);
+        for mut job in jobs {
+            job.name = unique_name(&out.file.jobs, &job.name);
+            out.file.jobs.push(job);
+        }
+    }
+    if out.file.jobs.is_empty() {
+        return Err(UsageError::new(format!("{path}: no job: only [global] sections; add a [name] section per job")));
+    }
+    out.notes.dedup();
+    Ok(out)
+}
+
+/// Whether the next job of `rest` (with the [global] options in force for it) starts a
+/// new phase; true when there is none.
+fn next_job_stonewalls(global: &[FioOption], rest: &[Section]) -> bool {
+    let mut global = global.to_vec();
+    for section in rest {
+        if section.name == "global" {
+            global = overlay(&global, &section.options);
+            continue;
+        }
+        let options = overlay(&global, &section.options);
+        return options.iter().any(|o| {
+            options::lookup(&o.key).is_some_and(|k| k.name == "stonewall") && switch(o.value.as_deref()) == Ok(true)
+        });
+    }
+    true
+}
+
+/// `base`'s options that `over` does not give (by canonical name), then `over`'s.
+fn overlay(base: &[FioOption], over: &[FioOption]) -> Vec<FioOption> {
+    let canonical = |key: &str| options::lookup(key).map_or(key.to_string(), |k| k.name.to_string());
+    let mut out: Vec<FioOption> =
+        base.iter().filter(|b| !over.iter().any(|o| canonical(&o.key) == canonical(&b.key))).cloned().collect();
+    for o in over {
+        // An option given twice in one section: the later one wins, as in fio.
+        out.retain(|e| canonical(&e.key) != canonical(&o.key));
+        out.push(o.clone());
+    }
+    out
+}
+
+fn unique_name(jobs: &[Job], name: &str) -> String {
+    let mut candidate = name.to_string();
+    let mut n = 2;
+    while jobs.iter().any(|j| j.name == candidate) {
+        candidate = format!("{name}-{n}");
+        n += 1;
+    }
+    candidate
+}
+
+/// The read/write choice of `rw`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mix {
+    Read,
+    Write,
+    Both,
+}
+
+struct JobTranslation<'a> {
+    section: &'a Section,
+    name: String,
+    known: Vec<(&'static Known, &'a FioOption)>,
+    entries: Vec<Entry>,
+    notes: Vec<String>,
+}
+
+impl<'a> JobTranslation<'a> {
+    /// The job's options sorted into known ones; the unknown ones refused or warned about.
+    fn new(
+        section: &'a Section,
+        options: &'a [FioOption],
+        ctx: &Context<'_>,
+        out: &mut Translated,
+    ) -> Result<Self, UsageError> {
+        let mut known = Vec::new();
+        for o in options {
+            match options::lookup(&o.key) {
+                Some(k) => {
+                    if let Support::Refused(why) = k.support {
+                        return Err(UsageError::new(format!(
+                            "{}: option `{}` of [{}]: {why} (docs/fio.md)",
+                            o.at, o.key, section.name
+                        )));
+                    }
+                    known.push((k, o));
+                }
+                None if ctx.ignore_unsupported => {
+                    let warning = format!(
+                        "{}: fio option `{}` has no iopulse equivalent: ignored (--ignore-unsupported)",
+                        o.at, o.key
+                    );
+                    if !out.warnings.contains(&warning) {
+                        out.warnings.push(warning);
+                    }
+                }
+                None => {
+                    return Err(UsageError::new(format!(
+                        "{}: option `{}` of [{}]: no iopulse equivalent (docs/fio.md lists the fio options iopulse translates): remove it, or give --ignore-unsupported to run without it",
+                        o.at, o.key, section.name
+                    )));
+                }
+            }
+        }
+        let mut t =
+            JobTranslation { section, name: section.name.clone(), known, entries: Vec::new(), notes: Vec::new() };
+        if let Some(o) = t.get("name") {
+            t.name = t.text(o)?.to_string();
+        }
+        if let Some(o) = t.get("ramp_time")
+            && !(ctx.has_flag)("ramp")
+        {
+            return Err(t.bad(o, "iopulse has no warm-up (--ramp) in this build yet: remove ramp_time"));
+        }
+        Ok(t)
+    }
+
+    fn get(&self, name: &str) -> Option<&'a FioOption> {
+        self.known.iter().rev().find(|(k, _)| k.name == name).map(|(_, o)| *o)
+    }
+
+    fn bad(&self, o: &FioOption, why: &str) -> UsageError {
+        UsageError::new(format!("{}: option `{}` of [{}]: {why}", o.at, o.key, self.section.name))
+    }
+
+    fn text<'o>(&self, o: &'o FioOption) -> Result<&'o str, UsageError> {
+        o.value.as_deref().filter(|v| !v.is_empty()).ok_or_else(|| self.bad(o, "give a value (key=value)"))
+    }
+
+    fn push(&mut self, key: &str, o: &FioOption, value: Value) {
+        self.entries.retain(|e| e.key != key);
+        self.entries.push(Entry { key: key.to_string(), line: o.at.line, value });
+    }
+
+    fn push_text(&mut self, key: &str, o: &FioOption, value: String) {
+        self.push(key, o, Value::Text(value));
+    }
+
+    fn switch_of(&self, name: &str) -> Result<Option<(bool, &'a FioOption)>, UsageError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(o) => switch(o.value.as_deref()).map(|b| Some((b, o))).map_err(|e| self.bad(o, &e)),
+        }
+    }
+
+    fn size_of(&self, name: &str) -> Result<Option<(u64, &'a FioOption)>, UsageError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(o) => {
+                let v = self.text(o)?;
+                if v.contains('%') {
+                    return Err(
+                        self.bad(o, "a percentage of the device has no iopulse equivalent: give a size (e.g. 1g)")
+                    );
+                }
+                let bytes = size_bytes(v).map_err(|e| self.bad(o, &e))?;
+                if bytes == 0 {
+                    return Err(self.bad(o, "give a size above 0"));
+                }
+                Ok(Some((bytes, o)))
+            }
+        }
+    }
+
+    fn count_of(&self, name: &str) -> Result<Option<(u64, &'a FioOption)>, UsageError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(o) => count(self.text(o)?).map(|n| Some((n, o))).map_err(|e| self.bad(o, &e)),
+        }
+    }
+
+    /// One value for reads and writes (`4k`, or `4k,4k`): fio's per-direction forms are
+    /// refused unless they agree.
+    fn same_for_both<'v>(&self, o: &FioOption, v: &'v str) -> Result<&'v str, UsageError> {
+        let parts: Vec<&str> = v.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+        match parts.as_slice() {
+            [one] => Ok(one),
+            [first, rest @ ..] if rest.iter().all(|p| p.eq_ignore_ascii_case(first)) => Ok(first),
+            _ => Err(self.bad(o, "different values for reads and writes have no iopulse equivalent: give one value")),
+        }
+    }
+
+    /// Every key of the job, then the job (and its read-back pass after a verified write),
+    /// with the notes that apply to it.
+    fn run(mut self, next_stonewalls: bool) -> Result<(Vec<Job>, Vec<String>), UsageError> {
+        let mix = self.workload()?;
+        self.block_size()?;
+        let (jobs_n, shared) = self.targets()?;
+        self.engine()?;
+        self.pacing_and_placement()?;
+        let covers = self.run_length(jobs_n, shared)?;
+        if let Some((true, o)) = self.switch_of("stonewall")? {
+            self.push("stonewall", o, Value::Switch(true));
+        }
+        let mut jobs = Vec::new();
+        if let Some(o) = self.get("verify") {
+            let v = self.text(o)?.to_ascii_lowercase();
+            if !["0", "null", "none"].contains(&v.as_str()) {
+                self.push("verify", o, Value::Switch(true));
+                if mix == Mix::Write {
+                    jobs.push(self.read_back(o, covers, next_stonewalls)?);
+                }
+            }
+        }
+        jobs.insert(0, Job { name: self.name.clone(), line: self.section.at.line, entries: self.entries.clone() });
+        Ok((jobs, self.notes))
+    }
+
+    /// `rw` (with its `:N` suffix), `rwmixread`, `rwmixwrite`.
+    fn workload(&mut self) -> Result<Mix, UsageError> {
+        let Some(o) = self.get("rw") else { return Ok(Mix::Read) };
+        let v = self.text(o)?.to_ascii_lowercase();
+        let (kind, suffix) = match v.split_once(':') {
+            Some((k, s)) => (k.trim().to_string(), Some(s.trim().to_string())),
+            None => (v.clone(), None),
+        };
+        let (mix, random) = match kind.as_str() {
+            "read" => (Mix::Read, false),
+            "write" => (Mix::Write, false),
+            "randread" => (Mix::Read, true),
+            "randwrite" => (Mix::Write, true),
+            "rw" | "readwrite" => (Mix::Both, false),
+            "randrw" => (Mix::Both, true),
+            "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+                return Err(self
+                    .bad(o, "trims have no iopulse equivalent: give read, write, rw, randread, randwrite or randrw"));
+            }
+            _ => return Err(self.bad(o, "give read, write, rw, randread, randwrite or randrw")),
+        };
+        if let Some(s) = suffix {
+            if random {
+                let n = count(&s).map_err(|e| self.bad(o, &e))?;
+                if n > 1 {
+                    if 100 % n != 0 {
+                        return Err(self.bad(
+                            o,
+                            &format!("rw={kind}:{n}: a new random offset every N I/Os becomes --random-percent 100/N, a whole number: give N as 2, 4, 5, 10, 20, 25, 50 or 100"),
+                        ));
+                    }
+                    self.push_text("random-percent", o, (100 / n).to_string());
+                    self.notes.push(format!(
+                        "{}: rw={kind}:{n}: fio takes a new random offset every {n}th I/O exactly; iopulse's --random-percent {} jumps with that probability, the same share on average",
+                        o.at,
+                        100 / n
+                    ));
+                }
+            } else if size_bytes(&s).map_err(|e| self.bad(o, &e))? != 0 {
+                return Err(self.bad(o, "a sequential skip (rw=read:SIZE) has no iopulse equivalent: remove the :SIZE"));
+            }
+        }
+        if random {
+            self.push("random", o, Value::Switch(true));
+        }
+        match mix {
+            Mix::Read => {}
+            Mix::Write => self.push_text("write-percent", o, "100".into()),
+            Mix::Both => {
+                let read = self.count_of("rwmixread")?;
+                let write = self.count_of("rwmixwrite")?;
+                let (write_percent, at) = match (read, write) {
+                    (Some((r, ro)), None) => (100u64.checked_sub(r).ok_or_else(|| self.bad(ro, "give 0 to 100"))?, ro),
+                    (None, Some((w, wo))) => (w, wo),
+                    (Some((r, _)), Some((w, wo))) if r + w == 100 => (w, wo),
+                    (Some((r, _)), Some((w, wo))) => {
+                        return Err(self.bad(
+                            wo,
+                            &format!("rwmixread={r} and rwmixwrite={w} do not sum to 100: give one of them"),
+                        ));
+                    }
+                    (None, None) => (50, o),
+                };
+                if write_percent > 100 {
+                    return Err(self.bad(at, "give 0 to 100"));
+                }
+                self.push_text("write-percent", at, write_percent.to_string());
+            }
+        }
+        Ok(mix)
+    }
+
+    /// `bs` and `bsrange`: one size for reads and writes.
+    fn block_size(&mut self) -> Result<(), UsageError> {
+        if let Some(o) = self.get("bs") {
+            let v = self.same_for_both(o, self.text(o)?)?;
+            let bytes = size_bytes(v).map_err(|e| self.bad(o, &e))?;
+            self.push_text("block-size", o, iopulse_size(bytes));
+        }
+        if let Some(o) = self.get("bsrange") {
+            let v = self.same_for_both(o, self.text(o)?)?;
+            let (low, high) = v.split_once('-').unwrap_or((v, v));
+            let low = size_bytes(low).map_err(|e| self.bad(o, &e))?;
+            let high = size_bytes(high).map_err(|e| self.bad(o, &e))?;
+            if low != high {
+                return Err(self.bad(o, "a range of block sizes has no iopulse equivalent yet: give one size (bs=4k)"));
+            }
+            self.push_text("block-size", o, iopulse_size(low));
+        }
+        Ok(())
+    }
+
+    /// `filename`, `directory`, `nrfiles`, `numjobs`, `size`: the targets, how workers share
+    /// them and each file's size. Returns numjobs and whether the workers share the files.
+    fn targets(&mut self) -> Result<(u64, bool), UsageError> {
+        let jobs_n = match self.count_of("numjobs")? {
+            Some((0, o)) => return Err(self.bad(o, "give at least 1")),
+            Some((n, o)) => {
+                if n > 1 {
+                    self.push_text("threads", o, n.to_string());
+                }
+                n
+            }
+            None => 1,
+        };
+        let nrfiles = match self.count_of("nrfiles")? {
+            Some((0, o)) => return Err(self.bad(o, "give at least 1")),
+            Some((n, _)) => n,
+            None => 1,
+        };
+        let directory = match self.get("directory") {
+            Some(o) => {
+                let d = self.text(o)?;
+                if d.contains(':') {
+                    return Err(self.bad(o, "several directories have no iopulse equivalent: give one"));
+                }
+                Some(d.trim_end_matches('/').to_string())
+            }
+            None => None,
+        };
+        let in_dir = |name: &str| match &directory {
+            Some(d) if !name.starts_with('/') => format!("{d}/{name}"),
+            _ => name.to_string(),
+        };
+        let line = self.get("directory").map_or(self.section.at.line, |o| o.at.line);
+        let (targets, line, shared) = if let Some(o) = self.get("filename") {
+            let names: Vec<String> =
+                self.text(o)?.split(':').map(str::trim).filter(|n| !n.is_empty()).map(in_dir).collect();
+            if let Some((n, nr)) = self.count_of("nrfiles")?
+                && n != names.len() as u64
+            {
+                return Err(self.bad(
+                    nr,
+                    &format!(
+                        "nrfiles={n} with filename naming {} file(s): list every file in filename, or drop nrfiles",
+                        names.len()
+                    ),
+                ));
+            }
+            (names, o.at.line, true)
+        } else if jobs_n > 1 {
+            if nrfiles > 1 {
+                return Err(UsageError::new(format!(
+                    "{}: job [{}]: numjobs with nrfiles and no filename gives each fio job its own set of files, which iopulse cannot give a worker: give filename, or nrfiles=1",
+                    self.section.at, self.section.name
+                )));
+            }
+            self.entries.push(Entry { key: "file-distribution".into(), line, value: Value::Text("per-worker".into()) });
+            self.notes.push(format!(
+                "{}: job [{}]: fio names each clone's file {}.J.0; iopulse's per-worker files are {}.J",
+                self.section.at, self.name, self.name, self.name
+            ));
+            (vec![in_dir(&self.name)], line, false)
+        } else {
+            ((0..nrfiles).map(|f| in_dir(&format!("{}.0.{f}", self.name))).collect(), line, false)
+        };
+        if shared && jobs_n > 1 && !self.entries.iter().any(|e| e.key == "random") {
+            // fio's clones each read the shared file from its start.
+            self.entries.push(Entry { key: "sequential-overlap".into(), line, value: Value::Switch(true) });
+        }
+        let files = targets.len() as u64;
+        self.entries.push(Entry { key: "targets".into(), line, value: Value::List(targets) });
+        if let Some((size, o)) = self.size_of("size")? {
+            // fio's size is the job's total over its files.
+            self.push_text("file-size", o, iopulse_size(size / files.max(1)));
+        }
+        Ok((jobs_n, shared))
+    }
+
+    /// `ioengine`, `iodepth`, `direct`, `buffered`, `invalidate`.
+    fn engine(&mut self) -> Result<(), UsageError> {
+        if let Some(o) = self.get("ioengine") {
+            let v = self.text(o)?.to_ascii_lowercase();
+            let engine = match v.as_str() {
+                "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => "sync",
+                "libaio" => "libaio",
+                "io_uring" => "io_uring",
+                "mmap" => "mmap",
+                "null" => "null",
+                _ => {
+                    return Err(self.bad(
+                        o,
+                        &format!(
+                            "no iopulse engine for ioengine={v}: give psync, sync, libaio, io_uring, mmap or null"
+                        ),
+                    ));
+                }
+            };
+            self.push_text("engine", o, engine.into());
+        }
+        if let Some((depth, o)) = self.count_of("iodepth")? {
+            if depth == 0 {
+                return Err(self.bad(o, "give at least 1"));
+            }
+            self.push_text("queue-depth", o, depth.to_string());
+        }
+        let direct = self.switch_of("direct")?;
+        let buffered = self.switch_of("buffered")?;
+        match (direct, buffered) {
+            (Some((true, _)), Some((true, o))) => {
+                return Err(self.bad(o, "direct=1 and buffered=1 contradict each other: give one"));
+            }
+            (Some((true, o)), _) | (_, Some((false, o))) => self.push("direct", o, Value::Switch(true)),
+            _ => {}
+        }
+        if let Some((false, o)) = self.switch_of("invalidate")? {
+            self.push_text("cache", o, "keep".into());
+        }
+        Ok(())
+    }
+
+    /// Offsets, seed, rates, think time, end_fsync, CPUs and NUMA nodes, ramp.
+    fn pacing_and_placement(&mut self) -> Result<(), UsageError> {
+        if let Some((seed, o)) = self.count_of("randseed")? {
+            self.push_text("seed", o, seed.to_string());
+        }
+        if let Some(o) = self.get("random_distribution") {
+            let v = self.text(o)?.to_ascii_lowercase();
+            let (kind, parameter) = match v.split_once(':') {
+                Some((k, p)) => (k.trim().to_string(), Some(p.trim().to_string())),
+                None => (v.clone(), None),
+            };
+            match (kind.as_str(), parameter) {
+                ("random", _) => {}
+                ("zipf", Some(theta)) => {
+                    self.push_text("distribution", o, "zipf".into());
+                    self.push_text("zipf-theta", o, theta);
+                }
+                ("pareto", Some(h)) => {
+                    self.push_text("distribution", o, "pareto".into());
+                    self.push_text("pareto-h", o, h);
+                }
+                ("zipf" | "pareto", None) => {
+                    return Err(self.bad(o, &format!("give its parameter, e.g. random_distribution={kind}:0.8")));
+                }
+                ("normal" | "gauss", _) => {
+                    return Err(self.bad(o, "fio's normal distribution (a sum of uniform draws, hashed over the file) has no iopulse equivalent; iopulse's --distribution gaussian is a bell at a centre: write the iopulse job by hand"));
+                }
+                _ => {
+                    return Err(self.bad(
+                        o,
+                        &format!(
+                            "random_distribution={kind} has no iopulse equivalent: give random, zipf:THETA or pareto:H"
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(o) = self.get("rate_iops") {
+            let v = self.same_for_both(o, self.text(o)?)?;
+            let n = count(v).map_err(|e| self.bad(o, &e))?;
+            self.push_text("rate-iops", o, n.to_string());
+        }
+        if let Some(o) = self.get("rate") {
+            let v = self.same_for_both(o, self.text(o)?)?;
+            let bytes = size_bytes(v).map_err(|e| self.bad(o, &e))?;
+            self.push_text("rate-bw", o, iopulse_size(bytes));
+        }
+        if let Some(o) = self.get("thinktime") {
+            let ns = time_ns(self.text(o)?, 1_000).map_err(|e| self.bad(o, &e))?;
+            if ns > 0 {
+                self.push_text("think-time", o, iopulse_time(ns));
+            }
+        }
+        if let Some((every, o)) = self.count_of("thinktime_blocks")? {
+            if self.get("thinktime").is_none() {
+                return Err(self.bad(o, "applies to thinktime: add thinktime or remove it"));
+            }
+            self.push_text("think-every", o, every.max(1).to_string());
+        }
+        if let Some((true, o)) = self.switch_of("end_fsync")? {
+            self.push("fsync-on-close", o, Value::Switch(true));
+        }
+        if let Some(o) = self.get("cpus_allowed") {
+            let list = self.text(o)?.to_string();
+            self.push_text("cpu-cores", o, list);
+            if self.get("cpus_allowed_policy").is_none_or(|p| p.value.as_deref() != Some("split")) {
+                self.notes.push(format!(
+                    "{}: cpus_allowed: iopulse pins each worker to one CPU of the list (fio's cpus_allowed_policy=split); fio's default lets every job run on any of them",
+                    o.at
+                ));
+            }
+        }
+        if let Some(o) = self.get("cpus_allowed_policy") {
+            let v = self.text(o)?;
+            if v != "split" && v != "shared" {
+                return Err(self.bad(o, "give shared or split"));
+            }
+        }
+        if let Some(o) = self.get("numa_cpu_nodes") {
+            let list = self.text(o)?.to_string();
+            self.push_text("numa-zones", o, list);
+        }
+        if let Some(o) = self.get("ramp_time") {
+            let ns = time_ns(self.text(o)?, SECOND_NS).map_err(|e| self.bad(o, &e))?;
+            self.push_text("ramp", o, iopulse_time(ns));
+        }
+        Ok(())
+    }
+
+    /// `time_based`, `runtime`, `size`, `io_size`, `norandommap`: when the job ends. fio
+    /// without time_based ends when size bytes are done: with sequential offsets or
+    /// random ones without repeats (fio's random map) that is every block once, iopulse's
+    /// `duration = 0`. Returns whether the job writes every block exactly once.
+    fn run_length(&mut self, jobs_n: u64, shared: bool) -> Result<bool, UsageError> {
+        let time_based = self.switch_of("time_based")?.filter(|(on, _)| *on);
+        let runtime = match self.get("runtime") {
+            Some(o) => Some((time_ns(self.text(o)?, SECOND_NS).map_err(|e| self.bad(o, &e))?, o)),
+            None => None,
+        };
+        let size = self.size_of("size")?;
+        let io_size = self.size_of("io_size")?;
+        let amount = io_size.or(size);
+        if let Some((_, o)) = time_based {
+            let Some((ns, ro)) = runtime.filter(|(ns, _)| *ns > 0) else {
+                return Err(
+                    self.bad(o, "time_based without a runtime runs until stopped: give runtime (e.g. runtime=30s)")
+                );
+            };
+            self.push_text("duration", ro, iopulse_time(ns));
+            return Ok(false);
+        }
+        if let Some((ns, ro)) = runtime.filter(|(ns, _)| *ns > 0) {
+            self.push_text("duration", ro, iopulse_time(ns));
+            if let Some((bytes, o)) = amount {
+                self.push_text("io-limit", o, iopulse_size(bytes * jobs_n));
+                self.notes.push(format!(
+                    "{}: runtime without time_based: iopulse stops at the runtime or after size × numjobs bytes, whichever comes first; its random offsets may repeat (fio's norandommap)",
+                    ro.at
+                ));
+            }
+            return Ok(false);
+        }
+        if let Some((bytes, o)) = io_size {
+            self.push_text("io-limit", o, iopulse_size(bytes * jobs_n));
+            return Ok(false);
+        }
+        let random = self.entries.iter().any(|e| e.key == "random");
+        let norandommap = self.switch_of("norandommap")?.is_some_and(|(on, _)| on);
+        if (!random || !norandommap) && (jobs_n == 1 || !shared) {
+            let line = size.map_or(self.section.at.line, |(_, o)| o.at.line);
+            self.entries.push(Entry { key: "duration".into(), line, value: Value::Text("0".into()) });
+            return Ok(true);
+        }
+        let Some((bytes, o)) = size else {
+            return Err(UsageError::new(format!(
+                "{}: job [{}]: without time_based or runtime, fio does size bytes per job: give size",
+                self.section.at, self.section.name
+            )));
+        };
+        self.push_text("io-limit", o, iopulse_size(bytes * jobs_n));
+        Ok(false)
+    }
+
+    /// The read pass that checks what a verified write job wrote, in the phase after it.
+    fn read_back(&mut self, o: &FioOption, covers: bool, next_stonewalls: bool) -> Result<Job, UsageError> {
+        if !covers {
+            return Err(self.bad(
+                o,
+                "iopulse reads back and checks every block after a verified write job, so the job must write every block once: drop time_based, runtime and io_size (and numjobs on a shared file), or remove verify",
+            ));
+        }
+        if !next_stonewalls {
+            return Err(self.bad(
+                o,
+                "iopulse checks the written blocks in a phase after this job, so the next job must start after it too: add stonewall to the next job",
+            ));
+        }
+        let dropped = ["write-percent", "stonewall", "rate-iops", "rate-bw", "think-time", "think-every"];
+        let mut entries: Vec<Entry> =
+            self.entries.iter().filter(|e| !dropped.contains(&e.key.as_str())).cloned().collect();
+        entries.push(Entry { key: "stonewall".into(), line: o.at.line, value: Value::Switch(true) });
+        let name = format!("{}-verify", self.name);
+        self.notes.push(format!(
+            "{}: verify: fio reads back and checks what the write job wrote; iopulse does it in job [{name}], a phase after it",
+            o.at
+        ));
+        Ok(Job { name, line: o.at.line, entries })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ini::parse_into;
+    use super::*;
+
+    fn translate_text(text: &str, has_ramp: bool) -> Result<Translated, String> {
+        let mut sections = Vec::new();
+        parse_into(text, "j.fio", std::path::Path::new("."), &|_| None, 0, &mut sections).map_err(|e| e.message)?;
+        let has_flag = |name: &str| has_ramp && name == "ramp";
+        let ctx = Context { ignore_unsupported: false, has_flag: &has_flag };
+        translate("j.fio", &sections, &ctx).map_err(|e| e.message)
+    }
+
+    fn keys(t: &Translated, job: usize) -> Vec<(String, String)> {
+        t.file.jobs[job]
+            .entries
+            .iter()
+            .map(|e| {
+                let v = match &e.value {
+                    Value::Switch(b) => b.to_string(),
+                    Value::Text(s) => s.clone(),
+                    Value::List(l) => l.join(","),
+                };
+                (e.key.clone(), v)
+            })
+            .collect()
+    }
+
+    fn has(t: &Translated, job: usize, key: &str, value: &str) -> bool {
+        keys(t, job).contains(&(key.to_string(), value.to_string()))
+    }
+
+    #[test]
+    fn options_become_keys_of_the_same_meaning() {
+        let t = translate_text(
+            "[global]\nfilename=/x/a\nbuffered=0\ninvalidate=0\n[a]\nrw=randread:4\nbsrange=8k-8k\nrandom_distribution=pareto:0.8\nnumjobs=2\nnorandommap\nsize=1m\ncpus_allowed=0-1\ncpus_allowed_policy=split\nnuma_cpu_nodes=0\nrate=1m,1m\n",
+            false,
+        )
+        .unwrap();
+        for (k, v) in [
+            ("random", "true"),
+            ("random-percent", "25"),
+            ("block-size", "8k"),
+            ("distribution", "pareto"),
+            ("pareto-h", "0.8"),
+            ("threads", "2"),
+            ("direct", "true"),
+            ("cache", "keep"),
+            ("targets", "/x/a"),
+            ("file-size", "1M"),
+            ("cpu-cores", "0-1"),
+            ("numa-zones", "0"),
+            ("rate-bw", "1M"),
+            // norandommap, shared file, no runtime: size bytes per clone.
+            ("io-limit", "2M"),
+        ] {
+            assert!(has(&t, 0, k, v), "{k} = {v} missing: {:?}", keys(&t, 0));
+        }
+        assert!(!keys(&t, 0).iter().any(|(k, _)| k == "duration"));
+        // split: no note about the CPU policy; the random-percent note is there.
+        assert!(t.notes.iter().all(|n| !n.contains("cpus_allowed")), "{:?}", t.notes);
+        assert!(t.notes.iter().any(|n| n.contains("random-percent 25")), "{:?}", t.notes);
+    }
+
+    #[test]
+    fn later_globals_apply_to_later_jobs_and_names_stay_unique() {
+        let t = translate_text("[global]\nbs=8k\n[a]\n[global]\nbs=16k\n[a]\nrw=rw\nrwmixwrite=20\n", false).unwrap();
+        assert_eq!(t.file.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), vec!["a", "a-2"]);
+        assert!(has(&t, 0, "block-size", "8k") && has(&t, 1, "block-size", "16k"));
+        assert!(has(&t, 1, "write-percent", "20"));
+        assert!(has(&t, 0, "targets", "a.0.0"), "{:?}", keys(&t, 0));
+        assert!(has(&t, 0, "duration", "0"));
+        // A stonewall in [global] makes every job a phase: the read-back pass fits between.
+        let t = translate_text("[global]\nstonewall\n[a]\nrw=write\nverify=md5\n[b]\n", false).unwrap();
+        assert_eq!(t.file.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), vec!["a", "a-verify", "b"]);
+        assert!(has(&t, 1, "verify", "true") && has(&t, 1, "stonewall", "true") && has(&t, 2, "stonewall", "true"));
+    }
+
+    #[test]
+    fn ramp_time_waits_for_the_ramp_flag() {
+        let e = translate_text("[a]\nramp_time=5\nruntime=10\ntime_based\n", false).unwrap_err();
+        assert!(e.starts_with("j.fio:2: option `ramp_time` of [a]"), "{e}");
+        let t = translate_text("[a]\nramp_time=5\nruntime=10\ntime_based\n", true).unwrap();
+        assert!(has(&t, 0, "ramp", "5s") && has(&t, 0, "duration", "10s"));
+    }
+
+    #[test]
+    fn what_iopulse_cannot_do_is_refused_with_its_line() {
+        for (text, expected) in [
+            (
+                "[a]\nrw=rw\nrwmixread=60\nrwmixwrite=60\n",
+                "j.fio:4: option `rwmixwrite` of [a]: rwmixread=60 and rwmixwrite=60",
+            ),
+            ("[a]\nbs=4k,8k\n", "j.fio:2: option `bs` of [a]: different values for reads and writes"),
+            ("[a]\nbsrange=4k-16k\n", "j.fio:2: option `bsrange` of [a]: a range of block sizes"),
+            ("[a]\nrw=read:4k\n", "j.fio:2: option `rw` of [a]: a sequential skip"),
+            ("[a]\nrw=randread:3\n", "j.fio:2: option `rw` of [a]: rw=randread:3"),
+            ("[a]\nioengine=posixaio\n", "j.fio:2: option `ioengine` of [a]: no iopulse engine for ioengine=posixaio"),
+            ("[a]\nrandom_distribution=normal:10\n", "j.fio:2: option `random_distribution` of [a]: fio's normal"),
+            ("[a]\nsize=50%\n", "j.fio:2: option `size` of [a]: a percentage"),
+            ("[a]\nnumjobs=2\nnrfiles=2\n", "j.fio:1: job [a]: numjobs with nrfiles"),
+            (
+                "[a]\nfilename=/x\nnrfiles=2\n",
+                "j.fio:3: option `nrfiles` of [a]: nrfiles=2 with filename naming 1 file(s)",
+            ),
+            (
+                "[a]\nrw=write\nverify=crc32c\n[b]\n",
+                "j.fio:3: option `verify` of [a]: iopulse checks the written blocks in a phase after",
+            ),
+            ("[global]\nbs=4k\n", "j.fio: no job"),
+        ] {
+            let e = translate_text(text, false).unwrap_err();
+            assert!(e.starts_with(expected), "{text:?}: {e}");
+        }
+    }
+}
