@@ -76,6 +76,18 @@ impl OpStats {
         self.latency.saturating_record(lat_ns);
     }
 
+    /// Back to no I/O, in place (the histogram keeps its buckets: no allocation). The
+    /// ramp's end (`--ramp`) calls it once per worker.
+    pub fn reset(&mut self) {
+        self.ops = 0;
+        self.bytes = 0;
+        self.lat_sum_ns = 0;
+        self.lat_min_ns = u64::MAX;
+        self.lat_max_ns = 0;
+        self.clamped = 0;
+        self.latency.reset();
+    }
+
     /// Adds another worker's figures: exact, since histograms add bucket by bucket.
     pub fn merge(&mut self, other: &OpStats) {
         self.ops += other.ops;

@@ -9,9 +9,14 @@
 //! window is full and the limit holds, that the run is steady, with the window's
 //! figures.
 //!
+//! A `SteadyWatch` is what the sampler (`interval`) feeds: the row figure the criterion
+//! names, one per interval after the ramp; it remembers when the run became steady and
+//! which rows the window was.
+//!
 //! Must not: read clocks, touch workers or format; it only computes over the figures
 //! it is given (the sampler thread feeds it; the run decides what to do).
 
+use crate::stats::interval::TimeSeriesRow;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::fmt;
@@ -176,6 +181,71 @@ impl Detector {
             Limit::Absolute(a) => a,
         };
         WindowFigures { mean, max_deviation, slope_per_sec, figure, bound }
+    }
+}
+
+/// The sampler's side of `--steady-state`: a detector over the rows after the ramp, and
+/// what it saw.
+#[derive(Clone, Debug)]
+pub struct SteadyWatch {
+    detector: Detector,
+    window_len: u64,
+    /// The epoch of the last row fed to the full window, and its figures: the steady
+    /// window once `reached`, else the last full window seen.
+    last: Option<(u64, WindowFigures)>,
+    /// End of the steady window's last row, from the release.
+    reached_at_ns: Option<u64>,
+}
+
+impl SteadyWatch {
+    pub fn new(criterion: Criterion, window_len: u32, interval_ns: u64) -> Self {
+        let detector = Detector::new(criterion, window_len as usize, interval_ns);
+        let window_len = detector.window_len as u64;
+        Self { detector, window_len, last: None, reached_at_ns: None }
+    }
+
+    /// Feeds the row of epoch `epoch`; true the first time the window is steady. Once
+    /// reached, later rows change nothing.
+    pub fn observe(&mut self, epoch: u64, row: &TimeSeriesRow) -> bool {
+        if self.reached_at_ns.is_some() {
+            return false;
+        }
+        let value = match self.detector.criterion.metric {
+            Metric::Iops => row.total.iops,
+            Metric::Bandwidth => row.total.bw_bytes_per_sec,
+            Metric::MeanLatency => row.total.latency_ns.mean as f64,
+        };
+        let Some(figures) = self.detector.push(value) else { return false };
+        self.last = Some((epoch, figures));
+        if figures.steady() {
+            self.reached_at_ns = Some(row.t_ns);
+            return true;
+        }
+        false
+    }
+
+    pub fn criterion(&self) -> Criterion {
+        self.detector.criterion
+    }
+
+    /// Intervals in the window.
+    pub fn window_len(&self) -> u64 {
+        self.window_len
+    }
+
+    /// End of the steady window (from the release), when it was reached.
+    pub fn reached_at_ns(&self) -> Option<u64> {
+        self.reached_at_ns
+    }
+
+    /// The window's figures: the steady window's, else the last full window's.
+    pub fn figures(&self) -> Option<WindowFigures> {
+        self.last.map(|(_, f)| f)
+    }
+
+    /// The epochs of the window's first and last rows (see `figures`).
+    pub fn window_epochs(&self) -> Option<(u64, u64)> {
+        self.last.map(|(e, _)| ((e + 1).saturating_sub(self.window_len), e))
     }
 }
 
