@@ -526,4 +526,96 @@ mod tests {
         assert_eq!(rows[&0].read.as_ref().unwrap().len(), 1);
         assert_eq!(rows[&1].read.as_ref().unwrap().len(), 2);
     }
+
+    fn drain(sampler: &mut Sampler, rows: &mut BTreeMap<u64, Accumulated>) {
+        while let Ok(sample) = sampler.rx.try_recv() {
+            sampler.absorb(sample, rows, true);
+        }
+    }
+
+    fn reads(rows: &BTreeMap<u64, Accumulated>, e: u64) -> u64 {
+        rows.get(&e).and_then(|a| a.read.as_ref()).map_or(0, |h| h.len())
+    }
+
+    #[test]
+    fn the_ramp_tail_lands_in_the_last_ramp_row_and_the_window_starts_from_zero() {
+        // Two ramp rows; the worker resets its figures at the ramp's end.
+        let (mut sampler, mut recorders) = channels(1, 2);
+        let epoch = AtomicU64::new(0);
+        let mut rows = BTreeMap::new();
+        let mut w = FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() };
+        for _ in 0..5 {
+            w.read.record(1_000).unwrap();
+        }
+        epoch.store(1, Ordering::Relaxed);
+        recorders[0].maybe_rotate(&epoch, w.snapshot());
+        drain(&mut sampler, &mut rows);
+        for _ in 0..3 {
+            w.read.record(1_000).unwrap();
+        }
+        // The ramp ends before the sampler's tick: the tail is handed over, then reset.
+        recorders[0].end_ramp(w.snapshot());
+        w.read.reset();
+        drain(&mut sampler, &mut rows);
+        // The sampler's tick at the ramp's end (epoch 2) is not a rotation for a worker
+        // already in the window; the next one is.
+        epoch.store(2, Ordering::Relaxed);
+        recorders[0].maybe_rotate(&epoch, w.snapshot());
+        assert!(sampler.rx.try_recv().is_err(), "a worker in the window rotated into the ramp's end");
+        for _ in 0..4 {
+            w.read.record(2_000).unwrap();
+        }
+        epoch.store(3, Ordering::Relaxed);
+        recorders[0].maybe_rotate(&epoch, w.snapshot());
+        drain(&mut sampler, &mut rows);
+        assert_eq!((reads(&rows, 0), reads(&rows, 1), reads(&rows, 2)), (5, 3, 4));
+        // Nothing of the ramp in the window's row.
+        assert!(rows[&2].read.as_ref().unwrap().min() >= 1_990);
+    }
+
+    #[test]
+    fn a_window_row_is_whole_even_when_the_ramp_tail_was_not_handed_over() {
+        let (mut sampler, mut recorders) = channels(1, 1);
+        let epoch = AtomicU64::new(0);
+        let mut rows = BTreeMap::new();
+        let mut w = FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() };
+        for _ in 0..7 {
+            w.read.record(1_000).unwrap();
+        }
+        epoch.store(1, Ordering::Relaxed);
+        recorders[0].maybe_rotate(&epoch, w.snapshot());
+        let ramp = sampler.rx.try_recv().unwrap();
+        // The sampler has not handed the spare back yet: the tail cannot be sent.
+        w.read.record(1_000).unwrap();
+        recorders[0].end_ramp(w.snapshot());
+        assert!(sampler.rx.try_recv().is_err());
+        sampler.absorb(ramp, &mut rows, true);
+        w.read.reset();
+        for _ in 0..9 {
+            w.read.record(1_000).unwrap();
+        }
+        let rec = recorders.pop().unwrap();
+        rec.flush(w.snapshot());
+        drain(&mut sampler, &mut rows);
+        // The ramp's snapshot (7) is not subtracted from the window's first one (9).
+        assert_eq!((reads(&rows, 0), reads(&rows, 1)), (7, 9));
+    }
+
+    #[test]
+    fn ticks_put_a_boundary_at_the_ramps_end() {
+        let config = SamplerConfig {
+            clock: Clock::new(),
+            start_ns: 0,
+            interval_ns: 1_000_000_000,
+            block_size_bytes: 4096,
+            duration_ns: None,
+            ramp_ns: 1_500_000_000,
+        };
+        let ticks: Vec<u64> = (0..4).map(|e| config.tick_ns(e)).collect();
+        assert_eq!(ticks, [1_000_000_000, 1_500_000_000, 2_500_000_000, 3_500_000_000]);
+        assert_eq!(ramp_rows(1_500_000_000, 1_000_000_000), 2);
+        let none = SamplerConfig { ramp_ns: 0, ..config };
+        assert_eq!(none.tick_ns(0), 1_000_000_000);
+        assert_eq!(none.tick_ns(2), 3_000_000_000);
+    }
 }

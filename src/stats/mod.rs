@@ -269,6 +269,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn reset_forgets_everything_recorded() {
+        let mut a = OpStats::new();
+        a.record(4096, 5_000_000);
+        a.record(4096, 10);
+        a.reset();
+        a.record(512, 300);
+        assert_eq!((a.ops, a.bytes, a.lat_sum_ns, a.lat_min_ns, a.lat_max_ns), (1, 512, 300, 300, 300));
+        assert_eq!(a.latency.len(), 1);
+        assert!(a.latency.max() < 400);
+    }
+
+    #[test]
     fn record_and_merge_are_exact() {
         let mut a = OpStats::new();
         let mut b = OpStats::new();

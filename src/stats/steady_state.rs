@@ -327,4 +327,47 @@ mod tests {
         assert!(a.unwrap().steady());
         assert!(!b.unwrap().steady());
     }
+
+    fn row(t_ns: u64, iops: f64) -> TimeSeriesRow {
+        let mut r = TimeSeriesRow {
+            t_ns,
+            interval_ns: 100_000_000,
+            ramp: false,
+            read: Default::default(),
+            write: Default::default(),
+            total: Default::default(),
+        };
+        r.total.iops = iops;
+        r
+    }
+
+    #[test]
+    fn the_watch_remembers_when_and_which_rows_were_steady() {
+        let mut w = SteadyWatch::new(c("iops:5%"), 3, 100_000_000);
+        let values = [100.0, 400.0, 1000.0, 1010.0, 990.0, 1000.0];
+        let steady_at: Vec<bool> =
+            values.iter().enumerate().map(|(e, v)| w.observe(e as u64 + 2, &row((e as u64 + 1) * 100, *v))).collect();
+        // Epochs 4, 5, 6 (values 1000, 1010, 990) are the first steady window.
+        assert_eq!(steady_at, [false, false, false, false, true, false]);
+        assert_eq!(w.reached_at_ns(), Some(500));
+        assert_eq!(w.window_epochs(), Some((4, 6)));
+        assert!(w.figures().unwrap().steady());
+        // Never full: no window, no figures.
+        let mut w = SteadyWatch::new(c("iops:5%"), 3, 100_000_000);
+        w.observe(0, &row(100, 1.0));
+        assert_eq!((w.window_epochs(), w.figures(), w.reached_at_ns()), (None, None, None));
+    }
+
+    #[test]
+    fn the_watch_reads_the_metric_it_was_given() {
+        let mut r = row(100, 1000.0);
+        r.total.bw_bytes_per_sec = 5.0;
+        r.total.latency_ns.mean = 7;
+        for (crit, mean) in [("iops:1%", 1000.0), ("bw:1%", 5.0), ("lat:1", 7.0)] {
+            let mut w = SteadyWatch::new(c(crit), 2, 100_000_000);
+            w.observe(0, &r);
+            w.observe(1, &r);
+            assert_eq!(w.figures().unwrap().mean, mean, "{crit}");
+        }
+    }
 }
