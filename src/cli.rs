@@ -45,6 +45,12 @@ Examples:
       an application that spends 50 µs between requests
   iopulse /data/t.dat --random --rate-iops 2000 --duration 30s
       2000 I/Os per second, latency measured from when each was due
+  iopulse /data/t.dat --random --write-percent 100 --ramp 30s --duration 60s
+      30 s of writes not counted (caches filled, the device in its sustained state), then
+      a 60 s window; the time series marks the ramp's rows
+  iopulse /data/t.dat --random --steady-state iops:2% --steady-state-window 10s --duration 10m
+      stop once the last 10 s of IOPS stay within 2 % of their mean (at most 10 min); the
+      steady window's figures are the result, or STEADY STATE NOT REACHED is said loudly
   iopulse /data/t.dat --threads 4 --file-distribution per-worker --file-size 1G
       each worker on its own file: /data/t.dat.0 ... /data/t.dat.3
   iopulse /dev/nvme0n1 /dev/nvme1n1 --random --direct --threads 8 --ops 1000000

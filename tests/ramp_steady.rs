@@ -48,6 +48,7 @@ fn a_ramp_runs_before_the_window_and_is_not_counted() {
     // The ramp comes before the 2 s window: about 3 s in all (generous bounds).
     assert!((2.5..6.0).contains(&wall_s), "ran {wall_s:.2} s for --ramp 1s --duration 2s");
     let r = read_json(&json);
+    assert_valid(&schema_validator(), &r, "a result with a ramp");
     assert_eq!(u64_at(&r, &["ramp_ns"]), 1_000_000_000);
     // A run stopped by its deadline ends exactly there: the window is the duration.
     assert_eq!(u64_at(&r, &["window_ns"]), 2_000_000_000);
@@ -144,6 +145,7 @@ fn steady_state_is_reached_on_a_steady_rate_and_its_window_is_the_result() {
         "--plot",
         &path_str(&plot),
     ]);
+    assert_valid(&schema_validator(), &r, "a steady result");
     let s = &r["steady_state"];
     assert_eq!(s["reached"], true, "{s}");
     assert_eq!(r["stop_reason"], "steady_state");
@@ -205,6 +207,7 @@ fn a_run_that_never_steadies_says_so_loudly() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     let r = read_json(&json);
+    assert_valid(&schema_validator(), &r, "a result not steady");
     let s = &r["steady_state"];
     assert_eq!(s["reached"], false, "{s}");
     assert!(s["reached_at_ns"].is_null());
@@ -237,4 +240,30 @@ fn a_ramp_in_a_job_file_works_by_its_long_name() {
     let doc = read_json(&json);
     let text = doc.to_string();
     assert!(text.contains("\"ramp_ns\":300000000"), "no ramp in the job's result: {text:.400}");
+}
+
+#[test]
+fn a_steady_state_in_a_job_file_stops_its_own_job_only() {
+    let dir = temp_dir();
+    let job = dir.path().join("steady.toml");
+    let json = dir.path().join("r.json");
+    let (a, b) = (path_str(&dir.path().join("a.dat")), path_str(&dir.path().join("b.dat")));
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nengine = \"null\"\ninterval = \"100ms\"\nduration = \"2s\"\n\n\
+             [steady]\ntargets = [\"{a}\"]\nrate-iops = 1000\nsteady-state = \"iops:20%\"\nsteady-state-window = \"500ms\"\n\n\
+             [other]\ntargets = [\"{b}\"]\n"
+        ),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["run", &path_str(&job), "--json", &path_str(&json), "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc = read_json(&json);
+    let jobs = doc["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs[0]["stop_reason"], "steady_state", "{}", jobs[0]["steady_state"]);
+    assert_eq!(u64_at(&jobs[0], &["window_ns"]), 500_000_000);
+    // The other job of the phase ran its whole duration.
+    assert_eq!(jobs[1]["stop_reason"], "duration");
+    assert_eq!(u64_at(&jobs[1], &["window_ns"]), 2_000_000_000);
 }
