@@ -267,3 +267,32 @@ fn a_steady_state_in_a_job_file_stops_its_own_job_only() {
     assert_eq!(jobs[1]["stop_reason"], "duration");
     assert_eq!(u64_at(&jobs[1], &["window_ns"]), 2_000_000_000);
 }
+
+#[test]
+fn fio_json_keeps_its_shape_with_a_ramp_and_counts_the_window() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("fio.dat"));
+    let json = dir.path().join("r.json");
+    let (code, stdout, stderr) = run(&[
+        &f,
+        "--engine",
+        "null",
+        "--ramp",
+        "300ms",
+        "--duration",
+        "500ms",
+        "--output-format",
+        "fio-json",
+        "--json",
+        &path_str(&json),
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let fio: Value = serde_json::from_str(&stdout).unwrap();
+    let job = &fio["jobs"][0];
+    assert_eq!(job["job options"]["ramp_time"], "300ms");
+    assert_eq!(u64_at(job, &["job_runtime"]), 500);
+    let r = read_json(&json);
+    assert_eq!(u64_at(job, &["read", "total_ios"]), u64_at(&r, &["read", "ops"]));
+    assert!(u64_at(&r, &["ramp_ops"]) > 0);
+}

@@ -195,13 +195,17 @@ pub struct SteadyWatch {
     last: Option<(u64, WindowFigures)>,
     /// End of the steady window's last row, from the release.
     reached_at_ns: Option<u64>,
+    /// Rows still to come before the last interval with no I/O has left the window: a
+    /// stall (or a row whose figures had not all arrived) is never a steady state, also
+    /// when every figure of the window is zero.
+    rows_since_empty: u64,
 }
 
 impl SteadyWatch {
     pub fn new(criterion: Criterion, window_len: u32, interval_ns: u64) -> Self {
         let detector = Detector::new(criterion, window_len as usize, interval_ns);
         let window_len = detector.window_len as u64;
-        Self { detector, window_len, last: None, reached_at_ns: None }
+        Self { detector, window_len, last: None, reached_at_ns: None, rows_since_empty: 0 }
     }
 
     /// Feeds the row of epoch `epoch`; true the first time the window is steady. Once
@@ -215,9 +219,10 @@ impl SteadyWatch {
             Metric::Bandwidth => row.total.bw_bytes_per_sec,
             Metric::MeanLatency => row.total.latency_ns.mean as f64,
         };
+        self.rows_since_empty = if row.total.ops == 0 { 0 } else { self.rows_since_empty + 1 };
         let Some(figures) = self.detector.push(value) else { return false };
         self.last = Some((epoch, figures));
-        if figures.steady() {
+        if figures.steady() && self.rows_since_empty >= self.window_len {
             self.reached_at_ns = Some(row.t_ns);
             return true;
         }
@@ -338,7 +343,24 @@ mod tests {
             total: Default::default(),
         };
         r.total.iops = iops;
+        r.total.ops = iops as u64;
         r
+    }
+
+    #[test]
+    fn a_window_with_an_interval_without_io_is_never_steady() {
+        // All zeros: deviation 0 <= 0 % of 0, yet a stall is not a steady state.
+        let mut w = SteadyWatch::new(c("iops:1%"), 3, 100_000_000);
+        assert!(!(0..6).any(|e| w.observe(e, &row(e * 100, 0.0))));
+        assert_eq!(w.reached_at_ns(), None);
+        // One empty interval keeps the window from being steady until it has left it.
+        let mut w = SteadyWatch::new(c("iops:100%"), 3, 100_000_000);
+        let steady: Vec<bool> = [100.0, 0.0, 100.0, 100.0, 100.0]
+            .iter()
+            .enumerate()
+            .map(|(e, v)| w.observe(e as u64, &row(0, *v)))
+            .collect();
+        assert_eq!(steady, [false, false, false, false, true]);
     }
 
     #[test]
