@@ -21,7 +21,7 @@ use crate::rusage;
 use crate::spec::Spec;
 use crate::stats::coverage::{self, CoverageTracker};
 use crate::stats::interval;
-use crate::stats::steady_state::SteadyWatch;
+use crate::stats::steady_state::{Metric, SteadyWatch, Test};
 use crate::stats::{CpuTimes, OpStats, encode_histogram};
 use crate::target::device_witness::{self, Devices};
 use crate::target::{DeviceWitness, DirectOutcome, PreparedTarget};
@@ -374,7 +374,17 @@ fn steady_info(
     if !reached {
         let last = watch.figures().map_or_else(
             || format!("the window of {} never filled", shown(window_ns)),
-            |f| format!("the last window's figure was {:.4} against a bound of {:.4}", f.figure, f.bound),
+            |f| {
+                let unit = match (criterion.metric, criterion.test) {
+                    (Metric::Iops, Test::Deviation) => "IOPS",
+                    (Metric::Iops, Test::Slope) => "IOPS/s",
+                    (Metric::Bandwidth, Test::Deviation) => "B/s",
+                    (Metric::Bandwidth, Test::Slope) => "B/s per s",
+                    (Metric::MeanLatency, Test::Deviation) => "ns",
+                    (Metric::MeanLatency, Test::Slope) => "ns/s",
+                };
+                format!("the last window's figure was {:.1} {unit} against a bound of {:.1} {unit}", f.figure, f.bound)
+            },
         );
         diag.warn(format!(
             "STEADY STATE NOT REACHED: --steady-state {criterion} over {} ({} × {}) did not hold before the run ended; {last}. The figures are the whole run's, not a steady state's",
