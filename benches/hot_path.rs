@@ -209,6 +209,7 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         files: vec![WorkerFile { fd: -1, first_block: 0, target: 0 }],
         buffer_align_bytes: BLOCK,
         duration_ns: None,
+        ramp_ns: 0,
         direct: false,
         engine_options: EngineOptions::default(),
         placement: Default::default(),

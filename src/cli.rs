@@ -51,6 +51,12 @@ Examples:
       an application that spends 50 µs between requests
   iopulse /data/t.dat --random --rate-iops 2000 --duration 30s
       2000 I/Os per second, latency measured from when each was due
+  iopulse /data/t.dat --random --write-percent 100 --ramp 30s --duration 60s
+      30 s of writes not counted (caches filled, the device in its sustained state), then
+      a 60 s window; the time series marks the ramp's rows
+  iopulse /data/t.dat --random --steady-state iops:2% --steady-state-window 10s --duration 10m
+      stop once the last 10 s of IOPS stay within 2 % of their mean (at most 10 min); the
+      steady window's figures are the result, or STEADY STATE NOT REACHED is said loudly
   iopulse /data/t.dat --threads 4 --file-distribution per-worker --file-size 1G
       each worker on its own file: /data/t.dat.0 ... /data/t.dat.3
   iopulse /dev/nvme0n1 /dev/nvme1n1 --random --direct --threads 8 --ops 1000000
@@ -378,6 +384,25 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, value_name = "DURATION", value_parser = parse_duration)]
     pub interval: Option<Duration>,
 
+    /// Run the workload for DURATION before the window opens, and count none of it (as fio's
+    /// ramp_time): --duration stays the length of the measured window, so the run lasts
+    /// both. The time series keeps the ramp's rows, marked `ramp`.
+    #[arg(long, allow_hyphen_values = true, value_name = "DURATION", value_parser = parse_duration)]
+    pub ramp: Option<Duration>,
+
+    /// Stop once the run is steady (fio's steadystate, SNIA PTS): METRIC is iops, bw or lat
+    /// (mean latency), with _slope for the slope of a least-squares line instead of the
+    /// largest deviation from the mean; LIMIT is a share of the window's mean (2%) or in
+    /// the metric's unit (per second for a slope). --duration is the upper bound; the
+    /// window's figures become the result. Example: --steady-state iops:2% --duration 10m
+    #[arg(long, value_name = "METRIC:LIMIT", value_parser = parse_steady_state)]
+    pub steady_state: Option<crate::stats::steady_state::Criterion>,
+
+    /// The rolling window --steady-state judges: a whole number of --interval (at least 2).
+    /// [default: 10 intervals]
+    #[arg(long, allow_hyphen_values = true, value_name = "DURATION", value_parser = parse_duration)]
+    pub steady_state_window: Option<Duration>,
+
     /// Write one CSV row per interval to FILE: time, IOPS, bandwidth and the p50/p99/p99.9/max
     /// latency of that interval alone, per op type (and a time_series array in the JSON).
     #[arg(long, value_name = "FILE")]
@@ -503,7 +528,20 @@ impl Args {
             None if embedded => Some(crate::spec::EMBEDDED_FILE_SIZE_BYTES),
             other => other,
         };
+        let interval_ns = match self.interval {
+            Some(d) if d.as_millis() < 10 => {
+                return Err(UsageError::new(format!(
+                    "--interval {d:?} is too short: give at least 10ms (e.g. 250ms, 1s)"
+                )));
+            }
+            Some(d) => d.as_nanos().min(u128::from(u64::MAX)) as u64,
+            None => 1_000_000_000,
+        };
+        let ramp_ns = self.ramp_ns(run_length)?;
+        let steady_state = self.steady_state(run_length, interval_ns)?;
         let spec = Spec {
+            ramp_ns,
+            steady_state,
             targets: self.targets,
             file_size_bytes,
             block_size_bytes: self.block_size,
@@ -538,16 +576,9 @@ impl Args {
                 submit_batch: self.submit_batch,
             },
             fsync_on_close: self.fsync_on_close,
-            interval_ns: match self.interval {
-                Some(d) if d.as_millis() < 10 => {
-                    return Err(UsageError::new(format!(
-                        "--interval {d:?} is too short: give at least 10ms (e.g. 250ms, 1s)"
-                    )));
-                }
-                Some(d) => d.as_nanos().min(u128::from(u64::MAX)) as u64,
-                None => 1_000_000_000,
-            },
-            time_series: self.interval.is_some() || self.timeseries.is_some(),
+            interval_ns,
+            // The steady-state detector reads the time series: it is collected, and in the JSON.
+            time_series: self.interval.is_some() || self.timeseries.is_some() || steady_state.is_some(),
             think,
             rate,
             continue_on_error: self.continue_on_error || self.max_errors.is_some(),
@@ -580,7 +611,71 @@ impl Args {
     }
 }
 
+/// `--steady-state`'s value, with the flag named in the refusal.
+fn parse_steady_state(s: &str) -> Result<crate::stats::steady_state::Criterion, String> {
+    s.parse()
+}
+
 impl Args {
+    /// `--ramp`: refused with a run that has no duration (its window would have no length).
+    fn ramp_ns(&self, run_length: RunLength) -> Result<u64, UsageError> {
+        let Some(ramp) = self.ramp else { return Ok(0) };
+        let ramp_ns =
+            u64::try_from(ramp.as_nanos()).map_err(|_| UsageError::new("--ramp is too long: at most 584 years"))?;
+        if ramp_ns > 0 && !matches!(run_length, RunLength::Duration { .. }) {
+            return Err(UsageError::new(format!(
+                "--ramp {ramp:?} needs a --duration (the window that follows it): give e.g. --duration 30s, not --duration 0, --ops or --io-limit alone"
+            )));
+        }
+        Ok(ramp_ns)
+    }
+
+    /// `--steady-state` and `--steady-state-window`, checked against the interval and the
+    /// run's length.
+    fn steady_state(
+        &self,
+        run_length: RunLength,
+        interval_ns: u64,
+    ) -> Result<Option<crate::spec::SteadyStateSpec>, UsageError> {
+        let Some(criterion) = self.steady_state else {
+            if let Some(w) = self.steady_state_window {
+                return Err(UsageError::new(format!(
+                    "--steady-state-window {w:?} applies to --steady-state: add e.g. --steady-state iops:2%"
+                )));
+            }
+            return Ok(None);
+        };
+        let RunLength::Duration { ns: duration_ns } = run_length else {
+            return Err(UsageError::new(format!(
+                "--steady-state {criterion} needs a --duration as its upper bound: give e.g. --duration 10m, not --duration 0, --ops or --io-limit alone"
+            )));
+        };
+        let window_intervals = match self.steady_state_window {
+            None => 10,
+            Some(w) => {
+                let w_ns = w.as_nanos();
+                let n = w_ns / u128::from(interval_ns);
+                if n < 2 || n * u128::from(interval_ns) != w_ns || n > 100_000 {
+                    return Err(UsageError::new(format!(
+                        "--steady-state-window {w:?}: give a whole number (2 to 100000) of --interval {} (e.g. {})",
+                        crate::units::display::seconds_ns(interval_ns),
+                        crate::units::display::seconds_ns(interval_ns * 10)
+                    )));
+                }
+                n as u32
+            }
+        };
+        let window_ns = u64::from(window_intervals) * interval_ns;
+        if window_ns > duration_ns {
+            return Err(UsageError::new(format!(
+                "--steady-state-window {} is longer than --duration {}: the window could never fill; give a longer --duration or a shorter window",
+                crate::units::display::seconds_ns(window_ns),
+                crate::units::display::seconds_ns(duration_ns)
+            )));
+        }
+        Ok(Some(crate::spec::SteadyStateSpec { criterion, window_intervals }))
+    }
+
     /// `--cache`, with `--no-invalidate` as a former name of `--cache keep` and fio's
     /// `--invalidate` refused with its equivalent.
     fn cache_mode(&self) -> Result<CacheMode, UsageError> {

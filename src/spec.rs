@@ -201,6 +201,24 @@ pub struct Spec {
     /// `--io-timeout`: an I/O in flight longer than this ends the run (0: never).
     #[serde(default = "default_io_timeout_ns")]
     pub io_timeout_ns: u64,
+    /// `--ramp`: I/O before the window, not counted (0: none); `run_length` is the window's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ramp_ns: u64,
+    /// `--steady-state`, `--steady-state-window`: stop once the window is steady.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyStateSpec>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// `--steady-state METRIC:LIMIT` over a rolling window of `window_intervals` intervals.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateSpec {
+    pub criterion: crate::stats::steady_state::Criterion,
+    /// Intervals in the window (at least 2); `window_intervals × interval_ns` long.
+    pub window_intervals: u32,
 }
 
 fn default_io_timeout_ns() -> u64 {

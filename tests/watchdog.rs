@@ -104,6 +104,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         files: vec![WorkerFile { fd: -1, first_block: 0, target: 3 }],
         buffer_align_bytes: 4096,
         duration_ns: Some(20_000_000_000),
+        ramp_ns: 0,
         direct: false,
         engine_options: EngineOptions::default(),
         placement: Default::default(),

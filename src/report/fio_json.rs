@@ -82,6 +82,9 @@ struct JobOptions {
     /// fio writes it only when set: `--random-percent`.
     #[serde(skip_serializing_if = "Option::is_none")]
     percentage_random: Option<String>,
+    /// Only when set: `--ramp`, in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ramp_time: Option<String>,
     ioengine: String,
     direct: String,
     randseed: String,
@@ -158,9 +161,11 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
         r.targets.iter().map(|t| t.path.clone()).collect::<Vec<_>>().join(":")
     };
     let runtime_ms = r.window_ns.div_ceil(1_000_000);
-    // fio: CPU time over the job's runtime, per thread with group_reporting.
+    // fio: CPU time over the job's runtime, per thread with group_reporting. The workers'
+    // CPU is the whole window's, also when the figures are a steady window's.
+    let cpu_window_ns = r.steady_state.as_ref().and_then(|s| s.whole_run.as_ref()).map_or(r.window_ns, |w| w.window_ns);
     let cpu_percent = |ns: u64| {
-        let denominator = r.window_ns as f64 * r.workers.len().max(1) as f64;
+        let denominator = cpu_window_ns as f64 * r.workers.len().max(1) as f64;
         if denominator > 0.0 { ns as f64 * 100.0 / denominator } else { 0.0 }
     };
     let job = FioJob {
@@ -177,6 +182,7 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
             iodepth: s.queue_depth.to_string(),
             numjobs: s.threads.to_string(),
             percentage_random: s.random_percent.map(|p| p.to_string()),
+            ramp_time: (r.ramp_ns > 0).then(|| format!("{}ms", r.ramp_ns / 1_000_000)),
             // fio's name for pread/pwrite is psync.
             ioengine: if r.engine.name == "sync" { "psync".into() } else { r.engine.name.clone() },
             direct: u8::from(r.direct.effective).to_string(),

@@ -31,7 +31,9 @@ impl LiveLine {
             Some(d) => format!("{elapsed} / {}", units::seconds_ns(d)),
             None => elapsed,
         };
-        let mut parts = vec![format!("[{of}]")];
+        // The ramp's rows (`--ramp`) are not counted: the line says so.
+        let ramp = if row.ramp { " ramp, not counted" } else { "" };
+        let mut parts = vec![format!("[{of}{ramp}]")];
         for (name, f) in [("read", &row.read), ("write", &row.write)] {
             if f.ops > 0 {
                 parts.push(format!(

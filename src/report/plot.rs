@@ -4,7 +4,9 @@
 //!   from the result's histograms, both axes logarithmic (x: 90 %, 99 %,
 //!   99.9 %, ... evenly spaced; y: decades of latency);
 //! - `iops-over-time.svg` and `p99-over-time.svg`: from the result's
-//!   `time_series` array, when it has one;
+//!   `time_series` array, when it has one, with the `--ramp` (grey) and the
+//!   `--steady-state` window (green when steady, red when the last window judged was
+//!   not) as shaded bands;
 //! - a sweep read back from a `--csv` file (`iopulse plot --sweep`).
 //!
 //! Draws what `stats` and `sweep` computed; computes no figure itself.
@@ -183,6 +185,7 @@ fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
             x_format: &|x| if *x > x_end + 0.1 { "max".into() } else { percentile_label(*x) },
             y_format: &|y| latency_label(*y),
             lines,
+            bands: Vec::new(),
         },
     )?;
     Ok(true)
@@ -245,13 +248,14 @@ fn iops_chart(r: &RunResult, points: &[TimePoint], path: &Path) -> Result<(), Pl
         lines.extend(time_lines(points, &[("total", |p| p.total_iops)]));
     }
     let title = format!("IOPS over time · {}", workload(r));
-    time_chart(path, points, title, "IOPS", &|y| units::iops(*y), lines)
+    time_chart(path, points, title, "IOPS", &|y| units::iops(*y), lines, bands(r))
 }
 
 fn p99_chart(r: &RunResult, points: &[TimePoint], path: &Path) -> Result<(), PlotError> {
     let lines = time_lines(points, &[("read p99", |p| p.read_p99_ns), ("write p99", |p| p.write_p99_ns)]);
     let title = format!("p99 latency over time · {}", workload(r));
-    time_chart(path, points, title, "p99 latency of the interval", &|y| units::latency_ns(y.round() as u64), lines)
+    let y_format = |y: &f64| units::latency_ns(y.round() as u64);
+    time_chart(path, points, title, "p99 latency of the interval", &y_format, lines, bands(r))
 }
 
 /// One line per named series of the time series, over time; a series missing or
@@ -276,6 +280,7 @@ fn time_chart(
     y_desc: &str,
     y_format: &dyn Fn(&f64) -> String,
     lines: Vec<Line>,
+    bands: Vec<Band>,
 ) -> Result<(), PlotError> {
     let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
     let x_range = time_range(points);
@@ -290,6 +295,7 @@ fn time_chart(
             x_format: &|x| axis_label(*x, x_range.end - x_range.start),
             y_format,
             lines,
+            bands,
         },
     )
 }
@@ -344,6 +350,7 @@ pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
             },
             y_format: &|y| if y_is_latency { units::latency_ns(y.round() as u64) } else { compact(*y) },
             lines,
+            bands: Vec::new(),
         },
     )
 }
@@ -389,6 +396,36 @@ struct Chart<'a> {
     x_format: &'a dyn Fn(&f64) -> String,
     y_format: &'a dyn Fn(&f64) -> String,
     lines: Vec<Line>,
+    /// Shaded spans of x, drawn under the lines, each with its legend entry.
+    bands: Vec<Band>,
+}
+
+/// A shaded span of x: the ramp, the steady-state window.
+struct Band {
+    from: f64,
+    to: f64,
+    label: String,
+    color: RGBColor,
+}
+
+/// The ramp and the steady-state window of `r`, in seconds from the release.
+fn bands(r: &RunResult) -> Vec<Band> {
+    let mut bands = Vec::new();
+    if r.ramp_ns > 0 {
+        let label = format!("ramp ({}, not counted)", units::seconds_ns(r.ramp_ns));
+        bands.push(Band { from: 0.0, to: r.ramp_ns as f64 / 1e9, label, color: RGBColor(160, 160, 160) });
+    }
+    if let Some(s) = &r.steady_state
+        && let Some(w) = &s.window
+    {
+        let (label, color) = if s.reached {
+            (format!("steady window ({})", s.criterion), RGBColor(60, 170, 90))
+        } else {
+            (format!("last window, NOT steady ({})", s.criterion), RGBColor(210, 60, 60))
+        };
+        bands.push(Band { from: w.start_ns as f64 / 1e9, to: w.end_ns as f64 / 1e9, label, color });
+    }
+    bands
 }
 
 /// Draws `chart` into memory, then writes the SVG whole (temporary file and rename), so an
@@ -421,6 +458,15 @@ fn draw_into(svg: &mut String, path: &Path, chart: &Chart) -> Result<(), PlotErr
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(|e| fail(&e))?;
+    for band in &chart.bands {
+        let (lo, hi) = (chart.y_range.start, chart.y_range.end);
+        let fill = band.color.mix(0.18).filled();
+        let legend = band.color.mix(0.5).filled();
+        ctx.draw_series(std::iter::once(Rectangle::new([(band.from, lo), (band.to, hi)], fill)))
+            .map_err(|e| fail(&e))?
+            .label(band.label.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], legend));
+    }
     for (i, line) in chart.lines.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         // The spread of the repetitions as a band under the line (a bar at a lone point).
@@ -440,7 +486,7 @@ fn draw_into(svg: &mut String, path: &Path, chart: &Chart) -> Result<(), PlotErr
         ctx.draw_series(line.ranges.iter().map(|&(x, lo, hi)| PathElement::new(vec![(x, lo), (x, hi)], color)))
             .map_err(|e| fail(&e))?;
     }
-    if !chart.lines.is_empty() {
+    if !chart.lines.is_empty() || !chart.bands.is_empty() {
         ctx.configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.85))

@@ -149,6 +149,9 @@ pub fn render(r: &RunResult) -> String {
         }
         _ => {}
     }
+    for line in ramp_and_steady_lines(r) {
+        let _ = writeln!(out, "{line}");
+    }
     out.push('\n');
     let both = r.read.ops > 0 && r.write.ops > 0;
     if r.read.ops > 0 || s.read_percent > 0 {
@@ -712,6 +715,72 @@ pub fn cpu_state_line(r: &RunResult) -> Option<String> {
         on_off(c.boost),
         on_off(c.smt_active)
     ))
+}
+
+/// `--ramp` (ran, not counted) and `--steady-state` (reached when, over which window, and
+/// the whole run's figures beside the window's; or, loudly, not reached).
+fn ramp_and_steady_lines(r: &RunResult) -> Vec<String> {
+    let mut lines = Vec::new();
+    if r.ramp_ns > 0 {
+        lines.push(format!(
+            "Ramp:     {} before the window, not counted ({} ops); the window is the {} after it",
+            units::seconds_ns(r.ramp_ns),
+            units::count(r.ramp_ops),
+            units::seconds_ns(r.window_ns)
+        ));
+    }
+    if let Some(s) = &r.steady_state {
+        let window = format!(
+            "{} ({} × {})",
+            units::seconds_ns(s.window_ns),
+            s.window_intervals,
+            units::seconds_ns(s.window_ns / u64::from(s.window_intervals.max(1)))
+        );
+        match (&s.window, s.reached, &s.whole_run) {
+            (Some(w), true, whole) => {
+                lines.push(format!(
+                    "Steady:   reached at {} ({} over {window}: {} ≤ {}); the figures below are the steady window's, {} to {}, as fio reports them",
+                    units::seconds_ns(s.reached_at_ns.unwrap_or(w.end_ns)),
+                    s.criterion,
+                    test_figure(s, w.test.figure),
+                    test_figure(s, w.test.bound),
+                    units::seconds_ns(w.start_ns),
+                    units::seconds_ns(w.end_ns)
+                ));
+                if let Some(whole) = whole {
+                    lines.push(format!(
+                        "          whole run: {} IOPS · {} · {} ops in {}",
+                        units::iops(whole.total.iops),
+                        units::bandwidth(whole.total.bw_bytes_per_sec),
+                        units::count(whole.total.ops),
+                        units::seconds_ns(whole.window_ns)
+                    ));
+                }
+            }
+            (last, _, _) => {
+                let why = last.as_ref().map_or_else(
+                    || "the window never filled".to_string(),
+                    |w| format!("last window {} > {}", test_figure(s, w.test.figure), test_figure(s, w.test.bound)),
+                );
+                lines.push(format!(
+                    "⚠ STEADY STATE NOT REACHED: {} over {window} ({why}); the figures are the whole run's",
+                    s.criterion
+                ));
+            }
+        }
+    }
+    lines
+}
+
+/// A steady-state test's figure in its metric's unit (per second for a slope).
+fn test_figure(s: &crate::result::SteadyStateInfo, v: f64) -> String {
+    use crate::stats::steady_state::{Metric, Test};
+    let shown = match s.metric {
+        Metric::Iops => format!("{} IOPS", units::iops(v)),
+        Metric::Bandwidth => units::bandwidth(v),
+        Metric::MeanLatency => units::latency_ns(v.round() as u64),
+    };
+    if s.test == Test::Slope { format!("{shown}/s") } else { shown }
 }
 
 /// The I/O mode line, exactly as users grep for it; with an engine that moves no bytes,

@@ -1,5 +1,6 @@
 //! `--timeseries FILE`: the time series as CSV, one row per interval, with the
 //! figures of that interval alone. Formats `RunResult::time_series`; computes nothing.
+//! Times count from the release; with `--ramp` the ramp's rows have `ramp` 1.
 //! A cluster result has no series of its own (intervals' percentiles cannot be
 //! added up): its file has every rank's rows, after a first column `rank`.
 
@@ -24,6 +25,7 @@ pub const COLUMNS: &[&str] = &[
     "write_p99_9_ns",
     "write_max_ns",
     "total_iops",
+    "ramp",
 ];
 
 /// The CSV text of `result`'s time series (written whole by the caller).
@@ -64,6 +66,8 @@ fn rows(w: &mut csv::Writer<Vec<u8>>, result: &RunResult, rank: Option<u32>) -> 
             ]);
         }
         record.push(format!("{:.1}", row.total.iops));
+        // `--ramp`: 1 on the ramp's rows, whose I/Os are in no figure of the result.
+        record.push(u8::from(row.ramp).to_string());
         w.write_record(&record)?;
     }
     Ok(())

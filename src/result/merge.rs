@@ -414,6 +414,8 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     m.notes = notes.clone();
     // Intervals of separate runs do not line up in time: the merged result has no time series.
     m.time_series = Vec::new();
+    // Each run judged its own steady window: none describes the merge.
+    m.steady_state = None;
     m.merged_from = Some(
         inputs
             .iter()

@@ -46,8 +46,19 @@ pub struct RunResult {
     /// own ceiling, not storage's. True in results of versions that did not record it.
     #[serde(default = "storage_touched_default")]
     pub storage_touched: bool,
-    /// Length of the measurement window: from the start line to the stop.
+    /// Length of the measurement window: from the start line (or the ramp's end) to the
+    /// stop; with a steady state reached, the steady window's length (see `steady_state`).
     pub window_ns: u64,
+    /// `--ramp`: how long I/O ran before the window without being counted (absent: no ramp).
+    /// `window_start_unix_ns` is the ramp's end; time-series rows count from the release.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ramp_ns: u64,
+    /// `--ramp`: I/Os completed during the ramp, in no figure of the result.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ramp_ops: u64,
+    /// `--steady-state`: whether, when and over which window the run was steady.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyStateInfo>,
     pub stop_reason: StopReason,
     pub interrupted: bool,
     pub read: OpSummary,
@@ -108,6 +119,53 @@ pub struct RunResult {
     /// Memory the run planned for (computed before it started) and the memory available.
     #[serde(default)]
     pub memory: Option<crate::memory::MemoryEstimate>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// `--steady-state`: the criterion, its window, and what the run did.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SteadyStateInfo {
+    /// As given: `iops:2%`, `bw_slope:0.5%`, `lat:100`.
+    pub criterion: String,
+    pub metric: crate::stats::steady_state::Metric,
+    pub test: crate::stats::steady_state::Test,
+    pub window_intervals: u32,
+    pub window_ns: u64,
+    pub reached: bool,
+    /// End of the steady window, from the release (ramp included); the run stopped then.
+    pub reached_at_ns: Option<u64>,
+    /// The window judged: the steady one, else the last full one (absent: never full).
+    pub window: Option<SteadyWindow>,
+    /// The result's `read`, `write`, `total` and `window_ns` are the steady window's.
+    pub figures_are_window: bool,
+    /// The whole run's figures (after the ramp), when the result's are the window's.
+    pub whole_run: Option<WholeRun>,
+}
+
+/// The window the steady-state test judged.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SteadyWindow {
+    /// Its start and end, from the release.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The test's figures: mean, largest deviation, slope per second, figure and bound.
+    pub test: crate::stats::steady_state::WindowFigures,
+    /// From the merged interval histograms of its rows.
+    pub read: OpSummary,
+    pub write: OpSummary,
+    pub total: OpSummary,
+}
+
+/// A run's figures over its whole window.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WholeRun {
+    pub window_ns: u64,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    pub total: OpSummary,
 }
 
 /// A worker that was abandoned, and the I/O it was waiting for.
@@ -361,6 +419,8 @@ pub enum StopReason {
     Interrupted,
     /// An I/O or the engine failed.
     Error,
+    /// `--steady-state` was reached.
+    SteadyState,
 }
 
 /// Results of versions that did not record `storage_touched` ran storage engines only.

@@ -16,14 +16,18 @@ use crate::result::{
     SCHEMA_VERSION, StopReason, StuckIo, TargetInfo, ThinkInfo, ToolInfo, VerificationInfo, WorkerInfo,
     WorkerPlacementInfo,
 };
+use crate::result::{SteadyStateInfo, SteadyWindow};
 use crate::rusage;
 use crate::spec::Spec;
 use crate::stats::coverage::{self, CoverageTracker};
+use crate::stats::interval;
+use crate::stats::steady_state::{Metric, SteadyWatch, Test};
 use crate::stats::{CpuTimes, OpStats, encode_histogram};
 use crate::target::device_witness::{self, Devices};
 use crate::target::{DeviceWitness, DirectOutcome, PreparedTarget};
 use crate::verify::{Failure, Mismatch, VerifyCounts};
 use crate::worker::{WorkerResult, WorkerStop, stop_code};
+use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the run planned and prepared, as `assemble` needs it.
@@ -48,7 +52,17 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         *planned;
     let started_at = started_at.clone();
     let Execution {
-        start_ns, workers, abandoned, cpu_window, fsync, mut time_series, cpu_state, device_counters, ..
+        start_ns,
+        workers,
+        abandoned,
+        cpu_window,
+        fsync,
+        mut time_series,
+        cpu_state,
+        device_counters,
+        ramp_ns,
+        steady,
+        ..
     } = execution;
     let end_ns =
         workers.iter().map(|w| w.end_ns).max().or_else(|| abandoned.iter().map(|a| a.at_ns).max()).unwrap_or(start_ns);
@@ -144,11 +158,14 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         fsync_ns,
         sync_ns: msync_ns.unwrap_or(0) + fsync_ns.unwrap_or(0),
     });
-    let signalled = matches!(stop.load(Ordering::Relaxed), s if s != stop_code::RUNNING && s != stop_code::FAILED);
+    let signalled = stop_code::is_signal(stop.load(Ordering::Relaxed));
+    let steady_reached = steady.as_ref().is_some_and(|(watch, _)| watch.reached_at_ns().is_some());
     let stop_reason = if failure.is_some() {
         StopReason::Error
     } else if signalled {
         StopReason::Interrupted
+    } else if steady_reached {
+        StopReason::SteadyState
     } else if workers.iter().all(|w| w.stop == WorkerStop::Done) {
         StopReason::Complete
     } else {
@@ -173,6 +190,47 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         memory_backed: targets.iter().any(|t| t.direct.memory_backed),
     };
     let ops = total.ops;
+    let ramp_ops = workers.iter().map(|w| w.ramp_ops).sum();
+    if ramp_ns > 0 && window_ns <= 1 && total.ops == 0 {
+        diag.warn(format!(
+            "the run stopped during the --ramp ({}): nothing was measured",
+            crate::units::display::seconds_ns(ramp_ns)
+        ));
+    }
+    let (steady_state, window_histograms) = match steady {
+        Some((watch, hists)) => (Some(steady_info(spec, &watch, hists.as_ref(), diag)), hists),
+        None => (None, None),
+    };
+    // --steady-state reached: the window's figures are the result (as fio), the whole
+    // run's are kept beside them.
+    let (headline, shown_window_ns, shown_histograms) = match (&steady_state, &window_histograms) {
+        (Some(s), Some((r, w))) if s.figures_are_window => {
+            let win = s.window.as_ref().expect("a reached steady state has a window");
+            ((win.read, win.write, win.total), s.window_ns, (r, w))
+        }
+        _ => (
+            (read.summarize(window_ns), write.summarize(window_ns), total.summarize(window_ns)),
+            window_ns,
+            (&read.latency, &write.latency),
+        ),
+    };
+    let histograms = Histograms {
+        encoding: "hdrhistogram-v2-deflate-base64".into(),
+        unit: "ns".into(),
+        read: encode_histogram(shown_histograms.0),
+        write: encode_histogram(shown_histograms.1),
+    };
+    let steady_state = steady_state.map(|mut s| {
+        if s.figures_are_window {
+            s.whole_run = Some(crate::result::WholeRun {
+                window_ns,
+                read: read.summarize(window_ns),
+                write: write.summarize(window_ns),
+                total: total.summarize(window_ns),
+            });
+        }
+        s
+    });
     RunResult {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo { name: "iopulse".into(), version: env!("CARGO_PKG_VERSION").into() },
@@ -199,12 +257,15 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             .collect(),
         direct,
         storage_touched: spec.engine.caps().touches_storage,
-        window_ns,
+        window_ns: shown_window_ns,
+        ramp_ns,
+        ramp_ops,
+        steady_state,
         stop_reason,
         interrupted: stop_reason == StopReason::Interrupted,
-        read: read.summarize(window_ns),
-        write: write.summarize(window_ns),
-        total: total.summarize(window_ns),
+        read: headline.0,
+        write: headline.1,
+        total: headline.2,
         cpu: cpu_info(worker_cpu, cpu_window, ops, window_ns),
         cpu_state: Some(cpu_state),
         coverage,
@@ -234,12 +295,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             total: total.in_flight(window_ns),
             mean_per_worker: total.in_flight(window_ns) / workers.len().max(1) as f64,
         },
-        histograms: Histograms {
-            encoding: "hdrhistogram-v2-deflate-base64".into(),
-            unit: "ns".into(),
-            read: encode_histogram(&read.latency),
-            write: encode_histogram(&write.latency),
-        },
+        histograms,
         verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, &worker_cpu)),
         data_reduction: data_reduction_info(spec, &workers),
         pacing: pacing_info(spec, &workers, window_ns, total.ops),
@@ -251,18 +307,20 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         window_skew: None,
         cluster: None,
         time_series: {
+            // Rows count from the release: the window closes a ramp after its length.
+            let window_end_ns = ramp_ns + window_ns;
             // A row the sampler began after the window closed holds nothing of it.
             while time_series.len() > 1
                 && time_series
                     .last()
-                    .is_some_and(|r| r.total.ops == 0 && r.t_ns.saturating_sub(r.interval_ns) >= window_ns)
+                    .is_some_and(|r| r.total.ops == 0 && r.t_ns.saturating_sub(r.interval_ns) >= window_end_ns)
             {
                 time_series.pop();
             }
             // The last row ends with the window, not when the sampler stopped.
             if let Some(last) = time_series.last_mut() {
                 let start = last.t_ns.saturating_sub(last.interval_ns);
-                last.t_ns = last.t_ns.min(window_ns).max(start);
+                last.t_ns = last.t_ns.min(window_end_ns).max(start);
                 last.interval_ns = (last.t_ns - start).max(1);
             }
             time_series
@@ -270,6 +328,83 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         io_errors,
         stuck_io,
         memory: None,
+    }
+}
+
+/// `--steady-state`: what the watch saw, as the result says it; a loud warning when the
+/// run was not steady.
+fn steady_info(
+    spec: &Spec,
+    watch: &SteadyWatch,
+    window: Option<&(Histogram<u64>, Histogram<u64>)>,
+    diag: &Diagnostics,
+) -> SteadyStateInfo {
+    let criterion = watch.criterion();
+    let interval_ns = spec.interval_ns;
+    let window_ns = watch.window_len() * interval_ns;
+    let reached = watch.reached_at_ns().is_some();
+    let bs = spec.block_size_bytes;
+    let summary = |h: &Histogram<u64>| -> OpStats {
+        let mut s = OpStats::new();
+        s.ops = h.len();
+        s.bytes = h.len() * bs;
+        s.lat_sum_ns = (h.mean() * h.len() as f64).round() as u128;
+        if !h.is_empty() {
+            s.lat_min_ns = h.min();
+            s.lat_max_ns = h.max();
+        }
+        let _ = s.latency.add(h);
+        s
+    };
+    let window_info = watch.window_epochs().zip(watch.figures()).zip(window).map(|(((first, last), test), (r, w))| {
+        let rows = interval::ramp_rows(spec.ramp_ns, interval_ns);
+        let end_of = |e: u64| spec.ramp_ns + (e + 1 - rows) * interval_ns;
+        let (read, write) = (summary(r), summary(w));
+        let mut total = read.clone();
+        total.merge(&write);
+        SteadyWindow {
+            start_ns: end_of(first) - interval_ns,
+            end_ns: end_of(last),
+            test,
+            read: read.summarize(window_ns),
+            write: write.summarize(window_ns),
+            total: total.summarize(window_ns),
+        }
+    });
+    let shown = |ns: u64| crate::units::display::seconds_ns(ns);
+    if !reached {
+        let last = watch.figures().map_or_else(
+            || format!("the window of {} never filled", shown(window_ns)),
+            |f| {
+                let unit = match (criterion.metric, criterion.test) {
+                    (Metric::Iops, Test::Deviation) => "IOPS",
+                    (Metric::Iops, Test::Slope) => "IOPS/s",
+                    (Metric::Bandwidth, Test::Deviation) => "B/s",
+                    (Metric::Bandwidth, Test::Slope) => "B/s per s",
+                    (Metric::MeanLatency, Test::Deviation) => "ns",
+                    (Metric::MeanLatency, Test::Slope) => "ns/s",
+                };
+                format!("the last window's figure was {:.1} {unit} against a bound of {:.1} {unit}", f.figure, f.bound)
+            },
+        );
+        diag.warn(format!(
+            "STEADY STATE NOT REACHED: --steady-state {criterion} over {} ({} × {}) did not hold before the run ended; {last}. The figures are the whole run's, not a steady state's",
+            shown(window_ns),
+            watch.window_len(),
+            shown(interval_ns)
+        ));
+    }
+    SteadyStateInfo {
+        criterion: criterion.to_string(),
+        metric: criterion.metric,
+        test: criterion.test,
+        window_intervals: watch.window_len() as u32,
+        window_ns,
+        reached,
+        reached_at_ns: watch.reached_at_ns(),
+        figures_are_window: reached && window_info.is_some(),
+        window: window_info,
+        whole_run: None,
     }
 }
 

@@ -20,10 +20,11 @@ use crate::signals;
 use crate::spec::{RunLength, Spec};
 use crate::start_at;
 use crate::stats::CpuTimes;
-use crate::stats::interval::{self, RowObserver, SamplerConfig, TimeSeriesRow};
+use crate::stats::interval::{self, RowObserver, SamplerConfig, SamplerOutput, SteadyHook, TimeSeriesRow};
+use crate::stats::steady_state::SteadyWatch;
 use crate::target::PreparedTarget;
 use crate::target::device_witness::{Devices, Snapshot};
-use crate::worker::{self, RunControl, WorkerResult};
+use crate::worker::{self, RunControl, WorkerResult, stop_code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
@@ -69,6 +70,10 @@ pub(super) struct Execution {
     pub(super) fsync: Option<Result<u64, String>>,
     /// One row per interval, when collected.
     pub(super) time_series: Vec<TimeSeriesRow>,
+    /// `--ramp`: its length; `start_ns` is then the window's start, the release plus this.
+    pub(super) ramp_ns: u64,
+    /// `--steady-state`: what the watch saw, and its window's merged read and write histograms.
+    pub(super) steady: Option<(SteadyWatch, Option<interval::Pair>)>,
     /// The CPU's state over the window (governor, frequencies, steal, other work).
     pub(super) cpu_state: cpu_state::Recorded,
     /// The devices' counters right before the release and right after the stop.
@@ -83,10 +88,14 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     let Execute { spec, targets, layout, depth, stop, placement, live_line, start_line, devices } = run;
     // With --io-timeout 0 nothing watches: workers get no heartbeat and publish nothing.
     let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
-    let control = Arc::new(RunControl::new(Clock::new(), Arc::clone(stop)).with_heartbeats(watched));
+    // --steady-state stops this run alone: its workers read a stop word of their own, which
+    // the supervision relays signals into (a job file's other runs share `stop`).
+    let run_stop = if spec.steady_state.is_some() { Arc::new(AtomicUsize::new(0)) } else { Arc::clone(stop) };
+    let control = Arc::new(RunControl::new(Clock::new(), Arc::clone(&run_stop)).with_heartbeats(watched));
     // Interval histograms only when a time series or the live line is wanted.
     let (sampler, mut recorders) = if spec.time_series || live_line {
-        let (sampler, recorders) = interval::channels(spec.threads);
+        let (sampler, recorders) =
+            interval::channels(spec.threads, interval::ramp_rows(spec.ramp_ns, spec.interval_ns));
         (Some(sampler), recorders.into_iter().map(Some).collect::<Vec<_>>())
     } else {
         (None, (0..spec.threads).map(|_| None).collect())
@@ -156,10 +165,12 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
                 interval_ns: spec.interval_ns,
                 block_size_bytes: spec.block_size_bytes,
                 duration_ns: match spec.run_length {
-                    RunLength::Duration { ns } => Some(ns),
+                    RunLength::Duration { ns } => Some(spec.ramp_ns.saturating_add(ns)),
                     _ => None,
                 },
+                ramp_ns: spec.ramp_ns,
             };
+            let watch = spec.steady_state.map(|s| SteadyWatch::new(s.criterion, s.window_intervals, spec.interval_ns));
             let (control, done) = (Arc::clone(&control), Arc::clone(&sampling_done));
             thread::Builder::new()
                 .name("iopulse-sampler".into())
@@ -167,13 +178,31 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
                     let line = LiveLine::new(config.duration_ns);
                     let mut show = |row: Option<&TimeSeriesRow>| line.show(row);
                     let observer: Option<RowObserver<'_>> = if live_line { Some(&mut show) } else { None };
-                    sampler.run(&config, &control.epoch, &done, observer)
+                    let steady = watch.map(|watch| SteadyHook { watch, stop: &control.stop, code: stop_code::STEADY });
+                    sampler.run(&config, &control.epoch, &done, observer, steady)
                 })
                 .ok()
         }
         _ => None,
     };
-    let supervised = watchdog::supervise(handles, done_rx, &control, spec.io_timeout_ns, &mut || cpu_state.sample());
+    // --ramp: the window opens at its end; the process's CPU and the devices' counters are
+    // read again then, by the supervision (within one of its polls, at most 100 ms).
+    let ramp_end_ns = start.filter(|_| spec.ramp_ns > 0).map(|s| s.saturating_add(spec.ramp_ns));
+    let (mut cpu_at_window, mut devices_at_window) = (None, None);
+    let relay = spec.steady_state.is_some();
+    let supervised = watchdog::supervise(handles, done_rx, &control, spec.io_timeout_ns, &mut || {
+        cpu_state.sample();
+        if relay {
+            let word = stop.load(Ordering::Relaxed);
+            if word != stop_code::RUNNING {
+                let _ = run_stop.compare_exchange(stop_code::RUNNING, word, Ordering::Relaxed, Ordering::Relaxed);
+            }
+        }
+        if cpu_at_window.is_none() && ramp_end_ns.is_some_and(|end| control.clock.now_ns() >= end) {
+            cpu_at_window = Some(rusage::process_cpu());
+            devices_at_window = Some(devices.snapshot());
+        }
+    });
     // The sampler stops first, so that the probes below add no row after the window.
     sampling_done.store(true, Ordering::Release);
     // The devices' counters, first after the stop.
@@ -182,12 +211,15 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     // ... and as it closes.
     crate::target::page_cache::at_window_end(targets);
     // A worker left behind (stuck in the kernel) keeps its recorder: do not wait for it.
-    let time_series = match sampler {
-        Some(h) if supervised.abandoned.is_empty() => h.join().unwrap_or_default(),
-        _ => Vec::new(),
+    let SamplerOutput { rows: time_series, steady } = match sampler {
+        Some(h) if supervised.abandoned.is_empty() => {
+            h.join().unwrap_or(SamplerOutput { rows: Vec::new(), steady: None })
+        }
+        _ => SamplerOutput { rows: Vec::new(), steady: None },
     };
     // Every worker has stopped (or been left behind) and the sampler is done: the window's CPU.
-    let cpu_window = rusage::process_cpu().since(&cpu_at_release);
+    let cpu_window = rusage::process_cpu().since(&cpu_at_window.unwrap_or(cpu_at_release));
+    let devices_at_start = devices_at_window.unwrap_or(devices_at_start);
     if let Some(message) = spawn_error {
         return Err(RunError::Other(message).into());
     }
@@ -207,8 +239,10 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         return Err(error.into());
     };
     Ok(Execution {
-        start_ns,
-        start_unix_ns,
+        start_ns: start_ns.saturating_add(spec.ramp_ns),
+        start_unix_ns: start_unix_ns.saturating_add(spec.ramp_ns),
+        ramp_ns: spec.ramp_ns,
+        steady,
         opened,
         workers: supervised.finished,
         abandoned: supervised.abandoned,

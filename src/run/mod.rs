@@ -185,7 +185,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         },
         // --continue-on-error: the run went on, but it did not succeed.
         _ if result.io_errors.total > 0 => exit_code::RUN_FAILED,
-        StopReason::Duration | StopReason::Complete => exit_code::SUCCESS,
+        StopReason::Duration | StopReason::Complete | StopReason::SteadyState => exit_code::SUCCESS,
     };
     Ok(RunOutcome { result, exit_code })
 }

@@ -110,7 +110,7 @@ pub fn supervise(
         if word != stop_code::RUNNING && stop_seen_ns.is_none() {
             stop_seen_ns = Some(now);
         }
-        let signalled = word != stop_code::RUNNING && word != stop_code::FAILED;
+        let signalled = stop_code::is_signal(word);
         for (i, slot) in handles.iter_mut().enumerate() {
             if slot.is_none() {
                 continue;

@@ -66,6 +66,7 @@ pub(super) fn worker_plan(
             RunLength::Duration { ns } => Some(ns),
             RunLength::UntilCovered | RunLength::UntilLimit => None,
         },
+        ramp_ns: spec.ramp_ns,
         direct: targets.iter().all(|t| t.direct.effective),
         engine_options: spec.engine_options.clone(),
         placement: placement.workers.get(w as usize).cloned().unwrap_or_default(),

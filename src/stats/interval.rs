@@ -20,23 +20,39 @@
 //! worker completed between two of its own epoch checks: a worker notices a new
 //! interval at its next batch (microseconds, or the length of one blocking I/O).
 //! Summed over all rows, the op counts equal the run's totals.
+//!
+//! `--ramp`: the ramp's end is a boundary of its own (the rows before it are ramp rows,
+//! `ramp: true`, and the first row of the window starts there). At the ramp's end each
+//! worker hands over what it did since its last snapshot as the ramp's tail
+//! (`IntervalRecorder::end_ramp`), then resets its figures; its later snapshots are
+//! marked as the window's, and the sampler subtracts nothing from the first of them.
+//! Summed over the rows that are not ramp rows, the op counts equal the run's totals.
+//!
+//! `--steady-state`: each finished row after the ramp is handed to a `SteadyWatch`;
+//! once steady, the sampler sets the run's stop word, and at the end it merges the
+//! histograms of the steady window's rows (`SamplerOutput::window`).
 
 use crate::clock::Clock;
+use crate::stats::steady_state::SteadyWatch;
 use crate::stats::{LatencySummary, new_latency_histogram};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 use std::time::Duration;
 
 /// A pair of histograms: read and write.
-type Pair = (Histogram<u64>, Histogram<u64>);
+pub type Pair = (Histogram<u64>, Histogram<u64>);
 
 /// One worker's cumulative histograms at the end of interval `epoch`, handed to the sampler.
 pub struct IntervalSample {
     pub worker: u32,
     pub epoch: u64,
+    /// Taken after the worker reset its figures at the ramp's end (always, without a ramp).
+    pub in_window: bool,
+    /// The last snapshot before that reset: it belongs to the last ramp row.
+    pub ramp_tail: bool,
     pub read: Histogram<u64>,
     pub write: Histogram<u64>,
 }
@@ -45,6 +61,9 @@ pub struct IntervalSample {
 pub struct IntervalRecorder {
     worker: u32,
     epoch: u64,
+    /// The first epoch of the window (the number of ramp rows; 0 without a ramp).
+    first_window_epoch: u64,
+    in_window: bool,
     to_sampler: SyncSender<IntervalSample>,
     spares: Receiver<Pair>,
 }
@@ -56,9 +75,32 @@ impl IntervalRecorder {
     #[inline]
     pub fn maybe_rotate(&mut self, epoch: &AtomicU64, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>)) {
         let now = epoch.load(Ordering::Relaxed);
-        if now != self.epoch {
+        // Greater, not different: after the ramp's end a worker may be ahead of the sampler.
+        if now > self.epoch {
             self.rotate(now, snapshot);
         }
+    }
+
+    /// At the ramp's end, before the worker resets its figures: hands over what it did
+    /// since its last snapshot (the ramp's tail; skipped without a spare, which loses
+    /// nothing of the window), and marks its later snapshots as the window's.
+    #[cold]
+    #[inline(never)]
+    pub fn end_ramp(&mut self, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>)) {
+        if let Ok((mut read, mut write)) = self.spares.try_recv() {
+            snapshot(&mut read, &mut write);
+            let sample = IntervalSample {
+                worker: self.worker,
+                epoch: self.epoch,
+                in_window: false,
+                ramp_tail: true,
+                read,
+                write,
+            };
+            let _ = self.to_sampler.try_send(sample);
+        }
+        self.in_window = true;
+        self.epoch = self.epoch.max(self.first_window_epoch);
     }
 
     #[cold]
@@ -69,7 +111,14 @@ impl IntervalRecorder {
         match self.spares.try_recv() {
             Ok((mut read, mut write)) => {
                 snapshot(&mut read, &mut write);
-                let sample = IntervalSample { worker: self.worker, epoch: self.epoch, read, write };
+                let sample = IntervalSample {
+                    worker: self.worker,
+                    epoch: self.epoch,
+                    in_window: self.in_window,
+                    ramp_tail: false,
+                    read,
+                    write,
+                };
                 let _ = self.to_sampler.try_send(sample);
                 self.epoch = new_epoch;
             }
@@ -82,7 +131,14 @@ impl IntervalRecorder {
         let (mut read, mut write) =
             self.spares.try_recv().unwrap_or_else(|_| (new_latency_histogram(), new_latency_histogram()));
         snapshot(&mut read, &mut write);
-        let sample = IntervalSample { worker: self.worker, epoch: self.epoch, read, write };
+        let sample = IntervalSample {
+            worker: self.worker,
+            epoch: self.epoch,
+            in_window: self.in_window,
+            ramp_tail: false,
+            read,
+            write,
+        };
         let _ = self.to_sampler.send(sample);
     }
 }
@@ -90,9 +146,13 @@ impl IntervalRecorder {
 /// One row of the time series.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TimeSeriesRow {
-    /// End of the interval, from the start of the window.
+    /// End of the interval, from the release (the start of the ramp, or of the window
+    /// without one).
     pub t_ns: u64,
     pub interval_ns: u64,
+    /// A row of the ramp (`--ramp`): its I/Os are not counted in the run's figures.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ramp: bool,
     pub read: IntervalFigures,
     pub write: IntervalFigures,
     pub total: IntervalFigures,
@@ -111,8 +171,11 @@ pub struct IntervalFigures {
 pub struct Sampler {
     rx: Receiver<IntervalSample>,
     spares: Vec<SyncSender<Pair>>,
-    /// Each worker's latest snapshot, to subtract from its next one.
-    previous: Vec<Pair>,
+    /// Each worker's latest snapshot, to subtract from its next one, and whether it was
+    /// taken in the window (after the worker's reset at the ramp's end).
+    previous: Vec<(Pair, bool)>,
+    /// The number of ramp rows.
+    first_window_epoch: u64,
 }
 
 /// Histograms per worker the time series adds: one spare pair, and the sampler's copy
@@ -123,8 +186,9 @@ fn empty_pair() -> Pair {
     (new_latency_histogram(), new_latency_histogram())
 }
 
-/// Makes the sampler and one recorder per worker, with their spare histograms.
-pub fn channels(workers: u32) -> (Sampler, Vec<IntervalRecorder>) {
+/// Makes the sampler and one recorder per worker, with their spare histograms;
+/// `ramp_rows` is the number of intervals of the ramp (`ramp_rows`; 0 without one).
+pub fn channels(workers: u32, ramp_rows: u64) -> (Sampler, Vec<IntervalRecorder>) {
     let (to_sampler, rx) = std::sync::mpsc::sync_channel(workers as usize * 2 + 4);
     let mut spares = Vec::with_capacity(workers as usize);
     let mut recorders = Vec::with_capacity(workers as usize);
@@ -132,10 +196,23 @@ pub fn channels(workers: u32) -> (Sampler, Vec<IntervalRecorder>) {
         let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel(2);
         let _ = spare_tx.send(empty_pair());
         spares.push(spare_tx);
-        recorders.push(IntervalRecorder { worker: w, epoch: 0, to_sampler: to_sampler.clone(), spares: spare_rx });
+        recorders.push(IntervalRecorder {
+            worker: w,
+            epoch: 0,
+            first_window_epoch: ramp_rows,
+            in_window: ramp_rows == 0,
+            to_sampler: to_sampler.clone(),
+            spares: spare_rx,
+        });
     }
-    let previous = (0..workers).map(|_| empty_pair()).collect();
-    (Sampler { rx, spares, previous }, recorders)
+    let previous = (0..workers).map(|_| (empty_pair(), ramp_rows == 0)).collect();
+    (Sampler { rx, spares, previous, first_window_epoch: ramp_rows }, recorders)
+}
+
+/// The number of rows of a ramp of `ramp_ns` in intervals of `interval_ns` (the last one
+/// shorter when the ramp is not a multiple of the interval).
+pub fn ramp_rows(ramp_ns: u64, interval_ns: u64) -> u64 {
+    ramp_ns.div_ceil(interval_ns.max(1))
 }
 
 /// How the sampler runs.
@@ -144,9 +221,40 @@ pub struct SamplerConfig {
     pub start_ns: u64,
     pub interval_ns: u64,
     pub block_size_bytes: u64,
-    /// The run's planned length (`None`: until done): an interval starting at or after
-    /// it gets a row only if something completed in it.
+    /// The run's planned length from the release, ramp included (`None`: until done): an
+    /// interval starting at or after it gets a row only if something completed in it.
     pub duration_ns: Option<u64>,
+    /// `--ramp`: its length (0: none); its end is a boundary of the rows.
+    pub ramp_ns: u64,
+}
+
+impl SamplerConfig {
+    /// The end of interval `e`, from the release: intervals of the ramp, the ramp's end,
+    /// then intervals of the window.
+    fn tick_ns(&self, e: u64) -> u64 {
+        let ramp_rows = ramp_rows(self.ramp_ns, self.interval_ns);
+        if e < ramp_rows {
+            ((e + 1) * self.interval_ns).min(self.ramp_ns)
+        } else {
+            self.ramp_ns + (e + 1 - ramp_rows) * self.interval_ns
+        }
+    }
+}
+
+/// `--steady-state`: the watch the sampler feeds, and the stop word it sets (with `code`)
+/// once the watch says steady.
+pub struct SteadyHook<'a> {
+    pub watch: SteadyWatch,
+    pub stop: &'a AtomicUsize,
+    pub code: usize,
+}
+
+/// What the sampler hands back.
+pub struct SamplerOutput {
+    pub rows: Vec<TimeSeriesRow>,
+    /// `--steady-state`: the watch, and the merged read and write histograms of its
+    /// window's rows (the steady one, else the last full one).
+    pub steady: Option<(SteadyWatch, Option<Pair>)>,
 }
 
 /// Told each finished interval's row while the run goes on (`Some`), and once at the
@@ -161,19 +269,21 @@ struct Accumulated {
 }
 
 impl Sampler {
-    /// Runs until `done` is set and every worker has flushed; returns the rows.
+    /// Runs until `done` is set and every worker has flushed; returns the rows (and, with
+    /// a steady-state hook, its watch and window).
     pub fn run(
         mut self,
         config: &SamplerConfig,
         epoch: &AtomicU64,
         done: &AtomicBool,
         mut observer: Option<RowObserver<'_>>,
-    ) -> Vec<TimeSeriesRow> {
+        mut steady: Option<SteadyHook<'_>>,
+    ) -> SamplerOutput {
         let mut rows: BTreeMap<u64, Accumulated> = BTreeMap::new();
         let mut tick_ns = Vec::new(); // end time of each epoch
         let mut current = 0u64;
         loop {
-            let next_tick = config.start_ns + (current + 1) * config.interval_ns;
+            let next_tick = config.start_ns + config.tick_ns(current);
             // Collect until the next tick, then start a new interval.
             while config.clock.now_ns() < next_tick && !done.load(Ordering::Acquire) {
                 let wait = (next_tick.saturating_sub(config.clock.now_ns())).min(50_000_000);
@@ -187,7 +297,7 @@ impl Sampler {
             tick_ns.push(next_tick - config.start_ns);
             current += 1;
             epoch.store(current, Ordering::Relaxed);
-            if let Some(observe) = &mut observer {
+            if observer.is_some() || steady.is_some() {
                 // Give workers a moment to hand over the interval that just ended.
                 let until = config.clock.now_ns() + config.interval_ns / 20;
                 while config.clock.now_ns() < until {
@@ -196,9 +306,22 @@ impl Sampler {
                         Err(_) => continue,
                     }
                 }
-                if let Some(acc) = rows.get(&(current - 1)) {
-                    let row = row_of(acc, tick_ns[current as usize - 1], config.interval_ns, config.block_size_bytes);
+                let e = current - 1;
+                let start = if e == 0 { 0 } else { tick_ns[e as usize - 1] };
+                let end = tick_ns[e as usize];
+                let empty = Accumulated::default();
+                let acc = rows.get(&e).unwrap_or(&empty);
+                let row = row_of(acc, end, end - start, config.block_size_bytes, e < self.first_window_epoch);
+                if let Some(observe) = &mut observer
+                    && rows.contains_key(&e)
+                {
                     observe(Some(&row));
+                }
+                if let Some(hook) = &mut steady
+                    && !row.ramp
+                    && hook.watch.observe(e, &row)
+                {
+                    let _ = hook.stop.compare_exchange(0, hook.code, Ordering::Relaxed, Ordering::Relaxed);
                 }
             }
         }
@@ -223,28 +346,54 @@ impl Sampler {
         let ended = (0..tick_ns.len()).take_while(|&e| started_in_window(e)).count() as u64;
         let last = rows.keys().next_back().map_or(0, |&e| e + 1).max(ended);
         let empty = Accumulated::default();
-        (0..last)
+        let steady = steady.map(|hook| {
+            // The window's rows as they finally are (a worker's late hand-over included).
+            let window = hook.watch.window_epochs().map(|(first, last)| {
+                let (mut read, mut write) = empty_pair();
+                for acc in rows.range(first..=last).map(|(_, acc)| acc) {
+                    if let Some(h) = &acc.read {
+                        let _ = read.add(h);
+                    }
+                    if let Some(h) = &acc.write {
+                        let _ = write.add(h);
+                    }
+                }
+                (read, write)
+            });
+            (hook.watch, window)
+        });
+        let rows = (0..last)
             .map(|e| {
                 let acc = rows.get(&e).unwrap_or(&empty);
                 let t = tick_ns.get(e as usize).copied().unwrap_or(end_ns);
                 let start = if e == 0 { 0 } else { tick_ns.get(e as usize - 1).copied().unwrap_or(0) };
-                row_of(acc, t, t.saturating_sub(start).max(1), config.block_size_bytes)
+                row_of(acc, t, t.saturating_sub(start).max(1), config.block_size_bytes, e < self.first_window_epoch)
             })
-            .collect()
+            .collect();
+        SamplerOutput { rows, steady }
     }
 
     /// Adds a worker's interval (its snapshot less its previous one) to the interval's
     /// row, keeps the snapshot as the worker's previous one, and gives the older one back
     /// to the worker as its next spare (unless the run is over: `give_back` false).
     fn absorb(&mut self, sample: IntervalSample, rows: &mut BTreeMap<u64, Accumulated>, give_back: bool) {
-        let Some(previous) = self.previous.get_mut(sample.worker as usize) else { return };
-        let acc = rows.entry(sample.epoch).or_default();
+        let Some((previous, previous_in_window)) = self.previous.get_mut(sample.worker as usize) else { return };
+        // The ramp's tail belongs to the last ramp row, whenever the worker took it.
+        let epoch =
+            if sample.ramp_tail { sample.epoch.min(self.first_window_epoch.saturating_sub(1)) } else { sample.epoch };
+        // The worker's first snapshot after its reset at the ramp's end: nothing to subtract.
+        if sample.in_window && !*previous_in_window {
+            previous.0.reset();
+            previous.1.reset();
+        }
+        *previous_in_window = sample.in_window;
+        let acc = rows.entry(epoch).or_default();
         for (slot, now, before) in
             [(&mut acc.read, &sample.read, &previous.0), (&mut acc.write, &sample.write, &previous.1)]
         {
             let row = slot.get_or_insert_with(new_latency_histogram);
-            // A snapshot holds at least its predecessor's counts, bucket by bucket: the
-            // sum row + now - before never goes below zero.
+            // A snapshot holds at least its predecessor's counts, bucket by bucket (the
+            // reset at the ramp's end is handled above): row + now - before stays >= 0.
             let _ = row.add(now);
             let _ = row.subtract(before);
         }
@@ -270,7 +419,7 @@ fn figures(hist: Option<&Histogram<u64>>, interval_ns: u64, bs: u64) -> Interval
     }
 }
 
-fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, bs: u64) -> TimeSeriesRow {
+fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, bs: u64, ramp: bool) -> TimeSeriesRow {
     let read = figures(acc.read.as_ref(), interval_ns, bs);
     let write = figures(acc.write.as_ref(), interval_ns, bs);
     let mut both = acc.read.clone();
@@ -278,7 +427,7 @@ fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, bs: u64) -> TimeSeries
         let _ = b.add(w);
     }
     let total = figures(both.as_ref().or(acc.write.as_ref()), interval_ns, bs);
-    TimeSeriesRow { t_ns, interval_ns, read, write, total }
+    TimeSeriesRow { t_ns, interval_ns, ramp, read, write, total }
 }
 
 #[cfg(test)]
@@ -302,7 +451,7 @@ mod tests {
 
     #[test]
     fn interval_rows_are_the_differences_of_snapshots() {
-        let (mut sampler, mut recorders) = channels(2);
+        let (mut sampler, mut recorders) = channels(2, 0);
         let epoch = AtomicU64::new(0);
         let mut rows = BTreeMap::new();
         let mut workers: Vec<FakeWorker> =
@@ -339,11 +488,11 @@ mod tests {
             sampler.absorb(sample, &mut rows, true);
         }
 
-        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096);
+        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096, false);
         assert_eq!(first.read.ops, 20);
         assert_eq!(first.write.ops, 1);
         assert!(first.read.latency_ns.max < 1_100, "{:?}", first.read.latency_ns);
-        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096);
+        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096, false);
         assert_eq!(second.read.ops, 6);
         assert_eq!(second.write.ops, 0);
         // Only this interval's latencies: nothing of the fast reads before it.
@@ -353,7 +502,7 @@ mod tests {
 
     #[test]
     fn a_worker_without_a_spare_skips_the_boundary_and_loses_nothing() {
-        let (mut sampler, mut recorders) = channels(1);
+        let (mut sampler, mut recorders) = channels(1, 0);
         let epoch = AtomicU64::new(0);
         let mut rows = BTreeMap::new();
         let mut w = FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() };
@@ -376,5 +525,97 @@ mod tests {
         assert_eq!(total, 3);
         assert_eq!(rows[&0].read.as_ref().unwrap().len(), 1);
         assert_eq!(rows[&1].read.as_ref().unwrap().len(), 2);
+    }
+
+    fn drain(sampler: &mut Sampler, rows: &mut BTreeMap<u64, Accumulated>) {
+        while let Ok(sample) = sampler.rx.try_recv() {
+            sampler.absorb(sample, rows, true);
+        }
+    }
+
+    fn reads(rows: &BTreeMap<u64, Accumulated>, e: u64) -> u64 {
+        rows.get(&e).and_then(|a| a.read.as_ref()).map_or(0, |h| h.len())
+    }
+
+    #[test]
+    fn the_ramp_tail_lands_in_the_last_ramp_row_and_the_window_starts_from_zero() {
+        // Two ramp rows; the worker resets its figures at the ramp's end.
+        let (mut sampler, mut recorders) = channels(1, 2);
+        let epoch = AtomicU64::new(0);
+        let mut rows = BTreeMap::new();
+        let mut w = FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() };
+        for _ in 0..5 {
+            w.read.record(1_000).unwrap();
+        }
+        epoch.store(1, Ordering::Relaxed);
+        recorders[0].maybe_rotate(&epoch, w.snapshot());
+        drain(&mut sampler, &mut rows);
+        for _ in 0..3 {
+            w.read.record(1_000).unwrap();
+        }
+        // The ramp ends before the sampler's tick: the tail is handed over, then reset.
+        recorders[0].end_ramp(w.snapshot());
+        w.read.reset();
+        drain(&mut sampler, &mut rows);
+        // The sampler's tick at the ramp's end (epoch 2) is not a rotation for a worker
+        // already in the window; the next one is.
+        epoch.store(2, Ordering::Relaxed);
+        recorders[0].maybe_rotate(&epoch, w.snapshot());
+        assert!(sampler.rx.try_recv().is_err(), "a worker in the window rotated into the ramp's end");
+        for _ in 0..4 {
+            w.read.record(2_000).unwrap();
+        }
+        epoch.store(3, Ordering::Relaxed);
+        recorders[0].maybe_rotate(&epoch, w.snapshot());
+        drain(&mut sampler, &mut rows);
+        assert_eq!((reads(&rows, 0), reads(&rows, 1), reads(&rows, 2)), (5, 3, 4));
+        // Nothing of the ramp in the window's row.
+        assert!(rows[&2].read.as_ref().unwrap().min() >= 1_990);
+    }
+
+    #[test]
+    fn a_window_row_is_whole_even_when_the_ramp_tail_was_not_handed_over() {
+        let (mut sampler, mut recorders) = channels(1, 1);
+        let epoch = AtomicU64::new(0);
+        let mut rows = BTreeMap::new();
+        let mut w = FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() };
+        for _ in 0..7 {
+            w.read.record(1_000).unwrap();
+        }
+        epoch.store(1, Ordering::Relaxed);
+        recorders[0].maybe_rotate(&epoch, w.snapshot());
+        let ramp = sampler.rx.try_recv().unwrap();
+        // The sampler has not handed the spare back yet: the tail cannot be sent.
+        w.read.record(1_000).unwrap();
+        recorders[0].end_ramp(w.snapshot());
+        assert!(sampler.rx.try_recv().is_err());
+        sampler.absorb(ramp, &mut rows, true);
+        w.read.reset();
+        for _ in 0..9 {
+            w.read.record(1_000).unwrap();
+        }
+        let rec = recorders.pop().unwrap();
+        rec.flush(w.snapshot());
+        drain(&mut sampler, &mut rows);
+        // The ramp's snapshot (7) is not subtracted from the window's first one (9).
+        assert_eq!((reads(&rows, 0), reads(&rows, 1)), (7, 9));
+    }
+
+    #[test]
+    fn ticks_put_a_boundary_at_the_ramps_end() {
+        let config = SamplerConfig {
+            clock: Clock::new(),
+            start_ns: 0,
+            interval_ns: 1_000_000_000,
+            block_size_bytes: 4096,
+            duration_ns: None,
+            ramp_ns: 1_500_000_000,
+        };
+        let ticks: Vec<u64> = (0..4).map(|e| config.tick_ns(e)).collect();
+        assert_eq!(ticks, [1_000_000_000, 1_500_000_000, 2_500_000_000, 3_500_000_000]);
+        assert_eq!(ramp_rows(1_500_000_000, 1_000_000_000), 2);
+        let none = SamplerConfig { ramp_ns: 0, ..config };
+        assert_eq!(none.tick_ns(0), 1_000_000_000);
+        assert_eq!(none.tick_ns(2), 3_000_000_000);
     }
 }

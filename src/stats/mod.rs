@@ -76,6 +76,18 @@ impl OpStats {
         self.latency.saturating_record(lat_ns);
     }
 
+    /// Back to no I/O, in place (the histogram keeps its buckets: no allocation). The
+    /// ramp's end (`--ramp`) calls it once per worker.
+    pub fn reset(&mut self) {
+        self.ops = 0;
+        self.bytes = 0;
+        self.lat_sum_ns = 0;
+        self.lat_min_ns = u64::MAX;
+        self.lat_max_ns = 0;
+        self.clamped = 0;
+        self.latency.reset();
+    }
+
     /// Adds another worker's figures: exact, since histograms add bucket by bucket.
     pub fn merge(&mut self, other: &OpStats) {
         self.ops += other.ops;
@@ -255,6 +267,18 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, HistogramCodecErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reset_forgets_everything_recorded() {
+        let mut a = OpStats::new();
+        a.record(4096, 5_000_000);
+        a.record(4096, 10);
+        a.reset();
+        a.record(512, 300);
+        assert_eq!((a.ops, a.bytes, a.lat_sum_ns, a.lat_min_ns, a.lat_max_ns), (1, 512, 300, 300, 300));
+        assert_eq!(a.latency.len(), 1);
+        assert!(a.latency.max() < 400);
+    }
 
     #[test]
     fn record_and_merge_are_exact() {

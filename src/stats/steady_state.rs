@@ -9,9 +9,14 @@
 //! window is full and the limit holds, that the run is steady, with the window's
 //! figures.
 //!
+//! A `SteadyWatch` is what the sampler (`interval`) feeds: the row figure the criterion
+//! names, one per interval after the ramp; it remembers when the run became steady and
+//! which rows the window was.
+//!
 //! Must not: read clocks, touch workers or format; it only computes over the figures
 //! it is given (the sampler thread feeds it; the run decides what to do).
 
+use crate::stats::interval::TimeSeriesRow;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::fmt;
@@ -179,6 +184,76 @@ impl Detector {
     }
 }
 
+/// The sampler's side of `--steady-state`: a detector over the rows after the ramp, and
+/// what it saw.
+#[derive(Clone, Debug)]
+pub struct SteadyWatch {
+    detector: Detector,
+    window_len: u64,
+    /// The epoch of the last row fed to the full window, and its figures: the steady
+    /// window once `reached`, else the last full window seen.
+    last: Option<(u64, WindowFigures)>,
+    /// End of the steady window's last row, from the release.
+    reached_at_ns: Option<u64>,
+    /// Rows still to come before the last interval with no I/O has left the window: a
+    /// stall (or a row whose figures had not all arrived) is never a steady state, also
+    /// when every figure of the window is zero.
+    rows_since_empty: u64,
+}
+
+impl SteadyWatch {
+    pub fn new(criterion: Criterion, window_len: u32, interval_ns: u64) -> Self {
+        let detector = Detector::new(criterion, window_len as usize, interval_ns);
+        let window_len = detector.window_len as u64;
+        Self { detector, window_len, last: None, reached_at_ns: None, rows_since_empty: 0 }
+    }
+
+    /// Feeds the row of epoch `epoch`; true the first time the window is steady. Once
+    /// reached, later rows change nothing.
+    pub fn observe(&mut self, epoch: u64, row: &TimeSeriesRow) -> bool {
+        if self.reached_at_ns.is_some() {
+            return false;
+        }
+        let value = match self.detector.criterion.metric {
+            Metric::Iops => row.total.iops,
+            Metric::Bandwidth => row.total.bw_bytes_per_sec,
+            Metric::MeanLatency => row.total.latency_ns.mean as f64,
+        };
+        self.rows_since_empty = if row.total.ops == 0 { 0 } else { self.rows_since_empty + 1 };
+        let Some(figures) = self.detector.push(value) else { return false };
+        self.last = Some((epoch, figures));
+        if figures.steady() && self.rows_since_empty >= self.window_len {
+            self.reached_at_ns = Some(row.t_ns);
+            return true;
+        }
+        false
+    }
+
+    pub fn criterion(&self) -> Criterion {
+        self.detector.criterion
+    }
+
+    /// Intervals in the window.
+    pub fn window_len(&self) -> u64 {
+        self.window_len
+    }
+
+    /// End of the steady window (from the release), when it was reached.
+    pub fn reached_at_ns(&self) -> Option<u64> {
+        self.reached_at_ns
+    }
+
+    /// The window's figures: the steady window's, else the last full window's.
+    pub fn figures(&self) -> Option<WindowFigures> {
+        self.last.map(|(_, f)| f)
+    }
+
+    /// The epochs of the window's first and last rows (see `figures`).
+    pub fn window_epochs(&self) -> Option<(u64, u64)> {
+        self.last.map(|(e, _)| ((e + 1).saturating_sub(self.window_len), e))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,5 +331,65 @@ mod tests {
         }
         assert!(a.unwrap().steady());
         assert!(!b.unwrap().steady());
+    }
+
+    fn row(t_ns: u64, iops: f64) -> TimeSeriesRow {
+        let mut r = TimeSeriesRow {
+            t_ns,
+            interval_ns: 100_000_000,
+            ramp: false,
+            read: Default::default(),
+            write: Default::default(),
+            total: Default::default(),
+        };
+        r.total.iops = iops;
+        r.total.ops = iops as u64;
+        r
+    }
+
+    #[test]
+    fn a_window_with_an_interval_without_io_is_never_steady() {
+        // All zeros: deviation 0 <= 0 % of 0, yet a stall is not a steady state.
+        let mut w = SteadyWatch::new(c("iops:1%"), 3, 100_000_000);
+        assert!(!(0..6).any(|e| w.observe(e, &row(e * 100, 0.0))));
+        assert_eq!(w.reached_at_ns(), None);
+        // One empty interval keeps the window from being steady until it has left it.
+        let mut w = SteadyWatch::new(c("iops:100%"), 3, 100_000_000);
+        let steady: Vec<bool> = [100.0, 0.0, 100.0, 100.0, 100.0]
+            .iter()
+            .enumerate()
+            .map(|(e, v)| w.observe(e as u64, &row(0, *v)))
+            .collect();
+        assert_eq!(steady, [false, false, false, false, true]);
+    }
+
+    #[test]
+    fn the_watch_remembers_when_and_which_rows_were_steady() {
+        let mut w = SteadyWatch::new(c("iops:5%"), 3, 100_000_000);
+        let values = [100.0, 400.0, 1000.0, 1010.0, 990.0, 1000.0];
+        let steady_at: Vec<bool> =
+            values.iter().enumerate().map(|(e, v)| w.observe(e as u64 + 2, &row((e as u64 + 1) * 100, *v))).collect();
+        // Epochs 4, 5, 6 (values 1000, 1010, 990) are the first steady window.
+        assert_eq!(steady_at, [false, false, false, false, true, false]);
+        assert_eq!(w.reached_at_ns(), Some(500));
+        assert_eq!(w.window_epochs(), Some((4, 6)));
+        assert!(w.figures().unwrap().steady());
+        // Never full: no window, no figures.
+        let mut w = SteadyWatch::new(c("iops:5%"), 3, 100_000_000);
+        w.observe(0, &row(100, 1.0));
+        assert_eq!((w.window_epochs(), w.figures(), w.reached_at_ns()), (None, None, None));
+    }
+
+    #[test]
+    fn the_watch_reads_the_metric_it_was_given() {
+        let mut r = row(100, 1000.0);
+        r.total.bw_bytes_per_sec = 5.0;
+        r.total.latency_ns.mean = 7;
+        for (crit, mean) in [("iops:1%", 1000.0), ("bw:1%", 5.0), ("lat:1", 7.0)] {
+            let mut w = SteadyWatch::new(c(crit), 2, 100_000_000);
+            w.observe(0, &r);
+            w.observe(1, &r);
+            assert_eq!(w.figures().unwrap().mean, mean, "{crit}");
+        }
     }
 }

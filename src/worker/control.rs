@@ -14,6 +14,13 @@ pub mod stop_code {
     pub const RUNNING: usize = 0;
     /// A worker failed: the others stop too.
     pub const FAILED: usize = 1;
+    /// `--steady-state` was reached (set by the sampler in the run's own stop word).
+    pub const STEADY: usize = 2;
+
+    /// The word holds a signal's exit code (SIGINT, SIGTERM, SIGHUP), not a reason of the run's own.
+    pub fn is_signal(word: usize) -> bool {
+        !matches!(word, RUNNING | FAILED | STEADY)
+    }
 }
 
 /// What all workers of a run share: the clock, the stop word and the start line.

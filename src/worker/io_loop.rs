@@ -86,6 +86,7 @@ impl<E: Engine> Worker<E> {
                     Err(message) => return self.engine_failure(control, message, in_flight),
                 }
             }
+            self.maybe_end_ramp(now);
             self.maybe_rotate_interval(&control.epoch);
             if let Some(stop) = self.stop_reason(control, now, deadline_ns, exhausted && in_flight == 0) {
                 break stop;

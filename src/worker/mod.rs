@@ -68,8 +68,11 @@ pub struct WorkerPlan {
     pub coverage: Option<CoverageTracker>,
     pub files: Vec<WorkerFile>,
     pub buffer_align_bytes: usize,
-    /// Measurement ends at start + this; `None` runs until the source is exhausted.
+    /// Measurement ends at start + `ramp_ns` + this; `None` runs until the source is exhausted.
     pub duration_ns: Option<u64>,
+    /// `--ramp`: I/O from the start for this long is not counted (0: none). The worker
+    /// resets its figures once, at its first batch at or after the ramp's end.
+    pub ramp_ns: u64,
     /// The files were opened with O_DIRECT.
     pub direct: bool,
     pub engine_options: EngineOptions,
@@ -196,6 +199,8 @@ pub struct WorkerResult {
     pub errors: ErrorCounts,
     /// 4 KiB chunks of its counted writes that were duplicates by design (`--dedupe-ratio`).
     pub duplicate_chunks_written: u64,
+    /// `--ramp`: I/Os completed during the ramp (not counted in `read`, `write`).
+    pub ramp_ops: u64,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -261,6 +266,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             engine_notes: Vec::new(),
             duplicate_chunks_written: 0,
             errors: ErrorCounts::default(),
+            ramp_ops: 0,
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -271,7 +277,9 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
         return worker.finish(control, WorkerStop::Stopped, 0, CpuTimes::default());
     };
     let cpu_start = rusage::thread_cpu();
-    let deadline_ns = worker.duration_ns.map_or(u64::MAX, |d| start_ns.saturating_add(d));
+    let ramp_ns = worker.ramp_ns;
+    worker.ramp_end_ns = (ramp_ns > 0).then(|| start_ns.saturating_add(ramp_ns));
+    let deadline_ns = worker.duration_ns.map_or(u64::MAX, |d| start_ns.saturating_add(ramp_ns).saturating_add(d));
     // The policy is chosen once: an unpaced run compiles to a loop with no pacing in it.
     // So is drawing ahead (`AHEAD`): a reader's loop has none of it.
     let ahead = !E::CAPS.completes_inline && worker.ahead.is_some();
@@ -289,7 +297,11 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     } else {
         worker.run_loop::<_, false>(control, deadline_ns, &mut Unpaced)
     };
-    let cpu = rusage::thread_cpu().since(&cpu_start);
+    // Stopped before the ramp's end (a signal, a failure): nothing was measured.
+    if worker.ramp_end_ns.is_some() {
+        worker.end_ramp();
+    }
+    let cpu = rusage::thread_cpu().since(&worker.window_cpu_start.unwrap_or(cpu_start));
     let sync_ns = worker.sync_writes(control);
     let mut result = worker.finish(control, stop, end_ns, cpu);
     result.sync_ns = sync_ns;
@@ -311,6 +323,13 @@ struct Worker<E: Engine> {
     files: Box<[WorkerFile]>,
     block_size_bytes: u64,
     duration_ns: Option<u64>,
+    ramp_ns: u64,
+    /// `--ramp`: when the ramp ends (clock time), until the worker has reset its figures.
+    ramp_end_ns: Option<u64>,
+    /// I/Os completed during the ramp, counted at the reset.
+    ramp_ops: u64,
+    /// The worker thread's CPU time at the ramp's end: the window's CPU counts from there.
+    window_cpu_start: Option<CpuTimes>,
     write_sequence: u64,
     /// Figures per file (index as `files`); totals are merged at the end.
     stats: Box<[TargetStats]>,
@@ -455,6 +474,10 @@ impl<E: Engine> Worker<E> {
             files: plan.files.into_boxed_slice(),
             block_size_bytes: plan.block_size_bytes,
             duration_ns: plan.duration_ns,
+            ramp_ns: plan.ramp_ns,
+            ramp_end_ns: None,
+            ramp_ops: 0,
+            window_cpu_start: None,
             write_sequence: 0,
             failure: None,
             engine_error: None,
@@ -625,6 +648,37 @@ impl<E: Engine> Worker<E> {
         if let Some(rec) = &mut self.interval {
             rec.maybe_rotate(epoch, |read, write| snapshot(&self.stats, read, write));
         }
+    }
+
+    /// Once per batch, with `--ramp` (an `Option` test, nothing else, when there is none
+    /// or once it has ended): at the first batch at or after the ramp's end, the figures
+    /// restart from zero.
+    #[inline(always)]
+    fn maybe_end_ramp(&mut self, now_ns: u64) {
+        if self.ramp_end_ns.is_some_and(|end| now_ns >= end) {
+            self.end_ramp();
+        }
+    }
+
+    /// The ramp's end: the time series gets the ramp's tail, then the counters and
+    /// histograms are reset in place (no allocation), once. Coverage, verification,
+    /// failed I/Os and pacing keep counting over the whole run.
+    #[cold]
+    #[inline(never)]
+    fn end_ramp(&mut self) {
+        self.ramp_end_ns = None;
+        if let Some(rec) = &mut self.interval {
+            rec.end_ramp(|read, write| snapshot(&self.stats, read, write));
+        }
+        for t in self.stats.iter_mut() {
+            self.ramp_ops += t.read.ops + t.write.ops;
+            t.read.reset();
+            t.write.reset();
+        }
+        // The written chunks are counted from the window's writes (`write.ops`): so are
+        // their duplicates.
+        self.duplicate_chunks_written = 0;
+        self.window_cpu_start = Some(rusage::thread_cpu());
     }
 
     /// Accounts one completion; `counts` is false for I/O that finished after the window.
@@ -801,6 +855,7 @@ impl<E: Engine> Worker<E> {
             engine_notes,
             errors: self.errors,
             duplicate_chunks_written: self.duplicate_chunks_written,
+            ramp_ops: self.ramp_ops,
         }
     }
 }
