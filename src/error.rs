@@ -35,6 +35,19 @@ impl UsageError {
     }
 }
 
+/// A clap error as one line (no usage or help lines): how job files, sweeps and
+/// searches quote the benchmark's parser.
+pub fn clap_one_line(e: &clap::Error) -> String {
+    e.to_string()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
 /// A failure while preparing or running: the target, the engine or the kernel said no.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

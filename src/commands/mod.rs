@@ -7,10 +7,10 @@
 //! its own clap parser, and returns the exit code.
 
 pub mod benchmark;
-pub mod search;
-pub mod sweep;
 pub mod from_fio;
 pub mod profile;
+pub mod search;
+pub mod sweep;
 
 use crate::cli::{Args, OutputFormat};
 use crate::error::exit_code;
@@ -462,7 +462,7 @@ pub(crate) fn clap_exit(e: clap::Error) -> i32 {
         let _ = e.print();
         return exit_code::SUCCESS;
     }
-    crate::stderr_line!("iopulse: {}", crate::sweep::grid::one_line(&e));
+    crate::stderr_line!("iopulse: {}", crate::error::clap_one_line(&e));
     exit_code::USAGE
 }
 

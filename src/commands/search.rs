@@ -9,7 +9,7 @@
 
 use super::sweep::{Session, Step, check_outputs, json_text, split_own};
 use crate::error::exit_code;
-use crate::report::{self, OutputFormat, OutputOptions, output_path, units};
+use crate::report::{self, OutputFormat, output_path, units};
 use crate::result::RunResult;
 use crate::sweep::document::{Answer, CurvePoint, RunEntry, SearchDocument};
 use crate::sweep::grid;
@@ -17,7 +17,6 @@ use crate::sweep::search::{DEFAULT_STEPS, LatencySearch, Percentile, saturate_ca
 use crate::units::parse_duration;
 use clap::Parser;
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,25 +81,8 @@ pub struct SearchArgs {
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..))]
     pub max_runs: u32,
 
-    /// Format on stdout: the curve and the answer, or the JSON document.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
-
-    /// Also write the JSON document to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// Append one row per run to FILE (the columns of `iopulse --csv`).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-
-    /// Write a chart of the curve (latency percentiles against IOPS) into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub plot: Option<PathBuf>,
-
-    /// No progress or notes on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: super::sweep::RunsOutputArgs,
 
     /// The benchmark's targets and flags.
     #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
@@ -221,14 +203,7 @@ fn search(args: SearchArgs) -> i32 {
         crate::stderr_line!("iopulse search: error: {e}");
         return e.exit_code();
     }
-    let output = OutputOptions {
-        format: args.output_format,
-        json_file: args.json.clone(),
-        quiet: args.quiet,
-        csv_file: args.csv.clone(),
-        plot_dir: args.plot.clone(),
-        timeseries_file: None,
-    };
+    let output = args.output.options();
     if output.format == OutputFormat::FioJson {
         return usage("--output-format fio-json is one run's layout: give text or json");
     }
@@ -437,17 +412,17 @@ impl Searcher<'_> {
             runs: self.runs,
             interrupted: self.session.interrupted(),
         };
-        let text = match self.args.output_format {
+        let text = match self.args.output.output_format {
             OutputFormat::Json => json_text(&doc),
             _ => report::sweep::search_text(&doc),
         };
         self.session.write_stdout(&text);
-        if let Some(path) = &self.args.json
+        if let Some(path) = &self.args.output.json
             && let Err(e) = output_path::write_whole(path, json_text(&doc).as_bytes())
         {
             self.session.output_failure(format!("write --json {}: {e}", path.display()));
         }
-        if let Some(dir) = &self.args.plot {
+        if let Some(dir) = &self.args.output.plot {
             let drawn =
                 std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display())).and_then(|()| {
                     let path = dir.join("search-curve.svg");
@@ -456,7 +431,7 @@ impl Searcher<'_> {
                         .map_err(|e| e.to_string())
                 });
             match drawn {
-                Ok(path) if !self.args.quiet => crate::stderr_line!("iopulse search: chart {}", path.display()),
+                Ok(path) if !self.args.output.quiet => crate::stderr_line!("iopulse search: chart {}", path.display()),
                 Ok(_) => {}
                 Err(e) => self.session.output_failure(e),
             }

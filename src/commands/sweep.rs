@@ -63,7 +63,20 @@ pub struct SweepArgs {
     #[arg(long, value_enum, value_name = "METRIC", default_value_t = Metric::Iops)]
     pub best_by: Metric,
 
-    /// Format on stdout: the table of points, or the JSON document (runs and points).
+    #[command(flatten)]
+    pub output: RunsOutputArgs,
+
+    /// The benchmark's targets and flags; any flag's value may be a comma list.
+    #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub flags: Vec<OsString>,
+}
+
+/// The outputs of a command that runs the benchmark many times (sweep, search): its own
+/// document, table and charts, and a `--csv` row per run.
+#[derive(Debug, clap::Args)]
+pub struct RunsOutputArgs {
+    /// Format on stdout: the table (of points, or the curve and the answer), or the JSON
+    /// document.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
 
@@ -75,17 +88,27 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 
-    /// Write charts of IOPS and p99 against the first list's flag into DIR.
+    /// Write the charts into DIR (sweep: IOPS and p99 against the first list's flag, the
+    /// spread as a band; search: latency percentiles against IOPS).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
 
     /// No progress or notes on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+}
 
-    /// The benchmark's targets and flags; any flag's value may be a comma list.
-    #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
-    pub flags: Vec<OsString>,
+impl RunsOutputArgs {
+    pub fn options(&self) -> OutputOptions {
+        OutputOptions {
+            format: self.output_format,
+            json_file: self.json.clone(),
+            quiet: self.quiet,
+            csv_file: self.csv.clone(),
+            plot_dir: self.plot.clone(),
+            timeseries_file: None,
+        }
+    }
 }
 
 /// The sweep's own flags: (long name, takes a value). Common to sweep and search.
@@ -145,14 +168,7 @@ fn sweep(args: SweepArgs) -> i32 {
         Ok(g) => g,
         Err(e) => return usage(e),
     };
-    let output = OutputOptions {
-        format: args.output_format,
-        json_file: args.json.clone(),
-        quiet: args.quiet,
-        csv_file: args.csv.clone(),
-        plot_dir: args.plot.clone(),
-        timeseries_file: None,
-    };
+    let output = args.output.options();
     if output.format == OutputFormat::FioJson {
         return usage(
             "--output-format fio-json is one run's layout: give text or json (each run's fio-json: run iopulse per point)",
@@ -165,7 +181,7 @@ fn sweep(args: SweepArgs) -> i32 {
             return e.exit_code();
         }
     }
-    let journal_path = args.csv.as_deref().or(args.json.as_deref()).map(journal::path_for);
+    let journal_path = args.output.csv.as_deref().or(args.output.json.as_deref()).map(journal::path_for);
     let targets: Vec<PathBuf> = grid.points.iter().flat_map(|p| p.spec.targets.iter().cloned()).collect();
     if let Err(e) = check_outputs(&output, journal_path.as_deref(), &targets) {
         return usage(e);
@@ -202,7 +218,7 @@ fn sweep(args: SweepArgs) -> i32 {
     let done_set: BTreeSet<(usize, u32)> = done.iter().map(|e| (e.point, e.repetition)).collect();
     let todo: Vec<(usize, u32)> = planned.iter().copied().filter(|k| !done_set.contains(k)).collect();
     let mut session = Session::new(&output, planned.len(), Arc::clone(&stop));
-    if args.resume && !args.quiet {
+    if args.resume && !args.output.quiet {
         crate::stderr_line!(
             "iopulse sweep: resuming: {} of {} runs done, {} to go",
             done.len(),

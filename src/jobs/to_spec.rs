@@ -102,8 +102,9 @@ pub fn plan(file: &JobFile, overrides: &[OsString]) -> Result<Plan, UsageError> 
 /// The flags after the file must parse on their own and name no target.
 fn check_overrides(overrides: &[OsString]) -> Result<(), UsageError> {
     let argv = std::iter::once(OsString::from("iopulse")).chain(overrides.iter().cloned());
-    let args = Args::try_parse_from_for_jobs(argv)
-        .map_err(|e| UsageError::new(format!("in the flags after the job file: {}", one_line(&e))))?;
+    let args = Args::try_parse_from_for_jobs(argv).map_err(|e| {
+        UsageError::new(format!("in the flags after the job file: {}", crate::error::clap_one_line(&e)))
+    })?;
     if let Some(t) = args.targets.first() {
         return Err(UsageError::new(format!(
             "in the flags after the job file: `{}` is not a flag; targets go in the job file (targets = [\"{}\"])",
@@ -218,7 +219,7 @@ fn to_spec(
     }
     argv.extend(overrides.iter().cloned());
     let blame = |message: String| blame(file, job, entries, overrides, &message);
-    let args = Args::try_parse_from_for_jobs(argv).map_err(|e| blame(one_line(&e)))?;
+    let args = Args::try_parse_from_for_jobs(argv).map_err(|e| blame(crate::error::clap_one_line(&e)))?;
     args.into_spec().map_err(|e| blame(e.message))
 }
 
@@ -245,18 +246,6 @@ fn blame(file: &JobFile, job: &Job, entries: &[(&Entry, bool)], overrides: &[OsS
         return UsageError::new(format!("{}:{}: key `targets` of [{}]: {message}", file.path, e.line, job.name));
     }
     UsageError::new(format!("{}:{}: job [{}]: {message}", file.path, job.line, job.name))
-}
-
-/// A clap error as one line (no usage or help lines).
-fn one_line(e: &clap::Error) -> String {
-    e.to_string()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
-        .collect::<Vec<_>>()
-        .join(" ")
-        .trim_start_matches("error: ")
-        .to_string()
 }
 
 /// The two specs name one target path.

@@ -111,7 +111,7 @@ pub fn expand(argv: &[OsString], command: &str) -> Result<Grid, UsageError> {
 /// The benchmark's parser over one point's command line.
 pub fn parse(argv: &[OsString]) -> Result<Spec, String> {
     let full = std::iter::once(OsString::from("iopulse")).chain(argv.iter().cloned());
-    let args = Args::try_parse_from(full).map_err(|e| one_line(&e))?;
+    let args = Args::try_parse_from(full).map_err(|e| crate::error::clap_one_line(&e))?;
     args.into_spec().map(|(spec, _)| spec).map_err(|e| e.message)
 }
 
@@ -122,8 +122,11 @@ pub fn parse_overridden(argv: &[OsString], overrides: &[String]) -> Result<Spec,
     let full = std::iter::once(OsString::from("iopulse"))
         .chain(argv.iter().cloned())
         .chain(overrides.iter().map(OsString::from));
-    let mut matches = Args::command().args_override_self(true).try_get_matches_from(full).map_err(|e| one_line(&e))?;
-    let args = Args::from_arg_matches_mut(&mut matches).map_err(|e| one_line(&e))?;
+    let mut matches = Args::command()
+        .args_override_self(true)
+        .try_get_matches_from(full)
+        .map_err(|e| crate::error::clap_one_line(&e))?;
+    let args = Args::from_arg_matches_mut(&mut matches).map_err(|e| crate::error::clap_one_line(&e))?;
     args.into_spec().map(|(spec, _)| spec).map_err(|e| e.message)
 }
 
@@ -197,18 +200,6 @@ fn tokenize(argv: &[OsString], command: &str) -> Result<(Vec<Token>, Vec<Axis>),
         axes.push(Axis { flag: name, values });
     }
     Ok((tokens, axes))
-}
-
-/// A clap error as one line (no usage or help lines).
-pub fn one_line(e: &clap::Error) -> String {
-    e.to_string()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
-        .collect::<Vec<_>>()
-        .join(" ")
-        .trim_start_matches("error: ")
-        .to_string()
 }
 
 #[cfg(test)]
