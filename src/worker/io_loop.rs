@@ -47,6 +47,10 @@ impl<E: Engine> Worker<E> {
         let mut in_flight = 0usize;
         let mut exhausted = false;
         let mut now = clock.now_ns();
+        // The next instant the loop must act on: the ramp's end while there is one, then
+        // the deadline. One comparison per batch serves both, so a run without a ramp
+        // pays nothing for it.
+        let mut next_event_ns = self.ramp_end_ns.map_or(deadline_ns, |end| end.min(deadline_ns));
         let stop = loop {
             // Issue what may go now. An inline engine does one I/O per turn, so that the
             // stop checks below run after each.
@@ -86,9 +90,17 @@ impl<E: Engine> Worker<E> {
                     Err(message) => return self.engine_failure(control, message, in_flight),
                 }
             }
-            self.maybe_end_ramp(now);
             self.maybe_rotate_interval(&control.epoch);
-            if let Some(stop) = self.stop_reason(control, now, deadline_ns, exhausted && in_flight == 0) {
+            if let Some(mut stop) = self.stop_reason(control, now, next_event_ns, exhausted && in_flight == 0) {
+                if stop == WorkerStop::Deadline && next_event_ns != deadline_ns {
+                    // Not the deadline: the ramp's end. Figures restart from zero.
+                    self.end_ramp();
+                    next_event_ns = deadline_ns;
+                    match self.stop_reason(control, now, deadline_ns, exhausted && in_flight == 0) {
+                        Some(s) => stop = s,
+                        None => continue,
+                    }
+                }
                 break stop;
             }
             if in_flight == 0 {

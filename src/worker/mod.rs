@@ -650,17 +650,8 @@ impl<E: Engine> Worker<E> {
         }
     }
 
-    /// Once per batch, with `--ramp` (an `Option` test, nothing else, when there is none
-    /// or once it has ended): at the first batch at or after the ramp's end, the figures
-    /// restart from zero.
-    #[inline(always)]
-    fn maybe_end_ramp(&mut self, now_ns: u64) {
-        if self.ramp_end_ns.is_some_and(|end| now_ns >= end) {
-            self.end_ramp();
-        }
-    }
-
-    /// The ramp's end: the time series gets the ramp's tail, then the counters and
+    /// The ramp's end, at the first batch past it (the loop's `next_event_ns`): the time
+    /// series gets the ramp's tail, then the counters and
     /// histograms are reset in place (no allocation), once. Coverage, verification,
     /// failed I/Os and pacing keep counting over the whole run.
     #[cold]
