@@ -7,10 +7,10 @@
 //! its own clap parser, and returns the exit code.
 
 pub mod benchmark;
-pub mod search;
-pub mod sweep;
 pub mod from_fio;
 pub mod profile;
+pub mod search;
+pub mod sweep;
 
 use crate::cli::{Args, OutputFormat};
 use crate::error::exit_code;
@@ -267,7 +267,8 @@ fn run_plan(plan: &crate::jobs::Plan) -> (i32, Option<crate::result::jobs::JobsR
     use crate::jobs::{combined, phases};
     use crate::result::jobs::JobResult;
     let targets: Vec<PathBuf> = plan.jobs.iter().flat_map(|j| j.spec.targets.iter().cloned()).collect();
-    if let Err(e) = report::check_outputs(&plan.output, &targets) {
+    let names: Vec<&str> = plan.jobs.iter().map(|j| j.name.as_str()).collect();
+    if let Err(e) = report::check_job_outputs(&plan.output, &targets, &names) {
         crate::stderr_line!("iopulse run: error: {e}");
         return (exit_code::USAGE, None);
     }
@@ -320,18 +321,28 @@ pub fn merge(args: MergeArgs) -> i32 {
         crate::stderr_line!("iopulse merge: error: {e}");
         return exit_code::USAGE;
     }
-    let inputs = match args.results.iter().map(|p| merge::load(p)).collect::<Result<Vec<_>, _>>() {
-        Ok(inputs) => inputs,
+    let documents = match args.results.iter().map(|p| merge::load_document(p)).collect::<Result<Vec<_>, _>>() {
+        Ok(documents) => documents,
         Err(e) => {
             crate::stderr_line!("iopulse merge: error: {e}");
             return exit_code::USAGE;
         }
     };
+    let job_file = documents.iter().find(|(_, jobs)| jobs.is_some()).map(|(i, _)| i.file.clone());
+    let single = documents.iter().find(|(_, jobs)| jobs.is_none()).map(|(i, _)| i.file.clone());
+    if let (Some(file), Some(plain)) = (job_file.clone(), single) {
+        crate::stderr_line!("iopulse merge: error: {}", merge::MergeError::JobFileAndSingleRun { file, plain });
+        return exit_code::USAGE;
+    }
+    let (inputs, jobs): (Vec<_>, Vec<_>) = documents.into_iter().unzip();
     if !args.allow_duplicates
         && let Err(e) = merge::refuse_duplicates(&inputs)
     {
         crate::stderr_line!("iopulse merge: error: {e}");
         return exit_code::USAGE;
+    }
+    if job_file.is_some() {
+        return merge_job_files(&args, inputs, jobs);
     }
     let merged = match merge::merge(&inputs, args.force) {
         Ok(m) => m,
@@ -352,6 +363,35 @@ pub fn merge(args: MergeArgs) -> i32 {
         }
     };
     write_stdout(&text)
+}
+
+/// `iopulse merge` of job-file results: job by job, the combined figures recomputed.
+fn merge_job_files(
+    args: &MergeArgs,
+    inputs: Vec<merge::Input>,
+    jobs: Vec<Option<crate::result::jobs::JobsResult>>,
+) -> i32 {
+    use crate::jobs::merge_results::{self, JobsInput};
+    let inputs: Vec<JobsInput> =
+        inputs.into_iter().zip(jobs).filter_map(|(i, doc)| Some(JobsInput { file: i.file, doc: doc? })).collect();
+    let merged = match merge_results::merge(&inputs, args.force) {
+        Ok(m) => m,
+        Err(e) => {
+            crate::stderr_line!("iopulse merge: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    print_notes(args.quiet, &merged.notes);
+    for w in &merged.warnings {
+        crate::stderr_line!("⚠ {w}");
+    }
+    match report::jobs::render(&merged.doc, args.output_format) {
+        Ok(text) => write_stdout(&text),
+        Err(e) => {
+            crate::stderr_line!("iopulse merge: error: {e}");
+            exit_code::RUN_FAILED
+        }
+    }
 }
 
 /// `merge` and `plot` change nothing that needs cleaning up: SIGINT, SIGTERM and SIGHUP
@@ -423,7 +463,22 @@ pub fn plot(args: PlotArgs) -> i32 {
             return exit_code::USAGE;
         }
     };
-    match plot::result_charts(&result, value.get("time_series"), &args.out) {
+    // A job file's result: the combined figures' charts and each job's.
+    let charts = if matches!(value.get("jobs"), Some(serde_json::Value::Array(_))) {
+        match serde_json::from_value::<crate::result::jobs::JobsResult>(value) {
+            Ok(doc) => report::jobs::charts(&doc, &args.out),
+            Err(e) => {
+                crate::stderr_line!(
+                    "iopulse plot: error: {} is not an iopulse job-file result (`iopulse run FILE --json`): {e}",
+                    path.display()
+                );
+                return exit_code::USAGE;
+            }
+        }
+    } else {
+        plot::result_charts(&result, value.get("time_series"), &args.out)
+    };
+    match charts {
         Ok(outcome) => {
             print_notes(args.quiet, &outcome.notes);
             let listing: String = outcome.written.iter().map(|p| format!("{}\n", p.display())).collect();
