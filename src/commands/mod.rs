@@ -30,6 +30,9 @@ Examples:
       every job of the file; the jobs of a phase run at once in one shared window
   iopulse run db-host.toml --duration 5s --json result.json
       flags after the file apply to every job (here: 5 s each, and the JSON result)
+  iopulse run db-host.toml --interval 1s --timeseries ts.csv --csv runs.csv
+      a time series file per job (ts-oltp.csv, ts-log-writer.csv, ts-measure.csv) and
+      a CSV row per job, its last columns `job` and `phase`
   iopulse run randread.fio --ignore-unsupported
       a fio job file, translated as `iopulse from-fio` does (docs/fio.md); options
       without an equivalent are warnings, recorded in the result
@@ -60,7 +63,7 @@ A job file (docs/jobs.md):
 
 Keys are the long names of the flags of `iopulse --help`, with the same meaning; `targets`
 lists a job's targets (none: a temporary file, as `iopulse` alone). Output flags (json,
-csv, plot, output-format, quiet) belong to [global] or after the file.
+csv, plot, timeseries, output-format, quiet) belong to [global] or after the file.
 The report has a section per job and the combined figures; the JSON a `jobs` array.
 Exit codes: as `iopulse` (0 ok, 1 a job failed, 2 a bad job file, nothing touched).";
 
@@ -92,6 +95,10 @@ Examples:
       merge although the specs differ (each difference is noted)
   iopulse merge a.json b.json --allow-duplicates
       merge two results that look like one run given twice (same host, start and spec)
+  iopulse merge host1-jobs.json host2-jobs.json
+      results of one job file (`iopulse run FILE --json`): merged job by job, each
+      phase's and the combined figures recomputed; other jobs, or a single run's
+      result among them, are refused naming the file
 
 Percentiles come from the added histograms, never from averaged percentiles;
 IOPS, bandwidth and CPU time are summed (the runs are taken as concurrent).
@@ -130,6 +137,9 @@ Examples:
   iopulse plot result.json --out plots/
       plots/latency-percentiles.svg, and iops-over-time.svg and p99-over-time.svg
       when the result has a time series
+  iopulse plot jobs.json --out plots/
+      a job file's result (`iopulse run FILE --json`): the combined charts, then each
+      job's, named after it: plots/job-NAME-latency-percentiles.svg, ...
   iopulse plot --sweep sweep.csv --x queue_depth --y iops --by block_size
       sweep-iops-vs-queue_depth-by-block_size.svg: IOPS against queue depth, one line
       per block size (the median of the repetitions, with their range)

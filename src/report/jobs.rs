@@ -163,3 +163,16 @@ pub fn charts(doc: &JobsResult, dir: &std::path::Path) -> Result<plot::PlotOutco
     }
     Ok(outcome)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_jobs_timeseries_file_has_its_name_before_the_extension() {
+        let paths = timeseries_paths(Path::new("/x/ts.csv"), &["reader", "a/b", "a_b"]).unwrap();
+        assert_eq!(paths, [Path::new("/x/ts-reader.csv"), Path::new("/x/ts-a_b.csv"), Path::new("/x/ts-a_b-2.csv")]);
+        assert_eq!(timeseries_paths(Path::new("series"), &["j"]).unwrap(), [Path::new("series-j")]);
+        assert!(timeseries_paths(Path::new("/dev/stdout"), &["j"]).is_err());
+    }
+}

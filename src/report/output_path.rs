@@ -334,6 +334,12 @@ fn umask() -> u32 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn file_safe_names_keep_letters_and_stay_apart() {
+        assert_eq!(file_safe_names(&["db-1.x", "a/b c", "a_b_c", "a_b_c"]), ["db-1.x", "a_b_c", "a_b_c-2", "a_b_c-3"]);
+        assert_eq!(file_safe_names(&["..", "é"]), ["..", "_"]);
+    }
+
     fn out<'a>(flag: &'static str, path: &'a Path) -> Output<'a> {
         Output { flag, path, is_dir: false }
     }
