@@ -93,6 +93,18 @@ fn timeseries_writes_a_file_per_job_whose_rows_add_up_to_the_job() {
         }
     }
     assert!(!dir.path().join("ts.csv").exists(), "no combined time series file");
+    // In [global], as any output key.
+    let in_global = dir.path().join("g.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let series = path_str(&dir.path().join("g"));
+    std::fs::write(&in_global, text.replacen("[global]\n", &format!("[global]\ntimeseries = \"{series}\"\n"), 1))
+        .unwrap();
+    run_ok(&["run", &path_str(&in_global), "--quiet"]);
+    for name in ["g-reader", "g-writer", "g-again"] {
+        let (header, rows) = csv_table(&dir.path().join(name));
+        assert_eq!(header[0], "t_s", "{name}");
+        assert!(!rows.is_empty(), "{name} has no rows");
+    }
 }
 
 #[test]
