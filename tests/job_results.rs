@@ -231,6 +231,23 @@ fn plot_draws_the_combined_charts_and_each_jobs_with_its_time_series() {
 }
 
 #[test]
+fn a_jobs_chart_that_links_to_a_target_is_refused_before_the_run() {
+    let dir = temp_dir();
+    let file = write_job_file(dir.path(), "j.toml", "writer");
+    let target = zero_file(dir.path(), "r.dat", 4 << 20);
+    let plots = dir.path().join("plots");
+    std::fs::create_dir(&plots).unwrap();
+    std::os::unix::fs::symlink(&target, plots.join("job-reader-latency-percentiles.svg")).unwrap();
+    let before = listing(dir.path());
+    let (code, stdout, stderr) = run(&["run", &file, "--plot", &path_str(&plots)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--plot") && stderr.contains("job-reader-latency-percentiles.svg"), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(listing(dir.path()), before, "files were created");
+    assert!(std::fs::read(&target).unwrap().iter().all(|&b| b == 0), "the target was written");
+}
+
+#[test]
 fn the_schema_checks_the_jobs_of_a_job_file_result() {
     let dir = temp_dir();
     let file = write_job_file(dir.path(), "j.toml", "writer");
