@@ -30,6 +30,9 @@ Examples:
       every job of the file; the jobs of a phase run at once in one shared window
   iopulse run db-host.toml --duration 5s --json result.json
       flags after the file apply to every job (here: 5 s each, and the JSON result)
+  iopulse run db-host.toml --interval 1s --timeseries ts.csv --csv runs.csv
+      a time series file per job (ts-oltp.csv, ts-log-writer.csv, ts-measure.csv) and
+      a CSV row per job, its last columns `job` and `phase`
   iopulse run randread.fio --ignore-unsupported
       a fio job file, translated as `iopulse from-fio` does (docs/fio.md); options
       without an equivalent are warnings, recorded in the result
@@ -60,7 +63,7 @@ A job file (docs/jobs.md):
 
 Keys are the long names of the flags of `iopulse --help`, with the same meaning; `targets`
 lists a job's targets (none: a temporary file, as `iopulse` alone). Output flags (json,
-csv, plot, output-format, quiet) belong to [global] or after the file.
+csv, plot, timeseries, output-format, quiet) belong to [global] or after the file.
 The report has a section per job and the combined figures; the JSON a `jobs` array.
 Exit codes: as `iopulse` (0 ok, 1 a job failed, 2 a bad job file, nothing touched).";
 
@@ -92,6 +95,10 @@ Examples:
       merge although the specs differ (each difference is noted)
   iopulse merge a.json b.json --allow-duplicates
       merge two results that look like one run given twice (same host, start and spec)
+  iopulse merge host1-jobs.json host2-jobs.json
+      results of one job file (`iopulse run FILE --json`): merged job by job, each
+      phase's and the combined figures recomputed; other jobs, or a single run's
+      result among them, are refused naming the file
 
 Percentiles come from the added histograms, never from averaged percentiles;
 IOPS, bandwidth and CPU time are summed (the runs are taken as concurrent).
@@ -130,6 +137,9 @@ Examples:
   iopulse plot result.json --out plots/
       plots/latency-percentiles.svg, and iops-over-time.svg and p99-over-time.svg
       when the result has a time series
+  iopulse plot jobs.json --out plots/
+      a job file's result (`iopulse run FILE --json`): the combined charts, then each
+      job's, named after it: plots/job-NAME-latency-percentiles.svg, ...
   iopulse plot --sweep sweep.csv --x queue_depth --y iops --by block_size
       sweep-iops-vs-queue_depth-by-block_size.svg: IOPS against queue depth, one line
       per block size (the median of the repetitions, with their range)
@@ -267,7 +277,8 @@ fn run_plan(plan: &crate::jobs::Plan) -> (i32, Option<crate::result::jobs::JobsR
     use crate::jobs::{combined, phases};
     use crate::result::jobs::JobResult;
     let targets: Vec<PathBuf> = plan.jobs.iter().flat_map(|j| j.spec.targets.iter().cloned()).collect();
-    if let Err(e) = report::check_outputs(&plan.output, &targets) {
+    let names: Vec<&str> = plan.jobs.iter().map(|j| j.name.as_str()).collect();
+    if let Err(e) = report::check_job_outputs(&plan.output, &targets, &names) {
         crate::stderr_line!("iopulse run: error: {e}");
         return (exit_code::USAGE, None);
     }
@@ -320,18 +331,28 @@ pub fn merge(args: MergeArgs) -> i32 {
         crate::stderr_line!("iopulse merge: error: {e}");
         return exit_code::USAGE;
     }
-    let inputs = match args.results.iter().map(|p| merge::load(p)).collect::<Result<Vec<_>, _>>() {
-        Ok(inputs) => inputs,
+    let documents = match args.results.iter().map(|p| merge::load_document(p)).collect::<Result<Vec<_>, _>>() {
+        Ok(documents) => documents,
         Err(e) => {
             crate::stderr_line!("iopulse merge: error: {e}");
             return exit_code::USAGE;
         }
     };
+    let job_file = documents.iter().find(|(_, jobs)| jobs.is_some()).map(|(i, _)| i.file.clone());
+    let single = documents.iter().find(|(_, jobs)| jobs.is_none()).map(|(i, _)| i.file.clone());
+    if let (Some(file), Some(plain)) = (job_file.clone(), single) {
+        crate::stderr_line!("iopulse merge: error: {}", merge::MergeError::JobFileAndSingleRun { file, plain });
+        return exit_code::USAGE;
+    }
+    let (inputs, jobs): (Vec<_>, Vec<_>) = documents.into_iter().unzip();
     if !args.allow_duplicates
         && let Err(e) = merge::refuse_duplicates(&inputs)
     {
         crate::stderr_line!("iopulse merge: error: {e}");
         return exit_code::USAGE;
+    }
+    if job_file.is_some() {
+        return merge_job_files(&args, inputs, jobs);
     }
     let merged = match merge::merge(&inputs, args.force) {
         Ok(m) => m,
@@ -352,6 +373,35 @@ pub fn merge(args: MergeArgs) -> i32 {
         }
     };
     write_stdout(&text)
+}
+
+/// `iopulse merge` of job-file results: job by job, the combined figures recomputed.
+fn merge_job_files(
+    args: &MergeArgs,
+    inputs: Vec<merge::Input>,
+    jobs: Vec<Option<crate::result::jobs::JobsResult>>,
+) -> i32 {
+    use crate::jobs::merge_results::{self, JobsInput};
+    let inputs: Vec<JobsInput> =
+        inputs.into_iter().zip(jobs).filter_map(|(i, doc)| Some(JobsInput { file: i.file, doc: doc? })).collect();
+    let merged = match merge_results::merge(&inputs, args.force) {
+        Ok(m) => m,
+        Err(e) => {
+            crate::stderr_line!("iopulse merge: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    print_notes(args.quiet, &merged.notes);
+    for w in &merged.warnings {
+        crate::stderr_line!("⚠ {w}");
+    }
+    match report::jobs::render(&merged.doc, args.output_format) {
+        Ok(text) => write_stdout(&text),
+        Err(e) => {
+            crate::stderr_line!("iopulse merge: error: {e}");
+            exit_code::RUN_FAILED
+        }
+    }
 }
 
 /// `merge` and `plot` change nothing that needs cleaning up: SIGINT, SIGTERM and SIGHUP
@@ -423,7 +473,22 @@ pub fn plot(args: PlotArgs) -> i32 {
             return exit_code::USAGE;
         }
     };
-    match plot::result_charts(&result, value.get("time_series"), &args.out) {
+    // A job file's result: the combined figures' charts and each job's.
+    let charts = if matches!(value.get("jobs"), Some(serde_json::Value::Array(_))) {
+        match serde_json::from_value::<crate::result::jobs::JobsResult>(value) {
+            Ok(doc) => report::jobs::charts(&doc, &args.out),
+            Err(e) => {
+                crate::stderr_line!(
+                    "iopulse plot: error: {} is not an iopulse job-file result (`iopulse run FILE --json`): {e}",
+                    path.display()
+                );
+                return exit_code::USAGE;
+            }
+        }
+    } else {
+        plot::result_charts(&result, value.get("time_series"), &args.out)
+    };
+    match charts {
         Ok(outcome) => {
             print_notes(args.quiet, &outcome.notes);
             let listing: String = outcome.written.iter().map(|p| format!("{}\n", p.display())).collect();

@@ -152,7 +152,8 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &[OsString]) -> i32 {
         }
     };
     let planned: Vec<PathBuf> = plan.jobs.iter().flat_map(|j| j.spec.targets.iter().cloned()).collect();
-    if let Err(e) = crate::report::check_outputs(&plan.output, &planned) {
+    let names: Vec<&str> = plan.jobs.iter().map(|j| j.name.as_str()).collect();
+    if let Err(e) = crate::report::check_job_outputs(&plan.output, &planned, &names) {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }

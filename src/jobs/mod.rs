@@ -2,12 +2,14 @@
 //! file is read (`parse.rs`), each job becomes a checked `Spec` through the benchmark's
 //! own command-line parser (`to_spec.rs`), the jobs run phase after phase, those of a
 //! phase together in one window (`phases.rs`), and their results are combined
-//! (`combined.rs`).
+//! (`combined.rs`). `iopulse merge` of job-file results merges them job by job
+//! (`merge_results.rs`).
 //!
 //! Every job of every phase is checked before anything is touched. This module runs and
 //! combines; where results go and how they read is `report/`'s and `commands/`'s.
 
 pub mod combined;
+pub mod merge_results;
 pub mod parse;
 pub mod phases;
 pub mod to_spec;

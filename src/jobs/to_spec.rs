@@ -40,13 +40,10 @@ impl Plan {
 const TARGETS: &str = "targets";
 const STONEWALL: &str = "stonewall";
 /// Flags that say where results go: for the whole run, so in [global] or after the file.
-const OUTPUT_KEYS: &[&str] = &["output-format", "json", "csv", "plot", "quiet"];
+/// (`timeseries` too: each job writes FILE-JOB.csv, `report::jobs::timeseries_paths`.)
+const OUTPUT_KEYS: &[&str] = &["output-format", "json", "csv", "plot", "quiet", "timeseries"];
 /// Flags a job file does not take yet, and why.
 const REFUSED: &[(&str, &str)] = &[
-    (
-        "timeseries",
-        "one CSV of intervals per run does not fit several jobs: give interval = \"1s\" and read each job's time_series in the JSON",
-    ),
     ("start-at", "not with job files yet: start the run itself at that time"),
     (
         "profile",

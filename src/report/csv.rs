@@ -58,9 +58,17 @@ pub const COLUMNS: &[&str] = &[
     "cache_end_resident_fraction",
 ];
 
+/// The last columns: which job of a job file (`iopulse run`, docs/jobs.md) the row is, and
+/// its phase; empty in the row of a single run. Kept apart from `COLUMNS` so that they
+/// stay the last ones.
+pub const JOB_COLUMNS: &[&str] = &["job", "phase"];
+
+/// Which job of a job file a row is: its name and phase.
+pub type JobTag<'a> = (&'a str, u32);
+
 /// The header line, without the line end.
 pub fn header() -> String {
-    COLUMNS.join(",")
+    COLUMNS.iter().chain(JOB_COLUMNS).copied().collect::<Vec<_>>().join(",")
 }
 
 /// The row of `r`, one field per column of `COLUMNS`.
@@ -187,7 +195,7 @@ pub fn check(path: &Path) -> Result<(), UsageError> {
                     "--csv {}: the file's header is not this iopulse's ({} columns expected, starting with `{}`): \
                      append to a file written by this version, or give a new file",
                     path.display(),
-                    COLUMNS.len(),
+                    COLUMNS.len() + JOB_COLUMNS.len(),
                     COLUMNS[..3].join(",")
                 )));
             }
@@ -202,12 +210,20 @@ pub fn check(path: &Path) -> Result<(), UsageError> {
 /// The table is replaced whole (`output_path::append_whole`): a full disk leaves it as
 /// it was, and concurrent runs each add their row.
 pub fn append(path: &Path, r: &RunResult) -> io::Result<()> {
+    append_job(path, r, None)
+}
+
+/// As `append`, the row saying which job of a job file it is (`job`, `phase`).
+pub fn append_job(path: &Path, r: &RunResult, job: Option<JobTag>) -> io::Result<()> {
+    let mut record = row(r);
+    record.push(job.map(|(name, _)| name.to_string()).unwrap_or_default());
+    record.push(job.map(|(_, phase)| phase.to_string()).unwrap_or_default());
     let mut failure = None;
     super::output_path::append_whole(path, |new| {
         let mut buffer = Vec::new();
         let mut writer = csv::Writer::from_writer(&mut buffer);
-        let written = if new { writer.write_record(COLUMNS) } else { Ok(()) };
-        if let Err(e) = written.and_then(|()| writer.write_record(row(r))).and_then(|()| Ok(writer.flush()?)) {
+        let written = if new { writer.write_record(COLUMNS.iter().chain(JOB_COLUMNS)) } else { Ok(()) };
+        if let Err(e) = written.and_then(|()| writer.write_record(&record)).and_then(|()| Ok(writer.flush()?)) {
             failure = Some(io::Error::other(e));
         }
         drop(writer);
@@ -229,9 +245,9 @@ mod tests {
 
     #[test]
     fn header_names_are_unique() {
-        let mut names = COLUMNS.to_vec();
+        let mut names: Vec<&str> = COLUMNS.iter().chain(JOB_COLUMNS).copied().collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), COLUMNS.len());
+        assert_eq!(names.len(), COLUMNS.len() + JOB_COLUMNS.len());
     }
 }

@@ -1,13 +1,17 @@
 //! The report of a job file's run (`iopulse run`): a section per job (its full text
 //! report), then one table of every job and the combined figures (per phase when there are
-//! several); the JSON document with its `jobs` array; a CSV row per job. Formats the
+//! several); the JSON document with its `jobs` array; a CSV row per job (with its `job`
+//! and `phase`); each job's time series (`--timeseries`, a file per job); the charts of
+//! the combined figures and of each job. Formats the
 //! `JobsResult`; computes nothing.
 
-use super::{OutputFormat, OutputOptions, csv, fio_json, plot, text, units};
+use super::{OutputFormat, OutputOptions, csv, fio_json, output_path, plot, text, timeseries, units};
+use crate::error::UsageError;
 use crate::result::RunResult;
 use crate::result::jobs::JobsResult;
 use std::fmt::Write as _;
 use std::io;
+use std::path::{Path, PathBuf};
 
 /// The JSON document, pretty-printed, with a final newline.
 pub fn json(doc: &JobsResult) -> String {
@@ -98,14 +102,77 @@ pub fn emit_as(doc: &JobsResult, output: &OutputOptions, text_report: &dyn Fn(&J
     super::emit_report_and_json(rendered, || json(doc), output, &mut failures);
     if let Some(path) = &output.csv_file {
         for job in &doc.jobs {
-            if let Err(e) = csv::append(path, &job.result) {
+            if let Err(e) = csv::append_job(path, &job.result, Some((&job.job, job.phase))) {
                 failures.push(format!("write --csv {} (job [{}]): {e}", path.display(), job.job));
                 break;
             }
         }
     }
+    if let Some(path) = &output.timeseries_file {
+        let names: Vec<&str> = doc.jobs.iter().map(|j| j.job.as_str()).collect();
+        match timeseries_paths(path, &names) {
+            Ok(paths) => {
+                for (job, path) in doc.jobs.iter().zip(paths) {
+                    if let Err(e) = timeseries::render(&job.result).and_then(|b| output_path::write_whole(&path, &b)) {
+                        failures.push(format!("write --timeseries {} (job [{}]): {e}", path.display(), job.job));
+                    }
+                }
+            }
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
     if let Some(dir) = &output.plot_dir {
-        super::emit_plot_outcome(plot::result_charts(&doc.combined, None, dir), dir, output, &mut failures);
+        super::emit_plot_outcome(charts(doc, dir), dir, output, &mut failures);
     }
     failures
+}
+
+/// Each job's `--timeseries` file, in the order of `names`: `path` with `-NAME` inserted
+/// before its extension (`t.csv` → `t-reader.csv`), the name made file-safe
+/// (`output_path::file_safe_names`). A stream (`/dev/stdout`) is refused: each job needs
+/// a file of its own.
+pub fn timeseries_paths(path: &Path, names: &[&str]) -> Result<Vec<PathBuf>, UsageError> {
+    if path.starts_with("/dev") {
+        return Err(UsageError::new(format!(
+            "--timeseries {} with a job file: each job writes its own file (FILE-JOB.csv): give a file, e.g. --timeseries ts.csv",
+            path.display()
+        )));
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let extension = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    Ok(output_path::file_safe_names(names)
+        .into_iter()
+        .map(|name| path.with_file_name(format!("{stem}-{name}{extension}")))
+        .collect())
+}
+
+/// The charts of a job file's result into `dir`: the combined figures' (which have no
+/// time series: the jobs' intervals are not aligned), then each job's, named after it
+/// (`plot::job_chart_prefixes`), with its own time series when it recorded one.
+pub fn charts(doc: &JobsResult, dir: &std::path::Path) -> Result<plot::PlotOutcome, plot::PlotError> {
+    let mut outcome = plot::result_charts(&doc.combined, None, dir)?;
+    outcome.notes.retain(|n| !n.contains("time_series"));
+    let names: Vec<&str> = doc.jobs.iter().map(|j| j.job.as_str()).collect();
+    for (job, prefix) in doc.jobs.iter().zip(plot::job_chart_prefixes(&names)) {
+        // Plain rows of numbers: they always serialize.
+        let series =
+            (!job.result.time_series.is_empty()).then(|| serde_json::to_value(&job.result.time_series).ok()).flatten();
+        let own = plot::named_charts(&job.result, series.as_ref(), dir, &prefix)?;
+        outcome.written.extend(own.written);
+        outcome.notes.extend(own.notes.into_iter().map(|n| format!("job [{}]: {n}", job.job)));
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_jobs_timeseries_file_has_its_name_before_the_extension() {
+        let paths = timeseries_paths(Path::new("/x/ts.csv"), &["reader", "a/b", "a_b"]).unwrap();
+        assert_eq!(paths, [Path::new("/x/ts-reader.csv"), Path::new("/x/ts-a_b.csv"), Path::new("/x/ts-a_b-2.csv")]);
+        assert_eq!(timeseries_paths(Path::new("series"), &["j"]).unwrap(), [Path::new("series-j")]);
+        assert!(timeseries_paths(Path::new("/dev/stdout"), &["j"]).is_err());
+    }
 }

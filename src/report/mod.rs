@@ -69,19 +69,32 @@ pub fn render(result: &RunResult, format: OutputFormat) -> io::Result<String> {
 /// asked to go (`output_path::check`: never a device, a FIFO, /proc, a target of the run
 /// or a path two outputs share), and that `--csv` is a table of this iopulse.
 pub fn check_outputs(output: &OutputOptions, targets: &[PathBuf]) -> Result<(), UsageError> {
-    let mut outputs: Vec<Output<'_>> = [
-        ("--json", &output.json_file, false),
-        ("--csv", &output.csv_file, false),
-        ("--timeseries", &output.timeseries_file, false),
-        ("--plot", &output.plot_dir, true),
-    ]
-    .into_iter()
-    .filter_map(|(flag, path, is_dir)| path.as_deref().map(|path| Output { flag, path, is_dir }))
-    .collect();
+    check_outputs_of(output, targets, None)
+}
+
+/// As `check_outputs`, for a job file's run of the jobs named `job_names`: each job's
+/// `--timeseries` file (`jobs::timeseries_paths`) and charts are checked.
+pub fn check_job_outputs(output: &OutputOptions, targets: &[PathBuf], job_names: &[&str]) -> Result<(), UsageError> {
+    check_outputs_of(output, targets, Some(job_names))
+}
+
+fn check_outputs_of(output: &OutputOptions, targets: &[PathBuf], job_names: Option<&[&str]>) -> Result<(), UsageError> {
+    let timeseries: Vec<PathBuf> = match (&output.timeseries_file, job_names) {
+        (Some(path), Some(names)) => jobs::timeseries_paths(path, names)?,
+        (Some(path), None) => vec![path.clone()],
+        (None, _) => Vec::new(),
+    };
+    let mut outputs: Vec<Output<'_>> =
+        [("--json", &output.json_file, false), ("--csv", &output.csv_file, false), ("--plot", &output.plot_dir, true)]
+            .into_iter()
+            .filter_map(|(flag, path, is_dir)| path.as_deref().map(|path| Output { flag, path, is_dir }))
+            .collect();
+    outputs.extend(timeseries.iter().map(|path| Output { flag: "--timeseries", path, is_dir: false }));
     // The charts --plot writes into its directory pass the guard too: one of them may be
     // a link to a target or a device, or the path another output names.
-    let charts: Vec<PathBuf> = match &output.plot_dir {
-        Some(dir) if dir.is_dir() => plot::CHARTS.iter().map(|name| dir.join(name)).collect(),
+    let charts: Vec<PathBuf> = match (&output.plot_dir, job_names) {
+        (Some(dir), None) if dir.is_dir() => plot::CHARTS.iter().map(|name| dir.join(name)).collect(),
+        (Some(dir), Some(names)) if dir.is_dir() => plot::job_chart_paths(dir, names),
         _ => Vec::new(),
     };
     outputs.extend(charts.iter().map(|path| Output { flag: "--plot", path, is_dir: false }));

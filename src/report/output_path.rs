@@ -68,6 +68,27 @@ fn write_stream(stream: Stream, bytes: &[u8]) -> io::Result<()> {
     }
 }
 
+/// Names (a job file's job names) made fit to be part of a file name, in their order:
+/// characters other than ASCII letters, digits, `.`, `_` and `-` become `_`, and a name
+/// that would repeat an earlier one gets `-2`, `-3`, ... (`a/b` and `a_b` → `a_b`, `a_b-2`).
+pub fn file_safe_names(names: &[&str]) -> Vec<String> {
+    let mut safe_names: Vec<String> = Vec::with_capacity(names.len());
+    for name in names {
+        let safe: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
+            .collect();
+        let mut candidate = safe.clone();
+        let mut n = 2;
+        while safe_names.contains(&candidate) {
+            candidate = format!("{safe}-{n}");
+            n += 1;
+        }
+        safe_names.push(candidate);
+    }
+    safe_names
+}
+
 fn parent_of(path: &Path) -> &Path {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
@@ -312,6 +333,12 @@ fn umask() -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_safe_names_keep_letters_and_stay_apart() {
+        assert_eq!(file_safe_names(&["db-1.x", "a/b c", "a_b_c", "a_b_c"]), ["db-1.x", "a_b_c", "a_b_c-2", "a_b_c-3"]);
+        assert_eq!(file_safe_names(&["..", "é"]), ["..", "_"]);
+    }
 
     fn out<'a>(flag: &'static str, path: &'a Path) -> Output<'a> {
         Output { flag, path, is_dir: false }

@@ -7,7 +7,9 @@
 //!   `time_series` array, when it has one, with the `--ramp` (grey) and the
 //!   `--steady-state` window (green when steady, red when the last window judged was
 //!   not) as shaded bands;
-//! - a sweep read back from a `--csv` file (`iopulse plot --sweep`).
+//! - a sweep read back from a `--csv` file (`iopulse plot --sweep`);
+//! - a job file's result: the charts of the combined figures, and each job's named
+//!   after it (`job-NAME-latency-percentiles.svg`, ...).
 //!
 //! Draws what `stats` and `sweep` computed; computes no figure itself.
 
@@ -72,13 +74,37 @@ pub fn check_dir(flag: &str, dir: &Path) -> Result<(), UsageError> {
 /// Writes the charts of one result into `dir` (created if missing). `time_series` is the
 /// result's `time_series` array, if it has one.
 pub fn result_charts(r: &RunResult, time_series: Option<&Value>, dir: &Path) -> Result<PlotOutcome, PlotError> {
+    named_charts(r, time_series, dir, "")
+}
+
+/// The prefix of each job's charts (`job-NAME-latency-percentiles.svg`), in the order of
+/// `names`, made file-safe (`output_path::file_safe_names`).
+pub fn job_chart_prefixes(names: &[&str]) -> Vec<String> {
+    super::output_path::file_safe_names(names).into_iter().map(|n| format!("job-{n}-")).collect()
+}
+
+/// The paths of every chart a job file's result can have in `dir`, `--plot` checks them
+/// before the run: the combined figures' and each job's.
+pub fn job_chart_paths(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
+    let mut prefixes = vec![String::new()];
+    prefixes.extend(job_chart_prefixes(names));
+    prefixes.iter().flat_map(|p| CHARTS.iter().map(move |c| dir.join(format!("{p}{c}")))).collect()
+}
+
+/// As `result_charts`, each file's name after `prefix` (a job's charts: `job-NAME-`).
+pub fn named_charts(
+    r: &RunResult,
+    time_series: Option<&Value>,
+    dir: &Path,
+    prefix: &str,
+) -> Result<PlotOutcome, PlotError> {
     std::fs::create_dir_all(dir).map_err(|source| PlotError::Io { path: dir.to_path_buf(), source })?;
     let mut outcome = PlotOutcome::default();
-    let path = dir.join(LATENCY_CHART);
+    let path = dir.join(format!("{prefix}{LATENCY_CHART}"));
     if latency_chart(r, &path)? {
         outcome.written.push(path);
     } else {
-        outcome.notes.push(format!("no I/O completed: {LATENCY_CHART} not drawn"));
+        outcome.notes.push(format!("no I/O completed: {prefix}{LATENCY_CHART} not drawn"));
     }
     match time_series.and_then(Value::as_array).map(|rows| time_points(rows)) {
         Some(points) if !points.is_empty() => {
@@ -86,13 +112,13 @@ pub fn result_charts(r: &RunResult, time_series: Option<&Value>, dir: &Path) -> 
                 (IOPS_CHART, iops_chart as fn(&RunResult, &[TimePoint], &Path) -> Result<(), PlotError>),
                 (P99_CHART, p99_chart),
             ] {
-                let path = dir.join(name);
+                let path = dir.join(format!("{prefix}{name}"));
                 draw(r, &points, &path)?;
                 outcome.written.push(path);
             }
         }
         _ => outcome.notes.push(format!(
-            "the result has no time_series: {IOPS_CHART} and {P99_CHART} not drawn (they need a run that recorded a time series)"
+            "the result has no time_series: {prefix}{IOPS_CHART} and {prefix}{P99_CHART} not drawn (they need a run that recorded a time series)"
         )),
     }
     Ok(outcome)

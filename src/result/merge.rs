@@ -9,6 +9,7 @@
 //! (the seed aside) are refused unless forced. The merged document is a
 //! `RunResult` with `merged_from` set (docs/json.md).
 
+use crate::result::jobs::JobsResult;
 use crate::result::{AchievedQueueDepth, CpuInfo, MergedSource, RunResult, StopReason, WindowSkew};
 use crate::stats::{
     CpuTimes, HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
@@ -77,6 +78,14 @@ pub enum MergeError {
     StdoutIsAnInput { file: String },
     #[error("{file}: {why}; give the JSON file written by `iopulse --json FILE`")]
     NotAResultFile { file: String, why: String },
+    #[error(
+        "{file} is the result of a job file (`iopulse run`) but {plain} is a single run's: merge job-file results only with results of the same job file, or take one job out first (jq '.jobs[] | select(.job == \"NAME\")' {file})"
+    )]
+    JobFileAndSingleRun { file: String, plain: String },
+    #[error(
+        "{file} has the jobs {found} but {first} has {expected}: merge the results of one job file (the same jobs, by name and phase), or merge one job of each (jq '.jobs[] | select(.job == \"NAME\")')"
+    )]
+    JobNames { file: String, found: String, first: String, expected: String },
     #[error("{first} and {other} have different specs: {}; merge results of one workload, or pass --force to merge them anyway", describe(.differences, .first, .other))]
     SpecMismatch { first: String, other: String, differences: Vec<SpecDifference> },
 }
@@ -100,7 +109,9 @@ const MAX_INPUT_BYTES: u64 = 256 << 20;
 /// Reads one JSON result. Only a regular file on a real filesystem, of at most
 /// `MAX_INPUT_BYTES`, is read: never a FIFO or a socket (which block), a device (`/dev/zero`
 /// never ends), a directory or a kernel interface such as /proc.
-pub fn load(path: &Path) -> Result<Input, MergeError> {
+/// With it, the job-file document (`jobs[]`, `phases[]`) when the file is the result of a
+/// job file (`iopulse run`).
+pub fn load_document(path: &Path) -> Result<(Input, Option<JobsResult>), MergeError> {
     use std::io::Read;
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let file = path.display().to_string();
@@ -144,8 +155,15 @@ pub fn load(path: &Path) -> Result<Input, MergeError> {
     if text.len() as u64 > MAX_INPUT_BYTES {
         return Err(too_large());
     }
-    let result = serde_json::from_str(&text).map_err(|source| MergeError::Parse { file: file.clone(), source })?;
-    Ok(Input { file, result, id: Some(FileId { dev: meta.dev(), ino: meta.ino() }) })
+    let parse_error = |source| MergeError::Parse { file: file.clone(), source };
+    let value: Value = serde_json::from_str(&text).map_err(parse_error)?;
+    // A job file's result (`iopulse run`) is read whole: its top level is a full result too.
+    let jobs = match value.get("jobs") {
+        Some(Value::Array(_)) => Some(serde_json::from_value::<JobsResult>(value.clone()).map_err(parse_error)?),
+        _ => None,
+    };
+    let result = serde_json::from_value(value).map_err(parse_error)?;
+    Ok((Input { file, result, id: Some(FileId { dev: meta.dev(), ino: meta.ino() }) }, jobs))
 }
 
 /// Refuses an input that is also where the merged result goes (stdout, a regular file
