@@ -177,6 +177,33 @@ fn write_data(c: &mut Criterion) {
                 data::fill_random(buf.slot_mut(0), 42, black_box(seq * len as u64), seq);
             })
         });
+        // --dedupe-ratio / --compress-ratio, unverified (the pool) and verified (stamped).
+        for (setting, dedupe, compress) in
+            [("dedupe3", Some(3.0), None), ("compress2", None, Some(2.0)), ("dedupe3_compress2", Some(3.0), Some(2.0))]
+        {
+            let asked = data::Reducibility { dedupe_ratio: dedupe, compress_ratio: compress };
+            let reduced = data::RandomPool::reducible(42, asked);
+            g.bench_function(format!("random_pool_{setting}_{name}"), |b| {
+                b.iter(|| {
+                    seq += 1;
+                    reduced.fill(buf.slot_mut(0), black_box(seq * len as u64), seq);
+                })
+            });
+            let reduction = data::Reduction::new(asked);
+            g.bench_function(format!("verify_stamp_{setting}_{name}"), |b| {
+                b.iter(|| {
+                    seq += 1;
+                    verify::stamp_reduced(
+                        buf.slot_mut(0),
+                        Pattern::Random,
+                        42,
+                        black_box(seq * len as u64),
+                        seq,
+                        &reduction,
+                    );
+                })
+            });
+        }
         for pattern in [Pattern::Zeros, Pattern::Sequential] {
             g.bench_function(format!("{}_{name}", pattern.name()), |b| {
                 b.iter(|| {
