@@ -156,6 +156,8 @@ impl SqeMaker {
             (Op::Read, false) => opcode::Read::new(fd, ptr, len).offset(offset).build(),
             (Op::Write, true) => opcode::WriteFixed::new(fd, ptr.cast_const(), len, s.buf_index).offset(offset).build(),
             (Op::Write, false) => opcode::Write::new(fd, ptr.cast_const(), len).offset(offset).build(),
+            (Op::Fsync, _) => opcode::Fsync::new(fd).build(),
+            (Op::Fdatasync, _) => opcode::Fsync::new(fd).flags(types::FsyncFlags::DATASYNC).build(),
         };
         entry.flags(self.sqe_flags).user_data(u64::from(slot))
     }
