@@ -7,10 +7,10 @@
 //! its own clap parser, and returns the exit code.
 
 pub mod benchmark;
-pub mod from_fio;
-pub mod profile;
 pub mod search;
 pub mod sweep;
+pub mod from_fio;
+pub mod profile;
 
 use crate::cli::{Args, OutputFormat};
 use crate::error::exit_code;

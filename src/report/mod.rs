@@ -9,8 +9,8 @@ pub mod jobs;
 pub mod live_line;
 pub mod output_path;
 pub mod plot;
-pub mod profile;
 pub mod sweep;
+pub mod profile;
 pub mod text;
 pub mod timeseries;
 /// How quantities are shown to people (one home, below every module that prints one).
