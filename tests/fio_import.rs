@@ -138,6 +138,9 @@ fn concurrent_jobs_aliases_rates_think_time_and_a_verified_write_pass() {
     assert_eq!(text(&t, "logger", "think-time"), "100us", "fio's thinktime is in microseconds");
     assert_eq!(text(&t, "logger", "think-every"), "4");
     assert_eq!(key(&t, "logger", "fsync-on-close").and_then(toml::Value::as_bool), Some(true));
+    assert_eq!(text(&t, "logger", "fdatasync-every"), "8", "fio's fdatasync=8");
+    assert_eq!(text(&t, "logger", "sync-writes"), "dsync", "fio's sync=dsync");
+    assert!(key(&t, "hot-mix", "fdatasync-every").is_none());
     // verify: the write covers every block once, then a read pass checks them, a phase later.
     assert_eq!(text(&t, "integrity", "duration"), "0");
     assert_eq!(key(&t, "integrity", "verify").and_then(toml::Value::as_bool), Some(true));
