@@ -122,6 +122,8 @@ pub struct AioCounters {
     pub submit_eagain: u64,
     /// Short transfers whose remainder was resubmitted.
     pub short_resubmits: u64,
+    /// IOCB_CMD_FSYNC / IOCB_CMD_FDSYNC iocbs queued (`--fsync-every`, `--fdatasync-every`).
+    pub flush_iocbs: u64,
 }
 
 pub struct AioEngine {
@@ -173,8 +175,14 @@ impl Engine for AioEngine {
         iocb.aio_lio_opcode = match req.op {
             Op::Read => IOCB_CMD_PREAD,
             Op::Write => IOCB_CMD_PWRITE,
-            Op::Fsync => IOCB_CMD_FSYNC,
-            Op::Fdatasync => IOCB_CMD_FDSYNC,
+            Op::Fsync => {
+                self.counters.flush_iocbs += 1;
+                IOCB_CMD_FSYNC
+            }
+            Op::Fdatasync => {
+                self.counters.flush_iocbs += 1;
+                IOCB_CMD_FDSYNC
+            }
         };
         iocb.aio_fildes = self.fds[req.file as usize] as u32;
         // A flush names no buffer: the kernel refuses (EINVAL) an FSYNC/FDSYNC iocb whose
@@ -289,6 +297,7 @@ impl Engine for AioEngine {
             ("ring_reaped".to_string(), c.ring_reaped.to_string()),
             ("submit_eagain".to_string(), c.submit_eagain.to_string()),
             ("short_resubmits".to_string(), c.short_resubmits.to_string()),
+            ("flush_iocbs".to_string(), c.flush_iocbs.to_string()),
         ];
         if !self.direct {
             facts
