@@ -206,7 +206,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     // --steady-state reached: the window's figures are the result (as fio), the whole
     // run's are kept beside them.
     let (headline, shown_window_ns, shown_histograms) = match (&steady_state, &window_histograms) {
-        (Some(s), Some((r, w))) if s.figures_are_window => {
+        (Some(s), Some((r, w, _))) if s.figures_are_window => {
             let win = s.window.as_ref().expect("a reached steady state has a window");
             ((win.read, win.write, win.total), s.window_ns, (r, w))
         }
@@ -343,7 +343,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
 fn steady_info(
     spec: &Spec,
     watch: &SteadyWatch,
-    window: Option<&(Histogram<u64>, Histogram<u64>)>,
+    window: Option<&crate::stats::interval::Pair>,
     diag: &Diagnostics,
 ) -> SteadyStateInfo {
     let criterion = watch.criterion();
@@ -363,21 +363,22 @@ fn steady_info(
         let _ = s.latency.add(h);
         s
     };
-    let window_info = watch.window_epochs().zip(watch.figures()).zip(window).map(|(((first, last), test), (r, w))| {
-        let rows = interval::ramp_rows(spec.ramp_ns, interval_ns);
-        let end_of = |e: u64| spec.ramp_ns + (e + 1 - rows) * interval_ns;
-        let (read, write) = (summary(r), summary(w));
-        let mut total = read.clone();
-        total.merge(&write);
-        SteadyWindow {
-            start_ns: end_of(first) - interval_ns,
-            end_ns: end_of(last),
-            test,
-            read: read.summarize(window_ns),
-            write: write.summarize(window_ns),
-            total: total.summarize(window_ns),
-        }
-    });
+    let window_info =
+        watch.window_epochs().zip(watch.figures()).zip(window).map(|(((first, last), test), (r, w, _))| {
+            let rows = interval::ramp_rows(spec.ramp_ns, interval_ns);
+            let end_of = |e: u64| spec.ramp_ns + (e + 1 - rows) * interval_ns;
+            let (read, write) = (summary(r), summary(w));
+            let mut total = read.clone();
+            total.merge(&write);
+            SteadyWindow {
+                start_ns: end_of(first) - interval_ns,
+                end_ns: end_of(last),
+                test,
+                read: read.summarize(window_ns),
+                write: write.summarize(window_ns),
+                total: total.summarize(window_ns),
+            }
+        });
     let shown = |ns: u64| crate::units::display::seconds_ns(ns);
     if !reached {
         let last = watch.figures().map_or_else(

@@ -178,14 +178,18 @@ pub struct TargetStats {
     pub flush: OpStats,
 }
 
-/// Overwrites `read` and `write` with the worker's cumulative latency histograms, summed
+/// Overwrites `read`, `write` and `flush` with the worker's cumulative latency histograms, summed
 /// over its targets (for the time series; see `live`).
-fn snapshot(stats: &[TargetStats], read: &mut Histogram<u64>, write: &mut Histogram<u64>) {
+fn snapshot(stats: &[TargetStats], read: &mut Histogram<u64>, write: &mut Histogram<u64>, flush: &mut Histogram<u64>) {
     read.reset();
     write.reset();
+    flush.reset();
     for t in stats {
         let _ = read.add(&t.read.latency);
         let _ = write.add(&t.write.latency);
+        if !t.flush.latency.is_empty() {
+            let _ = flush.add(&t.flush.latency);
+        }
     }
 }
 
@@ -275,7 +279,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             index,
             read: OpStats::new(),
             write: OpStats::new(),
-            flush: OpStats::new(),
+            flush: OpStats::unused(),
             per_target: Vec::new(),
             coverage: None,
             end_ns: 0,
@@ -515,7 +519,7 @@ impl<E: Engine> Worker<E> {
                     target: f.target,
                     read: OpStats::new(),
                     write: OpStats::new(),
-                    flush: OpStats::new(),
+                    flush: if plan.flush.is_some() { OpStats::new() } else { OpStats::unused() },
                 })
                 .collect(),
             mix: OpMix::new(plan.read_percent, plan.seed, plan.index),
@@ -703,7 +707,7 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     fn maybe_rotate_interval(&mut self, epoch: &AtomicU64) {
         if let Some(rec) = &mut self.interval {
-            rec.maybe_rotate(epoch, |read, write| snapshot(&self.stats, read, write));
+            rec.maybe_rotate(epoch, |read, write, flush| snapshot(&self.stats, read, write, flush));
         }
     }
 
@@ -725,7 +729,7 @@ impl<E: Engine> Worker<E> {
     fn end_ramp(&mut self) {
         self.ramp_end_ns = None;
         if let Some(rec) = &mut self.interval {
-            rec.end_ramp(|read, write| snapshot(&self.stats, read, write));
+            rec.end_ramp(|read, write, flush| snapshot(&self.stats, read, write, flush));
         }
         for t in self.stats.iter_mut() {
             self.ramp_ops += t.read.ops + t.write.ops + t.flush.ops;
@@ -927,12 +931,12 @@ impl<E: Engine> Worker<E> {
 
     fn finish(mut self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
         if let Some(rec) = self.interval.take() {
-            rec.flush(|read, write| snapshot(&self.stats, read, write));
+            rec.flush(|read, write, flush| snapshot(&self.stats, read, write, flush));
         }
         let engine_setup = self.engine.setup_facts();
         let mut read = OpStats::new();
         let mut write = OpStats::new();
-        let mut flush = OpStats::new();
+        let mut flush = if self.flush.is_some() { OpStats::new() } else { OpStats::unused() };
         for t in self.stats.iter() {
             read.merge(&t.read);
             write.merge(&t.write);
