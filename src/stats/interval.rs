@@ -530,16 +530,49 @@ mod tests {
             sampler.absorb(sample, &mut rows, true);
         }
 
-        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096, false);
+        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096, false, false);
         assert_eq!(first.read.ops, 20);
         assert_eq!(first.write.ops, 1);
         assert!(first.read.latency_ns.max < 1_100, "{:?}", first.read.latency_ns);
-        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096, false);
+        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096, false, false);
         assert_eq!(second.read.ops, 6);
         assert_eq!(second.write.ops, 0);
         // Only this interval's latencies: nothing of the fast reads before it.
         assert!(second.read.latency_ns.min >= 1_990_000, "{:?}", second.read.latency_ns);
         assert_eq!(second.total.ops, 6);
+    }
+
+    #[test]
+    fn a_flushing_run_has_the_intervals_flushes_apart_from_its_writes() {
+        let (mut sampler, mut recorders) = channels(1, 0, true);
+        let epoch = AtomicU64::new(0);
+        let mut rows = BTreeMap::new();
+        let (mut write, mut flush) = (new_latency_histogram(), new_latency_histogram());
+        let mut hand_over = |e: u64, write: &Histogram<u64>, flush: &Histogram<u64>, rows: &mut BTreeMap<_, _>| {
+            epoch.store(e, Ordering::Relaxed);
+            recorders[0].maybe_rotate(&epoch, |_, w, f| {
+                w.set_to(write).unwrap();
+                f.set_to(flush).unwrap();
+            });
+            let sample = sampler.rx.try_recv().unwrap();
+            sampler.absorb(sample, rows, true);
+        };
+        // Interval 0: 8 writes, 2 flushes of 3 ms; interval 1: 4 writes, 1 flush of 9 ms.
+        (0..8).for_each(|_| write.record(10_000).unwrap());
+        (0..2).for_each(|_| flush.record(3_000_000).unwrap());
+        hand_over(1, &write, &flush, &mut rows);
+        (0..4).for_each(|_| write.record(10_000).unwrap());
+        flush.record(9_000_000).unwrap();
+        hand_over(2, &write, &flush, &mut rows);
+        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096, false, true);
+        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096, false, true);
+        let (f1, f2) = (first.flush.unwrap(), second.flush.unwrap());
+        assert_eq!((first.write.ops, f1.ops, second.write.ops, f2.ops), (8, 2, 4, 1));
+        assert_eq!(first.total.ops, 8, "total counts transfers, not flushes");
+        assert_eq!(f1.bw_bytes_per_sec, 0.0, "a flush moves no bytes");
+        assert!(f2.latency_ns.min >= 8_990_000, "only this interval's flush: {:?}", f2.latency_ns);
+        // A run without flushes has no flush figures in its rows.
+        assert!(row_of(&rows[&0], 1, 1, 4096, false, false).flush.is_none());
     }
 
     #[test]
