@@ -198,3 +198,21 @@ fn the_etcd_profile_reports_the_fdatasync_p99() {
     assert_eq!(u64_at(r, &["flush", "ops"]), 100, "an fdatasync after each write");
     assert!(u64_at(r, &["flush", "latency_ns", "p99"]) > 0);
 }
+
+#[test]
+fn fio_json_puts_the_flushes_in_fios_sync_section() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("f.dat"));
+    let args = [&f, "--file-size", "1m", "--write-percent", "100", "--ops", "64", "--output-format", "fio-json"];
+    let (stdout, _) = run_ok(&[&args[..], &["--fdatasync-every", "4"]].concat());
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let sync = &doc["jobs"][0]["sync"];
+    assert_eq!(sync["total_ios"], 16, "{sync}");
+    assert_eq!(sync["lat_ns"]["N"], 16, "{sync}");
+    assert!(sync["lat_ns"]["percentile"]["99.000000"].as_u64().unwrap() > 0, "{sync}");
+    // Without flushes: fio's zeros.
+    let (stdout, _) = run_ok(&args);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["jobs"][0]["sync"]["total_ios"], 0);
+    assert_eq!(doc["jobs"][0]["sync"]["lat_ns"]["N"], 0);
+}
