@@ -264,6 +264,11 @@ impl Spec {
                     self.engine.name()
                 )));
             }
+            if self.think.is_some() || self.rate.is_some() {
+                return Err(UsageError::new(format!(
+                    "{flag} cannot be combined with --rate-iops, --rate-bw or --think-time yet: the pacing would count each flush as an I/O; drop one of them"
+                )));
+            }
         }
         if let Some(s) = self.sync_writes {
             if !self.writes() {
