@@ -138,9 +138,6 @@ fn concurrent_jobs_aliases_rates_think_time_and_a_verified_write_pass() {
     assert_eq!(text(&t, "logger", "think-time"), "100us", "fio's thinktime is in microseconds");
     assert_eq!(text(&t, "logger", "think-every"), "4");
     assert_eq!(key(&t, "logger", "fsync-on-close").and_then(toml::Value::as_bool), Some(true));
-    assert_eq!(text(&t, "logger", "fdatasync-every"), "8", "fio's fdatasync=8");
-    assert_eq!(text(&t, "logger", "sync-writes"), "dsync", "fio's sync=dsync");
-    assert!(key(&t, "hot-mix", "fdatasync-every").is_none());
     // verify: the write covers every block once, then a read pass checks them, a phase later.
     assert_eq!(text(&t, "integrity", "duration"), "0");
     assert_eq!(key(&t, "integrity", "verify").and_then(toml::Value::as_bool), Some(true));
@@ -282,4 +279,14 @@ fn a_translated_job_and_fio_agree_on_buffered_warm_cache_read_iops() {
         "fio {fio_iops:.0} IOPS, iopulse {iopulse_iops:.0}: more than 30 % apart"
     );
     assert_eq!(std::fs::read(&data).unwrap(), bytes, "a read run changed the file");
+}
+
+#[test]
+fn fsync_fdatasync_and_sync_become_flushes_and_open_flags() {
+    let dir = temp_dir();
+    let t = from_fio(&fio_jobs().join("wal.fio"), dir.path(), &[]);
+    assert_eq!(text(&t, "wal", "fdatasync-every"), "8", "fio's fdatasync=8");
+    assert_eq!(text(&t, "wal", "sync-writes"), "dsync", "fio's sync=dsync");
+    assert!(key(&t, "checkpoint", "fsync-every").is_none(), "fsync=0 is no flush");
+    assert!(key(&t, "checkpoint", "sync-writes").is_none());
 }
