@@ -5,6 +5,7 @@
 //! converts; it does not open files (see `target::plan`).
 
 use crate::data::{Pattern, Reducibility};
+use crate::durability::{FlushKind, FlushSpec};
 use crate::engine::uring::UringOptions;
 use crate::engine::{EngineOptions, Madvise};
 use crate::error::UsageError;
@@ -458,6 +459,24 @@ pub struct Args {
     #[arg(long)]
     pub fsync_on_close: bool,
 
+    /// fsync(2) the file after every N writes of each worker, through the engine
+    /// (IORING_OP_FSYNC, IOCB_CMD_FSYNC, msync for mmap); fio's fsync=N. The flush waits
+    /// for the writes before it and is reported as its own operation (`flush`).
+    /// E.g. `iopulse db.dat --write-percent 100 --fsync-every 8`.
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u64>, help_heading = "Durability")]
+    pub fsync_every: Option<u64>,
+
+    /// fdatasync(2) the file after every N writes of each worker (fio's fdatasync=N); as
+    /// --fsync-every otherwise. E.g. the etcd check: `iopulse wal.dat --write-percent 100
+    /// --block-size 2300 --fdatasync-every 1 --io-limit 22m` (or `--profile etcd`).
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_count::<u64>, help_heading = "Durability")]
+    pub fdatasync_every: Option<u64>,
+
+    /// Open the targets with O_DSYNC (dsync) or O_SYNC (sync): every write returns once
+    /// durable. E.g. `iopulse log.dat --write-percent 100 --sync-writes dsync`.
+    #[arg(long, value_enum, value_name = "MODE", help_heading = "Durability")]
+    pub sync_writes: Option<crate::durability::SyncWrites>,
+
     /// mmap engine: prefault the whole mapping before the start (MAP_POPULATE), so page faults
     /// are not measured. Default: faults happen during the run and are part of each I/O's latency.
     #[arg(long)]
@@ -538,6 +557,16 @@ impl Args {
             None => 1_000_000_000,
         };
         let ramp_ns = self.ramp_ns(run_length)?;
+        let flush = match (self.fsync_every, self.fdatasync_every) {
+            (Some(_), Some(_)) => {
+                return Err(UsageError::new(
+                    "--fsync-every and --fdatasync-every both given: give one of them (fsync also flushes all metadata)",
+                ));
+            }
+            (Some(n), None) => Some(FlushSpec { kind: FlushKind::Fsync, every_writes: n }),
+            (None, Some(n)) => Some(FlushSpec { kind: FlushKind::Fdatasync, every_writes: n }),
+            (None, None) => None,
+        };
         let steady_state = self.steady_state(run_length, interval_ns)?;
         let spec = Spec {
             ramp_ns,
@@ -576,6 +605,8 @@ impl Args {
                 submit_batch: self.submit_batch,
             },
             fsync_on_close: self.fsync_on_close,
+            flush,
+            sync_writes: self.sync_writes,
             interval_ns,
             // The steady-state detector reads the time series: it is collected, and in the JSON.
             time_series: self.interval.is_some() || self.timeseries.is_some() || steady_state.is_some(),

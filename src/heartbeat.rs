@@ -84,8 +84,14 @@ impl Heartbeat {
         self.in_flight.store(in_flight as u64, Ordering::Relaxed);
         match io {
             Some(io) => {
-                let op_bit = u64::from(io.op == Op::Write);
-                self.io_where.store((u64::from(io.target) + 1) << 1 | op_bit, Ordering::Relaxed);
+                // Two bits name the op (a stuck fdatasync is named as one).
+                let op_bits = match io.op {
+                    Op::Read => 0,
+                    Op::Write => 1,
+                    Op::Fsync => 2,
+                    Op::Fdatasync => 3,
+                };
+                self.io_where.store((u64::from(io.target) + 1) << 2 | op_bits, Ordering::Relaxed);
                 self.io_offset.store(io.offset_bytes, Ordering::Relaxed);
                 self.io_submit_ns.store(io.submit_ns, Ordering::Relaxed);
             }
@@ -131,8 +137,13 @@ impl Heartbeat {
                 return None;
             }
             let io = (io_where != 0).then(|| InFlightIo {
-                op: if io_where & 1 == 1 { Op::Write } else { Op::Read },
-                target: ((io_where >> 1) - 1) as u32,
+                op: match io_where & 3 {
+                    0 => Op::Read,
+                    1 => Op::Write,
+                    2 => Op::Fsync,
+                    _ => Op::Fdatasync,
+                },
+                target: ((io_where >> 2) - 1) as u32,
                 offset_bytes,
                 submit_ns,
             });
@@ -157,6 +168,12 @@ mod tests {
         assert_eq!(hb.read(), None);
         hb.waiting(30, 1, None);
         assert_eq!(hb.read(), Some(Waiting { since_ns: 30, in_flight: 1, io: None }));
+        // A stuck flush is named as what it is.
+        for op in [Op::Read, Op::Fsync, Op::Fdatasync] {
+            let io = InFlightIo { op, target: 7, offset_bytes: 0, submit_ns: 40 };
+            hb.waiting(50, 1, Some(io));
+            assert_eq!(hb.read().and_then(|w| w.io), Some(io));
+        }
     }
 
     #[test]

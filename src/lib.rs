@@ -22,6 +22,7 @@ pub mod commands;
 mod cpu_state;
 pub mod data;
 pub mod diag;
+pub mod durability;
 pub mod engine;
 mod environment;
 pub mod error;

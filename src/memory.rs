@@ -78,6 +78,9 @@ pub struct RunShape {
     pub verify_max_reports: Option<u32>,
     /// A time series or the live line: each worker's snapshot histograms (see `live`).
     pub interval_snapshots: bool,
+    /// `--fsync-every`, `--fdatasync-every`: a flush histogram per file and per worker
+    /// (and in each snapshot).
+    pub flushing: bool,
 }
 
 /// Bytes of one latency histogram (1 ns to 1 h, 3 significant digits).
@@ -110,7 +113,9 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
         let buffers = stride.saturating_mul(slots) + pool;
         let queues = SLOT_OVERHEAD_BYTES * slots;
         let snapshots = if shape.interval_snapshots { crate::stats::interval::HISTOGRAMS_PER_WORKER } else { 0 };
-        let histograms = hist * (2 * w.files + 2 + snapshots);
+        let kinds = if shape.flushing { 3 } else { 2 };
+        let snapshots = snapshots * kinds / 2;
+        let histograms = hist * (kinds * w.files + kinds + snapshots);
         let coverage = 2 * tracker_bytes(w.region_blocks, w.bitmap);
         let verify = match shape.verify_max_reports {
             Some(reports) => {
@@ -350,6 +355,7 @@ mod tests {
             targets: 1,
             verify_max_reports: None,
             interval_snapshots: false,
+            flushing: false,
         }
     }
 

@@ -21,6 +21,7 @@ pub const PROFILES: &[Profile] = &[
     Profile { name: "streaming", text: include_str!("../profiles/streaming.toml") },
     Profile { name: "cache-cdn", text: include_str!("../profiles/cache-cdn.toml") },
     Profile { name: "integrity", text: include_str!("../profiles/integrity.toml") },
+    Profile { name: "etcd", text: include_str!("../profiles/etcd.toml") },
 ];
 
 /// The profile named `name`.

@@ -192,6 +192,12 @@ pub struct Spec {
     /// `--fsync-on-close`: fsync every target at the end of the run, timed outside the window.
     #[serde(default)]
     pub fsync_on_close: bool,
+    /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes of a worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<crate::durability::FlushSpec>,
+    /// `--sync-writes dsync|sync`: the targets are opened with O_DSYNC / O_SYNC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_writes: Option<crate::durability::SyncWrites>,
     /// `--continue-on-error` (or `--max-errors`): failed I/Os are counted and the run goes on.
     #[serde(default)]
     pub continue_on_error: bool,
@@ -238,6 +244,54 @@ pub struct VerifySpec {
 }
 
 impl Spec {
+    /// `--fsync-every`, `--fdatasync-every`, `--sync-writes`: refused where they would do nothing.
+    fn validate_durability(&self) -> Result<(), UsageError> {
+        if let Some(f) = self.flush {
+            let flag = f.kind.flag();
+            if f.every_writes == 0 {
+                return Err(UsageError::new(format!(
+                    "{flag} 0: give at least 1 (a flush after every N writes of each worker)"
+                )));
+            }
+            if !self.writes() {
+                return Err(UsageError::new(format!(
+                    "{flag} needs writes: this run only reads; add --write-percent (e.g. --write-percent 100)"
+                )));
+            }
+            if !self.engine.caps().touches_storage {
+                return Err(UsageError::new(format!(
+                    "{flag} cannot be used with --engine {}: it moves no bytes to storage; use --engine sync, libaio, io_uring or mmap",
+                    self.engine.name()
+                )));
+            }
+            if self.think.is_some() || self.rate.is_some() {
+                return Err(UsageError::new(format!(
+                    "{flag} cannot be combined with --rate-iops, --rate-bw or --think-time yet: the pacing would count each flush as an I/O; drop one of them"
+                )));
+            }
+        }
+        if let Some(s) = self.sync_writes {
+            if !self.writes() {
+                return Err(UsageError::new(format!(
+                    "--sync-writes {} needs writes: this run only reads; add --write-percent (e.g. --write-percent 100)",
+                    s.name()
+                )));
+            }
+            if !self.engine.caps().touches_storage {
+                return Err(UsageError::new(format!(
+                    "--sync-writes cannot be used with --engine {}: it moves no bytes to storage; use --engine sync, libaio or io_uring",
+                    self.engine.name()
+                )));
+            }
+            if self.engine == EngineKind::Mmap {
+                return Err(UsageError::new(
+                    "--sync-writes cannot be used with --engine mmap: stores into a mapping never go through write(2), so O_DSYNC/O_SYNC do nothing; use --fdatasync-every N (msync) instead",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub fn write_percent(&self) -> u8 {
         100 - self.read_percent
     }
@@ -361,6 +415,7 @@ impl Spec {
             return Err(UsageError::new("--ops 0 / --io-limit below one block: give at least one I/O"));
         }
         self.validate_engine_options()?;
+        self.validate_durability()?;
         self.validate_cache()?;
         if self.read_percent > 100 {
             return Err(UsageError::new(format!(

@@ -280,3 +280,13 @@ fn a_translated_job_and_fio_agree_on_buffered_warm_cache_read_iops() {
     );
     assert_eq!(std::fs::read(&data).unwrap(), bytes, "a read run changed the file");
 }
+
+#[test]
+fn fsync_fdatasync_and_sync_become_flushes_and_open_flags() {
+    let dir = temp_dir();
+    let t = from_fio(&fio_jobs().join("wal.fio"), dir.path(), &[]);
+    assert_eq!(text(&t, "wal", "fdatasync-every"), "8", "fio's fdatasync=8");
+    assert_eq!(text(&t, "wal", "sync-writes"), "dsync", "fio's sync=dsync");
+    assert!(key(&t, "checkpoint", "fsync-every").is_none(), "fsync=0 is no flush");
+    assert!(key(&t, "checkpoint", "sync-writes").is_none());
+}

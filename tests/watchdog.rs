@@ -111,6 +111,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         data: DataPlan { pattern: Pattern::Zeros, reducibility: Default::default(), seed: 1, verify: None },
         error_limit: 1,
         errors_seen,
+        flush: None,
         think: None,
         rate: None,
         interval: None,

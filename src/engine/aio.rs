@@ -30,6 +30,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 const IOCB_CMD_PREAD: u16 = 0;
 /// `IOCB_CMD_PWRITE`.
 const IOCB_CMD_PWRITE: u16 = 1;
+/// `IOCB_CMD_FSYNC`: fsync the file (kernel 4.18+ for regular files).
+const IOCB_CMD_FSYNC: u16 = 2;
+/// `IOCB_CMD_FDSYNC`: fdatasync the file.
+const IOCB_CMD_FDSYNC: u16 = 3;
 /// Most iocbs per io_submit on buffered descriptors. io_submit plugs the block
 /// layer for batches larger than 2 (AIO_PLUG_THRESHOLD, fs/aio.c); a buffered
 /// read that misses the page cache then sleeps inside io_submit with its
@@ -118,6 +122,8 @@ pub struct AioCounters {
     pub submit_eagain: u64,
     /// Short transfers whose remainder was resubmitted.
     pub short_resubmits: u64,
+    /// IOCB_CMD_FSYNC / IOCB_CMD_FDSYNC iocbs queued (`--fsync-every`, `--fdatasync-every`).
+    pub flush_iocbs: u64,
 }
 
 pub struct AioEngine {
@@ -169,9 +175,20 @@ impl Engine for AioEngine {
         iocb.aio_lio_opcode = match req.op {
             Op::Read => IOCB_CMD_PREAD,
             Op::Write => IOCB_CMD_PWRITE,
+            Op::Fsync => {
+                self.counters.flush_iocbs += 1;
+                IOCB_CMD_FSYNC
+            }
+            Op::Fdatasync => {
+                self.counters.flush_iocbs += 1;
+                IOCB_CMD_FDSYNC
+            }
         };
         iocb.aio_fildes = self.fds[req.file as usize] as u32;
-        iocb.aio_buf = self.buffers.slot_ptr(req.slot) as u64;
+        // A flush names no buffer: the kernel refuses (EINVAL) an FSYNC/FDSYNC iocb whose
+        // buffer, length or offset is not zero (fs/aio.c, aio_fsync); the length and
+        // offset of a flush request are zero.
+        iocb.aio_buf = if req.op.is_flush() { 0 } else { self.buffers.slot_ptr(req.slot) as u64 };
         iocb.aio_nbytes = u64::from(req.len_bytes);
         iocb.aio_offset = req.offset_bytes as i64;
         self.slots[slot] = SlotIo { len_bytes: u64::from(req.len_bytes), done_bytes: 0 };
@@ -280,6 +297,7 @@ impl Engine for AioEngine {
             ("ring_reaped".to_string(), c.ring_reaped.to_string()),
             ("submit_eagain".to_string(), c.submit_eagain.to_string()),
             ("short_resubmits".to_string(), c.short_resubmits.to_string()),
+            ("flush_iocbs".to_string(), c.flush_iocbs.to_string()),
         ];
         if !self.direct {
             facts

@@ -26,10 +26,19 @@ use std::io;
 use std::os::fd::RawFd;
 
 /// What a request does.
+///
+/// `Fsync` and `Fdatasync` flush the file to stable storage (`--fsync-every`,
+/// `--fdatasync-every`): they move no bytes, use no buffer (`len_bytes` 0, the slot is
+/// only the request's name) and complete with result 0. An engine issues them through
+/// its own interface (fsync(2)/fdatasync(2), IORING_OP_FSYNC, IOCB_CMD_FSYNC/FDSYNC,
+/// msync); the worker issues one only when nothing else is in flight, so it covers
+/// every write before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Read,
     Write,
+    Fsync,
+    Fdatasync,
 }
 
 impl Op {
@@ -37,7 +46,15 @@ impl Op {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Fsync => "fsync",
+            Op::Fdatasync => "fdatasync",
         }
+    }
+
+    /// A flush (fsync or fdatasync), not a transfer.
+    #[inline(always)]
+    pub fn is_flush(self) -> bool {
+        matches!(self, Op::Fsync | Op::Fdatasync)
     }
 }
 

@@ -21,6 +21,9 @@ impl Engine for SyncEngine {
 
     unsafe fn queue(&mut self, req: Request) -> Queued {
         let fd = self.fds[req.file as usize];
+        if req.op.is_flush() {
+            return Queued::Done(flush_fd(fd, req.op));
+        }
         let base = self.buffers.slot_ptr(req.slot);
         let len = req.len_bytes as usize;
         let mut done = 0usize;
@@ -34,6 +37,7 @@ impl Engine for SyncEngine {
                 match req.op {
                     Op::Read => libc::pread(fd, ptr.cast(), len - done, offset),
                     Op::Write => libc::pwrite(fd, ptr.cast(), len - done, offset),
+                    Op::Fsync | Op::Fdatasync => unreachable!("flushes return above"),
                 }
             };
             if n < 0 {
@@ -57,5 +61,20 @@ impl Engine for SyncEngine {
 
     fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> Result<usize, EngineError> {
         Ok(0)
+    }
+}
+
+/// fsync(2) or fdatasync(2) on `fd` (`op` is a flush): 0, or a negated errno.
+pub(crate) fn flush_fd(fd: RawFd, op: Op) -> i64 {
+    loop {
+        // SAFETY: plain system calls on a descriptor the worker keeps open; no memory is passed.
+        let r = unsafe { if op == Op::Fsync { libc::fsync(fd) } else { libc::fdatasync(fd) } };
+        if r == 0 {
+            return 0;
+        }
+        let err = neg_errno();
+        if err != -i64::from(libc::EINTR) {
+            return err;
+        }
     }
 }

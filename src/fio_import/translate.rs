@@ -498,7 +498,7 @@ impl<'a> JobTranslation<'a> {
         Ok(())
     }
 
-    /// Offsets, seed, rates, think time, end_fsync, CPUs and NUMA nodes, ramp.
+    /// Offsets, seed, rates, think time, end_fsync, fsync/fdatasync/sync, CPUs and NUMA nodes, ramp.
     fn pacing_and_placement(&mut self) -> Result<(), UsageError> {
         if let Some((seed, o)) = self.count_of("randseed")? {
             self.push_text("seed", o, seed.to_string());
@@ -559,6 +559,26 @@ impl<'a> JobTranslation<'a> {
         }
         if let Some((true, o)) = self.switch_of("end_fsync")? {
             self.push("fsync-on-close", o, Value::Switch(true));
+        }
+        // fsync=N, fdatasync=N: a flush after every N writes of each job (0: none).
+        let fsync = self.count_of("fsync")?.filter(|(n, _)| *n > 0);
+        let fdatasync = self.count_of("fdatasync")?.filter(|(n, _)| *n > 0);
+        if let (Some(_), Some((_, o))) = (fsync, fdatasync) {
+            return Err(self.bad(o, "iopulse issues one kind of flush: keep fsync or fdatasync, not both"));
+        }
+        if let Some((n, o)) = fsync {
+            self.push_text("fsync-every", o, n.to_string());
+        }
+        if let Some((n, o)) = fdatasync {
+            self.push_text("fdatasync-every", o, n.to_string());
+        }
+        if let Some(o) = self.get("sync") {
+            match self.text(o)?.to_ascii_lowercase().as_str() {
+                "0" | "none" | "false" => {}
+                "1" | "sync" | "true" => self.push_text("sync-writes", o, "sync".into()),
+                "dsync" => self.push_text("sync-writes", o, "dsync".into()),
+                v => return Err(self.bad(o, &format!("sync={v}: give 0, 1, sync or dsync"))),
+            }
         }
         if let Some(o) = self.get("cpus_allowed") {
             let list = self.text(o)?.to_string();

@@ -56,6 +56,15 @@ pub const COLUMNS: &[&str] = &[
     "laid_out_bytes",
     "cache_start_resident_fraction",
     "cache_end_resident_fraction",
+    "flush",
+    "flush_every_writes",
+    "flush_ops",
+    "flush_iops",
+    "flush_mean_ns",
+    "flush_p50_ns",
+    "flush_p99_ns",
+    "flush_p99_9_ns",
+    "sync_writes",
 ];
 
 /// The last columns: which job of a job file (`iopulse run`, docs/jobs.md) the row is, and
@@ -122,6 +131,7 @@ pub fn row(r: &RunResult) -> Vec<String> {
     fields.push(format!("{:.3}", r.achieved_queue_depth.mean_per_worker));
     fields.push(format!("{:.3}", r.achieved_queue_depth.total));
     fields.extend(target_fields(r));
+    fields.extend(flush_fields(r));
     debug_assert_eq!(fields.len(), COLUMNS.len());
     fields
 }
@@ -147,6 +157,28 @@ fn target_fields(r: &RunResult) -> [String; 5] {
         share(residency(|c| c.start_resident_fraction)),
         share(residency(|c| c.end_resident_fraction)),
     ]
+}
+
+/// `--fsync-every`/`--fdatasync-every` (kind, N, ops, rate, mean, p50, p99, p99.9 of the
+/// flushes) and `--sync-writes`; empty when not asked.
+fn flush_fields(r: &RunResult) -> [String; 9] {
+    let mut fields: [String; 9] = Default::default();
+    if let (Some(spec), Some(op)) = (&r.spec.flush, &r.flush) {
+        let lat = |v: u64| if op.ops == 0 { String::new() } else { v.to_string() };
+        let l = &op.latency_ns;
+        fields[..8].clone_from_slice(&[
+            spec.kind.name().to_string(),
+            spec.every_writes.to_string(),
+            op.ops.to_string(),
+            format!("{:.1}", op.iops),
+            lat(l.mean),
+            lat(l.p50),
+            lat(l.p99),
+            lat(l.p99_9),
+        ]);
+    }
+    fields[8] = r.spec.sync_writes.map(|s| s.name().to_string()).unwrap_or_default();
+    fields
 }
 
 /// iops, bandwidth, mean, p50, p99, p99.9 of one op type; latencies empty without I/O.

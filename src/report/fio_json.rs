@@ -65,6 +65,8 @@ struct FioJob {
     read: FioOp,
     write: FioOp,
     trim: FioOp,
+    /// fio's flushes (`fsync=N`, `fdatasync=N`): iopulse's `flush`, zeros without.
+    sync: FioSync,
     job_runtime: u64,
     usr_cpu: f64,
     sys_cpu: f64,
@@ -103,6 +105,14 @@ struct FioOp {
     drop_ios: u64,
     slat_ns: LatencyStats,
     clat_ns: LatencyStats,
+    lat_ns: LatencyStats,
+}
+
+/// fio's `sync` section: the flushes' count and latency (fio writes `total_ios` 0 and the
+/// count in `lat_ns.N`; iopulse writes the count in both).
+#[derive(Serialize)]
+struct FioSync {
+    total_ios: u64,
     lat_ns: LatencyStats,
 }
 
@@ -191,6 +201,13 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
         read: fio_op(&r.read, &read_hist, runtime_ms),
         write: fio_op(&r.write, &write_hist, runtime_ms),
         trim: fio_op(&OpSummary::default(), &crate::stats::new_latency_histogram(), runtime_ms),
+        sync: match (&r.flush, &r.histograms.flush) {
+            (Some(f), Some(text)) => {
+                let op = fio_op(f, &decode_histogram(text)?, runtime_ms);
+                FioSync { total_ios: f.ops, lat_ns: op.lat_ns }
+            }
+            _ => FioSync { total_ios: 0, lat_ns: LatencyStats::zero() },
+        },
         job_runtime: runtime_ms,
         usr_cpu: cpu_percent(r.cpu.workers.user_ns),
         sys_cpu: cpu_percent(r.cpu.workers.sys_ns),

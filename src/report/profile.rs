@@ -1,6 +1,7 @@
 //! The report of a profile run (`iopulse` with no target, `iopulse --profile NAME`): one
 //! table, a row per step (its job): the I/O mode it really ran with, MB/s, IOPS and the
-//! p50/p99 latency, under a line saying which profile ran on which target. The figures are
+//! p50/p99 latency (and, for a step that flushes, a line with the flush latency), under a
+//! line saying which profile ran on which target. The figures are
 //! each job's result as computed; this module only lays them out.
 
 use super::units;
@@ -45,6 +46,20 @@ pub fn text(name: &str, doc: &JobsResult) -> String {
             units::latency_ns(r.total.latency_ns.p99),
             units::seconds_ns(r.window_ns)
         );
+        // A step that flushes (the etcd check): the flush latency is what it is read for.
+        if let (Some(f), Some(spec)) = (&r.flush, &r.spec.flush) {
+            let _ = writeln!(
+                out,
+                "{:<20} {} {} · p50 {} · p99 {} · p99.9 {} · max {}",
+                "  flush",
+                units::count(f.ops),
+                spec.kind.name(),
+                units::latency_ns(f.latency_ns.p50),
+                units::latency_ns(f.latency_ns.p99),
+                units::latency_ns(f.latency_ns.p99_9),
+                units::latency_ns(f.latency_ns.max)
+            );
+        }
     }
     let _ = writeln!(
         out,

@@ -160,6 +160,9 @@ pub fn render(r: &RunResult) -> String {
     if r.write.ops > 0 || s.read_percent < 100 {
         op_block(&mut out, "write", &r.write);
     }
+    if let (Some(f), Some(spec)) = (&r.flush, &s.flush) {
+        flush_block(&mut out, f, spec);
+    }
     if both {
         let _ = writeln!(
             out,
@@ -812,6 +815,29 @@ fn op_block(out: &mut String, name: &str, op: &OpSummary) {
         units::bandwidth(op.bw_bytes_per_sec),
         units::count(op.ops)
     );
+    latency_lines(out, op);
+}
+
+/// `--fsync-every`/`--fdatasync-every`: the flushes, as an operation of their own (no bytes).
+fn flush_block(out: &mut String, op: &OpSummary, spec: &crate::durability::FlushSpec) {
+    let every = match spec.every_writes {
+        1 => "after every write".to_string(),
+        n => format!("after every {n} writes"),
+    };
+    let _ = writeln!(
+        out,
+        "{:<9} {} {} · {}/s · {every} of each worker · p99 {}",
+        "flush",
+        units::count(op.ops),
+        spec.kind.name(),
+        units::iops(op.iops),
+        units::latency_ns(op.latency_ns.p99)
+    );
+    latency_lines(out, op);
+}
+
+/// The latency lines under an operation's line (none when it has no ops).
+fn latency_lines(out: &mut String, op: &OpSummary) {
     if op.ops == 0 {
         return;
     }

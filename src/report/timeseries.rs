@@ -26,6 +26,12 @@ pub const COLUMNS: &[&str] = &[
     "write_max_ns",
     "total_iops",
     "ramp",
+    "flush_ops",
+    "flush_iops",
+    "flush_p50_ns",
+    "flush_p99_ns",
+    "flush_p99_9_ns",
+    "flush_max_ns",
 ];
 
 /// The CSV text of `result`'s time series (written whole by the caller).
@@ -68,6 +74,21 @@ fn rows(w: &mut csv::Writer<Vec<u8>>, result: &RunResult, rank: Option<u32>) -> 
         record.push(format!("{:.1}", row.total.iops));
         // `--ramp`: 1 on the ramp's rows, whose I/Os are in no figure of the result.
         record.push(u8::from(row.ramp).to_string());
+        // `--fsync-every`/`--fdatasync-every`: the interval's flushes (empty without).
+        match &row.flush {
+            Some(f) => {
+                let l = &f.latency_ns;
+                record.extend([
+                    f.ops.to_string(),
+                    format!("{:.1}", f.iops),
+                    l.p50.to_string(),
+                    l.p99.to_string(),
+                    l.p99_9.to_string(),
+                    l.max.to_string(),
+                ]);
+            }
+            None => record.extend(std::iter::repeat_n(String::new(), 6)),
+        }
         w.write_record(&record)?;
     }
     Ok(())

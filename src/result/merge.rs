@@ -295,6 +295,13 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     }
     let mut total_hist = read_hist.clone();
     add(&mut total_hist, &write_hist);
+    // Flushes (`--fsync-every`, `--fdatasync-every`): merged from the results that have them.
+    let mut flush_hist = new_latency_histogram();
+    for input in inputs {
+        if let Some(text) = &input.result.histograms.flush {
+            add(&mut flush_hist, &decode(input, text)?);
+        }
+    }
 
     let results: Vec<&RunResult> = inputs.iter().map(|i| &i.result).collect();
     let mut hostnames: Vec<&str> = Vec::new();
@@ -334,6 +341,9 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     m.read = merge_op(results.iter().map(|r| &r.read), &read_hist);
     m.write = merge_op(results.iter().map(|r| &r.write), &write_hist);
     m.total = merge_op(results.iter().map(|r| &r.total), &total_hist);
+    let flushes = results.iter().filter_map(|r| r.flush.as_ref());
+    m.flush = (flushes.clone().count() > 0).then(|| merge_op(flushes, &flush_hist));
+    m.histograms.flush = m.flush.is_some().then(|| encode_histogram(&flush_hist));
 
     m.direct.effective = results.iter().all(|r| r.direct.effective);
     m.direct.reason = results.iter().find_map(|r| r.direct.reason.clone());

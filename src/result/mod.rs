@@ -63,7 +63,12 @@ pub struct RunResult {
     pub interrupted: bool,
     pub read: OpSummary,
     pub write: OpSummary,
+    /// Read and write together (flushes are not in it: they move no bytes).
     pub total: OpSummary,
+    /// `--fsync-every`, `--fdatasync-every`: the flushes, an operation of their own (ops,
+    /// rate, latency; no bytes). Absent when the run issued none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<OpSummary>,
     pub cpu: CpuInfo,
     /// The CPU's state over the window: governor, boost, SMT, frequencies of the workers'
     /// CPUs, steal and other work on the machine (null in results of versions before it).
@@ -475,6 +480,9 @@ pub struct WorkerInfo {
     pub index: u32,
     pub read: OpSummary,
     pub write: OpSummary,
+    /// This worker's flushes (absent when the run issued none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<OpSummary>,
     pub cpu: CpuTimes,
     pub stop: String,
     /// Where this worker was placed and where it was seen running.
@@ -522,4 +530,7 @@ pub struct Histograms {
     pub unit: String,
     pub read: String,
     pub write: String,
+    /// The flushes' latencies (absent when the run issued none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<String>,
 }

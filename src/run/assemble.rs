@@ -85,12 +85,14 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
 
     let mut read = OpStats::new();
     let mut write = OpStats::new();
+    let mut flush = OpStats::new();
     let mut worker_cpu = CpuTimes::default();
     let mut per_target: Vec<(OpStats, OpStats)> =
         (0..targets.len()).map(|_| (OpStats::new(), OpStats::new())).collect();
     for w in &workers {
         read.merge(&w.read);
         write.merge(&w.write);
+        flush.merge(&w.flush);
         worker_cpu.add(&w.cpu);
         for t in &w.per_target {
             let slot = &mut per_target[t.target as usize];
@@ -204,7 +206,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     // --steady-state reached: the window's figures are the result (as fio), the whole
     // run's are kept beside them.
     let (headline, shown_window_ns, shown_histograms) = match (&steady_state, &window_histograms) {
-        (Some(s), Some((r, w))) if s.figures_are_window => {
+        (Some(s), Some((r, w, _))) if s.figures_are_window => {
             let win = s.window.as_ref().expect("a reached steady state has a window");
             ((win.read, win.write, win.total), s.window_ns, (r, w))
         }
@@ -214,11 +216,14 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             (&read.latency, &write.latency),
         ),
     };
+    // Flushes are shown whenever the run asked for them (zero when none completed).
+    let flushing = spec.flush.is_some();
     let histograms = Histograms {
         encoding: "hdrhistogram-v2-deflate-base64".into(),
         unit: "ns".into(),
         read: encode_histogram(shown_histograms.0),
         write: encode_histogram(shown_histograms.1),
+        flush: flushing.then(|| encode_histogram(&flush.latency)),
     };
     let steady_state = steady_state.map(|mut s| {
         if s.figures_are_window {
@@ -266,6 +271,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         read: headline.0,
         write: headline.1,
         total: headline.2,
+        flush: flushing.then(|| flush.summarize(window_ns)),
         cpu: cpu_info(worker_cpu, cpu_window, ops, window_ns),
         cpu_state: Some(cpu_state),
         coverage,
@@ -276,6 +282,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
                 index: w.index,
                 read: w.read.summarize(window_ns),
                 write: w.write.summarize(window_ns),
+                flush: flushing.then(|| w.flush.summarize(window_ns)),
                 cpu: w.cpu,
                 stop: format!("{:?}", w.stop).to_lowercase(),
                 placement: {
@@ -336,7 +343,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
 fn steady_info(
     spec: &Spec,
     watch: &SteadyWatch,
-    window: Option<&(Histogram<u64>, Histogram<u64>)>,
+    window: Option<&crate::stats::interval::Pair>,
     diag: &Diagnostics,
 ) -> SteadyStateInfo {
     let criterion = watch.criterion();
@@ -356,21 +363,22 @@ fn steady_info(
         let _ = s.latency.add(h);
         s
     };
-    let window_info = watch.window_epochs().zip(watch.figures()).zip(window).map(|(((first, last), test), (r, w))| {
-        let rows = interval::ramp_rows(spec.ramp_ns, interval_ns);
-        let end_of = |e: u64| spec.ramp_ns + (e + 1 - rows) * interval_ns;
-        let (read, write) = (summary(r), summary(w));
-        let mut total = read.clone();
-        total.merge(&write);
-        SteadyWindow {
-            start_ns: end_of(first) - interval_ns,
-            end_ns: end_of(last),
-            test,
-            read: read.summarize(window_ns),
-            write: write.summarize(window_ns),
-            total: total.summarize(window_ns),
-        }
-    });
+    let window_info =
+        watch.window_epochs().zip(watch.figures()).zip(window).map(|(((first, last), test), (r, w, _))| {
+            let rows = interval::ramp_rows(spec.ramp_ns, interval_ns);
+            let end_of = |e: u64| spec.ramp_ns + (e + 1 - rows) * interval_ns;
+            let (read, write) = (summary(r), summary(w));
+            let mut total = read.clone();
+            total.merge(&write);
+            SteadyWindow {
+                start_ns: end_of(first) - interval_ns,
+                end_ns: end_of(last),
+                test,
+                read: read.summarize(window_ns),
+                write: write.summarize(window_ns),
+                total: total.summarize(window_ns),
+            }
+        });
     let shown = |ns: u64| crate::units::display::seconds_ns(ns);
     if !reached {
         let last = watch.figures().map_or_else(

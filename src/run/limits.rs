@@ -60,7 +60,7 @@ pub(super) fn memory_estimate(
         spec.read_percent,
         verifying,
         spec.write_pattern,
-    );
+    ) && spec.flush.is_none(); // a flushing worker does not draw ahead (worker::Worker::new)
     let shape = memory::RunShape {
         queue_depth: effective_depth,
         slots_per_worker: crate::worker::slot_count(effective_depth, draws),
@@ -70,6 +70,7 @@ pub(super) fn memory_estimate(
         targets: plans.len() as u64,
         verify_max_reports: spec.verify.map(|v| v.max_reports),
         interval_snapshots,
+        flushing: spec.flush.is_some(),
     };
     memory::estimate(&shape, &workers)
 }

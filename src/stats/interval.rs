@@ -42,8 +42,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 use std::time::Duration;
 
-/// A pair of histograms: read and write.
-pub type Pair = (Histogram<u64>, Histogram<u64>);
+/// A worker's histograms: read, write and flush (`--fsync-every`, `--fdatasync-every`;
+/// a stand-in of a few bytes that stays empty when the run does not flush).
+pub type Pair = (Histogram<u64>, Histogram<u64>, Histogram<u64>);
 
 /// One worker's cumulative histograms at the end of interval `epoch`, handed to the sampler.
 pub struct IntervalSample {
@@ -55,6 +56,7 @@ pub struct IntervalSample {
     pub ramp_tail: bool,
     pub read: Histogram<u64>,
     pub write: Histogram<u64>,
+    pub flush: Histogram<u64>,
 }
 
 /// The worker's side: copies its cumulative histograms at interval boundaries.
@@ -73,7 +75,11 @@ impl IntervalRecorder {
     /// by `snapshot`, which must overwrite the pair with the worker's cumulative read and
     /// write histograms.
     #[inline]
-    pub fn maybe_rotate(&mut self, epoch: &AtomicU64, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>)) {
+    pub fn maybe_rotate(
+        &mut self,
+        epoch: &AtomicU64,
+        snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>, &mut Histogram<u64>),
+    ) {
         let now = epoch.load(Ordering::Relaxed);
         // Greater, not different: after the ramp's end a worker may be ahead of the sampler.
         if now > self.epoch {
@@ -86,9 +92,9 @@ impl IntervalRecorder {
     /// nothing of the window), and marks its later snapshots as the window's.
     #[cold]
     #[inline(never)]
-    pub fn end_ramp(&mut self, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>)) {
-        if let Ok((mut read, mut write)) = self.spares.try_recv() {
-            snapshot(&mut read, &mut write);
+    pub fn end_ramp(&mut self, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>, &mut Histogram<u64>)) {
+        if let Ok((mut read, mut write, mut flush)) = self.spares.try_recv() {
+            snapshot(&mut read, &mut write, &mut flush);
             let sample = IntervalSample {
                 worker: self.worker,
                 epoch: self.epoch,
@@ -96,6 +102,7 @@ impl IntervalRecorder {
                 ramp_tail: true,
                 read,
                 write,
+                flush,
             };
             let _ = self.to_sampler.try_send(sample);
         }
@@ -105,12 +112,16 @@ impl IntervalRecorder {
 
     #[cold]
     #[inline(never)]
-    fn rotate(&mut self, new_epoch: u64, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>)) {
+    fn rotate(
+        &mut self,
+        new_epoch: u64,
+        snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>, &mut Histogram<u64>),
+    ) {
         // Without a spare (the sampler is behind), skip this boundary: the I/Os of this
         // interval land in the next one.
         match self.spares.try_recv() {
-            Ok((mut read, mut write)) => {
-                snapshot(&mut read, &mut write);
+            Ok((mut read, mut write, mut flush)) => {
+                snapshot(&mut read, &mut write, &mut flush);
                 let sample = IntervalSample {
                     worker: self.worker,
                     epoch: self.epoch,
@@ -118,6 +129,7 @@ impl IntervalRecorder {
                     ramp_tail: false,
                     read,
                     write,
+                    flush,
                 };
                 let _ = self.to_sampler.try_send(sample);
                 self.epoch = new_epoch;
@@ -127,10 +139,9 @@ impl IntervalRecorder {
     }
 
     /// At the end of the run: hands over the final cumulative histograms.
-    pub fn flush(self, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>)) {
-        let (mut read, mut write) =
-            self.spares.try_recv().unwrap_or_else(|_| (new_latency_histogram(), new_latency_histogram()));
-        snapshot(&mut read, &mut write);
+    pub fn flush(self, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>, &mut Histogram<u64>)) {
+        let (mut read, mut write, mut flush) = self.spares.try_recv().unwrap_or_else(|_| empty_pair(true));
+        snapshot(&mut read, &mut write, &mut flush);
         let sample = IntervalSample {
             worker: self.worker,
             epoch: self.epoch,
@@ -138,6 +149,7 @@ impl IntervalRecorder {
             ramp_tail: false,
             read,
             write,
+            flush,
         };
         let _ = self.to_sampler.send(sample);
     }
@@ -155,7 +167,12 @@ pub struct TimeSeriesRow {
     pub ramp: bool,
     pub read: IntervalFigures,
     pub write: IntervalFigures,
+    /// Read and write together (not the flushes).
     pub total: IntervalFigures,
+    /// The flushes of the interval (`--fsync-every`, `--fdatasync-every`; no bytes);
+    /// absent when the run does not flush.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<IntervalFigures>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
@@ -176,25 +193,35 @@ pub struct Sampler {
     previous: Vec<(Pair, bool)>,
     /// The number of ramp rows.
     first_window_epoch: u64,
+    /// The run flushes: rows have flush figures.
+    flushing: bool,
 }
 
 /// Histograms per worker the time series adds: one spare pair, and the sampler's copy
 /// of the previous snapshot (the pair in transit is one of these two).
 pub const HISTOGRAMS_PER_WORKER: u64 = 4;
 
-fn empty_pair() -> Pair {
-    (new_latency_histogram(), new_latency_histogram())
+/// Histograms for a worker's snapshot; the flush one is a stand-in unless `flushing`.
+fn empty_pair(flushing: bool) -> Pair {
+    let flush = if flushing {
+        new_latency_histogram()
+    } else {
+        // Never recorded into: a non-flushing worker's flush histograms are empty.
+        Histogram::new_with_bounds(1, 2, 0).expect("valid bounds")
+    };
+    (new_latency_histogram(), new_latency_histogram(), flush)
 }
 
 /// Makes the sampler and one recorder per worker, with their spare histograms;
-/// `ramp_rows` is the number of intervals of the ramp (`ramp_rows`; 0 without one).
-pub fn channels(workers: u32, ramp_rows: u64) -> (Sampler, Vec<IntervalRecorder>) {
+/// `ramp_rows` is the number of intervals of the ramp (`ramp_rows`; 0 without one);
+/// `flushing`: the workers issue flushes (their histograms are kept too).
+pub fn channels(workers: u32, ramp_rows: u64, flushing: bool) -> (Sampler, Vec<IntervalRecorder>) {
     let (to_sampler, rx) = std::sync::mpsc::sync_channel(workers as usize * 2 + 4);
     let mut spares = Vec::with_capacity(workers as usize);
     let mut recorders = Vec::with_capacity(workers as usize);
     for w in 0..workers {
         let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel(2);
-        let _ = spare_tx.send(empty_pair());
+        let _ = spare_tx.send(empty_pair(flushing));
         spares.push(spare_tx);
         recorders.push(IntervalRecorder {
             worker: w,
@@ -205,8 +232,8 @@ pub fn channels(workers: u32, ramp_rows: u64) -> (Sampler, Vec<IntervalRecorder>
             spares: spare_rx,
         });
     }
-    let previous = (0..workers).map(|_| (empty_pair(), ramp_rows == 0)).collect();
-    (Sampler { rx, spares, previous, first_window_epoch: ramp_rows }, recorders)
+    let previous = (0..workers).map(|_| (empty_pair(flushing), ramp_rows == 0)).collect();
+    (Sampler { rx, spares, previous, first_window_epoch: ramp_rows, flushing }, recorders)
 }
 
 /// The number of rows of a ramp of `ramp_ns` in intervals of `interval_ns` (the last one
@@ -266,6 +293,7 @@ pub type RowObserver<'a> = &'a mut dyn FnMut(Option<&TimeSeriesRow>);
 struct Accumulated {
     read: Option<Histogram<u64>>,
     write: Option<Histogram<u64>>,
+    flush: Option<Histogram<u64>>,
 }
 
 impl Sampler {
@@ -311,7 +339,8 @@ impl Sampler {
                 let end = tick_ns[e as usize];
                 let empty = Accumulated::default();
                 let acc = rows.get(&e).unwrap_or(&empty);
-                let row = row_of(acc, end, end - start, config.block_size_bytes, e < self.first_window_epoch);
+                let row =
+                    row_of(acc, end, end - start, config.block_size_bytes, e < self.first_window_epoch, self.flushing);
                 if let Some(observe) = &mut observer
                     && rows.contains_key(&e)
                 {
@@ -349,7 +378,7 @@ impl Sampler {
         let steady = steady.map(|hook| {
             // The window's rows as they finally are (a worker's late hand-over included).
             let window = hook.watch.window_epochs().map(|(first, last)| {
-                let (mut read, mut write) = empty_pair();
+                let (mut read, mut write, mut flush) = empty_pair(self.flushing);
                 for acc in rows.range(first..=last).map(|(_, acc)| acc) {
                     if let Some(h) = &acc.read {
                         let _ = read.add(h);
@@ -357,8 +386,11 @@ impl Sampler {
                     if let Some(h) = &acc.write {
                         let _ = write.add(h);
                     }
+                    if let Some(h) = &acc.flush {
+                        let _ = flush.add(h);
+                    }
                 }
-                (read, write)
+                (read, write, flush)
             });
             (hook.watch, window)
         });
@@ -367,7 +399,8 @@ impl Sampler {
                 let acc = rows.get(&e).unwrap_or(&empty);
                 let t = tick_ns.get(e as usize).copied().unwrap_or(end_ns);
                 let start = if e == 0 { 0 } else { tick_ns.get(e as usize - 1).copied().unwrap_or(0) };
-                row_of(acc, t, t.saturating_sub(start).max(1), config.block_size_bytes, e < self.first_window_epoch)
+                let ramp = e < self.first_window_epoch;
+                row_of(acc, t, t.saturating_sub(start).max(1), config.block_size_bytes, ramp, self.flushing)
             })
             .collect();
         SamplerOutput { rows, steady }
@@ -385,22 +418,29 @@ impl Sampler {
         if sample.in_window && !*previous_in_window {
             previous.0.reset();
             previous.1.reset();
+            previous.2.reset();
         }
         *previous_in_window = sample.in_window;
         let acc = rows.entry(epoch).or_default();
-        for (slot, now, before) in
-            [(&mut acc.read, &sample.read, &previous.0), (&mut acc.write, &sample.write, &previous.1)]
-        {
+        for (slot, now, before) in [
+            (&mut acc.read, &sample.read, &previous.0),
+            (&mut acc.write, &sample.write, &previous.1),
+            (&mut acc.flush, &sample.flush, &previous.2),
+        ] {
+            if now.is_empty() && before.is_empty() {
+                continue; // nothing of this kind (a run without flushes)
+            }
             let row = slot.get_or_insert_with(new_latency_histogram);
             // A snapshot holds at least its predecessor's counts, bucket by bucket (the
             // reset at the ramp's end is handled above): row + now - before stays >= 0.
             let _ = row.add(now);
             let _ = row.subtract(before);
         }
-        let mut older = std::mem::replace(previous, (sample.read, sample.write));
+        let mut older = std::mem::replace(previous, (sample.read, sample.write, sample.flush));
         if give_back && let Some(tx) = self.spares.get(sample.worker as usize) {
             older.0.reset();
             older.1.reset();
+            older.2.reset();
             let _ = tx.try_send(older);
         }
     }
@@ -419,7 +459,7 @@ fn figures(hist: Option<&Histogram<u64>>, interval_ns: u64, bs: u64) -> Interval
     }
 }
 
-fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, bs: u64, ramp: bool) -> TimeSeriesRow {
+fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, bs: u64, ramp: bool, flushing: bool) -> TimeSeriesRow {
     let read = figures(acc.read.as_ref(), interval_ns, bs);
     let write = figures(acc.write.as_ref(), interval_ns, bs);
     let mut both = acc.read.clone();
@@ -427,7 +467,9 @@ fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, bs: u64, ramp: bool) -
         let _ = b.add(w);
     }
     let total = figures(both.as_ref().or(acc.write.as_ref()), interval_ns, bs);
-    TimeSeriesRow { t_ns, interval_ns, ramp, read, write, total }
+    // A flush moves no bytes: its figures have no bandwidth.
+    let flush = flushing.then(|| figures(acc.flush.as_ref(), interval_ns, 0));
+    TimeSeriesRow { t_ns, interval_ns, ramp, read, write, total, flush }
 }
 
 #[cfg(test)]
@@ -441,8 +483,8 @@ mod tests {
     }
 
     impl FakeWorker {
-        fn snapshot(&self) -> impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>) + '_ {
-            |r, w| {
+        fn snapshot(&self) -> impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>, &mut Histogram<u64>) + '_ {
+            |r, w, _| {
                 r.set_to(&self.read).unwrap();
                 w.set_to(&self.write).unwrap();
             }
@@ -451,7 +493,7 @@ mod tests {
 
     #[test]
     fn interval_rows_are_the_differences_of_snapshots() {
-        let (mut sampler, mut recorders) = channels(2, 0);
+        let (mut sampler, mut recorders) = channels(2, 0, false);
         let epoch = AtomicU64::new(0);
         let mut rows = BTreeMap::new();
         let mut workers: Vec<FakeWorker> =
@@ -488,11 +530,11 @@ mod tests {
             sampler.absorb(sample, &mut rows, true);
         }
 
-        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096, false);
+        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096, false, false);
         assert_eq!(first.read.ops, 20);
         assert_eq!(first.write.ops, 1);
         assert!(first.read.latency_ns.max < 1_100, "{:?}", first.read.latency_ns);
-        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096, false);
+        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096, false, false);
         assert_eq!(second.read.ops, 6);
         assert_eq!(second.write.ops, 0);
         // Only this interval's latencies: nothing of the fast reads before it.
@@ -501,8 +543,41 @@ mod tests {
     }
 
     #[test]
+    fn a_flushing_run_has_the_intervals_flushes_apart_from_its_writes() {
+        let (mut sampler, mut recorders) = channels(1, 0, true);
+        let epoch = AtomicU64::new(0);
+        let mut rows = BTreeMap::new();
+        let (mut write, mut flush) = (new_latency_histogram(), new_latency_histogram());
+        let mut hand_over = |e: u64, write: &Histogram<u64>, flush: &Histogram<u64>, rows: &mut BTreeMap<_, _>| {
+            epoch.store(e, Ordering::Relaxed);
+            recorders[0].maybe_rotate(&epoch, |_, w, f| {
+                w.set_to(write).unwrap();
+                f.set_to(flush).unwrap();
+            });
+            let sample = sampler.rx.try_recv().unwrap();
+            sampler.absorb(sample, rows, true);
+        };
+        // Interval 0: 8 writes, 2 flushes of 3 ms; interval 1: 4 writes, 1 flush of 9 ms.
+        (0..8).for_each(|_| write.record(10_000).unwrap());
+        (0..2).for_each(|_| flush.record(3_000_000).unwrap());
+        hand_over(1, &write, &flush, &mut rows);
+        (0..4).for_each(|_| write.record(10_000).unwrap());
+        flush.record(9_000_000).unwrap();
+        hand_over(2, &write, &flush, &mut rows);
+        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096, false, true);
+        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096, false, true);
+        let (f1, f2) = (first.flush.unwrap(), second.flush.unwrap());
+        assert_eq!((first.write.ops, f1.ops, second.write.ops, f2.ops), (8, 2, 4, 1));
+        assert_eq!(first.total.ops, 8, "total counts transfers, not flushes");
+        assert_eq!(f1.bw_bytes_per_sec, 0.0, "a flush moves no bytes");
+        assert!(f2.latency_ns.min >= 8_990_000, "only this interval's flush: {:?}", f2.latency_ns);
+        // A run without flushes has no flush figures in its rows.
+        assert!(row_of(&rows[&0], 1, 1, 4096, false, false).flush.is_none());
+    }
+
+    #[test]
     fn a_worker_without_a_spare_skips_the_boundary_and_loses_nothing() {
-        let (mut sampler, mut recorders) = channels(1, 0);
+        let (mut sampler, mut recorders) = channels(1, 0, false);
         let epoch = AtomicU64::new(0);
         let mut rows = BTreeMap::new();
         let mut w = FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() };
@@ -540,7 +615,7 @@ mod tests {
     #[test]
     fn the_ramp_tail_lands_in_the_last_ramp_row_and_the_window_starts_from_zero() {
         // Two ramp rows; the worker resets its figures at the ramp's end.
-        let (mut sampler, mut recorders) = channels(1, 2);
+        let (mut sampler, mut recorders) = channels(1, 2, false);
         let epoch = AtomicU64::new(0);
         let mut rows = BTreeMap::new();
         let mut w = FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() };
@@ -575,7 +650,7 @@ mod tests {
 
     #[test]
     fn a_window_row_is_whole_even_when_the_ramp_tail_was_not_handed_over() {
-        let (mut sampler, mut recorders) = channels(1, 1);
+        let (mut sampler, mut recorders) = channels(1, 1, false);
         let epoch = AtomicU64::new(0);
         let mut rows = BTreeMap::new();
         let mut w = FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() };

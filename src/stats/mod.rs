@@ -62,6 +62,21 @@ impl OpStats {
         }
     }
 
+    /// For an op kind the run never issues (flushes of a run without `--fsync-every` or
+    /// `--fdatasync-every`): empty figures whose histogram takes a few bytes, not the
+    /// full range's. Never recorded into; merging it (empty) into any `OpStats` is exact.
+    pub fn unused() -> Self {
+        Self {
+            ops: 0,
+            bytes: 0,
+            lat_sum_ns: 0,
+            lat_min_ns: u64::MAX,
+            lat_max_ns: 0,
+            clamped: 0,
+            latency: Histogram::new_with_bounds(1, 2, 0).expect("valid histogram bounds"),
+        }
+    }
+
     /// Records one completed I/O. No allocation, no lock.
     #[inline(always)]
     pub fn record(&mut self, bytes: u64, lat_ns: u64) {

@@ -341,6 +341,7 @@ mod tests {
             read: Default::default(),
             write: Default::default(),
             total: Default::default(),
+            flush: None,
         };
         r.total.iops = iops;
         r.total.ops = iops as u64;

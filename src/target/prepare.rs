@@ -466,6 +466,10 @@ fn open_for_run(spec: &Spec, plan: &TargetPlan) -> Result<(File, DirectOutcome),
         if exclusive {
             flags |= libc::O_EXCL;
         }
+        // `--sync-writes`: every write returns once durable (O_DSYNC / O_SYNC).
+        if let Some(sync) = spec.sync_writes {
+            flags |= sync.open_flag();
+        }
         options.custom_flags(flags);
         options.open(path).map_err(|e| {
             if exclusive && e.raw_os_error() == Some(libc::EBUSY) {

@@ -27,7 +27,7 @@
 
 use super::control::{RunControl, stop_code};
 use super::pacing::Pacing;
-use super::{Worker, WorkerStop};
+use super::{FlushGate, Worker, WorkerStop};
 use crate::engine::{Completion, Engine, Queued, Request};
 use crate::heartbeat::InFlightIo;
 use std::sync::atomic::Ordering;
@@ -62,7 +62,14 @@ impl<E: Engine> Worker<E> {
                 if P::PACED && !pacing.may_issue(now) {
                     break;
                 }
-                let req = if AHEAD {
+                // Flushing (an `Option` test when off): a due flush goes out once nothing
+                // is in flight, and nothing goes out while it is.
+                let flush = if self.flush.is_some() { self.flush_gate(in_flight) } else { FlushGate::Open };
+                let req = if let FlushGate::Issue(req) = flush {
+                    Some(req)
+                } else if let FlushGate::Hold = flush {
+                    break;
+                } else if AHEAD {
                     self.take_prepared()
                 } else if E::CAPS.completes_inline {
                     self.next_request(0)
@@ -135,7 +142,11 @@ impl<E: Engine> Worker<E> {
                 hb.done_waiting();
             }
             let past_deadline = now > deadline_ns;
-            let refill = !P::PACED && !past_deadline && control.stop.load(Ordering::Relaxed) == stop_code::RUNNING;
+            // A flushing worker issues from the loop above only (where the flush barrier is).
+            let refill = !P::PACED
+                && self.flush.is_none()
+                && !past_deadline
+                && control.stop.load(Ordering::Relaxed) == stop_code::RUNNING;
             for i in 0..reaped {
                 let Completion { slot, result } = self.completions[i];
                 in_flight -= 1;

@@ -90,6 +90,30 @@ pub struct WorkerPlan {
     pub error_limit: u64,
     /// The run-wide count of failed I/Os (`RunControl::errors_seen`).
     pub errors_seen: Arc<AtomicU64>,
+    /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes issued.
+    pub flush: Option<FlushPlan>,
+}
+
+/// A flush (`op`: `Op::Fsync` or `Op::Fdatasync`) after every `every_writes` writes the
+/// worker issues, of the file the last of them went to. The flush is a barrier: it is
+/// issued once the writes before it completed, and nothing is issued until it completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlushPlan {
+    pub every_writes: u64,
+    pub op: Op,
+}
+
+/// The worker's flush state (`FlushPlan` and where it stands).
+#[derive(Clone, Copy, Debug)]
+struct FlushState {
+    plan: FlushPlan,
+    /// Writes issued since the last flush was due.
+    writes_since: u64,
+    /// A flush is owed (of `file`): nothing more is issued until it has been.
+    due: bool,
+    file: u32,
+    /// The flush is in flight (queued engines): nothing is issued until it completes.
+    in_flight: bool,
 }
 
 /// What written blocks contain and how reads are checked.
@@ -150,16 +174,22 @@ pub struct TargetStats {
     pub target: u32,
     pub read: OpStats,
     pub write: OpStats,
+    /// Flushes (`--fsync-every`, `--fdatasync-every`): ops and latency, no bytes.
+    pub flush: OpStats,
 }
 
-/// Overwrites `read` and `write` with the worker's cumulative latency histograms, summed
+/// Overwrites `read`, `write` and `flush` with the worker's cumulative latency histograms, summed
 /// over its targets (for the time series; see `live`).
-fn snapshot(stats: &[TargetStats], read: &mut Histogram<u64>, write: &mut Histogram<u64>) {
+fn snapshot(stats: &[TargetStats], read: &mut Histogram<u64>, write: &mut Histogram<u64>, flush: &mut Histogram<u64>) {
     read.reset();
     write.reset();
+    flush.reset();
     for t in stats {
         let _ = read.add(&t.read.latency);
         let _ = write.add(&t.write.latency);
+        if !t.flush.latency.is_empty() {
+            let _ = flush.add(&t.flush.latency);
+        }
     }
 }
 
@@ -169,6 +199,7 @@ pub struct WorkerResult {
     /// All of its targets together.
     pub read: OpStats,
     pub write: OpStats,
+    pub flush: OpStats,
     pub per_target: Vec<TargetStats>,
     pub coverage: Option<CoverageTracker>,
     /// Clock time it stopped issuing (deadline, last completion, or when it saw the stop word).
@@ -248,6 +279,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             index,
             read: OpStats::new(),
             write: OpStats::new(),
+            flush: OpStats::unused(),
             per_target: Vec::new(),
             coverage: None,
             end_ns: 0,
@@ -359,6 +391,8 @@ struct Worker<E: Engine> {
     ahead: Option<Ahead>,
     /// 4 KiB chunks of counted writes that were duplicates (`--dedupe-ratio`).
     duplicate_chunks_written: u64,
+    /// `--fsync-every`, `--fdatasync-every`.
+    flush: Option<FlushState>,
 }
 
 /// Writes whose data is ready before their slot frees (queued engines, data that varies
@@ -391,6 +425,16 @@ pub fn slot_count(queue_depth: u32, draws_ahead: bool) -> u32 {
     if draws_ahead { 2 * queue_depth.max(1) } else { queue_depth.max(1) }
 }
 
+/// What the issue loop does about flushing (`Worker::flush_gate`).
+enum FlushGate {
+    /// Nothing owed: issue as usual.
+    Open,
+    /// A flush waits for writes in flight, or is in flight itself: issue nothing.
+    Hold,
+    /// Issue this flush now.
+    Issue(Request),
+}
+
 /// `SlotState::submit_ns` of a slot with no I/O in flight.
 const IDLE_NS: u64 = u64::MAX;
 
@@ -398,8 +442,11 @@ impl<E: Engine> Worker<E> {
     fn new(plan: WorkerPlan) -> Result<Self, String> {
         let depth = plan.queue_depth.max(1);
         let writes_vary = plan.read_percent < 100 && plan.data.verify.is_none();
+        // A flushing worker does not draw ahead: its writes are counted as they are
+        // issued, and a flush must come between the Nth and the next.
         let draws =
-            draws_ahead(E::CAPS.completes_inline, plan.read_percent, plan.data.verify.is_some(), plan.data.pattern);
+            draws_ahead(E::CAPS.completes_inline, plan.read_percent, plan.data.verify.is_some(), plan.data.pattern)
+                && plan.flush.is_none();
         let ahead = draws.then(|| Ahead {
             depth: depth as usize,
             ready: vec![Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 0, len_bytes: 0 }; depth as usize]
@@ -468,7 +515,12 @@ impl<E: Engine> Worker<E> {
             stats: plan
                 .files
                 .iter()
-                .map(|f| TargetStats { target: f.target, read: OpStats::new(), write: OpStats::new() })
+                .map(|f| TargetStats {
+                    target: f.target,
+                    read: OpStats::new(),
+                    write: OpStats::new(),
+                    flush: if plan.flush.is_some() { OpStats::new() } else { OpStats::unused() },
+                })
                 .collect(),
             mix: OpMix::new(plan.read_percent, plan.seed, plan.index),
             files: plan.files.into_boxed_slice(),
@@ -499,6 +551,7 @@ impl<E: Engine> Worker<E> {
             pool,
             ahead,
             duplicate_chunks_written: 0,
+            flush: plan.flush.map(|plan| FlushState { plan, writes_since: 0, due: false, file: 0, in_flight: false }),
         })
     }
 
@@ -526,6 +579,14 @@ impl<E: Engine> Worker<E> {
         let mut sequence = 0;
         let mut duplicate_chunks = 0;
         if op == Op::Write {
+            if let Some(f) = &mut self.flush {
+                f.writes_since += 1;
+                if f.writes_since == f.plan.every_writes {
+                    f.writes_since = 0;
+                    f.due = true;
+                    f.file = file;
+                }
+            }
             self.write_sequence += 1;
             sequence = self.sequence_base | (self.write_sequence & 0xffff_ffff);
             let buf = self.buffers.slot_mut(slot);
@@ -646,7 +707,7 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     fn maybe_rotate_interval(&mut self, epoch: &AtomicU64) {
         if let Some(rec) = &mut self.interval {
-            rec.maybe_rotate(epoch, |read, write| snapshot(&self.stats, read, write));
+            rec.maybe_rotate(epoch, |read, write, flush| snapshot(&self.stats, read, write, flush));
         }
     }
 
@@ -659,12 +720,13 @@ impl<E: Engine> Worker<E> {
     fn end_ramp(&mut self) {
         self.ramp_end_ns = None;
         if let Some(rec) = &mut self.interval {
-            rec.end_ramp(|read, write| snapshot(&self.stats, read, write));
+            rec.end_ramp(|read, write, flush| snapshot(&self.stats, read, write, flush));
         }
         for t in self.stats.iter_mut() {
-            self.ramp_ops += t.read.ops + t.write.ops;
+            self.ramp_ops += t.read.ops + t.write.ops + t.flush.ops;
             t.read.reset();
             t.write.reset();
+            t.flush.reset();
         }
         // The written chunks are counted from the window's writes (`write.ops`): so are
         // their duplicates.
@@ -689,11 +751,51 @@ impl<E: Engine> Worker<E> {
                         stats.write.record(self.block_size_bytes, lat_ns);
                         self.duplicate_chunks_written += u64::from(state.duplicate_chunks);
                     }
+                    Op::Fsync | Op::Fdatasync => {}
                 }
             }
+        } else if result == 0 && state.op.is_flush() {
+            self.flush_completed(&state, lat_ns, counts);
         } else {
             self.record_error(slot, &state, result);
         }
+    }
+
+    /// A flush completed: its latency is recorded (no bytes) and issuing may go on.
+    #[cold]
+    #[inline(never)]
+    fn flush_completed(&mut self, state: &SlotState, lat_ns: u64, counts: bool) {
+        if let Some(f) = &mut self.flush {
+            f.in_flight = false;
+        }
+        if counts {
+            self.stats[state.file as usize].flush.record(0, lat_ns);
+        }
+    }
+
+    /// With `--fsync-every`/`--fdatasync-every` (the caller tests the `Option`): what the
+    /// issue loop does next. A due flush is handed out once nothing is in flight, on a
+    /// free slot; while it is in flight (queued engines) the loop holds back.
+    #[inline(never)]
+    fn flush_gate(&mut self, in_flight: usize) -> FlushGate {
+        let Some(f) = &mut self.flush else { return FlushGate::Open };
+        if f.in_flight || (f.due && in_flight > 0) {
+            return FlushGate::Hold;
+        }
+        if !f.due {
+            return FlushGate::Open;
+        }
+        let slot = if E::CAPS.completes_inline { Some(0) } else { self.free.pop() };
+        let Some(slot) = slot else { return FlushGate::Hold };
+        f.due = false;
+        f.in_flight = !E::CAPS.completes_inline;
+        let (op, file) = (f.plan.op, f.file);
+        let state = &mut self.slots[slot as usize];
+        state.op = op;
+        state.file = file;
+        state.offset_bytes = 0;
+        state.duplicate_chunks = 0;
+        FlushGate::Issue(Request { slot, op, file, offset_bytes: 0, len_bytes: 0 })
     }
 
     /// Counts a failed I/O (per op type and errno) and, once the run has seen as many
@@ -714,11 +816,16 @@ impl<E: Engine> Worker<E> {
         if let Some(v) = &mut self.verifier {
             v.in_flight[slot as usize] = u64::MAX;
         }
-        // The block was counted as covered when the I/O was issued (the cheap place, on
-        // the hot path); a failed I/O reached nothing, so it is taken back here.
-        if let Some(tracker) = &mut self.coverage {
+        if state.op.is_flush() {
+            // A failed flush (counted below) releases the barrier; it touched no block.
+            if let Some(f) = &mut self.flush {
+                f.in_flight = false;
+            }
+        } else if let Some(tracker) = &mut self.coverage {
             tracker.untouch(state.region_block);
         }
+        // The block was counted as covered when the I/O was issued (the cheap place, on
+        // the hot path); a failed I/O reached nothing, so it is taken back here (above).
         // Only failed I/Os touch the run-wide counter. Each failure draws a distinct number
         // from it, so exactly `error_limit` are counted across all workers: I/Os that fail
         // after the limit was reached (in flight in this or another worker while the run
@@ -765,6 +872,7 @@ impl<E: Engine> Worker<E> {
                         slot.submit_ns = IDLE_NS;
                         // Not counted, but a block an I/O failed on is not covered either.
                         if c.result != self.block_size_bytes as i64
+                            && !slot.op.is_flush()
                             && let Some(tracker) = &mut self.coverage
                         {
                             tracker.untouch(slot.region_block);
@@ -778,7 +886,7 @@ impl<E: Engine> Worker<E> {
         if in_flight > 0
             && let Some(tracker) = &mut self.coverage
         {
-            for slot in self.slots.iter().filter(|s| s.submit_ns != IDLE_NS) {
+            for slot in self.slots.iter().filter(|s| s.submit_ns != IDLE_NS && !s.op.is_flush()) {
                 tracker.untouch(slot.region_block);
             }
         }
@@ -814,20 +922,23 @@ impl<E: Engine> Worker<E> {
 
     fn finish(mut self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
         if let Some(rec) = self.interval.take() {
-            rec.flush(|read, write| snapshot(&self.stats, read, write));
+            rec.flush(|read, write, flush| snapshot(&self.stats, read, write, flush));
         }
         let engine_setup = self.engine.setup_facts();
         let mut read = OpStats::new();
         let mut write = OpStats::new();
+        let mut flush = if self.flush.is_some() { OpStats::new() } else { OpStats::unused() };
         for t in self.stats.iter() {
             read.merge(&t.read);
             write.merge(&t.write);
+            flush.merge(&t.flush);
         }
         let engine_notes = self.engine.notes();
         WorkerResult {
             index: self.index,
             read,
             write,
+            flush,
             per_target: self.stats.into_vec(),
             coverage: self.coverage,
             verify_counts: self.verifier.as_ref().map(|v| v.counts.clone()).unwrap_or_default(),

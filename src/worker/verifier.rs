@@ -85,6 +85,7 @@ impl<E: Engine> Worker<E> {
                     *last = state.sequence as u32;
                 }
             }
+            Op::Fsync | Op::Fdatasync => {}
             Op::Read => {
                 let sequence = match v.last_written.get(block) {
                     Some(&low) if low != 0 => Some(base | u64::from(low)),

@@ -156,6 +156,8 @@ impl SqeMaker {
             (Op::Read, false) => opcode::Read::new(fd, ptr, len).offset(offset).build(),
             (Op::Write, true) => opcode::WriteFixed::new(fd, ptr.cast_const(), len, s.buf_index).offset(offset).build(),
             (Op::Write, false) => opcode::Write::new(fd, ptr.cast_const(), len).offset(offset).build(),
+            (Op::Fsync, _) => opcode::Fsync::new(fd).build(),
+            (Op::Fdatasync, _) => opcode::Fsync::new(fd).flags(types::FsyncFlags::DATASYNC).build(),
         };
         entry.flags(self.sqe_flags).user_data(u64::from(slot))
     }
@@ -181,6 +183,8 @@ pub struct UringEngine {
     timed_wait: bool,
     /// An EOPNOTSUPP under --iopoll was reported (once).
     poll_failed: bool,
+    /// IORING_OP_FSYNC entries queued (`--fsync-every`, `--fdatasync-every`).
+    flush_sqes: u64,
     facts: Vec<(String, String)>,
     notes: Vec<String>,
 }
@@ -425,6 +429,7 @@ impl UringEngine {
             iopoll: options.iopoll,
             timed_wait,
             poll_failed: false,
+            flush_sqes: 0,
             facts,
             notes,
         };
@@ -678,6 +683,7 @@ impl Engine for UringEngine {
         s.offset_bytes = req.offset_bytes;
         s.len_bytes = req.len_bytes;
         s.done_bytes = 0;
+        self.flush_sqes += u64::from(req.op.is_flush());
         let entry = self.maker.entry(req.slot, s);
         // SAFETY: by `queue`'s contract the slot's buffer holds `len_bytes` and is left
         // alone by the caller until the completion is reaped; the region outlives the engine.
@@ -729,7 +735,11 @@ impl Engine for UringEngine {
     }
 
     fn setup_facts(&self) -> Vec<(String, String)> {
-        self.facts.clone()
+        let mut facts = self.facts.clone();
+        if self.flush_sqes > 0 {
+            facts.push(("flush_sqes".into(), self.flush_sqes.to_string()));
+        }
+        facts
     }
 
     fn notes(&self) -> Vec<String> {

@@ -1,0 +1,77 @@
+//! Durability asked of a run: flushes in the I/O stream (`--fsync-every N`,
+//! `--fdatasync-every N`) and synchronous writes (`--sync-writes dsync|sync`).
+//!
+//! Plain data, part of the `Spec`; the worker issues the flushes (through its engine)
+//! and the target opener applies the open flags. Must not do I/O itself.
+
+use crate::engine::Op;
+use serde::{Deserialize, Serialize};
+
+/// Which flush a worker issues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlushKind {
+    /// fsync(2): data and all metadata.
+    Fsync,
+    /// fdatasync(2): data and the metadata needed to read it back.
+    Fdatasync,
+}
+
+impl FlushKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushKind::Fsync => "fsync",
+            FlushKind::Fdatasync => "fdatasync",
+        }
+    }
+
+    /// The command-line flag that asks for it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            FlushKind::Fsync => "--fsync-every",
+            FlushKind::Fdatasync => "--fdatasync-every",
+        }
+    }
+
+    pub fn op(self) -> Op {
+        match self {
+            FlushKind::Fsync => Op::Fsync,
+            FlushKind::Fdatasync => Op::Fdatasync,
+        }
+    }
+}
+
+/// A flush after every `every_writes` writes each worker issues (fio: `fsync=N`,
+/// `fdatasync=N`, counted the same way, per worker).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlushSpec {
+    pub kind: FlushKind,
+    pub every_writes: u64,
+}
+
+/// `--sync-writes`: the targets are opened so that every write is durable when it completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncWrites {
+    /// O_DSYNC: each write waits for its data (and the metadata to read it back).
+    Dsync,
+    /// O_SYNC: each write waits for its data and all metadata.
+    Sync,
+}
+
+impl SyncWrites {
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncWrites::Dsync => "dsync",
+            SyncWrites::Sync => "sync",
+        }
+    }
+
+    /// The open(2) flag.
+    pub fn open_flag(self) -> libc::c_int {
+        match self {
+            SyncWrites::Dsync => libc::O_DSYNC,
+            SyncWrites::Sync => libc::O_SYNC,
+        }
+    }
+}
