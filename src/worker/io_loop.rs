@@ -152,7 +152,11 @@ impl<E: Engine> Worker<E> {
                 in_flight -= 1;
                 let lat_ns = now - self.slots[slot as usize].submit_ns;
                 self.complete(slot, result, lat_ns, !past_deadline);
-                pacing.completed(lat_ns, now);
+                // Only a counted I/O is followed by a think: the worker stops after one
+                // that completed past the deadline (thinks must equal counted I/Os).
+                if !past_deadline {
+                    pacing.completed(lat_ns, now);
+                }
                 if !refill || exhausted || self.failure.is_some() {
                     self.free.push(slot);
                     continue;
@@ -231,8 +235,12 @@ impl<E: Engine> Worker<E> {
             hb.done_waiting();
         }
         let lat_ns = done_ns.saturating_sub(submit_ns);
-        self.complete(req.slot, result, lat_ns, done_ns <= deadline_ns);
-        pacing.completed(lat_ns, done_ns);
+        let counts = done_ns <= deadline_ns;
+        self.complete(req.slot, result, lat_ns, counts);
+        // As in the loop: an I/O past the deadline is not counted, nor thought after.
+        if counts {
+            pacing.completed(lat_ns, done_ns);
+        }
         if !E::CAPS.completes_inline {
             self.free.push(req.slot);
         }
