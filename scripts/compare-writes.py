@@ -2,7 +2,7 @@
 """compare-writes.py: sequential O_DIRECT writes, iopulse against fio 3.x, interleaved.
 
 For each workload, each repetition runs every variant once, in turn (A B C D A B C D ...):
-  new        iopulse under test, default write data (--write-pattern random)
+  new        iopulse under test, default write data (keyed for sync, random for queued engines)
   new-zeros  the same binary with --write-pattern zeros (what data generation costs)
   base       another iopulse binary, default data (optional: --base PATH)
   fio        fio with its defaults for data (scramble_buffers), --rw=write --direct=1
@@ -31,10 +31,10 @@ os.close(fd)
 os.unlink(path)
 
 
-def iopulse(binary, engine, bs, qd, pattern):
+def iopulse(binary, engine, bs, qd, pattern=None):
     return [binary, path, "--file-size", a.size, "--engine", engine, "--block-size", bs,
             "--queue-depth", qd, "--write-percent", "100", "--direct", "--duration", a.duration,
-            "--seed", "1", "--write-pattern", pattern, "--output-format", "json", "--quiet"]
+            "--seed", "1", "--output-format", "json", "--quiet"] + (["--write-pattern", pattern] if pattern else [])
 
 
 def fio(engine, bs, qd):
@@ -65,10 +65,10 @@ try:
           f"{subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}")
     for w in a.workloads.split(","):
         engine, bs, qd = w.split(":")
-        variants = {"new": iopulse(a.new, engine, bs, qd, "random"),
+        variants = {"new": iopulse(a.new, engine, bs, qd),
                     "new-zeros": iopulse(a.new, engine, bs, qd, "zeros")}
         if a.base:
-            variants["base"] = iopulse(a.base, engine, bs, qd, "random")
+            variants["base"] = iopulse(a.base, engine, bs, qd)
         variants["fio"] = fio(engine, bs, qd)
         got = {k: [] for k in variants}
         for _ in range(a.reps):

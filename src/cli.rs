@@ -249,10 +249,13 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = parse_count::<u32>)]
     pub queue_depth: u32,
 
-    /// Contents of written blocks: random (fresh for every write, from seed, offset and
-    /// sequence: not dedupable or compressible), zeros, ones or sequential bytes.
-    #[arg(long, value_enum, default_value_t = Pattern::Random)]
-    pub write_pattern: Pattern,
+    /// Contents of written blocks: random (every byte fresh for every write, from seed,
+    /// offset and sequence: not dedupable or compressible), keyed (a random base with a
+    /// fresh key in every 4 KiB chunk: each 4 KiB unique and incompressible, for a
+    /// fraction of the cost), zeros, ones or sequential bytes. E.g. --write-pattern random
+    /// [default: keyed for sync and mmap, which wait for each write's data; else random]
+    #[arg(long, value_enum)]
+    pub write_pattern: Option<Pattern>,
 
     /// Make random write data dedupe by R: 4 KiB chunks written to distinct ones (which are
     /// duplicates follows from seed and offset; with --verify whole blocks, checked too).
@@ -524,6 +527,7 @@ impl Args {
             return Err(UsageError::new("--verify-pattern applies to --verify runs: add --verify"));
         }
         let reducibility = self.reducibility()?;
+        let write_pattern = self.write_pattern(&reducibility);
         let ops_limit = match (self.ops, self.io_limit) {
             (Some(_), Some(_)) => {
                 return Err(UsageError::new("--ops and --io-limit both given: give one of them"));
@@ -616,7 +620,7 @@ impl Args {
             max_errors: self.max_errors,
             io_timeout_ns: u64::try_from(self.io_timeout.as_nanos())
                 .map_err(|_| UsageError::new("--io-timeout is too long: at most 584 years"))?,
-            write_pattern: self.write_pattern,
+            write_pattern,
             reducibility,
             verify: self.verify.then_some(VerifySpec {
                 pattern: self.verify_pattern.unwrap_or(Pattern::Random),
@@ -787,6 +791,21 @@ impl Args {
 
     /// The distribution and its parameters; a parameter of another distribution is an error.
     /// `--dedupe-ratio`, `--compress-ratio`: each at least 1, for random unverified writes.
+    /// `--write-pattern`, or the default: `keyed` for engines that write inline to storage
+    /// (sync, mmap: a write waits for its data, so its data must cost next to nothing),
+    /// `random` for queued engines (they generate while the device works) and whenever the
+    /// data is shaped by ratios.
+    fn write_pattern(&self, reducibility: &Reducibility) -> Pattern {
+        self.write_pattern.unwrap_or_else(|| {
+            let caps = self.engine.caps();
+            if caps.completes_inline && caps.touches_storage && reducibility.is_none() {
+                Pattern::Keyed
+            } else {
+                Pattern::Random
+            }
+        })
+    }
+
     fn reducibility(&self) -> Result<Reducibility, UsageError> {
         for (flag, ratio, most) in
             [("--dedupe-ratio", self.dedupe_ratio, 1e9), ("--compress-ratio", self.compress_ratio, 4096.0)]
@@ -797,10 +816,10 @@ impl Args {
                     "{flag} {r}: give a ratio from 1 (no reduction) to {most}, e.g. {flag} 2"
                 )));
             }
-            if self.write_pattern != Pattern::Random {
+            if let Some(p) = self.write_pattern.filter(|&p| p != Pattern::Random) {
                 return Err(UsageError::new(format!(
                     "{flag} shapes random data, but --write-pattern is {}: drop --write-pattern or {flag}",
-                    self.write_pattern.name()
+                    p.name()
                 )));
             }
             if let Some(p) = self.verify_pattern.filter(|&p| p != Pattern::Random) {

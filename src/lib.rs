@@ -30,6 +30,7 @@ mod fio_import;
 mod futex;
 pub mod heartbeat;
 mod jobs;
+pub mod keyed_data;
 mod memory;
 pub mod placement;
 mod profiles;

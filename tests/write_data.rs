@@ -41,6 +41,16 @@ fn write_once(engine: &str, size: &str, bs: &str, depth: &str, extra: &[&str]) -
     std::fs::read(&f).expect("read back")
 }
 
+/// The data of write `sequence` at `offset_bytes` with `engine`'s default pattern: keyed for
+/// the inline engines (sync, mmap), random (cut from the pool) for the queued ones.
+fn default_data(engine: &str, pool: &RandomPool, buf: &mut [u8], offset_bytes: u64, sequence: u64) {
+    if matches!(engine, "sync" | "mmap") {
+        iopulse::keyed_data::fill(buf, 7, offset_bytes, sequence);
+    } else {
+        pool.fill(buf, offset_bytes, sequence);
+    }
+}
+
 fn engines() -> Vec<&'static str> {
     ["sync", "libaio", "io_uring", "mmap"].into_iter().filter(|e| engine_available(e)).collect()
 }
@@ -87,11 +97,40 @@ fn each_block_holds_the_data_of_its_own_write() {
             let data = write_once(engine, "8m", &bs_text, depth, &[]);
             let mut want = vec![0u8; bs];
             for (i, block) in data.chunks(bs).enumerate() {
-                pool.fill(&mut want, (i * bs) as u64, i as u64 + 1);
+                default_data(engine, &pool, &mut want, (i * bs) as u64, i as u64 + 1);
                 assert!(block == want.as_slice(), "{engine} bs {bs} QD {depth}: block {i} is not write {}", i + 1);
             }
         }
     }
+}
+
+/// The inline engines default to the keyed pattern (and say so in the spec); asked for
+/// `random`, they regenerate every byte of every write, as the queued engines do.
+#[test]
+fn inline_engines_key_their_data_unless_asked_for_random() {
+    let pool = RandomPool::new(7);
+    for engine in ["sync", "mmap"].into_iter().filter(|e| engine_available(e)) {
+        let dir = temp_dir();
+        let f = zero_file(dir.path(), "k.dat", 1 << 20);
+        let fs = path_str(&f);
+        let common =
+            [fs.as_str(), "--engine", engine, "--block-size", "64k", "--duration", "0", "--write-percent", "100"];
+        let r = run_json(&[&common[..], &["--seed", "7"]].concat());
+        assert_eq!(r["spec"]["write_pattern"], "keyed", "{engine}");
+        let r = run_json(&[&common[..], &["--seed", "7", "--write-pattern", "random"]].concat());
+        assert_eq!(r["spec"]["write_pattern"], "random", "{engine}");
+        let data = std::fs::read(&f).unwrap();
+        let mut want = vec![0u8; 65536];
+        for (i, block) in data.chunks(65536).enumerate() {
+            pool.fill(&mut want, (i * 65536) as u64, i as u64 + 1);
+            assert!(block == want.as_slice(), "{engine} --write-pattern random: block {i}");
+        }
+    }
+    // A queued engine keeps random by default.
+    let dir = temp_dir();
+    let f = zero_file(dir.path(), "q.dat", 1 << 20);
+    let r = run_json(&[&path_str(&f), "--engine", "null", "--duration", "0", "--write-percent", "100"]);
+    assert_eq!(r["spec"]["write_pattern"], "random");
 }
 
 /// Requests drawn ahead stop at the ops limit: `--ops N` writes exactly the first N
@@ -104,7 +143,7 @@ fn the_ops_limit_writes_exactly_that_many_blocks() {
         let mut want = vec![0u8; CHUNK];
         for (i, block) in data.chunks(CHUNK).enumerate() {
             if i < 1000 {
-                pool.fill(&mut want, (i * CHUNK) as u64, i as u64 + 1);
+                default_data(engine, &pool, &mut want, (i * CHUNK) as u64, i as u64 + 1);
                 assert!(block == want.as_slice(), "{engine}: block {i} is not write {}", i + 1);
             } else {
                 assert!(block.iter().all(|&b| b == 0), "{engine}: block {i}, past the limit, was written");

@@ -361,18 +361,27 @@ pub fn merge(args: MergeArgs) -> i32 {
             return exit_code::USAGE;
         }
     };
-    print_notes(args.quiet, &merged.notes);
-    for w in &merged.warnings {
+    print_merged(&args, &merged.notes, &merged.warnings, report::render(&merged.result, args.output_format))
+}
+
+/// The end of a merge: its notes and warnings on stderr, then the report on stdout.
+fn print_merged<E: std::fmt::Display>(
+    args: &MergeArgs,
+    notes: &[String],
+    warnings: &[String],
+    rendered: Result<String, E>,
+) -> i32 {
+    print_notes(args.quiet, notes);
+    for w in warnings {
         crate::stderr_line!("⚠ {w}");
     }
-    let text = match report::render(&merged.result, args.output_format) {
-        Ok(text) => text,
+    match rendered {
+        Ok(text) => write_stdout(&text),
         Err(e) => {
             crate::stderr_line!("iopulse merge: error: {e}");
-            return exit_code::RUN_FAILED;
+            exit_code::RUN_FAILED
         }
-    };
-    write_stdout(&text)
+    }
 }
 
 /// `iopulse merge` of job-file results: job by job, the combined figures recomputed.
@@ -391,17 +400,7 @@ fn merge_job_files(
             return exit_code::USAGE;
         }
     };
-    print_notes(args.quiet, &merged.notes);
-    for w in &merged.warnings {
-        crate::stderr_line!("⚠ {w}");
-    }
-    match report::jobs::render(&merged.doc, args.output_format) {
-        Ok(text) => write_stdout(&text),
-        Err(e) => {
-            crate::stderr_line!("iopulse merge: error: {e}");
-            exit_code::RUN_FAILED
-        }
-    }
+    print_merged(args, &merged.notes, &merged.warnings, report::jobs::render(&merged.doc, args.output_format))
 }
 
 /// `merge` and `plot` change nothing that needs cleaning up: SIGINT, SIGTERM and SIGHUP

@@ -33,7 +33,7 @@
 //! histograms of the steady window's rows (`SamplerOutput::window`).
 
 use crate::clock::Clock;
-use crate::stats::steady_state::SteadyWatch;
+use crate::stats::steady_state::{SteadyWatch, WatchedInterval};
 use crate::stats::{LatencySummary, new_latency_histogram};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -173,6 +173,19 @@ pub struct TimeSeriesRow {
     /// absent when the run does not flush.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<IntervalFigures>,
+}
+
+impl TimeSeriesRow {
+    /// What a `--steady-state` watch reads of the row: read and write together.
+    pub fn watched(&self) -> WatchedInterval {
+        WatchedInterval {
+            end_ns: self.t_ns,
+            ops: self.total.ops,
+            iops: self.total.iops,
+            bw_bytes_per_sec: self.total.bw_bytes_per_sec,
+            mean_latency_ns: self.total.latency_ns.mean,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
@@ -348,7 +361,7 @@ impl Sampler {
                 }
                 if let Some(hook) = &mut steady
                     && !row.ramp
-                    && hook.watch.observe(e, &row)
+                    && hook.watch.observe(e, &row.watched())
                 {
                     let _ = hook.stop.compare_exchange(0, hook.code, Ordering::Relaxed, Ordering::Relaxed);
                 }

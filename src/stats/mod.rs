@@ -51,30 +51,18 @@ impl Default for OpStats {
 
 impl OpStats {
     pub fn new() -> Self {
-        Self {
-            ops: 0,
-            bytes: 0,
-            lat_sum_ns: 0,
-            lat_min_ns: u64::MAX,
-            lat_max_ns: 0,
-            clamped: 0,
-            latency: new_latency_histogram(),
-        }
+        Self::with_histogram(new_latency_histogram())
     }
 
     /// For an op kind the run never issues (flushes of a run without `--fsync-every` or
     /// `--fdatasync-every`): empty figures whose histogram takes a few bytes, not the
     /// full range's. Never recorded into; merging it (empty) into any `OpStats` is exact.
     pub fn unused() -> Self {
-        Self {
-            ops: 0,
-            bytes: 0,
-            lat_sum_ns: 0,
-            lat_min_ns: u64::MAX,
-            lat_max_ns: 0,
-            clamped: 0,
-            latency: Histogram::new_with_bounds(1, 2, 0).expect("valid histogram bounds"),
-        }
+        Self::with_histogram(Histogram::new_with_bounds(1, 2, 0).expect("valid histogram bounds"))
+    }
+
+    fn with_histogram(latency: Histogram<u64>) -> Self {
+        Self { ops: 0, bytes: 0, lat_sum_ns: 0, lat_min_ns: u64::MAX, lat_max_ns: 0, clamped: 0, latency }
     }
 
     /// Records one completed I/O. No allocation, no lock.

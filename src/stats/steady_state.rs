@@ -16,7 +16,6 @@
 //! Must not: read clocks, touch workers or format; it only computes over the figures
 //! it is given (the sampler thread feeds it; the run decides what to do).
 
-use crate::stats::interval::TimeSeriesRow;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::fmt;
@@ -184,6 +183,19 @@ impl Detector {
     }
 }
 
+/// One finished interval, as the watch needs it: the sampler (`interval`) hands over
+/// these plain figures, so the criterion knows nothing of the time series' rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WatchedInterval {
+    /// End of the interval, from the release.
+    pub end_ns: u64,
+    /// I/Os completed in it (0 is a stall, never steady).
+    pub ops: u64,
+    pub iops: f64,
+    pub bw_bytes_per_sec: f64,
+    pub mean_latency_ns: u64,
+}
+
 /// The sampler's side of `--steady-state`: a detector over the rows after the ramp, and
 /// what it saw.
 #[derive(Clone, Debug)]
@@ -210,20 +222,20 @@ impl SteadyWatch {
 
     /// Feeds the row of epoch `epoch`; true the first time the window is steady. Once
     /// reached, later rows change nothing.
-    pub fn observe(&mut self, epoch: u64, row: &TimeSeriesRow) -> bool {
+    pub fn observe(&mut self, epoch: u64, row: &WatchedInterval) -> bool {
         if self.reached_at_ns.is_some() {
             return false;
         }
         let value = match self.detector.criterion.metric {
-            Metric::Iops => row.total.iops,
-            Metric::Bandwidth => row.total.bw_bytes_per_sec,
-            Metric::MeanLatency => row.total.latency_ns.mean as f64,
+            Metric::Iops => row.iops,
+            Metric::Bandwidth => row.bw_bytes_per_sec,
+            Metric::MeanLatency => row.mean_latency_ns as f64,
         };
-        self.rows_since_empty = if row.total.ops == 0 { 0 } else { self.rows_since_empty + 1 };
+        self.rows_since_empty = if row.ops == 0 { 0 } else { self.rows_since_empty + 1 };
         let Some(figures) = self.detector.push(value) else { return false };
         self.last = Some((epoch, figures));
         if figures.steady() && self.rows_since_empty >= self.window_len {
-            self.reached_at_ns = Some(row.t_ns);
+            self.reached_at_ns = Some(row.end_ns);
             return true;
         }
         false
@@ -333,19 +345,8 @@ mod tests {
         assert!(!b.unwrap().steady());
     }
 
-    fn row(t_ns: u64, iops: f64) -> TimeSeriesRow {
-        let mut r = TimeSeriesRow {
-            t_ns,
-            interval_ns: 100_000_000,
-            ramp: false,
-            read: Default::default(),
-            write: Default::default(),
-            total: Default::default(),
-            flush: None,
-        };
-        r.total.iops = iops;
-        r.total.ops = iops as u64;
-        r
+    fn row(end_ns: u64, iops: f64) -> WatchedInterval {
+        WatchedInterval { end_ns, ops: iops as u64, iops, ..Default::default() }
     }
 
     #[test]
@@ -384,8 +385,8 @@ mod tests {
     #[test]
     fn the_watch_reads_the_metric_it_was_given() {
         let mut r = row(100, 1000.0);
-        r.total.bw_bytes_per_sec = 5.0;
-        r.total.latency_ns.mean = 7;
+        r.bw_bytes_per_sec = 5.0;
+        r.mean_latency_ns = 7;
         for (crit, mean) in [("iops:1%", 1000.0), ("bw:1%", 5.0), ("lat:1", 7.0)] {
             let mut w = SteadyWatch::new(c(crit), 2, 100_000_000);
             w.observe(0, &r);
