@@ -122,24 +122,32 @@ impl<E: Engine> Worker<E> {
             }
             // Drawing ahead: the device gets what was queued now, and the spare slots'
             // data is generated while it works, not between a completion and the next
-            // submission.
+            // submission. Completions that arrive meanwhile end the preparing (`reaped`).
+            let mut reaped = 0;
             if AHEAD && !exhausted && self.wants_prepare() {
                 if let Err(e) = self.engine.submit() {
                     return self.engine_failure(control, e.to_string(), in_flight);
                 }
-                self.prepare_ahead();
+                reaped = match self.prepare_ahead() {
+                    Ok(n) => n,
+                    Err(e) => return self.engine_failure(control, e.to_string(), in_flight),
+                };
             }
-            self.publish_wait(control, now, in_flight);
-            let room = self.has_room::<AHEAD>(in_flight);
-            let reaped = match self.wait_for_completions(control, now, deadline_ns, exhausted || !room, pacing) {
-                Ok(n) => n,
-                Err(message) => return self.engine_failure(control, message, in_flight),
-            };
-            now = clock.now_ns();
-            if reaped > 0
-                && let Some(hb) = control.heartbeat(self.index as usize)
-            {
-                hb.done_waiting();
+            if reaped == 0 {
+                self.publish_wait(control, now, in_flight);
+                let room = self.has_room::<AHEAD>(in_flight);
+                reaped = match self.wait_for_completions(control, now, deadline_ns, exhausted || !room, pacing) {
+                    Ok(n) => n,
+                    Err(message) => return self.engine_failure(control, message, in_flight),
+                };
+                now = clock.now_ns();
+                if reaped > 0
+                    && let Some(hb) = control.heartbeat(self.index as usize)
+                {
+                    hb.done_waiting();
+                }
+            } else {
+                now = clock.now_ns();
             }
             let past_deadline = now > deadline_ns;
             // A flushing worker issues from the loop above only (where the flush barrier is).

@@ -645,19 +645,22 @@ impl<E: Engine> Worker<E> {
         req
     }
 
-    /// Draws the next requests into free slots and generates their data, until `depth`
-    /// are prepared or the source is done. Called after a submission: the device works
-    /// meanwhile.
+    /// Draws the next requests into free slots and generates their data, one at a time,
+    /// until `depth` are prepared, the source is done, or a completion has arrived: after
+    /// each, the completion queue is looked at without waiting (no system call for
+    /// io_uring's ring or libaio's), so a completion never waits for a batch of
+    /// generations and the device is never left idle by them. Called after a submission:
+    /// the device works meanwhile. Returns the completions taken into `completions`.
     #[inline(always)]
-    fn prepare_ahead(&mut self) {
+    fn prepare_ahead(&mut self) -> Result<usize, crate::engine::EngineError> {
         loop {
-            let Some(a) = &self.ahead else { return };
+            let Some(a) = &self.ahead else { return Ok(0) };
             if a.drawn_out || a.len == a.depth {
-                return;
+                return Ok(0);
             }
-            let Some(slot) = self.free.pop() else { return };
+            let Some(slot) = self.free.pop() else { return Ok(0) };
             let req = self.next_request(slot);
-            let Some(a) = &mut self.ahead else { return };
+            let Some(a) = &mut self.ahead else { return Ok(0) };
             match req {
                 Some(req) => {
                     a.ready[(a.head + a.len) % a.depth] = req;
@@ -666,8 +669,12 @@ impl<E: Engine> Worker<E> {
                 None => {
                     a.drawn_out = true;
                     self.free.push(slot);
-                    return;
+                    return Ok(0);
                 }
+            }
+            let reaped = self.engine.reap(0, &mut self.completions)?;
+            if reaped > 0 {
+                return Ok(reaped);
             }
         }
     }
