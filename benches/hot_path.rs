@@ -228,6 +228,7 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         block_size_bytes: BLOCK as u64,
         queue_depth: depth,
         read_percent,
+        trim_percent: 0,
         source: BlockSource::SequentialOnce { next: 0, end: ios },
         region_first_block: 0,
         ops_limit: None,

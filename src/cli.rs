@@ -169,6 +169,12 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub write_percent: Option<u8>,
 
+    /// Share of I/Os that are trims (discards), 0-100: BLKDISCARD on block devices, a punched
+    /// hole in files (fallocate). The rest split by --read-percent/--write-percent.
+    /// E.g. `--write-percent 100 --trim-percent 10` [default: 0]
+    #[arg(long, allow_hyphen_values = true, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub trim_percent: Option<u8>,
+
     /// Random offsets (drawn with replacement, see --distribution); otherwise sequential.
     #[arg(long)]
     pub random: bool,
@@ -581,6 +587,7 @@ impl Args {
             run_length,
             read_percent,
             order: if self.random { AccessOrder::Random } else { AccessOrder::Sequential },
+            trim_percent: self.trim_percent.unwrap_or(0),
             random_percent: self.random_percent,
             distribution,
             scramble: !self.no_scramble,

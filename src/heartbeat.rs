@@ -84,14 +84,15 @@ impl Heartbeat {
         self.in_flight.store(in_flight as u64, Ordering::Relaxed);
         match io {
             Some(io) => {
-                // Two bits name the op (a stuck fdatasync is named as one).
+                // Three bits name the op (a stuck fdatasync or trim is named as one).
                 let op_bits = match io.op {
                     Op::Read => 0,
                     Op::Write => 1,
                     Op::Fsync => 2,
                     Op::Fdatasync => 3,
+                    Op::Trim => 4,
                 };
-                self.io_where.store((u64::from(io.target) + 1) << 2 | op_bits, Ordering::Relaxed);
+                self.io_where.store((u64::from(io.target) + 1) << 3 | op_bits, Ordering::Relaxed);
                 self.io_offset.store(io.offset_bytes, Ordering::Relaxed);
                 self.io_submit_ns.store(io.submit_ns, Ordering::Relaxed);
             }
@@ -137,13 +138,14 @@ impl Heartbeat {
                 return None;
             }
             let io = (io_where != 0).then(|| InFlightIo {
-                op: match io_where & 3 {
+                op: match io_where & 7 {
                     0 => Op::Read,
                     1 => Op::Write,
                     2 => Op::Fsync,
-                    _ => Op::Fdatasync,
+                    3 => Op::Fdatasync,
+                    _ => Op::Trim,
                 },
-                target: ((io_where >> 2) - 1) as u32,
+                target: ((io_where >> 3) - 1) as u32,
                 offset_bytes,
                 submit_ns,
             });

@@ -125,6 +125,10 @@ pub struct Spec {
     pub block_size_bytes: u64,
     pub run_length: RunLength,
     pub read_percent: u8,
+    /// `--trim-percent`: the share of I/Os that are trims (discards); the rest split by
+    /// `read_percent`. 0 (absent in JSON) without.
+    #[serde(default, skip_serializing_if = "is_zero_percent")]
+    pub trim_percent: u8,
     pub order: AccessOrder,
     /// `--random-percent`: the share of random I/Os that jump (the rest continue
     /// sequentially); `None` is fully random.
@@ -215,6 +219,10 @@ pub struct Spec {
     pub steady_state: Option<SteadyStateSpec>,
 }
 
+fn is_zero_percent(p: &u8) -> bool {
+    *p == 0
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -296,8 +304,10 @@ impl Spec {
         100 - self.read_percent
     }
 
+    /// The run changes the target: it writes, or trims (a trim discards data as a write
+    /// overwrites it, and is refused or allowed as writes are).
     pub fn writes(&self) -> bool {
-        self.read_percent < 100
+        self.read_percent < 100 || self.trim_percent > 0
     }
 
     pub fn is_embedded_default(&self) -> bool {
@@ -383,6 +393,17 @@ impl Spec {
                 "--distribution {} needs --random (sequential runs have no offset distribution)",
                 self.distribution.name()
             )));
+        }
+        if self.trim_percent > 0 {
+            let t = self.trim_percent;
+            if t > 100 {
+                return Err(UsageError::new(format!("--trim-percent {t}: give a percentage from 0 to 100")));
+            }
+            if self.verify.is_some() {
+                return Err(UsageError::new(format!(
+                    "--trim-percent {t} with --verify: a trimmed block has no data to check; drop one of them"
+                )));
+            }
         }
         if let Some(p) = self.random_percent {
             if self.order != AccessOrder::Random {

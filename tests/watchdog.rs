@@ -85,6 +85,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         block_size_bytes: BS,
         queue_depth: depth,
         read_percent: 100,
+        trim_percent: 0,
         source: BlockSource::new(&SourcePlan {
             order: AccessOrder::Sequential,
             distribution: Distribution::Uniform,

@@ -132,6 +132,8 @@ pub struct AioEngine {
     ring: *const AioRing,
     context_events: u32,
     fds: Box<[RawFd]>,
+    /// Which descriptors are block devices (a trim is then BLKDISCARD).
+    block_devices: Box<[bool]>,
     buffers: BufferRegion,
     /// One iocb per slot. Never reallocated: `pending` points into it.
     iocbs: Box<[Iocb]>,
@@ -169,6 +171,12 @@ impl Engine for AioEngine {
         if self.pending_len == self.pending.len() {
             return Queued::Full;
         }
+        if req.op == Op::Trim {
+            // Native AIO has no discard command: the trim is done here, at once.
+            let fd = self.fds[req.file as usize];
+            let block_device = self.block_devices[req.file as usize];
+            return Queued::Done(super::discard::discard(fd, block_device, req.offset_bytes, req.len_bytes.into()));
+        }
         let slot = req.slot as usize;
         let iocb = &mut self.iocbs[slot];
         iocb.aio_data = u64::from(req.slot);
@@ -183,6 +191,7 @@ impl Engine for AioEngine {
                 self.counters.flush_iocbs += 1;
                 IOCB_CMD_FDSYNC
             }
+            Op::Trim => unreachable!("trims return above"),
         };
         iocb.aio_fildes = self.fds[req.file as usize] as u32;
         // A flush names no buffer: the kernel refuses (EINVAL) an FSYNC/FDSYNC iocb whose
@@ -332,6 +341,7 @@ impl AioEngine {
             ring: if known { ring } else { ptr::null() },
             context_events,
             fds: setup.fds.into(),
+            block_devices: super::discard::block_devices(setup.fds),
             buffers: setup.buffers,
             iocbs: vec![Iocb::default(); depth.max(setup.buffers.slots)].into_boxed_slice(),
             slots: vec![SlotIo::default(); depth.max(setup.buffers.slots)].into_boxed_slice(),

@@ -113,6 +113,10 @@ impl Engine for MmapEngine {
             let r = unsafe { libc::msync(m.base.cast(), m.len, libc::MS_SYNC) };
             return Queued::Done(if r == 0 { 0 } else { super::neg_errno() });
         }
+        if req.op == Op::Trim {
+            // A punched hole in the file: the shared mapping reads zeros there after it.
+            return Queued::Done(super::discard::discard(m.fd, false, req.offset_bytes, req.len_bytes.into()));
+        }
         let offset = req.offset_bytes as usize;
         if offset >= m.len {
             return Queued::Done(0);
@@ -136,7 +140,7 @@ impl Engine for MmapEngine {
                 // SAFETY: as for reads, in the other direction; the mapping is writable.
                 unsafe { ptr::copy_nonoverlapping(slot, mapped, len) }
             }
-            Op::Fsync | Op::Fdatasync => unreachable!("flushes return above"),
+            Op::Fsync | Op::Fdatasync | Op::Trim => unreachable!("flushes and trims return above"),
         }
         let fault = guard::disarm();
         if fault != 0 {

@@ -12,6 +12,7 @@
 //! An engine dropped with I/O in flight must wait for it first.
 
 pub mod aio;
+pub(crate) mod discard;
 mod kind;
 pub mod mmap;
 pub mod null;
@@ -33,12 +34,17 @@ use std::os::fd::RawFd;
 /// its own interface (fsync(2)/fdatasync(2), IORING_OP_FSYNC, IOCB_CMD_FSYNC/FDSYNC,
 /// msync); the worker issues one only when nothing else is in flight, so it covers
 /// every write before it.
+///
+/// `Trim` discards `len_bytes` at `offset_bytes` (`--trim-percent`): BLKDISCARD on a block
+/// device, a punched hole (fallocate PUNCH_HOLE|KEEP_SIZE) in a file (`discard.rs`). It
+/// uses no buffer either, and completes with result 0, like a flush.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Read,
     Write,
     Fsync,
     Fdatasync,
+    Trim,
 }
 
 impl Op {
@@ -48,6 +54,7 @@ impl Op {
             Op::Write => "write",
             Op::Fsync => "fsync",
             Op::Fdatasync => "fdatasync",
+            Op::Trim => "trim",
         }
     }
 
@@ -55,6 +62,13 @@ impl Op {
     #[inline(always)]
     pub fn is_flush(self) -> bool {
         matches!(self, Op::Fsync | Op::Fdatasync)
+    }
+
+    /// An operation that moves no bytes through a buffer and completes with 0 (a flush or
+    /// a trim).
+    #[inline(always)]
+    pub fn completes_with_zero(self) -> bool {
+        matches!(self, Op::Fsync | Op::Fdatasync | Op::Trim)
     }
 }
 

@@ -2,7 +2,7 @@
 //! buffers. It measures the tool's own cost per I/O (the ceiling of the
 //! pipeline) and lets tests drive the whole run deterministically.
 
-use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Queued, Request};
+use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request};
 
 pub struct NullEngine {
     ready: Box<[Completion]>,
@@ -24,7 +24,9 @@ impl Engine for NullEngine {
         if self.ready_len == self.ready.len() {
             return Queued::Full;
         }
-        self.ready[self.ready_len] = Completion { slot: req.slot, result: i64::from(req.len_bytes) };
+        // A trim, like a flush, completes with 0 (flushes have no length).
+        let result = if req.op == Op::Trim { 0 } else { i64::from(req.len_bytes) };
+        self.ready[self.ready_len] = Completion { slot: req.slot, result };
         self.ready_len += 1;
         Queued::InFlight
     }

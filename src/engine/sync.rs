@@ -8,6 +8,8 @@ use std::os::fd::RawFd;
 
 pub struct SyncEngine {
     fds: Vec<RawFd>,
+    /// Which descriptors are block devices (a trim is then BLKDISCARD).
+    block_devices: Box<[bool]>,
     buffers: BufferRegion,
 }
 
@@ -16,13 +18,21 @@ impl Engine for SyncEngine {
     const CAPS: EngineCaps = EngineCaps { completes_inline: true, touches_storage: true, supports_direct: true };
 
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
-        Ok(Self { fds: setup.fds.to_vec(), buffers: setup.buffers })
+        Ok(Self {
+            fds: setup.fds.to_vec(),
+            block_devices: super::discard::block_devices(setup.fds),
+            buffers: setup.buffers,
+        })
     }
 
     unsafe fn queue(&mut self, req: Request) -> Queued {
         let fd = self.fds[req.file as usize];
         if req.op.is_flush() {
             return Queued::Done(flush_fd(fd, req.op));
+        }
+        if req.op == Op::Trim {
+            let block_device = self.block_devices[req.file as usize];
+            return Queued::Done(super::discard::discard(fd, block_device, req.offset_bytes, req.len_bytes.into()));
         }
         let base = self.buffers.slot_ptr(req.slot);
         let len = req.len_bytes as usize;
@@ -37,7 +47,7 @@ impl Engine for SyncEngine {
                 match req.op {
                     Op::Read => libc::pread(fd, ptr.cast(), len - done, offset),
                     Op::Write => libc::pwrite(fd, ptr.cast(), len - done, offset),
-                    Op::Fsync | Op::Fdatasync => unreachable!("flushes return above"),
+                    Op::Fsync | Op::Fdatasync | Op::Trim => unreachable!("flushes and trims return above"),
                 }
             };
             if n < 0 {

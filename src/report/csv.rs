@@ -65,6 +65,14 @@ pub const COLUMNS: &[&str] = &[
     "flush_p99_ns",
     "flush_p99_9_ns",
     "sync_writes",
+    "trim_percent",
+    "trim_ops",
+    "trim_iops",
+    "trim_bw_bytes_per_sec",
+    "trim_mean_ns",
+    "trim_p50_ns",
+    "trim_p99_ns",
+    "trim_p99_9_ns",
 ];
 
 /// The last columns: which job of a job file (`iopulse run`, docs/jobs.md) the row is, and
@@ -132,6 +140,7 @@ pub fn row(r: &RunResult) -> Vec<String> {
     fields.push(format!("{:.3}", r.achieved_queue_depth.total));
     fields.extend(target_fields(r));
     fields.extend(flush_fields(r));
+    fields.extend(trim_fields(r));
     debug_assert_eq!(fields.len(), COLUMNS.len());
     fields
 }
@@ -178,6 +187,17 @@ fn flush_fields(r: &RunResult) -> [String; 9] {
         ]);
     }
     fields[8] = r.spec.sync_writes.map(|s| s.name().to_string()).unwrap_or_default();
+    fields
+}
+
+/// `--trim-percent` and the trims' ops, then their `op_fields`; empty when not asked.
+fn trim_fields(r: &RunResult) -> [String; 8] {
+    let mut fields: [String; 8] = Default::default();
+    if let Some(op) = &r.trim {
+        fields[0] = r.spec.trim_percent.to_string();
+        fields[1] = op.ops.to_string();
+        fields[2..].clone_from_slice(&op_fields(op));
+    }
     fields
 }
 

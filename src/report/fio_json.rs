@@ -200,7 +200,10 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
         },
         read: fio_op(&r.read, &read_hist, runtime_ms),
         write: fio_op(&r.write, &write_hist, runtime_ms),
-        trim: fio_op(&OpSummary::default(), &crate::stats::new_latency_histogram(), runtime_ms),
+        trim: match (&r.trim, &r.histograms.trim) {
+            (Some(t), Some(text)) => fio_op(t, &decode_histogram(text)?, runtime_ms),
+            _ => fio_op(&OpSummary::default(), &crate::stats::new_latency_histogram(), runtime_ms),
+        },
         sync: match (&r.flush, &r.histograms.flush) {
             (Some(f), Some(text)) => {
                 let op = fio_op(f, &decode_histogram(text)?, runtime_ms);

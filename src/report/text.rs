@@ -154,14 +154,20 @@ pub fn render(r: &RunResult) -> String {
     }
     out.push('\n');
     let both = r.read.ops > 0 && r.write.ops > 0;
-    if r.read.ops > 0 || s.read_percent > 0 {
+    // With every I/O a trim (`--trim-percent 100`) there are no reads or writes to show.
+    let transfers = s.trim_percent < 100;
+    if r.read.ops > 0 || (transfers && s.read_percent > 0) {
         op_block(&mut out, "read", &r.read);
     }
-    if r.write.ops > 0 || s.read_percent < 100 {
+    if r.write.ops > 0 || (transfers && s.read_percent < 100) {
         op_block(&mut out, "write", &r.write);
     }
     if let (Some(f), Some(spec)) = (&r.flush, &s.flush) {
         flush_block(&mut out, f, spec);
+    }
+    // Trims: bytes discarded, as an operation of their own (not in the total).
+    if let Some(t) = &r.trim {
+        op_block(&mut out, "trim", t);
     }
     if both {
         let _ = writeln!(

@@ -295,11 +295,16 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     }
     let mut total_hist = read_hist.clone();
     add(&mut total_hist, &write_hist);
-    // Flushes (`--fsync-every`, `--fdatasync-every`): merged from the results that have them.
+    // Flushes (`--fsync-every`, `--fdatasync-every`) and trims (`--trim-percent`): merged
+    // from the results that have them.
     let mut flush_hist = new_latency_histogram();
+    let mut trim_hist = new_latency_histogram();
     for input in inputs {
         if let Some(text) = &input.result.histograms.flush {
             add(&mut flush_hist, &decode(input, text)?);
+        }
+        if let Some(text) = &input.result.histograms.trim {
+            add(&mut trim_hist, &decode(input, text)?);
         }
     }
 
@@ -344,6 +349,9 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let flushes = results.iter().filter_map(|r| r.flush.as_ref());
     m.flush = (flushes.clone().count() > 0).then(|| merge_op(flushes, &flush_hist));
     m.histograms.flush = m.flush.is_some().then(|| encode_histogram(&flush_hist));
+    let trims = results.iter().filter_map(|r| r.trim.as_ref());
+    m.trim = (trims.clone().count() > 0).then(|| merge_op(trims, &trim_hist));
+    m.histograms.trim = m.trim.is_some().then(|| encode_histogram(&trim_hist));
 
     m.direct.effective = results.iter().all(|r| r.direct.effective);
     m.direct.reason = results.iter().find_map(|r| r.direct.reason.clone());

@@ -69,6 +69,10 @@ pub struct RunResult {
     /// rate, latency; no bytes). Absent when the run issued none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<OpSummary>,
+    /// `--trim-percent`: the trims, an operation of their own (ops, bytes discarded, rate,
+    /// latency; not in `total`). Absent when the run asked for none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpSummary>,
     pub cpu: CpuInfo,
     /// The CPU's state over the window: governor, boost, SMT, frequencies of the workers'
     /// CPUs, steal and other work on the machine (null in results of versions before it).
@@ -483,6 +487,9 @@ pub struct WorkerInfo {
     /// This worker's flushes (absent when the run issued none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<OpSummary>,
+    /// This worker's trims (absent when the run asked for none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpSummary>,
     pub cpu: CpuTimes,
     pub stop: String,
     /// Where this worker was placed and where it was seen running.
@@ -533,4 +540,7 @@ pub struct Histograms {
     /// The flushes' latencies (absent when the run issued none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<String>,
+    /// The trims' latencies (absent when the run asked for none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<String>,
 }

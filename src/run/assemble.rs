@@ -86,6 +86,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     let mut read = OpStats::new();
     let mut write = OpStats::new();
     let mut flush = OpStats::new();
+    let mut trim = OpStats::new();
     let mut worker_cpu = CpuTimes::default();
     let mut per_target: Vec<(OpStats, OpStats)> =
         (0..targets.len()).map(|_| (OpStats::new(), OpStats::new())).collect();
@@ -93,6 +94,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         read.merge(&w.read);
         write.merge(&w.write);
         flush.merge(&w.flush);
+        trim.merge(&w.trim);
         worker_cpu.add(&w.cpu);
         for t in &w.per_target {
             let slot = &mut per_target[t.target as usize];
@@ -218,12 +220,15 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     };
     // Flushes are shown whenever the run asked for them (zero when none completed).
     let flushing = spec.flush.is_some();
+    // So are trims.
+    let trimming = spec.trim_percent > 0;
     let histograms = Histograms {
         encoding: "hdrhistogram-v2-deflate-base64".into(),
         unit: "ns".into(),
         read: encode_histogram(shown_histograms.0),
         write: encode_histogram(shown_histograms.1),
         flush: flushing.then(|| encode_histogram(&flush.latency)),
+        trim: trimming.then(|| encode_histogram(&trim.latency)),
     };
     let steady_state = steady_state.map(|mut s| {
         if s.figures_are_window {
@@ -272,6 +277,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         write: headline.1,
         total: headline.2,
         flush: flushing.then(|| flush.summarize(window_ns)),
+        trim: trimming.then(|| trim.summarize(window_ns)),
         cpu: cpu_info(worker_cpu, cpu_window, ops, window_ns),
         cpu_state: Some(cpu_state),
         coverage,
@@ -283,6 +289,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
                 read: w.read.summarize(window_ns),
                 write: w.write.summarize(window_ns),
                 flush: flushing.then(|| w.flush.summarize(window_ns)),
+                trim: trimming.then(|| w.trim.summarize(window_ns)),
                 cpu: w.cpu,
                 stop: format!("{:?}", w.stop).to_lowercase(),
                 placement: {

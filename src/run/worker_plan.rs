@@ -56,6 +56,7 @@ pub(super) fn worker_plan(
         block_size_bytes: spec.block_size_bytes,
         queue_depth: depth,
         read_percent: spec.read_percent,
+        trim_percent: spec.trim_percent,
         source,
         region_first_block: region.first_block,
         ops_limit,

@@ -83,6 +83,16 @@ pub fn logical_block_size(dev: u64) -> Option<u64> {
     None
 }
 
+/// The most bytes block device `dev` (major:minor) discards in one request, from sysfs
+/// (`queue/discard_max_bytes`): 0 when it cannot discard, `None` when unknown.
+pub fn discard_max_bytes(dev: u64) -> Option<u64> {
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let base = format!("/sys/dev/block/{major}:{minor}");
+    [format!("{base}/queue/discard_max_bytes"), format!("{base}/../queue/discard_max_bytes")]
+        .iter()
+        .find_map(|p| fs::read_to_string(p).ok().and_then(|t| t.trim().parse::<u64>().ok()))
+}
+
 /// The O_DIRECT offset alignment to plan with for `path` (existing or to be created
 /// in `dir`): statx when it answers, else the device's logical block size, else 4096.
 pub fn dio_align_for(path: &Path, existing: bool, dir_for_new: &Path) -> u64 {

@@ -173,10 +173,23 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
                     }
                 }
                 if spec.writes() && !spec.force {
+                    let how = if spec.trim_percent > 0 {
+                        format!("--trim-percent {}", spec.trim_percent)
+                    } else {
+                        format!("--write-percent {}", spec.write_percent())
+                    };
                     return Err(UsageError::new(format!(
-                        "TARGET {shown} is a block device and this run writes to it (--write-percent {}): this destroys its contents; add --force if that is what you want",
-                        spec.write_percent()
+                        "TARGET {shown} is a block device and this run writes to it ({how}): this destroys its contents; add --force if that is what you want"
                     )));
+                }
+                if spec.trim_percent > 0 {
+                    use std::os::unix::fs::MetadataExt;
+                    if super::fsinfo::discard_max_bytes(meta.rdev()) == Some(0) {
+                        return Err(UsageError::new(format!(
+                            "--trim-percent {}: TARGET {shown} cannot discard (its queue/discard_max_bytes is 0): drop --trim-percent, or give a device or file that can",
+                            spec.trim_percent
+                        )));
+                    }
                 }
                 let size = match spec.file_size_bytes {
                     Some(s) if s > device_size => {

@@ -58,6 +58,8 @@ pub struct WorkerPlan {
     /// Slots (I/Os in flight at most); 1 for engines that complete inline.
     pub queue_depth: u32,
     pub read_percent: u8,
+    /// `--trim-percent`: the share of I/Os that are trims (the rest split by `read_percent`).
+    pub trim_percent: u8,
     /// Block numbers relative to the worker's region.
     pub source: BlockSource,
     /// Where the region starts among the worker's files' blocks.
@@ -176,6 +178,8 @@ pub struct TargetStats {
     pub write: OpStats,
     /// Flushes (`--fsync-every`, `--fdatasync-every`): ops and latency, no bytes.
     pub flush: OpStats,
+    /// Trims (`--trim-percent`): ops, bytes discarded, latency.
+    pub trim: OpStats,
 }
 
 /// Overwrites `read`, `write` and `flush` with the worker's cumulative latency histograms, summed
@@ -200,6 +204,8 @@ pub struct WorkerResult {
     pub read: OpStats,
     pub write: OpStats,
     pub flush: OpStats,
+    /// Trims (`--trim-percent`; empty and tiny without).
+    pub trim: OpStats,
     pub per_target: Vec<TargetStats>,
     pub coverage: Option<CoverageTracker>,
     /// Clock time it stopped issuing (deadline, last completion, or when it saw the stop word).
@@ -280,6 +286,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             read: OpStats::new(),
             write: OpStats::new(),
             flush: OpStats::unused(),
+            trim: OpStats::unused(),
             per_target: Vec::new(),
             coverage: None,
             end_ns: 0,
@@ -393,6 +400,8 @@ struct Worker<E: Engine> {
     duplicate_chunks_written: u64,
     /// `--fsync-every`, `--fdatasync-every`.
     flush: Option<FlushState>,
+    /// `--trim-percent` is above 0 (the trims' figures are kept).
+    trimming: bool,
 }
 
 /// Writes whose data is ready before their slot frees (queued engines, data that varies
@@ -520,9 +529,10 @@ impl<E: Engine> Worker<E> {
                     read: OpStats::new(),
                     write: OpStats::new(),
                     flush: if plan.flush.is_some() { OpStats::new() } else { OpStats::unused() },
+                    trim: if plan.trim_percent > 0 { OpStats::new() } else { OpStats::unused() },
                 })
                 .collect(),
-            mix: OpMix::new(plan.read_percent, plan.seed, plan.index),
+            mix: OpMix::new(plan.read_percent, plan.trim_percent, plan.seed, plan.index),
             files: plan.files.into_boxed_slice(),
             block_size_bytes: plan.block_size_bytes,
             duration_ns: plan.duration_ns,
@@ -552,6 +562,7 @@ impl<E: Engine> Worker<E> {
             ahead,
             duplicate_chunks_written: 0,
             flush: plan.flush.map(|plan| FlushState { plan, writes_since: 0, due: false, file: 0, in_flight: false }),
+            trimming: plan.trim_percent > 0,
         })
     }
 
@@ -733,10 +744,11 @@ impl<E: Engine> Worker<E> {
             rec.end_ramp(|read, write, flush| snapshot(&self.stats, read, write, flush));
         }
         for t in self.stats.iter_mut() {
-            self.ramp_ops += t.read.ops + t.write.ops + t.flush.ops;
+            self.ramp_ops += t.read.ops + t.write.ops + t.flush.ops + t.trim.ops;
             t.read.reset();
             t.write.reset();
             t.flush.reset();
+            t.trim.reset();
         }
         // The written chunks are counted from the window's writes (`write.ops`): so are
         // their duplicates.
@@ -761,11 +773,15 @@ impl<E: Engine> Worker<E> {
                         stats.write.record(self.block_size_bytes, lat_ns);
                         self.duplicate_chunks_written += u64::from(state.duplicate_chunks);
                     }
-                    Op::Fsync | Op::Fdatasync => {}
+                    Op::Fsync | Op::Fdatasync | Op::Trim => {}
                 }
             }
         } else if result == 0 && state.op.is_flush() {
             self.flush_completed(&state, lat_ns, counts);
+        } else if result == 0 && state.op == Op::Trim {
+            if counts {
+                self.stats[state.file as usize].trim.record(self.block_size_bytes, lat_ns);
+            }
         } else {
             self.record_error(slot, &state, result);
         }
@@ -938,10 +954,12 @@ impl<E: Engine> Worker<E> {
         let mut read = OpStats::new();
         let mut write = OpStats::new();
         let mut flush = if self.flush.is_some() { OpStats::new() } else { OpStats::unused() };
+        let mut trim = if self.trimming { OpStats::new() } else { OpStats::unused() };
         for t in self.stats.iter() {
             read.merge(&t.read);
             write.merge(&t.write);
             flush.merge(&t.flush);
+            trim.merge(&t.trim);
         }
         let engine_notes = self.engine.notes();
         WorkerResult {
@@ -949,6 +967,7 @@ impl<E: Engine> Worker<E> {
             read,
             write,
             flush,
+            trim,
             per_target: self.stats.into_vec(),
             coverage: self.coverage,
             verify_counts: self.verifier.as_ref().map(|v| v.counts.clone()).unwrap_or_default(),

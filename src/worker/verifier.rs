@@ -85,7 +85,8 @@ impl<E: Engine> Worker<E> {
                     *last = state.sequence as u32;
                 }
             }
-            Op::Fsync | Op::Fdatasync => {}
+            // Trims are refused with --verify (spec.rs); flushes touch no block.
+            Op::Fsync | Op::Fdatasync | Op::Trim => {}
             Op::Read => {
                 let sequence = match v.last_written.get(block) {
                     Some(&low) if low != 0 => Some(base | u64::from(low)),

@@ -18,7 +18,7 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn skip(what: &str, why: &str) {
+pub fn skip(what: &str, why: &str) {
     let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
     eprintln!("SKIP: {what}: {why}");
 }
@@ -67,6 +67,22 @@ pub fn mount_tmpfs(size: &str, options: &str, what: &str) -> Option<Mount> {
     }
 }
 
+/// A ramfs (no fallocate: no holes, no discard) on a fresh directory.
+pub fn mount_ramfs(what: &str) -> Option<Mount> {
+    if !is_root() {
+        skip(what, "needs root to mount a ramfs");
+        return None;
+    }
+    let dir = super::temp_dir();
+    match run_ok("mount", &["-t", "ramfs", "ramfs", &super::path_str(dir.path())]) {
+        Ok(_) => Some(Mount { dir }),
+        Err(e) => {
+            skip(what, &format!("cannot mount a ramfs: {e}"));
+            None
+        }
+    }
+}
+
 /// Mounts `device` (a block device with a filesystem) on a fresh directory.
 pub fn mount_device(device: &str, what: &str) -> Option<Mount> {
     let dir = super::temp_dir();
@@ -84,6 +100,9 @@ pub struct LoopDev {
     pub path: String,
     pub backing: PathBuf,
     _dir: tempfile::TempDir,
+    /// The ramfs holding the backing file (`LoopOptions::on_ramfs`), unmounted after the
+    /// device is detached.
+    _ramfs: Option<Mount>,
 }
 
 impl LoopDev {
@@ -115,6 +134,9 @@ pub struct LoopOptions {
     pub partitioned: bool,
     /// Fill the backing file with this byte (else zeros, sparse).
     pub fill: Option<u8>,
+    /// Keep the backing file on a ramfs, which has no fallocate: the loop device then
+    /// cannot discard (its `discard_max_hw_bytes` is 0).
+    pub on_ramfs: bool,
 }
 
 /// A loop device of `size_bytes`.
@@ -124,7 +146,8 @@ pub fn loop_device(size_bytes: u64, options: LoopOptions, what: &str) -> Option<
         return None;
     }
     let dir = super::temp_dir();
-    let backing = dir.path().join("backing.img");
+    let ramfs = if options.on_ramfs { Some(mount_ramfs(what)?) } else { None };
+    let backing = ramfs.as_ref().map_or(dir.path(), |m| m.path()).join("backing.img");
     match options.fill {
         Some(b) => std::fs::write(&backing, vec![b; size_bytes as usize]).unwrap(),
         None => std::fs::File::create(&backing).unwrap().set_len(size_bytes).unwrap(),
@@ -143,7 +166,7 @@ pub fn loop_device(size_bytes: u64, options: LoopOptions, what: &str) -> Option<
     args.push(&backing_s);
     match run_ok("losetup", &args) {
         Ok(path) => {
-            let dev = LoopDev { path, backing, _dir: dir };
+            let dev = LoopDev { path, backing, _dir: dir, _ramfs: ramfs };
             if options.partitioned {
                 // The partition node appears asynchronously (udev may be absent: mknod it).
                 let part = format!("{}p1", dev.path);

@@ -158,6 +158,13 @@ impl SqeMaker {
             (Op::Write, false) => opcode::Write::new(fd, ptr.cast_const(), len).offset(offset).build(),
             (Op::Fsync, _) => opcode::Fsync::new(fd).build(),
             (Op::Fdatasync, _) => opcode::Fsync::new(fd).flags(types::FsyncFlags::DATASYNC).build(),
+            // A file's trim: a punched hole, through the ring (block devices' trims are done
+            // at once in `queue`). It completes with 0, which `consume` passes on as the
+            // result (nothing was "moved").
+            (Op::Trim, _) => opcode::Fallocate::new(fd, u64::from(len))
+                .offset(offset)
+                .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
+                .build(),
         };
         entry.flags(self.sqe_flags).user_data(u64::from(slot))
     }
@@ -167,8 +174,10 @@ pub struct UringEngine {
     ring: IoUring,
     maker: SqeMaker,
     slots: Box<[SlotIo]>,
-    /// The worker's descriptors (for error messages).
+    /// The worker's descriptors (for error messages, and block devices' trims).
     fds: Box<[RawFd]>,
+    /// Which descriptors are block devices: their trims are BLKDISCARD, done in `queue`.
+    block_devices: Box<[bool]>,
     /// Entries queued in the SQ and not yet handed to the kernel.
     pending: u32,
     /// The most entries handed over per io_uring_enter (`--submit-batch`).
@@ -421,6 +430,7 @@ impl UringEngine {
             maker: SqeMaker { files, sqe_flags, fixed_buffers, buffers: region },
             slots,
             fds: setup.fds.to_vec().into_boxed_slice(),
+            block_devices: crate::engine::discard::block_devices(setup.fds),
             pending: 0,
             max_submit,
             in_flight: 0,
@@ -677,6 +687,10 @@ impl Engine for UringEngine {
 
     #[inline]
     unsafe fn queue(&mut self, req: Request) -> Queued {
+        if req.op == Op::Trim && self.block_devices[req.file as usize] {
+            let fd = self.fds[req.file as usize];
+            return Queued::Done(crate::engine::discard::discard(fd, true, req.offset_bytes, req.len_bytes.into()));
+        }
         let s = &mut self.slots[req.slot as usize];
         s.op = req.op;
         s.file = req.file;
