@@ -4,6 +4,7 @@
 //! Flag names are fixed: users already type them. This module parses and
 //! converts; it does not open files (see `target::plan`).
 
+use crate::access::block_sizes::BlockSizeMix;
 use crate::data::{Pattern, Reducibility};
 use crate::durability::{FlushKind, FlushSpec};
 use crate::engine::uring::UringOptions;
@@ -52,6 +53,9 @@ Examples:
       an application that spends 50 µs between requests
   iopulse /data/t.dat --random --rate-iops 2000 --duration 30s
       2000 I/Os per second, latency measured from when each was due
+  iopulse /data/t.dat --random --bssplit 4k/50:64k/30:1m/20 --write-percent 30
+      a block-size mix (fio's syntax: shares of I/Os; `4k/100,1m/100` splits reads and
+      writes apart); the report adds a row per size and op with its latency and share
   iopulse /data/t.dat --random --write-percent 100 --ramp 30s --duration 60s
       30 s of writes not counted (caches filled, the device in its sustained state), then
       a 60 s window; the time series marks the ramp's rows
@@ -152,9 +156,21 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size)]
     pub file_size: Option<u64>,
 
-    /// Bytes per I/O, e.g. 512, 4k, 1M. With --direct a multiple of the target's DIO alignment.
-    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", default_value = "4k", value_parser = parse_size)]
-    pub block_size: u64,
+    /// Bytes per I/O, e.g. 512, 4k, 1M. With --direct a multiple of the target's DIO alignment. [default: 4k]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size)]
+    pub block_size: Option<u64>,
+
+    /// A mix of block sizes, fio's syntax: SIZE/PERCENT entries (shares of I/Os) joined by
+    /// `:`; a percent left empty shares the rest equally; a comma separates the reads' split
+    /// from the writes' (a third split is the trims'). Figures are reported per size too.
+    /// E.g. `--bssplit 4k/50:64k/30:1m/20`, `--bssplit 4k/100,64k/50:1m/50`
+    #[arg(long, value_name = "SPLIT", conflicts_with = "block_size")]
+    pub bssplit: Option<String>,
+
+    /// Offsets are multiples of this (fio's blockalign) [default: the smallest size of
+    /// --bssplit, else --block-size]. E.g. `--block-size 64k --block-align 4k --random`
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size)]
+    pub block_align: Option<u64>,
 
     /// How long to measure: 10s, 500ms, 2m, or a bare number of seconds. `0` runs until every
     /// block of the target has been accessed exactly once. [default: 10s; 5s with no TARGET]
@@ -534,12 +550,19 @@ impl Args {
         }
         let reducibility = self.reducibility()?;
         let write_pattern = self.write_pattern(&reducibility);
+        let block_sizes = self.block_sizes()?;
+        let block_size = self.block_size.unwrap_or(4096);
+        if block_sizes.is_some() && self.io_limit.is_some() {
+            return Err(UsageError::new(
+                "--io-limit with --bssplit or --block-align: a byte limit is not a whole number of I/Os of mixed sizes; give --ops instead",
+            ));
+        }
         let ops_limit = match (self.ops, self.io_limit) {
             (Some(_), Some(_)) => {
                 return Err(UsageError::new("--ops and --io-limit both given: give one of them"));
             }
             (Some(n), None) => Some(n),
-            (None, Some(bytes)) => Some(bytes / self.block_size.max(1)),
+            (None, Some(bytes)) => Some(bytes / block_size.max(1)),
             (None, None) => None,
         };
         let embedded = self.targets.is_empty();
@@ -583,7 +606,8 @@ impl Args {
             steady_state,
             targets: self.targets,
             file_size_bytes,
-            block_size_bytes: self.block_size,
+            block_size_bytes: block_sizes.as_ref().map_or(block_size, |m| m.align_bytes),
+            block_sizes,
             run_length,
             read_percent,
             order: if self.random { AccessOrder::Random } else { AccessOrder::Sequential },
@@ -775,7 +799,9 @@ impl Args {
             (iops, bw) => {
                 let (target, given_as) = match (iops, bw) {
                     (Some(n), _) => (n as f64, RateGivenAs::Iops),
-                    (_, Some(bytes)) => (bytes as f64 / self.block_size.max(1) as f64, RateGivenAs::Bandwidth),
+                    (_, Some(bytes)) => {
+                        (bytes as f64 / self.block_size.unwrap_or(4096).max(1) as f64, RateGivenAs::Bandwidth)
+                    }
                     _ => unreachable!(),
                 };
                 if target <= 0.0 {
@@ -794,6 +820,24 @@ impl Args {
             ));
         }
         Ok((think, rate))
+    }
+
+    /// `--bssplit`, `--block-align`: the mix of I/O sizes (`None`: every I/O is --block-size).
+    fn block_sizes(&self) -> Result<Option<BlockSizeMix>, UsageError> {
+        let mix = match (&self.bssplit, self.block_align) {
+            (None, None) => return Ok(None),
+            (Some(text), align) => {
+                BlockSizeMix::parse(text, align).map_err(|e| UsageError::new(format!("--bssplit {text}: {e}")))?
+            }
+            (None, Some(align)) => BlockSizeMix::single(self.block_size.unwrap_or(4096), align)
+                .map_err(|e| UsageError::new(format!("--block-align: {e}")))?,
+        };
+        if self.rate_bw.is_some() {
+            return Err(UsageError::new(
+                "--rate-bw with --bssplit or --block-align: a bandwidth is not a fixed rate of I/Os of mixed sizes; give --rate-iops instead",
+            ));
+        }
+        Ok(Some(mix))
     }
 
     /// The distribution and its parameters; a parameter of another distribution is an error.

@@ -122,7 +122,13 @@ pub struct Spec {
     pub targets: Vec<PathBuf>,
     /// Size to lay files out to; `None` keeps an existing file's size.
     pub file_size_bytes: Option<u64>,
+    /// Bytes per I/O; with a block-size mix (`block_sizes`), the alignment of offsets: the
+    /// unit the region is counted in.
     pub block_size_bytes: u64,
+    /// `--bssplit`, `--block-align`: the sizes of the I/Os and their shares per op type
+    /// (absent: every I/O is `block_size_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_sizes: Option<crate::access::block_sizes::BlockSizeMix>,
     pub run_length: RunLength,
     pub read_percent: u8,
     /// `--trim-percent`: the share of I/Os that are trims (discards); the rest split by
@@ -300,6 +306,28 @@ impl Spec {
         Ok(())
     }
 
+    /// `--bssplit`, `--block-align`: refused where offsets or sizes would be wrong.
+    fn validate_block_sizes(&self) -> Result<(), UsageError> {
+        let Some(mix) = &self.block_sizes else { return Ok(()) };
+        let flag = if mix.sizes().len() > 1 { "--bssplit" } else { "--block-align" };
+        if self.run_length == RunLength::UntilCovered {
+            return Err(UsageError::new(format!(
+                "{flag} with --duration 0: a run until covered visits each block once, and blocks of mixed sizes do not tile the target; give a --duration or --ops"
+            )));
+        }
+        if self.verify.is_some() {
+            return Err(UsageError::new(format!(
+                "{flag} with --verify: verification checks blocks of one size at fixed offsets; drop one of them"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The largest I/O of the run (the size of each slot's buffer).
+    pub fn largest_block_bytes(&self) -> u64 {
+        self.block_sizes.as_ref().map_or(self.block_size_bytes, |m| m.largest_bytes())
+    }
+
     pub fn write_percent(&self) -> u8 {
         100 - self.read_percent
     }
@@ -420,6 +448,7 @@ impl Spec {
                 )));
             }
         }
+        self.validate_block_sizes()?;
         if self.verify.is_some() && (self.block_size_bytes as usize) < crate::verify::HEADER_BYTES {
             return Err(UsageError::new(format!(
                 "--block-size {} is too small for --verify: each block carries a {}-byte header; use at least 512",

@@ -290,3 +290,24 @@ fn fsync_fdatasync_and_sync_become_flushes_and_open_flags() {
     assert!(key(&t, "checkpoint", "fsync-every").is_none(), "fsync=0 is no flush");
     assert!(key(&t, "checkpoint", "sync-writes").is_none());
 }
+
+#[test]
+fn a_bssplit_job_translates_to_the_same_split_and_runs_with_per_size_figures() {
+    let dir = temp_dir();
+    let file = fio_jobs().join("bssplit.fio");
+    let t = from_fio(&file, dir.path(), &[]);
+    assert_eq!(text(&t, "mix", "bssplit"), "4k/80:64k/20,1m/100");
+    assert_eq!(text(&t, "mix", "block-align"), "4k");
+    assert!(key(&t, "mix", "block-size").is_none(), "a split overrides bs, as in fio: {t:#?}");
+    let json = dir.path().join("r.json");
+    let mut cmd = iopulse();
+    cmd.env("IOPULSE_FIO_DIR", dir.path()).args(["run", &path_str(&file), "--json", &path_str(&json), "--quiet"]);
+    let (code, _, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let r = read_json(&json);
+    let job = &r["jobs"][0];
+    let sizes: Vec<u64> = job["block_sizes"].as_array().unwrap().iter().map(|b| u64_at(b, &["size_bytes"])).collect();
+    assert_eq!(sizes, [4096, 65536, 1 << 20], "{job}");
+    assert_eq!(u64_at(&job["block_sizes"][2], &["read", "ops"]), 0, "1 MiB is the writes' size only");
+    assert_eq!(u64_at(&job["block_sizes"][0], &["write", "ops"]), 0, "4 KiB is the reads' size only");
+}

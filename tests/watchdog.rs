@@ -86,6 +86,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         queue_depth: depth,
         read_percent: 100,
         trim_percent: 0,
+        block_sizes: None,
         source: BlockSource::new(&SourcePlan {
             order: AccessOrder::Sequential,
             distribution: Distribution::Uniform,
@@ -102,7 +103,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         region_first_block: 0,
         ops_limit: None,
         coverage: None,
-        files: vec![WorkerFile { fd: -1, first_block: 0, target: 3 }],
+        files: vec![WorkerFile { fd: -1, first_block: 0, blocks, target: 3 }],
         buffer_align_bytes: 4096,
         duration_ns: Some(20_000_000_000),
         ramp_ns: 0,

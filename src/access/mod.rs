@@ -22,6 +22,7 @@
 //! benches/hot_path.rs.
 
 pub mod alias;
+pub mod block_sizes;
 pub mod gaussian;
 pub mod pareto;
 pub mod permutation;
@@ -204,6 +205,42 @@ impl BlockSource {
     }
 }
 
+impl BlockSource {
+    /// With a block-size mix (`block_sizes`): the first of `units` consecutive blocks
+    /// (units of the alignment) for an I/O that covers them all, inside the region.
+    /// Sequential sources go on where the previous I/O ended (back to 0 when it would
+    /// not fit); uniform draws any start where it fits; the other distributions draw a
+    /// block and move back to the last start that fits. Runs until covered do not take
+    /// mixes (the spec refuses them).
+    #[inline(always)]
+    pub fn next_extent(&mut self, units: u64) -> Option<u64> {
+        match self {
+            BlockSource::SequentialLoop { next, blocks } => {
+                let start = if *next + units > *blocks { 0 } else { *next };
+                *next = if start + units >= *blocks { 0 } else { start + units };
+                Some(start)
+            }
+            BlockSource::Uniform { rng, blocks } => Some(rng.below(*blocks - units.min(*blocks) + 1)),
+            BlockSource::PartlyRandom(p) => {
+                let blocks = p.blocks;
+                let start = if p.rng.below(100) < p.random_percent {
+                    p.jumps.next_block()?.min(blocks - units.min(blocks))
+                } else if p.last + 1 + units > blocks {
+                    0
+                } else {
+                    p.last + 1
+                };
+                p.last = start + units - 1;
+                Some(start)
+            }
+            _ => {
+                let blocks = self.region_blocks();
+                Some(self.next_block()?.min(blocks - units.min(blocks)))
+            }
+        }
+    }
+}
+
 /// Where share `index` of `count` of `blocks` starts (evenly spaced, exact).
 pub fn share_boundary(blocks: u64, index: u32, count: u32) -> u64 {
     (u128::from(blocks) * u128::from(index) / u128::from(count)) as u64
@@ -283,6 +320,34 @@ mod tests {
         assert_eq!(got, vec![5, 6, 7, 8, 9, 0, 1]);
         p.overlap = true;
         assert_eq!(BlockSource::new(&p).next_block(), Some(0));
+    }
+
+    #[test]
+    fn extents_fit_in_the_region_and_sequential_ones_follow_each_other() {
+        let mut s = BlockSource::new(&plan(AccessOrder::Sequential, Distribution::Uniform, false, 10, 0, 1));
+        let got: Vec<u64> = [4, 4, 4, 1, 16].iter().map(|&u| s.next_extent(u).unwrap()).collect();
+        // 0..4, 4..8, then 4 more do not fit before 10: back to 0; then 4..5.
+        assert_eq!(got[..4], [0, 4, 0, 4]);
+        let distributions = [
+            Distribution::Uniform,
+            Distribution::Zipf { theta: 1.2 },
+            Distribution::Gaussian { stddev: 0.5, center: 1.0 },
+        ];
+        for d in distributions {
+            let mut p = plan(AccessOrder::Random, d, false, 100, 0, 1);
+            for random_percent in [100, 50] {
+                p.random_percent = random_percent;
+                let mut s = BlockSource::new(&p);
+                let mut last_start = 0;
+                for i in 0..10_000u64 {
+                    let units = [1, 8, 64][(i % 3) as usize];
+                    let start = s.next_extent(units).unwrap();
+                    assert!(start + units <= 100, "{d:?} {random_percent}: {start}+{units}");
+                    last_start = last_start.max(start);
+                }
+                assert!(last_start >= 90, "{d:?}: small extents reach the region's end ({last_start})");
+            }
+        }
     }
 
     #[test]

@@ -38,10 +38,21 @@ pub const TABLE: &[Known] = &[
     mapped("rwmixwrite", &[]),
     mapped("bs", &["blocksize"]),
     mapped("bsrange", &["blocksize_range"]),
+    mapped("bssplit", &[]),
+    mapped("blockalign", &["ba"]),
     Known {
-        name: "bssplit",
+        name: "bs_is_seq_rand",
         aliases: &[],
-        support: Support::Refused("iopulse has no block-size mix yet: give one bs per job"),
+        support: Support::Refused(
+            "iopulse splits block sizes by reads and writes, not by sequential and random I/O: drop it and give the split per op",
+        ),
+    },
+    Known {
+        name: "zonemode",
+        aliases: &[],
+        support: Support::Refused(
+            "iopulse does not address zoned devices zone by zone: drop it for a conventional target",
+        ),
     },
     mapped("size", &[]),
     mapped("io_size", &["io_limit"]),
@@ -91,7 +102,8 @@ mod tests {
         assert_eq!(lookup("readwrite").unwrap().name, "rw");
         assert_eq!(lookup("timeout").unwrap().name, "runtime");
         assert_eq!(lookup("wait_for_previous").unwrap().name, "stonewall");
-        assert!(matches!(lookup("bssplit").unwrap().support, Support::Refused(_)));
+        assert_eq!(lookup("ba").unwrap().name, "blockalign");
+        assert!(matches!(lookup("zonemode").unwrap().support, Support::Refused(_)));
         assert!(lookup("loops").is_none());
         let mut names: Vec<&str> =
             TABLE.iter().flat_map(|k| std::iter::once(k.name).chain(k.aliases.iter().copied())).collect();

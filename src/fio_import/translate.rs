@@ -361,6 +361,18 @@ impl<'a> JobTranslation<'a> {
 
     /// `bs` and `bsrange`: one size for reads and writes.
     fn block_size(&mut self) -> Result<(), UsageError> {
+        if let Some(o) = self.get("blockalign") {
+            let v = self.same_for_both(o, self.text(o)?)?;
+            let bytes = size_bytes(v).map_err(|e| self.bad(o, &e))?;
+            self.push_text("block-align", o, iopulse_size(bytes));
+        }
+        if let Some(o) = self.get("bssplit") {
+            // fio's syntax is iopulse's (reads,writes[,trims]); a split overrides bs, as in fio.
+            let v = self.text(o)?.trim().to_string();
+            crate::access::block_sizes::BlockSizeMix::parse(&v, None).map_err(|e| self.bad(o, &e))?;
+            self.push_text("bssplit", o, v);
+            return Ok(());
+        }
         if let Some(o) = self.get("bs") {
             let v = self.same_for_both(o, self.text(o)?)?;
             let bytes = size_bytes(v).map_err(|e| self.bad(o, &e))?;

@@ -73,6 +73,8 @@ pub const COLUMNS: &[&str] = &[
     "trim_p50_ns",
     "trim_p99_ns",
     "trim_p99_9_ns",
+    "bssplit",
+    "block_align",
 ];
 
 /// The last columns: which job of a job file (`iopulse run`, docs/jobs.md) the row is, and
@@ -141,6 +143,10 @@ pub fn row(r: &RunResult) -> Vec<String> {
     fields.extend(target_fields(r));
     fields.extend(flush_fields(r));
     fields.extend(trim_fields(r));
+    // `--bssplit`, `--block-align` (block_size is then the alignment); empty without.
+    let mix = r.spec.block_sizes.as_ref();
+    fields.push(mix.filter(|m| m.sizes().len() > 1).map(|m| m.fio_syntax()).unwrap_or_default());
+    fields.push(mix.map(|m| m.align_bytes.to_string()).unwrap_or_default());
     debug_assert_eq!(fields.len(), COLUMNS.len());
     fields
 }

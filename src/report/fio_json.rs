@@ -87,6 +87,11 @@ struct JobOptions {
     /// Only when set: `--ramp`, in ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     ramp_time: Option<String>,
+    /// Only with a block-size mix: `--bssplit` in fio's syntax, and the alignment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bssplit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    blockalign: Option<String>,
     ioengine: String,
     direct: String,
     randseed: String,
@@ -188,7 +193,9 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
             filename,
             rw: rw.into(),
             rwmixread: s.read_percent.to_string(),
-            bs: s.block_size_bytes.to_string(),
+            bs: s.block_sizes.as_ref().map_or(s.block_size_bytes, |m| m.sizes()[0]).to_string(),
+            bssplit: s.block_sizes.as_ref().filter(|m| m.sizes().len() > 1).map(|m| m.fio_syntax()),
+            blockalign: s.block_sizes.as_ref().map(|m| m.align_bytes.to_string()),
             iodepth: s.queue_depth.to_string(),
             numjobs: s.threads.to_string(),
             percentage_random: s.random_percent.map(|p| p.to_string()),

@@ -142,7 +142,7 @@ fn workload(r: &RunResult) -> String {
     let sources = r.merged_from.as_ref().map(|m| format!(" · {} merged results", m.len())).unwrap_or_default();
     format!(
         "{} {order} {mix} · {} · QD {} · {} thread{}{sources}",
-        units::bytes(s.block_size_bytes),
+        super::block_size_text(s),
         r.engine.name,
         s.queue_depth,
         s.threads,

@@ -50,7 +50,7 @@ pub fn render(r: &RunResult) -> String {
         "iopulse {} · {} · {} {order} {mix} · QD {} · {threads}{layout} · {length} · seed {}",
         r.tool.version,
         r.engine.name,
-        units::bytes(s.block_size_bytes),
+        super::block_size_text(s),
         r.engine.effective_queue_depth,
         s.seed
     );
@@ -169,6 +169,7 @@ pub fn render(r: &RunResult) -> String {
     if let Some(t) = &r.trim {
         op_block(&mut out, "trim", t);
     }
+    block_size_table(&mut out, r);
     if both {
         let _ = writeln!(
             out,
@@ -810,6 +811,46 @@ pub fn io_mode_line(r: &RunResult) -> String {
         (true, false, Some(reason)) => format!("I/O mode: ⚠ BUFFERED (O_DIRECT refused: {reason})"),
         (true, false, None) => "I/O mode: ⚠ BUFFERED (O_DIRECT refused)".to_string(),
         (false, _, _) => "I/O mode: BUFFERED (page cache)".to_string(),
+    }
+}
+
+/// `--bssplit`: a row per size and op type, with the share achieved and asked.
+fn block_size_table(out: &mut String, r: &RunResult) {
+    if r.block_sizes.len() < 2 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  {:>9} {:<5} {:>15} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "size", "op", "share (asked)", "IOPS", "bandwidth", "mean", "p50", "p99", "p99.9", "max"
+    );
+    for b in &r.block_sizes {
+        let rows = [
+            ("read", Some(&b.read), b.read_share_percent, b.read_asked_percent),
+            ("write", Some(&b.write), b.write_share_percent, b.write_asked_percent),
+            ("trim", b.trim.as_ref(), b.trim_share_percent.unwrap_or(0.0), b.trim_asked_percent.unwrap_or(0.0)),
+        ];
+        for (name, op, share, asked) in rows {
+            let Some(op) = op.filter(|o| o.ops > 0 || asked > 0.0) else { continue };
+            if op.ops == 0 && (name == "read" && r.read.ops == 0 || name == "write" && r.write.ops == 0) {
+                continue;
+            }
+            let l = &op.latency_ns;
+            let _ = writeln!(
+                out,
+                "  {:>9} {:<5} {:>15} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                units::bytes(b.size_bytes),
+                name,
+                format!("{share:.1}% ({asked:.0}%)"),
+                units::iops(op.iops),
+                units::bandwidth_binary(op.bw_bytes_per_sec),
+                units::latency_ns(l.mean),
+                units::latency_ns(l.p50),
+                units::latency_ns(l.p99),
+                units::latency_ns(l.p99_9),
+                units::latency_ns(l.max)
+            );
+        }
     }
 }
 

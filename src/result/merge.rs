@@ -10,7 +10,9 @@
 //! `RunResult` with `merged_from` set (docs/json.md).
 
 use crate::result::jobs::JobsResult;
-use crate::result::{AchievedQueueDepth, CpuInfo, MergedSource, RunResult, StopReason, WindowSkew};
+use crate::result::{
+    AchievedQueueDepth, BlockSizeFigures, CpuInfo, MergedSource, RunResult, SizeHistograms, StopReason, WindowSkew,
+};
 use crate::stats::{
     CpuTimes, HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
 };
@@ -352,6 +354,7 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let trims = results.iter().filter_map(|r| r.trim.as_ref());
     m.trim = (trims.clone().count() > 0).then(|| merge_op(trims, &trim_hist));
     m.histograms.trim = m.trim.is_some().then(|| encode_histogram(&trim_hist));
+    merge_block_sizes(inputs, &mut m)?;
 
     m.direct.effective = results.iter().all(|r| r.direct.effective);
     m.direct.reason = results.iter().find_map(|r| r.direct.reason.clone());
@@ -515,6 +518,60 @@ fn overlap_warning(skew: Option<&WindowSkew>, longest_window_ns: u64) -> Option<
         "the runs' windows were open together for only {:.0}% of the longest ({why}): their summed IOPS and bandwidth describe a load that never ran all at once (start runs on several hosts together with --start-at and one --duration)",
         share * 100.0
     ))
+}
+
+/// `--bssplit`, `--block-align`: each size's figures over the inputs, latency from their
+/// added histograms, shares recomputed from the merged counts.
+fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeError> {
+    let mut sizes: Vec<u64> = inputs.iter().flat_map(|i| i.result.block_sizes.iter().map(|b| b.size_bytes)).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut figures = Vec::with_capacity(sizes.len());
+    let mut histograms = Vec::with_capacity(sizes.len());
+    for size in sizes {
+        let mut hists = [new_latency_histogram(), new_latency_histogram(), new_latency_histogram()];
+        let mut parts = Vec::new();
+        for input in inputs {
+            let Some(f) = input.result.block_sizes.iter().find(|b| b.size_bytes == size) else { continue };
+            if let Some(h) = input.result.histograms.block_sizes.iter().find(|h| h.size_bytes == size) {
+                for (into, text) in hists.iter_mut().zip([Some(&h.read), Some(&h.write), h.trim.as_ref()]) {
+                    if let Some(text) = text {
+                        let decoded = decode_histogram(text)
+                            .map_err(|source| MergeError::Histogram { file: input.file.clone(), source })?;
+                        add(into, &decoded);
+                    }
+                }
+            }
+            parts.push(f);
+        }
+        let first = parts[0];
+        let trims: Vec<&OpSummary> = parts.iter().filter_map(|p| p.trim.as_ref()).collect();
+        figures.push(BlockSizeFigures {
+            size_bytes: size,
+            read: merge_op(parts.iter().map(|p| &p.read), &hists[0]),
+            write: merge_op(parts.iter().map(|p| &p.write), &hists[1]),
+            trim: (!trims.is_empty()).then(|| merge_op(trims.iter().copied(), &hists[2])),
+            ..first.clone()
+        });
+        histograms.push(SizeHistograms {
+            size_bytes: size,
+            read: encode_histogram(&hists[0]),
+            write: encode_histogram(&hists[1]),
+            trim: (!trims.is_empty()).then(|| encode_histogram(&hists[2])),
+        });
+    }
+    let total = |f: fn(&BlockSizeFigures) -> u64| figures.iter().map(f).sum::<u64>();
+    let (reads, writes) = (total(|b| b.read.ops), total(|b| b.write.ops));
+    let trims = total(|b| b.trim.map_or(0, |t| t.ops));
+    let share = |ops: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * ops as f64 / of as f64 };
+    for b in &mut figures {
+        b.read_share_percent = share(b.read.ops, reads);
+        b.write_share_percent = share(b.write.ops, writes);
+        b.trim_share_percent = b.trim.map(|t| share(t.ops, trims));
+    }
+    m.block_sizes = figures;
+    m.histograms.block_sizes = histograms;
+    Ok(())
 }
 
 fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) {

@@ -73,6 +73,10 @@ pub struct RunResult {
     /// latency; not in `total`). Absent when the run asked for none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trim: Option<OpSummary>,
+    /// `--bssplit`, `--block-align`: the figures of each size, ascending, over the
+    /// measured window (absent without a mix). Per-size ops and bytes sum to the totals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub block_sizes: Vec<BlockSizeFigures>,
     pub cpu: CpuInfo,
     /// The CPU's state over the window: governor, boost, SMT, frequencies of the workers'
     /// CPUs, steal and other work on the machine (null in results of versions before it).
@@ -543,4 +547,38 @@ pub struct Histograms {
     /// The trims' latencies (absent when the run asked for none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trim: Option<String>,
+    /// `--bssplit`, `--block-align`: each size's latencies (absent without a mix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub block_sizes: Vec<SizeHistograms>,
+}
+
+/// One size's latency histograms (encoded as the others).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SizeHistograms {
+    pub size_bytes: u64,
+    pub read: String,
+    pub write: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<String>,
+}
+
+/// `--bssplit`, `--block-align`: one size's figures, and its share of each op type's
+/// I/Os: achieved, and what the split asked for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlockSizeFigures {
+    pub size_bytes: u64,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpSummary>,
+    /// Percent of the run's reads that had this size (0 when there were none).
+    pub read_share_percent: f64,
+    pub write_share_percent: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_share_percent: Option<f64>,
+    /// Percent of reads (writes, trims) the split asked to have this size.
+    pub read_asked_percent: f64,
+    pub write_asked_percent: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_asked_percent: Option<f64>,
 }

@@ -9,12 +9,13 @@ use super::place::{Placed, placement_info};
 use super::region::RegionLayout;
 use super::watchdog::{self, AbandonCause, Abandoned};
 use super::worker_plan::tracks_sequences;
+use crate::access::block_sizes::SizeFor;
 use crate::diag::Diagnostics;
 use crate::environment;
 use crate::result::{
-    AchievedQueueDepth, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacingInfo, RateInfo, RunResult,
-    SCHEMA_VERSION, StopReason, StuckIo, TargetInfo, ThinkInfo, ToolInfo, VerificationInfo, WorkerInfo,
-    WorkerPlacementInfo,
+    AchievedQueueDepth, BlockSizeFigures, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacingInfo,
+    RateInfo, RunResult, SCHEMA_VERSION, SizeHistograms, StopReason, StuckIo, TargetInfo, ThinkInfo, ToolInfo,
+    VerificationInfo, WorkerInfo, WorkerPlacementInfo,
 };
 use crate::result::{SteadyStateInfo, SteadyWindow};
 use crate::rusage;
@@ -26,7 +27,7 @@ use crate::stats::{CpuTimes, OpStats, encode_histogram};
 use crate::target::device_witness::{self, Devices};
 use crate::target::{DeviceWitness, DirectOutcome, PreparedTarget};
 use crate::verify::{Failure, Mismatch, VerifyCounts};
-use crate::worker::{WorkerResult, WorkerStop, stop_code};
+use crate::worker::{SizeStats, WorkerResult, WorkerStop, stop_code};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -102,6 +103,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             slot.1.merge(&t.write);
         }
     }
+    let per_size = merge_sizes(&workers);
     let mut total = read.clone();
     total.merge(&write);
     let witnesses = device_witnesses(devices, &device_counters, targets, &per_target, diag);
@@ -208,9 +210,9 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     // --steady-state reached: the window's figures are the result (as fio), the whole
     // run's are kept beside them.
     let (headline, shown_window_ns, shown_histograms) = match (&steady_state, &window_histograms) {
-        (Some(s), Some((r, w, _))) if s.figures_are_window => {
+        (Some(s), Some(hists)) if s.figures_are_window => {
             let win = s.window.as_ref().expect("a reached steady state has a window");
-            ((win.read, win.write, win.total), s.window_ns, (r, w))
+            ((win.read, win.write, win.total), s.window_ns, (&hists.read, &hists.write))
         }
         _ => (
             (read.summarize(window_ns), write.summarize(window_ns), total.summarize(window_ns)),
@@ -229,6 +231,15 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         write: encode_histogram(shown_histograms.1),
         flush: flushing.then(|| encode_histogram(&flush.latency)),
         trim: trimming.then(|| encode_histogram(&trim.latency)),
+        block_sizes: per_size
+            .iter()
+            .map(|s| SizeHistograms {
+                size_bytes: s.size_bytes,
+                read: encode_histogram(&s.read.latency),
+                write: encode_histogram(&s.write.latency),
+                trim: trimming.then(|| encode_histogram(&s.trim.latency)),
+            })
+            .collect(),
     };
     let steady_state = steady_state.map(|mut s| {
         if s.figures_are_window {
@@ -278,6 +289,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         total: headline.2,
         flush: flushing.then(|| flush.summarize(window_ns)),
         trim: trimming.then(|| trim.summarize(window_ns)),
+        block_sizes: size_figures(spec, &per_size, window_ns),
         cpu: cpu_info(worker_cpu, cpu_window, ops, window_ns),
         cpu_state: Some(cpu_state),
         coverage,
@@ -350,18 +362,17 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
 fn steady_info(
     spec: &Spec,
     watch: &SteadyWatch,
-    window: Option<&crate::stats::interval::Pair>,
+    window: Option<&crate::stats::interval::Snapshot>,
     diag: &Diagnostics,
 ) -> SteadyStateInfo {
     let criterion = watch.criterion();
     let interval_ns = spec.interval_ns;
     let window_ns = watch.window_len() * interval_ns;
     let reached = watch.reached_at_ns().is_some();
-    let bs = spec.block_size_bytes;
-    let summary = |h: &Histogram<u64>| -> OpStats {
+    let summary = |h: &Histogram<u64>, bytes: u64| -> OpStats {
         let mut s = OpStats::new();
         s.ops = h.len();
-        s.bytes = h.len() * bs;
+        s.bytes = bytes;
         s.lat_sum_ns = (h.mean() * h.len() as f64).round() as u128;
         if !h.is_empty() {
             s.lat_min_ns = h.min();
@@ -370,22 +381,21 @@ fn steady_info(
         let _ = s.latency.add(h);
         s
     };
-    let window_info =
-        watch.window_epochs().zip(watch.figures()).zip(window).map(|(((first, last), test), (r, w, _))| {
-            let rows = interval::ramp_rows(spec.ramp_ns, interval_ns);
-            let end_of = |e: u64| spec.ramp_ns + (e + 1 - rows) * interval_ns;
-            let (read, write) = (summary(r), summary(w));
-            let mut total = read.clone();
-            total.merge(&write);
-            SteadyWindow {
-                start_ns: end_of(first) - interval_ns,
-                end_ns: end_of(last),
-                test,
-                read: read.summarize(window_ns),
-                write: write.summarize(window_ns),
-                total: total.summarize(window_ns),
-            }
-        });
+    let window_info = watch.window_epochs().zip(watch.figures()).zip(window).map(|(((first, last), test), win)| {
+        let rows = interval::ramp_rows(spec.ramp_ns, interval_ns);
+        let end_of = |e: u64| spec.ramp_ns + (e + 1 - rows) * interval_ns;
+        let (read, write) = (summary(&win.read, win.read_bytes), summary(&win.write, win.write_bytes));
+        let mut total = read.clone();
+        total.merge(&write);
+        SteadyWindow {
+            start_ns: end_of(first) - interval_ns,
+            end_ns: end_of(last),
+            test,
+            read: read.summarize(window_ns),
+            write: write.summarize(window_ns),
+            total: total.summarize(window_ns),
+        }
+    });
     let shown = |ns: u64| crate::units::display::seconds_ns(ns);
     if !reached {
         let last = watch.figures().map_or_else(
@@ -531,6 +541,55 @@ fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) 
     })
 }
 
+/// `--bssplit`, `--block-align`: every worker's figures of each size, added (the workers
+/// of a run have the same sizes, in the same order).
+fn merge_sizes(workers: &[WorkerResult]) -> Vec<SizeStats> {
+    let mut merged: Vec<SizeStats> = Vec::new();
+    for w in workers {
+        for s in &w.per_size {
+            match merged.iter_mut().find(|m| m.size_bytes == s.size_bytes) {
+                Some(m) => {
+                    m.read.merge(&s.read);
+                    m.write.merge(&s.write);
+                    m.trim.merge(&s.trim);
+                }
+                None => merged.push(SizeStats {
+                    size_bytes: s.size_bytes,
+                    read: s.read.clone(),
+                    write: s.write.clone(),
+                    trim: s.trim.clone(),
+                }),
+            }
+        }
+    }
+    merged.sort_by_key(|s| s.size_bytes);
+    merged
+}
+
+/// Each size's figures and its share of each op type's I/Os, achieved and asked.
+fn size_figures(spec: &Spec, per_size: &[SizeStats], window_ns: u64) -> Vec<BlockSizeFigures> {
+    let Some(mix) = &spec.block_sizes else { return Vec::new() };
+    let trimming = spec.trim_percent > 0;
+    let total = |f: fn(&SizeStats) -> u64| per_size.iter().map(f).sum::<u64>();
+    let (reads, writes, trims) = (total(|s| s.read.ops), total(|s| s.write.ops), total(|s| s.trim.ops));
+    let share = |ops: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * ops as f64 / of as f64 };
+    per_size
+        .iter()
+        .map(|s| BlockSizeFigures {
+            size_bytes: s.size_bytes,
+            read: s.read.summarize(window_ns),
+            write: s.write.summarize(window_ns),
+            trim: trimming.then(|| s.trim.summarize(window_ns)),
+            read_share_percent: share(s.read.ops, reads),
+            write_share_percent: share(s.write.ops, writes),
+            trim_share_percent: trimming.then(|| share(s.trim.ops, trims)),
+            read_asked_percent: mix.asked_percent(SizeFor::Read, s.size_bytes),
+            write_asked_percent: mix.asked_percent(SizeFor::Write, s.size_bytes),
+            trim_asked_percent: trimming.then(|| mix.asked_percent(SizeFor::Trim, s.size_bytes)),
+        })
+        .collect()
+}
+
 /// What `--dedupe-ratio` and `--compress-ratio` produced in the counted writes.
 fn data_reduction_info(spec: &Spec, workers: &[WorkerResult]) -> Option<crate::result::DataReductionInfo> {
     let asked = spec.reducibility;
@@ -538,7 +597,13 @@ fn data_reduction_info(spec: &Spec, workers: &[WorkerResult]) -> Option<crate::r
         return None;
     }
     let chunks_per_write = spec.block_size_bytes.div_ceil(crate::data::CHUNK_BYTES as u64);
-    let chunks_written = workers.iter().map(|w| w.write.ops).sum::<u64>() * chunks_per_write;
+    let chunks_of = |ops: u64, bytes: u64| ops * bytes.div_ceil(crate::data::CHUNK_BYTES as u64);
+    let chunks_written = if spec.block_sizes.is_some() {
+        // Each size's writes: a mix's sizes differ in chunks.
+        workers.iter().flat_map(|w| &w.per_size).map(|s| chunks_of(s.write.ops, s.size_bytes)).sum::<u64>()
+    } else {
+        workers.iter().map(|w| w.write.ops).sum::<u64>() * chunks_per_write
+    };
     let duplicate_chunks_written = workers.iter().map(|w| w.duplicate_chunks_written).sum();
     // Verified writes are duplicates by whole blocks; unverified ones by 4 KiB chunk.
     let unit_chunks = if spec.verify.is_some() { chunks_per_write } else { 1 };

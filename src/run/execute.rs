@@ -73,7 +73,7 @@ pub(super) struct Execution {
     /// `--ramp`: its length; `start_ns` is then the window's start, the release plus this.
     pub(super) ramp_ns: u64,
     /// `--steady-state`: what the watch saw, and its window's merged read and write histograms.
-    pub(super) steady: Option<(SteadyWatch, Option<interval::Pair>)>,
+    pub(super) steady: Option<(SteadyWatch, Option<interval::Snapshot>)>,
     /// The CPU's state over the window (governor, frequencies, steal, other work).
     pub(super) cpu_state: cpu_state::Recorded,
     /// The devices' counters right before the release and right after the stop.
@@ -163,7 +163,6 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
                 clock: control.clock,
                 start_ns,
                 interval_ns: spec.interval_ns,
-                block_size_bytes: spec.block_size_bytes,
                 duration_ns: match spec.run_length {
                     RunLength::Duration { ns } => Some(spec.ramp_ns.saturating_add(ns)),
                     _ => None,

@@ -65,7 +65,7 @@ pub(super) fn memory_estimate(
         queue_depth: effective_depth,
         slots_per_worker: crate::worker::slot_count(effective_depth, draws),
         random_pool: spec.read_percent < 100 && !verifying && spec.write_pattern == crate::data::Pattern::Random,
-        block_size_bytes: spec.block_size_bytes,
+        block_size_bytes: spec.largest_block_bytes(),
         buffer_align_bytes: plans.iter().map(|p| p.dio_align_bytes).max().unwrap_or(1).max(4096),
         targets: plans.len() as u64,
         verify_max_reports: spec.verify.map(|v| v.max_reports),

@@ -80,7 +80,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     limits::check_kernel_limits(spec, effective_depth)?;
     let memory =
         limits::memory_estimate(spec, &plans, &layout, effective_depth, spec.time_series || diag.show_progress());
-    crate::memory::check(&memory, spec.threads, effective_depth, spec.block_size_bytes)?;
+    crate::memory::check(&memory, spec.threads, effective_depth, spec.largest_block_bytes())?;
     let placed = place::place(spec, &paths, diag)?;
     // Every check is done and nothing is touched yet: in a cluster, every rank says so.
     start.planned()?;
@@ -215,7 +215,7 @@ pub fn check(spec: &Spec) -> Result<(), Error> {
     };
     limits::check_kernel_limits(spec, depth)?;
     let memory = limits::memory_estimate(spec, &plans, &layout, depth, spec.time_series);
-    crate::memory::check(&memory, spec.threads, depth, spec.block_size_bytes)?;
+    crate::memory::check(&memory, spec.threads, depth, spec.largest_block_bytes())?;
     place::place(spec, &paths, &diag)?;
     Ok(())
 }

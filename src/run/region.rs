@@ -78,13 +78,27 @@ impl RegionLayout {
                 spec.threads
             )));
         }
-        Ok(Self {
+        let layout = Self {
             target_blocks: target_blocks.to_vec(),
             total_blocks: total,
             distribution,
             threads: spec.threads,
             targets_per_worker,
-        })
+        };
+        if let Some(mix) = &spec.block_sizes {
+            // Every worker's region holds the largest I/O (with a mix, blocks are units of
+            // the alignment).
+            let needed = mix.units_of(mix.largest_bytes());
+            if layout.smallest_worker_region() < needed {
+                return Err(UsageError::new(format!(
+                    "--bssplit {}: a worker's region ({} blocks of {} bytes) cannot hold its largest I/O: use fewer --threads, --file-distribution shared or a larger --file-size",
+                    mix.fio_syntax(),
+                    layout.smallest_worker_region(),
+                    mix.align_bytes
+                )));
+            }
+        }
+        Ok(layout)
     }
 
     pub(super) fn worker(&self, w: u32) -> WorkerRegion {

@@ -24,7 +24,7 @@ pub(super) fn worker_plan(
     let mut files = Vec::with_capacity(region.files.len());
     let mut first_block = 0;
     for &(t, blocks) in &region.files {
-        files.push(WorkerFile { fd: targets[t as usize].file.as_raw_fd(), first_block, target: t });
+        files.push(WorkerFile { fd: targets[t as usize].file.as_raw_fd(), first_block, blocks, target: t });
         first_block += blocks;
     }
     let until_covered = spec.run_length == RunLength::UntilCovered;
@@ -54,6 +54,7 @@ pub(super) fn worker_plan(
         index: w,
         seed: spec.seed,
         block_size_bytes: spec.block_size_bytes,
+        block_sizes: spec.block_sizes.clone(),
         queue_depth: depth,
         read_percent: spec.read_percent,
         trim_percent: spec.trim_percent,

@@ -85,6 +85,43 @@ impl CoverageTracker {
         }
     }
 
+    /// Records one access to the `units` blocks from `block` (an I/O of a block-size mix
+    /// covers several): the first is counted as the access, the others are marked covered
+    /// a 64-bit word at a time.
+    #[inline(always)]
+    pub fn touch_extent(&mut self, block: u64, units: u64) {
+        self.touch(block);
+        if units > 1 {
+            self.set_bits(block + 1, block + units, true);
+        }
+    }
+
+    /// Takes back `touch_extent` of an I/O that failed (cold).
+    pub fn untouch_extent(&mut self, block: u64, units: u64) {
+        self.untouch(block);
+        if units > 1 {
+            self.set_bits(block + 1, block + units, false);
+        }
+    }
+
+    /// Sets (or clears) the bitmap's bits `start..end`, word by word.
+    #[inline(always)]
+    fn set_bits(&mut self, start: u64, end: u64, on: bool) {
+        let mut b = start;
+        while b < end {
+            let (word, bit) = ((b >> 6) as usize, b & 63);
+            let n = (64 - bit).min(end - b);
+            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+            let Some(w) = self.bitmap.get_mut(word) else { return };
+            if on {
+                *w |= mask;
+            } else {
+                *w &= !mask;
+            }
+            b += n;
+        }
+    }
+
     /// Takes back one access to `block` whose I/O failed (cold: error paths only). The
     /// block then counts as not covered until another I/O on it is issued, even if an
     /// earlier one had succeeded: a block is covered unless its last I/O failed.
@@ -213,6 +250,19 @@ fn estimate_from_samples(t: &CoverageTracker, counts: &[u32]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_extent_covers_each_of_its_blocks_once_and_is_taken_back_whole() {
+        let mut t = CoverageTracker::new(300, 7, true);
+        t.touch_extent(60, 70); // 60..130: across three words
+        t.touch_extent(299, 1);
+        let bits: u32 = t.bitmap.iter().map(|w| w.count_ones()).sum();
+        assert_eq!(bits, 71);
+        assert!((60..130).all(|b| t.bitmap[(b >> 6) as usize] & (1 << (b & 63)) != 0));
+        t.untouch_extent(60, 70);
+        let bits: u32 = t.bitmap.iter().map(|w| w.count_ones()).sum();
+        assert_eq!(bits, 1, "only block 299 is left");
+    }
 
     #[test]
     fn a_failed_io_takes_its_block_back() {

@@ -42,9 +42,27 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 use std::time::Duration;
 
-/// A worker's histograms: read, write and flush (`--fsync-every`, `--fdatasync-every`;
-/// a stand-in of a few bytes that stays empty when the run does not flush).
-pub type Pair = (Histogram<u64>, Histogram<u64>, Histogram<u64>);
+/// A worker's cumulative figures as the time series takes them: latency histograms of
+/// reads, writes and flushes (`--fsync-every`, `--fdatasync-every`; a stand-in of a few
+/// bytes that stays empty when the run does not flush), and the bytes read and written
+/// (I/Os of a block-size mix differ in size: bandwidth is not ops times one size).
+pub struct Snapshot {
+    pub read: Histogram<u64>,
+    pub write: Histogram<u64>,
+    pub flush: Histogram<u64>,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+impl Snapshot {
+    fn reset(&mut self) {
+        self.read.reset();
+        self.write.reset();
+        self.flush.reset();
+        self.read_bytes = 0;
+        self.write_bytes = 0;
+    }
+}
 
 /// One worker's cumulative histograms at the end of interval `epoch`, handed to the sampler.
 pub struct IntervalSample {
@@ -54,9 +72,7 @@ pub struct IntervalSample {
     pub in_window: bool,
     /// The last snapshot before that reset: it belongs to the last ramp row.
     pub ramp_tail: bool,
-    pub read: Histogram<u64>,
-    pub write: Histogram<u64>,
-    pub flush: Histogram<u64>,
+    pub snapshot: Snapshot,
 }
 
 /// The worker's side: copies its cumulative histograms at interval boundaries.
@@ -67,7 +83,7 @@ pub struct IntervalRecorder {
     first_window_epoch: u64,
     in_window: bool,
     to_sampler: SyncSender<IntervalSample>,
-    spares: Receiver<Pair>,
+    spares: Receiver<Snapshot>,
 }
 
 impl IntervalRecorder {
@@ -75,11 +91,7 @@ impl IntervalRecorder {
     /// by `snapshot`, which must overwrite the pair with the worker's cumulative read and
     /// write histograms.
     #[inline]
-    pub fn maybe_rotate(
-        &mut self,
-        epoch: &AtomicU64,
-        snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>, &mut Histogram<u64>),
-    ) {
+    pub fn maybe_rotate(&mut self, epoch: &AtomicU64, snapshot: impl FnOnce(&mut Snapshot)) {
         let now = epoch.load(Ordering::Relaxed);
         // Greater, not different: after the ramp's end a worker may be ahead of the sampler.
         if now > self.epoch {
@@ -92,17 +104,15 @@ impl IntervalRecorder {
     /// nothing of the window), and marks its later snapshots as the window's.
     #[cold]
     #[inline(never)]
-    pub fn end_ramp(&mut self, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>, &mut Histogram<u64>)) {
-        if let Ok((mut read, mut write, mut flush)) = self.spares.try_recv() {
-            snapshot(&mut read, &mut write, &mut flush);
+    pub fn end_ramp(&mut self, snapshot: impl FnOnce(&mut Snapshot)) {
+        if let Ok(mut taken) = self.spares.try_recv() {
+            snapshot(&mut taken);
             let sample = IntervalSample {
                 worker: self.worker,
                 epoch: self.epoch,
                 in_window: false,
                 ramp_tail: true,
-                read,
-                write,
-                flush,
+                snapshot: taken,
             };
             let _ = self.to_sampler.try_send(sample);
         }
@@ -112,24 +122,18 @@ impl IntervalRecorder {
 
     #[cold]
     #[inline(never)]
-    fn rotate(
-        &mut self,
-        new_epoch: u64,
-        snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>, &mut Histogram<u64>),
-    ) {
+    fn rotate(&mut self, new_epoch: u64, snapshot: impl FnOnce(&mut Snapshot)) {
         // Without a spare (the sampler is behind), skip this boundary: the I/Os of this
         // interval land in the next one.
         match self.spares.try_recv() {
-            Ok((mut read, mut write, mut flush)) => {
-                snapshot(&mut read, &mut write, &mut flush);
+            Ok(mut taken) => {
+                snapshot(&mut taken);
                 let sample = IntervalSample {
                     worker: self.worker,
                     epoch: self.epoch,
                     in_window: self.in_window,
                     ramp_tail: false,
-                    read,
-                    write,
-                    flush,
+                    snapshot: taken,
                 };
                 let _ = self.to_sampler.try_send(sample);
                 self.epoch = new_epoch;
@@ -139,17 +143,15 @@ impl IntervalRecorder {
     }
 
     /// At the end of the run: hands over the final cumulative histograms.
-    pub fn flush(self, snapshot: impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>, &mut Histogram<u64>)) {
-        let (mut read, mut write, mut flush) = self.spares.try_recv().unwrap_or_else(|_| empty_pair(true));
-        snapshot(&mut read, &mut write, &mut flush);
+    pub fn flush(self, snapshot: impl FnOnce(&mut Snapshot)) {
+        let mut taken = self.spares.try_recv().unwrap_or_else(|_| empty_pair(true));
+        snapshot(&mut taken);
         let sample = IntervalSample {
             worker: self.worker,
             epoch: self.epoch,
             in_window: self.in_window,
             ramp_tail: false,
-            read,
-            write,
-            flush,
+            snapshot: taken,
         };
         let _ = self.to_sampler.send(sample);
     }
@@ -200,10 +202,10 @@ pub struct IntervalFigures {
 /// The sampler's side, built by the coordinator before the workers start.
 pub struct Sampler {
     rx: Receiver<IntervalSample>,
-    spares: Vec<SyncSender<Pair>>,
+    spares: Vec<SyncSender<Snapshot>>,
     /// Each worker's latest snapshot, to subtract from its next one, and whether it was
     /// taken in the window (after the worker's reset at the ramp's end).
-    previous: Vec<(Pair, bool)>,
+    previous: Vec<(Snapshot, bool)>,
     /// The number of ramp rows.
     first_window_epoch: u64,
     /// The run flushes: rows have flush figures.
@@ -215,14 +217,14 @@ pub struct Sampler {
 pub const HISTOGRAMS_PER_WORKER: u64 = 4;
 
 /// Histograms for a worker's snapshot; the flush one is a stand-in unless `flushing`.
-fn empty_pair(flushing: bool) -> Pair {
+fn empty_pair(flushing: bool) -> Snapshot {
     let flush = if flushing {
         new_latency_histogram()
     } else {
         // Never recorded into: a non-flushing worker's flush histograms are empty.
         Histogram::new_with_bounds(1, 2, 0).expect("valid bounds")
     };
-    (new_latency_histogram(), new_latency_histogram(), flush)
+    Snapshot { read: new_latency_histogram(), write: new_latency_histogram(), flush, read_bytes: 0, write_bytes: 0 }
 }
 
 /// Makes the sampler and one recorder per worker, with their spare histograms;
@@ -260,7 +262,6 @@ pub struct SamplerConfig {
     pub clock: Clock,
     pub start_ns: u64,
     pub interval_ns: u64,
-    pub block_size_bytes: u64,
     /// The run's planned length from the release, ramp included (`None`: until done): an
     /// interval starting at or after it gets a row only if something completed in it.
     pub duration_ns: Option<u64>,
@@ -294,7 +295,7 @@ pub struct SamplerOutput {
     pub rows: Vec<TimeSeriesRow>,
     /// `--steady-state`: the watch, and the merged read and write histograms of its
     /// window's rows (the steady one, else the last full one).
-    pub steady: Option<(SteadyWatch, Option<Pair>)>,
+    pub steady: Option<(SteadyWatch, Option<Snapshot>)>,
 }
 
 /// Told each finished interval's row while the run goes on (`Some`), and once at the
@@ -307,6 +308,8 @@ struct Accumulated {
     read: Option<Histogram<u64>>,
     write: Option<Histogram<u64>>,
     flush: Option<Histogram<u64>>,
+    read_bytes: u64,
+    write_bytes: u64,
 }
 
 impl Sampler {
@@ -352,8 +355,7 @@ impl Sampler {
                 let end = tick_ns[e as usize];
                 let empty = Accumulated::default();
                 let acc = rows.get(&e).unwrap_or(&empty);
-                let row =
-                    row_of(acc, end, end - start, config.block_size_bytes, e < self.first_window_epoch, self.flushing);
+                let row = row_of(acc, end, end - start, e < self.first_window_epoch, self.flushing);
                 if let Some(observe) = &mut observer
                     && rows.contains_key(&e)
                 {
@@ -391,19 +393,21 @@ impl Sampler {
         let steady = steady.map(|hook| {
             // The window's rows as they finally are (a worker's late hand-over included).
             let window = hook.watch.window_epochs().map(|(first, last)| {
-                let (mut read, mut write, mut flush) = empty_pair(self.flushing);
+                let mut window = empty_pair(self.flushing);
                 for acc in rows.range(first..=last).map(|(_, acc)| acc) {
                     if let Some(h) = &acc.read {
-                        let _ = read.add(h);
+                        let _ = window.read.add(h);
                     }
                     if let Some(h) = &acc.write {
-                        let _ = write.add(h);
+                        let _ = window.write.add(h);
                     }
                     if let Some(h) = &acc.flush {
-                        let _ = flush.add(h);
+                        let _ = window.flush.add(h);
                     }
+                    window.read_bytes += acc.read_bytes;
+                    window.write_bytes += acc.write_bytes;
                 }
-                (read, write, flush)
+                window
             });
             (hook.watch, window)
         });
@@ -413,7 +417,7 @@ impl Sampler {
                 let t = tick_ns.get(e as usize).copied().unwrap_or(end_ns);
                 let start = if e == 0 { 0 } else { tick_ns.get(e as usize - 1).copied().unwrap_or(0) };
                 let ramp = e < self.first_window_epoch;
-                row_of(acc, t, t.saturating_sub(start).max(1), config.block_size_bytes, ramp, self.flushing)
+                row_of(acc, t, t.saturating_sub(start).max(1), ramp, self.flushing)
             })
             .collect();
         SamplerOutput { rows, steady }
@@ -429,16 +433,17 @@ impl Sampler {
             if sample.ramp_tail { sample.epoch.min(self.first_window_epoch.saturating_sub(1)) } else { sample.epoch };
         // The worker's first snapshot after its reset at the ramp's end: nothing to subtract.
         if sample.in_window && !*previous_in_window {
-            previous.0.reset();
-            previous.1.reset();
-            previous.2.reset();
+            previous.reset();
         }
         *previous_in_window = sample.in_window;
         let acc = rows.entry(epoch).or_default();
+        let now = &sample.snapshot;
+        acc.read_bytes += now.read_bytes.saturating_sub(previous.read_bytes);
+        acc.write_bytes += now.write_bytes.saturating_sub(previous.write_bytes);
         for (slot, now, before) in [
-            (&mut acc.read, &sample.read, &previous.0),
-            (&mut acc.write, &sample.write, &previous.1),
-            (&mut acc.flush, &sample.flush, &previous.2),
+            (&mut acc.read, &now.read, &previous.read),
+            (&mut acc.write, &now.write, &previous.write),
+            (&mut acc.flush, &now.flush, &previous.flush),
         ] {
             if now.is_empty() && before.is_empty() {
                 continue; // nothing of this kind (a run without flushes)
@@ -449,37 +454,35 @@ impl Sampler {
             let _ = row.add(now);
             let _ = row.subtract(before);
         }
-        let mut older = std::mem::replace(previous, (sample.read, sample.write, sample.flush));
+        let mut older = std::mem::replace(previous, sample.snapshot);
         if give_back && let Some(tx) = self.spares.get(sample.worker as usize) {
-            older.0.reset();
-            older.1.reset();
-            older.2.reset();
+            older.reset();
             let _ = tx.try_send(older);
         }
     }
 }
 
-fn figures(hist: Option<&Histogram<u64>>, interval_ns: u64, bs: u64) -> IntervalFigures {
+fn figures(hist: Option<&Histogram<u64>>, interval_ns: u64, bytes: u64) -> IntervalFigures {
     let Some(h) = hist.filter(|h| !h.is_empty()) else { return IntervalFigures::default() };
     let ops = h.len();
     let seconds = interval_ns as f64 / 1e9;
     IntervalFigures {
         ops,
         iops: ops as f64 / seconds,
-        bw_bytes_per_sec: (ops * bs) as f64 / seconds,
+        bw_bytes_per_sec: bytes as f64 / seconds,
         // The one summary of a histogram, as the run's totals use it.
         latency_ns: LatencySummary::from_histogram(h, h.min(), h.max(), h.mean().round() as u64),
     }
 }
 
-fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, bs: u64, ramp: bool, flushing: bool) -> TimeSeriesRow {
-    let read = figures(acc.read.as_ref(), interval_ns, bs);
-    let write = figures(acc.write.as_ref(), interval_ns, bs);
+fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, ramp: bool, flushing: bool) -> TimeSeriesRow {
+    let read = figures(acc.read.as_ref(), interval_ns, acc.read_bytes);
+    let write = figures(acc.write.as_ref(), interval_ns, acc.write_bytes);
     let mut both = acc.read.clone();
     if let (Some(b), Some(w)) = (&mut both, &acc.write) {
         let _ = b.add(w);
     }
-    let total = figures(both.as_ref().or(acc.write.as_ref()), interval_ns, bs);
+    let total = figures(both.as_ref().or(acc.write.as_ref()), interval_ns, acc.read_bytes + acc.write_bytes);
     // A flush moves no bytes: its figures have no bandwidth.
     let flush = flushing.then(|| figures(acc.flush.as_ref(), interval_ns, 0));
     TimeSeriesRow { t_ns, interval_ns, ramp, read, write, total, flush }
@@ -496,10 +499,12 @@ mod tests {
     }
 
     impl FakeWorker {
-        fn snapshot(&self) -> impl FnOnce(&mut Histogram<u64>, &mut Histogram<u64>, &mut Histogram<u64>) + '_ {
-            |r, w, _| {
-                r.set_to(&self.read).unwrap();
-                w.set_to(&self.write).unwrap();
+        fn snapshot(&self) -> impl FnOnce(&mut Snapshot) + '_ {
+            |s| {
+                s.read.set_to(&self.read).unwrap();
+                s.write.set_to(&self.write).unwrap();
+                s.read_bytes = self.read.len() * 4096;
+                s.write_bytes = self.write.len() * 4096;
             }
         }
     }
@@ -543,11 +548,11 @@ mod tests {
             sampler.absorb(sample, &mut rows, true);
         }
 
-        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096, false, false);
+        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, false, false);
         assert_eq!(first.read.ops, 20);
         assert_eq!(first.write.ops, 1);
         assert!(first.read.latency_ns.max < 1_100, "{:?}", first.read.latency_ns);
-        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096, false, false);
+        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, false, false);
         assert_eq!(second.read.ops, 6);
         assert_eq!(second.write.ops, 0);
         // Only this interval's latencies: nothing of the fast reads before it.
@@ -563,9 +568,10 @@ mod tests {
         let (mut write, mut flush) = (new_latency_histogram(), new_latency_histogram());
         let mut hand_over = |e: u64, write: &Histogram<u64>, flush: &Histogram<u64>, rows: &mut BTreeMap<_, _>| {
             epoch.store(e, Ordering::Relaxed);
-            recorders[0].maybe_rotate(&epoch, |_, w, f| {
-                w.set_to(write).unwrap();
-                f.set_to(flush).unwrap();
+            recorders[0].maybe_rotate(&epoch, |s| {
+                s.write.set_to(write).unwrap();
+                s.flush.set_to(flush).unwrap();
+                s.write_bytes = write.len() * 4096;
             });
             let sample = sampler.rx.try_recv().unwrap();
             sampler.absorb(sample, rows, true);
@@ -577,15 +583,15 @@ mod tests {
         (0..4).for_each(|_| write.record(10_000).unwrap());
         flush.record(9_000_000).unwrap();
         hand_over(2, &write, &flush, &mut rows);
-        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, 4096, false, true);
-        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, 4096, false, true);
+        let first = row_of(&rows[&0], 1_000_000_000, 1_000_000_000, false, true);
+        let second = row_of(&rows[&1], 2_000_000_000, 1_000_000_000, false, true);
         let (f1, f2) = (first.flush.unwrap(), second.flush.unwrap());
         assert_eq!((first.write.ops, f1.ops, second.write.ops, f2.ops), (8, 2, 4, 1));
         assert_eq!(first.total.ops, 8, "total counts transfers, not flushes");
         assert_eq!(f1.bw_bytes_per_sec, 0.0, "a flush moves no bytes");
         assert!(f2.latency_ns.min >= 8_990_000, "only this interval's flush: {:?}", f2.latency_ns);
         // A run without flushes has no flush figures in its rows.
-        assert!(row_of(&rows[&0], 1, 1, 4096, false, false).flush.is_none());
+        assert!(row_of(&rows[&0], 1, 1, false, false).flush.is_none());
     }
 
     #[test]
@@ -695,7 +701,6 @@ mod tests {
             clock: Clock::new(),
             start_ns: 0,
             interval_ns: 1_000_000_000,
-            block_size_bytes: 4096,
             duration_ns: None,
             ramp_ns: 1_500_000_000,
         };

@@ -13,7 +13,9 @@ use clap::{CommandFactory, Parser};
 use std::ffi::OsString;
 
 /// Flags whose one value is itself a comma list: never an axis.
-const LIST_VALUED: &[&str] = &["cpu-cores", "numa-zones"];
+/// Flags whose value has commas of its own (not a list of runs): `--bssplit`'s separate
+/// the reads' split from the writes'.
+const LIST_VALUED: &[&str] = &["cpu-cores", "numa-zones", "bssplit"];
 
 /// Flags a sweep or a search does not take among the benchmark's, and why.
 const REFUSED: &[(&str, &str)] = &[

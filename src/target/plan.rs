@@ -246,12 +246,39 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
     if exists {
         check_rights(spec, path, kind, existing_size_bytes < size_bytes)?;
     }
-    if size_bytes < bs {
+    if let Some(mix) = &spec.block_sizes {
+        let largest = mix.largest_bytes().max(mix.align_bytes);
+        if size_bytes < largest {
+            return Err(UsageError::new(format!(
+                "--bssplit {}: its largest I/O ({largest} bytes) does not fit in TARGET {shown} ({size_bytes} bytes): use smaller sizes or a larger --file-size",
+                mix.fio_syntax()
+            )));
+        }
+    } else if size_bytes < bs {
         return Err(UsageError::new(format!(
             "--block-size {bs} is larger than TARGET {shown} ({size_bytes} bytes): use a smaller --block-size or a larger --file-size"
         )));
     }
     let dio_align_bytes = if spec.direct { fsinfo::dio_align_for(path, exists, &parent_dir(path)) } else { 1 };
+    if spec.direct
+        && let Some(mix) = &spec.block_sizes
+    {
+        let suggest = |b: u64| b.next_multiple_of(dio_align_bytes).max(4096);
+        if let Some(size) = mix.sizes().into_iter().find(|s| !s.is_multiple_of(dio_align_bytes)) {
+            return Err(UsageError::new(format!(
+                "--bssplit {}: size {size} is not a multiple of the O_DIRECT alignment of {shown} ({dio_align_bytes} bytes): use a multiple such as {}, or drop --direct",
+                mix.fio_syntax(),
+                suggest(size)
+            )));
+        }
+        if !mix.align_bytes.is_multiple_of(dio_align_bytes) {
+            return Err(UsageError::new(format!(
+                "--block-align {} is not a multiple of the O_DIRECT alignment of {shown} ({dio_align_bytes} bytes): use a multiple such as {}, or drop --direct",
+                mix.align_bytes,
+                suggest(mix.align_bytes)
+            )));
+        }
+    }
     if spec.direct && !bs.is_multiple_of(dio_align_bytes) {
         return Err(UsageError::new(format!(
             "--block-size {bs} is not a multiple of the O_DIRECT alignment of {shown} ({dio_align_bytes} bytes): use a multiple such as {}, or drop --direct",

@@ -32,6 +32,12 @@ pub fn bandwidth(bytes_per_sec: f64) -> String {
     format!("{binary:.1} {binary_unit} ({decimal:.1} {decimal_unit})")
 }
 
+/// Bandwidth in binary units only, for narrow table columns: "220.1 MiB/s".
+pub fn bandwidth_binary(bytes_per_sec: f64) -> String {
+    let (binary, binary_unit) = scale(bytes_per_sec, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]);
+    format!("{binary:.1} {binary_unit}")
+}
+
 fn scale(mut v: f64, base: f64, units: &[&'static str]) -> (f64, &'static str) {
     let mut i = 0;
     while v >= base && i + 1 < units.len() {

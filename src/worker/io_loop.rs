@@ -36,8 +36,9 @@ impl<E: Engine> Worker<E> {
     /// Runs the worker from the start line to its stop; returns why it stopped and the
     /// clock time it stopped issuing (the deadline when that is the reason). `AHEAD`:
     /// the worker draws requests ahead (`Worker::ahead` is set); a constant, so that a
-    /// worker that does not (every reader) compiles to a loop with none of it.
-    pub(super) fn run_loop<P: Pacing, const AHEAD: bool>(
+    /// worker that does not (every reader) compiles to a loop with none of it. `MIX`: the
+    /// worker has a block-size mix (`Worker::sizes` is set); a constant for the same reason.
+    pub(super) fn run_loop<P: Pacing, const AHEAD: bool, const MIX: bool>(
         &mut self,
         control: &RunControl,
         deadline_ns: u64,
@@ -70,12 +71,12 @@ impl<E: Engine> Worker<E> {
                 } else if let FlushGate::Hold = flush {
                     break;
                 } else if AHEAD {
-                    self.take_prepared()
+                    self.take_prepared::<MIX>()
                 } else if E::CAPS.completes_inline {
-                    self.next_request(0)
+                    self.next_request::<MIX>(0)
                 } else {
                     self.free.pop().and_then(|slot| {
-                        let req = self.next_request(slot);
+                        let req = self.next_request::<MIX>(slot);
                         if req.is_none() {
                             self.free.push(slot);
                         }
@@ -86,7 +87,7 @@ impl<E: Engine> Worker<E> {
                     exhausted = true;
                     break;
                 };
-                match self.issue(control, req, now, deadline_ns, pacing) {
+                match self.issue::<P, MIX>(control, req, now, deadline_ns, pacing) {
                     Ok(None) => in_flight += 1,
                     Ok(Some(done_ns)) => {
                         now = done_ns;
@@ -128,7 +129,7 @@ impl<E: Engine> Worker<E> {
                 if let Err(e) = self.engine.submit() {
                     return self.engine_failure(control, e.to_string(), in_flight);
                 }
-                reaped = match self.prepare_ahead() {
+                reaped = match self.prepare_ahead::<MIX>() {
                     Ok(n) => n,
                     Err(e) => return self.engine_failure(control, e.to_string(), in_flight),
                 };
@@ -159,7 +160,7 @@ impl<E: Engine> Worker<E> {
                 let Completion { slot, result } = self.completions[i];
                 in_flight -= 1;
                 let lat_ns = now - self.slots[slot as usize].submit_ns;
-                self.complete(slot, result, lat_ns, !past_deadline);
+                self.complete::<MIX>(slot, result, lat_ns, !past_deadline);
                 // Only a counted I/O is followed by a think: the worker stops after one
                 // that completed past the deadline (thinks must equal counted I/Os).
                 if !past_deadline {
@@ -173,16 +174,16 @@ impl<E: Engine> Worker<E> {
                 // ahead: with the oldest prepared request, whose data is ready).
                 let next = if AHEAD {
                     self.free.push(slot);
-                    self.take_prepared()
+                    self.take_prepared::<MIX>()
                 } else {
-                    let next = self.next_request(slot);
+                    let next = self.next_request::<MIX>(slot);
                     if next.is_none() {
                         self.free.push(slot);
                     }
                     next
                 };
                 match next {
-                    Some(req) => match self.issue(control, req, now, deadline_ns, pacing) {
+                    Some(req) => match self.issue::<P, MIX>(control, req, now, deadline_ns, pacing) {
                         Ok(None) => in_flight += 1,
                         Ok(Some(_)) => {}
                         Err(message) => return self.engine_failure(control, message, in_flight),
@@ -209,7 +210,7 @@ impl<E: Engine> Worker<E> {
     /// engine performs at once (always, for an inline engine) is accounted here and its
     /// slot freed: then returns the completion time; `None` while it is in flight.
     #[inline(always)]
-    fn issue<P: Pacing>(
+    fn issue<P: Pacing, const MIX: bool>(
         &mut self,
         control: &RunControl,
         req: Request,
@@ -244,7 +245,7 @@ impl<E: Engine> Worker<E> {
         }
         let lat_ns = done_ns.saturating_sub(submit_ns);
         let counts = done_ns <= deadline_ns;
-        self.complete(req.slot, result, lat_ns, counts);
+        self.complete::<MIX>(req.slot, result, lat_ns, counts);
         // As in the loop: an I/O past the deadline is not counted, nor thought after.
         if counts {
             pacing.completed(lat_ns, done_ns);

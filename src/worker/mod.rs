@@ -14,10 +14,12 @@ mod control;
 mod io_loop;
 mod op_mix;
 mod pacing;
+mod size_mix;
 mod verifier;
 mod watch;
 
 pub use control::{RunControl, stop_code};
+pub use size_mix::SizeStats;
 
 use crate::access::BlockSource;
 use crate::buffer::SlotBuffers;
@@ -26,12 +28,11 @@ use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Request}
 use crate::placement::{self, WorkerPlacement};
 use crate::rusage;
 use crate::stats::coverage::CoverageTracker;
-use crate::stats::interval::IntervalRecorder;
+use crate::stats::interval::{IntervalRecorder, Snapshot};
 use crate::stats::io_errors::ErrorCounts;
 use crate::stats::{CpuTimes, OpStats};
 use crate::think::{RateSpec, ThinkSpec};
 use crate::verify::{self, Mismatch, VerifyCounts};
-use hdrhistogram::Histogram;
 use op_mix::OpMix;
 use pacing::{Paced, Unpaced};
 use std::os::fd::RawFd;
@@ -46,6 +47,8 @@ pub struct WorkerFile {
     pub fd: RawFd,
     /// Number of the file's first block among the worker's files.
     pub first_block: u64,
+    /// Blocks of the file in the worker's numbering (an I/O of several blocks stays inside).
+    pub blocks: u64,
     /// Which target of the run it is (index into the run's targets).
     pub target: u32,
 }
@@ -54,7 +57,10 @@ pub struct WorkerFile {
 pub struct WorkerPlan {
     pub index: u32,
     pub seed: u64,
+    /// Bytes per I/O; with a block-size mix, the alignment (the unit blocks are counted in).
     pub block_size_bytes: u64,
+    /// `--bssplit`, `--block-align`: the sizes of the I/Os (`None`: all `block_size_bytes`).
+    pub block_sizes: Option<crate::access::block_sizes::BlockSizeMix>,
     /// Slots (I/Os in flight at most); 1 for engines that complete inline.
     pub queue_depth: u32,
     pub read_percent: u8,
@@ -182,18 +188,22 @@ pub struct TargetStats {
     pub trim: OpStats,
 }
 
-/// Overwrites `read`, `write` and `flush` with the worker's cumulative latency histograms, summed
+/// Overwrites `into` with the worker's cumulative latency histograms and bytes, summed
 /// over its targets (for the time series; see `live`).
-fn snapshot(stats: &[TargetStats], read: &mut Histogram<u64>, write: &mut Histogram<u64>, flush: &mut Histogram<u64>) {
-    read.reset();
-    write.reset();
-    flush.reset();
+fn snapshot(stats: &[TargetStats], into: &mut Snapshot) {
+    into.read.reset();
+    into.write.reset();
+    into.flush.reset();
+    into.read_bytes = 0;
+    into.write_bytes = 0;
     for t in stats {
-        let _ = read.add(&t.read.latency);
-        let _ = write.add(&t.write.latency);
+        let _ = into.read.add(&t.read.latency);
+        let _ = into.write.add(&t.write.latency);
         if !t.flush.latency.is_empty() {
-            let _ = flush.add(&t.flush.latency);
+            let _ = into.flush.add(&t.flush.latency);
         }
+        into.read_bytes += t.read.bytes;
+        into.write_bytes += t.write.bytes;
     }
 }
 
@@ -238,6 +248,8 @@ pub struct WorkerResult {
     pub duplicate_chunks_written: u64,
     /// `--ramp`: I/Os completed during the ramp (not counted in `read`, `write`).
     pub ramp_ops: u64,
+    /// `--bssplit`, `--block-align`: the figures per size, ascending (empty without a mix).
+    pub per_size: Vec<SizeStats>,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -255,6 +267,9 @@ struct SlotState {
     holds_pattern: bool,
     /// 4 KiB chunks of the write on this slot that are duplicates (`--dedupe-ratio`).
     duplicate_chunks: u32,
+    /// Bytes of the I/O on this slot, and which size of the mix it is (0 without one).
+    len_bytes: u32,
+    size_index: u8,
 }
 
 /// Think time and rate figures of one worker.
@@ -306,6 +321,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             duplicate_chunks_written: 0,
             errors: ErrorCounts::default(),
             ramp_ops: 0,
+            per_size: Vec::new(),
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -321,20 +337,26 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     let deadline_ns = worker.duration_ns.map_or(u64::MAX, |d| start_ns.saturating_add(ramp_ns).saturating_add(d));
     // The policy is chosen once: an unpaced run compiles to a loop with no pacing in it.
     // So is drawing ahead (`AHEAD`): a reader's loop has none of it.
+    // And so is a block-size mix (`MIX`): a run of one size has none of it.
     let ahead = !E::CAPS.completes_inline && worker.ahead.is_some();
+    let mixed = worker.sizes.is_some();
     let (stop, end_ns) = if worker.think.is_some() || worker.rate.is_some() {
         let mut pacing = Paced::new(worker.think, worker.rate, start_ns);
-        let (stop, end_ns) = if ahead {
-            worker.run_loop::<_, true>(control, deadline_ns, &mut pacing)
-        } else {
-            worker.run_loop::<_, false>(control, deadline_ns, &mut pacing)
+        let (stop, end_ns) = match (ahead, mixed) {
+            (true, false) => worker.run_loop::<_, true, false>(control, deadline_ns, &mut pacing),
+            (false, false) => worker.run_loop::<_, false, false>(control, deadline_ns, &mut pacing),
+            (true, true) => worker.run_loop::<_, true, true>(control, deadline_ns, &mut pacing),
+            (false, true) => worker.run_loop::<_, false, true>(control, deadline_ns, &mut pacing),
         };
         worker.pacing = pacing::Pacing::counts(&pacing, end_ns);
         (stop, end_ns)
-    } else if ahead {
-        worker.run_loop::<_, true>(control, deadline_ns, &mut Unpaced)
     } else {
-        worker.run_loop::<_, false>(control, deadline_ns, &mut Unpaced)
+        match (ahead, mixed) {
+            (true, false) => worker.run_loop::<_, true, false>(control, deadline_ns, &mut Unpaced),
+            (false, false) => worker.run_loop::<_, false, false>(control, deadline_ns, &mut Unpaced),
+            (true, true) => worker.run_loop::<_, true, true>(control, deadline_ns, &mut Unpaced),
+            (false, true) => worker.run_loop::<_, false, true>(control, deadline_ns, &mut Unpaced),
+        }
     };
     // Stopped before the ramp's end (a signal, a failure): nothing was measured.
     if worker.ramp_end_ns.is_some() {
@@ -402,6 +424,8 @@ struct Worker<E: Engine> {
     flush: Option<FlushState>,
     /// `--trim-percent` is above 0 (the trims' figures are kept).
     trimming: bool,
+    /// `--bssplit`, `--block-align`: each I/O's size and the figures per size.
+    sizes: Option<size_mix::SizeMix>,
 }
 
 /// Writes whose data is ready before their slot frees (queued engines, data that varies
@@ -469,8 +493,8 @@ impl<E: Engine> Worker<E> {
         let slot_count = slot_count(depth, draws);
         // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
         placement::apply_to_current_thread(&plan.placement)?;
-        let mut buffers =
-            SlotBuffers::new(slot_count as usize, plan.block_size_bytes as usize, plan.buffer_align_bytes)?;
+        let buffer_len_bytes = plan.block_sizes.as_ref().map_or(plan.block_size_bytes, |m| m.largest_bytes());
+        let mut buffers = SlotBuffers::new(slot_count as usize, buffer_len_bytes as usize, plan.buffer_align_bytes)?;
         placement::bind_buffer(&plan.placement, buffers.region().base, buffers.len_bytes())?;
         buffers.touch_pages();
         let buffer_node_seen = placement::bind::node_of_address(buffers.region().base);
@@ -511,7 +535,9 @@ impl<E: Engine> Worker<E> {
                     region_block: 0,
                     sequence: 0,
                     holds_pattern: true,
-                    duplicate_chunks: 0
+                    duplicate_chunks: 0,
+                    len_bytes: plan.block_size_bytes as u32,
+                    size_index: 0,
                 };
                 slot_count as usize
             ]
@@ -563,14 +589,21 @@ impl<E: Engine> Worker<E> {
             duplicate_chunks_written: 0,
             flush: plan.flush.map(|plan| FlushState { plan, writes_since: 0, due: false, file: 0, in_flight: false }),
             trimming: plan.trim_percent > 0,
+            sizes: plan
+                .block_sizes
+                .as_ref()
+                .map(|m| size_mix::SizeMix::new(m, plan.seed, plan.index, plan.trim_percent > 0)),
         })
     }
 
     /// Chooses the next I/O for `slot`, or `None` when the worker's share is done.
     #[inline(always)]
-    fn next_request(&mut self, slot: u32) -> Option<Request> {
+    fn next_request<const MIX: bool>(&mut self, slot: u32) -> Option<Request> {
         if self.remaining_ops == 0 {
             return None;
+        }
+        if MIX {
+            return self.next_mixed_request(slot);
         }
         let mut region_block = self.source.next_block()?;
         if let Some(v) = &self.verifier {
@@ -587,6 +620,50 @@ impl<E: Engine> Worker<E> {
         let file = self.locate(block);
         let offset_bytes = (block - self.files[file as usize].first_block) * self.block_size_bytes;
         let op = self.mix.next();
+        Some(self.fill_slot::<false>(slot, op, file, offset_bytes, region_block, self.block_size_bytes as u32))
+    }
+
+    /// With a block-size mix: the next I/O's size (drawn for its op) and the first of the
+    /// blocks it covers (units of the alignment), inside the region and inside its file.
+    /// Verification is refused with a mix (no in-flight check here).
+    #[inline(always)]
+    fn next_mixed_request(&mut self, slot: u32) -> Option<Request> {
+        let op = self.mix.next();
+        let (size_index, len_bytes, units) = self.sizes.as_mut()?.pick(op);
+        let mut region_block = self.source.next_extent(units)?;
+        self.remaining_ops -= 1;
+        let mut block = self.region_first_block + region_block;
+        let file = self.locate(block);
+        let f = self.files[file as usize];
+        if block + units > f.first_block + f.blocks {
+            // An I/O of several blocks stays inside its file: it moves back to end with it.
+            block = (f.first_block + f.blocks).saturating_sub(units).max(f.first_block);
+            region_block = block.saturating_sub(self.region_first_block);
+        }
+        if let Some(tracker) = &mut self.coverage {
+            tracker.touch_extent(region_block, units);
+        }
+        let offset_bytes = (block - f.first_block) * self.block_size_bytes;
+        let req = self.fill_slot::<true>(slot, op, file, offset_bytes, region_block, len_bytes);
+        let state = &mut self.slots[slot as usize];
+        state.len_bytes = len_bytes;
+        state.size_index = size_index;
+        Some(req)
+    }
+
+    /// The request's data (a write's) and the slot's record of it. `MIX`: its length may
+    /// be less than the slot's buffer (without a mix, a slot's length stays the block size
+    /// it was made with).
+    #[inline(always)]
+    fn fill_slot<const MIX: bool>(
+        &mut self,
+        slot: u32,
+        op: Op,
+        file: u32,
+        offset_bytes: u64,
+        region_block: u64,
+        len_bytes: u32,
+    ) -> Request {
         let mut sequence = 0;
         let mut duplicate_chunks = 0;
         if op == Op::Write {
@@ -601,6 +678,7 @@ impl<E: Engine> Worker<E> {
             self.write_sequence += 1;
             sequence = self.sequence_base | (self.write_sequence & 0xffff_ffff);
             let buf = self.buffers.slot_mut(slot);
+            let buf = if MIX { &mut buf[..len_bytes as usize] } else { buf };
             if let Some(v) = &self.verifier {
                 if v.reduction.is_none() {
                     verify::stamp(buf, v.plan.pattern, self.data.seed, offset_bytes, sequence);
@@ -627,14 +705,14 @@ impl<E: Engine> Worker<E> {
         state.sequence = sequence;
         state.holds_pattern = op == Op::Write;
         state.duplicate_chunks = duplicate_chunks;
-        Some(Request { slot, op, file, offset_bytes, len_bytes: self.block_size_bytes as u32 })
+        Request { slot, op, file, offset_bytes, len_bytes }
     }
 
     /// The next request to issue (queued engines drawing ahead): the oldest prepared one,
     /// else one drawn now into a free slot (at the start, or when the source ran dry
     /// of prepared ones). `None` when the worker's share is done.
     #[inline(always)]
-    fn take_prepared(&mut self) -> Option<Request> {
+    fn take_prepared<const MIX: bool>(&mut self) -> Option<Request> {
         let a = self.ahead.as_mut()?;
         if a.len > 0 {
             let req = a.ready[a.head];
@@ -646,7 +724,7 @@ impl<E: Engine> Worker<E> {
             return None;
         }
         let slot = self.free.pop()?;
-        let req = self.next_request(slot);
+        let req = self.next_request::<MIX>(slot);
         if req.is_none() {
             self.free.push(slot);
             if let Some(a) = &mut self.ahead {
@@ -663,14 +741,14 @@ impl<E: Engine> Worker<E> {
     /// generations and the device is never left idle by them. Called after a submission:
     /// the device works meanwhile. Returns the completions taken into `completions`.
     #[inline(always)]
-    fn prepare_ahead(&mut self) -> Result<usize, crate::engine::EngineError> {
+    fn prepare_ahead<const MIX: bool>(&mut self) -> Result<usize, crate::engine::EngineError> {
         loop {
             let Some(a) = &self.ahead else { return Ok(0) };
             if a.drawn_out || a.len == a.depth {
                 return Ok(0);
             }
             let Some(slot) = self.free.pop() else { return Ok(0) };
-            let req = self.next_request(slot);
+            let req = self.next_request::<MIX>(slot);
             let Some(a) = &mut self.ahead else { return Ok(0) };
             match req {
                 Some(req) => {
@@ -728,7 +806,7 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     fn maybe_rotate_interval(&mut self, epoch: &AtomicU64) {
         if let Some(rec) = &mut self.interval {
-            rec.maybe_rotate(epoch, |read, write, flush| snapshot(&self.stats, read, write, flush));
+            rec.maybe_rotate(epoch, |into| snapshot(&self.stats, into));
         }
     }
 
@@ -741,7 +819,7 @@ impl<E: Engine> Worker<E> {
     fn end_ramp(&mut self) {
         self.ramp_end_ns = None;
         if let Some(rec) = &mut self.interval {
-            rec.end_ramp(|read, write, flush| snapshot(&self.stats, read, write, flush));
+            rec.end_ramp(|into| snapshot(&self.stats, into));
         }
         for t in self.stats.iter_mut() {
             self.ramp_ops += t.read.ops + t.write.ops + t.flush.ops + t.trim.ops;
@@ -749,6 +827,9 @@ impl<E: Engine> Worker<E> {
             t.write.reset();
             t.flush.reset();
             t.trim.reset();
+        }
+        if let Some(m) = &mut self.sizes {
+            m.reset();
         }
         // The written chunks are counted from the window's writes (`write.ops`): so are
         // their duplicates.
@@ -758,29 +839,36 @@ impl<E: Engine> Worker<E> {
 
     /// Accounts one completion; `counts` is false for I/O that finished after the window.
     #[inline(always)]
-    fn complete(&mut self, slot: u32, result: i64, lat_ns: u64, counts: bool) {
+    fn complete<const MIX: bool>(&mut self, slot: u32, result: i64, lat_ns: u64, counts: bool) {
         let state = self.slots[slot as usize];
         self.slots[slot as usize].submit_ns = IDLE_NS;
-        if result == self.block_size_bytes as i64 && self.verifier.is_some() {
+        let len_bytes = if MIX { u64::from(state.len_bytes) } else { self.block_size_bytes };
+        if result == len_bytes as i64 && self.verifier.is_some() {
             self.verify_completion(slot, &state);
         }
-        if result == self.block_size_bytes as i64 {
+        if result == len_bytes as i64 {
             if counts {
                 let stats = &mut self.stats[state.file as usize];
                 match state.op {
-                    Op::Read => stats.read.record(self.block_size_bytes, lat_ns),
+                    Op::Read => stats.read.record(len_bytes, lat_ns),
                     Op::Write => {
-                        stats.write.record(self.block_size_bytes, lat_ns);
+                        stats.write.record(len_bytes, lat_ns);
                         self.duplicate_chunks_written += u64::from(state.duplicate_chunks);
                     }
                     Op::Fsync | Op::Fdatasync | Op::Trim => {}
+                }
+                if MIX && let Some(m) = &mut self.sizes {
+                    m.record(state.size_index, state.op, len_bytes, lat_ns);
                 }
             }
         } else if result == 0 && state.op.is_flush() {
             self.flush_completed(&state, lat_ns, counts);
         } else if result == 0 && state.op == Op::Trim {
             if counts {
-                self.stats[state.file as usize].trim.record(self.block_size_bytes, lat_ns);
+                self.stats[state.file as usize].trim.record(len_bytes, lat_ns);
+                if MIX && let Some(m) = &mut self.sizes {
+                    m.record(state.size_index, Op::Trim, len_bytes, lat_ns);
+                }
             }
         } else {
             self.record_error(slot, &state, result);
@@ -832,7 +920,7 @@ impl<E: Engine> Worker<E> {
         let kind = if result < 0 {
             IoFailureKind::Errno((-result) as i32)
         } else {
-            IoFailureKind::Short { done_bytes: result as u64, len_bytes: self.block_size_bytes }
+            IoFailureKind::Short { done_bytes: result as u64, len_bytes: u64::from(state.len_bytes) }
         };
         let errno = match kind {
             IoFailureKind::Errno(errno) => errno,
@@ -848,7 +936,7 @@ impl<E: Engine> Worker<E> {
                 f.in_flight = false;
             }
         } else if let Some(tracker) = &mut self.coverage {
-            tracker.untouch(state.region_block);
+            tracker.untouch_extent(state.region_block, u64::from(state.len_bytes).div_ceil(self.block_size_bytes));
         }
         // The block was counted as covered when the I/O was issued (the cheap place, on
         // the hot path); a failed I/O reached nothing, so it is taken back here (above).
@@ -887,7 +975,8 @@ impl<E: Engine> Worker<E> {
                     for i in 0..n {
                         let Completion { slot, result } = self.completions[i];
                         let lat_ns = now.saturating_sub(self.slots[slot as usize].submit_ns);
-                        self.complete(slot, result, lat_ns, true);
+                        // (Cold: the lengths are the slots' own, with or without a mix.)
+                        self.complete::<true>(slot, result, lat_ns, true);
                     }
                     last_counted_ns = now;
                 }
@@ -897,7 +986,7 @@ impl<E: Engine> Worker<E> {
                         let slot = &mut self.slots[c.slot as usize];
                         slot.submit_ns = IDLE_NS;
                         // Not counted, but a block an I/O failed on is not covered either.
-                        if c.result != self.block_size_bytes as i64
+                        if c.result != i64::from(slot.len_bytes)
                             && !slot.op.is_flush()
                             && let Some(tracker) = &mut self.coverage
                         {
@@ -948,7 +1037,7 @@ impl<E: Engine> Worker<E> {
 
     fn finish(mut self, _control: &RunControl, stop: WorkerStop, end_ns: u64, cpu: CpuTimes) -> WorkerResult {
         if let Some(rec) = self.interval.take() {
-            rec.flush(|read, write, flush| snapshot(&self.stats, read, write, flush));
+            rec.flush(|into| snapshot(&self.stats, into));
         }
         let engine_setup = self.engine.setup_facts();
         let mut read = OpStats::new();
@@ -987,6 +1076,7 @@ impl<E: Engine> Worker<E> {
             errors: self.errors,
             duplicate_chunks_written: self.duplicate_chunks_written,
             ramp_ops: self.ramp_ops,
+            per_size: self.sizes.map(|m| m.stats.into_vec()).unwrap_or_default(),
         }
     }
 }
