@@ -10,7 +10,9 @@
 //! - `data`: filling 4 KiB with fresh random data, stamping and checking a verified 4 KiB block;
 //! - `write_data`: what one write's data costs, per pattern and block size (4 KiB,
 //!   128 KiB, 1 MiB, 16 MiB): the pool the default pattern uses, the xorshift
-//!   generator, the fixed and sequential patterns. Each must run at >= 8 GiB/s per core;
+//!   generator, keyed, verified stamping, the ratios, the fixed and sequential patterns,
+//!   and memset/memcpy of the block as the machine's ceiling. Each must run at >= 8 GiB/s
+//!   per core where the ceiling allows;
 //! - `loop_null`: one full iteration of the worker loop on the null engine
 //!   (choose offset, op, queue, reap, record), driven through `worker::run`;
 //! - `engine_round_trip`: queue + submit + reap of one 4 KiB request on a block
@@ -204,6 +206,33 @@ fn write_data(c: &mut Criterion) {
                 })
             });
         }
+        // The keyed pattern (sync and mmap's default): a key per 4 KiB chunk into a
+        // buffer that holds the base.
+        data::keyed::fill_base(buf.slot_mut(0), 42);
+        g.bench_function(format!("keyed_{name}"), |b| {
+            b.iter(|| {
+                seq += 1;
+                data::keyed::key_chunks(buf.slot_mut(0), 42, black_box(seq * len as u64), seq);
+            })
+        });
+        // --verify without ratios: the random payload and the checksummed header.
+        g.bench_function(format!("verify_stamp_{name}"), |b| {
+            b.iter(|| {
+                seq += 1;
+                verify::stamp(buf.slot_mut(0), Pattern::Random, 42, black_box(seq * len as u64), seq);
+            })
+        });
+        // The ceilings: what writing (memset) and copying (memcpy) the block costs here.
+        let source = vec![0x5au8; len];
+        g.bench_function(format!("ceiling_memset_{name}"), |b| {
+            b.iter(|| {
+                seq += 1;
+                buf.slot_mut(0).fill(black_box(seq as u8));
+            })
+        });
+        g.bench_function(format!("ceiling_memcpy_{name}"), |b| {
+            b.iter(|| buf.slot_mut(0).copy_from_slice(black_box(&source)))
+        });
         for pattern in [Pattern::Zeros, Pattern::Sequential] {
             g.bench_function(format!("{}_{name}", pattern.name()), |b| {
                 b.iter(|| {

@@ -30,7 +30,6 @@ mod fio_import;
 mod futex;
 pub mod heartbeat;
 mod jobs;
-pub mod keyed_data;
 mod memory;
 pub mod placement;
 mod profiles;

@@ -310,6 +310,12 @@ impl Spec {
     fn validate_block_sizes(&self) -> Result<(), UsageError> {
         let Some(mix) = &self.block_sizes else { return Ok(()) };
         let flag = if mix.sizes().len() > 1 { "--bssplit" } else { "--block-align" };
+        if let Some(&size) = mix.sizes().iter().find(|&&s| s > MAX_BLOCK_SIZE_BYTES) {
+            return Err(UsageError::new(format!(
+                "--bssplit {}: size {size} is above the largest accepted, 1G",
+                mix.fio_syntax()
+            )));
+        }
         if self.run_length == RunLength::UntilCovered {
             return Err(UsageError::new(format!(
                 "{flag} with --duration 0: a run until covered visits each block once, and blocks of mixed sizes do not tile the target; give a --duration or --ops"

@@ -45,7 +45,7 @@ fn write_once(engine: &str, size: &str, bs: &str, depth: &str, extra: &[&str]) -
 /// the inline engines (sync, mmap), random (cut from the pool) for the queued ones.
 fn default_data(engine: &str, pool: &RandomPool, buf: &mut [u8], offset_bytes: u64, sequence: u64) {
     if matches!(engine, "sync" | "mmap") {
-        iopulse::keyed_data::fill(buf, 7, offset_bytes, sequence);
+        iopulse::data::keyed::fill(buf, 7, offset_bytes, sequence);
     } else {
         pool.fill(buf, offset_bytes, sequence);
     }

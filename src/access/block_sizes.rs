@@ -155,9 +155,6 @@ fn parse_split(text: &str) -> Result<Vec<SizeShare>, String> {
         if size_bytes == 0 {
             return Err(format!("size 0 in {entry:?}: every size must be at least 1 byte (e.g. 4k)"));
         }
-        if size_bytes > crate::spec::MAX_BLOCK_SIZE_BYTES {
-            return Err(format!("size {size} in {entry:?}: at most 1G is accepted"));
-        }
         let percent = if percent.trim().is_empty() {
             unset += 1;
             f64::NAN

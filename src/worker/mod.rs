@@ -689,7 +689,7 @@ impl<E: Engine> Worker<E> {
                 duplicate_chunks = pool.fill(buf, offset_bytes, sequence);
             } else if self.data.pattern == Pattern::Keyed && self.slots[slot as usize].holds_pattern {
                 // The slot still holds the base: only the keys change.
-                crate::keyed_data::key_chunks(buf, self.data.seed, offset_bytes, sequence);
+                data::keyed::key_chunks(buf, self.data.seed, offset_bytes, sequence);
             } else if self.data.pattern.varies_per_write() || !self.slots[slot as usize].holds_pattern {
                 data::fill(buf, self.data.pattern, self.data.seed, offset_bytes, sequence);
             }

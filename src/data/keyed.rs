@@ -16,8 +16,8 @@
 //!
 //! This module fills buffers; it never decides which pattern a run uses (`cli.rs` does).
 
-/// Bytes per keyed chunk.
-pub const CHUNK_BYTES: usize = 4096;
+use super::reduction::CHUNK_BYTES;
+
 /// Fresh bytes at the start of each chunk.
 pub const KEY_BYTES: usize = 16;
 
@@ -28,7 +28,7 @@ const BASE_SALT: u64 = 0x6B65_7965_645F_6261;
 /// Writes the base into `buf`: byte `i` depends only on the seed and `i` (a longer buffer
 /// extends a shorter one), so any buffer written once keeps it at every position.
 pub fn fill_base(buf: &mut [u8], seed: u64) {
-    crate::data::fill_random(buf, seed ^ BASE_SALT, 0, 0);
+    super::xorshift::fill_random(buf, seed ^ BASE_SALT, 0, 0);
 }
 
 /// Rewrites the key of every chunk of `buf` (the bytes at file offset `offset_bytes`,
