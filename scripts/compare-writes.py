@@ -4,15 +4,21 @@
 For each workload, each repetition runs every variant once, in turn (A B C D A B C D ...):
   new        iopulse under test, default write data (keyed for sync, random for queued engines)
   new-zeros  the same binary with --write-pattern zeros (what data generation costs)
+  new-ones   the same with --write-pattern ones: as cheap as zeros for the tool, but no
+             device or hypervisor can skip or thin-provision it, so it tells a device that
+             special-cases zeros from the cost of the data
   base       another iopulse binary, default data (optional: --base PATH)
   fio        fio with its defaults for data (scramble_buffers), --rw=write --direct=1
-and prints the median IOPS of each, the ratio of each to fio, CPU time per I/O (iopulse:
+and prints the median IOPS of each, the median over repetitions of each one's ratio to
+fio's and to new-zeros' run of the same repetition, CPU time per I/O (iopulse:
 cpu.workers_per_io_ns; fio: (usr_cpu + sys_cpu) x job_runtime / I/Os) and p50 latency,
 plus one command line per variant.
 
 Usage: scripts/compare-writes.py --new target/release/iopulse [--base OLD] [--reps 5]
-         [--duration 3s] [--size 1G] [--dir /tmp] [--workloads libaio:128k:8,sync:16m:1]
-A workload is engine:block-size:queue-depth (engine sync, libaio or io_uring).
+         [--duration 3s] [--size 1G] [--dir /tmp] [--workloads libaio:128k:8,sync:16m:1] [--cpu N]
+A workload is engine:block-size:queue-depth (engine sync, libaio or io_uring). --cpu N runs
+every variant under `taskset -c N` (the same CPU for both tools: on a VM whose disk
+interrupts land on one CPU, where the writer runs changes what touching its buffers costs).
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
@@ -23,6 +29,7 @@ p.add_argument("--reps", type=int, default=5)
 p.add_argument("--duration", default="3s")
 p.add_argument("--size", default="1G")
 p.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp"))
+p.add_argument("--cpu", help="pin every variant (both tools) to this CPU with taskset")
 p.add_argument("--workloads", default="libaio:128k:8,io_uring:128k:8,libaio:1m:4,io_uring:1m:4,sync:16m:1")
 a = p.parse_args()
 
@@ -45,11 +52,13 @@ def fio(engine, bs, qd):
 
 
 def measure(cmd):
+    if a.cpu is not None:
+        cmd = ["taskset", "-c", a.cpu] + cmd
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"failed ({out.returncode}): {' '.join(cmd)}\n{out.stderr}")
     j = json.loads(out.stdout[out.stdout.index("{"):])
-    if cmd[0] == "fio":
+    if "fio" in cmd[:4]:
         job = j["jobs"][0]
         w = job["write"]
         cpu = (job["usr_cpu"] + job["sys_cpu"]) / 100 * job["job_runtime"] * 1e6 / max(w["total_ios"], 1)
@@ -66,7 +75,8 @@ try:
     for w in a.workloads.split(","):
         engine, bs, qd = w.split(":")
         variants = {"new": iopulse(a.new, engine, bs, qd),
-                    "new-zeros": iopulse(a.new, engine, bs, qd, "zeros")}
+                    "new-zeros": iopulse(a.new, engine, bs, qd, "zeros"),
+                    "new-ones": iopulse(a.new, engine, bs, qd, "ones")}
         if a.base:
             variants["base"] = iopulse(a.base, engine, bs, qd)
         variants["fio"] = fio(engine, bs, qd)
@@ -75,10 +85,14 @@ try:
             for k, cmd in variants.items():
                 got[k].append(measure(cmd))
         med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in got.items()}
-        print(f"\n== {engine} {bs} QD {qd} (medians of {a.reps})")
+
+        def ratio(k, to):
+            return statistics.median(got[k][r][0] / got[to][r][0] for r in range(a.reps))
+
+        print(f"\n== {engine} {bs} QD {qd} (medians of {a.reps}; ratios: median of each repetition's ratio)")
         for k, (iops, cpu, p50) in med.items():
-            print(f"  {k:10} IOPS {iops:9.1f}  x fio {iops / med['fio'][0]:.3f}  "
-                  f"x new-zeros {iops / med['new-zeros'][0]:.3f}  CPU/write {cpu / 1000:8.1f} us  "
+            print(f"  {k:10} IOPS {iops:9.1f}  x fio {ratio(k, 'fio'):.3f}  "
+                  f"x new-zeros {ratio(k, 'new-zeros'):.3f}  CPU/write {cpu / 1000:8.1f} us  "
                   f"p50 {p50 / 1000:8.1f} us")
         for k, cmd in variants.items():
             print(f"  $ {' '.join(cmd)}")

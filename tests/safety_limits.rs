@@ -9,82 +9,49 @@ use common::*;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// A memory cgroup (v2 if this machine runs it, else v1) limited to `limit`, removed on Drop.
-struct MemoryCgroup {
-    dir: std::path::PathBuf,
-    limit_file: &'static str,
-}
-
-impl MemoryCgroup {
-    fn new(limit: &str, what: &str) -> Option<Self> {
-        if !root::is_root() {
-            eprintln!("SKIP: {what}: needs root for a memory cgroup");
-            return None;
-        }
-        let name = format!("iopulse-test-{}", std::process::id());
-        let (base, limit_file) = if std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
-            ("/sys/fs/cgroup", "memory.max")
-        } else {
-            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
-        };
-        let dir = std::path::Path::new(base).join(name);
-        if std::fs::create_dir(&dir).is_err() || std::fs::write(dir.join(limit_file), limit).is_err() {
-            let _ = std::fs::remove_dir(&dir);
-            eprintln!("SKIP: {what}: no memory cgroup controller at {base}");
-            return None;
-        }
-        Some(Self { dir, limit_file })
-    }
-
-    /// `iopulse ARGS` started inside the group.
-    fn run(&self, args: &[&str]) -> (i32, String) {
-        let procs = self.dir.join("cgroup.procs");
-        let script = format!("echo $$ > {} && exec \"$0\" \"$@\"", procs.display());
-        let out =
-            Command::new("sh").arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_iopulse")).args(args).output().unwrap();
-        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
-    }
-}
-
-impl Drop for MemoryCgroup {
-    fn drop(&mut self) {
-        for _ in 0..100 {
-            if std::fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+/// `iopulse ARGS` started inside `group`: its exit code and stderr.
+fn run_in(group: &root::MemoryCgroup, args: &[&str]) -> (i32, String) {
+    let mut cmd = iopulse();
+    cmd.args(args);
+    group.confine(&mut cmd);
+    let (code, _, stderr) = run_command(&mut cmd);
+    (code, stderr)
 }
 
 #[test]
 fn a_run_larger_than_its_memory_cgroup_is_refused_before_its_file_exists() {
     let what = "memory cgroup limit";
-    let Some(group) = MemoryCgroup::new("200M", what) else { return };
+    let Some(group) = root::MemoryCgroup::new(200 << 20, what) else { return };
     let dir = temp_dir();
     let target = dir.path().join("new.dat");
     let t = path_str(&target);
     // 4 x 128 x 1 MiB = 512 MiB of buffers on a queued engine.
-    let (code, stderr) = group.run(&[
-        &t,
-        "--engine",
-        "libaio",
-        "--threads",
-        "4",
-        "--queue-depth",
-        "128",
-        "--block-size",
-        "1M",
-        "--file-size",
-        "16M",
-        "--duration",
-        "1",
-    ]);
+    let (code, stderr) = run_in(
+        &group,
+        &[
+            &t,
+            "--engine",
+            "libaio",
+            "--threads",
+            "4",
+            "--queue-depth",
+            "128",
+            "--block-size",
+            "1M",
+            "--file-size",
+            "16M",
+            "--duration",
+            "1",
+        ],
+    );
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("cgroup") && stderr.contains(group.limit_file) && stderr.contains("--threads"), "{stderr}");
+    assert!(
+        stderr.contains("cgroup") && stderr.contains(group.limit_file()) && stderr.contains("--threads"),
+        "{stderr}"
+    );
     assert!(!target.exists(), "no file was created");
     // A run that fits goes ahead inside the same group.
-    let (code, stderr) = group.run(&[&t, "--file-size", "4M", "--duration", "200ms", "--quiet"]);
+    let (code, stderr) = run_in(&group, &[&t, "--file-size", "4M", "--duration", "200ms", "--quiet"]);
     assert_eq!(code, 0, "{stderr}");
 }
 

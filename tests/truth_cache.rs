@@ -325,55 +325,10 @@ fn cache_keep_after_a_warm_read_stays_warm() {
     assert!(cache_line(&text).starts_with("Cache     keep: ⚠ buffered reads: "), "{text}");
 }
 
-/// A fresh memory cgroup (v1) with a limit, its processes' page cache included; removed on Drop.
-struct MemoryCgroup(std::path::PathBuf);
-
-impl MemoryCgroup {
-    fn new(limit_bytes: u64, what: &str) -> Option<Self> {
-        if !common::root::is_root() {
-            eprintln!("SKIP: {what}: needs root for a memory cgroup");
-            return None;
-        }
-        let base = Path::new("/sys/fs/cgroup/memory");
-        if !base.join("memory.limit_in_bytes").exists() {
-            eprintln!("SKIP: {what}: no cgroup v1 memory controller at /sys/fs/cgroup/memory");
-            return None;
-        }
-        let dir = base.join(format!("wt-cache-test-{}", std::process::id()));
-        if let Err(e) = std::fs::create_dir(&dir) {
-            eprintln!("SKIP: {what}: cannot create {}: {e}", dir.display());
-            return None;
-        }
-        let group = MemoryCgroup(dir);
-        if let Err(e) = std::fs::write(group.0.join("memory.limit_in_bytes"), limit_bytes.to_string()) {
-            eprintln!("SKIP: {what}: cannot set the limit: {e}");
-            return None;
-        }
-        Some(group)
-    }
-
-    /// Makes `cmd` start inside the group.
-    fn confine(&self, cmd: &mut std::process::Command) {
-        common::root::start_in_cgroup(cmd, &self.0);
-    }
-}
-
-impl Drop for MemoryCgroup {
-    fn drop(&mut self) {
-        // Its page cache is moved to the parent when the group goes; wait for its processes.
-        for _ in 0..100 {
-            if std::fs::remove_dir(&self.0).is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    }
-}
-
 #[test]
 fn cache_warm_that_cannot_fit_warns() {
     let what = "--cache warm larger than a memory cgroup";
-    let Some(group) = MemoryCgroup::new(48 << 20, what) else { return };
+    let Some(group) = common::root::MemoryCgroup::new(48 << 20, what) else { return };
     let dir = temp_dir();
     let region_bytes = 160u64 << 20;
     let path = zero_file(dir.path(), "big.dat", region_bytes);

@@ -119,15 +119,15 @@ fn refused_setup_flags_fall_back_and_say_so_once() {
     let (code, stdout, stderr) = run_with_faults("refuse:DEFER_TASKRUN", &args);
     assert_eq!(code, 0, "{stderr}");
     let r: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(r["engine"]["setup"]["setup_flags"], "SINGLE_ISSUER|COOP_TASKRUN");
+    assert_eq!(r["engine"]["setup"]["setup_flags"], "SINGLE_ISSUER|COOP_TASKRUN|TASKRUN_FLAG");
     assert_eq!(r["engine"]["setup"]["refused_flags"], "DEFER_TASKRUN");
     assert_eq!(stderr.matches("refused IORING_SETUP_DEFER_TASKRUN").count(), 1, "once for 2 workers: {stderr}");
     assert_eq!(r["notes"].as_array().unwrap().iter().filter(|n| n.as_str().unwrap().contains("DEFER")).count(), 1);
     assert_eq!(u64_at(&r, &["read", "ops"]), 256);
 
-    // Without any refusal, all three flags are used.
+    // Without any refusal, all four flags are used.
     let r = run_json(&args[..args.len() - 2]);
-    assert_eq!(r["engine"]["setup"]["setup_flags"], "DEFER_TASKRUN|SINGLE_ISSUER|COOP_TASKRUN");
+    assert_eq!(r["engine"]["setup"]["setup_flags"], "DEFER_TASKRUN|SINGLE_ISSUER|COOP_TASKRUN|TASKRUN_FLAG");
     assert_eq!(r["engine"]["setup"]["registered_buffers"], "true");
     assert_eq!(r["engine"]["setup"]["registered_files"], "true");
 }

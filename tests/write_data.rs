@@ -331,6 +331,44 @@ fn large_sequential_writes_do_not_grow_in_memory() {
     assert!(five_passes <= planned + (64 << 20), "peak resident {five_passes} bytes, far above the plan of {planned}");
 }
 
+/// Streaming writes over a file four times larger than the memory they may use: a memory
+/// cgroup of 96 MiB (its page cache included) and a 384 MiB file, 16 MiB blocks, one pass,
+/// buffered through the page cache (sync) and O_DIRECT (io_uring, two in flight). Neither
+/// run is killed or fails, each writes every block with its own write's data, and the
+/// process's resident set stays near its plan while the cgroup reclaims the page cache.
+#[test]
+fn streaming_writes_over_a_file_larger_than_memory_hold_their_memory() {
+    let what = "16 MiB writes over a file four times its memory cgroup";
+    let Some(group) = common::root::MemoryCgroup::new(96 << 20, what) else { return };
+    let pool = RandomPool::new(7);
+    let block = 16usize << 20;
+    for (engine, extra) in [("sync", &[][..]), ("io_uring", &["--direct", "--queue-depth", "2"][..])] {
+        if !engine_available(engine) {
+            continue;
+        }
+        let dir = temp_dir();
+        let f = zero_file(dir.path(), "stream.dat", 24 * block as u64);
+        let json = dir.path().join("r.json");
+        let (fs, js) = (path_str(&f), path_str(&json));
+        let mut cmd = iopulse();
+        cmd.args([&fs, "--engine", engine, "--block-size", "16m", "--write-percent", "100", "--duration", "0"]);
+        cmd.args(["--seed", "7", "--quiet", "--json", &js]).args(extra);
+        group.confine(&mut cmd);
+        let (code, _, stderr) = run_command(&mut cmd);
+        assert_eq!(code, 0, "{engine}: {stderr}");
+        let r = read_json(&json);
+        assert_eq!(u64_at(&r, &["write", "ops"]), 24, "{engine}: every block written once");
+        let (peak, planned) = (u64_at(&r, &["memory", "peak_resident_bytes"]), u64_at(&r, &["memory", "total_bytes"]));
+        assert!(peak <= planned + (32 << 20), "{engine}: peak resident {peak} bytes, plan {planned}");
+        let data = std::fs::read(&f).expect("read back");
+        let mut want = vec![0u8; block];
+        for (i, got) in data.chunks(block).enumerate() {
+            default_data(engine, &pool, &mut want, (i * block) as u64, i as u64 + 1);
+            assert!(got == want.as_slice(), "{engine}: block {i} is not write {}", i + 1);
+        }
+    }
+}
+
 /// With `--verify` the ratios hold too (duplicates by whole blocks, the header inside the
 /// random part), and the result's produced dedupe ratio is what the file shows.
 #[test]

@@ -371,3 +371,60 @@ pub fn start_in_cgroup(cmd: &mut Command, group: &Path) {
         });
     }
 }
+
+/// A fresh memory cgroup (v2 where this machine runs it, else v1) limited to `limit_bytes`,
+/// its processes' page cache included; removed on Drop (after its processes are gone).
+pub struct MemoryCgroup {
+    dir: PathBuf,
+    limit_file: &'static str,
+}
+
+impl MemoryCgroup {
+    pub fn new(limit_bytes: u64, what: &str) -> Option<Self> {
+        if !is_root() {
+            skip(what, "needs root for a memory cgroup");
+            return None;
+        }
+        let (base, limit_file) = if Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
+            ("/sys/fs/cgroup", "memory.max")
+        } else {
+            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+        };
+        let dir = Path::new(base).join(format!("iopulse-test-{}-{}", std::process::id(), next_group_number()));
+        if std::fs::create_dir(&dir).is_err() || std::fs::write(dir.join(limit_file), limit_bytes.to_string()).is_err()
+        {
+            let _ = std::fs::remove_dir(&dir);
+            skip(what, &format!("no memory cgroup controller at {base}"));
+            return None;
+        }
+        Some(Self { dir, limit_file })
+    }
+
+    /// The file that holds the limit (`memory.max` or `memory.limit_in_bytes`).
+    pub fn limit_file(&self) -> &'static str {
+        self.limit_file
+    }
+
+    /// Makes `cmd` start inside the group.
+    pub fn confine(&self, cmd: &mut Command) {
+        start_in_cgroup(cmd, &self.dir);
+    }
+}
+
+/// Tests of one binary run in parallel: each group gets its own name.
+fn next_group_number() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        // Its page cache moves to the parent when the group goes; wait for its processes.
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}

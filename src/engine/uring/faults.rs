@@ -41,7 +41,7 @@ impl Faults {
                         Some(value.parse().map_err(|_| format!("{FAULTS_ENV}: disabled:{value} is not a number"))?)
                 }
                 "refuse" => faults.refuse.push(
-                    [SetupFlag::DeferTaskrun, SetupFlag::SingleIssuer, SetupFlag::CoopTaskrun]
+                    [SetupFlag::DeferTaskrun, SetupFlag::SingleIssuer, SetupFlag::CoopTaskrun, SetupFlag::TaskrunFlag]
                         .into_iter()
                         .find(|f| f.name() == value)
                         .ok_or_else(|| format!("{FAULTS_ENV}: unknown setup flag `{value}`"))?,

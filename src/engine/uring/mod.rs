@@ -1,8 +1,11 @@
 //! `io_uring`: one ring per worker, created in the worker thread, kept full.
 //!
-//! - Set-up: SINGLE_ISSUER + DEFER_TASKRUN + COOP_TASKRUN, dropping them one at
-//!   a time (newest kernel feature first) while the kernel answers EINVAL; the
-//!   flags used are a setup fact. With `--sqpoll` only SINGLE_ISSUER is tried
+//! - Set-up: SINGLE_ISSUER + DEFER_TASKRUN + COOP_TASKRUN + TASKRUN_FLAG, dropping
+//!   them one at a time (newest kernel feature first) while the kernel answers EINVAL;
+//!   the flags used are a setup fact. Deferred completions are posted only inside
+//!   io_uring_enter; TASKRUN_FLAG makes the kernel say in the SQ ring's flags that some
+//!   wait, so that a look at the completion queue without waiting (`reap(0, ..)`, which
+//!   a writer drawing ahead makes between two generations) enters the kernel only then. With `--sqpoll` only SINGLE_ISSUER is tried
 //!   (the kernel refuses the task-run flags with SQPOLL by design).
 //! - The worker's slot buffers and files are registered (ReadFixed/WriteFixed,
 //!   fixed files) unless `--no-register`; a refused registration falls back to
@@ -101,14 +104,16 @@ const MAX_REGISTERED_BUFFER_BYTES: usize = 1 << 30;
 const SQPOLL_IDLE_MS: u32 = 1000;
 
 /// Optional set-up flags, in the order they are given up when the kernel refuses:
-/// newest first (DEFER_TASKRUN 6.1, SINGLE_ISSUER 6.0, COOP_TASKRUN 5.19), so an
-/// older kernel keeps every flag it knows. DEFER_TASKRUN needs SINGLE_ISSUER and
-/// goes first, so every attempt is a valid combination.
+/// newest first (DEFER_TASKRUN 6.1, SINGLE_ISSUER 6.0, COOP_TASKRUN and TASKRUN_FLAG
+/// 5.19), so an older kernel keeps every flag it knows. DEFER_TASKRUN needs
+/// SINGLE_ISSUER and goes first; TASKRUN_FLAG needs one of the task-run modes and goes
+/// last (alone, the kernel refuses it, and it is given up too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum SetupFlag {
     DeferTaskrun,
     SingleIssuer,
     CoopTaskrun,
+    TaskrunFlag,
 }
 
 impl SetupFlag {
@@ -117,6 +122,7 @@ impl SetupFlag {
             SetupFlag::DeferTaskrun => "DEFER_TASKRUN",
             SetupFlag::SingleIssuer => "SINGLE_ISSUER",
             SetupFlag::CoopTaskrun => "COOP_TASKRUN",
+            SetupFlag::TaskrunFlag => "TASKRUN_FLAG",
         }
     }
 }
@@ -190,6 +196,9 @@ pub struct UringEngine {
     iopoll: bool,
     /// The kernel takes a timeout in io_uring_enter (IORING_FEAT_EXT_ARG, 5.11).
     timed_wait: bool,
+    /// The ring has TASKRUN_FLAG: IORING_SQ_TASKRUN tells that completions wait to be
+    /// posted (`reap_batch`).
+    taskrun_flag: bool,
     /// An EOPNOTSUPP under --iopoll was reported (once).
     poll_failed: bool,
     /// IORING_OP_FSYNC entries queued (`--fsync-every`, `--fdatasync-every`).
@@ -210,7 +219,7 @@ fn build_ring(entries: u32, options: &UringOptions, faults: &Faults) -> Result<R
     let mut optional: Vec<SetupFlag> = if options.sqpoll {
         vec![SetupFlag::SingleIssuer]
     } else {
-        vec![SetupFlag::DeferTaskrun, SetupFlag::SingleIssuer, SetupFlag::CoopTaskrun]
+        vec![SetupFlag::DeferTaskrun, SetupFlag::SingleIssuer, SetupFlag::CoopTaskrun, SetupFlag::TaskrunFlag]
     };
     let mut refused = Vec::new();
     loop {
@@ -233,6 +242,7 @@ fn build_ring(entries: u32, options: &UringOptions, faults: &Faults) -> Result<R
                 SetupFlag::DeferTaskrun => builder.setup_defer_taskrun(),
                 SetupFlag::SingleIssuer => builder.setup_single_issuer(),
                 SetupFlag::CoopTaskrun => builder.setup_coop_taskrun(),
+                SetupFlag::TaskrunFlag => builder.setup_taskrun_flag(),
             };
             flags.push(flag.name());
         }
@@ -438,6 +448,7 @@ impl UringEngine {
             sqpoll: options.sqpoll,
             iopoll: options.iopoll,
             timed_wait,
+            taskrun_flag: flags.contains(&SetupFlag::TaskrunFlag.name()),
             poll_failed: false,
             flush_sqes: 0,
             facts,
@@ -477,11 +488,6 @@ impl UringEngine {
         result
     }
 
-    /// One io_uring_enter: hands the kernel up to `--submit-batch` queued entries and,
-    /// when `wait` > 0, waits until the completion queue holds `wait` entries (callers
-    /// wait only once the rest is handed over: see `reap_batch`). GETEVENTS is always set
-    /// so that deferred completions (DEFER_TASKRUN) and polled ones (IOPOLL) are reaped.
-    #[inline]
     /// Hands over what is queued and waits for one completion, at most `timeout_ns`
     /// (IORING_ENTER_EXT_ARG); ETIME when the time ran out.
     fn enter_with_timeout(&mut self, timeout_ns: u64) -> io::Result<()> {
@@ -527,6 +533,11 @@ impl UringEngine {
         Ok(())
     }
 
+    /// One io_uring_enter: hands the kernel up to `--submit-batch` queued entries and,
+    /// when `wait` > 0, waits until the completion queue holds `wait` entries (callers
+    /// wait only once the rest is handed over: see `reap_batch`). GETEVENTS is always set
+    /// so that deferred completions (DEFER_TASKRUN) and polled ones (IOPOLL) are reaped.
+    #[inline]
     fn enter(&mut self, wait: u32) -> io::Result<()> {
         let mut flags = IORING_ENTER_GETEVENTS;
         if self.sqpoll {
@@ -567,6 +578,13 @@ impl UringEngine {
             self.pending -= (r as u32).min(self.pending);
         }
         Ok(())
+    }
+
+    /// Whether completions wait as deferred task work, to be posted by the next
+    /// io_uring_enter (IORING_SQ_TASKRUN; a plain load from the SQ ring's flags).
+    #[inline]
+    fn completions_deferred(&mut self) -> bool {
+        self.taskrun_flag && self.ring.submission().taskrun()
     }
 
     /// Moves completions from the CQ into `out`: whole requests, end-of-file short
@@ -640,7 +658,10 @@ impl UringEngine {
             }
             let ready = self.ring.completion().len();
             let wait = if n + ready >= min || self.pending > self.max_submit { 0 } else { (min - n) as u32 };
-            if self.pending > 0 || wait > 0 || self.sqpoll {
+            // Nothing to hand over and no wait: the kernel is entered only when it has
+            // completions to post (deferred task work), so that a look without waiting
+            // sees every I/O that has completed.
+            if self.pending > 0 || wait > 0 || self.sqpoll || self.completions_deferred() {
                 match self.enter(wait) {
                     Ok(()) => {}
                     // A signal: return what there is, so that the worker sees its stop word.
@@ -946,6 +967,43 @@ mod tests {
         drop(buffers);
     }
 
+    /// A look without waiting (`reap(0, ..)`) sees an I/O that completed since the last
+    /// system call. Under DEFER_TASKRUN the completion of an O_DIRECT read waits as task
+    /// work until the ring is entered: without TASKRUN_FLAG the look found nothing, and a
+    /// writer drawing ahead generated all its spare slots before refilling the device.
+    #[test]
+    fn a_look_without_waiting_sees_a_completion_the_kernel_deferred() {
+        if !uring_available() {
+            return;
+        }
+        let (_dir, path, data) = pattern_file(1 << 20);
+        let file = open_file(&path, true);
+        let buffers = SlotBuffers::new(1, 4096, 4096).unwrap();
+        let mut engine = open(&[file.as_raw_fd()], &buffers, true, &options(true), &Faults::default()).unwrap();
+        let mut out = [Completion::default(); 1];
+        for round in 0..3u32 {
+            let offset_bytes = u64::from(round) * 65536;
+            let req = Request { slot: 0, op: Op::Read, file: 0, offset_bytes, len_bytes: 4096 };
+            // SAFETY: slot 0 is free (its previous read was reaped); the engine is dropped first.
+            unsafe { engine.queue(req) };
+            engine.submit().unwrap();
+            // Long enough for any device to complete one 4 KiB read; the look below makes
+            // no wait of its own.
+            let mut seen = 0;
+            for _ in 0..200 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                seen = engine.reap(0, &mut out).unwrap();
+                if seen > 0 {
+                    break;
+                }
+            }
+            assert_eq!(seen, 1, "round {round}: the completed read was not seen without waiting ({:?})", engine.facts);
+            assert_eq!(out[0], Completion { slot: 0, result: 4096 });
+            let at = offset_bytes as usize;
+            assert!(buffers.slot(0) == &data[at..at + 4096], "round {round}: the bytes read");
+        }
+    }
+
     #[test]
     fn refused_flags_fall_back_one_at_a_time_and_say_so_once() {
         if !uring_available() {
@@ -957,7 +1015,7 @@ mod tests {
         let opts = options(true);
         let faults = Faults::parse("refuse:DEFER_TASKRUN").unwrap();
         let engine = open(&[file.as_raw_fd()], &buffers, false, &opts, &faults).unwrap();
-        assert_eq!(fact(&engine, "setup_flags"), "SINGLE_ISSUER|COOP_TASKRUN");
+        assert_eq!(fact(&engine, "setup_flags"), "SINGLE_ISSUER|COOP_TASKRUN|TASKRUN_FLAG");
         assert_eq!(fact(&engine, "refused_flags"), "DEFER_TASKRUN");
         assert_eq!(engine.notes.len(), 1);
         assert!(engine.notes[0].contains("refused IORING_SETUP_DEFER_TASKRUN"), "{:?}", engine.notes);
@@ -965,9 +1023,10 @@ mod tests {
 
         let faults = Faults::parse("refuse:COOP_TASKRUN").unwrap();
         let engine = open(&[file.as_raw_fd()], &buffers, false, &opts, &faults).unwrap();
-        // Newest first: DEFER_TASKRUN and SINGLE_ISSUER are given up before COOP_TASKRUN.
+        // Newest first: DEFER_TASKRUN and SINGLE_ISSUER are given up before COOP_TASKRUN;
+        // TASKRUN_FLAG alone is refused by the kernel itself (it needs a task-run mode).
         assert_eq!(fact(&engine, "setup_flags"), "none");
-        assert_eq!(fact(&engine, "refused_flags"), "DEFER_TASKRUN|SINGLE_ISSUER|COOP_TASKRUN");
+        assert_eq!(fact(&engine, "refused_flags"), "DEFER_TASKRUN|SINGLE_ISSUER|COOP_TASKRUN|TASKRUN_FLAG");
         assert_eq!(engine.notes.len(), 1);
     }
 
