@@ -5,9 +5,21 @@
 //! slots are page aligned, which satisfies every device. The slot index is the
 //! kernel cookie; a slot's bytes are never touched while its I/O is in flight
 //! (the worker keeps that invariant, the engines rely on it).
+//!
+//! Buffers of 2 MiB or more are mapped directly and asked for transparent huge pages
+//! (MADV_HUGEPAGE) before their first touch: an O_DIRECT request then pins a few
+//! large folios instead of one 4 KiB page at a time (the kernel's page pinning was
+//! two thirds of a 16 MiB write's CPU time), and its physically contiguous pages make
+//! fewer, larger segments for the device. Where the kernel gives no huge pages, the
+//! buffers are plain pages, as before.
 
+use nix::sys::mman::{MapFlags, MmapAdvise, ProtFlags, madvise, mmap_anonymous, munmap};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::num::NonZeroUsize;
 use std::ptr::NonNull;
+
+/// A transparent huge page: allocations of at least this size are mapped for them.
+const HUGE_PAGE_BYTES: usize = 2 << 20;
 
 /// The raw description of a worker's slots that engines receive: where slot
 /// `i` starts and how long it is. Plain data; it does not own the memory.
@@ -31,8 +43,16 @@ impl BufferRegion {
 /// Owns the worker's slot memory.
 pub struct SlotBuffers {
     ptr: NonNull<u8>,
-    layout: Layout,
+    backing: Backing,
     region: BufferRegion,
+}
+
+/// Where the slots' memory comes from (and how it is given back).
+enum Backing {
+    /// The allocator, with this layout (small buffers).
+    Heap(Layout),
+    /// An anonymous mapping of this many bytes, advised for huge pages.
+    Mapped(usize),
 }
 
 // SAFETY: SlotBuffers owns its allocation exclusively; moving it to another
@@ -49,14 +69,28 @@ impl SlotBuffers {
         let total = stride
             .checked_mul(slots.max(1))
             .ok_or_else(|| format!("{slots} buffers of {slot_len_bytes} bytes overflow memory"))?;
-        let layout = Layout::from_size_align(total, align).map_err(|e| e.to_string())?;
-        // SAFETY: `layout` has a non-zero size (stride >= align >= 4096).
-        let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).ok_or_else(|| {
-            format!("cannot allocate {total} bytes of I/O buffers ({slots} x {slot_len_bytes} bytes)")
-        })?;
+        let cannot = || format!("cannot allocate {total} bytes of I/O buffers ({slots} x {slot_len_bytes} bytes)");
+        // A mapping is page aligned: it serves every alignment up to a page.
+        let (ptr, backing) = if total >= HUGE_PAGE_BYTES && align <= 4096 {
+            let len = NonZeroUsize::new(total).ok_or_else(cannot)?;
+            let prot = ProtFlags::PROT_READ | ProtFlags::PROT_WRITE;
+            // SAFETY: a new private anonymous mapping, which no other memory overlaps;
+            // it is unmapped once, in Drop.
+            let mapped = unsafe { mmap_anonymous(None, len, prot, MapFlags::MAP_PRIVATE) }
+                .map_err(|e| format!("{}: {e}", cannot()))?;
+            // SAFETY: advice on the whole of the mapping just made, before any page of it
+            // is touched; it changes no content. A kernel without transparent huge pages
+            // refuses it, and the buffers keep plain pages.
+            let _ = unsafe { madvise(mapped, total, MmapAdvise::MADV_HUGEPAGE) };
+            (mapped.cast::<u8>(), Backing::Mapped(total))
+        } else {
+            let layout = Layout::from_size_align(total, align).map_err(|e| e.to_string())?;
+            // SAFETY: `layout` has a non-zero size (stride >= align >= 4096).
+            let raw = unsafe { alloc_zeroed(layout) };
+            (NonNull::new(raw).ok_or_else(cannot)?, Backing::Heap(layout))
+        };
         let region = BufferRegion { base: ptr.as_ptr(), slot_stride_bytes: stride, slot_len_bytes, slots };
-        Ok(Self { ptr, layout, region })
+        Ok(Self { ptr, backing, region })
     }
 
     pub fn region(&self) -> BufferRegion {
@@ -69,7 +103,10 @@ impl SlotBuffers {
 
     /// Length of the whole allocation (every slot, padding included).
     pub fn len_bytes(&self) -> usize {
-        self.layout.size()
+        match self.backing {
+            Backing::Heap(layout) => layout.size(),
+            Backing::Mapped(len) => len,
+        }
     }
 
     /// Writes every page (keeping its bytes) so that each one is allocated now, on
@@ -78,7 +115,7 @@ impl SlotBuffers {
     pub fn touch_pages(&mut self) {
         const PAGE: usize = 4096;
         let mut offset = 0;
-        while offset < self.layout.size() {
+        while offset < self.len_bytes() {
             // SAFETY: `offset` is inside our allocation; `&mut self` means no other
             // reference exists, and no I/O is in flight at set-up.
             unsafe {
@@ -110,8 +147,15 @@ impl SlotBuffers {
 
 impl Drop for SlotBuffers {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this exact layout, freed once.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+        match self.backing {
+            // SAFETY: allocated in `new` with this exact layout, freed once.
+            Backing::Heap(layout) => unsafe { dealloc(self.ptr.as_ptr(), layout) },
+            Backing::Mapped(len) => {
+                // SAFETY: mapped in `new` with this length, unmapped once; no reference to
+                // it outlives `self`. An error here would leave the mapping, never corrupt.
+                let _ = unsafe { munmap(self.ptr.cast(), len) };
+            }
+        }
     }
 }
 
@@ -130,5 +174,53 @@ mod tests {
         b.slot_mut(2).fill(7);
         assert!(b.slot(1).iter().all(|&x| x == 0));
         assert_eq!(b.slot(2).len(), 5000);
+    }
+
+    /// Buffers of 2 MiB and more are a mapping asked for huge pages: aligned, zeroed,
+    /// writable, each slot apart, and given back on drop.
+    #[test]
+    fn large_buffers_are_mapped_and_behave_like_small_ones() {
+        let mut b = SlotBuffers::new(4, 1 << 20, 4096).unwrap();
+        assert!(matches!(b.backing, Backing::Mapped(len) if len == 4 << 20));
+        assert_eq!(b.len_bytes(), 4 << 20);
+        b.touch_pages();
+        for s in 0..4 {
+            assert_eq!(b.region().slot_ptr(s) as usize % 4096, 0);
+            assert!(b.slot(s).iter().all(|&x| x == 0), "slot {s} starts zeroed");
+        }
+        b.slot_mut(3).fill(9);
+        assert!(b.slot(2).iter().all(|&x| x == 0) && b.slot(3).iter().all(|&x| x == 9));
+        // Where the kernel gives transparent huge pages on request, the mapping has some.
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+        if thp.contains("[always]") || thp.contains("[madvise]") {
+            let huge_kib = anon_huge_kib(b.region().base as usize);
+            assert!(huge_kib >= 2048, "no huge page backs the 4 MiB of buffers ({huge_kib} KiB)");
+        } else {
+            crate::stderr_line!(
+                "SKIP: huge pages of the buffers: transparent huge pages are off here ({})",
+                thp.trim()
+            );
+        }
+        // A larger alignment than a page keeps the allocator.
+        let c = SlotBuffers::new(4, 1 << 20, 1 << 16).unwrap();
+        assert!(matches!(c.backing, Backing::Heap(_)));
+        assert_eq!(c.region().slot_ptr(1) as usize % (1 << 16), 0);
+    }
+
+    /// `AnonHugePages` of the mapping that starts at `start` (/proc/self/smaps), in KiB.
+    fn anon_huge_kib(start: usize) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ')
+                && let Some((from, _)) = range.split_once('-')
+                && let Ok(from) = usize::from_str_radix(from, 16)
+            {
+                inside = from == start;
+            } else if inside && let Some(kib) = line.strip_prefix("AnonHugePages:") {
+                return kib.trim().trim_end_matches("kB").trim().parse().unwrap();
+            }
+        }
+        0
     }
 }

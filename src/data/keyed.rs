@@ -45,8 +45,15 @@ pub fn key_chunks(buf: &mut [u8], seed: u64, offset_bytes: u64, sequence: u64) {
         let mut bytes = [0u8; KEY_BYTES];
         bytes[..8].copy_from_slice(&key[0].to_le_bytes());
         bytes[8..].copy_from_slice(&key[1].to_le_bytes());
-        let n = chunk.len().min(KEY_BYTES);
-        chunk[..n].copy_from_slice(&bytes[..n]);
+        // A whole key is a fixed-size store (no call to memcpy); a tail shorter than a key
+        // takes what fits.
+        match chunk.first_chunk_mut::<KEY_BYTES>() {
+            Some(head) => *head = bytes,
+            None => {
+                let n = chunk.len();
+                chunk.copy_from_slice(&bytes[..n]);
+            }
+        }
     }
 }
 
