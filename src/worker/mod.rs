@@ -418,6 +418,9 @@ struct Worker<E: Engine> {
     pool: Option<RandomPool>,
     /// Queued engines with per-write data: the requests drawn ahead (`Ahead`).
     ahead: Option<Ahead>,
+    /// Set while `prepare_ahead` draws a request: its pool data is cut there, in pieces,
+    /// instead of in `fill_slot`.
+    cut_later: bool,
     /// 4 KiB chunks of counted writes that were duplicates (`--dedupe-ratio`).
     duplicate_chunks_written: u64,
     /// `--fsync-every`, `--fdatasync-every`.
@@ -429,7 +432,7 @@ struct Worker<E: Engine> {
 }
 
 /// Writes whose data is ready before their slot frees (queued engines, data that varies
-/// per write, no `--verify`). The worker has twice the engine's depth in slots: while
+/// per write, verified or not). The worker has twice the engine's depth in slots: while
 /// `depth` I/Os are in flight, the other slots hold the next requests, drawn from the
 /// source ahead of time and their data generated after the last submission, while the
 /// device works. A completion is answered at once with the oldest prepared request, so
@@ -443,6 +446,31 @@ struct Ahead {
     len: usize,
     /// The source (or the ops limit) gave no more requests.
     drawn_out: bool,
+    /// The newest request drawn, while its data is still being cut from the pool a piece
+    /// at a time (`CUT_PIECE_BYTES`, a look at the completion queue between pieces): a
+    /// completion then waits for one piece, not for a whole large block's data.
+    cutting: Option<Cutting>,
+}
+
+/// A request drawn ahead whose data is cut from the pool up to `done_bytes`.
+#[derive(Clone, Copy, Debug)]
+struct Cutting {
+    req: Request,
+    done_bytes: u32,
+}
+
+/// Bytes of pool data cut between two looks at the completion queue while drawing ahead:
+/// a few microseconds of copying (a multiple of the 4 KiB chunk, so that pieces join into
+/// exactly the data of a whole fill).
+const CUT_PIECE_BYTES: u32 = 64 * 1024;
+
+impl Ahead {
+    /// Appends a request whose data is whole to the prepared ones.
+    #[inline(always)]
+    fn push(&mut self, req: Request) {
+        self.ready[(self.head + self.len) % self.depth] = req;
+        self.len += 1;
+    }
 }
 
 /// Whether a worker draws its requests ahead (`Ahead`): a queued engine whose writes
@@ -487,6 +515,7 @@ impl<E: Engine> Worker<E> {
             head: 0,
             len: 0,
             drawn_out: false,
+            cutting: None,
         });
         let pool = (writes_vary && plan.data.pattern == Pattern::Random)
             .then(|| RandomPool::reducible(plan.data.seed, plan.data.reducibility));
@@ -586,6 +615,7 @@ impl<E: Engine> Worker<E> {
             free: (0..slot_count).rev().collect(),
             pool,
             ahead,
+            cut_later: false,
             duplicate_chunks_written: 0,
             flush: plan.flush.map(|plan| FlushState { plan, writes_since: 0, due: false, file: 0, in_flight: false }),
             trimming: plan.trim_percent > 0,
@@ -686,7 +716,9 @@ impl<E: Engine> Worker<E> {
                     duplicate_chunks = verifier::stamp_reduced(buf, v, self.data.seed, offset_bytes, sequence);
                 }
             } else if let Some(pool) = &self.pool {
-                duplicate_chunks = pool.fill(buf, offset_bytes, sequence);
+                if !self.cut_later {
+                    duplicate_chunks = pool.fill(buf, offset_bytes, sequence);
+                }
             } else if self.data.pattern == Pattern::Keyed && self.slots[slot as usize].holds_pattern {
                 // The slot still holds the base: only the keys change.
                 data::keyed::key_chunks(buf, self.data.seed, offset_bytes, sequence);
@@ -713,6 +745,12 @@ impl<E: Engine> Worker<E> {
     /// of prepared ones). `None` when the worker's share is done.
     #[inline(always)]
     fn take_prepared<const MIX: bool>(&mut self) -> Option<Request> {
+        if self.ahead.as_ref().is_some_and(|a| a.len == 0 && a.cutting.is_some()) {
+            // The next request in the source's order is partly cut: finish it now.
+            while self.ahead.as_ref().is_some_and(|a| a.cutting.is_some()) {
+                self.cut_piece();
+            }
+        }
         let a = self.ahead.as_mut()?;
         if a.len > 0 {
             let req = a.ready[a.head];
@@ -736,31 +774,37 @@ impl<E: Engine> Worker<E> {
 
     /// Draws the next requests into free slots and generates their data, one at a time,
     /// until `depth` are prepared, the source is done, or a completion has arrived: after
-    /// each, the completion queue is looked at without waiting (no system call for
-    /// io_uring's ring or libaio's), so a completion never waits for a batch of
-    /// generations and the device is never left idle by them. Called after a submission:
-    /// the device works meanwhile. Returns the completions taken into `completions`.
+    /// each (for pool data, after each piece of `CUT_PIECE_BYTES`), the completion queue
+    /// is looked at without waiting (no system call for libaio's ring, nor for io_uring's
+    /// unless the kernel says completions wait to be posted), so a completion never waits
+    /// for a batch of generations and the device is never left idle by them. Called after
+    /// a submission: the device works meanwhile. Returns the completions taken into
+    /// `completions`.
     #[inline(always)]
     fn prepare_ahead<const MIX: bool>(&mut self) -> Result<usize, crate::engine::EngineError> {
         loop {
             let Some(a) = &self.ahead else { return Ok(0) };
-            if a.drawn_out || a.len == a.depth {
-                return Ok(0);
-            }
-            let Some(slot) = self.free.pop() else { return Ok(0) };
-            let req = self.next_request::<MIX>(slot);
-            let Some(a) = &mut self.ahead else { return Ok(0) };
-            match req {
-                Some(req) => {
-                    a.ready[(a.head + a.len) % a.depth] = req;
-                    a.len += 1;
-                }
-                None => {
-                    a.drawn_out = true;
-                    self.free.push(slot);
+            if a.cutting.is_none() {
+                if a.drawn_out || a.len == a.depth {
                     return Ok(0);
                 }
+                let Some(slot) = self.free.pop() else { return Ok(0) };
+                let cut_later = self.pool.is_some();
+                self.cut_later = cut_later;
+                let req = self.next_request::<MIX>(slot);
+                self.cut_later = false;
+                let Some(a) = &mut self.ahead else { return Ok(0) };
+                match req {
+                    Some(req) if cut_later => a.cutting = Some(Cutting { req, done_bytes: 0 }),
+                    Some(req) => a.push(req),
+                    None => {
+                        a.drawn_out = true;
+                        self.free.push(slot);
+                        return Ok(0);
+                    }
+                }
             }
+            self.cut_piece();
             let reaped = self.engine.reap(0, &mut self.completions)?;
             if reaped > 0 {
                 return Ok(reaped);
@@ -768,18 +812,39 @@ impl<E: Engine> Worker<E> {
         }
     }
 
+    /// Cuts the next piece of the data of the request being cut (`Ahead::cutting`) from
+    /// the pool; once its data is whole, it joins the prepared requests.
+    #[inline(always)]
+    fn cut_piece(&mut self) {
+        let (Some(a), Some(pool)) = (&mut self.ahead, &self.pool) else { return };
+        let Some(mut c) = a.cutting else { return };
+        let end = c.done_bytes.saturating_add(CUT_PIECE_BYTES).min(c.req.len_bytes);
+        let state = &mut self.slots[c.req.slot as usize];
+        let piece = &mut self.buffers.slot_mut(c.req.slot)[c.done_bytes as usize..end as usize];
+        state.duplicate_chunks += pool.fill(piece, c.req.offset_bytes + u64::from(c.done_bytes), state.sequence);
+        c.done_bytes = end;
+        if end == c.req.len_bytes {
+            a.cutting = None;
+            a.push(c.req);
+        } else {
+            a.cutting = Some(c);
+        }
+    }
+
     /// Whether drawing ahead has slots to prepare (the loop then submits first).
     #[inline(always)]
     fn wants_prepare(&self) -> bool {
-        self.ahead.as_ref().is_some_and(|a| !a.drawn_out && a.len < a.depth) && !self.free.is_empty()
+        self.ahead
+            .as_ref()
+            .is_some_and(|a| a.cutting.is_some() || (!a.drawn_out && a.len < a.depth && !self.free.is_empty()))
     }
 
-    /// At the stop: requests prepared but never issued reached nothing (coverage counted
-    /// them when they were drawn).
+    /// At the stop: requests prepared (or being cut) but never issued reached nothing
+    /// (coverage counted them when they were drawn).
     fn discard_prepared(&mut self) {
         let Some(a) = &mut self.ahead else { return };
-        for i in 0..a.len {
-            let req = a.ready[(a.head + i) % a.depth];
+        let cutting = a.cutting.take().map(|c| c.req);
+        for req in (0..a.len).map(|i| a.ready[(a.head + i) % a.depth]).chain(cutting) {
             self.free.push(req.slot);
             if let Some(v) = &mut self.verifier {
                 v.in_flight[req.slot as usize] = u64::MAX;
