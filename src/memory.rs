@@ -46,6 +46,11 @@ pub struct MemoryEstimate {
     /// memory did not grow over a long run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_resident_bytes: Option<u64>,
+    /// Measured: the process's anonymous memory on transparent huge pages as the window
+    /// opened (AnonHugePages), where the I/O buffers of 2 MiB or more should be
+    /// (`buffer.rs`). Two runs that differ here moved their data through different pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_page_bytes: Option<u64>,
 }
 
 /// One worker's part of the run, as the estimate needs it.

@@ -25,6 +25,15 @@ pub fn peak_resident_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Anonymous memory of the process backed by transparent huge pages now (AnonHugePages
+/// of /proc/self/smaps_rollup); `None` where the kernel does not say.
+pub fn anon_huge_page_bytes() -> Option<u64> {
+    let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+    let line = rollup.lines().find(|l| l.starts_with("AnonHugePages:"))?;
+    let kib: u64 = line.trim_start_matches("AnonHugePages:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// CPU time of the whole process so far.
 pub fn process_cpu() -> CpuTimes {
     read(UsageWho::RUSAGE_SELF)

@@ -369,6 +369,39 @@ fn streaming_writes_over_a_file_larger_than_memory_hold_their_memory() {
     }
 }
 
+/// A writer whose buffers add up to 2 MiB or more gets them on transparent huge pages
+/// where the kernel gives them on request, and the result says how much memory was on
+/// huge pages as the window opened (`memory.huge_page_bytes`, and the Memory line).
+#[test]
+fn buffers_of_two_mib_or_more_are_on_huge_pages_and_the_result_says_so() {
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if !(thp.contains("[always]") || thp.contains("[madvise]")) {
+        eprintln!("SKIP: huge-page buffers: transparent huge pages are off here ({})", thp.trim());
+        return;
+    }
+    let Some(engine) = ["io_uring", "libaio"].into_iter().find(|e| engine_available(e)) else {
+        eprintln!("SKIP: huge-page buffers: no queued engine here");
+        return;
+    };
+    let dir = temp_dir();
+    let f = zero_file(dir.path(), "h.dat", 32 << 20);
+    let json = dir.path().join("r.json");
+    // A queued engine drawing ahead at QD 4 with 1 MiB blocks: 8 MiB of buffers.
+    let mut cmd = iopulse();
+    cmd.args([&path_str(&f), "--engine", engine, "--block-size", "1m", "--queue-depth", "4"]);
+    cmd.args(["--write-percent", "100", "--ops", "64"]);
+    cmd.args(["--json", &path_str(&json)]);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let r = read_json(&json);
+    let buffers = u64_at(&r, &["memory", "buffers_bytes"]);
+    let huge = u64_at(&r, &["memory", "huge_page_bytes"]);
+    assert!(buffers >= 4 << 20, "planned buffers {buffers}");
+    assert!(huge >= 2 << 20, "{huge} bytes on huge pages for {buffers} bytes of buffers");
+    let memory_line = stdout.lines().find(|l| l.starts_with("Memory")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(memory_line.contains("on huge pages"), "{memory_line}");
+}
+
 /// With `--verify` the ratios hold too (duplicates by whole blocks, the header inside the
 /// random part), and the result's produced dedupe ratio is what the file shows.
 #[test]

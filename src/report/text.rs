@@ -341,6 +341,9 @@ fn fault_lines(out: &mut String, r: &RunResult) {
         if let Some(peak) = m.peak_resident_bytes {
             let _ = write!(available, " · peak resident {}", units::bytes(peak));
         }
+        if let Some(huge) = m.huge_page_bytes.filter(|&h| h > 0) {
+            let _ = write!(available, " · {} on huge pages", units::bytes(huge));
+        }
         let _ =
             writeln!(out, "{:<9} {} planned ({}){available}", "Memory", units::bytes(m.total_bytes), parts.join(" · "));
     }

@@ -78,6 +78,9 @@ pub(super) struct Execution {
     pub(super) cpu_state: cpu_state::Recorded,
     /// The devices' counters right before the release and right after the stop.
     pub(super) device_counters: (Snapshot, Snapshot),
+    /// The process's memory on transparent huge pages right before the release, every
+    /// worker's buffers allocated and touched.
+    pub(super) huge_page_bytes: Option<u64>,
 }
 
 /// Spawns the workers, releases them together and waits for them under the watchdog
@@ -148,6 +151,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     crate::target::page_cache::at_window_start(targets);
     // The devices' counters, last before the release (outside the window).
     let devices_at_start = devices.snapshot();
+    let huge_page_bytes = rusage::anon_huge_page_bytes();
     // The wall clock next to the run's clock, just before the release, to place the window.
     let (wall_ns, clock_ns) = (start_at::now_unix_ns(), control.clock.now_ns());
     // The whole process's CPU time at the release: the window's CPU is counted from here,
@@ -250,6 +254,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         time_series,
         cpu_state,
         device_counters: (devices_at_start, devices_at_end),
+        huge_page_bytes,
     })
 }
 

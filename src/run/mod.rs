@@ -162,9 +162,13 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         placed: &placed,
         devices: &devices,
     };
+    let huge_page_bytes = execution.huge_page_bytes;
     let mut result = assemble::assemble(&planned, execution, &stop);
-    result.memory =
-        Some(crate::memory::MemoryEstimate { peak_resident_bytes: crate::rusage::peak_resident_bytes(), ..memory });
+    result.memory = Some(crate::memory::MemoryEstimate {
+        peak_resident_bytes: crate::rusage::peak_resident_bytes(),
+        huge_page_bytes,
+        ..memory
+    });
     result.window_start_unix_ns = window_start_unix_ns;
     result.start_at = start_at;
     if abandoned {
