@@ -47,7 +47,7 @@ pub struct MemoryEstimate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_resident_bytes: Option<u64>,
     /// Measured: the process's anonymous memory on transparent huge pages as the window
-    /// opened (AnonHugePages), where the I/O buffers of 2 MiB or more should be
+    /// opened (AnonHugePages), where the I/O buffers of 1 MiB or more should be
     /// (`buffer.rs`). Two runs that differ here moved their data through different pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_page_bytes: Option<u64>,
@@ -115,7 +115,8 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     let hist = histogram_bytes();
     let mut e = MemoryEstimate::default();
     for w in workers {
-        let buffers = stride.saturating_mul(slots) + pool;
+        let slots_bytes = stride.saturating_mul(slots);
+        let buffers = crate::buffer::reserved_bytes(slots_bytes as usize, align as usize) as u64 + pool;
         let queues = SLOT_OVERHEAD_BYTES * slots;
         let snapshots = if shape.interval_snapshots { crate::stats::interval::HISTOGRAMS_PER_WORKER } else { 0 };
         let kinds = if shape.flushing { 3 } else { 2 };
@@ -370,12 +371,24 @@ mod tests {
 
     #[test]
     fn spare_slots_and_the_random_pool_are_counted() {
-        let plain = estimate(&shape(8, 128 << 10), &[worker(1000); 2]);
+        let plain = estimate(&shape(8, 32 << 10), &[worker(1000); 2]);
         let ahead =
-            estimate(&RunShape { slots_per_worker: 16, random_pool: true, ..shape(8, 128 << 10) }, &[worker(1000); 2]);
-        assert_eq!(plain.buffers_bytes, 2 * 8 * (128 << 10));
-        assert_eq!(ahead.buffers_bytes, 2 * (16 * (128 << 10) + crate::data::RandomPool::BYTES as u64));
+            estimate(&RunShape { slots_per_worker: 16, random_pool: true, ..shape(8, 32 << 10) }, &[worker(1000); 2]);
+        assert_eq!(plain.buffers_bytes, 2 * 8 * (32 << 10));
+        assert_eq!(ahead.buffers_bytes, 2 * (16 * (32 << 10) + crate::data::RandomPool::BYTES as u64));
         assert!(ahead.queues_bytes > plain.queues_bytes);
+    }
+
+    /// A worker's buffers of 1 MiB or more are whole 2 MiB huge pages (`buffer.rs`): the
+    /// plan counts what the worker holds.
+    #[test]
+    fn buffers_on_huge_pages_are_counted_whole() {
+        let e = estimate(&shape(8, 128 << 10), &[worker(1000); 2]);
+        assert_eq!(e.buffers_bytes, 2 * (2 << 20), "8 x 128 KiB = 1 MiB per worker holds one huge page");
+        let e = estimate(&shape(3, 1 << 20), &[worker(1000)]);
+        assert_eq!(e.buffers_bytes, 4 << 20, "3 MiB hold two huge pages");
+        let e = estimate(&shape(4, 4 << 20), &[worker(1000)]);
+        assert_eq!(e.buffers_bytes, 16 << 20, "a multiple of the huge page is exact");
     }
 
     #[test]

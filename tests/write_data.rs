@@ -284,16 +284,17 @@ fn dedupe_and_compress_ratios_combine_and_are_recorded() {
 
 /// The memory plan counts what a worker drawing ahead really holds: twice the depth in
 /// buffers for a queued engine's writes (verified ones too), the depth for reads, and
-/// the pool of random bytes for unverified random writes.
+/// the pool of random bytes for unverified random writes (32 KiB blocks: every total
+/// stays below the 1 MiB from which buffers are whole huge pages).
 #[test]
 fn the_memory_plan_counts_the_spare_slots_of_a_worker_drawing_ahead() {
-    let block = 128u64 << 10;
+    let block = 32u64 << 10;
     for engine in ["libaio", "io_uring"].into_iter().filter(|e| engine_available(e)) {
         let dir = temp_dir();
         let f = zero_file(dir.path(), "m.dat", 16 << 20);
         let fs = path_str(&f);
         let buffers = |extra: &[&str]| {
-            let mut args = vec![fs.as_str(), "--engine", engine, "--block-size", "128k", "--queue-depth", "8"];
+            let mut args = vec![fs.as_str(), "--engine", engine, "--block-size", "32k", "--queue-depth", "8"];
             args.extend_from_slice(&["--ops", "64", "--seed", "3"]);
             args.extend_from_slice(extra);
             u64_at(&run_json(&args), &["memory", "buffers_bytes"])
