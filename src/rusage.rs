@@ -19,22 +19,35 @@ pub fn thread_cpu() -> CpuTimes {
 /// getrusage's ru_maxrss, which Linux carries over an exec from the process that forked
 /// us (a large parent would show as our peak).
 pub fn peak_resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.trim_start_matches("VmHWM:").trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some(kib * 1024)
+    kib_field_bytes(&std::fs::read_to_string("/proc/self/status").ok()?, "VmHWM:")
 }
 
 /// Anonymous memory of the process backed by transparent huge pages now (AnonHugePages
 /// of /proc/self/smaps_rollup); `None` where the kernel does not say.
 pub fn anon_huge_page_bytes() -> Option<u64> {
-    let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
-    let line = rollup.lines().find(|l| l.starts_with("AnonHugePages:"))?;
-    let kib: u64 = line.trim_start_matches("AnonHugePages:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    kib_field_bytes(&std::fs::read_to_string("/proc/self/smaps_rollup").ok()?, "AnonHugePages:")
+}
+
+/// The bytes of a `KEY   N kB` line of a /proc file.
+fn kib_field_bytes(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    let kib: u64 = line[key.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
     Some(kib * 1024)
 }
 
 /// CPU time of the whole process so far.
 pub fn process_cpu() -> CpuTimes {
     read(UsageWho::RUSAGE_SELF)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn kib_fields_of_proc_files() {
+        let status = "Name:\tx\nVmPeak:\t  9000 kB\nVmHWM:\t    1234 kB\n";
+        assert_eq!(super::kib_field_bytes(status, "VmHWM:"), Some(1234 * 1024));
+        assert_eq!(super::kib_field_bytes("AnonHugePages:      0 kB\n", "AnonHugePages:"), Some(0));
+        assert_eq!(super::kib_field_bytes(status, "VmRSS:"), None);
+        assert!(super::peak_resident_bytes().is_some_and(|b| b > 0));
+    }
 }
