@@ -51,6 +51,16 @@ fn default_data(engine: &str, pool: &RandomPool, buf: &mut [u8], offset_bytes: u
     }
 }
 
+/// Asserts that block i of `data` (blocks of `bs` bytes, written in one sequential pass by
+/// worker 0) holds write i+1's default data.
+fn assert_blocks_hold_their_writes(engine: &str, pool: &RandomPool, data: &[u8], bs: usize, what: &str) {
+    let mut want = vec![0u8; bs];
+    for (i, block) in data.chunks(bs).enumerate() {
+        default_data(engine, pool, &mut want, (i * bs) as u64, i as u64 + 1);
+        assert!(block == want.as_slice(), "{what}: block {i} is not write {}", i + 1);
+    }
+}
+
 fn engines() -> Vec<&'static str> {
     ["sync", "libaio", "io_uring", "mmap"].into_iter().filter(|e| engine_available(e)).collect()
 }
@@ -95,11 +105,7 @@ fn each_block_holds_the_data_of_its_own_write() {
         for (bs, depth) in [(4096usize, "8"), (131072, "8"), (131072, "1"), (1 << 20, "4")] {
             let bs_text = bs.to_string();
             let data = write_once(engine, "8m", &bs_text, depth, &[]);
-            let mut want = vec![0u8; bs];
-            for (i, block) in data.chunks(bs).enumerate() {
-                default_data(engine, &pool, &mut want, (i * bs) as u64, i as u64 + 1);
-                assert!(block == want.as_slice(), "{engine} bs {bs} QD {depth}: block {i} is not write {}", i + 1);
-            }
+            assert_blocks_hold_their_writes(engine, &pool, &data, bs, &format!("{engine} bs {bs} QD {depth}"));
         }
     }
 }
@@ -362,19 +368,15 @@ fn streaming_writes_over_a_file_larger_than_memory_hold_their_memory() {
         let (peak, planned) = (u64_at(&r, &["memory", "peak_resident_bytes"]), u64_at(&r, &["memory", "total_bytes"]));
         assert!(peak <= planned + (32 << 20), "{engine}: peak resident {peak} bytes, plan {planned}");
         let data = std::fs::read(&f).expect("read back");
-        let mut want = vec![0u8; block];
-        for (i, got) in data.chunks(block).enumerate() {
-            default_data(engine, &pool, &mut want, (i * block) as u64, i as u64 + 1);
-            assert!(got == want.as_slice(), "{engine}: block {i} is not write {}", i + 1);
-        }
+        assert_blocks_hold_their_writes(engine, &pool, &data, block, engine);
     }
 }
 
-/// A writer whose buffers add up to 2 MiB or more gets them on transparent huge pages
+/// A writer whose buffers add up to 1 MiB or more (here 8 MiB) gets them on transparent huge pages
 /// where the kernel gives them on request, and the result says how much memory was on
 /// huge pages as the window opened (`memory.huge_page_bytes`, and the Memory line).
 #[test]
-fn buffers_of_two_mib_or_more_are_on_huge_pages_and_the_result_says_so() {
+fn buffers_of_a_mib_or_more_are_on_huge_pages_and_the_result_says_so() {
     let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
     if !(thp.contains("[always]") || thp.contains("[madvise]")) {
         eprintln!("SKIP: huge-page buffers: transparent huge pages are off here ({})", thp.trim());
