@@ -9,13 +9,21 @@ For each workload, each repetition runs every variant once, in turn (A B C D A B
              special-cases zeros from the cost of the data
   base       another iopulse binary, default data (optional: --base PATH)
   fio        fio with its defaults for data (scramble_buffers), --rw=write --direct=1
-and prints the median IOPS of each, the median over repetitions of each one's ratio to
-fio's and to new-zeros' run of the same repetition, CPU time per I/O (iopulse:
-cpu.workers_per_io_ns; fio: (usr_cpu + sys_cpu) x job_runtime / I/Os) and p50 latency,
-plus one command line per variant.
+With --controls, three more, which tell what the data costs the tool from what it costs
+the device:
+  new-keyed  --write-pattern keyed: a 16-byte key per 4 KiB chunk rewritten per write, so
+             the tool's CPU is about that of zeros while one cache line in 64 changes
+  fio-zeros  fio --zero_buffers=1: fio's own gain from zero data
+  fio-refill fio --refill_buffers=1: fio with fresh random data for every write, as new
+and prints the median IOPS of each; the median over repetitions of each one's ratio to
+fio's run and to its own tool's zeros run of the same repetition (new-zeros for iopulse,
+fio-zeros for fio, when run); CPU time per I/O (iopulse: cpu.workers_per_io_ns; fio:
+(usr_cpu + sys_cpu) x job_runtime / I/Os) and p50 latency (submission to completion: the
+device's time); plus one command line per variant.
 
 Usage: scripts/compare-writes.py --new target/release/iopulse [--base OLD] [--reps 5]
-         [--duration 3s] [--size 1G] [--dir /tmp] [--workloads libaio:128k:8,sync:16m:1] [--cpu N]
+         [--duration 3s] [--size 1G] [--dir /tmp] [--workloads libaio:128k:8,sync:16m:1]
+         [--cpu N] [--controls]
 A workload is engine:block-size:queue-depth (engine sync, libaio or io_uring). --cpu N runs
 every variant under `taskset -c N` (the same CPU for both tools: on a VM whose disk
 interrupts land on one CPU, where the writer runs changes what touching its buffers costs).
@@ -30,6 +38,7 @@ p.add_argument("--duration", default="3s")
 p.add_argument("--size", default="1G")
 p.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp"))
 p.add_argument("--cpu", help="pin every variant (both tools) to this CPU with taskset")
+p.add_argument("--controls", action="store_true", help="also run new-keyed, fio-zeros and fio-refill")
 p.add_argument("--workloads", default="libaio:128k:8,io_uring:128k:8,libaio:1m:4,io_uring:1m:4,sync:16m:1")
 a = p.parse_args()
 
@@ -44,11 +53,11 @@ def iopulse(binary, engine, bs, qd, pattern=None):
             "--seed", "1", "--output-format", "json", "--quiet"] + (["--write-pattern", pattern] if pattern else [])
 
 
-def fio(engine, bs, qd):
+def fio(engine, bs, qd, data=()):
     return ["fio", "--name=compare", f"--filename={path}", f"--size={a.size}", f"--bs={bs}",
             f"--ioengine={'psync' if engine == 'sync' else engine}", f"--iodepth={qd}", "--rw=write",
             "--direct=1", "--thread", "--time_based", f"--runtime={a.duration}", "--lat_percentiles=1",
-            "--percentile_list=50", "--output-format=json"]
+            "--percentile_list=50", "--output-format=json", *data]
 
 
 def measure(cmd):
@@ -80,6 +89,10 @@ try:
         if a.base:
             variants["base"] = iopulse(a.base, engine, bs, qd)
         variants["fio"] = fio(engine, bs, qd)
+        if a.controls:
+            variants["new-keyed"] = iopulse(a.new, engine, bs, qd, "keyed")
+            variants["fio-zeros"] = fio(engine, bs, qd, ["--zero_buffers=1"])
+            variants["fio-refill"] = fio(engine, bs, qd, ["--refill_buffers=1"])
         got = {k: [] for k in variants}
         for _ in range(a.reps):
             for k, cmd in variants.items():
@@ -91,9 +104,10 @@ try:
 
         print(f"\n== {engine} {bs} QD {qd} (medians of {a.reps}; ratios: median of each repetition's ratio)")
         for k, (iops, cpu, p50) in med.items():
-            print(f"  {k:10} IOPS {iops:9.1f}  x fio {ratio(k, 'fio'):.3f}  "
-                  f"x new-zeros {ratio(k, 'new-zeros'):.3f}  CPU/write {cpu / 1000:8.1f} us  "
-                  f"p50 {p50 / 1000:8.1f} us")
+            zeros = "fio-zeros" if k.startswith("fio") else "new-zeros"
+            own = f"x own zeros {ratio(k, zeros):.3f}" if zeros in got else " " * 17
+            print(f"  {k:10} IOPS {iops:9.1f}  x fio {ratio(k, 'fio'):.3f}  {own}  "
+                  f"CPU/write {cpu / 1000:8.1f} us  p50 {p50 / 1000:8.1f} us")
         for k, cmd in variants.items():
             print(f"  $ {' '.join(cmd)}")
 finally:
