@@ -800,6 +800,14 @@ impl Drop for UringEngine {
                 self.in_flight -= 1;
             }
         }
+        if self.maker.sqe_flags.contains(squeue::Flags::FIXED_FILE) {
+            // The ring's references to the files are dropped here, in this thread, so the
+            // files are closed when the worker closes them. Left to the ring's teardown,
+            // they close in a kernel worker tens of milliseconds after the process has
+            // gone, and a block device written to stays claimed (O_EXCL) meanwhile: the
+            // next run on it would be refused as "in use".
+            let _ = self.ring.submitter().unregister_files();
+        }
         if let Some(index) = self.ring_index {
             let update = RsrcUpdate { offset: index, resv: 0, data: 0 };
             // SAFETY: IORING_UNREGISTER_RING_FDS reads one io_uring_rsrc_update we own.
