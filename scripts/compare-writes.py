@@ -23,10 +23,15 @@ device's time); plus one command line per variant.
 
 Usage: scripts/compare-writes.py --new target/release/iopulse [--base OLD] [--reps 5]
          [--duration 3s] [--size 1G] [--dir /tmp] [--workloads libaio:128k:8,sync:16m:1]
-         [--cpu N] [--controls]
+         [--cpu N] [--controls] [--device /dev/loopN]
 A workload is engine:block-size:queue-depth (engine sync, libaio or io_uring). --cpu N runs
 every variant under `taskset -c N` (the same CPU for both tools: on a VM whose disk
 interrupts land on one CPU, where the writer runs changes what touching its buffers costs).
+--device PATH writes the first --size bytes of that block device instead of a file in --dir
+(its contents are destroyed; iopulse gets --force). A loop device over a file on a tmpfs is
+a device whose speed does not depend on a hypervisor's caches:
+  mount -t tmpfs -o size=1200m tmpfs /mnt/rt && truncate -s 1G /mnt/rt/back
+  scripts/compare-writes.py --new target/release/iopulse --controls --device "$(losetup -f --show /mnt/rt/back)"
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
@@ -39,18 +44,23 @@ p.add_argument("--size", default="1G")
 p.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp"))
 p.add_argument("--cpu", help="pin every variant (both tools) to this CPU with taskset")
 p.add_argument("--controls", action="store_true", help="also run new-keyed, fio-zeros and fio-refill")
+p.add_argument("--device", help="write this block device (destroys its contents) instead of a file in --dir")
 p.add_argument("--workloads", default="libaio:128k:8,io_uring:128k:8,libaio:1m:4,io_uring:1m:4,sync:16m:1")
 a = p.parse_args()
 
-fd, path = tempfile.mkstemp(prefix="compare-writes.", suffix=".dat", dir=a.dir)
-os.close(fd)
-os.unlink(path)
+if a.device:
+    path = a.device
+else:
+    fd, path = tempfile.mkstemp(prefix="compare-writes.", suffix=".dat", dir=a.dir)
+    os.close(fd)
+    os.unlink(path)
 
 
 def iopulse(binary, engine, bs, qd, pattern=None):
     return [binary, path, "--file-size", a.size, "--engine", engine, "--block-size", bs,
             "--queue-depth", qd, "--write-percent", "100", "--direct", "--duration", a.duration,
-            "--seed", "1", "--output-format", "json", "--quiet"] + (["--write-pattern", pattern] if pattern else [])
+            "--seed", "1", "--output-format", "json", "--quiet"] + (["--write-pattern", pattern] if pattern else []) \
+        + (["--force"] if a.device else [])
 
 
 def fio(engine, bs, qd, data=()):
@@ -76,10 +86,11 @@ def measure(cmd):
 
 
 try:
-    # Lay the file out once (full size, so no run extends it).
-    subprocess.run([a.new, path, "--file-size", a.size, "--duration", "10ms", "--quiet"], check=True,
-                   stdout=subprocess.DEVNULL)
-    print(f"file {path} ({a.size}), {a.reps} reps x {a.duration}, interleaved; fio: "
+    if not a.device:
+        # Lay the file out once (full size, so no run extends it).
+        subprocess.run([a.new, path, "--file-size", a.size, "--duration", "10ms", "--quiet"], check=True,
+                       stdout=subprocess.DEVNULL)
+    print(f"{'device' if a.device else 'file'} {path} ({a.size}), {a.reps} reps x {a.duration}, interleaved; fio: "
           f"{subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}")
     for w in a.workloads.split(","):
         engine, bs, qd = w.split(":")
@@ -111,5 +122,5 @@ try:
         for k, cmd in variants.items():
             print(f"  $ {' '.join(cmd)}")
 finally:
-    if os.path.exists(path):
+    if not a.device and os.path.exists(path):
         os.unlink(path)
