@@ -167,3 +167,32 @@ fn a_job_refused_at_its_targets_stops_the_other_jobs_before_anything_is_touched(
     assert!(stdout.is_empty(), "{stdout}");
     assert_eq!(listing(dir.path()), before, "a file was created");
 }
+
+/// Two phases that write one block device with io_uring: the second opens the device
+/// exclusively as the first did, so the first must have let it go. Before io_uring
+/// unregistered its files itself, the kernel closed them some 30 ms after the ring, and
+/// the second phase was refused ("job [measure]: TARGET ... is in use").
+#[test]
+fn io_uring_phases_on_one_block_device_each_get_the_device() {
+    if !engine_available("io_uring") {
+        return;
+    }
+    let what = "io_uring phases on a loop device";
+    let Some(dev) = common::root::loop_device(16 << 20, common::root::LoopOptions::default(), what) else { return };
+    let dir = temp_dir();
+    let file = write_job_file(
+        dir.path(),
+        "device-phases.toml",
+        &format!(
+            "[global]\nforce = true\ndirect = true\nengine = \"io_uring\"\nwrite-percent = 100\n\n\
+             [fill]\ntargets = [\"{dev}\"]\nblock-size = \"128k\"\nqueue-depth = 8\nops = 128\n\n\
+             [measure]\nstonewall = true\ntargets = [\"{dev}\"]\nblock-size = \"4k\"\nrandom = true\nqueue-depth = 16\nops = 500\n",
+            dev = dev.path
+        ),
+    );
+    let (code, stdout, stderr) = run(&["run", &file, "--output-format", "json", "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout[stdout.find('{').unwrap()..]).unwrap();
+    assert_eq!(u64_at(job(&doc, "fill"), &["write", "ops"]), 128);
+    assert_eq!(u64_at(job(&doc, "measure"), &["write", "ops"]), 500);
+}
