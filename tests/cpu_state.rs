@@ -63,3 +63,41 @@ fn a_busy_machine_is_said_to_be_loaded() {
     let warnings = r["warnings"].as_array().unwrap();
     assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("busy with other work")), "{warnings:?}");
 }
+
+/// On a loop device, the loop driver's kernel workers do the run's own I/O, and their CPU
+/// time is counted as other work: the loaded-machine warning names the loop device.
+#[test]
+fn a_loaded_machine_warning_on_a_loop_device_says_the_loop_workers_count_in_it() {
+    let what = "the other-work warning on a loop device";
+    let Some(dev) = common::root::loop_device(16 << 20, common::root::LoopOptions::default(), what) else { return };
+    let name = std::path::Path::new(&dev.path).file_name().unwrap().to_string_lossy().into_owned();
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut spinners: Vec<std::process::Child> = (0..online * 2)
+        .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let r = run_json(&[&dev.path, "--random", "--duration", "1", "--cpu-cores", "0"]);
+    for s in &mut spinners {
+        let _ = s.kill();
+        let _ = s.wait();
+    }
+    let warnings = r["warnings"].as_array().unwrap();
+    let busy = warnings.iter().filter_map(|w| w.as_str()).find(|w| w.contains("busy with other work"));
+    let busy = busy.unwrap_or_else(|| panic!("no other-work warning with {} spinners: {warnings:?}", online * 2));
+    assert!(busy.contains(&format!("the kernel's workers for {name}")), "{busy}");
+
+    // A file on the ext4 root is not on a loop device: the warning does not say so.
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("b.dat"));
+    let mut spinners: Vec<std::process::Child> = (0..online * 2)
+        .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let r = run_json(&[&f, "--duration", "1", "--cpu-cores", "0"]);
+    for s in &mut spinners {
+        let _ = s.kill();
+        let _ = s.wait();
+    }
+    let warnings = r["warnings"].as_array().unwrap();
+    assert!(warnings.iter().filter_map(|w| w.as_str()).all(|w| !w.contains("kernel's workers")), "{warnings:?}");
+}

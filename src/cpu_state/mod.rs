@@ -207,8 +207,10 @@ fn read_proc_stat(root: &Path) -> Option<ProcStat> {
 }
 
 /// What in `state` makes the figures hard to compare: a powersave governor on a
-/// worker CPU, a loaded machine, a hypervisor taking CPU time.
-pub fn warnings(state: &CpuState) -> Vec<String> {
+/// worker CPU, a loaded machine, a hypervisor taking CPU time. `loop_devices`: loop
+/// devices under the targets, whose I/O the kernel's loop workers do on this machine's
+/// CPUs; that CPU time is the run's own but counts as other work, and the warning says so.
+pub fn warnings(state: &CpuState, loop_devices: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(cpus) = state.governors.get("powersave") {
         out.push(format!(
@@ -217,8 +219,16 @@ pub fn warnings(state: &CpuState) -> Vec<String> {
         ));
     }
     if let Some(other) = state.other_work_cpus.filter(|&o| o > LOADED_CPUS) {
+        let own_io = if loop_devices.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (part of it may be this run's own I/O: the kernel's workers for {} do it on this machine's CPUs)",
+                loop_devices.join(", ")
+            )
+        };
         out.push(format!(
-            "the machine was busy with other work: {other:.1} CPUs' worth on average during the window, beside this run; figures may not be comparable with a run on an idle machine"
+            "the machine was busy with other work: {other:.1} CPUs' worth on average during the window, beside this run; figures may not be comparable with a run on an idle machine{own_io}"
         ));
     }
     if let Some(steal) = state.steal_fraction.filter(|&s| s > STEAL_WARNING_FRACTION) {
@@ -273,16 +283,19 @@ mod tests {
         assert!((state.steal_fraction.unwrap() - 0.2).abs() < 1e-9);
         // 300/500 of 2 CPUs busy = 1.2 CPUs; this process used 0.5 of them.
         assert!((state.other_work_cpus.unwrap() - 0.7).abs() < 1e-9, "{state:?}");
-        let w = warnings(&state);
+        let w = warnings(&state, &[]);
         assert_eq!(w.len(), 3, "{w:?}");
         assert!(w[0].contains("powersave on CPUs 1"), "{w:?}");
-        assert!(w[1].contains("0.7 CPUs"), "{w:?}");
+        assert!(w[1].contains("0.7 CPUs") && !w[1].contains("own I/O"), "{w:?}");
         assert!(w[2].contains("20.0%"), "{w:?}");
+        // On a loop device, the loop workers' CPU time is in the other work: said so.
+        let w = warnings(&state, &["loop3".to_string()]);
+        assert!(w[1].contains("0.7 CPUs") && w[1].contains("own I/O: the kernel's workers for loop3"), "{w:?}");
         // Narrowed to the CPUs workers were pinned to.
         let only0 = Recorder::start(root).finish().state(&[0], 0, 1_000_000_000);
         assert_eq!(only0.worker_cpus, vec![0]);
         assert!(!only0.governors.contains_key("powersave"));
-        assert!(warnings(&only0).iter().all(|w| !w.contains("powersave")));
+        assert!(warnings(&only0, &[]).iter().all(|w| !w.contains("powersave")));
     }
 
     #[test]
@@ -299,7 +312,7 @@ mod tests {
         assert_eq!(state.smt_active, None);
         assert_eq!(state.steal_fraction, None);
         assert_eq!(state.other_work_cpus, None);
-        assert!(warnings(&state).is_empty());
+        assert!(warnings(&state, &[]).is_empty());
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
 
     // The CPU's state over the window, for the CPUs the workers could run on.
     let cpu_state = cpu_state.state(&worker_cpus(placed), cpu_window.total_ns(), window_ns);
-    for warning in crate::cpu_state::warnings(&cpu_state) {
+    for warning in crate::cpu_state::warnings(&cpu_state, &devices.loop_devices()) {
         diag.warn(warning);
     }
 

@@ -156,6 +156,21 @@ impl Devices {
         devices
     }
 
+    /// The loop devices among the devices under the targets (stacked ones included), by
+    /// kernel name: the kernel's loop workers do their I/O on this machine's CPUs.
+    pub fn loop_devices(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .groups
+            .iter()
+            .flatten()
+            .filter(|node| node.name.starts_with("loop") && node.dir.join("loop").is_dir())
+            .map(|node| node.name.clone())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Reads every device's counters (right before the release, right after the stop).
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
