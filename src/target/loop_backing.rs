@@ -9,6 +9,7 @@
 use super::identity::FileId;
 use std::fs::{self, File};
 use std::os::fd::AsRawFd;
+use std::path::Path;
 
 /// The kernel's `struct loop_info64` (linux/loop.h).
 #[repr(C)]
@@ -44,6 +45,12 @@ pub struct LoopBacking {
     pub backing_rdev: Option<u64>,
 }
 
+/// Whether the block device `name`, whose sysfs directory is `sysfs_dir`, is an attached
+/// loop device: only those have a `loop` directory.
+pub fn is_attached_loop(name: &str, sysfs_dir: &Path) -> bool {
+    name.starts_with("loop") && sysfs_dir.join("loop").is_dir()
+}
+
 /// Every attached loop device and what backs it.
 pub fn attached_loops() -> Vec<LoopBacking> {
     let Ok(entries) = fs::read_dir("/sys/block") else { return Vec::new() };
@@ -51,8 +58,7 @@ pub fn attached_loops() -> Vec<LoopBacking> {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            // Only attached loop devices have a `loop` directory.
-            (name.starts_with("loop") && e.path().join("loop").is_dir()).then_some(name)
+            is_attached_loop(&name, &e.path()).then_some(name)
         })
         .filter_map(|name| backing_of(&name))
         .collect();

@@ -163,7 +163,7 @@ impl Devices {
             .groups
             .iter()
             .flatten()
-            .filter(|node| node.name.starts_with("loop") && node.dir.join("loop").is_dir())
+            .filter(|node| super::loop_backing::is_attached_loop(&node.name, &node.dir))
             .map(|node| node.name.clone())
             .collect();
         names.sort();
