@@ -43,23 +43,30 @@ fn every_result_records_the_cpu_state_of_the_workers_cpus() {
     }
 }
 
-#[test]
-fn a_busy_machine_is_said_to_be_loaded() {
-    // Two spinning processes per CPU keep every CPU busy during the window.
+/// Runs `run` while two spinning processes per CPU keep every CPU busy; returns its
+/// result and how many spinners there were.
+fn on_a_busy_machine<T>(run: impl FnOnce() -> T) -> (T, usize) {
     let online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut spinners: Vec<std::process::Child> = (0..online * 2)
         .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
         .collect();
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let dir = temp_dir();
-    let f = path_str(&dir.path().join("b.dat"));
-    let r = run_json(&[&f, "--engine", "null", "--duration", "1", "--cpu-cores", "0"]);
+    let out = run();
     for s in &mut spinners {
         let _ = s.kill();
         let _ = s.wait();
     }
+    (out, spinners.len())
+}
+
+#[test]
+fn a_busy_machine_is_said_to_be_loaded() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("b.dat"));
+    let (r, spinners) =
+        on_a_busy_machine(|| run_json(&[&f, "--engine", "null", "--duration", "1", "--cpu-cores", "0"]));
     let other = r["cpu_state"]["other_work_cpus"].as_f64().unwrap();
-    assert!(other > 0.5, "other work {other} CPUs with {} spinners", online * 2);
+    assert!(other > 0.5, "other work {other} CPUs with {spinners} spinners");
     let warnings = r["warnings"].as_array().unwrap();
     assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("busy with other work")), "{warnings:?}");
 }
@@ -71,33 +78,16 @@ fn a_loaded_machine_warning_on_a_loop_device_says_the_loop_workers_count_in_it()
     let what = "the other-work warning on a loop device";
     let Some(dev) = common::root::loop_device(16 << 20, common::root::LoopOptions::default(), what) else { return };
     let name = std::path::Path::new(&dev.path).file_name().unwrap().to_string_lossy().into_owned();
-    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut spinners: Vec<std::process::Child> = (0..online * 2)
-        .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
-        .collect();
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    let r = run_json(&[&dev.path, "--random", "--duration", "1", "--cpu-cores", "0"]);
-    for s in &mut spinners {
-        let _ = s.kill();
-        let _ = s.wait();
-    }
+    let (r, spinners) = on_a_busy_machine(|| run_json(&[&dev.path, "--random", "--duration", "1", "--cpu-cores", "0"]));
     let warnings = r["warnings"].as_array().unwrap();
     let busy = warnings.iter().filter_map(|w| w.as_str()).find(|w| w.contains("busy with other work"));
-    let busy = busy.unwrap_or_else(|| panic!("no other-work warning with {} spinners: {warnings:?}", online * 2));
+    let busy = busy.unwrap_or_else(|| panic!("no other-work warning with {spinners} spinners: {warnings:?}"));
     assert!(busy.contains(&format!("the kernel's workers for {name}")), "{busy}");
 
     // A file on the ext4 root is not on a loop device: the warning does not say so.
     let dir = temp_dir();
     let f = path_str(&dir.path().join("b.dat"));
-    let mut spinners: Vec<std::process::Child> = (0..online * 2)
-        .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
-        .collect();
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    let r = run_json(&[&f, "--duration", "1", "--cpu-cores", "0"]);
-    for s in &mut spinners {
-        let _ = s.kill();
-        let _ = s.wait();
-    }
+    let (r, _) = on_a_busy_machine(|| run_json(&[&f, "--duration", "1", "--cpu-cores", "0"]));
     let warnings = r["warnings"].as_array().unwrap();
     assert!(warnings.iter().filter_map(|w| w.as_str()).all(|w| !w.contains("kernel's workers")), "{warnings:?}");
 }
