@@ -34,12 +34,17 @@ fn mpirun(ranks: u32, args: &[&str], during: impl FnOnce()) -> Option<(i32, Stri
         eprintln!("SKIP: mpirun not found: install openmpi-bin (Debian) to run the MPI cluster tests");
         return None;
     };
+    // Each job has its own session directory: jobs of tests running at once otherwise race
+    // to create the shared /tmp/ompi.HOST.UID, and the loser fails in orte_init ("A call to
+    // mkdir was unable to create the desired directory ... File exists").
+    let session = temp_dir();
     let mut child = Command::new(mpirun)
         .args(["--allow-run-as-root", "--oversubscribe", "-np", &ranks.to_string()])
         .arg(env!("CARGO_BIN_EXE_iopulse"))
         .args(args)
         // Shared-memory transfers without ptrace rights (containers, some VMs).
         .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+        .env("OMPI_MCA_orte_tmpdir_base", session.path())
         .env_remove("IOPULSE_BENCH_DIR")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
