@@ -2,7 +2,7 @@
 //! (what the run does) and `OutputOptions` (where its results go).
 //!
 //! Flag names are fixed: users already type them. This module parses and
-//! converts; it does not open files (see `target::plan`).
+//! converts; it does not open files (see `targets::plan`).
 
 use crate::access::block_sizes::BlockSizeMix;
 use crate::data::{Pattern, Reducibility};

@@ -43,7 +43,7 @@ pub mod spec;
 mod start_at;
 pub mod stats;
 mod sweep;
-pub mod target;
+pub mod targets;
 mod think;
 pub mod units;
 pub mod verify;

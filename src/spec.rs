@@ -3,7 +3,7 @@
 //! JSON result so a run can be repeated from it.
 //!
 //! Checks that need to look at the targets (is it a directory? what is its DIO
-//! alignment?) live in `target::plan`, which still touches nothing.
+//! alignment?) live in `targets::plan`, which still touches nothing.
 
 use crate::data::Pattern;
 use crate::engine::EngineOptions;

@@ -156,7 +156,7 @@ pub fn row(r: &RunResult) -> Vec<String> {
 /// window, and the page-cache residency at the window's start and end. Empty when unknown
 /// or not measured (a block device has no allocation, an untouched target no residency).
 fn target_fields(r: &RunResult) -> [String; 5] {
-    use crate::target::page_cache::combined_share;
+    use crate::targets::page_cache::combined_share;
     let share = |v: Option<f64>| v.map(|f| format!("{f:.4}")).unwrap_or_default();
     let unallocated = combined_share(r.targets.iter().filter_map(|t| t.allocation.as_ref()).map(|a| {
         let share = if a.region_bytes == 0 { 0.0 } else { a.unallocated_bytes() as f64 / a.region_bytes as f64 };
@@ -164,7 +164,7 @@ fn target_fields(r: &RunResult) -> [String; 5] {
     }));
     let caches: Vec<_> = r.targets.iter().filter_map(|t| t.page_cache.as_ref()).collect();
     let residency =
-        |f: fn(&crate::target::PageCache) -> Option<f64>| combined_share(caches.iter().map(|c| (f(c), c.region_bytes)));
+        |f: fn(&crate::targets::PageCache) -> Option<f64>| combined_share(caches.iter().map(|c| (f(c), c.region_bytes)));
     [
         r.spec.cache.name().to_string(),
         share(unallocated),

@@ -50,8 +50,8 @@ struct IopulseExtra {
 struct IopulseTarget {
     path: String,
     laid_out_bytes: u64,
-    allocation: Option<crate::target::Allocation>,
-    page_cache: Option<crate::target::PageCache>,
+    allocation: Option<crate::targets::Allocation>,
+    page_cache: Option<crate::targets::PageCache>,
 }
 
 #[derive(Serialize)]

@@ -16,8 +16,8 @@
 //! This module only checks paths and writes bytes it is given; it formats nothing.
 
 use crate::error::UsageError;
-use crate::target::identity::{PathIdentity, special_kind};
-use crate::target::pseudo_fs::pseudo_filesystem;
+use crate::targets::identity::{PathIdentity, special_kind};
+use crate::targets::pseudo_fs::pseudo_filesystem;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};

@@ -81,8 +81,8 @@ pub fn render(r: &RunResult) -> String {
             String::new()
         };
         let kind = match t.kind {
-            crate::target::TargetKind::File => "file",
-            crate::target::TargetKind::BlockDevice => "block device",
+            crate::targets::TargetKind::File => "file",
+            crate::targets::TargetKind::BlockDevice => "block device",
         };
         let _ = writeln!(
             out,
@@ -534,14 +534,14 @@ pub fn hole_lines(r: &RunResult, shown_targets: usize) -> Vec<String> {
 /// not measure it. Several targets: their regions taken together.
 pub fn cache_line(r: &RunResult) -> Option<String> {
     use crate::spec::CacheMode;
-    use crate::target::page_cache::{DROP_LEFT_FRACTION, WARM_FRACTION, percent};
+    use crate::targets::page_cache::{DROP_LEFT_FRACTION, WARM_FRACTION, percent};
     let caches: Vec<_> = r.targets.iter().filter_map(|t| t.page_cache.as_ref()).collect();
     if caches.is_empty() {
         return None;
     }
     let region: u64 = caches.iter().map(|c| c.region_bytes).sum();
     // The regions' share together, or unknown when any target's is.
-    let share = |f: fn(&crate::target::PageCache) -> Option<f64>| -> Option<f64> {
+    let share = |f: fn(&crate::targets::PageCache) -> Option<f64>| -> Option<f64> {
         let known: Option<Vec<(f64, u64)>> = caches.iter().map(|c| f(c).map(|v| (v, c.region_bytes))).collect();
         let known = known?;
         Some(if region == 0 { 0.0 } else { known.iter().map(|(v, b)| v * *b as f64).sum::<f64>() / region as f64 })
@@ -614,7 +614,7 @@ pub fn cache_line(r: &RunResult) -> Option<String> {
 /// warning. Nothing for a target with no device (tmpfs, the null engine).
 pub fn device_lines(r: &RunResult) -> Vec<String> {
     let mut lines = Vec::new();
-    let mut shown: Vec<&crate::target::DeviceWitness> = Vec::new();
+    let mut shown: Vec<&crate::targets::DeviceWitness> = Vec::new();
     for w in r.targets.iter().filter_map(|t| t.device_witness.as_ref()) {
         if shown.iter().any(|s| s.device == w.device && s.delta == w.delta) {
             continue;

@@ -16,7 +16,7 @@ use crate::result::{
 use crate::stats::{
     CpuTimes, HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
 };
-use crate::target::identity::{FileId, special_kind};
+use crate::targets::identity::{FileId, special_kind};
 use hdrhistogram::Histogram;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -118,7 +118,7 @@ pub fn load_document(path: &Path) -> Result<(Input, Option<JobsResult>), MergeEr
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let file = path.display().to_string();
     let not_a_result = |why: String| MergeError::NotAResultFile { file: file.clone(), why };
-    if let Some(fs) = crate::target::pseudo_fs::pseudo_filesystem(path) {
+    if let Some(fs) = crate::targets::pseudo_fs::pseudo_filesystem(path) {
         return Err(not_a_result(format!("is on {fs}, a kernel interface")));
     }
     // Judged by its type before opening (a socket cannot be opened at all), then opened

@@ -14,7 +14,7 @@ use crate::spec::Spec;
 pub use crate::start_at::StartAtInfo;
 pub use crate::stats::coverage::Coverage;
 use crate::stats::{CpuTimes, OpSummary};
-use crate::target::{Allocation, DirectOutcome, TargetKind};
+use crate::targets::{Allocation, DirectOutcome, TargetKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -404,16 +404,16 @@ pub struct TargetInfo {
     #[serde(default)]
     pub allocation: Option<Allocation>,
     /// The region's page-cache residency when the window opened and closed, and whether its
-    /// cache was dropped before the window (`crate::target::PageCache`); `None` in results of
+    /// cache was dropped before the window (`crate::targets::PageCache`); `None` in results of
     /// versions that did not measure it.
     #[serde(default)]
-    pub page_cache: Option<crate::target::PageCache>,
+    pub page_cache: Option<crate::targets::PageCache>,
     /// What the block device under the target counted over the window, and the share of
-    /// this run's reads and writes it saw (`crate::target::DeviceWitness`); `None` when no
+    /// this run's reads and writes it saw (`crate::targets::DeviceWitness`); `None` when no
     /// block device is under the target (tmpfs, the null engine), and in results of versions
     /// that did not measure it.
     #[serde(default)]
-    pub device_witness: Option<crate::target::DeviceWitness>,
+    pub device_witness: Option<crate::targets::DeviceWitness>,
     /// The target was a temporary file removed after the run (the embedded default).
     pub removed_after_run: bool,
     /// This target's share of the figures.

@@ -22,8 +22,8 @@ use crate::start_at;
 use crate::stats::CpuTimes;
 use crate::stats::interval::{self, RowObserver, SamplerConfig, SamplerOutput, SteadyHook, TimeSeriesRow};
 use crate::stats::steady_state::SteadyWatch;
-use crate::target::PreparedTarget;
-use crate::target::device_witness::{Devices, Snapshot};
+use crate::targets::PreparedTarget;
+use crate::targets::device_witness::{Devices, Snapshot};
 use crate::worker::{self, RunControl, WorkerResult, stop_code};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -148,7 +148,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         None => (Opened::default(), None),
     };
     // The page-cache residency of every target as the window opens (outside the window).
-    crate::target::page_cache::at_window_start(targets);
+    crate::targets::page_cache::at_window_start(targets);
     // The devices' counters, last before the release (outside the window).
     let devices_at_start = devices.snapshot();
     let huge_page_bytes = rusage::anon_huge_page_bytes();
@@ -212,7 +212,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     let devices_at_end = devices.snapshot();
     let cpu_state = cpu_state.finish();
     // ... and as it closes.
-    crate::target::page_cache::at_window_end(targets);
+    crate::targets::page_cache::at_window_end(targets);
     // A worker left behind (stuck in the kernel) keeps its recorder: do not wait for it.
     let SamplerOutput { rows: time_series, steady } = match sampler {
         Some(h) if supervised.abandoned.is_empty() => {

@@ -7,7 +7,7 @@ use crate::error::UsageError;
 use crate::memory::{self, MemoryEstimate};
 use crate::spec::{EngineKind, Spec};
 use crate::stats::coverage::CoverageTracker;
-use crate::target;
+use crate::targets;
 
 /// Limits the kernel sets on what the spec asks for, checked before anything is touched.
 pub(super) fn check_kernel_limits(spec: &Spec, effective_depth: u32) -> Result<(), UsageError> {
@@ -37,7 +37,7 @@ pub(super) fn check_kernel_limits(spec: &Spec, effective_depth: u32) -> Result<(
 /// The memory the run will allocate (`memory`), from the planned targets and regions.
 pub(super) fn memory_estimate(
     spec: &Spec,
-    plans: &[target::TargetPlan],
+    plans: &[targets::TargetPlan],
     layout: &RegionLayout,
     effective_depth: u32,
     interval_snapshots: bool,

@@ -3,7 +3,7 @@
 
 use crate::engine::Op;
 use crate::result::StuckIo;
-use crate::target::PreparedTarget;
+use crate::targets::PreparedTarget;
 use crate::worker::{IoFailure, IoFailureKind};
 
 /// What a run stopped by a signal before its window opened says (files it created are

@@ -29,7 +29,7 @@ use crate::diag::Diagnostics;
 use crate::error::{Error, RunError, exit_code};
 use crate::result::{RunResult, StopReason};
 use crate::spec::Spec;
-use crate::target;
+use crate::targets;
 use region::RegionLayout;
 use start_line::StartLine;
 use std::path::PathBuf;
@@ -69,7 +69,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     };
     let paths = region::target_paths(spec, &given)?;
 
-    let plans = target::plan_targets(spec, &paths)?;
+    let plans = targets::plan_targets(spec, &paths)?;
     let distribution = region::effective_file_distribution(spec);
     let layout = RegionLayout::new(spec, distribution, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
     // A verifying worker never has two I/Os on one block: its depth cannot exceed its blocks.
@@ -85,7 +85,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     // Every check is done and nothing is touched yet: in a cluster, every rank says so.
     start.planned()?;
     // With an engine that moves no bytes, nothing is created, laid out or opened (target/prepare.rs).
-    let (targets, mut created) = target::prepare_targets(spec, plans, diag, &stop)?;
+    let (targets, mut created) = targets::prepare_targets(spec, plans, diag, &stop)?;
     if stop.load(Ordering::Relaxed) != 0 {
         return Err(RunError::Other(messages::INTERRUPTED_IN_SET_UP.into()).into());
     }
@@ -113,9 +113,9 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     // The block devices under the targets, found before the window (none when nothing is
     // touched): their counters are read at its edges.
     let devices = if caps.touches_storage {
-        target::device_witness::Devices::find(targets.iter().map(|t| &t.file))
+        targets::device_witness::Devices::find(targets.iter().map(|t| &t.file))
     } else {
-        target::device_witness::Devices::none()
+        targets::device_witness::Devices::none()
     };
 
     // One monomorphised run per engine (the engine list is engine/'s).
@@ -208,7 +208,7 @@ pub fn check(spec: &Spec) -> Result<(), Error> {
     let start = StartLine::new(&cluster, None);
     let given: Vec<PathBuf> = spec.targets.iter().map(|t| start.substitute(t)).collect();
     let paths = region::target_paths(spec, &given)?;
-    let plans = target::plan_targets(spec, &paths)?;
+    let plans = targets::plan_targets(spec, &paths)?;
     let distribution = region::effective_file_distribution(spec);
     let layout = RegionLayout::new(spec, distribution, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
     let caps = spec.engine.caps();

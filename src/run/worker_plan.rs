@@ -6,7 +6,7 @@ use crate::access::{BlockSource, SourcePlan, share_boundary};
 use crate::placement::PlacementPlan;
 use crate::spec::{AccessOrder, Distribution, RunLength, Spec};
 use crate::stats::coverage::CoverageTracker;
-use crate::target::PreparedTarget;
+use crate::targets::PreparedTarget;
 use crate::worker::{DataPlan, RunControl, VerifyPlan, WorkerFile, WorkerPlan};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
