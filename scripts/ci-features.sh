@@ -29,14 +29,15 @@ if ! pkg-config --atleast-version=2.8 hwloc; then
 fi
 echo "== hwloc $(pkg-config --modversion hwloc) · $(mpirun --version 2>/dev/null | head -n 1)"
 
-# The MPI tests start `mpirun -np 2` as root in one VM (tests/mpi.rs passes
+# The MPI tests start `mpirun -np 2` as root in one VM (tests/it/mpi.rs passes
 # --allow-run-as-root --oversubscribe itself).
 # The whole suite already ran without features (.ci/run); here the unit tests and the
 # suites whose code paths the features change: placement (hwloc topology and binding),
 # the cluster runs (MPI) and runs without a launcher, and an end-to-end pass. This keeps
 # CI well under 20 minutes on 2 cores; `cargo test --features hwloc,mpi` runs them all.
 echo "== cargo test --features hwloc,mpi (unit tests, placement, mpi, distributed, end_to_end)"
-cargo test --features hwloc,mpi --lib --test placement --test mpi --test distributed --test end_to_end
+cargo test --features hwloc,mpi --lib
+cargo test --features hwloc,mpi --test it -- placement:: mpi:: distributed:: end_to_end::
 
 echo "== cargo clippy --features hwloc,mpi --all-targets -- -D warnings"
 cargo clippy --features hwloc,mpi --all-targets -- -D warnings

@@ -3,7 +3,8 @@
 //! million (set-up, merging and the report allocate the same whatever the count; an
 //! allocation per I/O, or per batch, would add thousands).
 //!
-//! One test only in this file: the counter is process-wide.
+//! One test only in this file, and a test binary of its own (not tests/it/): the counter
+//! is process-wide, so no other test may allocate in this process while it counts.
 
 use iopulse::cli::Args;
 use iopulse::cluster::Cluster;

@@ -163,8 +163,9 @@ fn target_fields(r: &RunResult) -> [String; 5] {
         (Some(share), a.region_bytes)
     }));
     let caches: Vec<_> = r.targets.iter().filter_map(|t| t.page_cache.as_ref()).collect();
-    let residency =
-        |f: fn(&crate::targets::PageCache) -> Option<f64>| combined_share(caches.iter().map(|c| (f(c), c.region_bytes)));
+    let residency = |f: fn(&crate::targets::PageCache) -> Option<f64>| {
+        combined_share(caches.iter().map(|c| (f(c), c.region_bytes)))
+    };
     [
         r.spec.cache.name().to_string(),
         share(unallocated),

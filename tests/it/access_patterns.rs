@@ -1,0 +1,250 @@
+//! Access patterns from the command line: fixed amounts of work, runs until
+//! covered with every distribution, file distributions, several targets and
+//! coverage figures.
+
+use crate::common::*;
+
+#[test]
+fn ops_and_io_limit_stop_after_exactly_that_much_work() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("o.dat"));
+    for engine in ["null", "sync"] {
+        let r =
+            run_json(&[&f, "--engine", engine, "--file-size", "4m", "--random", "--ops", "12345", "--threads", "3"]);
+        assert_eq!(u64_at(&r, &["total", "ops"]), 12345, "{engine}");
+        assert_eq!(r["stop_reason"], "complete");
+    }
+    let r = run_json(&[&f, "--engine", "null", "--io-limit", "10M", "--block-size", "64k"]);
+    assert_eq!(u64_at(&r, &["total", "ops"]), 160);
+    // With a duration too, whichever comes first: here the ops limit.
+    let r = run_json(&[&f, "--engine", "null", "--ops", "1000", "--duration", "30s"]);
+    assert_eq!(u64_at(&r, &["total", "ops"]), 1000);
+}
+
+#[test]
+fn skewed_runs_until_covered_issue_one_io_per_block_and_report_coverage() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("s.dat"));
+    for dist in ["zipf", "pareto", "gaussian"] {
+        let r = run_json(&[
+            &f,
+            "--engine",
+            "null",
+            "--file-size",
+            "8m",
+            "--random",
+            "--distribution",
+            dist,
+            "--duration",
+            "0",
+            "--threads",
+            "2",
+        ]);
+        assert_eq!(u64_at(&r, &["total", "ops"]), 2048, "{dist}");
+        let accessed = u64_at(&r, &["coverage", "blocks_accessed"]);
+        assert!(accessed > 0 && accessed < 2048, "{dist}: {accessed} blocks");
+        assert_eq!(r["coverage"]["exact"], true);
+        assert!(r["coverage"]["hottest_20pct_share"].as_f64().unwrap() > 0.2, "{dist} is skewed");
+    }
+    // Uniform until covered: every block exactly once, so coverage is complete and flat.
+    // (The null engine creates no file: the region is given again.)
+    let r = run_json(&[&f, "--engine", "null", "--file-size", "8m", "--random", "--duration", "0", "--threads", "3"]);
+    assert_eq!(u64_at(&r, &["coverage", "blocks_accessed"]), 2048);
+    assert!((r["coverage"]["hottest_20pct_share"].as_f64().unwrap() - 0.2).abs() < 0.001);
+}
+
+#[test]
+fn zipf_concentrates_and_no_scramble_keeps_the_hot_set_at_the_start() {
+    let dir = temp_dir();
+    let bs = 4096usize;
+    let f = zero_file(dir.path(), "z.dat", 4096 * bs as u64);
+    let fs = path_str(&f);
+    run_json(&[
+        &fs,
+        "--random",
+        "--distribution",
+        "zipf",
+        "--zipf-theta",
+        "1.5",
+        "--no-scramble",
+        "--write-percent",
+        "100",
+        "--ops",
+        "2000",
+        "--seed",
+        "1",
+    ]);
+    let data = std::fs::read(&f).unwrap();
+    // Written blocks hold random data; the others are still zeros.
+    let written: Vec<usize> =
+        data.chunks(bs).enumerate().filter(|(_, b)| b.iter().any(|&x| x != 0)).map(|(i, _)| i).collect();
+    assert!(
+        written.iter().take(5).all(|&b| b < 16),
+        "hot blocks not at the start: {:?}",
+        &written[..5.min(written.len())]
+    );
+    let in_first_tenth = written.iter().filter(|&&b| b < 410).count();
+    assert!(
+        in_first_tenth * 2 > written.len(),
+        "{in_first_tenth} of {} written blocks in the first tenth",
+        written.len()
+    );
+}
+
+#[test]
+fn partitioned_slices_are_disjoint_and_cover_the_target() {
+    let dir = temp_dir();
+    let bs = 4096usize;
+    let f = zero_file(dir.path(), "p.dat", 1000 * bs as u64);
+    let fs = path_str(&f);
+    let r = run_json(&[
+        &fs,
+        "--file-distribution",
+        "partitioned",
+        "--threads",
+        "3",
+        "--duration",
+        "0",
+        "--random",
+        "--write-percent",
+        "100",
+        "--verify",
+    ]);
+    let per_worker: Vec<u64> = r["workers"].as_array().unwrap().iter().map(|w| u64_at(w, &["write", "ops"])).collect();
+    assert_eq!(per_worker, vec![333, 333, 334], "each worker wrote its own slice once");
+    let data = std::fs::read(&f).unwrap();
+    for (i, stamp) in header_offsets(&data, bs).into_iter().enumerate() {
+        assert_eq!(stamp, (i * bs) as u64, "block {i} not written");
+    }
+    assert_eq!(u64_at(&r, &["coverage", "blocks_accessed"]), 1000);
+}
+
+#[test]
+fn per_worker_files_exist_with_the_right_sizes() {
+    let dir = temp_dir();
+    let base = dir.path().join("pw.dat");
+    let r = run_json(&[
+        &path_str(&base),
+        "--file-distribution",
+        "per-worker",
+        "--threads",
+        "3",
+        "--file-size",
+        "2m",
+        "--duration",
+        "0",
+    ]);
+    for w in 0..3 {
+        let p = dir.path().join(format!("pw.dat.{w}"));
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 2 << 20, "{}", p.display());
+        assert_eq!(r["targets"][w]["path"], path_str(&p));
+        assert_eq!(u64_at(&r, &["targets", &w.to_string(), "read", "ops"]), 512);
+    }
+    assert!(!base.exists(), "the base name itself is not used");
+    assert_eq!(u64_at(&r, &["read", "ops"]), 3 * 512);
+}
+
+#[test]
+fn several_targets_report_per_target_figures_that_add_up() {
+    let dir = temp_dir();
+    let (a, b) = (path_str(&dir.path().join("a.dat")), path_str(&dir.path().join("b.dat")));
+    let (code, text, stderr) =
+        run(&[&a, &b, "--file-size", "2m", "--random", "--ops", "5000", "--write-percent", "20", "--threads", "2"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.contains(&format!("  {a}: read")) && text.contains(&format!("  {b}: read")), "{text}");
+    let r = run_json(&[&a, &b, "--random", "--ops", "5000", "--write-percent", "20", "--threads", "2", "--seed", "3"]);
+    let targets = r["targets"].as_array().unwrap();
+    for op in ["read", "write"] {
+        let sum: u64 = targets.iter().map(|t| u64_at(t, &[op, "ops"])).sum();
+        assert_eq!(sum, u64_at(&r, &[op, "ops"]), "{op}");
+        assert!(targets.iter().all(|t| u64_at(t, &[op, "ops"]) > 0), "{op}: a target got no I/O");
+    }
+}
+
+#[test]
+fn same_seed_same_offsets() {
+    let dir = temp_dir();
+    let bs = 4096usize;
+    let run_once = |name: &str| {
+        let f = zero_file(dir.path(), name, 512 * bs as u64);
+        run_json(&[
+            &path_str(&f),
+            "--random",
+            "--distribution",
+            "pareto",
+            "--write-percent",
+            "100",
+            "--ops",
+            "100",
+            "--seed",
+            "77",
+        ]);
+        std::fs::read(&f).unwrap().chunks(bs).map(|b| b.iter().any(|&x| x != 0)).collect::<Vec<bool>>()
+    };
+    assert_eq!(run_once("one.dat"), run_once("two.dat"));
+}
+
+/// The offsets a sync run read, in order, as strace saw its pread64 calls (`None`
+/// without strace).
+fn pread_offsets(args: &[&str], block_size: u64) -> Option<Vec<u64>> {
+    let probe = std::process::Command::new("strace").arg("-V").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP: strace is not installed (apt-get install strace): the offsets cannot be seen");
+        return None;
+    }
+    let dir = temp_dir();
+    let trace = dir.path().join("trace");
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-f", "-qq", "-e", "trace=pread64", "-e", "signal=none", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_iopulse"));
+    let out = cmd.args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&trace).unwrap();
+    // "1234  pread64(3, ""..., 4096, 81920) = 4096": the offset is the last argument.
+    let offsets: Vec<u64> = text
+        .lines()
+        .filter(|l| l.contains("pread64(") && l.trim_end().ends_with(&format!("= {block_size}")))
+        .map(|l| {
+            let args_end = l.rfind(')').unwrap();
+            let start = l[..args_end].rfind(", ").unwrap() + 2;
+            l[start..args_end].parse::<u64>().unwrap()
+        })
+        .collect();
+    Some(offsets)
+}
+
+#[test]
+fn random_percent_gives_that_share_of_jumps_and_sequential_runs_between() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("rp.dat"));
+    let bs = 4096u64;
+    for (percent, expected) in [("50", 0.5), ("0", 0.0), ("100", 1.0)] {
+        let args = [
+            f.as_str(),
+            "--engine",
+            "sync",
+            "--file-size",
+            "64m",
+            "--random",
+            "--random-percent",
+            percent,
+            "--ops",
+            "20000",
+            "--quiet",
+        ];
+        let Some(offsets) = pread_offsets(&args, bs) else { return };
+        // The layout of a new file writes; only the measured reads are pread64 calls of one block.
+        assert_eq!(offsets.len(), 20000, "--random-percent {percent}: one pread per I/O");
+        assert!(offsets.iter().all(|o| o % bs == 0 && *o < 64 << 20));
+        let jumps = offsets.windows(2).filter(|w| w[1] != w[0] + bs).count();
+        let share = jumps as f64 / (offsets.len() - 1) as f64;
+        assert!((share - expected).abs() < 0.02, "--random-percent {percent}: {share:.3} of the I/Os jumped");
+    }
+    // Recorded in the result, and refused where it has no meaning.
+    let r = run_json(&[&f, "--engine", "null", "--random", "--random-percent", "30", "--ops", "10"]);
+    assert_eq!(r["spec"]["random_percent"], 30);
+    let (code, _, err) = run(&[&f, "--engine", "null", "--random-percent", "30", "--ops", "10"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--random-percent 30 needs --random"), "{err}");
+}

@@ -1,0 +1,312 @@
+//! fio job files: `iopulse from-fio` translates job files written in the style of fio's
+//! examples (tests/fio_jobs/) into iopulse job files with the same meaning, key by key;
+//! `iopulse run FILE.fio` runs them; options without an equivalent are refused by name and
+//! line (tests/bad_job_files/*.fio, checked by job_files.rs) or, with
+//! --ignore-unsupported, warned about and recorded in the result; and a translated job
+//! and fio's own run of the original agree on IOPS (buffered warm-cache reads).
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn fio_jobs() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio_jobs")
+}
+
+/// `iopulse from-fio FILE` with ${IOPULSE_FIO_DIR} set to `dir`: the TOML it printed, parsed.
+fn from_fio(file: &Path, dir: &Path, extra_env: &[(&str, &str)]) -> toml::Table {
+    let mut cmd = iopulse();
+    cmd.env("IOPULSE_FIO_DIR", dir).args(["from-fio", &path_str(file)]);
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "from-fio {}: {stderr}", file.display());
+    stdout.parse::<toml::Table>().unwrap_or_else(|e| panic!("not TOML ({e}):\n{stdout}"))
+}
+
+/// Job `name`'s value of `key`, itself or from [global].
+fn key<'a>(t: &'a toml::Table, job: &str, key: &str) -> Option<&'a toml::Value> {
+    let table = t.get(job).and_then(|j| j.as_table()).unwrap_or_else(|| panic!("no job [{job}] in {t:#?}"));
+    table.get(key).or_else(|| t.get("global").and_then(|g| g.get(key)))
+}
+
+fn text(t: &toml::Table, job: &str, k: &str) -> String {
+    match key(t, job, k) {
+        Some(toml::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => panic!("[{job}] has no `{k}`: {t:#?}"),
+    }
+}
+
+fn jobs(t: &toml::Table) -> Vec<&str> {
+    t.keys().filter(|k| *k != "global").map(String::as_str).collect()
+}
+
+#[test]
+fn a_random_read_job_translates_key_by_key() {
+    let dir = temp_dir();
+    let t = from_fio(&fio_jobs().join("rand-read.fio"), dir.path(), &[]);
+    // `name=` in [global] names the job, as in fio.
+    assert_eq!(jobs(&t), vec!["rand-read-test"]);
+    let j = "rand-read-test";
+    assert_eq!(text(&t, j, "targets"), format!("[\"{}/rand-read.dat\"]", path_str(dir.path())));
+    assert_eq!(key(&t, j, "random").and_then(toml::Value::as_bool), Some(true));
+    assert_eq!(text(&t, j, "block-size"), "4k");
+    assert_eq!(text(&t, j, "file-size"), "16M");
+    assert_eq!(text(&t, j, "engine"), "sync");
+    assert_eq!(text(&t, j, "queue-depth"), "1");
+    assert_eq!(text(&t, j, "duration"), "2s");
+    assert!(key(&t, j, "direct").is_none(), "direct=0 is buffered: {t:#?}");
+    assert!(key(&t, j, "write-percent").is_none() && key(&t, j, "io-limit").is_none());
+}
+
+#[test]
+fn stonewalled_jobs_on_one_file_become_phases_and_run() {
+    let dir = temp_dir();
+    let fio = fio_jobs().join("ssd-test.fio");
+    let t = from_fio(&fio, dir.path(), &[]);
+    assert_eq!(jobs(&t), vec!["seq-read", "rand-read", "seq-write", "rand-write"]);
+    let target = format!("[\"{}/ssd.test.file\"]", path_str(dir.path()));
+    for j in jobs(&t) {
+        assert_eq!(text(&t, j, "targets"), target, "directory + filename");
+        assert_eq!(text(&t, j, "engine"), "libaio");
+        assert_eq!(text(&t, j, "queue-depth"), "4");
+        assert_eq!(key(&t, j, "direct").and_then(toml::Value::as_bool), Some(true));
+        // runtime without time_based: the runtime or size bytes, whichever comes first.
+        assert_eq!((text(&t, j, "duration"), text(&t, j, "io-limit")), ("1s".into(), "16M".into()));
+        assert_eq!(key(&t, j, "stonewall").and_then(toml::Value::as_bool), Some(true));
+    }
+    assert_eq!(text(&t, "seq-write", "write-percent"), "100");
+    assert_eq!(key(&t, "rand-write", "random").and_then(toml::Value::as_bool), Some(true));
+    assert!(key(&t, "seq-read", "random").is_none() && key(&t, "seq-read", "write-percent").is_none());
+
+    // The .fio file runs directly, as its translation would: four phases, in order.
+    let mut cmd = iopulse();
+    cmd.env("IOPULSE_FIO_DIR", dir.path()).args([
+        "run",
+        &path_str(&fio),
+        "--duration",
+        "200ms",
+        "--output-format",
+        "json",
+        "--quiet",
+    ]);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let ran: Vec<(&str, u64)> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["job"].as_str().unwrap(), j["phase"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(ran, vec![("seq-read", 1), ("rand-read", 2), ("seq-write", 3), ("rand-write", 4)]);
+    for j in doc["jobs"].as_array().unwrap() {
+        let (reads, writes) = (u64_at(j, &["read", "ops"]), u64_at(j, &["write", "ops"]));
+        let writer = j["job"].as_str().unwrap().ends_with("write");
+        assert!(
+            if writer { writes > 0 && reads == 0 } else { reads > 0 && writes == 0 },
+            "{}: {reads} reads, {writes} writes",
+            j["job"]
+        );
+    }
+    assert_eq!(std::fs::metadata(dir.path().join("ssd.test.file")).unwrap().len(), 16 << 20);
+}
+
+#[test]
+fn concurrent_jobs_aliases_rates_think_time_and_a_verified_write_pass() {
+    let dir = temp_dir();
+    let t = from_fio(&fio_jobs().join("mixed-workers.fio"), dir.path(), &[]);
+    assert_eq!(jobs(&t), vec!["hot-mix", "logger", "integrity", "integrity-verify"]);
+    let d = path_str(dir.path());
+    // numjobs without filename: a file per worker (fio's per-clone files).
+    assert_eq!(text(&t, "hot-mix", "targets"), format!("[\"{d}/hot-mix\"]"));
+    assert_eq!(text(&t, "hot-mix", "file-distribution"), "per-worker");
+    assert_eq!(text(&t, "hot-mix", "threads"), "2");
+    assert_eq!(text(&t, "hot-mix", "write-percent"), "30");
+    assert_eq!(text(&t, "hot-mix", "distribution"), "zipf");
+    assert_eq!(text(&t, "hot-mix", "zipf-theta"), "1.2");
+    assert_eq!(text(&t, "hot-mix", "block-size"), "8k");
+    assert_eq!(text(&t, "hot-mix", "rate-iops"), "200");
+    assert_eq!(text(&t, "hot-mix", "seed"), "42");
+    assert_eq!(text(&t, "hot-mix", "duration"), "1s");
+    // One job, no filename: fio's NAME.0.0 in the directory.
+    assert_eq!(text(&t, "logger", "targets"), format!("[\"{d}/logger.0.0\"]"));
+    assert_eq!(text(&t, "logger", "think-time"), "100us", "fio's thinktime is in microseconds");
+    assert_eq!(text(&t, "logger", "think-every"), "4");
+    assert_eq!(key(&t, "logger", "fsync-on-close").and_then(toml::Value::as_bool), Some(true));
+    // verify: the write covers every block once, then a read pass checks them, a phase later.
+    assert_eq!(text(&t, "integrity", "duration"), "0");
+    assert_eq!(key(&t, "integrity", "verify").and_then(toml::Value::as_bool), Some(true));
+    assert_eq!(key(&t, "integrity", "stonewall").and_then(toml::Value::as_bool), Some(true));
+    assert_eq!(key(&t, "integrity-verify", "verify").and_then(toml::Value::as_bool), Some(true));
+    assert_eq!(key(&t, "integrity-verify", "stonewall").and_then(toml::Value::as_bool), Some(true));
+    assert!(key(&t, "integrity-verify", "write-percent").is_none());
+    assert_eq!(text(&t, "integrity-verify", "targets"), text(&t, "integrity", "targets"));
+
+    // The printed job file runs with iopulse run; the verify pass checks every block.
+    let toml_path = dir.path().join("mixed.toml");
+    let mut cmd = iopulse();
+    cmd.env("IOPULSE_FIO_DIR", dir.path()).args(["from-fio", &path_str(&fio_jobs().join("mixed-workers.fio"))]);
+    let (_, printed, _) = run_command(&mut cmd);
+    std::fs::write(&toml_path, printed).unwrap();
+    let (code, stdout, stderr) = run(&["run", &path_str(&toml_path), "--output-format", "json", "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let check = doc["jobs"].as_array().unwrap().iter().find(|j| j["job"] == "integrity-verify").unwrap();
+    assert_eq!(u64_at(check, &["read", "ops"]), (8 << 20) / (64 << 10), "every block read back once");
+    assert_eq!(u64_at(check, &["verification", "failures"]), 0);
+    assert!(dir.path().join("hot-mix.0").exists() && dir.path().join("hot-mix.1").exists());
+}
+
+#[test]
+fn include_and_environment_variables() {
+    let dir = temp_dir();
+    let t = from_fio(&fio_jobs().join("include-and-vars.fio"), dir.path(), &[("IOPULSE_BS", "16k")]);
+    let d = path_str(dir.path());
+    assert_eq!(text(&t, "seq-reader", "block-size"), "16k");
+    assert_eq!(text(&t, "seq-reader", "engine"), "sync");
+    assert_eq!(text(&t, "seq-reader", "targets"), format!("[\"{d}/seq-reader.0.0\", \"{d}/seq-reader.0.1\"]"));
+    // size is the job's total over its files; without runtime every block is read once.
+    assert_eq!(text(&t, "seq-reader", "file-size"), "4M");
+    assert_eq!(text(&t, "seq-reader", "duration"), "0");
+}
+
+#[test]
+fn ignore_unsupported_warns_per_option_and_records_it_in_the_result() {
+    let dir = temp_dir();
+    let fio = dir.path().join("legacy.fio");
+    std::fs::write(
+        &fio,
+        format!(
+            "[global]\nloops=2\n[a]\nfilename={}/a.dat\nsize=1m\nrw=randread\nruntime=200ms\ntime_based\nexitall\n",
+            path_str(dir.path())
+        ),
+    )
+    .unwrap();
+    let f = path_str(&fio);
+    let (code, _, stderr) = run(&["from-fio", &f]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains(":2: option `loops` of [a]: no iopulse equivalent"), "{stderr}");
+
+    let (code, stdout, stderr) = run(&["from-fio", &f, "--ignore-unsupported"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains(":2: fio option `loops` has no iopulse equivalent: ignored"), "{stderr}");
+    assert!(stderr.contains(":9: fio option `exitall` has no iopulse equivalent: ignored"), "{stderr}");
+    assert!(stdout.contains("# warning: ") && stdout.contains("`loops`"), "{stdout}");
+
+    let json = dir.path().join("r.json");
+    let (code, _, stderr) =
+        run(&["run", &f, "--ignore-unsupported", "--json", &path_str(&json), "--output-format", "json", "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc = read_json(&json);
+    let warnings: Vec<&str> = doc["warnings"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(warnings.iter().any(|w| w.contains("`loops`")), "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("`exitall`")), "{warnings:?}");
+    // A TOML job file has nothing to ignore: the flag is refused there.
+    let toml = dir.path().join("j.toml");
+    std::fs::write(&toml, "[a]\nduration = \"100ms\"\n").unwrap();
+    let (code, _, stderr) = run(&["run", &path_str(&toml), "--ignore-unsupported"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--ignore-unsupported applies to fio job files"), "{stderr}");
+}
+
+/// fio's JSON output of `fio FILE`: read IOPS of its one job.
+fn fio_read_iops(file: &Path) -> Option<f64> {
+    let out = Command::new("fio").args(["--output-format=json", &path_str(file)]).output().ok()?;
+    assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let start = text.find('{')?;
+    let doc: Value = serde_json::from_str(&text[start..]).ok()?;
+    doc["jobs"][0]["read"]["iops"].as_f64()
+}
+
+fn read_whole(path: &Path) {
+    let _ = std::fs::read(path).unwrap();
+}
+
+#[test]
+fn a_translated_job_and_fio_agree_on_buffered_warm_cache_read_iops() {
+    if Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("SKIP: fio is not installed: the side-by-side run is not done");
+        return;
+    }
+    let dir = temp_dir();
+    let data = dir.path().join("shared.dat");
+    // Real data (no holes), read once so that the cache is warm for both runs.
+    let block: Vec<u8> = (0..1u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let mut bytes = Vec::with_capacity(32 << 20);
+    for _ in 0..32 {
+        bytes.extend_from_slice(&block);
+    }
+    std::fs::write(&data, &bytes).unwrap();
+    let fio = dir.path().join("warm.fio");
+    std::fs::write(
+        &fio,
+        format!(
+            "; buffered random reads from the page cache\n[global]\nioengine=psync\nbs=256k\nsize=32m\ninvalidate=0\ntime_based\nruntime=2\n[warm]\nrw=randread\nfilename={}\n",
+            path_str(&data)
+        ),
+    )
+    .unwrap();
+    // Two runs of each, alternating, the best of each: the machine is shared.
+    let (mut fio_iops, mut iopulse_iops) = (0.0f64, 0.0f64);
+    for _ in 0..2 {
+        read_whole(&data);
+        let Some(iops) = fio_read_iops(&fio) else {
+            eprintln!("SKIP: fio gave no JSON result here");
+            return;
+        };
+        fio_iops = fio_iops.max(iops);
+        read_whole(&data);
+        let (code, stdout, stderr) = run(&["run", &path_str(&fio), "--output-format", "json", "--quiet"]);
+        assert_eq!(code, 0, "{stderr}");
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(doc["jobs"][0]["spec"]["cache"], "keep", "invalidate=0 is --cache keep");
+        iopulse_iops = iopulse_iops.max(doc["read"]["iops"].as_f64().unwrap());
+    }
+    let ratio = iopulse_iops / fio_iops;
+    // 256 KiB reads: the copy from the cache, not the tool's own cost per I/O, sets the
+    // pace, so that a debug build of iopulse (cargo test) compares fairly with fio too.
+    eprintln!(
+        "warm buffered 256k random reads: fio {fio_iops:.0} IOPS, iopulse {iopulse_iops:.0} IOPS (ratio {ratio:.2})"
+    );
+    assert!(
+        (0.7..=1.0 / 0.7).contains(&ratio),
+        "fio {fio_iops:.0} IOPS, iopulse {iopulse_iops:.0}: more than 30 % apart"
+    );
+    assert_eq!(std::fs::read(&data).unwrap(), bytes, "a read run changed the file");
+}
+
+#[test]
+fn fsync_fdatasync_and_sync_become_flushes_and_open_flags() {
+    let dir = temp_dir();
+    let t = from_fio(&fio_jobs().join("wal.fio"), dir.path(), &[]);
+    assert_eq!(text(&t, "wal", "fdatasync-every"), "8", "fio's fdatasync=8");
+    assert_eq!(text(&t, "wal", "sync-writes"), "dsync", "fio's sync=dsync");
+    assert!(key(&t, "checkpoint", "fsync-every").is_none(), "fsync=0 is no flush");
+    assert!(key(&t, "checkpoint", "sync-writes").is_none());
+}
+
+#[test]
+fn a_bssplit_job_translates_to_the_same_split_and_runs_with_per_size_figures() {
+    let dir = temp_dir();
+    let file = fio_jobs().join("bssplit.fio");
+    let t = from_fio(&file, dir.path(), &[]);
+    assert_eq!(text(&t, "mix", "bssplit"), "4k/80:64k/20,1m/100");
+    assert_eq!(text(&t, "mix", "block-align"), "4k");
+    assert!(key(&t, "mix", "block-size").is_none(), "a split overrides bs, as in fio: {t:#?}");
+    let json = dir.path().join("r.json");
+    let mut cmd = iopulse();
+    cmd.env("IOPULSE_FIO_DIR", dir.path()).args(["run", &path_str(&file), "--json", &path_str(&json), "--quiet"]);
+    let (code, _, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let r = read_json(&json);
+    let job = &r["jobs"][0];
+    let sizes: Vec<u64> = job["block_sizes"].as_array().unwrap().iter().map(|b| u64_at(b, &["size_bytes"])).collect();
+    assert_eq!(sizes, [4096, 65536, 1 << 20], "{job}");
+    assert_eq!(u64_at(&job["block_sizes"][2], &["read", "ops"]), 0, "1 MiB is the writes' size only");
+    assert_eq!(u64_at(&job["block_sizes"][0], &["write", "ops"]), 0, "4 KiB is the reads' size only");
+}

@@ -1,0 +1,463 @@
+//! What writes put on disk, read back from real files: with the default pattern every
+//! 4 KiB chunk is unique and incompressible, and each block holds exactly the data of
+//! the write drawn for it (seed, offset, sequence), for every engine, also when the
+//! queued engines prepare the next writes' data ahead of their slots freeing.
+
+use crate::common::*;
+use iopulse::data::RandomPool;
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io::Write;
+
+const CHUNK: usize = 4096;
+
+/// Writes a zeroed file of `size` bytes once, sequentially, with the default pattern;
+/// asserts every block was written; returns the file's bytes.
+fn write_once(engine: &str, size: &str, bs: &str, depth: &str, extra: &[&str]) -> Vec<u8> {
+    let dir = temp_dir();
+    let len = iopulse::units::parse_size(size).expect("size");
+    let f = zero_file(dir.path(), "w.dat", len);
+    let fs = path_str(&f);
+    let mut args = vec![
+        fs.as_str(),
+        "--engine",
+        engine,
+        "--block-size",
+        bs,
+        "--queue-depth",
+        depth,
+        "--duration",
+        "0",
+        "--write-percent",
+        "100",
+        "--seed",
+        "7",
+    ];
+    args.extend_from_slice(extra);
+    let r = run_json(&args);
+    let bs_bytes = iopulse::units::parse_size(bs).expect("bs");
+    assert_eq!(u64_at(&r, &["write", "ops"]), len / bs_bytes, "{engine}: every block written once");
+    std::fs::read(&f).expect("read back")
+}
+
+/// The data of write `sequence` at `offset_bytes` with `engine`'s default pattern: keyed for
+/// the inline engines (sync, mmap), random (cut from the pool) for the queued ones.
+fn default_data(engine: &str, pool: &RandomPool, buf: &mut [u8], offset_bytes: u64, sequence: u64) {
+    if matches!(engine, "sync" | "mmap") {
+        iopulse::data::keyed::fill(buf, 7, offset_bytes, sequence);
+    } else {
+        pool.fill(buf, offset_bytes, sequence);
+    }
+}
+
+/// Asserts that block i of `data` (blocks of `bs` bytes, written in one sequential pass by
+/// worker 0) holds write i+1's default data.
+fn assert_blocks_hold_their_writes(engine: &str, pool: &RandomPool, data: &[u8], bs: usize, what: &str) {
+    let mut want = vec![0u8; bs];
+    for (i, block) in data.chunks(bs).enumerate() {
+        default_data(engine, pool, &mut want, (i * bs) as u64, i as u64 + 1);
+        assert!(block == want.as_slice(), "{what}: block {i} is not write {}", i + 1);
+    }
+}
+
+fn engines() -> Vec<&'static str> {
+    ["sync", "libaio", "io_uring", "mmap"].into_iter().filter(|e| engine_available(e)).collect()
+}
+
+#[test]
+fn every_4k_chunk_of_a_default_write_is_unique_and_does_not_compress() {
+    for engine in engines() {
+        let data = write_once(engine, "64m", "128k", "8", &[]);
+        assert!(data.iter().any(|&b| b != 0));
+        let mut seen: HashMap<u64, usize> = HashMap::new();
+        for (i, chunk) in data.chunks(CHUNK).enumerate() {
+            let mut h = DefaultHasher::new();
+            chunk.hash(&mut h);
+            if let Some(&j) = seen.get(&h.finish()) {
+                assert_ne!(chunk, &data[j * CHUNK..(j + 1) * CHUNK], "{engine}: chunk {i} repeats chunk {j}");
+            }
+            seen.insert(h.finish(), i);
+        }
+        // Each chunk alone (what an array compressing per 4 KiB sees), at the default level.
+        for (i, chunk) in data.chunks(CHUNK).enumerate().step_by(7) {
+            let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            z.write_all(chunk).unwrap();
+            let n = z.finish().unwrap().len();
+            assert!(n as f64 >= 0.99 * CHUNK as f64, "{engine}: chunk {i} compressed to {n} bytes");
+        }
+        // And the first 8 MiB as one stream: no structure across chunks either.
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&data[..8 << 20]).unwrap();
+        let n = z.finish().unwrap().len();
+        assert!(n as f64 >= 0.99 * (8 << 20) as f64, "{engine}: 8 MiB compressed to {n} bytes");
+    }
+}
+
+/// Each block holds the data of the write drawn for it: block i of a sequential pass is
+/// write i+1 of worker 0 (its sequence), regenerated here from (seed, offset, sequence).
+/// With queued engines at depth 8 the data is generated ahead; a block with the wrong
+/// write's data, or a slot reused before its write finished, would show.
+#[test]
+fn each_block_holds_the_data_of_its_own_write() {
+    let pool = RandomPool::new(7);
+    for engine in engines() {
+        for (bs, depth) in [(4096usize, "8"), (131072, "8"), (131072, "1"), (1 << 20, "4")] {
+            let bs_text = bs.to_string();
+            let data = write_once(engine, "8m", &bs_text, depth, &[]);
+            assert_blocks_hold_their_writes(engine, &pool, &data, bs, &format!("{engine} bs {bs} QD {depth}"));
+        }
+    }
+}
+
+/// The inline engines default to the keyed pattern (and say so in the spec); asked for
+/// `random`, they regenerate every byte of every write, as the queued engines do.
+#[test]
+fn inline_engines_key_their_data_unless_asked_for_random() {
+    let pool = RandomPool::new(7);
+    for engine in ["sync", "mmap"].into_iter().filter(|e| engine_available(e)) {
+        let dir = temp_dir();
+        let f = zero_file(dir.path(), "k.dat", 1 << 20);
+        let fs = path_str(&f);
+        let common =
+            [fs.as_str(), "--engine", engine, "--block-size", "64k", "--duration", "0", "--write-percent", "100"];
+        let r = run_json(&[&common[..], &["--seed", "7"]].concat());
+        assert_eq!(r["spec"]["write_pattern"], "keyed", "{engine}");
+        let r = run_json(&[&common[..], &["--seed", "7", "--write-pattern", "random"]].concat());
+        assert_eq!(r["spec"]["write_pattern"], "random", "{engine}");
+        let data = std::fs::read(&f).unwrap();
+        let mut want = vec![0u8; 65536];
+        for (i, block) in data.chunks(65536).enumerate() {
+            pool.fill(&mut want, (i * 65536) as u64, i as u64 + 1);
+            assert!(block == want.as_slice(), "{engine} --write-pattern random: block {i}");
+        }
+    }
+    // A queued engine keeps random by default.
+    let dir = temp_dir();
+    let f = zero_file(dir.path(), "q.dat", 1 << 20);
+    let r = run_json(&[&path_str(&f), "--engine", "null", "--duration", "0", "--write-percent", "100"]);
+    assert_eq!(r["spec"]["write_pattern"], "random");
+}
+
+/// Requests drawn ahead stop at the ops limit: `--ops N` writes exactly the first N
+/// blocks of a sequential pass, each with its own write's data, and nothing after them.
+#[test]
+fn the_ops_limit_writes_exactly_that_many_blocks() {
+    let pool = RandomPool::new(7);
+    for engine in engines() {
+        let data = write_once_limited(engine, 1000);
+        let mut want = vec![0u8; CHUNK];
+        for (i, block) in data.chunks(CHUNK).enumerate() {
+            if i < 1000 {
+                default_data(engine, &pool, &mut want, (i * CHUNK) as u64, i as u64 + 1);
+                assert!(block == want.as_slice(), "{engine}: block {i} is not write {}", i + 1);
+            } else {
+                assert!(block.iter().all(|&b| b == 0), "{engine}: block {i}, past the limit, was written");
+            }
+        }
+    }
+}
+
+fn write_once_limited(engine: &str, ops: u64) -> Vec<u8> {
+    let dir = temp_dir();
+    let f = zero_file(dir.path(), "l.dat", 8 << 20);
+    let fs = path_str(&f);
+    let ops_text = ops.to_string();
+    let r = run_json(&[
+        &fs,
+        "--engine",
+        engine,
+        "--queue-depth",
+        "16",
+        "--ops",
+        &ops_text,
+        "--write-percent",
+        "100",
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(u64_at(&r, &["write", "ops"]), ops, "{engine}");
+    std::fs::read(&f).expect("read back")
+}
+
+/// A run stopped by its deadline counts as covered only blocks its writes reached:
+/// requests drawn ahead but never issued are taken back.
+#[test]
+fn a_timed_run_covers_only_blocks_it_wrote() {
+    for engine in ["libaio", "io_uring"].into_iter().filter(|e| engine_available(e)) {
+        let dir = temp_dir();
+        let f = zero_file(dir.path(), "t.dat", 256 << 20);
+        let fs = path_str(&f);
+        let r = run_json(&[
+            &fs,
+            "--engine",
+            engine,
+            "--queue-depth",
+            "16",
+            "--duration",
+            "200ms",
+            "--write-percent",
+            "100",
+            "--direct",
+        ]);
+        let ops = u64_at(&r, &["write", "ops"]);
+        let data = std::fs::read(&f).unwrap();
+        let written = data.chunks(CHUNK).filter(|c| c.iter().any(|&b| b != 0)).count() as u64;
+        let covered = u64_at(&r, &["coverage", "blocks_accessed"]);
+        assert!(ops > 0 && ops < 65536, "{engine}: {ops} writes (the pass must stop by the deadline)");
+        // Writes completing after the deadline reach the file uncounted: the batch reaped past
+        // it and those drained (at most two depths; the same before drawing ahead).
+        assert!(written >= ops && written <= ops + 32, "{engine}: {written} blocks on disk, {ops} counted");
+        assert!(covered >= ops && covered <= written, "{engine}: {covered} covered, {written} on disk, {ops} counted");
+    }
+}
+
+fn chunk_hash(chunk: &[u8]) -> u64 {
+    let mut h = DefaultHasher::new();
+    chunk.hash(&mut h);
+    h.finish()
+}
+
+/// `--dedupe-ratio 3`: a 64 MiB file holds three 4 KiB chunks for each distinct one
+/// (3.0 ± 0.1), with every engine; the ratio asked is recorded in the result's spec.
+#[test]
+fn dedupe_ratio_3_gives_three_chunks_written_per_distinct_chunk() {
+    for engine in engines() {
+        let data = write_once(engine, "64m", "128k", "8", &["--dedupe-ratio", "3"]);
+        let distinct: std::collections::HashSet<u64> = data.chunks(CHUNK).map(chunk_hash).collect();
+        let ratio = (data.len() / CHUNK) as f64 / distinct.len() as f64;
+        assert!((ratio - 3.0).abs() <= 0.1, "{engine}: dedupe ratio {ratio:.3}");
+    }
+}
+
+/// `--compress-ratio 2`: gzip at its default level halves a 64 MiB file (2.0 ± 0.2), and
+/// the data still does not dedupe (every chunk distinct).
+#[test]
+fn compress_ratio_2_halves_the_file_under_gzip() {
+    for engine in engines() {
+        let data = write_once(engine, "64m", "1m", "4", &["--compress-ratio", "2"]);
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&data).unwrap();
+        let ratio = data.len() as f64 / z.finish().unwrap().len() as f64;
+        assert!((ratio - 2.0).abs() <= 0.2, "{engine}: compress ratio {ratio:.3}");
+        let distinct: std::collections::HashSet<u64> = data.chunks(CHUNK).map(chunk_hash).collect();
+        assert_eq!(distinct.len(), data.len() / CHUNK, "{engine}: a chunk repeats");
+    }
+}
+
+/// Both together, and recorded: dedupe 2 and compress 4 over 32 MiB, and the spec in the
+/// JSON result says what was asked.
+#[test]
+fn dedupe_and_compress_ratios_combine_and_are_recorded() {
+    let dir = temp_dir();
+    let f = zero_file(dir.path(), "c.dat", 32 << 20);
+    let fs = path_str(&f);
+    let r = run_json(&[
+        &fs,
+        "--engine",
+        "sync",
+        "--block-size",
+        "64k",
+        "--duration",
+        "0",
+        "--write-percent",
+        "100",
+        "--dedupe-ratio",
+        "2",
+        "--compress-ratio",
+        "4",
+    ]);
+    assert_eq!(r["spec"]["reducibility"]["dedupe_ratio"], 2.0);
+    assert_eq!(r["spec"]["reducibility"]["compress_ratio"], 4.0);
+    let data = std::fs::read(&f).unwrap();
+    let distinct: std::collections::HashSet<u64> = data.chunks(CHUNK).map(chunk_hash).collect();
+    let dedupe = (data.len() / CHUNK) as f64 / distinct.len() as f64;
+    assert!((dedupe - 2.0).abs() <= 0.1, "dedupe ratio {dedupe:.3}");
+    // What a deduplicating, compressing array stores: each distinct chunk, compressed alone.
+    let mut seen = std::collections::HashSet::new();
+    let (mut before, mut after) = (0usize, 0usize);
+    for chunk in data.chunks(CHUNK) {
+        if seen.insert(chunk_hash(chunk)) {
+            let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            z.write_all(chunk).unwrap();
+            before += chunk.len();
+            after += z.finish().unwrap().len();
+        }
+    }
+    let compress = before as f64 / after as f64;
+    assert!(compress > 3.3 && compress <= 4.0, "compress ratio of distinct chunks {compress:.3}");
+}
+
+/// The memory plan counts what a worker drawing ahead really holds: twice the depth in
+/// buffers for a queued engine's writes (verified ones too), the depth for reads, and
+/// the pool of random bytes for unverified random writes (32 KiB blocks: every total
+/// stays below the 1 MiB from which buffers are whole huge pages).
+#[test]
+fn the_memory_plan_counts_the_spare_slots_of_a_worker_drawing_ahead() {
+    let block = 32u64 << 10;
+    for engine in ["libaio", "io_uring"].into_iter().filter(|e| engine_available(e)) {
+        let dir = temp_dir();
+        let f = zero_file(dir.path(), "m.dat", 16 << 20);
+        let fs = path_str(&f);
+        let buffers = |extra: &[&str]| {
+            let mut args = vec![fs.as_str(), "--engine", engine, "--block-size", "32k", "--queue-depth", "8"];
+            args.extend_from_slice(&["--ops", "64", "--seed", "3"]);
+            args.extend_from_slice(extra);
+            u64_at(&run_json(&args), &["memory", "buffers_bytes"])
+        };
+        assert_eq!(buffers(&[]), 8 * block, "{engine}: reads hold the depth's buffers");
+        assert_eq!(buffers(&["--write-percent", "100", "--verify"]), 16 * block, "{engine}: verified writes");
+        let random = buffers(&["--write-percent", "100"]);
+        assert!(
+            random >= 16 * block + (256 << 10) && random <= 16 * block + (512 << 10),
+            "{engine}: random writes hold 16 buffers and the pool, planned {random}"
+        );
+        assert_eq!(buffers(&["--write-percent", "100", "--write-pattern", "zeros"]), 8 * block, "{engine}: zeros");
+    }
+}
+
+/// Large sequential O_DIRECT writes (16 MiB blocks, as streaming-write benchmarks use) hold
+/// their memory: the process's peak resident set after five passes over the file is that
+/// of one pass, and near the plan.
+#[test]
+fn large_sequential_writes_do_not_grow_in_memory() {
+    let dir = temp_dir();
+    let f = zero_file(dir.path(), "big.dat", 64 << 20);
+    let fs = path_str(&f);
+    let peak = |ops: &str| {
+        let r = run_json(&[&fs, "--block-size", "16m", "--write-percent", "100", "--direct", "--ops", ops]);
+        assert_eq!(u64_at(&r, &["write", "ops"]).to_string(), ops);
+        (u64_at(&r, &["memory", "peak_resident_bytes"]), u64_at(&r, &["memory", "total_bytes"]))
+    };
+    let (one_pass, planned) = peak("4");
+    let (five_passes, _) = peak("20");
+    assert!(
+        five_passes <= one_pass + (8 << 20),
+        "peak resident grew with the run's length: {one_pass} bytes after one pass, {five_passes} after five"
+    );
+    assert!(five_passes <= planned + (64 << 20), "peak resident {five_passes} bytes, far above the plan of {planned}");
+}
+
+/// Streaming writes over a file four times larger than the memory they may use: a memory
+/// cgroup of 96 MiB (its page cache included) and a 384 MiB file, 16 MiB blocks, one pass,
+/// buffered through the page cache (sync) and O_DIRECT (io_uring, two in flight). Neither
+/// run is killed or fails, each writes every block with its own write's data, and the
+/// process's resident set stays near its plan while the cgroup reclaims the page cache.
+#[test]
+fn streaming_writes_over_a_file_larger_than_memory_hold_their_memory() {
+    let what = "16 MiB writes over a file four times its memory cgroup";
+    let Some(group) = crate::common::root::MemoryCgroup::new(96 << 20, what) else { return };
+    let pool = RandomPool::new(7);
+    let block = 16usize << 20;
+    for (engine, extra) in [("sync", &[][..]), ("io_uring", &["--direct", "--queue-depth", "2"][..])] {
+        if !engine_available(engine) {
+            continue;
+        }
+        let dir = temp_dir();
+        let f = zero_file(dir.path(), "stream.dat", 24 * block as u64);
+        let json = dir.path().join("r.json");
+        let (fs, js) = (path_str(&f), path_str(&json));
+        let mut cmd = iopulse();
+        cmd.args([&fs, "--engine", engine, "--block-size", "16m", "--write-percent", "100", "--duration", "0"]);
+        cmd.args(["--seed", "7", "--quiet", "--json", &js]).args(extra);
+        group.confine(&mut cmd);
+        let (code, _, stderr) = run_command(&mut cmd);
+        assert_eq!(code, 0, "{engine}: {stderr}");
+        let r = read_json(&json);
+        assert_eq!(u64_at(&r, &["write", "ops"]), 24, "{engine}: every block written once");
+        let (peak, planned) = (u64_at(&r, &["memory", "peak_resident_bytes"]), u64_at(&r, &["memory", "total_bytes"]));
+        assert!(peak <= planned + (32 << 20), "{engine}: peak resident {peak} bytes, plan {planned}");
+        let data = std::fs::read(&f).expect("read back");
+        assert_blocks_hold_their_writes(engine, &pool, &data, block, engine);
+    }
+}
+
+/// A writer whose buffers add up to 1 MiB or more (here 8 MiB) gets them on transparent huge pages
+/// where the kernel gives them on request, and the result says how much memory was on
+/// huge pages as the window opened (`memory.huge_page_bytes`, and the Memory line).
+#[test]
+fn buffers_of_a_mib_or_more_are_on_huge_pages_and_the_result_says_so() {
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if !(thp.contains("[always]") || thp.contains("[madvise]")) {
+        eprintln!("SKIP: huge-page buffers: transparent huge pages are off here ({})", thp.trim());
+        return;
+    }
+    let Some(engine) = ["io_uring", "libaio"].into_iter().find(|e| engine_available(e)) else {
+        eprintln!("SKIP: huge-page buffers: no queued engine here");
+        return;
+    };
+    let dir = temp_dir();
+    let f = zero_file(dir.path(), "h.dat", 32 << 20);
+    let json = dir.path().join("r.json");
+    // A queued engine drawing ahead at QD 4 with 1 MiB blocks: 8 MiB of buffers.
+    let mut cmd = iopulse();
+    cmd.args([&path_str(&f), "--engine", engine, "--block-size", "1m", "--queue-depth", "4"]);
+    cmd.args(["--write-percent", "100", "--ops", "64"]);
+    cmd.args(["--json", &path_str(&json)]);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let r = read_json(&json);
+    let buffers = u64_at(&r, &["memory", "buffers_bytes"]);
+    let huge = u64_at(&r, &["memory", "huge_page_bytes"]);
+    assert!(buffers >= 4 << 20, "planned buffers {buffers}");
+    assert!(huge >= 2 << 20, "{huge} bytes on huge pages for {buffers} bytes of buffers");
+    let memory_line = stdout.lines().find(|l| l.starts_with("Memory")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(memory_line.contains("on huge pages"), "{memory_line}");
+}
+
+/// With `--verify` the ratios hold too (duplicates by whole blocks, the header inside the
+/// random part), and the result's produced dedupe ratio is what the file shows.
+#[test]
+fn ratios_hold_with_verify_and_the_result_says_what_was_produced() {
+    for engine in engines() {
+        let dir = temp_dir();
+        let f = zero_file(dir.path(), "v.dat", 64 << 20);
+        let fs = path_str(&f);
+        let r = run_json(&[
+            &fs,
+            "--engine",
+            engine,
+            "--block-size",
+            "16k",
+            "--queue-depth",
+            "8",
+            "--duration",
+            "0",
+            "--write-percent",
+            "100",
+            "--verify",
+            "--dedupe-ratio",
+            "3",
+            "--compress-ratio",
+            "2",
+        ]);
+        let data = std::fs::read(&f).unwrap();
+        let distinct: std::collections::HashSet<u64> = data.chunks(CHUNK).map(chunk_hash).collect();
+        let dedupe = (data.len() / CHUNK) as f64 / distinct.len() as f64;
+        assert!((dedupe - 3.0).abs() <= 0.1, "{engine}: dedupe ratio {dedupe:.3}");
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&data).unwrap();
+        let compress = data.len() as f64 / z.finish().unwrap().len() as f64;
+        // gzip sees the duplicates too (within its 32 KiB window): at least the ratio asked.
+        assert!(compress >= 1.8, "{engine}: compress ratio {compress:.3}");
+        let d = &r["data_reduction"];
+        assert_eq!(d["dedupe_ratio_asked"], 3.0, "{engine}: {d}");
+        assert_eq!(u64_at(d, &["chunks_written"]), (data.len() / CHUNK) as u64, "{engine}: {d}");
+        let produced = d["dedupe_ratio_produced"].as_f64().unwrap();
+        assert!((produced - dedupe).abs() <= 0.05, "{engine}: produced {produced:.3}, the file shows {dedupe:.3}");
+        assert!((d["compress_ratio_produced"].as_f64().unwrap() - 2.0).abs() < 0.01, "{engine}: {d}");
+        // And the file verifies with the same flags.
+        let (code, _, stderr) = run(&[
+            &fs,
+            "--duration",
+            "0",
+            "--verify",
+            "--dedupe-ratio",
+            "3",
+            "--compress-ratio",
+            "2",
+            "--block-size",
+            "16k",
+        ]);
+        assert_eq!(code, 0, "{engine}: verification of the reduced file failed: {stderr}");
+    }
+}
