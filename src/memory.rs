@@ -219,21 +219,38 @@ pub fn page_cache_room() -> Option<(u64, String)> {
 pub fn check(e: &MemoryEstimate, threads: u32, queue_depth: u32, block_size_bytes: u64) -> Result<(), UsageError> {
     // MemAvailable as the estimate recorded it (the report shows that figure).
     let limits = MemoryLimits { available_bytes: e.available_bytes, ..MemoryLimits::of_this_process() };
-    check_against(e, &limits, threads, queue_depth, block_size_bytes)
+    let buffers = format!("--threads {threads} x --queue-depth {queue_depth} x --block-size {block_size_bytes}");
+    check_against(e, &limits, threads, "this run needs", &buffers)
 }
 
-/// `check` against given limits.
+/// `check` for runs that share one window (the jobs of a phase, `who`): their estimates
+/// added, their workers' stacks too.
+pub fn check_together(estimates: &[MemoryEstimate], workers: u32, who: &str) -> Result<(), UsageError> {
+    let Some(first) = estimates.first() else { return Ok(()) };
+    let mut sum = MemoryEstimate { available_bytes: first.available_bytes, ..MemoryEstimate::default() };
+    for e in estimates {
+        sum.total_bytes = sum.total_bytes.saturating_add(e.total_bytes);
+        sum.buffers_bytes = sum.buffers_bytes.saturating_add(e.buffers_bytes);
+        sum.queues_bytes = sum.queues_bytes.saturating_add(e.queues_bytes);
+        sum.histograms_bytes = sum.histograms_bytes.saturating_add(e.histograms_bytes);
+        sum.coverage_bytes = sum.coverage_bytes.saturating_add(e.coverage_bytes);
+        sum.verify_bytes = sum.verify_bytes.saturating_add(e.verify_bytes);
+        sum.per_worker_max_bytes = sum.per_worker_max_bytes.max(e.per_worker_max_bytes);
+    }
+    let limits = MemoryLimits { available_bytes: sum.available_bytes, ..MemoryLimits::of_this_process() };
+    check_against(&sum, &limits, workers, &format!("{who} need"), "of their workers together")
+}
+
+/// `check` against given limits; `needs` says whose memory it is ("this run needs"),
+/// `buffers` how the buffers add up.
 fn check_against(
     e: &MemoryEstimate,
     limits: &MemoryLimits,
     threads: u32,
-    queue_depth: u32,
-    block_size_bytes: u64,
+    needs: &str,
+    buffers: &str,
 ) -> Result<(), UsageError> {
-    let mut parts = vec![format!(
-        "I/O buffers {} (--threads {threads} x --queue-depth {queue_depth} x --block-size {block_size_bytes})",
-        units::bytes(e.buffers_bytes)
-    )];
+    let mut parts = vec![format!("I/O buffers {} ({buffers})", units::bytes(e.buffers_bytes))];
     for (what, bytes) in [
         ("latency histograms", e.histograms_bytes),
         ("coverage trackers", e.coverage_bytes),
@@ -244,7 +261,7 @@ fn check_against(
             parts.push(format!("{what} {}", units::bytes(bytes)));
         }
     }
-    let needs = format!("this run needs about {} of memory ({})", units::bytes(e.total_bytes), parts.join(", "));
+    let needs = format!("{needs} about {} of memory ({})", units::bytes(e.total_bytes), parts.join(", "));
     let fix = "lower --threads, --queue-depth or --block-size";
     if let Some(available) = limits.available_bytes
         && e.total_bytes > available
@@ -423,7 +440,17 @@ mod tests {
         e.available_bytes = Some(1 << 30);
         let err = check(&e, 1, 1024, 1 << 30).unwrap_err();
         assert!(err.message.contains("--queue-depth 1024") && err.message.contains("available"), "{err}");
-        assert!(check_against(&e, &MemoryLimits::default(), 1, 1024, 1 << 30).is_ok(), "unknown memory: no refusal");
+        assert!(
+            check_against(
+                &e,
+                &MemoryLimits::default(),
+                1,
+                "this run needs",
+                "--threads 1 x --queue-depth 1024 x --block-size 1G"
+            )
+            .is_ok(),
+            "unknown memory: no refusal"
+        );
     }
 
     #[test]
@@ -436,17 +463,27 @@ mod tests {
             current_bytes: 1 << 20,
         };
         let limits = MemoryLimits { cgroup: Some(cgroup), ..Default::default() };
-        let err = check_against(&e, &limits, 4, 128, 1 << 20).unwrap_err();
+        let err = check_against(&e, &limits, 4, "this run needs", "--threads 4 x --queue-depth 128 x --block-size 1M")
+            .unwrap_err();
         assert!(err.message.contains("cgroup /test") && err.message.contains("memory.max"), "{err}");
         let room = MemoryLimits {
             cgroup: Some(CgroupMemory { max_bytes: 1 << 40, ..limits.cgroup.clone().unwrap() }),
             ..Default::default()
         };
-        assert!(check_against(&e, &room, 4, 128, 1 << 20).is_ok());
+        assert!(
+            check_against(&e, &room, 4, "this run needs", "--threads 4 x --queue-depth 128 x --block-size 1M").is_ok()
+        );
         let small = estimate(&shape(1, 4096), &vec![worker(10); 200]);
         let space = AddressSpace { limit_bytes: 600 << 20, mapped_bytes: 50 << 20 };
         let limits = MemoryLimits { address_space: Some(space), ..Default::default() };
-        let err = check_against(&small, &limits, 200, 1, 4096).unwrap_err();
+        let err = check_against(
+            &small,
+            &limits,
+            200,
+            "this run needs",
+            "--threads 200 x --queue-depth 1 x --block-size 4096",
+        )
+        .unwrap_err();
         assert!(err.message.contains("ulimit -v") && err.message.contains("200 worker threads"), "{err}");
     }
 }

@@ -47,8 +47,9 @@ mod tests {
             assert!(p.text.starts_with(&format!("# {}: ", p.name)), "{}", p.name);
             assert!(!p.summary().is_empty());
             let file = crate::jobs::parse::parse(p.name, p.text).unwrap();
-            let plan = crate::jobs::to_spec::plan(&file, &[]).unwrap_or_else(|e| panic!("{}: {e}", p.name));
-            assert!(plan.jobs.iter().all(|j| j.spec.targets.is_empty()), "{}: a profile names no target", p.name);
+            let plan = crate::plan::job_file::plan(&file, &Default::default(), Vec::new())
+                .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            assert!(plan.jobs().all(|j| j.spec.targets.is_empty()), "{}: a profile names no target", p.name);
         }
         assert_eq!(find(DEFAULT).unwrap().name, "default");
         assert!(find("nope").is_none());
@@ -57,19 +58,13 @@ mod tests {
     #[test]
     fn the_default_profile_has_the_six_standard_steps_one_after_another() {
         let file = crate::jobs::parse::parse("default", find(DEFAULT).unwrap().text).unwrap();
-        let plan = crate::jobs::to_spec::plan(&file, &[]).unwrap();
+        let plan = crate::plan::job_file::plan(&file, &Default::default(), Vec::new()).unwrap();
         let steps: Vec<(u64, bool, u32, u8, u32)> = plan
-            .jobs
+            .phases
             .iter()
-            .map(|j| {
-                let s = &j.spec;
-                (
-                    s.block_size_bytes,
-                    s.order == crate::spec::AccessOrder::Random,
-                    s.queue_depth,
-                    s.read_percent,
-                    j.phase,
-                )
+            .flat_map(|p| p.jobs.iter().map(move |j| (p.number, &j.spec)))
+            .map(|(phase, s)| {
+                (s.block_size_bytes, s.order == crate::spec::AccessOrder::Random, s.queue_depth, s.read_percent, phase)
             })
             .collect();
         assert_eq!(
@@ -83,6 +78,6 @@ mod tests {
                 (4096, true, 1, 0, 6),
             ]
         );
-        assert!(plan.jobs.iter().all(|j| j.spec.direct));
+        assert!(plan.jobs().all(|j| j.spec.direct));
     }
 }

@@ -297,10 +297,11 @@ impl Spec {
                     self.engine.name()
                 )));
             }
-            if self.engine == EngineKind::Mmap {
-                return Err(UsageError::new(
-                    "--sync-writes cannot be used with --engine mmap: stores into a mapping never go through write(2), so O_DSYNC/O_SYNC do nothing; use --fdatasync-every N (msync) instead",
-                ));
+            if !self.engine.caps().writes_through_descriptor {
+                return Err(UsageError::new(format!(
+                    "--sync-writes cannot be used with --engine {}: its writes never go through write(2), so O_DSYNC/O_SYNC do nothing; use --fdatasync-every N instead",
+                    self.engine.name()
+                )));
             }
         }
         Ok(())
@@ -470,7 +471,7 @@ impl Spec {
         if self.ops_limit == Some(0) {
             return Err(UsageError::new("--ops 0 / --io-limit below one block: give at least one I/O"));
         }
-        self.validate_engine_options()?;
+        self.engine.check_options(&self.engine_options, self.direct)?;
         self.validate_durability()?;
         self.validate_cache()?;
         if self.read_percent > 100 {
@@ -484,22 +485,6 @@ impl Spec {
                 "--direct cannot be used with --engine {}: a memory mapping always goes through the page cache; for O_DIRECT use --engine io_uring, libaio or sync, or drop --direct",
                 self.engine.name()
             )));
-        }
-        if self.engine != EngineKind::Mmap {
-            let o = &self.engine_options;
-            let flag = if o.mmap_populate {
-                Some("--mmap-populate")
-            } else if o.madvise.is_some() {
-                Some("--madvise")
-            } else {
-                None
-            };
-            if let Some(flag) = flag {
-                return Err(UsageError::new(format!(
-                    "{flag} applies to --engine mmap only (this run uses --engine {})",
-                    self.engine.name()
-                )));
-            }
         }
         Ok(())
     }
@@ -527,52 +512,4 @@ impl Spec {
         }
         Ok(())
     }
-
-    /// Engine flags belong to their engine, and some need others.
-    fn validate_engine_options(&self) -> Result<(), UsageError> {
-        let u = &self.engine_options.io_uring;
-        if self.engine != EngineKind::IoUring {
-            let given = [
-                (!u.register, "--no-register"),
-                (u.sqpoll_cpu.is_some(), "--sqpoll-cpu"),
-                (u.sqpoll && u.sqpoll_cpu.is_none(), "--sqpoll"),
-                (u.iopoll, "--iopoll"),
-            ];
-            if let Some((_, flag)) = given.iter().find(|(set, _)| *set) {
-                return Err(UsageError::new(format!(
-                    "{flag} applies only to --engine io_uring (the engine is {})",
-                    self.engine.name()
-                )));
-            }
-        }
-        if let Some(cpu) = self.engine_options.io_uring.sqpoll_cpu {
-            check_cpu_available("--sqpoll-cpu", cpu)?;
-        }
-        if self.engine_options.submit_batch.is_some()
-            && !matches!(self.engine, EngineKind::Libaio | EngineKind::IoUring)
-        {
-            return Err(UsageError::new(format!(
-                "--submit-batch applies only to --engine libaio or io_uring (the engine is {}); drop it",
-                self.engine.name()
-            )));
-        }
-        if u.iopoll && !self.direct {
-            return Err(UsageError::new("--iopoll needs --direct: polled completions exist only for O_DIRECT I/O"));
-        }
-        Ok(())
-    }
-}
-
-/// A CPU named by a flag must exist, be online and be in this process's affinity mask,
-/// or the kernel refuses it only after the targets were created and laid out.
-fn check_cpu_available(flag: &str, cpu: u32) -> Result<(), UsageError> {
-    // The same reading placement uses (masks of any size, not glibc's 1024 CPUs).
-    let Ok(available) = crate::placement::bind::allowed_cpus() else { return Ok(()) };
-    if available.contains(&cpu) {
-        return Ok(());
-    }
-    let list = available.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
-    Err(UsageError::new(format!(
-        "{flag} {cpu}: CPU {cpu} does not exist or is not available to this process (available: {list}): give one of those"
-    )))
 }

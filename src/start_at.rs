@@ -54,6 +54,13 @@ const FORMS: &str = "give HH:MM[:SS] (today, local time), an RFC 3339 time (2025
 2025-06-01T14:30:00+02:00, or without offset for local time) or @UNIX_SECONDS";
 
 /// clap's parser for `--start-at`, against the current time and the system time zone.
+impl std::str::FromStr for StartAt {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        parse(text)
+    }
+}
+
 pub fn parse(text: &str) -> Result<StartAt, String> {
     parse_at(text, Timestamp::now(), &TimeZone::system())
 }

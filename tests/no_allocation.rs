@@ -6,11 +6,11 @@
 //! One test only in this file, and a test binary of its own (not tests/it/): the counter
 //! is process-wide, so no other test may allocate in this process while it counts.
 
-use iopulse::cli::Args;
 use iopulse::cluster::Cluster;
 use iopulse::diag::Diagnostics;
 use iopulse::run;
 use iopulse::run::start_line::StartLine;
+use iopulse::testing::spec_of;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -44,9 +44,7 @@ static COUNTING: Counting = Counting;
 
 /// Allocations made by one run of `args` (library calls, in this process).
 fn allocations_of(args: &[&str]) -> (u64, u64) {
-    use clap::Parser;
-    let argv = std::iter::once("iopulse").chain(args.iter().copied());
-    let (spec, _) = Args::try_parse_from(argv).unwrap().into_spec().unwrap();
+    let spec = spec_of(args.iter().copied()).unwrap();
     let cluster = Cluster::join().unwrap();
     let start_line = StartLine::new(&cluster, None);
     let diag = Diagnostics::silent();

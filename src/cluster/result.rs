@@ -184,16 +184,14 @@ mod tests {
     use crate::cluster::Cluster;
     use crate::run::start_line::StartLine;
     use crate::stats::decode_histogram;
-    use clap::Parser;
     use std::sync::Arc;
     use std::sync::atomic::AtomicUsize;
 
     /// A real result: a short null-engine run on a small file in `dir`.
     fn real_result(dir: &std::path::Path) -> RunResult {
         let target = dir.join("t.dat");
-        let argv =
-            ["iopulse", target.to_str().unwrap(), "--file-size", "64k", "--duration", "0.05", "--engine", "null"];
-        let (spec, _) = crate::cli::Args::try_parse_from(argv).unwrap().into_spec().unwrap();
+        let argv = [target.to_str().unwrap(), "--file-size", "64k", "--duration", "0.05", "--engine", "null"];
+        let spec = crate::testing::spec_of(argv).unwrap();
         let cluster = Cluster::alone();
         let start = StartLine::new(&cluster, None);
         let diag = crate::diag::Diagnostics::silent();

@@ -12,11 +12,12 @@
 //! checkpoint (`StartLine::fail`), so the whole job ends with a message naming
 //! the rank, its host and the error, and no rank waits at a barrier.
 
-use crate::cli::OutputOptions;
+use crate::cli::BenchArgs;
 use crate::cluster::result::{self as cluster_result, RankOutcome};
 use crate::cluster::{Cluster, launcher_rank};
 use crate::diag::Diagnostics;
-use crate::error::{Error, RunError, UsageError, exit_code};
+use crate::error::{Error, RunError, exit_code};
+use crate::report::OutputOptions;
 use crate::run::start_line::StartLine;
 use crate::run::{self, RunOutcome};
 use crate::spec::Spec;
@@ -24,6 +25,37 @@ use crate::start_at::StartAt;
 use crate::{report, signals};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// `iopulse [TARGET...] [flags]`: a profile (`--profile`, or the default one), or one run
+/// of this process's part of the job; the exit code.
+pub fn main(args: BenchArgs, matches: &clap::ArgMatches) -> i32 {
+    let profile = super::profile::chosen(&args, matches);
+    let plan = match crate::plan::flags::plan(&args) {
+        Ok(plan) => plan,
+        Err(e) => {
+            // Every rank of a job has the same command line: one of them says what is wrong.
+            if super::speaks_for_the_job() {
+                crate::stderr_line!("iopulse: error: {e}");
+            }
+            return exit_code::USAGE;
+        }
+    };
+    if let Some(name) = profile {
+        let overrides = super::run::overrides(matches, "in the flags given with --profile");
+        return super::profile::run(&name, &args.targets, &overrides);
+    }
+    // Under an MPI launcher (and built with MPI) this meets the other ranks; else a job of one.
+    let cluster = match Cluster::join() {
+        Ok(c) => c,
+        Err(e) => {
+            crate::stderr_line!("iopulse: error: {e}");
+            return exit_code::RUN_FAILED;
+        }
+    };
+    let crate::plan::Plan { mut phases, output, .. } = plan;
+    let spec = phases.remove(0).jobs.remove(0).spec;
+    run(&cluster, &spec, output, args.start_at)
+}
 
 /// Runs `spec` as this process's part of the job `cluster`; returns the exit code.
 pub fn run(cluster: &Cluster, spec: &Spec, output: OutputOptions, start_at: Option<StartAt>) -> i32 {
@@ -187,7 +219,7 @@ fn with_output_failures(run_code: i32, failures: &[String]) -> i32 {
     if !failures.is_empty() && run_code == exit_code::SUCCESS { exit_code::OUTPUT_FAILED } else { run_code }
 }
 
-/// Every output path passes the guard (`report::output_path`) before anything is touched.
-fn check_output(output: &OutputOptions, targets: &[std::path::PathBuf]) -> Result<(), UsageError> {
+/// Every output path passes the guard before anything is touched.
+fn check_output(output: &OutputOptions, targets: &[std::path::PathBuf]) -> Result<(), crate::error::UsageError> {
     report::check_outputs(output, targets)
 }

@@ -6,8 +6,8 @@
 
 use crate::error::{UsageError, exit_code};
 use crate::fio_import;
-use crate::jobs::{self, Plan};
-use clap::Parser;
+use crate::plan::Plan;
+use crate::plan::job_file::{self, Overrides};
 use std::path::{Path, PathBuf};
 
 const EXAMPLES: &str = "\
@@ -37,14 +37,15 @@ option is an error naming it and its line (or a warning with --ignore-unsupporte
 Exit codes: 0 printed, 2 a bad or untranslatable fio job file.";
 
 /// Print the iopulse job file (TOML) equivalent to a fio job file.
-#[derive(Debug, Parser)]
-#[command(name = "from-fio", bin_name = "iopulse from-fio", after_help = EXAMPLES)]
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
 pub struct FromFioArgs {
     /// The fio job file.
     #[arg(value_name = "FILE.fio")]
     pub file: PathBuf,
 
     /// Options without an iopulse equivalent become warnings instead of errors.
+    /// E.g. `iopulse from-fio legacy.fio --ignore-unsupported`
     #[arg(long)]
     pub ignore_unsupported: bool,
 }
@@ -58,7 +59,7 @@ pub fn from_fio(args: FromFioArgs) -> i32 {
         }
     };
     // What is printed must run: the same checks as `iopulse run`.
-    if let Err(e) = jobs::to_spec::plan(&translated.file, &[]) {
+    if let Err(e) = job_file::plan(&translated.file, &Overrides::default(), Vec::new()) {
         crate::stderr_line!("iopulse from-fio: error: {}", translated.in_fio_terms(&e.message));
         return exit_code::USAGE;
     }
@@ -78,20 +79,18 @@ pub struct Loaded {
 }
 
 /// Loads the job file at `path` with `overrides` applied to every job.
-pub fn load_job_file(
-    path: &Path,
-    overrides: &[std::ffi::OsString],
-    ignore_unsupported: bool,
-) -> Result<Loaded, UsageError> {
+pub fn load_job_file(path: &Path, overrides: &Overrides, ignore_unsupported: bool) -> Result<Loaded, UsageError> {
+    let inputs = vec![path.to_path_buf()];
     if !fio_import::is_fio_file(path) {
         if ignore_unsupported {
             return Err(UsageError::new(
                 "--ignore-unsupported applies to fio job files (FILE.fio): drop it for a TOML job file",
             ));
         }
-        return Ok(Loaded { plan: jobs::load(path, overrides)?, warnings: Vec::new(), notes: Vec::new() });
+        let file = crate::jobs::parse::read(path)?;
+        return Ok(Loaded { plan: job_file::plan(&file, overrides, inputs)?, warnings: Vec::new(), notes: Vec::new() });
     }
     let t = fio_import::load(path, ignore_unsupported)?;
-    let plan = jobs::to_spec::plan(&t.file, overrides).map_err(|e| UsageError::new(t.in_fio_terms(&e.message)))?;
+    let plan = job_file::plan(&t.file, overrides, inputs).map_err(|e| UsageError::new(t.in_fio_terms(&e.message)))?;
     Ok(Loaded { plan, warnings: t.warnings, notes: t.notes })
 }

@@ -7,11 +7,12 @@
 //!
 //! It chooses, runs and prints; the jobs run as `iopulse run` runs them.
 
+use crate::cli::table::FlagTable;
+use crate::cli::{WorkloadArgs, command_of};
 use crate::error::exit_code;
 use crate::jobs::parse::{Entry, Value};
+use crate::plan::job_file::{self, Overrides};
 use crate::profiles::{self, PROFILES};
-use clap::Parser;
-use std::ffi::OsString;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -27,8 +28,8 @@ Examples:
       a profile on your file; flags apply to each of its steps";
 
 /// List the profiles shipped in iopulse, or print one (a job file to copy and edit).
-#[derive(Debug, Parser)]
-#[command(name = "profiles", bin_name = "iopulse profiles", after_help = EXAMPLES)]
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
 pub struct ProfilesArgs {
     /// Print this profile's job file (TOML) instead of the list.
     #[arg(value_name = "NAME")]
@@ -62,52 +63,28 @@ fn unknown(name: &str) -> String {
     format!("no profile `{name}`: give one of {} (iopulse profiles lists them)", names.join(", "))
 }
 
-/// Flags of the benchmark that say how long and where results go: given alone (no
-/// target), `iopulse` still runs the default profile with them.
-const RUN_WIDE: &[&str] = &["duration", "quiet", "output_format", "json", "csv", "plot"];
-
 /// The profile this command line runs, if any: `--profile NAME`, or the default one when
-/// no target and no flag that shapes the workload is given.
-pub fn chosen(matches: &clap::ArgMatches) -> Option<String> {
-    if let Some(name) = matches.get_one::<String>("profile") {
+/// no target and no flag that shapes the workload is given (`--duration` and the output
+/// flags do not shape it).
+pub fn chosen(args: &crate::cli::BenchArgs, matches: &clap::ArgMatches) -> Option<String> {
+    if let Some(name) = &args.profile {
         return Some(name.clone());
     }
-    use clap::CommandFactory;
-    let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
-    // The arguments only: the derived struct's own group of them is not a flag.
-    let workload_flag = crate::cli::Args::command()
-        .get_arguments()
-        .map(|a| a.get_id().as_str().to_string())
-        .any(|id| given(&id) && !RUN_WIDE.contains(&id.as_str()));
-    (!workload_flag).then(|| profiles::DEFAULT.to_string())
+    if !args.targets.is_empty() {
+        return None;
+    }
+    let mut given = FlagTable::from_matches(&command_of::<WorkloadArgs>(), matches);
+    given.remove("duration");
+    given.is_empty().then(|| profiles::DEFAULT.to_string())
 }
 
-/// The flags given on the command line other than the targets and --profile, as the
-/// flags after a job file.
-pub fn overrides(matches: &clap::ArgMatches) -> Vec<OsString> {
-    use clap::CommandFactory;
-    let command = crate::cli::Args::command();
-    let mut out = Vec::new();
-    for arg in command.get_arguments() {
-        let id = arg.get_id().as_str();
-        if id == "targets" || id == "profile" {
-            continue;
-        }
-        if matches.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
-            continue;
-        }
-        let Some(long) = arg.get_long() else { continue };
-        if arg.get_action().takes_values() {
-            for raw in matches.get_raw(id).into_iter().flatten() {
-                let mut flag = OsString::from(format!("--{long}="));
-                flag.push(raw);
-                out.push(flag);
-            }
-        } else {
-            out.push(format!("--{long}").into());
-        }
-    }
-    out
+/// `--profile`'s help: what it does, and every profile shipped, from the list itself.
+pub fn profile_help() -> String {
+    let names: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
+    format!(
+        "Run a profile, a job file shipped in iopulse ({}; `iopulse profiles` says what each measures), on the TARGET given or else on a temporary file; the other flags apply to each of its steps, and the report is one table. E.g. `iopulse --profile oltp /data/db.dat --duration 10s`. With no TARGET and no flag that shapes the workload, `iopulse` runs the default profile.",
+        names.join(", ")
+    )
 }
 
 /// Removes the temporary folder of a profile run when dropped.
@@ -121,7 +98,7 @@ impl Drop for TempFolder {
 
 /// Runs profile `name` on `targets` (none: a temporary file), with `overrides` applied to
 /// each step; returns the exit code.
-pub fn run(name: &str, targets: &[PathBuf], overrides: &[OsString]) -> i32 {
+pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides) -> i32 {
     let Some(profile) = profiles::find(name) else {
         crate::stderr_line!("iopulse: error: --profile {}", unknown(name));
         return exit_code::USAGE;
@@ -144,16 +121,16 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &[OsString]) -> i32 {
     };
     file.global.retain(|e| e.key != "targets");
     file.global.push(Entry { key: "targets".into(), line: 0, value: Value::List(paths) });
-    let plan = match crate::jobs::to_spec::plan(&file, overrides) {
+    let plan = match job_file::plan(&file, overrides, Vec::new()) {
         Ok(plan) => plan,
         Err(e) => {
             crate::stderr_line!("iopulse: error: {e}");
             return exit_code::USAGE;
         }
     };
-    let planned: Vec<PathBuf> = plan.jobs.iter().flat_map(|j| j.spec.targets.iter().cloned()).collect();
-    let names: Vec<&str> = plan.jobs.iter().map(|j| j.name.as_str()).collect();
-    if let Err(e) = crate::report::check_job_outputs(&plan.output, &planned, &names) {
+    // The outputs are checked before the folder is made; the targets, once it exists
+    // (`run_plan` checks the whole plan).
+    if let Err(e) = crate::plan::outputs::check(&plan) {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }
@@ -167,7 +144,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &[OsString]) -> i32 {
         },
         None => None,
     };
-    let (code, doc) = super::run_plan(&plan);
+    let (code, doc) = super::run::run_plan(&plan);
     let Some(mut doc) = doc else { return code };
     if temp.is_some() {
         // The folder and its file go when this function returns, after the report.

@@ -1,22 +1,25 @@
 //! `iopulse search`: the highest load that meets a latency bound (`--p99-max 1ms`), or with
 //! `--saturate` the smallest queue depth × threads that reaches 95 % of the maximum IOPS.
 //! First a closed-loop run as given (the maximum); then runs the plan of sweep/search.rs
-//! asks for, each through the benchmark's parser with the flags it sets (`--rate-iops N
+//! asks for, each the benchmark's typed flags with the ones it sets (`--rate-iops N
 //! --rate-total`: open-loop pacing, latency measured from when each I/O was due; or
-//! `--queue-depth`, `--threads`). Reports the curve (a point per run) and a one-line answer.
+//! `--queue-depth`, `--threads`), checked into a `Spec` as a command line would be.
+//! Reports the curve (a point per run) and a one-line answer.
 //!
 //! Runs and writes; the plan is sweep/search.rs's, the words report/sweep.rs's.
 
-use super::sweep::{Session, Step, check_outputs, json_text, split_own};
+use super::json_text;
+use super::sweep::{Session, Step, check_outputs};
+use crate::cli::WorkloadArgs;
+use crate::cli::lists::ManyRunsArgs;
 use crate::error::exit_code;
 use crate::report::{self, OutputFormat, output_path, units};
 use crate::result::RunResult;
 use crate::sweep::document::{Answer, CurvePoint, RunEntry, SearchDocument};
-use crate::sweep::grid;
 use crate::sweep::search::{DEFAULT_STEPS, LatencySearch, Percentile, saturate_candidates};
 use crate::units::parse_duration;
-use clap::Parser;
-use std::ffi::OsString;
+use crate::units::values::Count;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,8 +44,8 @@ Exit codes: 0 the search ran (found or not: see the answer), 1 a run failed, 2 u
 130/143/129 interrupted (the curve so far is still printed).";
 
 /// Find the highest load within a latency bound, or the smallest load that saturates.
-#[derive(Debug, Parser)]
-#[command(name = "search", bin_name = "iopulse search", after_help = SEARCH_EXAMPLES)]
+#[derive(Debug, clap::Args)]
+#[command(after_help = SEARCH_EXAMPLES)]
 pub struct SearchArgs {
     /// Bound the median latency (e.g. 200us).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
@@ -82,11 +85,7 @@ pub struct SearchArgs {
     pub max_runs: u32,
 
     #[command(flatten)]
-    pub output: super::sweep::RunsOutputArgs,
-
-    /// The benchmark's targets and flags.
-    #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
-    pub flags: Vec<OsString>,
+    pub runs: ManyRunsArgs,
 }
 
 /// Percentages of the maximum, ascending.
@@ -107,30 +106,6 @@ fn parse_steps(text: &str) -> Result<Steps, String> {
     Ok(Steps(steps))
 }
 
-const SEARCH_OWN: &[(&str, bool)] = &[
-    ("p50-max", true),
-    ("p90-max", true),
-    ("p99-max", true),
-    ("p999-max", true),
-    ("p9999-max", true),
-    ("saturate", false),
-    ("saturate-percent", true),
-    ("steps", true),
-    ("precision", true),
-    ("max-runs", true),
-];
-
-/// The flags the search sets itself.
-const SET_BY_SEARCH: &[&str] = &["rate-iops", "rate-bw", "rate-total"];
-
-pub fn main(name: &str, argv: Vec<OsString>) -> i32 {
-    let full = std::iter::once(OsString::from(format!("iopulse {name}"))).chain(split_own(&argv, SEARCH_OWN));
-    match SearchArgs::try_parse_from(full) {
-        Ok(args) => search(args),
-        Err(e) => super::clap_exit(e),
-    }
-}
-
 fn usage(message: impl std::fmt::Display) -> i32 {
     crate::stderr_line!("iopulse search: error: {message}");
     exit_code::USAGE
@@ -142,7 +117,26 @@ enum Goal {
     Saturate { percent: f64 },
 }
 
-fn search(args: SearchArgs) -> i32 {
+/// The search's chart in --plot.
+const CURVE_CHART: &str = "search-curve.svg";
+
+/// `workload` paced at `rate` I/Os per second in all (a step of the latency search).
+fn step(workload: &WorkloadArgs, rate: u64) -> WorkloadArgs {
+    let mut w = workload.clone();
+    w.pacing.rate_iops = Some(Count(rate));
+    w.pacing.rate_total = true;
+    w
+}
+
+/// `workload` at queue depth `depth` with `threads` workers (a step of --saturate).
+fn at_depth(workload: &WorkloadArgs, depth: u32, threads: u32) -> WorkloadArgs {
+    let mut w = workload.clone();
+    w.shape.queue_depth = Some(Count(depth));
+    w.shape.threads = Some(Count(threads));
+    w
+}
+
+pub fn search(args: SearchArgs) -> i32 {
     let bounds: Vec<(Percentile, Duration)> = [
         (Percentile::P50, args.p50_max),
         (Percentile::P90, args.p90_max),
@@ -163,51 +157,49 @@ fn search(args: SearchArgs) -> i32 {
         }
         _ => return usage("give one goal: one latency bound (--p99-max 1ms, ...) or --saturate, not several"),
     };
-    for flag in SET_BY_SEARCH {
-        if args
-            .flags
-            .iter()
-            .any(|a| a.to_str().is_some_and(|a| a == format!("--{flag}") || a.starts_with(&format!("--{flag}="))))
-        {
+    if let Some((flag, why)) = args.runs.refused {
+        return usage(format!("{flag} with `iopulse search`: {why}"));
+    }
+    let workload = match args.runs.single("a search") {
+        Ok(w) => w,
+        Err(e) => return usage(e),
+    };
+    let pacing = &workload.pacing;
+    for (given, flag) in [
+        (pacing.rate_iops.is_some(), "--rate-iops"),
+        (pacing.rate_bw.is_some(), "--rate-bw"),
+        (pacing.rate_total, "--rate-total"),
+    ] {
+        if given {
             return usage(format!(
-                "--{flag}: the search sets the rate itself (--rate-iops N --rate-total per step): drop --{flag}"
+                "{flag}: the search sets the rate itself (--rate-iops N --rate-total per step): drop {flag}"
             ));
         }
     }
     // `--think-mode` without think time is for the paced steps only: the maximum is closed loop.
-    let (flags, pacing) = match goal {
-        Goal::Latency { .. } => pacing_only(&args.flags),
-        Goal::Saturate { .. } => (args.flags.clone(), Vec::new()),
-    };
-    let grid = match grid::expand(&flags, "iopulse search") {
-        Ok(g) => g,
+    let mut base = workload.clone();
+    if matches!(goal, Goal::Latency { .. }) && pacing.think_time.is_none() && pacing.think_adaptive_percent.is_none() {
+        base.pacing.think_mode = None;
+    }
+    let base_spec = match base.clone().into_spec(args.runs.targets.clone(), false) {
+        Ok(s) => s,
         Err(e) => return usage(e),
     };
-    if let Some(axis) = grid.axes.first() {
-        return usage(format!(
-            "--{} {}: a search takes one value per flag (lists are for `iopulse sweep`)",
-            axis.flag,
-            axis.values.join(",")
-        ));
-    }
-    let base = grid.points.into_iter().next().expect("a grid without axes has one point");
     // The flags the search will add must suit the workload: checked before the first run.
-    let probe: Vec<String> = match goal {
-        Goal::Latency { .. } => [vec!["--rate-iops=1000".into(), "--rate-total".into()], pacing.clone()].concat(),
-        Goal::Saturate { .. } => vec!["--queue-depth=1".into(), "--threads=1".into()],
+    let probe = match goal {
+        Goal::Latency { .. } => step(&workload, 1000),
+        Goal::Saturate { .. } => at_depth(&workload, 1, 1),
     };
-    if let Err(e) = grid::parse_overridden(&base.argv, &probe) {
+    if let Err(e) = probe.into_spec(args.runs.targets.clone(), false) {
         return usage(format!("this workload cannot be paced by the search: {e}"));
     }
-    if let Err(e) = crate::run::check(&base.spec) {
+    if let Err(e) = crate::run::check(&base_spec) {
         crate::stderr_line!("iopulse search: error: {e}");
         return e.exit_code();
     }
-    let output = args.output.options();
-    if output.format == OutputFormat::FioJson {
-        return usage("--output-format fio-json is one run's layout: give text or json");
-    }
-    if let Err(e) = check_outputs(&output, None, &base.spec.targets) {
+    let output = args.runs.output.options(&Default::default());
+    let charts: Vec<PathBuf> = output.plot_dir.iter().map(|d| d.join(CURVE_CHART)).collect();
+    if let Err(e) = check_outputs(&output, None, &charts, &base_spec.targets) {
         return usage(e);
     }
     let Ok(stop) = crate::signals::install() else {
@@ -217,22 +209,15 @@ fn search(args: SearchArgs) -> i32 {
     let steps = args.steps.as_ref().map_or_else(|| DEFAULT_STEPS.to_vec(), |s| s.0.clone());
     let first_guess = match goal {
         Goal::Latency { .. } => 1 + steps.len(),
-        Goal::Saturate { .. } => 1 + saturate_candidates(base.spec.queue_depth, base.spec.threads).len(),
+        Goal::Saturate { .. } => 1 + saturate_candidates(base_spec.queue_depth, base_spec.threads).len(),
     };
     let mut session = Session::new(&output, first_guess.min(args.max_runs as usize), Arc::clone(&stop));
     session.start(0);
-    let mut searcher = Searcher {
-        session,
-        args: &args,
-        base_argv: &base.argv,
-        pacing: &pacing,
-        curve: Vec::new(),
-        runs: Vec::new(),
-        code: 0,
-    };
+    let mut searcher =
+        Searcher { session, args: &args, workload: &workload, curve: Vec::new(), runs: Vec::new(), code: 0 };
 
     // The maximum: closed loop, as given.
-    let max = match searcher.run(&base.spec, "max", None, None, |_| true) {
+    let max = match searcher.run(&base_spec, "max", None, None, |_| true) {
         Some(r) => r,
         None => return searcher.finish(&goal, None),
     };
@@ -246,7 +231,7 @@ fn search(args: SearchArgs) -> i32 {
         Goal::Latency { percentile, bound_ns } => searcher
             .latency(max_iops, &steps, percentile, bound_ns)
             .map(|found| latency_answer(&searcher.curve, max_iops, percentile, bound_ns, found)),
-        Goal::Saturate { percent } => searcher.saturate(&base.spec, max_iops, percent),
+        Goal::Saturate { percent } => searcher.saturate(&base_spec, max_iops, percent),
     };
     searcher.finish(&goal, answer)
 }
@@ -254,9 +239,8 @@ fn search(args: SearchArgs) -> i32 {
 struct Searcher<'a> {
     session: Session,
     args: &'a SearchArgs,
-    base_argv: &'a [OsString],
-    /// Flags of the paced steps only (`--think-mode`).
-    pacing: &'a [String],
+    /// The benchmark's flags as given, which each step changes.
+    workload: &'a WorkloadArgs,
     curve: Vec<CurvePoint>,
     runs: Vec<RunEntry>,
     code: i32,
@@ -324,10 +308,7 @@ impl Searcher<'_> {
     fn latency(&mut self, max_iops: f64, steps: &[f64], percentile: Percentile, bound_ns: u64) -> Option<Option<f64>> {
         let mut plan = LatencySearch::new(max_iops, steps, self.args.precision);
         while let Some((rate, was_step)) = plan.next() {
-            let overrides =
-                [vec![format!("--rate-iops={}", rate as u64), "--rate-total".to_string()], self.pacing.to_vec()]
-                    .concat();
-            let spec = match grid::parse_overridden(self.base_argv, &overrides) {
+            let spec = match step(self.workload, rate as u64).into_spec(self.args.runs.targets.clone(), false) {
                 Ok(s) => s,
                 Err(e) => {
                     crate::stderr_line!("iopulse search: error: the step at {rate} IOPS: {e}");
@@ -374,8 +355,7 @@ impl Searcher<'_> {
                 // The maximum's own configuration: reached by definition.
                 return Some(found(base.queue_depth, base.threads, max_iops));
             }
-            let overrides = [format!("--queue-depth={d}"), format!("--threads={t}")];
-            let spec = match grid::parse_overridden(self.base_argv, &overrides) {
+            let spec = match at_depth(self.workload, d, t).into_spec(self.args.runs.targets.clone(), false) {
                 Ok(s) => s,
                 Err(e) => {
                     crate::stderr_line!("iopulse search: error: queue depth {d} × {t} threads: {e}");
@@ -412,58 +392,34 @@ impl Searcher<'_> {
             runs: self.runs,
             interrupted: self.session.interrupted(),
         };
-        let text = match self.args.output.output_format {
+        let text = match self.args.runs.output.format() {
             OutputFormat::Json => json_text(&doc),
             _ => report::sweep::search_text(&doc),
         };
         self.session.write_stdout(&text);
-        if let Some(path) = &self.args.output.json
+        if let Some(path) = &self.args.runs.output.json
             && let Err(e) = output_path::write_whole(path, json_text(&doc).as_bytes())
         {
             self.session.output_failure(format!("write --json {}: {e}", path.display()));
         }
-        if let Some(dir) = &self.args.output.plot {
+        if let Some(dir) = &self.args.runs.output.plot {
             let drawn =
                 std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display())).and_then(|()| {
-                    let path = dir.join("search-curve.svg");
+                    let path = dir.join(CURVE_CHART);
                     report::plot::sweep_chart(&crate::sweep::document::curve_chart(&doc), &path)
                         .map(|()| path)
                         .map_err(|e| e.to_string())
                 });
             match drawn {
-                Ok(path) if !self.args.output.quiet => crate::stderr_line!("iopulse search: chart {}", path.display()),
+                Ok(path) if !self.args.runs.output.quiet => {
+                    crate::stderr_line!("iopulse search: chart {}", path.display())
+                }
                 Ok(_) => {}
                 Err(e) => self.session.output_failure(e),
             }
         }
         self.session.exit_code(self.code)
     }
-}
-
-/// `--think-mode MODE` taken out of `flags` when no think time is given: it then says how
-/// the paced steps wait (a closed-loop run refuses it).
-fn pacing_only(flags: &[OsString]) -> (Vec<OsString>, Vec<String>) {
-    let given =
-        |name: &str| flags.iter().any(|a| a.to_str().is_some_and(|a| a == name || a.starts_with(&format!("{name}="))));
-    if given("--think-time") || given("--think-adaptive-percent") {
-        return (flags.to_vec(), Vec::new());
-    }
-    let mut kept = Vec::new();
-    let mut pacing = Vec::new();
-    let mut i = 0;
-    while i < flags.len() {
-        let text = flags[i].to_str().unwrap_or("");
-        if let Some(mode) = text.strip_prefix("--think-mode=") {
-            pacing.push(format!("--think-mode={mode}"));
-        } else if text == "--think-mode" && i + 1 < flags.len() {
-            pacing.push(format!("--think-mode={}", flags[i + 1].to_string_lossy()));
-            i += 1;
-        } else {
-            kept.push(flags[i].clone());
-        }
-        i += 1;
-    }
-    (kept, pacing)
 }
 
 /// "p99 ≤ 1 ms up to 41.2K IOPS (82 % of max 50.1K)", or why none was found.
@@ -514,21 +470,6 @@ fn latency_answer(curve: &[CurvePoint], max_iops: f64, p: Percentile, bound_ns: 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn os(args: &[&str]) -> Vec<OsString> {
-        args.iter().map(OsString::from).collect()
-    }
-
-    #[test]
-    fn think_mode_without_think_time_goes_to_the_paced_steps_only() {
-        let (kept, pacing) = pacing_only(&os(&["/x", "--think-mode", "spin", "--queue-depth", "8"]));
-        assert_eq!((kept, pacing), (os(&["/x", "--queue-depth", "8"]), vec!["--think-mode=spin".to_string()]));
-        let (kept, pacing) = pacing_only(&os(&["--think-mode=spin"]));
-        assert_eq!((kept.len(), pacing), (0, vec!["--think-mode=spin".to_string()]));
-        // With a think time it belongs to every run.
-        let all = os(&["--think-time", "1ms", "--think-mode", "spin"]);
-        assert_eq!(pacing_only(&all), (all.clone(), Vec::new()));
-    }
 
     #[test]
     fn percentages_and_steps_parse_and_refuse() {

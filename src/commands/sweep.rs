@@ -5,9 +5,13 @@
 //! to skip the runs already done. At the end (or on SIGINT, after aborting the current run,
 //! whose partial figures are left out): the table, `--json`, and the charts of `--plot`.
 //!
-//! Also the pieces `iopulse search` shares (`split_own`, `Session`). Runs and writes; the
+//! Its flags are clap's: its own, the outputs, and every flag of the benchmark taking a
+//! comma list (`cli::lists`); every point is planned and checked (`plan::sweep`) before the
+//! first run. Also the pieces `iopulse search` shares (`Session`). Runs and writes; the
 //! figures come from sweep/summary.rs, the words from report/sweep.rs.
 
+use super::json_text;
+use crate::cli::lists::ManyRunsArgs;
 use crate::cluster::Cluster;
 use crate::diag::Diagnostics;
 use crate::error::exit_code;
@@ -15,12 +19,10 @@ use crate::report::{self, OutputFormat, OutputOptions, output_path};
 use crate::result::RunResult;
 use crate::run::{self, start_line::StartLine};
 use crate::sweep::document::{self, Best, PointEntry, RunEntry, SweepDocument};
-use crate::sweep::grid::{self, Grid};
+use crate::sweep::grid::Grid;
 use crate::sweep::journal::{self, Journal};
 use crate::sweep::summary::{self, Metric, PointSummary};
-use clap::Parser;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,148 +48,77 @@ bandwidth, p50 and p99 latency and CPU time per I/O. SIGINT aborts the current r
 figures are left out), writes the outputs with the runs done, and exits 130.
 Exit codes: 0 every run succeeded, 1 a run failed, 2 usage, 130/143/129 interrupted.";
 
-/// Run the benchmark over a grid of flag values (comma lists), each point --repeat times.
-#[derive(Debug, Parser)]
-#[command(name = "sweep", bin_name = "iopulse sweep", after_help = SWEEP_EXAMPLES)]
+/// Run the benchmark over a grid of flag values (comma lists), each point --repeat times:
+/// the sweep's own flags, then the benchmark's targets, flags (any may take a comma list,
+/// `cli::lists`) and outputs.
+#[derive(Debug, clap::Args)]
+#[command(after_help = SWEEP_EXAMPLES)]
 pub struct SweepArgs {
-    /// Runs of each point, interleaved across the points.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Runs of each point, interleaved across the points. E.g. `--repeat 3`
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Sweep")]
     pub repeat: u32,
 
     /// Skip the runs an interrupted sweep with the same flags already did (read from the
-    /// journal beside --csv or --json: FILE.journal).
-    #[arg(long)]
+    /// journal beside --csv or --json: FILE.journal). E.g. `--csv s.csv --resume`
+    #[arg(long, help_heading = "Sweep")]
     pub resume: bool,
 
-    /// The figure that picks the best point (its median over the runs).
-    #[arg(long, value_enum, value_name = "METRIC", default_value_t = Metric::Iops)]
+    /// The figure that picks the best point (its median over the runs). E.g. `--best-by p99`
+    #[arg(long, value_enum, value_name = "METRIC", default_value_t = Metric::Iops, help_heading = "Sweep")]
     pub best_by: Metric,
 
     #[command(flatten)]
-    pub output: RunsOutputArgs,
-
-    /// The benchmark's targets and flags; any flag's value may be a comma list.
-    #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
-    pub flags: Vec<OsString>,
+    pub runs: ManyRunsArgs,
 }
 
-/// The outputs of a command that runs the benchmark many times (sweep, search): its own
-/// document, table and charts, and a `--csv` row per run.
-#[derive(Debug, clap::Args)]
-pub struct RunsOutputArgs {
-    /// Format on stdout: the table (of points, or the curve and the answer), or the JSON
-    /// document.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
-
-    /// Also write the JSON document to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// Append one row per run to FILE (the columns of `iopulse --csv`).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-
-    /// Write the charts into DIR (sweep: IOPS and p99 against the first list's flag, the
-    /// spread as a band; search: latency percentiles against IOPS).
-    #[arg(long, value_name = "DIR")]
-    pub plot: Option<PathBuf>,
-
-    /// No progress or notes on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
-}
-
-impl RunsOutputArgs {
-    pub fn options(&self) -> OutputOptions {
-        OutputOptions {
-            format: self.output_format,
-            json_file: self.json.clone(),
-            quiet: self.quiet,
-            csv_file: self.csv.clone(),
-            plot_dir: self.plot.clone(),
-            timeseries_file: None,
-        }
-    }
-}
-
-/// The sweep's own flags: (long name, takes a value). Common to sweep and search.
-pub(crate) const OUTPUT_FLAGS: &[(&str, bool)] =
-    &[("output-format", true), ("json", true), ("csv", true), ("plot", true), ("quiet", false), ("help", false)];
-
-/// Splits `argv` into the subcommand's own flags (`own`, with OUTPUT_FLAGS) and the
-/// benchmark's, so that the two may be given in any order; the own flags first, then `--`
-/// and the benchmark's, is what the subcommand's parser reads.
-pub(crate) fn split_own(argv: &[OsString], own: &[(&str, bool)]) -> Vec<OsString> {
-    let mut mine = Vec::new();
-    let mut theirs = Vec::new();
-    let mut i = 0;
-    while i < argv.len() {
-        let token = &argv[i];
-        i += 1;
-        let text = token.to_str().unwrap_or("");
-        if text == "-q" || text == "-h" {
-            mine.push(token.clone());
-            continue;
-        }
-        let name = text.strip_prefix("--").map(|t| t.split_once('=').map_or(t, |(n, _)| n)).unwrap_or("");
-        match own.iter().chain(OUTPUT_FLAGS).find(|(n, _)| *n == name) {
-            Some((_, takes_value)) => {
-                mine.push(token.clone());
-                if *takes_value && !text.contains('=') && i < argv.len() {
-                    mine.push(argv[i].clone());
-                    i += 1;
-                }
-            }
-            None => theirs.push(token.clone()),
-        }
-    }
-    mine.push("--".into());
-    mine.extend(theirs);
-    mine
-}
-
-/// `iopulse sweep ARGS`: parse, plan every point, run, report; the exit code.
-pub fn main(name: &str, argv: Vec<OsString>) -> i32 {
-    let full = std::iter::once(OsString::from(format!("iopulse {name}"))).chain(split_own(&argv, SWEEP_OWN));
-    match SweepArgs::try_parse_from(full) {
-        Ok(args) => sweep(args),
-        Err(e) => super::clap_exit(e),
-    }
-}
-
-const SWEEP_OWN: &[(&str, bool)] = &[("repeat", true), ("resume", false), ("best-by", true)];
+/// Most runs a sweep may plan: points × --repeat.
+pub const MOST_RUNS: u64 = 1_000_000;
 
 fn usage(message: impl std::fmt::Display) -> i32 {
     crate::stderr_line!("iopulse sweep: error: {message}");
     exit_code::USAGE
 }
 
-fn sweep(args: SweepArgs) -> i32 {
-    let grid = match grid::expand(&args.flags, "iopulse sweep") {
+pub fn sweep(args: SweepArgs) -> i32 {
+    if let Some((flag, why)) = args.runs.refused {
+        return usage(format!("{flag} with `iopulse sweep`: {why}"));
+    }
+    let grid = match crate::plan::sweep::grid(&args.runs.targets, &args.runs.flags) {
         Ok(g) => g,
         Err(e) => return usage(e),
     };
-    let output = args.output.options();
-    if output.format == OutputFormat::FioJson {
-        return usage(
-            "--output-format fio-json is one run's layout: give text or json (each run's fio-json: run iopulse per point)",
-        );
+    let runs = grid.points.len() as u64 * u64::from(args.repeat);
+    if runs > MOST_RUNS {
+        return usage(format!(
+            "{} points × --repeat {} make {runs} runs: at most {MOST_RUNS}; give fewer points or a smaller --repeat",
+            grid.points.len(),
+            args.repeat
+        ));
     }
+    let output = args.runs.output.options(&Default::default());
+    let Ok(stop) = crate::signals::install() else {
+        crate::stderr_line!("iopulse sweep: error: cannot install signal handlers");
+        return exit_code::RUN_FAILED;
+    };
     // What a run would refuse (a target, a size, a limit), for every point, before the first.
     for p in &grid.points {
+        if stop.load(Ordering::Relaxed) != 0 {
+            return stop.load(Ordering::Relaxed) as i32;
+        }
         if let Err(e) = run::check(&p.spec) {
             crate::stderr_line!("iopulse sweep: error: point {}: {e}", p.label());
             return e.exit_code();
         }
     }
-    let journal_path = args.output.csv.as_deref().or(args.output.json.as_deref()).map(journal::path_for);
+    let journal_path = args.runs.output.csv.as_deref().or(args.runs.output.json.as_deref()).map(journal::path_for);
     let targets: Vec<PathBuf> = grid.points.iter().flat_map(|p| p.spec.targets.iter().cloned()).collect();
-    if let Err(e) = check_outputs(&output, journal_path.as_deref(), &targets) {
+    let charts = chart_paths(&grid, output.plot_dir.as_deref());
+    if let Err(e) = check_outputs(&output, journal_path.as_deref(), &charts, &targets) {
         return usage(e);
     }
-    let planned: Vec<(usize, u32)> =
-        (1..=args.repeat).flat_map(|rep| (0..grid.points.len()).map(move |p| (p, rep))).collect();
+    let repeat = args.repeat;
+    let planned_runs = grid.points.len() * repeat as usize;
+    let planned = (1..=repeat).flat_map(|rep| (0..grid.points.len()).map(move |p| (p, rep)));
     // With --resume: the runs already done, from the journal.
     let mut done: Vec<RunEntry> = Vec::new();
     if args.resume {
@@ -196,7 +127,7 @@ fn sweep(args: SweepArgs) -> i32 {
                 "--resume needs the --csv FILE (or --json FILE) of the interrupted sweep: its journal is FILE.journal",
             );
         };
-        match resumed(&grid, args.repeat, path) {
+        match resumed(&grid, repeat, path) {
             Ok(entries) => done = entries,
             Err(e) => return usage(e),
         }
@@ -211,27 +142,22 @@ fn sweep(args: SweepArgs) -> i32 {
         },
         None => None,
     };
-    let Ok(stop) = crate::signals::install() else {
-        crate::stderr_line!("iopulse sweep: error: cannot install signal handlers");
-        return exit_code::RUN_FAILED;
-    };
     let done_set: BTreeSet<(usize, u32)> = done.iter().map(|e| (e.point, e.repetition)).collect();
-    let todo: Vec<(usize, u32)> = planned.iter().copied().filter(|k| !done_set.contains(k)).collect();
-    let mut session = Session::new(&output, planned.len(), Arc::clone(&stop));
-    if args.resume && !args.output.quiet {
+    let todo = planned.filter(|k| !done_set.contains(k));
+    let mut session = Session::new(&output, planned_runs, Arc::clone(&stop));
+    if args.resume && !args.runs.output.quiet {
         crate::stderr_line!(
-            "iopulse sweep: resuming: {} of {} runs done, {} to go",
+            "iopulse sweep: resuming: {} of {planned_runs} runs done, {} to go",
             done.len(),
-            planned.len(),
-            todo.len()
+            planned_runs - done_set.len()
         );
     }
     session.start(done.len());
     let mut runs = done;
     let mut code = exit_code::SUCCESS;
-    for &(point, repetition) in &todo {
+    for (point, repetition) in todo {
         let p = &grid.points[point];
-        let what = format!("{} · repetition {repetition}/{}", p.label(), args.repeat);
+        let what = format!("{} · repetition {repetition}/{repeat}", p.label());
         match session.run(&p.spec, &what) {
             Step::Done(result, run_code) => {
                 if run_code != exit_code::SUCCESS && code == exit_code::SUCCESS {
@@ -240,7 +166,7 @@ fn sweep(args: SweepArgs) -> i32 {
                 let entry = RunEntry { point, repetition, exit_code: run_code, result: *result };
                 if let Some(j) = &mut journal {
                     let line = journal::Entry {
-                        point_key: p.key(),
+                        point_key: p.key.clone(),
                         repetition,
                         exit_code: run_code,
                         result: entry.result.clone(),
@@ -264,7 +190,7 @@ fn sweep(args: SweepArgs) -> i32 {
     }
     session.finish();
     let interrupted = session.interrupted();
-    let doc = document(&grid, args.repeat, args.best_by, runs, interrupted);
+    let doc = document(&grid, repeat, args.best_by, runs, interrupted);
     let text = match output.format {
         OutputFormat::Json => json_text(&doc),
         _ => report::sweep::sweep_text(&doc),
@@ -297,7 +223,7 @@ fn resumed(grid: &Grid, repeat: u32, path: &std::path::Path) -> Result<Vec<RunEn
             path.display()
         ));
     }
-    let index: HashMap<String, usize> = grid.points.iter().enumerate().map(|(i, p)| (p.key(), i)).collect();
+    let index: HashMap<String, usize> = grid.points.iter().enumerate().map(|(i, p)| (p.key.clone(), i)).collect();
     let mut seen = BTreeSet::new();
     let mut runs = Vec::new();
     for e in entries {
@@ -361,23 +287,39 @@ fn plot_sweep(doc: &SweepDocument, metric: Metric, dir: &std::path::Path) -> Res
     Ok(Some(path))
 }
 
-pub(crate) fn json_text<T: serde::Serialize>(doc: &T) -> String {
-    let mut text = serde_json::to_string_pretty(doc).expect("a document always serializes");
-    text.push('\n');
-    text
-}
-
-/// The guard over every output, the journal included, before anything runs.
+/// The guard over every output, the journal and the charts included, before anything runs.
 pub(crate) fn check_outputs(
     output: &OutputOptions,
     journal: Option<&std::path::Path>,
+    charts: &[PathBuf],
     targets: &[PathBuf],
 ) -> Result<(), crate::error::UsageError> {
     report::check_outputs(output, targets)?;
-    if let Some(path) = journal {
-        output_path::check(&[output_path::Output { flag: "--csv (its journal)", path, is_dir: false }], targets)?;
+    let mut extra: Vec<output_path::Output<'_>> = journal
+        .map(|path| output_path::Output { flag: "--csv (its journal)", path, is_dir: false })
+        .into_iter()
+        .collect();
+    if output.plot_dir.as_deref().is_some_and(std::path::Path::is_dir) {
+        extra.extend(charts.iter().map(|path| output_path::Output { flag: "--plot", path, is_dir: false }));
     }
+    let mut all: Vec<output_path::Output<'_>> = Vec::new();
+    let named = [("--json", &output.json_file), ("--csv", &output.csv_file)];
+    all.extend(
+        named.iter().filter_map(|(flag, p)| p.as_deref().map(|path| output_path::Output { flag, path, is_dir: false })),
+    );
+    all.extend(extra);
+    output_path::check(&all, targets)?;
     Ok(())
+}
+
+/// The charts a sweep may draw into --plot: IOPS and p99 against one of its lists' flags
+/// (the first numeric one, `document::chart_data`).
+fn chart_paths(grid: &Grid, dir: Option<&std::path::Path>) -> Vec<PathBuf> {
+    let Some(dir) = dir else { return Vec::new() };
+    grid.axes
+        .iter()
+        .flat_map(|a| [Metric::Iops, Metric::P99].map(|m| dir.join(format!("sweep-{}-vs-{}.svg", m.name(), a.flag))))
+        .collect()
 }
 
 /// What became of one run.

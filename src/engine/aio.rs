@@ -155,12 +155,43 @@ pub struct AioEngine {
 
 impl Engine for AioEngine {
     const NAME: &'static str = "libaio";
-    const CAPS: EngineCaps = EngineCaps { completes_inline: false, touches_storage: true, supports_direct: true };
+    const CAPS: EngineCaps = EngineCaps {
+        completes_inline: false,
+        touches_storage: true,
+        supports_direct: true,
+        batches_submissions: true,
+        writes_through_descriptor: true,
+    };
     const BUFFERED_NOTE: Option<&'static str> = Some(
         "engine libaio without O_DIRECT: Linux native AIO performs buffered reads and writes synchronously \
          inside io_submit, so the queue depth overlaps no I/O (add --direct, or use --engine io_uring, for \
          asynchronous buffered I/O)",
     );
+
+    /// Native AIO requests are a system-wide budget (fs.aio-max-nr): each worker's context
+    /// takes `depth` of them at set-up, so a run that needs more than are free would fail
+    /// after its targets were laid out.
+    fn check_limits(workers: u32, depth: u32) -> Result<(), crate::error::UsageError> {
+        let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|t| t.trim().parse::<u64>().ok());
+        let (Some(max), Some(used)) = (read("/proc/sys/fs/aio-max-nr"), read("/proc/sys/fs/aio-nr")) else {
+            return Ok(());
+        };
+        let free = max.saturating_sub(used);
+        let needed = u64::from(workers) * u64::from(depth);
+        if needed <= free {
+            return Ok(());
+        }
+        let per_worker = free / u64::from(workers.max(1));
+        let hint = if per_worker > 0 {
+            format!("at most --queue-depth {per_worker} with --threads {workers}")
+        } else {
+            "no libaio worker can start now".to_string()
+        };
+        Err(crate::error::UsageError::new(format!(
+            "--queue-depth {depth} with --threads {workers} needs {needed} native AIO requests, but the kernel allows {free} more (fs.aio-max-nr = {max}, {used} in use): {hint}, or raise the limit (sysctl -w fs.aio-max-nr={})",
+            (used + needed).next_power_of_two()
+        )))
+    }
 
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         Self::open_with_context(setup, setup.queue_depth.max(1))

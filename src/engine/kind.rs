@@ -9,6 +9,7 @@ use super::null::NullEngine;
 use super::sync::SyncEngine;
 use super::uring::UringEngine;
 use super::{Engine, EngineCaps};
+use crate::error::UsageError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -70,6 +71,41 @@ impl EngineKind {
             }
         }
         self.dispatch(Caps)
+    }
+
+    /// The engine's refusals of its options (`Engine::check_options`).
+    pub fn check_options(self, options: &super::EngineOptions, direct: bool) -> Result<(), UsageError> {
+        struct Check<'a>(&'a super::EngineOptions, bool);
+        impl WithEngine for Check<'_> {
+            type Output = Result<(), UsageError>;
+            fn with<E: Engine + 'static>(self) -> Self::Output {
+                E::check_options(self.0, self.1)
+            }
+        }
+        self.dispatch(Check(options, direct))
+    }
+
+    /// The kernel's limits on the engine (`Engine::check_limits`).
+    pub fn check_limits(self, workers: u32, depth: u32) -> Result<(), UsageError> {
+        struct Check(u32, u32);
+        impl WithEngine for Check {
+            type Output = Result<(), UsageError>;
+            fn with<E: Engine + 'static>(self) -> Self::Output {
+                E::check_limits(self.0, self.1)
+            }
+        }
+        self.dispatch(Check(workers, depth))
+    }
+
+    /// The engines whose capabilities satisfy `wanted`, by name ("libaio, io_uring").
+    pub fn names_where(wanted: impl Fn(EngineCaps) -> bool) -> String {
+        use clap::ValueEnum;
+        EngineKind::value_variants()
+            .iter()
+            .filter(|k| wanted(k.caps()))
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// What the engine says about runs without O_DIRECT (`Engine::BUFFERED_NOTE`).

@@ -16,10 +16,12 @@ pub(crate) mod discard;
 mod kind;
 pub mod mmap;
 pub mod null;
+pub mod options;
 pub mod sync;
 pub mod uring;
 
 pub use kind::{EngineKind, WithEngine};
+pub use mmap::options::Madvise;
 
 use crate::buffer::BufferRegion;
 use serde::{Deserialize, Serialize};
@@ -110,6 +112,11 @@ pub struct EngineCaps {
     pub touches_storage: bool,
     /// O_DIRECT file descriptors can be used with this engine.
     pub supports_direct: bool,
+    /// Several requests go to the kernel in one call (`--submit-batch` applies).
+    pub batches_submissions: bool,
+    /// Writes go through the file descriptor (write(2), io_submit, io_uring), so O_DSYNC
+    /// and O_SYNC apply (`--sync-writes`); stores into a mapping never do.
+    pub writes_through_descriptor: bool,
 }
 
 /// Engine-specific settings from the command line (plain data, part of the
@@ -142,31 +149,6 @@ pub const DEFAULT_SUBMIT_BATCH: u32 = 2;
 /// The most requests per submission call: `--submit-batch`, else `default`, within 1..=depth.
 pub fn submit_batch(options: &EngineOptions, default: u32, depth: u32) -> u32 {
     options.submit_batch.unwrap_or(default).clamp(1, depth.max(1))
-}
-
-/// `--madvise`: what the mmap engine tells the kernel about its access pattern.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Madvise {
-    /// MADV_RANDOM: no read-ahead around faults
-    Random,
-    /// MADV_SEQUENTIAL: aggressive read-ahead, pages freed soon after access
-    Sequential,
-    /// MADV_HUGEPAGE: back the mapping with transparent huge pages where the filesystem can
-    Hugepage,
-    /// MADV_WILLNEED: start reading the whole mapping in now
-    Willneed,
-}
-
-impl Madvise {
-    pub fn name(self) -> &'static str {
-        match self {
-            Madvise::Random => "random",
-            Madvise::Sequential => "sequential",
-            Madvise::Hugepage => "hugepage",
-            Madvise::Willneed => "willneed",
-        }
-    }
 }
 
 /// What an engine is given to start: the worker's files and slot buffers.
@@ -203,6 +185,20 @@ pub trait Engine: Sized {
     /// Said once at start (a note, recorded in the result) when the run's
     /// descriptors are not O_DIRECT: how buffered I/O behaves with this engine.
     const BUFFERED_NOTE: Option<&'static str> = None;
+
+    /// Refuses, before anything is touched, options of this engine that cannot work
+    /// (`direct`: O_DIRECT was asked for). Only the chosen engine's is called.
+    fn check_options(options: &EngineOptions, direct: bool) -> Result<(), crate::error::UsageError> {
+        let _ = (options, direct);
+        Ok(())
+    }
+
+    /// Refuses, before anything is touched, a run the kernel's limits on this engine
+    /// cannot hold: `workers` workers of `depth` requests each.
+    fn check_limits(workers: u32, depth: u32) -> Result<(), crate::error::UsageError> {
+        let _ = (workers, depth);
+        Ok(())
+    }
 
     /// Sets the engine up inside the worker thread that will use it.
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError>;

@@ -11,7 +11,13 @@ pub struct NullEngine {
 
 impl Engine for NullEngine {
     const NAME: &'static str = "null";
-    const CAPS: EngineCaps = EngineCaps { completes_inline: false, touches_storage: false, supports_direct: true };
+    const CAPS: EngineCaps = EngineCaps {
+        completes_inline: false,
+        touches_storage: false,
+        supports_direct: true,
+        batches_submissions: false,
+        writes_through_descriptor: false,
+    };
 
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         Ok(Self {

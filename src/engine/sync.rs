@@ -15,7 +15,13 @@ pub struct SyncEngine {
 
 impl Engine for SyncEngine {
     const NAME: &'static str = "sync";
-    const CAPS: EngineCaps = EngineCaps { completes_inline: true, touches_storage: true, supports_direct: true };
+    const CAPS: EngineCaps = EngineCaps {
+        completes_inline: true,
+        touches_storage: true,
+        supports_direct: true,
+        batches_submissions: false,
+        writes_through_descriptor: true,
+    };
 
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         Ok(Self {

@@ -25,8 +25,12 @@ pub fn is_fio_file(path: &std::path::Path) -> bool {
 /// `${VAR}`; options without an equivalent are warnings with `ignore_unsupported`.
 pub fn load(path: &std::path::Path, ignore_unsupported: bool) -> Result<Translated, UsageError> {
     let sections = ini::read(path, &|name| std::env::var(name).ok())?;
-    let command = <crate::cli::Args as clap::CommandFactory>::command();
-    let has_flag = |name: &str| command.get_arguments().any(|a| a.get_long() == Some(name));
+    let commands = [
+        crate::cli::command_of::<crate::cli::WorkloadArgs>(),
+        crate::cli::command_of::<crate::cli::OutputArgs>(),
+        crate::cli::command_of::<crate::cli::TimeseriesArgs>(),
+    ];
+    let has_flag = |name: &str| commands.iter().any(|c| c.get_arguments().any(|a| a.get_long() == Some(name)));
     let ctx = translate::Context { ignore_unsupported, has_flag: &has_flag };
     translate::translate(&path.display().to_string(), &sections, &ctx)
 }

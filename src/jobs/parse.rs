@@ -1,7 +1,7 @@
 //! Reading a job file: its TOML tables as jobs, each key with the line it is on. A
 //! `[global]` table of defaults, then one table per job named by its header, in file
 //! order (fio's layout). Values are kept as text, switches and lists, ready to become
-//! command-line flags (`to_spec.rs` knows which keys exist and what they mean).
+//! flag values (`plan::job_file` knows which keys exist and what they mean).
 //!
 //! It checks only the shape of the file (tables, value types a flag can take); it must
 //! not decide what a key means, and it touches nothing but the file it reads.

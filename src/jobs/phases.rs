@@ -7,11 +7,11 @@
 //!
 //! It runs and collects; it neither combines figures nor formats them.
 
-use super::to_spec::{JobSpec, Plan};
 use crate::cluster::Cluster;
 use crate::cluster::in_process::Group;
 use crate::diag::Diagnostics;
 use crate::error::RunError;
+use crate::plan::{Job, Plan};
 use crate::result::RunResult;
 use crate::run::{self, start_line::StartLine};
 use std::sync::Arc;
@@ -33,8 +33,9 @@ pub struct JobOutcome {
 /// Runs every phase of `plan` in order; an outcome per job, in file order.
 pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutcome> {
     let mut outcomes: Vec<JobOutcome> = Vec::new();
-    for phase in 1..=plan.phases() {
-        let jobs: Vec<&JobSpec> = plan.jobs.iter().filter(|j| j.phase == phase).collect();
+    for p in &plan.phases {
+        let phase = p.number;
+        let jobs: Vec<&Job> = p.jobs.iter().collect();
         let earlier_failed = outcomes.iter().any(|o| o.exit_code != 0);
         if earlier_failed || stop.load(Ordering::Relaxed) != 0 {
             outcomes.extend(jobs.iter().map(|j| JobOutcome {
@@ -47,13 +48,13 @@ pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutc
             }));
             continue;
         }
-        outcomes.extend(run_phase(&jobs, quiet, stop));
+        outcomes.extend(run_phase(phase, &jobs, quiet, stop));
     }
     outcomes
 }
 
 /// The jobs of one phase, at once, in one window.
-fn run_phase(jobs: &[&JobSpec], quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutcome> {
+fn run_phase(phase: u32, jobs: &[&Job], quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutcome> {
     let group = Group::new(jobs.len());
     let alone = jobs.len() == 1;
     std::thread::scope(|scope| {
@@ -65,7 +66,7 @@ fn run_phase(jobs: &[&JobSpec], quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<Job
                 let stop = Arc::clone(stop);
                 let thread = std::thread::Builder::new().name(format!("job {}", job.name));
                 thread
-                    .spawn_scoped(scope, move || run_job(job, member, group, alone, quiet, stop))
+                    .spawn_scoped(scope, move || run_job(phase, job, member, group, alone, quiet, stop))
                     .map_err(|e| (job, e))
             })
             .collect();
@@ -87,7 +88,8 @@ fn run_phase(jobs: &[&JobSpec], quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<Job
 
 /// One job, on its own thread: `run::run` behind the phase's checkpoints.
 fn run_job(
-    job: &JobSpec,
+    phase: u32,
+    job: &Job,
     member: usize,
     group: &Group,
     alone: bool,
@@ -100,14 +102,8 @@ fn run_job(
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::run(&job.spec, &diag, stop, &start)));
     let ran =
         ran.unwrap_or_else(|_| Err(RunError::Other("the job stopped on an internal error (a panic)".into()).into()));
-    let mut outcome = JobOutcome {
-        name: job.name.clone(),
-        phase: job.phase,
-        result: None,
-        exit_code: 0,
-        error: None,
-        stopped_by_others: false,
-    };
+    let mut outcome =
+        JobOutcome { name: job.name.clone(), phase, result: None, exit_code: 0, error: None, stopped_by_others: false };
     match ran {
         Ok(o) => {
             outcome.exit_code = o.exit_code;

@@ -80,6 +80,13 @@ impl PlacementSpec {
     }
 }
 
+impl std::str::FromStr for NumaZones {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        parse_numa_zones(text)
+    }
+}
+
 /// Parses `--numa-zones`: `auto`, or a node list such as `0,1` or `0-3`.
 pub fn parse_numa_zones(text: &str) -> Result<NumaZones, String> {
     if text.trim() == "auto" {

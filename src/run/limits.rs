@@ -1,37 +1,77 @@
-//! Limits checked before anything is touched: what the kernel allows (native AIO
-//! requests) and the memory the run will allocate (`memory`).
+//! Limits checked before anything is touched: what the kernel allows (each engine's own,
+//! e.g. native AIO requests) and the memory the run will allocate (`memory`).
 
 use super::region::RegionLayout;
 use super::worker_plan::tracks_sequences;
 use crate::error::UsageError;
 use crate::memory::{self, MemoryEstimate};
-use crate::spec::{EngineKind, Spec};
+use crate::spec::Spec;
 use crate::stats::coverage::CoverageTracker;
 use crate::targets;
 
-/// Limits the kernel sets on what the spec asks for, checked before anything is touched.
+/// Limits the kernel sets on what the spec asks for, checked before anything is touched
+/// (each engine knows its own: `Engine::check_limits`).
 pub(super) fn check_kernel_limits(spec: &Spec, effective_depth: u32) -> Result<(), UsageError> {
-    if spec.engine == EngineKind::Libaio {
-        let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|t| t.trim().parse::<u64>().ok());
-        if let (Some(max), Some(used)) = (read("/proc/sys/fs/aio-max-nr"), read("/proc/sys/fs/aio-nr")) {
-            let free = max.saturating_sub(used);
-            let needed = u64::from(spec.threads) * u64::from(effective_depth);
-            if needed > free {
-                let per_worker = free / u64::from(spec.threads);
-                let hint = if per_worker > 0 {
-                    format!("at most --queue-depth {per_worker} with --threads {}", spec.threads)
-                } else {
-                    "no libaio worker can start now".to_string()
-                };
-                return Err(UsageError::new(format!(
-                    "--queue-depth {effective_depth} with --threads {} needs {needed} native AIO requests, but the kernel allows {free} more (fs.aio-max-nr = {max}, {used} in use): {hint}, or raise the limit (sysctl -w fs.aio-max-nr={})",
-                    spec.threads,
-                    (used + needed).next_power_of_two()
-                )));
-            }
-        }
+    spec.engine.check_limits(spec.threads, effective_depth)
+}
+
+/// Refuses a phase whose `threads` threads (its workers and the threads that run its jobs)
+/// the kernel would not let this process start: the system's `kernel.threads-max`, the
+/// `pids.max` of its cgroups, and `ulimit -u` for users other than root. Without it, a
+/// phase of thousands of jobs failed at its thousandth spawn, after the others were set up.
+pub fn check_thread_room(threads: u64) -> Result<(), UsageError> {
+    let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|t| t.trim().parse::<u64>().ok());
+    let running = std::fs::read_dir("/proc/self/task").map_or(1, |d| d.count() as u64);
+    let wanted = threads.saturating_add(running);
+    if let Some(max) = read("/proc/sys/kernel/threads-max")
+        && wanted > max
+    {
+        return Err(UsageError::new(format!(
+            "{threads} threads are needed, but the system allows {max} (kernel.threads-max): run fewer jobs or workers at once"
+        )));
+    }
+    if let Some((path, room)) = cgroup_pids_max()
+        && threads > room
+    {
+        return Err(UsageError::new(format!(
+            "{threads} threads are needed, but the cgroup {path} has room for {room} more tasks (pids.max): run fewer jobs or workers at once, or raise pids.max"
+        )));
+    }
+    if let Ok((soft, _)) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NPROC)
+        && !nix::unistd::Uid::effective().is_root()
+        && soft != nix::sys::resource::RLIM_INFINITY
+        && wanted > soft
+    {
+        return Err(UsageError::new(format!(
+            "{threads} threads are needed, but `ulimit -u` allows {soft} processes and threads: run fewer jobs or workers at once, or raise ulimit -u"
+        )));
     }
     Ok(())
+}
+
+/// The tightest `pids.max` over this process's cgroup (v2) and its ancestors, with the
+/// cgroup's path; `None` when no limit is set or cgroups cannot be read.
+fn cgroup_pids_max() -> Option<(String, u64)> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = text.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let root = std::path::Path::new("/sys/fs/cgroup");
+    let mut dir = root.join(path.trim_start_matches('/'));
+    let mut tightest: Option<(String, u64)> = None;
+    loop {
+        let number = |name: &str| std::fs::read_to_string(dir.join(name)).ok()?.trim().parse::<u64>().ok();
+        if let (Some(max), Some(current)) = (number("pids.max"), number("pids.current")) {
+            // Tasks of other processes in the cgroup take room too.
+            let room = max.saturating_sub(current);
+            if tightest.as_ref().is_none_or(|(_, t)| room < *t) {
+                let shown = dir.strip_prefix(root).map(|p| format!("/{}", p.display())).unwrap_or_default();
+                tightest = Some((shown, room));
+            }
+        }
+        if dir == root || !dir.pop() || !dir.starts_with(root) {
+            break;
+        }
+    }
+    tightest
 }
 
 /// The memory the run will allocate (`memory`), from the planned targets and regions.

@@ -48,7 +48,6 @@ pub struct RunOutcome {
 pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &StartLine) -> Result<RunOutcome, Error> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let caps = spec.engine.caps();
-    let effective_depth = if caps.completes_inline { 1 } else { spec.queue_depth };
 
     // The embedded default: a temporary file, removed when `temp` is dropped. An engine that
     // moves no bytes (null) is given a name in the temporary directory that is never created.
@@ -67,21 +66,8 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         }
         None => spec.targets.iter().map(|t| start.substitute(t)).collect(),
     };
-    let paths = region::target_paths(spec, &given)?;
-
-    let plans = targets::plan_targets(spec, &paths)?;
-    let distribution = region::effective_file_distribution(spec);
-    let layout = RegionLayout::new(spec, distribution, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
-    // A verifying worker never has two I/Os on one block: its depth cannot exceed its blocks.
-    let effective_depth = match spec.verify {
-        Some(_) => effective_depth.min(layout.smallest_worker_region().min(u64::from(u32::MAX)) as u32).max(1),
-        None => effective_depth,
-    };
-    limits::check_kernel_limits(spec, effective_depth)?;
-    let memory =
-        limits::memory_estimate(spec, &plans, &layout, effective_depth, spec.time_series || diag.show_progress());
-    crate::memory::check(&memory, spec.threads, effective_depth, spec.largest_block_bytes())?;
-    let placed = place::place(spec, &paths, diag)?;
+    let Checked { plans, distribution, layout, effective_depth, memory, placed } =
+        checked(spec, &given, diag, spec.time_series || diag.show_progress())?;
     // Every check is done and nothing is touched yet: in a cluster, every rank says so.
     start.planned()?;
     // With an engine that moves no bytes, nothing is created, laid out or opened (target/prepare.rs).
@@ -195,31 +181,56 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
 }
 
 /// The checks `run` makes before it touches anything, without running: targets (kinds,
-/// sizes, refusals), regions, kernel and memory limits, placement. A sweep or a search
-/// calls it for every spec before its first run, so that what would be refused at run
-/// seven is refused before run one. Creates, opens for writing and writes nothing.
-pub fn check(spec: &Spec) -> Result<(), Error> {
+/// sizes, refusals), regions, kernel and memory limits, placement. The plan (`plan::check`)
+/// calls it for every job of every phase, and every point of a sweep, before the first run,
+/// so that what would be refused at run seven is refused before run one. Creates, opens for
+/// writing and writes nothing. Returns the run's memory estimate, for a phase of several
+/// jobs to be checked together (none for the embedded default, whose temporary file is the
+/// run's own).
+pub fn check(spec: &Spec) -> Result<Option<crate::memory::MemoryEstimate>, Error> {
     if spec.is_embedded_default() {
         // A temporary file of the run's own: nothing of the user's to refuse.
-        return Ok(());
+        return Ok(None);
     }
-    let diag = Diagnostics::silent();
     let cluster = crate::cluster::Cluster::alone();
     let start = StartLine::new(&cluster, None);
     let given: Vec<PathBuf> = spec.targets.iter().map(|t| start.substitute(t)).collect();
-    let paths = region::target_paths(spec, &given)?;
+    Ok(Some(checked(spec, &given, &Diagnostics::silent(), spec.time_series)?.memory))
+}
+
+/// What the planning of a run decided, every check passed.
+struct Checked {
+    plans: Vec<targets::TargetPlan>,
+    distribution: crate::spec::FileDistribution,
+    layout: RegionLayout,
+    effective_depth: u32,
+    memory: crate::memory::MemoryEstimate,
+    placed: place::Placed,
+}
+
+/// The one planning sequence of a run on the targets `given`, for `run` and `check`: it
+/// looks and never touches.
+fn checked(spec: &Spec, given: &[PathBuf], diag: &Diagnostics, interval_snapshots: bool) -> Result<Checked, Error> {
+    let paths = region::target_paths(spec, given)?;
     let plans = targets::plan_targets(spec, &paths)?;
     let distribution = region::effective_file_distribution(spec);
     let layout = RegionLayout::new(spec, distribution, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
-    let caps = spec.engine.caps();
-    let depth = if caps.completes_inline { 1 } else { spec.queue_depth };
-    let depth = match spec.verify {
+    let effective_depth = effective_depth(spec, &layout);
+    limits::check_kernel_limits(spec, effective_depth)?;
+    let memory = limits::memory_estimate(spec, &plans, &layout, effective_depth, interval_snapshots);
+    crate::memory::check(&memory, spec.threads, effective_depth, spec.largest_block_bytes())?;
+    let placed = place::place(spec, &paths, diag)?;
+    Ok(Checked { plans, distribution, layout, effective_depth, memory, placed })
+}
+
+pub use limits::check_thread_room;
+
+/// The depth each worker runs at: 1 for an engine that completes inline, and no deeper
+/// than a verifying worker's blocks (it never has two I/Os on one block).
+fn effective_depth(spec: &Spec, layout: &RegionLayout) -> u32 {
+    let depth = if spec.engine.caps().completes_inline { 1 } else { spec.queue_depth };
+    match spec.verify {
         Some(_) => depth.min(layout.smallest_worker_region().min(u64::from(u32::MAX)) as u32).max(1),
         None => depth,
-    };
-    limits::check_kernel_limits(spec, depth)?;
-    let memory = limits::memory_estimate(spec, &plans, &layout, depth, spec.time_series);
-    crate::memory::check(&memory, spec.threads, depth, spec.largest_block_bytes())?;
-    place::place(spec, &paths, &diag)?;
-    Ok(())
+    }
 }

@@ -150,11 +150,9 @@ impl RegionLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
     fn spec_of(args: &[&str]) -> Spec {
-        let argv = ["iopulse"].iter().chain(args).copied();
-        crate::cli::Args::try_parse_from(argv).expect("clap").into_spec().expect("spec").0
+        crate::testing::spec_of(args.iter().copied()).expect("spec")
     }
 
     fn layout(args: &[&str], target_blocks: &[u64]) -> RegionLayout {

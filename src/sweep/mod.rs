@@ -1,7 +1,7 @@
 //! Sweeps and searches over the benchmark's flags:
 //!
-//! - `grid.rs`: a benchmark command line whose flags carry comma lists, expanded into the
-//!   points of a grid, each parsed by the benchmark's own parser before anything runs;
+//! - `grid.rs`: the flags given comma lists, combined into the points of a grid (each
+//!   becomes a checked `Spec` in `plan/sweep.rs` before anything runs);
 //! - `summary.rs`: the runs of each point summarised (mean, median, standard deviation,
 //!   min, max) and the best point by a metric;
 //! - `journal.rs`: the runs done so far, one JSON line each, so that `--resume` skips them;

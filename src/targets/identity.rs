@@ -53,15 +53,38 @@ pub enum PathIdentity {
 }
 
 impl PathIdentity {
-    /// `None` when the path does not exist and its directory cannot be resolved either.
+    /// `None` when the path does not exist and its directory cannot be resolved either. A
+    /// dangling symbolic link stands for the file a create through it would make: where its
+    /// link text (and any link that names) finally points.
     pub fn of(path: &Path) -> Option<PathIdentity> {
         if let Some(id) = FileId::of(path) {
             return Some(PathIdentity::Existing(id));
         }
+        let path = dangling_end(path);
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let dir = std::fs::canonicalize(parent).ok()?;
         Some(PathIdentity::New(dir.join(path.file_name()?)))
     }
+}
+
+/// Where a chain of symbolic links that ends nowhere would create its file: the last
+/// link's text, resolved against its directory (at most 40 links, as the kernel follows).
+fn dangling_end(path: &Path) -> PathBuf {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        let Ok(text) = std::fs::read_link(&at) else { break };
+        at = match at.parent() {
+            Some(dir) if text.is_relative() => dir.join(text),
+            _ => text,
+        };
+    }
+    at
+}
+
+/// Two target paths name one file: the same path, the same file through links, or the
+/// same place a file will be created at (a dangling link to the other's path included).
+pub fn same_target(a: &Path, b: &Path) -> bool {
+    a == b || PathIdentity::of(a).zip(PathIdentity::of(b)).is_some_and(|(x, y)| x == y)
 }
 
 #[cfg(test)]
@@ -82,6 +105,13 @@ mod tests {
         assert_ne!(FileId::of(&dir.path().join("copy")), Some(id));
         assert_eq!(FileId::of(&dir.path().join("missing")), None);
         let new_a = PathIdentity::of(&dir.path().join("new")).unwrap();
-        assert_eq!(PathIdentity::of(&dir.path().join(".").join("new")), Some(new_a));
+        assert_eq!(PathIdentity::of(&dir.path().join(".").join("new")), Some(new_a.clone()));
+        // A dangling link stands for the file it would create, through a chain of links.
+        std::os::unix::fs::symlink("new", dir.path().join("dangling")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("dangling"), dir.path().join("chain")).unwrap();
+        assert_eq!(PathIdentity::of(&dir.path().join("dangling")), Some(new_a.clone()));
+        assert_eq!(PathIdentity::of(&dir.path().join("chain")), Some(new_a));
+        assert!(same_target(&dir.path().join("chain"), &dir.path().join("new")));
+        assert!(!same_target(&dir.path().join("chain"), &dir.path().join("copy")));
     }
 }

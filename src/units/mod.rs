@@ -8,6 +8,7 @@
 //! decides whether a value is acceptable for a flag (see `spec`).
 
 pub mod display;
+pub mod values;
 
 use std::time::Duration;
 
@@ -111,6 +112,13 @@ pub fn parse_cpu_list(text: &str) -> Result<IdList, String> {
         return Err(format!("empty list: {LIST_HINT}"));
     }
     parse_id_list(text).map(IdList)
+}
+
+impl std::str::FromStr for IdList {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        parse_cpu_list(text)
+    }
 }
 
 const LIST_HINT: &str = "give numbers and ranges separated by commas, e.g. 0-3,8";

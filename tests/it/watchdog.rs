@@ -39,7 +39,13 @@ impl HoldingEngine {
 
 impl Engine for HoldingEngine {
     const NAME: &'static str = "holding";
-    const CAPS: EngineCaps = EngineCaps { completes_inline: false, touches_storage: false, supports_direct: true };
+    const CAPS: EngineCaps = EngineCaps {
+        completes_inline: false,
+        touches_storage: false,
+        supports_direct: true,
+        batches_submissions: false,
+        writes_through_descriptor: false,
+    };
 
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         let depth = setup.queue_depth as usize;

@@ -33,6 +33,7 @@
 
 mod faults;
 mod messages;
+pub mod options;
 
 pub use faults::Faults;
 use messages::{describe_errno, describe_io_error, no_poll_queues_message, unavailable_message};
@@ -700,7 +701,17 @@ fn register_ring_fd(ring_fd: RawFd) -> Option<u32> {
 
 impl Engine for UringEngine {
     const NAME: &'static str = "io_uring";
-    const CAPS: EngineCaps = EngineCaps { completes_inline: false, touches_storage: true, supports_direct: true };
+    const CAPS: EngineCaps = EngineCaps {
+        completes_inline: false,
+        touches_storage: true,
+        supports_direct: true,
+        batches_submissions: true,
+        writes_through_descriptor: true,
+    };
+
+    fn check_options(options: &super::EngineOptions, direct: bool) -> Result<(), crate::error::UsageError> {
+        options::check(&options.io_uring, direct)
+    }
 
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         Self::open_with(setup, faults::injected().map_err(|e| fail(e.clone()))?)

@@ -19,6 +19,8 @@
 //! page, with EIO. A SIGBUS outside an armed copy goes to the handler that was
 //! there before (or kills the process as usual).
 
+pub mod options;
+
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Madvise, Op, Queued, Request};
 use crate::buffer::BufferRegion;
 use std::io;
@@ -44,7 +46,13 @@ pub struct MmapEngine {
 
 impl Engine for MmapEngine {
     const NAME: &'static str = "mmap";
-    const CAPS: EngineCaps = EngineCaps { completes_inline: true, touches_storage: true, supports_direct: false };
+    const CAPS: EngineCaps = EngineCaps {
+        completes_inline: true,
+        touches_storage: true,
+        supports_direct: false,
+        batches_submissions: false,
+        writes_through_descriptor: false,
+    };
 
     fn open(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         guard::install().map_err(|e| EngineError::new("install the SIGBUS handler for mapped files", e))?;

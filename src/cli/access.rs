@@ -1,0 +1,119 @@
+//! The flags that say which block comes next: sequential or random, the offset distribution
+//! and its parameters (help heading "Access pattern").
+
+use crate::error::UsageError;
+use crate::spec::{AccessOrder, Distribution};
+use crate::units::values::{Percent, Real};
+use clap::ValueEnum;
+use serde::Deserialize;
+
+/// `--distribution`'s names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DistributionKind {
+    Uniform,
+    Zipf,
+    Pareto,
+    Gaussian,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
+#[command(next_help_heading = "Access pattern")]
+#[serde(default)]
+pub struct AccessArgs {
+    /// Random offsets (drawn with replacement, see --distribution); otherwise sequential.
+    #[arg(long)]
+    pub random: bool,
+
+    /// Share of --random I/Os that jump to a drawn offset, 0-100 (fio's percentage_random);
+    /// the others continue sequentially from the previous I/O, so 50 gives half sequential
+    /// runs, half random jumps. E.g. `--random --random-percent 20` [default: 100]
+    #[arg(long, allow_hyphen_values = true, value_name = "PERCENT")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub random_percent: Option<Percent>,
+
+    /// Offset distribution of --random runs: uniform, zipf (hot set, --zipf-theta), pareto
+    /// (fio's h rule, --pareto-h) or gaussian (a bell, --gaussian-stddev/--gaussian-center).
+    /// E.g. `--random --distribution zipf --zipf-theta 1.2` [default: uniform]
+    #[arg(long, value_enum, value_name = "KIND")]
+    #[serde(deserialize_with = "crate::units::values::choice")]
+    pub distribution: Option<DistributionKind>,
+
+    /// Zipf exponent θ > 0 (1.0 allowed): P(rank k) ∝ k^-θ over every block of the region [default: 1.2]
+    #[arg(long, allow_hyphen_values = true, value_name = "THETA")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub zipf_theta: Option<Real>,
+
+    /// Pareto h in (0, 1), fio's meaning: a fraction h of the I/Os go to a fraction 1-h of
+    /// the blocks (0.8 → 80/20, 0.9 → 90/10) [default: 0.9]
+    #[arg(long, allow_hyphen_values = true, value_name = "H")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub pareto_h: Option<Real>,
+
+    /// Gaussian standard deviation, as a fraction of the region [default: 0.1]
+    #[arg(long, allow_hyphen_values = true, value_name = "FRACTION")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub gaussian_stddev: Option<Real>,
+
+    /// Gaussian centre, as a fraction of the region (0 = start, 1 = end) [default: 0.5]
+    #[arg(long, allow_hyphen_values = true, value_name = "FRACTION")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub gaussian_center: Option<Real>,
+
+    /// Keep zipf and pareto hot blocks at the start of the region instead of scattering
+    /// them over it by a fixed bijection of block numbers.
+    #[arg(long)]
+    pub no_scramble: bool,
+}
+
+impl AccessArgs {
+    pub fn order(&self) -> AccessOrder {
+        if self.random { AccessOrder::Random } else { AccessOrder::Sequential }
+    }
+
+    /// The distribution and its parameters; a parameter of another distribution is an error.
+    pub fn distribution(&self) -> Result<Distribution, UsageError> {
+        let kind = self.distribution.unwrap_or(DistributionKind::Uniform);
+        let misplaced = |flag: &str, wanted: &str| {
+            UsageError::new(format!(
+                "{flag} applies to --distribution {wanted}, not {}: add --distribution {wanted} or drop {flag}",
+                kind.to_possible_value().map_or("uniform".into(), |v| v.get_name().to_string())
+            ))
+        };
+        if self.zipf_theta.is_some() && kind != DistributionKind::Zipf {
+            return Err(misplaced("--zipf-theta", "zipf"));
+        }
+        if self.pareto_h.is_some() && kind != DistributionKind::Pareto {
+            return Err(misplaced("--pareto-h", "pareto"));
+        }
+        if self.gaussian_stddev.is_some() && kind != DistributionKind::Gaussian {
+            return Err(misplaced("--gaussian-stddev", "gaussian"));
+        }
+        if self.gaussian_center.is_some() && kind != DistributionKind::Gaussian {
+            return Err(misplaced("--gaussian-center", "gaussian"));
+        }
+        let real = |v: Option<Real>, default: f64| v.map_or(default, |r| r.0);
+        Ok(match kind {
+            DistributionKind::Uniform => Distribution::Uniform,
+            DistributionKind::Zipf => Distribution::Zipf { theta: real(self.zipf_theta, 1.2) },
+            DistributionKind::Pareto => Distribution::Pareto { h: real(self.pareto_h, 0.9) },
+            DistributionKind::Gaussian => Distribution::Gaussian {
+                stddev: real(self.gaussian_stddev, 0.1),
+                center: real(self.gaussian_center, 0.5),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parameter_of_another_distribution_is_refused() {
+        let args = AccessArgs { random: true, zipf_theta: Some(Real(1.1)), ..Default::default() };
+        let e = args.distribution().unwrap_err().message;
+        assert!(e.starts_with("--zipf-theta applies to --distribution zipf, not uniform"), "{e}");
+        let args = AccessArgs { distribution: Some(DistributionKind::Zipf), ..args };
+        assert_eq!(args.distribution(), Ok(Distribution::Zipf { theta: 1.1 }));
+    }
+}

@@ -1,0 +1,126 @@
+//! The flags that say what written blocks hold and how reads are checked: the write
+//! pattern, its reducibility, verification, the seed (help heading "Data and verification").
+
+use crate::data::{Pattern, Reducibility};
+use crate::engine::EngineKind;
+use crate::error::UsageError;
+use crate::spec::VerifySpec;
+use crate::units::values::{Count, Real};
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
+#[command(next_help_heading = "Data and verification")]
+#[serde(default)]
+pub struct DataArgs {
+    /// Contents of written blocks: random (every byte fresh for every write, from seed,
+    /// offset and sequence: not dedupable or compressible), keyed (a random base with a
+    /// fresh key in every 4 KiB chunk: each 4 KiB unique and incompressible, for a
+    /// fraction of the cost), zeros, ones or sequential bytes. E.g. --write-pattern random
+    /// [default: keyed for sync and mmap, which wait for each write's data; else random]
+    #[arg(long, value_enum, value_name = "PATTERN")]
+    #[serde(deserialize_with = "crate::units::values::choice")]
+    pub write_pattern: Option<Pattern>,
+
+    /// Make random write data dedupe by R: 4 KiB chunks written to distinct ones (which are
+    /// duplicates follows from seed and offset; with --verify whole blocks, checked too).
+    /// E.g. --dedupe-ratio 3 [default: 1, all unique]
+    #[arg(long, allow_hyphen_values = true, value_name = "R")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub dedupe_ratio: Option<Real>,
+
+    /// Make random write data compress by R with a standard compressor (gzip, zstd): each 4 KiB
+    /// chunk is 1/R random bytes, then zeros. E.g. --compress-ratio 2 [default: 1, incompressible]
+    #[arg(long, allow_hyphen_values = true, value_name = "R")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub compress_ratio: Option<Real>,
+
+    /// Write verifiable blocks (a header with offset, seed, write sequence and crc32c) and
+    /// check every read: corrupted, misplaced, never-written, torn and lost blocks are
+    /// reported, and the run exits 3. Layout writes the verify pattern too.
+    /// E.g. `iopulse t.dat --duration 0 --write-percent 100 --verify`
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Payload after the verify header. E.g. `--verify --verify-pattern zeros` [default: random]
+    #[arg(long, value_enum, value_name = "PATTERN")]
+    #[serde(deserialize_with = "crate::units::values::choice")]
+    pub verify_pattern: Option<Pattern>,
+
+    /// Failed blocks described in full (offset, expected and found bytes); the rest are
+    /// counted. E.g. `--verify-max-reports 100` [default: 10]
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub verify_max_reports: Option<Count<u32>>,
+
+    /// Seed of every random choice (offsets, read/write mix, data). Same seed, same run.
+    /// Default: drawn at start and recorded in the JSON result. E.g. `--seed 42`
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub seed: Option<Count<u64>>,
+}
+
+impl DataArgs {
+    /// `--dedupe-ratio`, `--compress-ratio`: each at least 1, for random unverified writes.
+    pub fn reducibility(&self) -> Result<Reducibility, UsageError> {
+        let dedupe = self.dedupe_ratio.map(|r| r.0);
+        let compress = self.compress_ratio.map(|r| r.0);
+        for (flag, ratio, most) in [("--dedupe-ratio", dedupe, 1e9), ("--compress-ratio", compress, 4096.0)] {
+            let Some(r) = ratio else { continue };
+            if !(1.0..=most).contains(&r) {
+                return Err(UsageError::new(format!(
+                    "{flag} {r}: give a ratio from 1 (no reduction) to {most}, e.g. {flag} 2"
+                )));
+            }
+            for (other, pattern) in [("--write-pattern", self.write_pattern), ("--verify-pattern", self.verify_pattern)]
+            {
+                if let Some(p) = pattern.filter(|&p| p != Pattern::Random) {
+                    return Err(UsageError::new(format!(
+                        "{flag} shapes random data, but {other} is {}: drop {other} or {flag}",
+                        p.name()
+                    )));
+                }
+            }
+        }
+        Ok(Reducibility { dedupe_ratio: dedupe, compress_ratio: compress })
+    }
+
+    /// `--write-pattern`, or the default: `keyed` for engines that write inline to storage
+    /// (sync, mmap: a write waits for its data, so its data must cost next to nothing),
+    /// `random` for queued engines (they generate while the device works) and whenever the
+    /// data is shaped by ratios.
+    pub fn write_pattern(&self, engine: EngineKind, reducibility: &Reducibility) -> Pattern {
+        self.write_pattern.unwrap_or_else(|| {
+            let caps = engine.caps();
+            if caps.completes_inline && caps.touches_storage && reducibility.is_none() {
+                Pattern::Keyed
+            } else {
+                Pattern::Random
+            }
+        })
+    }
+
+    /// `--verify` and its pattern and reports.
+    pub fn verify(&self) -> Result<Option<VerifySpec>, UsageError> {
+        if self.verify_pattern.is_some() && !self.verify {
+            return Err(UsageError::new("--verify-pattern applies to --verify runs: add --verify"));
+        }
+        Ok(self.verify.then_some(VerifySpec {
+            pattern: self.verify_pattern.unwrap_or(Pattern::Random),
+            max_reports: self.verify_max_reports.map_or(10, |c| c.0),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_shape_random_data_only() {
+        let d = DataArgs { dedupe_ratio: Some(Real(3.0)), write_pattern: Some(Pattern::Zeros), ..Default::default() };
+        let e = d.reducibility().unwrap_err().message;
+        assert!(e.contains("--dedupe-ratio shapes random data, but --write-pattern is zeros"), "{e}");
+        let d = DataArgs { compress_ratio: Some(Real(0.5)), ..Default::default() };
+        assert!(d.reducibility().unwrap_err().message.starts_with("--compress-ratio 0.5: give a ratio from 1"));
+    }
+}

@@ -1,0 +1,82 @@
+//! Where results go: the one group of output flags that every command that reports takes
+//! (help heading "Outputs"): the benchmark, `run`, `sweep`, `search` and `merge` take
+//! what fits them of it.
+
+use crate::report::{OutputFormat, OutputOptions};
+use serde::Deserialize;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
+#[command(next_help_heading = "Outputs")]
+#[serde(default)]
+pub struct OutputArgs {
+    /// Report format on stdout. E.g. `--output-format json` [default: text]
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[serde(deserialize_with = "crate::units::values::choice")]
+    pub output_format: Option<OutputFormat>,
+
+    /// Also write the JSON result to FILE (docs/json.md). E.g. `--json result.json`
+    #[arg(long, value_name = "FILE")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub json: Option<PathBuf>,
+
+    /// Append one CSV row per run (the spec's sweep parameters and the headline figures) to
+    /// FILE; the header is written when FILE is new (docs/usage.md lists the columns).
+    /// E.g. `--csv runs.csv`
+    #[arg(long, value_name = "FILE")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub csv: Option<PathBuf>,
+
+    /// Write SVG charts into DIR (created if missing): latency percentiles, and IOPS and p99
+    /// over time when the result has a time series (a sweep: IOPS and p99 against the first
+    /// list's flag; a search: latency percentiles against IOPS). E.g. `--plot plots/`
+    #[arg(long, value_name = "DIR")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub plot: Option<PathBuf>,
+
+    /// No progress or notes on stderr; warnings and errors are still printed.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `--timeseries`: a file of interval rows, for the commands whose runs have one window
+/// each to write (the benchmark, `run`).
+#[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
+#[command(next_help_heading = "Outputs")]
+#[serde(default)]
+pub struct TimeseriesArgs {
+    /// Write one CSV row per interval to FILE: time, IOPS, bandwidth and the p50/p99/p99.9/max
+    /// latency of that interval alone, per op type (and a time_series array in the JSON).
+    /// E.g. `--timeseries ts.csv --interval 250ms`
+    #[arg(long, value_name = "FILE")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub timeseries: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    pub fn format(&self) -> OutputFormat {
+        self.output_format.unwrap_or(OutputFormat::Text)
+    }
+
+    pub fn options(&self, timeseries: &TimeseriesArgs) -> OutputOptions {
+        OutputOptions {
+            format: self.format(),
+            json_file: self.json.clone(),
+            quiet: self.quiet,
+            csv_file: self.csv.clone(),
+            plot_dir: self.plot.clone(),
+            timeseries_file: timeseries.timeseries.clone(),
+        }
+    }
+}
+
+/// The formats of a command whose report is a document of many runs (sweep, search):
+/// fio's layout is one run's, so it is not offered.
+pub fn many_runs_format(arg: clap::Arg) -> clap::Arg {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    arg.value_parser(PossibleValuesParser::new(["text", "json"]).map(|name| match name.as_str() {
+        "json" => OutputFormat::Json,
+        _ => OutputFormat::Text,
+    }))
+    .help("Report format on stdout: the table (of points, or the curve and the answer), or the JSON document. E.g. `--output-format json` [default: text]")
+}

@@ -1,0 +1,48 @@
+//! The flags that say what state the targets start the window in: their page cache, and
+//! whether holes are laid out first (help heading "Targets and page cache").
+
+use crate::error::UsageError;
+use crate::spec::CacheMode;
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
+#[command(next_help_heading = "Targets and page cache")]
+#[serde(default)]
+pub struct TargetArgs {
+    /// The page cache of the region a run addresses when the window opens: drop (flush,
+    /// then drop its cached pages, so that buffered reads reach the device; fio's
+    /// invalidate=1), warm (read the whole region into the cache first, warning when it
+    /// does not fit; not with --direct) or keep (leave it as it is; fio's invalidate=0).
+    /// Residency at the window's start and end is reported either way (docs/cache.md).
+    /// E.g. `iopulse data.dat --random --cache warm` measures reads served from memory.
+    /// [default: drop]
+    #[arg(long, value_enum, value_name = "STATE")]
+    #[serde(deserialize_with = "crate::units::values::choice")]
+    pub cache: Option<CacheMode>,
+
+    /// Former name of --cache keep.
+    #[arg(long, hide = true)]
+    pub no_invalidate: bool,
+
+    /// Read the file as it is: holes and unwritten extents in the region a read run
+    /// addresses are not laid out first (they are by default on files iopulse laid out,
+    /// and with --force on others). The report and the JSON (`targets[].allocation`) give
+    /// the share not backed by the device, with a warning (e.g. `iopulse thin.dat --random
+    /// --keep-holes` to measure a sparse file on purpose).
+    #[arg(long)]
+    pub keep_holes: bool,
+}
+
+impl TargetArgs {
+    /// `--cache`, with `--no-invalidate` as a former name of `--cache keep`.
+    pub fn cache_mode(&self) -> Result<CacheMode, UsageError> {
+        match (self.no_invalidate, self.cache) {
+            (false, mode) => Ok(mode.unwrap_or_default()),
+            (true, None | Some(CacheMode::Drop | CacheMode::Keep)) => Ok(CacheMode::Keep),
+            (true, Some(other)) => Err(UsageError::new(format!(
+                "--no-invalidate (the former name of --cache keep) contradicts --cache {}: give one --cache",
+                other.name()
+            ))),
+        }
+    }
+}

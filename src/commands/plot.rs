@@ -1,0 +1,181 @@
+//! `iopulse plot`: SVG charts of a JSON result (a run's, a job file's) or of a sweep's
+//! `--csv` table. It reads and draws (`report::plot`).
+
+use crate::error::exit_code;
+use crate::report::{self, plot};
+use std::path::PathBuf;
+
+const PLOT_EXAMPLES: &str = "\
+Examples:
+  iopulse plot result.json --plot plots/
+      plots/latency-percentiles.svg, and iops-over-time.svg and p99-over-time.svg
+      when the result has a time series
+  iopulse plot jobs.json --plot plots/
+      a job file's result (`iopulse run FILE --json`): the combined charts, then each
+      job's, named after it: plots/job-NAME-latency-percentiles.svg, ...
+  iopulse plot --sweep sweep.csv --x queue_depth --y iops --by block_size
+      sweep-iops-vs-queue_depth-by-block_size.svg: IOPS against queue depth, one line
+      per block size (the median of the repetitions, with their range)
+  iopulse plot --sweep sweep.csv --x threads --y read_p99_ns --where block_size=4096 --plot plots/
+      p99 read latency against threads, 4 KiB runs only
+
+Columns of a --csv file: see docs/usage.md (e.g. queue_depth, block_size, threads,
+iops, bw_bytes_per_sec, read_p99_ns, achieved_queue_depth).";
+
+/// Draw SVG charts of a JSON result, or of a sweep written with --csv.
+#[derive(Debug, clap::Args)]
+#[command(after_help = PLOT_EXAMPLES)]
+pub struct PlotArgs {
+    /// A JSON result (`iopulse --json FILE`, or `iopulse merge --output-format json`).
+    #[arg(value_name = "RESULT.json", required_unless_present = "sweep", conflicts_with = "sweep")]
+    pub result: Option<PathBuf>,
+
+    /// Directory the SVG files are written to (created if missing), as --plot of a run.
+    /// E.g. `--plot plots/` [default: the current directory]
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub plot: PathBuf,
+
+    /// Former name of --plot.
+    #[arg(long, value_name = "DIR", hide = true, conflicts_with = "plot")]
+    pub out: Option<PathBuf>,
+
+    /// Plot a sweep from a CSV file written by `--csv` instead of one result.
+    #[arg(long, value_name = "FILE.csv")]
+    pub sweep: Option<PathBuf>,
+
+    /// Sweep column for the x axis [default: queue_depth]
+    #[arg(long, value_name = "COLUMN")]
+    pub x: Option<String>,
+
+    /// Sweep column for the y axis [default: iops]
+    #[arg(long, value_name = "COLUMN")]
+    pub y: Option<String>,
+
+    /// Sweep column that splits the rows into one line per value.
+    #[arg(long, value_name = "COLUMN")]
+    pub by: Option<String>,
+
+    /// Only the sweep rows whose COLUMN is VALUE (repeatable), e.g. --where threads=1.
+    #[arg(long = "where", value_name = "COLUMN=VALUE", value_parser = parse_filter)]
+    pub filters: Vec<(String, String)>,
+
+    /// No notes on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_filter(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((column, value)) if !column.is_empty() => Ok((column.to_string(), value.to_string())),
+        _ => Err(format!("`{text}`: give COLUMN=VALUE, e.g. threads=1")),
+    }
+}
+
+pub fn plot(mut args: PlotArgs) -> i32 {
+    super::end_on_first_signal();
+    if let Some(dir) = args.out.take() {
+        args.plot = dir;
+    }
+    if args.sweep.is_none() && (args.x.is_some() || args.y.is_some() || args.by.is_some() || !args.filters.is_empty()) {
+        crate::stderr_line!(
+            "iopulse plot: error: --x, --y, --by and --where apply to --sweep FILE.csv: add --sweep or drop them"
+        );
+        return exit_code::USAGE;
+    }
+    if let Some(csv) = &args.sweep {
+        let x = args.x.as_deref().unwrap_or("queue_depth");
+        let y = args.y.as_deref().unwrap_or("iops");
+        let sweep = match crate::sweep::load(csv, x, y, args.by.as_deref(), &args.filters) {
+            Ok(s) => s,
+            Err(e) => {
+                crate::stderr_line!("iopulse plot: error: {e}");
+                return exit_code::USAGE;
+            }
+        };
+        if let Err(e) = std::fs::create_dir_all(&args.plot) {
+            crate::stderr_line!("iopulse plot: error: --plot {}: {e}", args.plot.display());
+            return exit_code::RUN_FAILED;
+        }
+        let mut name = format!("sweep-{y}-vs-{x}");
+        if let Some(by) = &args.by {
+            name.push_str(&format!("-by-{by}"));
+        }
+        for filter in &sweep.filters {
+            name.push('-');
+            name.push_str(&filter.replace(['/', ' '], "_"));
+        }
+        name.push_str(".svg");
+        let path = args.plot.join(name);
+        return match plot::sweep_chart(&sweep, &path) {
+            Ok(()) => super::write_stdout(&format!("{}\n", path.display())),
+            Err(e) => {
+                crate::stderr_line!("iopulse plot: error: {e}");
+                exit_code::RUN_FAILED
+            }
+        };
+    }
+    let Some(path) = &args.result else { return exit_code::USAGE };
+    let loaded = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: {e}", path.display()))
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string()))
+        .and_then(|value| {
+            serde_json::from_value::<crate::result::RunResult>(value.clone())
+                .map(|r| (value, r))
+                .map_err(|e| format!("{} is not an iopulse JSON result: {e}", path.display()))
+        });
+    let (value, result) = match loaded {
+        Ok(v) => v,
+        Err(e) => {
+            crate::stderr_line!("iopulse plot: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    // A job file's result: the combined figures' charts and each job's.
+    let charts = if matches!(value.get("jobs"), Some(serde_json::Value::Array(_))) {
+        match serde_json::from_value::<crate::result::jobs::JobsResult>(value) {
+            Ok(doc) => report::jobs::charts(&doc, &args.plot),
+            Err(e) => {
+                crate::stderr_line!(
+                    "iopulse plot: error: {} is not an iopulse job-file result (`iopulse run FILE --json`): {e}",
+                    path.display()
+                );
+                return exit_code::USAGE;
+            }
+        }
+    } else {
+        plot::result_charts(&result, value.get("time_series"), &args.plot)
+    };
+    match charts {
+        Ok(outcome) => {
+            super::print_notes(args.quiet, &outcome.notes);
+            let listing: String = outcome.written.iter().map(|p| format!("{}\n", p.display())).collect();
+            super::write_stdout(&listing)
+        }
+        Err(e) => {
+            crate::stderr_line!("iopulse plot: error: {e}");
+            exit_code::RUN_FAILED
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Plot {
+        #[command(flatten)]
+        args: PlotArgs,
+    }
+
+    #[test]
+    fn plot_needs_a_result_or_a_sweep() {
+        assert!(Plot::try_parse_from(["plot"]).is_err());
+        assert!(Plot::try_parse_from(["plot", "r.json", "--sweep", "s.csv"]).is_err());
+        let a = Plot::try_parse_from(["plot", "--sweep", "s.csv", "--by", "block_size"]).unwrap().args;
+        assert_eq!((a.x, a.y, a.by.as_deref()), (None, None, Some("block_size")));
+        let a = Plot::try_parse_from(["plot", "r.json", "--out", "d"]).unwrap().args;
+        assert_eq!(a.out, Some(PathBuf::from("d")));
+    }
+}

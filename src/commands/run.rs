@@ -1,0 +1,181 @@
+//! `iopulse run FILE`: a job file (TOML, or a fio job file), every job of every phase
+//! planned and checked whole (`plan::job_file`) before anything is touched, then the
+//! phases in order (`jobs::phases`), the report and the exit code.
+
+use crate::cli::table::FlagTable;
+use crate::cli::{OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
+use crate::error::exit_code;
+use crate::plan::{self, Plan};
+use crate::report;
+use std::path::PathBuf;
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  iopulse run db-host.toml
+      every job of the file; the jobs of a phase run at once in one shared window
+  iopulse run db-host.toml --duration 5s --json result.json
+      flags after the file apply to every job (here: 5 s each, and the JSON result)
+  iopulse run db-host.toml --interval 1s --timeseries ts.csv --csv runs.csv
+      a time series file per job (ts-oltp.csv, ts-log-writer.csv, ts-measure.csv) and
+      a CSV row per job, its last columns `job` and `phase`
+  iopulse run randread.fio --ignore-unsupported
+      a fio job file, translated as `iopulse from-fio` does (docs/fio.md); options
+      without an equivalent are warnings, recorded in the result
+
+A job file (docs/jobs.md):
+  [global]
+  duration = \"30s\"
+  direct = true
+
+  [oltp]
+  targets = [\"/data/db.dat\"]
+  block-size = \"8k\"
+  random = true
+  write-percent = 30
+  queue-depth = 32
+  engine = \"io_uring\"
+
+  [log-writer]
+  targets = [\"/data/log.dat\"]
+  block-size = \"64k\"
+  write-percent = 100
+  rate-bw = \"20M\"
+
+  [measure]
+  stonewall = true          # a new phase: starts when the jobs above have ended
+  targets = [\"/data/db.dat\"]
+  random = true
+
+Keys are the long names of the flags of `iopulse --help`, with the same meaning; `targets`
+lists a job's targets (none: a temporary file, as `iopulse` alone). Output flags (json,
+csv, plot, timeseries, output-format, quiet) belong to [global] or after the file.
+The report has a section per job and the combined figures; the JSON a `jobs` array.
+Exit codes: as `iopulse` (0 ok, 1 a job failed, 2 a bad job file, nothing touched).";
+
+/// Run the jobs of a job file: concurrent jobs in one shared window, phases one after another.
+#[derive(Debug, clap::Args)]
+#[command(after_help = RUN_EXAMPLES)]
+pub struct RunArgs {
+    /// The job file (TOML, docs/jobs.md), or a fio job file (FILE.fio, docs/fio.md).
+    #[arg(value_name = "FILE.toml|FILE.fio")]
+    pub file: PathBuf,
+
+    /// Paths after the job file: refused (targets go in the job file).
+    #[arg(value_name = "TARGET", hide = true)]
+    pub stray: Vec<PathBuf>,
+
+    /// With a fio job file: options without an iopulse equivalent become warnings
+    /// (recorded in the result) instead of errors. E.g. `iopulse run old.fio --ignore-unsupported`
+    #[arg(long)]
+    pub ignore_unsupported: bool,
+
+    /// Flags of `iopulse` given with the file apply to every job, overriding the file
+    /// (e.g. --duration 5s).
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub timeseries: TimeseriesArgs,
+}
+
+/// The flags given on the command line with the job file (`matches`: this subcommand's),
+/// as the overrides of every job.
+pub(crate) fn overrides(matches: &clap::ArgMatches, said_as: &str) -> plan::job_file::Overrides {
+    let mut table = FlagTable::new();
+    for command in [command_of::<WorkloadArgs>(), command_of::<OutputArgs>(), command_of::<TimeseriesArgs>()] {
+        table.overlay(&FlagTable::from_matches(&command, matches));
+    }
+    plan::job_file::Overrides { table, said_as: said_as.to_string() }
+}
+
+/// `iopulse run FILE [FLAGS]`: every job checked before anything is touched, then the
+/// phases in order, the report and the exit code.
+pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
+    if let Some(t) = args.stray.first() {
+        crate::stderr_line!(
+            "iopulse run: error: `{}` after the job file is not a flag; targets go in the job file (targets = [\"{}\"])",
+            t.display(),
+            t.display()
+        );
+        return exit_code::USAGE;
+    }
+    let overrides = overrides(matches, "in the flags after the job file");
+    let loaded = match super::from_fio::load_job_file(&args.file, &overrides, args.ignore_unsupported) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            crate::stderr_line!("iopulse run: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    if !loaded.plan.output.quiet {
+        for n in &loaded.notes {
+            crate::stderr_line!("iopulse: note: {n}");
+        }
+    }
+    for w in &loaded.warnings {
+        crate::stderr_line!("⚠ {w}");
+    }
+    let (code, doc) = run_plan(&loaded.plan);
+    let Some(mut doc) = doc else { return code };
+    doc.combined.warnings.extend(loaded.warnings);
+    let failures = report::jobs::emit(&doc, &loaded.plan.output);
+    for f in &failures {
+        crate::stderr_line!("iopulse: error: {f}");
+    }
+    if !failures.is_empty() && code == exit_code::SUCCESS { exit_code::OUTPUT_FAILED } else { code }
+}
+
+/// Every job of `plan`, phase after phase: the exit code, and the result document of the
+/// jobs that ran (none if none ran). Errors are said on stderr; the report is the caller's.
+pub(crate) fn run_plan(plan: &Plan) -> (i32, Option<crate::result::jobs::JobsResult>) {
+    use crate::jobs::{combined, phases};
+    use crate::result::jobs::JobResult;
+    let stop = match crate::signals::install() {
+        Ok(stop) => stop,
+        Err(e) => {
+            crate::stderr_line!("iopulse run: error: cannot install signal handlers: {e}");
+            return (exit_code::RUN_FAILED, None);
+        }
+    };
+    // The whole plan, every phase and output, before anything is touched.
+    if let Err(e) = plan::check(plan) {
+        crate::stderr_line!("iopulse run: error: {e}");
+        return (e.exit_code(), None);
+    }
+    let outcomes = phases::run_all(plan, plan.output.quiet, &stop);
+    // The first job that failed on its own gives the exit code; those stopped because of it
+    // are said in one line after it.
+    let mut code = exit_code::SUCCESS;
+    for o in &outcomes {
+        if let Some(error) = &o.error
+            && (!o.stopped_by_others || o.result.is_some())
+        {
+            crate::stderr_line!("iopulse run: error: job [{}]: {error}", o.name);
+        }
+        if code == exit_code::SUCCESS && !o.stopped_by_others {
+            code = o.exit_code;
+        }
+    }
+    let not_run: Vec<String> = outcomes
+        .iter()
+        .filter(|o| o.result.is_none() && o.stopped_by_others)
+        .map(|o| format!("[{}]", o.name))
+        .collect();
+    if !not_run.is_empty() && code != exit_code::USAGE {
+        crate::stderr_line!("iopulse run: not run: {}", not_run.join(", "));
+    }
+    let signal = stop.load(std::sync::atomic::Ordering::Relaxed) as i32;
+    if code != exit_code::SUCCESS
+        && [exit_code::INTERRUPTED, exit_code::TERMINATED, exit_code::HUNG_UP].contains(&signal)
+    {
+        code = signal;
+    }
+    let ran: Vec<JobResult> = outcomes
+        .into_iter()
+        .filter_map(|o| o.result.map(|result| JobResult { job: o.name, phase: o.phase, result }))
+        .collect();
+    (code, combined::build(&plan.source, ran))
+}

@@ -1,0 +1,84 @@
+//! The engine's flags: which engine, O_DIRECT, the submission batch (help heading
+//! "Engine"), and each engine's own group (`uring/options.rs`, `mmap/options.rs`). A flag
+//! of one engine given with another is refused here, by the engine that owns it: nothing
+//! outside `engine/` names an engine.
+
+use super::mmap::options::MmapArgs;
+use super::uring::options::UringArgs;
+use super::{EngineKind, EngineOptions};
+use crate::error::UsageError;
+use crate::units::values::Count;
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
+#[command(next_help_heading = "Engine")]
+#[serde(default)]
+pub struct EngineArgs {
+    /// I/O engine. E.g. `--engine io_uring` [default: sync]
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    #[serde(deserialize_with = "crate::units::values::choice")]
+    pub engine: Option<EngineKind>,
+
+    /// Bypass the page cache (O_DIRECT). If the filesystem refuses it, iopulse says so loudly
+    /// and falls back to buffered I/O (see --strict-direct).
+    #[arg(long)]
+    pub direct: bool,
+
+    /// With O_DIRECT, fail instead of falling back to buffered I/O. Implies --direct.
+    #[arg(long)]
+    pub strict_direct: bool,
+
+    /// libaio and io_uring: at most N requests per submission call [default: 2 with
+    /// --direct and for buffered libaio, the queue depth for buffered io_uring]. With 3 or
+    /// more the kernel holds the batch back until it is built (block plugging); larger
+    /// batches save system calls at some latency. fio's iodepth_batch_submit.
+    /// E.g. `--engine io_uring --queue-depth 128 --submit-batch 32`
+    #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub submit_batch: Option<Count<u32>>,
+
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub io_uring: UringArgs,
+
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub mmap: MmapArgs,
+}
+
+impl EngineArgs {
+    pub fn kind(&self) -> EngineKind {
+        self.engine.unwrap_or(EngineKind::Sync)
+    }
+
+    /// The engine's options, each engine's flags refused with another engine.
+    pub fn options(&self) -> Result<EngineOptions, UsageError> {
+        let kind = self.kind();
+        for (owner, given) in [(EngineKind::IoUring, self.io_uring.given()), (EngineKind::Mmap, self.mmap.given())] {
+            if let Some(flag) = given.filter(|_| owner != kind) {
+                return Err(UsageError::new(format!(
+                    "{flag} applies only to --engine {} (the engine is {})",
+                    owner.name(),
+                    kind.name()
+                )));
+            }
+        }
+        let submit_batch = self.submit_batch.map(|c| c.0);
+        if submit_batch == Some(0) {
+            return Err(UsageError::new("--submit-batch 0: give at least 1 request per submission call"));
+        }
+        if submit_batch.is_some() && !kind.caps().batches_submissions {
+            return Err(UsageError::new(format!(
+                "--submit-batch applies only to engines that submit batches ({}); the engine is {}: drop it",
+                EngineKind::names_where(|c| c.batches_submissions),
+                kind.name()
+            )));
+        }
+        Ok(EngineOptions {
+            mmap_populate: self.mmap.mmap_populate,
+            madvise: self.mmap.madvise,
+            io_uring: self.io_uring.options(),
+            submit_batch,
+        })
+    }
+}

@@ -1,0 +1,127 @@
+//! The plan: what a command will run and write, as one typed value, whatever way it came
+//! in. The command line (`flags.rs`), a TOML or fio job file and a profile
+//! (`job_file.rs`), each point of a sweep and each step of a search all become a `Plan`:
+//! its phases, each phase's jobs, each job's `Spec`, and every path the run will write
+//! (`outputs.rs`). `check` then checks the whole of it before the first byte is written
+//! or the first worker starts: every phase's targets, every output, the memory and the
+//! threads of the largest phase.
+//!
+//! It plans and checks; it never runs a job (`run/`, `jobs/phases.rs`) and never formats a
+//! result (`report/`).
+
+pub mod flags;
+pub mod job_file;
+pub mod outputs;
+pub mod sweep;
+
+use crate::error::{Error, UsageError};
+use crate::report::OutputOptions;
+use crate::spec::Spec;
+use std::path::PathBuf;
+
+/// One job: a workload with its name ("" for a single run).
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub name: String,
+    pub spec: Spec,
+}
+
+/// Jobs that run at once, in one window.
+#[derive(Clone, Debug)]
+pub struct Phase {
+    /// 1 for the first.
+    pub number: u32,
+    pub jobs: Vec<Job>,
+}
+
+/// Everything a command will run and write.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// What it was made from, for messages: "db.toml", "profile oltp", "" for flags.
+    pub source: String,
+    pub phases: Vec<Phase>,
+    pub output: OutputOptions,
+    /// Files the plan was read from (a job file): never written.
+    pub inputs: Vec<PathBuf>,
+}
+
+/// Most worker threads of one phase, over all its jobs: what one run may have.
+pub const MAX_PHASE_WORKERS: u32 = crate::spec::MAX_THREADS;
+
+impl Plan {
+    /// A plan of one run.
+    pub fn single(spec: Spec, output: OutputOptions) -> Plan {
+        Plan {
+            source: String::new(),
+            phases: vec![Phase { number: 1, jobs: vec![Job { name: String::new(), spec }] }],
+            output,
+            inputs: Vec::new(),
+        }
+    }
+
+    pub fn jobs(&self) -> impl Iterator<Item = &Job> {
+        self.phases.iter().flat_map(|p| &p.jobs)
+    }
+
+    /// Every target path of every phase, as given.
+    pub fn targets(&self) -> Vec<PathBuf> {
+        self.jobs().flat_map(|j| j.spec.targets.iter().cloned()).collect()
+    }
+
+    /// The job names, in order (each job's `--timeseries` file and charts are named after it).
+    pub fn job_names(&self) -> Vec<&str> {
+        self.jobs().map(|j| j.name.as_str()).collect()
+    }
+
+    /// Whether the results are a job file's (a section per job), not one run's.
+    pub fn is_job_file(&self) -> bool {
+        !self.source.is_empty()
+    }
+}
+
+/// Checks the whole plan before anything is touched: each job as its run would (targets,
+/// regions, kernel limits, placement), each phase's workers and memory together, and every
+/// output path. Creates, opens for writing and writes nothing.
+pub fn check(plan: &Plan) -> Result<(), Error> {
+    for phase in &plan.phases {
+        let workers: u64 = phase.jobs.iter().map(|j| u64::from(j.spec.threads)).sum();
+        if phase.jobs.len() > 1 && workers > u64::from(MAX_PHASE_WORKERS) {
+            return Err(UsageError::new(format!(
+                "{}: phase {} has {} jobs with {workers} worker threads in all: at most {MAX_PHASE_WORKERS} run in one window; split the jobs into phases (stonewall = true) or give them fewer --threads",
+                plan.source,
+                phase.number,
+                phase.jobs.len()
+            ))
+            .into());
+        }
+        let mut estimates = Vec::new();
+        for job in &phase.jobs {
+            let checked = crate::run::check(&job.spec).map_err(|e| named(plan, job, e))?;
+            estimates.extend(checked);
+        }
+        if phase.jobs.len() > 1 {
+            crate::memory::check_together(
+                &estimates,
+                u32::try_from(workers).unwrap_or(u32::MAX),
+                &format!("the {} jobs of phase {}", phase.jobs.len(), phase.number),
+            )
+            .map_err(|e| UsageError::new(format!("{}: {e}", plan.source)))?;
+            crate::run::check_thread_room(workers + phase.jobs.len() as u64)
+                .map_err(|e| UsageError::new(format!("{}: {e}", plan.source)))?;
+        }
+    }
+    outputs::check(plan)?;
+    Ok(())
+}
+
+/// A job's refusal, naming the job when the plan has several.
+fn named(plan: &Plan, job: &Job, e: Error) -> Error {
+    if !plan.is_job_file() {
+        return e;
+    }
+    match e {
+        Error::Usage(u) => UsageError::new(format!("{}: job [{}]: {u}", plan.source, job.name)).into(),
+        Error::Run(r) => crate::error::RunError::Other(format!("{}: job [{}]: {r}", plan.source, job.name)).into(),
+        other => other,
+    }
+}
