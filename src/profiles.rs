@@ -46,7 +46,7 @@ mod tests {
         for p in PROFILES {
             assert!(p.text.starts_with(&format!("# {}: ", p.name)), "{}", p.name);
             assert!(!p.summary().is_empty());
-            let file = crate::jobs::parse::parse(p.name, p.text).unwrap();
+            let file = crate::plan::job_file::parse::parse(p.name, p.text).unwrap();
             let plan = crate::plan::job_file::plan(&file, &Default::default(), Vec::new())
                 .unwrap_or_else(|e| panic!("{}: {e}", p.name));
             assert!(plan.jobs().all(|j| j.spec.targets.is_empty()), "{}: a profile names no target", p.name);
@@ -57,7 +57,7 @@ mod tests {
 
     #[test]
     fn the_default_profile_has_the_six_standard_steps_one_after_another() {
-        let file = crate::jobs::parse::parse("default", find(DEFAULT).unwrap().text).unwrap();
+        let file = crate::plan::job_file::parse::parse("default", find(DEFAULT).unwrap().text).unwrap();
         let plan = crate::plan::job_file::plan(&file, &Default::default(), Vec::new()).unwrap();
         let steps: Vec<(u64, bool, u32, u8, u32)> = plan
             .phases

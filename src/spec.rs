@@ -26,15 +26,10 @@ pub const DEFAULT_IO_TIMEOUT_NS: u64 = 30_000_000_000;
 /// Duration of a run on the embedded default target.
 pub const EMBEDDED_DURATION_NS: u64 = 5_000_000_000;
 
+/// Which block comes next is `access/`'s; the spec names the order and the distribution.
+pub use crate::access::{AccessOrder, Distribution};
 /// The engines are listed in `engine/` (their one home); the spec names one.
 pub use crate::engine::EngineKind;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AccessOrder {
-    Sequential,
-    Random,
-}
 
 /// How long a run lasts. `Spec::ops_limit` can end any of them earlier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,37 +42,6 @@ pub enum RunLength {
     UntilCovered,
     /// Until `ops_limit` I/Os are done (`--ops` or `--io-limit` without `--duration`).
     UntilLimit,
-}
-
-/// How random offsets are drawn (`--distribution`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Distribution {
-    Uniform,
-    /// P(rank k) proportional to k^-theta.
-    Zipf {
-        theta: f64,
-    },
-    /// fio's pareto: a fraction h of the I/Os go to a fraction 1 - h of the blocks.
-    Pareto {
-        h: f64,
-    },
-    /// A bell over the region: centre and standard deviation as fractions of it.
-    Gaussian {
-        stddev: f64,
-        center: f64,
-    },
-}
-
-impl Distribution {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Distribution::Uniform => "uniform",
-            Distribution::Zipf { .. } => "zipf",
-            Distribution::Pareto { .. } => "pareto",
-            Distribution::Gaussian { .. } => "gaussian",
-        }
-    }
 }
 
 /// How targets are shared between workers (`--file-distribution`).

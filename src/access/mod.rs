@@ -29,11 +29,51 @@ pub mod permutation;
 pub mod zipf;
 
 use crate::rng::Rng;
-use crate::spec::{AccessOrder, Distribution};
 use gaussian::Gaussian;
 use pareto::Pareto;
 pub use permutation::Permutation;
 use zipf::Zipf;
+
+use serde::{Deserialize, Serialize};
+
+/// Sequential or random offsets (`--random`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessOrder {
+    Sequential,
+    Random,
+}
+
+/// How random offsets are drawn (`--distribution`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Distribution {
+    Uniform,
+    /// P(rank k) proportional to k^-theta.
+    Zipf {
+        theta: f64,
+    },
+    /// fio's pareto: a fraction h of the I/Os go to a fraction 1 - h of the blocks.
+    Pareto {
+        h: f64,
+    },
+    /// A bell over the region: centre and standard deviation as fractions of it.
+    Gaussian {
+        stddev: f64,
+        center: f64,
+    },
+}
+
+impl Distribution {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Distribution::Uniform => "uniform",
+            Distribution::Zipf { .. } => "zipf",
+            Distribution::Pareto { .. } => "pareto",
+            Distribution::Gaussian { .. } => "gaussian",
+        }
+    }
+}
 
 /// What decides a worker's block numbers.
 #[derive(Clone, Copy, Debug, PartialEq)]

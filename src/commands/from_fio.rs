@@ -87,7 +87,7 @@ pub fn load_job_file(path: &Path, overrides: &Overrides, ignore_unsupported: boo
                 "--ignore-unsupported applies to fio job files (FILE.fio): drop it for a TOML job file",
             ));
         }
-        let file = crate::jobs::parse::read(path)?;
+        let file = crate::plan::job_file::parse::read(path)?;
         return Ok(Loaded { plan: job_file::plan(&file, overrides, inputs)?, warnings: Vec::new(), notes: Vec::new() });
     }
     let t = fio_import::load(path, ignore_unsupported)?;

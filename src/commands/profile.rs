@@ -10,7 +10,7 @@
 use crate::cli::table::FlagTable;
 use crate::cli::{WorkloadArgs, command_of};
 use crate::error::exit_code;
-use crate::jobs::parse::{Entry, Value};
+use crate::plan::job_file::parse::{Entry, Value};
 use crate::plan::job_file::{self, Overrides};
 use crate::profiles::{self, PROFILES};
 use std::path::PathBuf;
@@ -103,7 +103,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides) -> i32 {
         crate::stderr_line!("iopulse: error: --profile {}", unknown(name));
         return exit_code::USAGE;
     };
-    let mut file = match crate::jobs::parse::parse(&format!("profile {name}"), profile.text) {
+    let mut file = match crate::plan::job_file::parse::parse(&format!("profile {name}"), profile.text) {
         Ok(f) => f,
         Err(e) => {
             crate::stderr_line!("iopulse: error: {e}");

@@ -4,7 +4,7 @@
 //! fio's syntax (`values.rs`), the jobs translated into iopulse keys with their fio lines
 //! (`translate.rs`), and written as an iopulse TOML job file (`toml_out.rs`).
 //!
-//! The translation is a `jobs::parse::JobFile`, so a `.fio` file is then checked and run
+//! The translation is a `plan::job_file::parse::JobFile`, so a `.fio` file is then checked and run
 //! by exactly the code that runs TOML job files. It must not run anything itself.
 
 pub mod ini;

@@ -5,7 +5,7 @@
 //! It formats; it must not translate or check (what it writes was checked already).
 
 use super::translate::Translated;
-use crate::jobs::parse::{Entry, Value};
+use crate::plan::job_file::parse::{Entry, Value};
 use std::fmt::Write as _;
 
 /// The TOML text of `t`, read back by `iopulse run` to the same jobs.

@@ -2,6 +2,7 @@
 //! library) on temporary files; `common` holds the shared helpers.
 
 mod access_patterns;
+mod architecture;
 mod bad_input;
 mod block_devices;
 mod block_sizes;

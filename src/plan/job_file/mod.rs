@@ -7,11 +7,13 @@
 //! must not touch a target; it knows which keys exist only through the clap commands of
 //! the flag groups.
 
+pub mod parse;
+
 use super::{Job, Phase, Plan};
 use crate::cli::table::{FlagTable, FlagValue, KeyError};
 use crate::cli::{OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
 use crate::error::UsageError;
-use crate::jobs::parse::{Entry, JobFile, Value};
+use parse::{Entry, JobFile, Value};
 use std::path::PathBuf;
 
 /// Keys of a job file that are not flags.
@@ -237,8 +239,8 @@ fn shares_a_target(a: &[PathBuf], b: &[PathBuf]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::parse::parse;
     use super::*;
-    use crate::jobs::parse::parse;
 
     fn plan_of(text: &str, overrides: &[(&str, FlagValue)]) -> Result<Plan, String> {
         let file = parse("j.toml", text).map_err(|e| e.to_string())?;
