@@ -48,7 +48,7 @@ pub struct WindowArgs {
     pub steady_state: Option<Criterion>,
 
     /// The rolling window --steady-state judges: a whole number of --interval (at least 2).
-    /// E.g. `--steady-state-window 10s` [default: 10 intervals]
+    /// E.g. `--steady-state iops:2% --steady-state-window 10s` [default: 10 intervals]
     #[arg(long, allow_hyphen_values = true, value_name = "DURATION")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub steady_state_window: Option<Period>,

@@ -12,6 +12,7 @@ mod cpu_state;
 mod distributed;
 mod end_to_end;
 mod engine_conformance;
+mod examples;
 mod faults;
 mod fio_import;
 mod flush;

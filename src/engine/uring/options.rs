@@ -21,7 +21,7 @@ pub struct UringArgs {
     #[arg(long)]
     pub sqpoll: bool,
 
-    /// Bind the SQPOLL thread to CPU N (implies --sqpoll). E.g. `--sqpoll-cpu 3`
+    /// Bind the SQPOLL thread to CPU N (implies --sqpoll). E.g. `--engine io_uring --sqpoll-cpu 1`
     #[arg(long, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub sqpoll_cpu: Option<crate::units::values::Count<u32>>,
