@@ -1,6 +1,6 @@
 //! The engine list: the names a user chooses from (`--engine`), and what each
 //! engine declares about itself (its capabilities, its note about buffered
-//! runs). Adding an engine means a variant here and a file beside this one;
+//! runs). Adding an engine means a variant here and a folder beside this one;
 //! nothing outside `engine/` matches on engine names.
 
 use super::aio::AioEngine;

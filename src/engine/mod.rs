@@ -10,6 +10,12 @@
 //! writes that slot's buffer until the completion for that slot is reaped, and
 //! the worker does not touch the slot meanwhile (hence `queue` is `unsafe`).
 //! An engine dropped with I/O in flight must wait for it first.
+//!
+//! Each engine is a folder (`aio/`, `mmap/`, `sync/`, `uring/`; `null.rs`, which touches no
+//! kernel interface, is a file): the engine in `mod.rs`, its own flags and their checks in
+//! `options.rs` (a clap group flattened into `options.rs` here, refused with another engine;
+//! `Engine::check_options`, `Engine::check_limits`), and its raw structures and system calls
+//! in a private `sys.rs`. Nothing outside `engine/` names an engine.
 
 pub mod aio;
 pub(crate) mod discard;

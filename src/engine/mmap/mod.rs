@@ -19,7 +19,9 @@
 //! page, with EIO. A SIGBUS outside an armed copy goes to the handler that was
 //! there before (or kills the process as usual).
 
+mod guard;
 pub mod options;
+mod sys;
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Madvise, Op, Queued, Request};
 use crate::buffer::BufferRegion;
@@ -61,7 +63,7 @@ impl Engine for MmapEngine {
         let mut maps = Vec::with_capacity(setup.fds.len());
         for (i, &fd) in setup.fds.iter().enumerate() {
             let which = || format!("target #{} of {}", i + 1, setup.fds.len());
-            let len = mappable_len(fd).map_err(|e| EngineError::new(format!("size of {}", which()), e))?;
+            let len = sys::mappable_len(fd).map_err(|e| EngineError::new(format!("size of {}", which()), e))?;
             if len == 0 {
                 return Err(EngineError::new(
                     format!("mmap {}", which()),
@@ -71,35 +73,18 @@ impl Engine for MmapEngine {
             let len = usize::try_from(len).map_err(|_| {
                 EngineError::new(format!("mmap {}", which()), io::Error::other("larger than the address space"))
             })?;
-            // SAFETY: fcntl(F_GETFL) only reads the descriptor's flags.
-            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-            if flags < 0 {
-                return Err(EngineError::new(format!("fcntl {}", which()), io::Error::last_os_error()));
-            }
-            let writable = flags & libc::O_ACCMODE == libc::O_RDWR;
-            let prot = if writable { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
-            let map_flags = if populate { libc::MAP_SHARED | libc::MAP_POPULATE } else { libc::MAP_SHARED };
-            // SAFETY: a new shared mapping of `len` bytes of `fd` at an address the kernel
-            // chooses; nothing else refers to that range. Unmapped in Drop.
-            let base = unsafe { libc::mmap(ptr::null_mut(), len, prot, map_flags, fd, 0) };
-            if base == libc::MAP_FAILED {
-                return Err(EngineError::new(format!("mmap {} ({len} bytes)", which()), io::Error::last_os_error()));
-            }
-            maps.push(Mapping { base: base.cast(), len, fd, writable });
+            let writable =
+                sys::opened_for_writing(fd).map_err(|e| EngineError::new(format!("fcntl {}", which()), e))?;
+            let base = sys::map_shared(fd, len, writable, populate)
+                .map_err(|e| EngineError::new(format!("mmap {} ({len} bytes)", which()), e))?;
+            maps.push(Mapping { base, len, fd, writable });
             if let Some(advice) = advice {
-                let code = match advice {
-                    Madvise::Random => libc::MADV_RANDOM,
-                    Madvise::Sequential => libc::MADV_SEQUENTIAL,
-                    Madvise::Hugepage => libc::MADV_HUGEPAGE,
-                    Madvise::Willneed => libc::MADV_WILLNEED,
-                };
                 // SAFETY: advice over exactly the mapping made above.
-                if unsafe { libc::madvise(base, len, code) } != 0 {
-                    let e = io::Error::last_os_error();
+                if let Err(e) = unsafe { sys::advise(base, len, advice) } {
                     // `maps` is dropped on return without the engine: unmap by hand.
                     for m in &maps {
                         // SAFETY: each was mapped above with this length and is not used again.
-                        unsafe { libc::munmap(m.base.cast(), m.len) };
+                        unsafe { sys::unmap(m.base, m.len) };
                     }
                     return Err(EngineError::new(
                         format!("madvise({}) on {}: the kernel refused the advice", advice.name(), which()),
@@ -118,8 +103,8 @@ impl Engine for MmapEngine {
             // A flush of a mapping is msync(MS_SYNC) over it (on Linux the same
             // write-back and device flush as fdatasync of the file).
             // SAFETY: msync over exactly one of our mappings; no memory is read or written.
-            let r = unsafe { libc::msync(m.base.cast(), m.len, libc::MS_SYNC) };
-            return Queued::Done(if r == 0 { 0 } else { super::neg_errno() });
+            let r = unsafe { sys::sync(m.base, m.len) };
+            return Queued::Done(r.map_or_else(|e| -i64::from(e.raw_os_error().unwrap_or(libc::EIO)), |()| 0));
         }
         if req.op == Op::Trim {
             // A punched hole in the file: the shared mapping reads zeros there after it.
@@ -182,11 +167,8 @@ impl Engine for MmapEngine {
         self.wrote = false;
         for (i, m) in self.maps.iter().enumerate().filter(|(_, m)| m.writable) {
             // SAFETY: msync over exactly one of our mappings.
-            if unsafe { libc::msync(m.base.cast(), m.len, libc::MS_SYNC) } != 0 {
-                return Err(EngineError::new(
-                    format!("msync of target #{} of {}", i + 1, self.maps.len()),
-                    io::Error::last_os_error(),
-                ));
+            if let Err(e) = unsafe { sys::sync(m.base, m.len) } {
+                return Err(EngineError::new(format!("msync of target #{} of {}", i + 1, self.maps.len()), e));
             }
         }
         Ok(true)
@@ -227,24 +209,14 @@ impl MmapEngine {
         let base = m.base as usize;
         let lo = copy_start & !(page - 1);
         let hi = (copy_start + len).next_multiple_of(page).min(base + m.len.next_multiple_of(page));
-        let prot = if m.writable { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
         // SAFETY: `lo..hi` lies inside our own mapping of this file (page-aligned, the
         // mapping's base is page-aligned), and no copy is running on this thread; MAP_FIXED
         // replaces exactly those pages with the file's, at their offsets.
-        let back = unsafe {
-            libc::mmap(
-                lo as *mut libc::c_void,
-                hi - lo,
-                prot,
-                libc::MAP_SHARED | libc::MAP_FIXED,
-                m.fd,
-                (lo - base) as libc::off_t,
-            )
-        };
-        if back == libc::MAP_FAILED {
+        let back = unsafe { sys::remap_file(lo as *mut u8, hi - lo, m.writable, m.fd, (lo - base) as u64) };
+        if back.is_err() {
             // SAFETY: unmaps our own mapping, which nothing refers to any more (len 0 below
             // sends every later request to the short-transfer path before it is touched).
-            unsafe { libc::munmap(m.base.cast(), m.len) };
+            unsafe { sys::unmap(m.base, m.len) };
             m.len = 0;
         }
     }
@@ -274,162 +246,7 @@ impl Drop for MmapEngine {
         for m in self.maps.iter() {
             // SAFETY: each mapping was made in `open` with this length and is not used
             // after the engine is gone.
-            unsafe { libc::munmap(m.base.cast(), m.len) };
-        }
-    }
-}
-
-/// Bytes of `fd` that can be mapped: the size of a file, or of a block device.
-fn mappable_len(fd: RawFd) -> io::Result<u64> {
-    // SAFETY: fstat writes one `stat` into memory we own.
-    let st = unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(fd, &mut st) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        st
-    };
-    if st.st_mode & libc::S_IFMT == libc::S_IFBLK {
-        // SAFETY: lseek only moves the descriptor's offset, which no engine uses
-        // (every I/O names its offset).
-        let end = unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
-        if end < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        return Ok(end as u64);
-    }
-    Ok(st.st_size as u64)
-}
-
-/// The SIGBUS guard: process-wide handler, per-thread arming.
-mod guard {
-    use std::io;
-    use std::sync::OnceLock;
-    use std::sync::atomic::{AtomicUsize, Ordering, compiler_fence};
-
-    thread_local! {
-        /// The mapped range the current copy touches; empty when no copy runs.
-        static ARMED_LO: AtomicUsize = const { AtomicUsize::new(0) };
-        static ARMED_HI: AtomicUsize = const { AtomicUsize::new(0) };
-        /// Lowest missing page met by the current copy, 0 if none.
-        static FAULT: AtomicUsize = const { AtomicUsize::new(0) };
-    }
-
-    static PAGE_BYTES: AtomicUsize = AtomicUsize::new(4096);
-    /// What SIGBUS did before the guard was installed.
-    static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
-    static INSTALLED: OnceLock<Result<(), i32>> = OnceLock::new();
-
-    /// Installs the handler once per process.
-    pub fn install() -> io::Result<()> {
-        let result = INSTALLED.get_or_init(|| {
-            // SAFETY: sysconf reads a constant; sigaction with a null new action only reads
-            // the current one into memory we own; the handler installed is async-signal-safe
-            // (thread-local loads and stores, mmap, sigaction).
-            unsafe {
-                let page = libc::sysconf(libc::_SC_PAGESIZE);
-                if page > 0 {
-                    PAGE_BYTES.store(page as usize, Ordering::Relaxed);
-                }
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(libc::SIGBUS, ptr_null(), &mut old) != 0 {
-                    return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL));
-                }
-                let _ = PREVIOUS.set(old);
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
-                action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-                libc::sigemptyset(&mut action.sa_mask);
-                if libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut()) != 0 {
-                    return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL));
-                }
-            }
-            Ok(())
-        });
-        result.map_err(io::Error::from_raw_os_error)
-    }
-
-    /// The page size the handler works in.
-    pub(super) fn page_bytes() -> usize {
-        PAGE_BYTES.load(Ordering::Relaxed)
-    }
-
-    fn ptr_null() -> *const libc::sigaction {
-        std::ptr::null()
-    }
-
-    /// Marks `[lo, lo + len)` as the mapped range the next copy touches.
-    #[inline(always)]
-    pub(super) fn arm(lo: usize, len: usize) {
-        ARMED_LO.with(|a| a.store(lo, Ordering::Relaxed));
-        ARMED_HI.with(|a| a.store(lo + len, Ordering::Relaxed));
-        compiler_fence(Ordering::SeqCst);
-    }
-
-    /// Ends the copy; returns the lowest missing page it met (0 if none).
-    #[inline(always)]
-    pub(super) fn disarm() -> usize {
-        compiler_fence(Ordering::SeqCst);
-        ARMED_HI.with(|a| a.store(0, Ordering::Relaxed));
-        let fault = FAULT.with(|f| f.load(Ordering::Relaxed));
-        if fault != 0 {
-            FAULT.with(|f| f.store(0, Ordering::Relaxed));
-        }
-        fault
-    }
-
-    extern "C" fn on_sigbus(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
-        // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers; si_addr is the
-        // faulting address for SIGBUS.
-        let addr = unsafe { (*info).si_addr() } as usize;
-        let lo = ARMED_LO.with(|a| a.load(Ordering::Relaxed));
-        let hi = ARMED_HI.with(|a| a.load(Ordering::Relaxed));
-        if addr >= lo && addr < hi {
-            let page = PAGE_BYTES.load(Ordering::Relaxed);
-            let start = addr & !(page - 1);
-            // SAFETY: replaces one page of the armed file mapping (ours, being copied by
-            // this thread) with a private zero page, so the interrupted copy can finish.
-            let mapped = unsafe {
-                libc::mmap(
-                    start as *mut libc::c_void,
-                    page,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
-                    -1,
-                    0,
-                )
-            };
-            if mapped != libc::MAP_FAILED {
-                FAULT.with(|f| {
-                    let seen = f.load(Ordering::Relaxed);
-                    if seen == 0 || start < seen {
-                        f.store(start, Ordering::Relaxed);
-                    }
-                });
-                return;
-            }
-        }
-        // Not ours: what SIGBUS did before, or the default (the fault repeats and kills).
-        // SAFETY: calls the previous handler with the arguments the kernel gave us, or
-        // restores the default action; both are async-signal-safe.
-        unsafe {
-            match PREVIOUS.get() {
-                Some(old) if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN => {
-                    if old.sa_flags & libc::SA_SIGINFO != 0 {
-                        let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
-                            std::mem::transmute(old.sa_sigaction);
-                        handler(signal, info, context);
-                    } else {
-                        let handler: extern "C" fn(libc::c_int) = std::mem::transmute(old.sa_sigaction);
-                        handler(signal);
-                    }
-                }
-                _ => {
-                    let mut default: libc::sigaction = std::mem::zeroed();
-                    default.sa_sigaction = libc::SIG_DFL;
-                    libc::sigaction(libc::SIGBUS, &default, std::ptr::null_mut());
-                }
-            }
+            unsafe { sys::unmap(m.base, m.len) };
         }
     }
 }

@@ -34,6 +34,7 @@
 mod faults;
 mod messages;
 pub mod options;
+mod sys;
 
 pub use faults::Faults;
 use messages::{describe_errno, describe_io_error, no_poll_queues_message, unavailable_message};
@@ -63,38 +64,6 @@ impl Default for UringOptions {
     fn default() -> Self {
         Self { register: true, sqpoll: false, sqpoll_cpu: None, iopoll: false }
     }
-}
-
-// From <linux/io_uring.h> (the io-uring crate keeps its bindings private).
-const IORING_ENTER_GETEVENTS: u32 = 1 << 0;
-const IORING_ENTER_SQ_WAKEUP: u32 = 1 << 1;
-const IORING_ENTER_EXT_ARG: u32 = 1 << 3;
-const IORING_ENTER_REGISTERED_RING: u32 = 1 << 4;
-
-/// `struct io_uring_getevents_arg`: what io_uring_enter reads with IORING_ENTER_EXT_ARG.
-#[repr(C)]
-struct GeteventsArg {
-    sigmask: u64,
-    sigmask_sz: u32,
-    min_wait_usec: u32,
-    ts: u64,
-}
-
-/// `struct __kernel_timespec`.
-#[repr(C)]
-struct KernelTimespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-const IORING_REGISTER_RING_FDS: u32 = 20;
-const IORING_UNREGISTER_RING_FDS: u32 = 21;
-
-/// `struct io_uring_rsrc_update` of <linux/io_uring.h>.
-#[repr(C)]
-struct RsrcUpdate {
-    offset: u32,
-    resv: u32,
-    data: u64,
 }
 
 /// The most buffers one ring can register (IORING_MAX_REG_BUFFERS).
@@ -425,7 +394,7 @@ impl UringEngine {
             false
         };
 
-        let ring_index = if options.register { register_ring_fd(ring.as_raw_fd()) } else { None };
+        let ring_index = if options.register { sys::register_ring_fd(ring.as_raw_fd()) } else { None };
         facts.push(("registered_ring_fd".into(), ring_index.is_some().to_string()));
         let depth = setup.queue_depth.max(1);
         let max_submit =
@@ -489,94 +458,33 @@ impl UringEngine {
         result
     }
 
-    /// Hands over what is queued and waits for one completion, at most `timeout_ns`
-    /// (IORING_ENTER_EXT_ARG); ETIME when the time ran out.
-    fn enter_with_timeout(&mut self, timeout_ns: u64) -> io::Result<()> {
-        let mut flags = IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG;
-        if self.sqpoll {
-            self.pending = 0;
-            if self.ring.submission().need_wakeup() {
-                flags |= IORING_ENTER_SQ_WAKEUP;
-            }
-        }
-        let fd = match self.ring_index {
-            Some(index) => {
-                flags |= IORING_ENTER_REGISTERED_RING;
-                index as libc::c_long
-            }
-            None => self.ring.as_raw_fd() as libc::c_long,
-        };
-        let ts = KernelTimespec {
-            tv_sec: (timeout_ns / 1_000_000_000) as i64,
-            tv_nsec: (timeout_ns % 1_000_000_000) as i64,
-        };
-        let arg = GeteventsArg { sigmask: 0, sigmask_sz: 0, min_wait_usec: 0, ts: &ts as *const KernelTimespec as u64 };
-        // SAFETY: io_uring_enter on our ring, as in `enter`, with an argument struct and a
-        // timespec that live on this stack frame for the whole call (the kernel copies
-        // them in before waiting).
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                fd,
-                libc::c_long::from(self.pending.min(self.max_submit)),
-                1 as libc::c_long,
-                libc::c_long::from(flags),
-                &arg as *const GeteventsArg,
-                std::mem::size_of::<GeteventsArg>() as libc::c_long,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if !self.sqpoll {
-            self.pending -= (r as u32).min(self.pending);
-        }
-        Ok(())
-    }
-
     /// One io_uring_enter: hands the kernel up to `--submit-batch` queued entries and,
     /// when `wait` > 0, waits until the completion queue holds `wait` entries (callers
-    /// wait only once the rest is handed over: see `reap_batch`). GETEVENTS is always set
-    /// so that deferred completions (DEFER_TASKRUN) and polled ones (IOPOLL) are reaped.
+    /// wait only once the rest is handed over: see `reap_batch`), for at most `timeout_ns`
+    /// when given (IORING_ENTER_EXT_ARG; ETIME when the time ran out). GETEVENTS is always
+    /// set so that deferred completions (DEFER_TASKRUN) and polled ones (IOPOLL) are reaped.
     #[inline]
-    fn enter(&mut self, wait: u32) -> io::Result<()> {
-        let mut flags = IORING_ENTER_GETEVENTS;
+    fn enter(&mut self, wait: u32, timeout_ns: Option<u64>) -> io::Result<()> {
+        let mut flags = sys::ENTER_GETEVENTS;
         if self.sqpoll {
             // The kernel thread consumes the queue; a syscall is needed only to wake it or to wait.
             self.pending = 0;
             if self.ring.submission().need_wakeup() {
-                flags |= IORING_ENTER_SQ_WAKEUP;
+                flags |= sys::ENTER_SQ_WAKEUP;
             } else if wait == 0 {
                 return Ok(());
             }
         }
-        let fd = match self.ring_index {
-            Some(index) => {
-                flags |= IORING_ENTER_REGISTERED_RING;
-                index as libc::c_long
-            }
-            None => self.ring.as_raw_fd() as libc::c_long,
+        let ring = match self.ring_index {
+            Some(index) => sys::Ring::Registered(index),
+            None => sys::Ring::Fd(self.ring.as_raw_fd()),
         };
-        // SAFETY: io_uring_enter on our ring (its fd, or its index among this thread's
-        // registered rings) with no argument struct; every queued entry points into
-        // the slot buffers, which outlive the engine and are not touched by the
-        // worker until the slot's completion is reaped.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                fd,
-                libc::c_long::from(self.pending.min(self.max_submit)),
-                libc::c_long::from(wait),
-                libc::c_long::from(flags),
-                std::ptr::null::<libc::c_void>(),
-                0 as libc::c_long,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        // SAFETY: `ring` is this engine's ring; every queued entry points into the slot
+        // buffers, which outlive the engine and are not touched by the worker until the
+        // slot's completion is reaped.
+        let submitted = unsafe { sys::enter(ring, self.pending.min(self.max_submit), wait, flags, timeout_ns) }?;
         if !self.sqpoll {
-            self.pending -= (r as u32).min(self.pending);
+            self.pending -= submitted.min(self.pending);
         }
         Ok(())
     }
@@ -651,7 +559,7 @@ impl UringEngine {
         loop {
             // More queued than one call may hand over: the first batches go without waiting.
             while !self.sqpoll && self.pending > self.max_submit {
-                match self.enter(0) {
+                match self.enter(0, None) {
                     Ok(()) => {}
                     Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => break,
                     Err(e) => return Err(EngineError::new("io_uring_enter", e)),
@@ -663,7 +571,7 @@ impl UringEngine {
             // completions to post (deferred task work), so that a look without waiting
             // sees every I/O that has completed.
             if self.pending > 0 || wait > 0 || self.sqpoll || self.completions_deferred() {
-                match self.enter(wait) {
+                match self.enter(wait, None) {
                     Ok(()) => {}
                     // A signal: return what there is, so that the worker sees its stop word.
                     Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
@@ -680,23 +588,6 @@ impl UringEngine {
             }
         }
     }
-}
-
-/// Registers the ring's fd with the calling thread (IORING_REGISTER_RING_FDS, 5.18),
-/// so io_uring_enter skips the fd table. `None` if the kernel refuses.
-fn register_ring_fd(ring_fd: RawFd) -> Option<u32> {
-    let mut update = RsrcUpdate { offset: u32::MAX, resv: 0, data: ring_fd as u64 };
-    // SAFETY: IORING_REGISTER_RING_FDS reads and writes one io_uring_rsrc_update we own.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_io_uring_register,
-            ring_fd as libc::c_long,
-            libc::c_long::from(IORING_REGISTER_RING_FDS),
-            &mut update as *mut RsrcUpdate,
-            1 as libc::c_long,
-        )
-    };
-    (r == 1).then_some(update.offset)
 }
 
 impl Engine for UringEngine {
@@ -744,7 +635,7 @@ impl Engine for UringEngine {
     /// Hands the kernel everything queued, `--submit-batch` entries per call.
     fn submit(&mut self) -> Result<(), EngineError> {
         loop {
-            match self.enter(0) {
+            match self.enter(0, None) {
                 Ok(()) if self.pending == 0 || self.sqpoll => return Ok(()),
                 Ok(()) => {}
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {
@@ -766,7 +657,7 @@ impl Engine for UringEngine {
         if n > 0 || self.in_flight == 0 || !self.timed_wait || timeout_ns == 0 {
             return Ok(n);
         }
-        match self.enter_with_timeout(timeout_ns) {
+        match self.enter(1, Some(timeout_ns)) {
             Ok(()) => {}
             // The time ran out, a signal came, or the kernel asks to reap first: take what there is.
             Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {}
@@ -801,7 +692,7 @@ impl Drop for UringEngine {
             // Entries still queued are handed over first (`--submit-batch` per call): waiting
             // for all of `in_flight` before the last of them is submitted would never end.
             let wait = if self.pending > self.max_submit { 0 } else { self.in_flight };
-            match self.enter(wait) {
+            match self.enter(wait, None) {
                 Ok(()) => {}
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {}
                 Err(_) => break,
@@ -820,17 +711,7 @@ impl Drop for UringEngine {
             let _ = self.ring.submitter().unregister_files();
         }
         if let Some(index) = self.ring_index {
-            let update = RsrcUpdate { offset: index, resv: 0, data: 0 };
-            // SAFETY: IORING_UNREGISTER_RING_FDS reads one io_uring_rsrc_update we own.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_io_uring_register,
-                    self.ring.as_raw_fd() as libc::c_long,
-                    libc::c_long::from(IORING_UNREGISTER_RING_FDS),
-                    &update as *const RsrcUpdate,
-                    1 as libc::c_long,
-                );
-            }
+            sys::unregister_ring_fd(self.ring.as_raw_fd(), index);
         }
     }
 }

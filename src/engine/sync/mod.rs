@@ -2,6 +2,8 @@
 //! `queue`. A short transfer is continued from where it stopped; a transfer
 //! that makes no progress (end of file) returns what was moved.
 
+mod sys;
+
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request, neg_errno};
 use crate::buffer::BufferRegion;
 use std::os::fd::RawFd;
@@ -51,8 +53,8 @@ impl Engine for SyncEngine {
             let n = unsafe {
                 let ptr = base.add(done);
                 match req.op {
-                    Op::Read => libc::pread(fd, ptr.cast(), len - done, offset),
-                    Op::Write => libc::pwrite(fd, ptr.cast(), len - done, offset),
+                    Op::Read => sys::pread(fd, ptr, len - done, offset),
+                    Op::Write => sys::pwrite(fd, ptr, len - done, offset),
                     Op::Fsync | Op::Fdatasync | Op::Trim => unreachable!("flushes and trims return above"),
                 }
             };
@@ -83,8 +85,7 @@ impl Engine for SyncEngine {
 /// fsync(2) or fdatasync(2) on `fd` (`op` is a flush): 0, or a negated errno.
 pub(crate) fn flush_fd(fd: RawFd, op: Op) -> i64 {
     loop {
-        // SAFETY: plain system calls on a descriptor the worker keeps open; no memory is passed.
-        let r = unsafe { if op == Op::Fsync { libc::fsync(fd) } else { libc::fdatasync(fd) } };
+        let r = if op == Op::Fsync { sys::fsync(fd) } else { sys::fdatasync(fd) };
         if r == 0 {
             return 0;
         }

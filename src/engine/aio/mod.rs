@@ -1,7 +1,7 @@
 //! `libaio`: Linux native AIO through the io_setup / io_submit / io_getevents /
-//! io_destroy system calls, called directly (no C library). The `iocb` and
-//! `io_event` layouts of `<linux/aio_abi.h>` are defined here, with their
-//! sizes checked at compile time.
+//! io_destroy system calls, called directly (no C library, `sys.rs`, where the
+//! `iocb` and `io_event` layouts of `<linux/aio_abi.h>` are defined with their
+//! sizes checked at compile time).
 //!
 //! One context per worker, sized to the queue depth; one `iocb` per slot (the
 //! slot index is the iocb's `aio_data`). Requests queued between two `submit`
@@ -19,21 +19,16 @@
 //! buffered reads and writes synchronously inside io_submit. The engine still
 //! works, and the run says so once at start (`BUFFERED_NOTE`).
 
+mod sys;
+
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request};
 use crate::buffer::BufferRegion;
 use std::io;
 use std::os::fd::RawFd;
 use std::ptr;
 use std::sync::atomic::{AtomicU32, Ordering};
+use sys::{AioRing, IOCB_CMD_FDSYNC, IOCB_CMD_FSYNC, IOCB_CMD_PREAD, IOCB_CMD_PWRITE, IoEvent, Iocb};
 
-/// `IOCB_CMD_PREAD` of `<linux/aio_abi.h>`.
-const IOCB_CMD_PREAD: u16 = 0;
-/// `IOCB_CMD_PWRITE`.
-const IOCB_CMD_PWRITE: u16 = 1;
-/// `IOCB_CMD_FSYNC`: fsync the file (kernel 4.18+ for regular files).
-const IOCB_CMD_FSYNC: u16 = 2;
-/// `IOCB_CMD_FDSYNC`: fdatasync the file.
-const IOCB_CMD_FDSYNC: u16 = 3;
 /// Most iocbs per io_submit on buffered descriptors. io_submit plugs the block
 /// layer for batches larger than 2 (AIO_PLUG_THRESHOLD, fs/aio.c); a buffered
 /// read that misses the page cache then sleeps inside io_submit with its
@@ -44,66 +39,6 @@ const IOCB_CMD_FDSYNC: u16 = 3;
 /// larger batch only saves system calls. O_DIRECT submits 2 per call too, for
 /// another reason (`engine::DEFAULT_SUBMIT_BATCH`); `--submit-batch` overrides both.
 const BUFFERED_SUBMIT_BATCH: usize = 2;
-/// `AIO_RING_MAGIC` of fs/aio.c: the ring layout user-space reaping relies on.
-const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
-
-/// `struct iocb` of `<linux/aio_abi.h>`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Iocb {
-    pub aio_data: u64,
-    #[cfg(target_endian = "little")]
-    pub aio_key: u32,
-    #[cfg(target_endian = "little")]
-    pub aio_rw_flags: i32,
-    #[cfg(target_endian = "big")]
-    pub aio_rw_flags: i32,
-    #[cfg(target_endian = "big")]
-    pub aio_key: u32,
-    pub aio_lio_opcode: u16,
-    pub aio_reqprio: i16,
-    pub aio_fildes: u32,
-    pub aio_buf: u64,
-    pub aio_nbytes: u64,
-    pub aio_offset: i64,
-    pub aio_reserved2: u64,
-    pub aio_flags: u32,
-    pub aio_resfd: u32,
-}
-
-/// `struct io_event` of `<linux/aio_abi.h>`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct IoEvent {
-    pub data: u64,
-    pub obj: u64,
-    pub res: i64,
-    pub res2: i64,
-}
-
-/// The head of the completion ring the kernel maps at the context's address
-/// (`struct aio_ring` of fs/aio.c); `io_event`s follow it.
-#[repr(C)]
-struct AioRing {
-    id: u32,
-    nr: u32,
-    head: u32,
-    tail: u32,
-    magic: u32,
-    compat_features: u32,
-    incompat_features: u32,
-    header_length: u32,
-}
-
-const _: () = assert!(size_of::<Iocb>() == 64, "struct iocb is 64 bytes in <linux/aio_abi.h>");
-const _: () = assert!(size_of::<IoEvent>() == 32, "struct io_event is 32 bytes in <linux/aio_abi.h>");
-const _: () = assert!(size_of::<AioRing>() == 32, "struct aio_ring is 32 bytes in fs/aio.c");
-const _: () = assert!(std::mem::offset_of!(Iocb, aio_lio_opcode) == 16);
-const _: () = assert!(std::mem::offset_of!(Iocb, aio_fildes) == 20);
-const _: () = assert!(std::mem::offset_of!(Iocb, aio_buf) == 24);
-const _: () = assert!(std::mem::offset_of!(Iocb, aio_offset) == 40);
-const _: () = assert!(std::mem::offset_of!(IoEvent, res) == 16);
-
 /// The part of a request still to be moved, for resubmitting short transfers.
 #[derive(Clone, Copy, Debug, Default)]
 struct SlotIo {
@@ -242,17 +177,18 @@ impl Engine for AioEngine {
             self.counters.io_submit_calls += 1;
             let nr = self.pending_len.min(self.max_submit);
             // SAFETY: `pending[..nr]` point to iocbs we own, each describing a slot buffer
-            // the worker leaves alone until its completion is reaped; the kernel reads the
-            // array and the iocbs only during the call.
-            let r = unsafe { libc::syscall(libc::SYS_io_submit, self.ctx, nr as libc::c_long, self.pending.as_ptr()) };
-            if r > 0 {
-                let n = r as usize;
+            // the worker leaves alone until its completion is reaped.
+            let r = unsafe { sys::io_submit(self.ctx, &self.pending[..nr]) };
+            if let Ok(n @ 1..) = r {
                 self.in_flight += n;
                 self.pending.copy_within(n..self.pending_len, 0);
                 self.pending_len -= n;
                 continue;
             }
-            let errno = if r == 0 { libc::EAGAIN } else { last_errno() };
+            let errno = match r {
+                Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
+                Ok(_) => libc::EAGAIN,
+            };
             match errno {
                 libc::EINTR => {}
                 libc::EAGAIN => {
@@ -352,21 +288,11 @@ impl AioEngine {
     /// (tests use a small context to make io_submit answer EAGAIN).
     fn open_with_context(setup: &EngineSetup<'_>, context_events: u32) -> Result<Self, EngineError> {
         let depth = setup.queue_depth.max(1) as usize;
-        let mut ctx: u64 = 0;
-        // SAFETY: io_setup writes one aio_context_t (u64) into `ctx`, which is zero as required.
-        let r = unsafe { libc::syscall(libc::SYS_io_setup, context_events as libc::c_long, &mut ctx as *mut u64) };
-        if r < 0 {
-            return Err(setup_error(context_events, io::Error::last_os_error()));
-        }
+        let ctx = sys::io_setup(context_events).map_err(|e| setup_error(context_events, e))?;
         let ring = ctx as *const AioRing;
         // SAFETY: the kernel maps the ring at the context's address for as long as the
-        // context lives; its header is 32 bytes and only read here.
-        let known = unsafe {
-            (*ring).magic == AIO_RING_MAGIC
-                && (*ring).incompat_features == 0
-                && (*ring).header_length as usize == size_of::<AioRing>()
-                && (*ring).nr > 0
-        };
+        // context lives; its header is only read here.
+        let known = unsafe { sys::ring_layout_is_known(ring) };
         Ok(Self {
             ctx,
             ring: if known { ring } else { ptr::null() },
@@ -437,20 +363,7 @@ impl AioEngine {
     fn get_events(&mut self, min: usize, room: usize, timeout: Option<&mut libc::timespec>) -> io::Result<usize> {
         debug_assert!(room <= self.events.len());
         self.counters.io_getevents_calls += 1;
-        let timeout = timeout.map_or(ptr::null_mut(), |t| t as *mut libc::timespec);
-        // SAFETY: `events` holds at least `room` io_events the kernel may write; the timeout
-        // is null (wait without limit) or borrowed for the whole call.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_getevents,
-                self.ctx,
-                min as libc::c_long,
-                room as libc::c_long,
-                self.events.as_mut_ptr(),
-                timeout,
-            )
-        };
-        if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r as usize) }
+        sys::io_getevents(self.ctx, min, &mut self.events[..room], timeout)
     }
 
     /// Hands the first `arrived` events of `events` to `on_event`, writing whole
@@ -543,17 +456,10 @@ impl Drop for AioEngine {
             };
             self.in_flight -= r;
         }
-        // SAFETY: the context is ours and destroyed once; io_destroy waits for any
-        // request still in flight before it returns, so no buffer is written afterwards.
-        unsafe {
-            libc::syscall(libc::SYS_io_destroy, self.ctx);
-        }
+        // The context is ours and destroyed once; io_destroy waits for any request still in
+        // flight before it returns, so no buffer is written afterwards.
+        sys::io_destroy(self.ctx);
     }
-}
-
-#[inline]
-fn last_errno() -> i32 {
-    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
 /// The error for a failed io_setup; EAGAIN means the system-wide limit `fs.aio-max-nr` is reached.
