@@ -71,13 +71,6 @@ impl Op {
     pub fn is_flush(self) -> bool {
         matches!(self, Op::Fsync | Op::Fdatasync)
     }
-
-    /// An operation that moves no bytes through a buffer and completes with 0 (a flush or
-    /// a trim).
-    #[inline(always)]
-    pub fn completes_with_zero(self) -> bool {
-        matches!(self, Op::Fsync | Op::Fdatasync | Op::Trim)
-    }
 }
 
 /// One I/O: `len_bytes` at `offset_bytes` of file `file`, into or out of slot `slot`.

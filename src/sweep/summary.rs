@@ -55,7 +55,6 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 5] = [Metric::Iops, Metric::Bw, Metric::P50, Metric::P99, Metric::CpuPerIo];
 
     /// The metric's value in one run.
     pub fn of(self, r: &RunResult) -> f64 {

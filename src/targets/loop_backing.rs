@@ -87,8 +87,3 @@ fn backing_of(loop_name: &str) -> Option<LoopBacking> {
 pub fn loops_backed_by_file(file: FileId) -> Vec<String> {
     attached_loops().into_iter().filter(|l| l.file == file).map(|l| l.loop_name).collect()
 }
-
-/// The loop devices that the block device numbered `rdev` backs.
-pub fn loops_backed_by_device(rdev: u64) -> Vec<String> {
-    attached_loops().into_iter().filter(|l| l.backing_rdev == Some(rdev)).map(|l| l.loop_name).collect()
-}
