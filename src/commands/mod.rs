@@ -102,8 +102,10 @@ Examples:
 
 Percentiles come from the added histograms, never from averaged percentiles;
 IOPS, bandwidth and CPU time are summed (the runs are taken as concurrent).
-Inputs must be regular files of at most 256 MiB (no FIFO, device or /proc file); one
-result given twice, or an input that is also stdout (`> a.json`), is refused.
+Inputs must be regular files of at most 256 MiB (no FIFO, device or /proc file), read as
+they are parsed; a histogram whose header lies, a figure no run has (negative, 1e308 IOPS)
+or counts whose sum overflows are refused naming the file and field; one result given
+twice, or an input that is also stdout (`> a.json`), is refused.
 Exit codes: 0 merged, 2 unreadable input, a duplicate, or different specs without --force,
 130/143/129 on SIGINT/SIGTERM/SIGHUP.";
 
@@ -261,7 +263,7 @@ pub fn run_file(mut args: RunArgs) -> i32 {
     for w in &loaded.warnings {
         crate::stderr_line!("⚠ {w}");
     }
-    let (code, doc) = run_plan(&loaded.plan);
+    let (code, doc) = run_plan(&loaded.plan, &[args.file.as_path()]);
     let Some(mut doc) = doc else { return code };
     doc.combined.warnings.extend(loaded.warnings);
     let failures = report::jobs::emit(&doc, &loaded.plan.output);
@@ -271,14 +273,15 @@ pub fn run_file(mut args: RunArgs) -> i32 {
     if !failures.is_empty() && code == exit_code::SUCCESS { exit_code::OUTPUT_FAILED } else { code }
 }
 
-/// Every job of `plan`, phase after phase: the exit code, and the result document of the
-/// jobs that ran (none if none ran). Errors are said on stderr; the report is the caller's.
-fn run_plan(plan: &crate::jobs::Plan) -> (i32, Option<crate::result::jobs::JobsResult>) {
+/// Every job of `plan` (read from the files `inputs`, which no output may replace), phase
+/// after phase: the exit code, and the result document of the jobs that ran (none if none
+/// ran). Errors are said on stderr; the report is the caller's.
+fn run_plan(plan: &crate::jobs::Plan, inputs: &[&std::path::Path]) -> (i32, Option<crate::result::jobs::JobsResult>) {
     use crate::jobs::{combined, phases};
     use crate::result::jobs::JobResult;
     let targets: Vec<PathBuf> = plan.jobs.iter().flat_map(|j| j.spec.targets.iter().cloned()).collect();
     let names: Vec<&str> = plan.jobs.iter().map(|j| j.name.as_str()).collect();
-    if let Err(e) = report::check_job_outputs(&plan.output, &targets, &names) {
+    if let Err(e) = report::check_job_outputs(&plan.output, &targets, &names, inputs) {
         crate::stderr_line!("iopulse run: error: {e}");
         return (exit_code::USAGE, None);
     }
@@ -457,35 +460,19 @@ pub fn plot(args: PlotArgs) -> i32 {
         };
     }
     let Some(path) = &args.result else { return exit_code::USAGE };
-    let loaded = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: {e}", path.display()))
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string()))
-        .and_then(|value| {
-            serde_json::from_value::<crate::result::RunResult>(value.clone())
-                .map(|r| (value, r))
-                .map_err(|e| format!("{} is not an iopulse JSON result: {e}", path.display()))
-        });
-    let (value, result) = match loaded {
-        Ok(v) => v,
+    // Read as it is parsed, bounded, its figures judged: memory for what is drawn, not for
+    // the text (`result::load`).
+    let loaded = match crate::result::load::with_time_series(path) {
+        Ok(loaded) => loaded,
         Err(e) => {
             crate::stderr_line!("iopulse plot: error: {e}");
             return exit_code::USAGE;
         }
     };
     // A job file's result: the combined figures' charts and each job's.
-    let charts = if matches!(value.get("jobs"), Some(serde_json::Value::Array(_))) {
-        match serde_json::from_value::<crate::result::jobs::JobsResult>(value) {
-            Ok(doc) => report::jobs::charts(&doc, &args.out),
-            Err(e) => {
-                crate::stderr_line!(
-                    "iopulse plot: error: {} is not an iopulse job-file result (`iopulse run FILE --json`): {e}",
-                    path.display()
-                );
-                return exit_code::USAGE;
-            }
-        }
-    } else {
-        plot::result_charts(&result, value.get("time_series"), &args.out)
+    let charts = match &loaded.jobs {
+        Some(doc) => report::jobs::charts(doc, &args.out),
+        None => plot::result_charts(&loaded.result, &args.out),
     };
     match charts {
         Ok(outcome) => {

@@ -153,7 +153,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &[OsString]) -> i32 {
     };
     let planned: Vec<PathBuf> = plan.jobs.iter().flat_map(|j| j.spec.targets.iter().cloned()).collect();
     let names: Vec<&str> = plan.jobs.iter().map(|j| j.name.as_str()).collect();
-    if let Err(e) = crate::report::check_job_outputs(&plan.output, &planned, &names) {
+    if let Err(e) = crate::report::check_job_outputs(&plan.output, &planned, &names, &[]) {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }
@@ -167,7 +167,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &[OsString]) -> i32 {
         },
         None => None,
     };
-    let (code, doc) = super::run_plan(&plan);
+    let (code, doc) = super::run_plan(&plan, &[]);
     let Some(mut doc) = doc else { return code };
     if temp.is_some() {
         // The folder and its file go when this function returns, after the report.

@@ -207,7 +207,7 @@ fn search(args: SearchArgs) -> i32 {
     if output.format == OutputFormat::FioJson {
         return usage("--output-format fio-json is one run's layout: give text or json");
     }
-    if let Err(e) = check_outputs(&output, None, &base.spec.targets) {
+    if let Err(e) = check_outputs(&output, report::Writes::Search, &base.spec.targets) {
         return usage(e);
     }
     let Ok(stop) = crate::signals::install() else {
@@ -425,7 +425,7 @@ impl Searcher<'_> {
         if let Some(dir) = &self.args.output.plot {
             let drawn =
                 std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display())).and_then(|()| {
-                    let path = dir.join("search-curve.svg");
+                    let path = dir.join(report::plot::SEARCH_CHART);
                     report::plot::sweep_chart(&crate::sweep::document::curve_chart(&doc), &path)
                         .map(|()| path)
                         .map_err(|e| e.to_string())

@@ -19,7 +19,7 @@ use crate::sweep::grid::{self, Grid};
 use crate::sweep::journal::{self, Journal};
 use crate::sweep::summary::{self, Metric, PointSummary};
 use clap::Parser;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -181,11 +181,15 @@ fn sweep(args: SweepArgs) -> i32 {
             return e.exit_code();
         }
     }
-    let journal_path = args.output.csv.as_deref().or(args.output.json.as_deref()).map(journal::path_for);
+    // A stream (`--csv /dev/stdout`) has no journal: it is written, never read back.
+    let journal_path = journal::path_beside(args.output.csv.as_deref(), args.output.json.as_deref());
     let targets: Vec<PathBuf> = grid.points.iter().flat_map(|p| p.spec.targets.iter().cloned()).collect();
-    if let Err(e) = check_outputs(&output, journal_path.as_deref(), &targets) {
+    let axes: Vec<document::Axis> =
+        grid.axes.iter().map(|a| document::Axis { flag: a.flag.clone(), values: a.values.clone() }).collect();
+    if let Err(e) = check_outputs(&output, report::Writes::Sweep(&axes), &targets) {
         return usage(e);
     }
+    let point_keys: Vec<String> = grid.points.iter().map(|p| p.key()).collect();
     let planned: Vec<(usize, u32)> =
         (1..=args.repeat).flat_map(|rep| (0..grid.points.len()).map(move |p| (p, rep))).collect();
     // With --resume: the runs already done, from the journal.
@@ -196,13 +200,31 @@ fn sweep(args: SweepArgs) -> i32 {
                 "--resume needs the --csv FILE (or --json FILE) of the interrupted sweep: its journal is FILE.journal",
             );
         };
-        match resumed(&grid, args.repeat, path) {
-            Ok(entries) => done = entries,
+        match journal::resume(path, &point_keys, args.repeat) {
+            Ok(resumed) => {
+                if resumed.other_runs > 0 && !args.output.quiet {
+                    crate::stderr_line!(
+                        "iopulse sweep: note: {} holds {} run(s) of other sweeps sharing it: left out",
+                        path.display(),
+                        resumed.other_runs
+                    );
+                }
+                done = resumed
+                    .runs
+                    .into_iter()
+                    .map(|(point, e)| RunEntry {
+                        point,
+                        repetition: e.repetition,
+                        exit_code: e.exit_code,
+                        result: e.result,
+                    })
+                    .collect();
+            }
             Err(e) => return usage(e),
         }
     }
     let mut journal = match &journal_path {
-        Some(path) => match Journal::open(path, !args.resume) {
+        Some(path) => match Journal::open(path, !args.resume, &journal::grid_id(&point_keys)) {
             Ok(j) => Some(j),
             Err(e) => {
                 crate::stderr_line!("iopulse sweep: error: open the journal {}: {e}", path.display());
@@ -227,8 +249,9 @@ fn sweep(args: SweepArgs) -> i32 {
         );
     }
     session.start(done.len());
+    // A run that failed before the interruption fails the resumed sweep too.
+    let mut code = done.iter().map(|r| r.exit_code).find(|&c| c != exit_code::SUCCESS).unwrap_or(exit_code::SUCCESS);
     let mut runs = done;
-    let mut code = exit_code::SUCCESS;
     for &(point, repetition) in &todo {
         let p = &grid.points[point];
         let what = format!("{} · repetition {repetition}/{}", p.label(), args.repeat);
@@ -276,7 +299,7 @@ fn sweep(args: SweepArgs) -> i32 {
         session.output_failure(format!("write --json {}: {e}", path.display()));
     }
     if let Some(dir) = &output.plot_dir {
-        for metric in [Metric::Iops, Metric::P99] {
+        for metric in report::plot::SWEEP_CHART_METRICS {
             match plot_sweep(&doc, metric, dir) {
                 Ok(Some(path)) if !output.quiet => crate::stderr_line!("iopulse sweep: chart {}", path.display()),
                 Ok(_) => {}
@@ -285,42 +308,6 @@ fn sweep(args: SweepArgs) -> i32 {
         }
     }
     session.exit_code(code)
-}
-
-/// The runs of `path` (the journal) that belong to this grid; an entry of another sweep is
-/// a refusal, so that a resumed sweep never mixes two grids.
-fn resumed(grid: &Grid, repeat: u32, path: &std::path::Path) -> Result<Vec<RunEntry>, String> {
-    let entries = journal::read(path).map_err(|e| format!("--resume: {}: {e}", path.display()))?;
-    if entries.is_empty() {
-        return Err(format!(
-            "--resume: {} holds no run: nothing to resume (drop --resume to start the sweep)",
-            path.display()
-        ));
-    }
-    let index: HashMap<String, usize> = grid.points.iter().enumerate().map(|(i, p)| (p.key(), i)).collect();
-    let mut seen = BTreeSet::new();
-    let mut runs = Vec::new();
-    for e in entries {
-        let Some(&point) = index.get(&e.point_key) else {
-            return Err(format!(
-                "--resume: {} holds a run of another sweep (`{}`): give the same flags as the interrupted sweep, or drop --resume to start anew",
-                path.display(),
-                e.point_key
-            ));
-        };
-        if e.repetition > repeat {
-            return Err(format!(
-                "--resume: {} holds repetition {} of a point, more than --repeat {repeat}: give --repeat {} or more",
-                path.display(),
-                e.repetition,
-                e.repetition
-            ));
-        }
-        if seen.insert((point, e.repetition)) {
-            runs.push(RunEntry { point, repetition: e.repetition, exit_code: e.exit_code, result: e.result });
-        }
-    }
-    Ok(runs)
 }
 
 /// The sweep's document: its runs, a summary per point, the best point.
@@ -356,7 +343,7 @@ fn document(grid: &Grid, repeat: u32, best_by: Metric, runs: Vec<RunEntry>, inte
 fn plot_sweep(doc: &SweepDocument, metric: Metric, dir: &std::path::Path) -> Result<Option<PathBuf>, String> {
     let Some(sweep) = document::chart_data(doc, metric) else { return Ok(None) };
     std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display()))?;
-    let path = dir.join(format!("sweep-{}-vs-{}.svg", metric.name(), sweep.x));
+    let path = dir.join(report::plot::sweep_chart_name(metric, &sweep.x));
     report::plot::sweep_chart(&sweep, &path).map_err(|e| e.to_string())?;
     Ok(Some(path))
 }
@@ -367,17 +354,14 @@ pub(crate) fn json_text<T: serde::Serialize>(doc: &T) -> String {
     text
 }
 
-/// The guard over every output, the journal included, before anything runs.
+/// The guard over every output (`report::check_planned`: the journal and the charts
+/// included), before anything runs.
 pub(crate) fn check_outputs(
     output: &OutputOptions,
-    journal: Option<&std::path::Path>,
+    writes: report::Writes<'_>,
     targets: &[PathBuf],
 ) -> Result<(), crate::error::UsageError> {
-    report::check_outputs(output, targets)?;
-    if let Some(path) = journal {
-        output_path::check(&[output_path::Output { flag: "--csv (its journal)", path, is_dir: false }], targets)?;
-    }
-    Ok(())
+    report::check_planned(output, writes, targets, &[])
 }
 
 /// What became of one run.
