@@ -52,10 +52,13 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
 
     // The embedded default: a temporary file, removed when `temp` is dropped. An engine that
     // moves no bytes (null) is given a name in the temporary directory that is never created.
+    let temp_dir = if spec.is_embedded_default() { target::temp_dir::choose()? } else { PathBuf::new() };
     let temp = if spec.is_embedded_default() && caps.touches_storage {
-        let file = tempfile::Builder::new().prefix("iopulse-default-").suffix(".dat").tempfile().map_err(|e| {
-            RunError::Other(format!("create a temporary file in {}: {e}", std::env::temp_dir().display()))
-        })?;
+        let file = tempfile::Builder::new()
+            .prefix("iopulse-default-")
+            .suffix(".dat")
+            .tempfile_in(&temp_dir)
+            .map_err(|e| RunError::Other(format!("create a temporary file in {}: {e}", temp_dir.display())))?;
         Some(file)
     } else {
         None
@@ -63,7 +66,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     let given: Vec<PathBuf> = match &temp {
         Some(t) => vec![t.path().to_path_buf()],
         None if spec.is_embedded_default() => {
-            vec![std::env::temp_dir().join(format!("iopulse-default-{}.dat", std::process::id()))]
+            vec![temp_dir.join(format!("iopulse-default-{}.dat", std::process::id()))]
         }
         None => spec.targets.iter().map(|t| start.substitute(t)).collect(),
     };
@@ -200,8 +203,8 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
 /// seven is refused before run one. Creates, opens for writing and writes nothing.
 pub fn check(spec: &Spec) -> Result<(), Error> {
     if spec.is_embedded_default() {
-        // A temporary file of the run's own: nothing of the user's to refuse.
-        return Ok(());
+        // A temporary file of the run's own: nothing of the user's to refuse but where it goes.
+        return target::temp_dir::choose().map(drop).map_err(Error::from);
     }
     let diag = Diagnostics::silent();
     let cluster = crate::cluster::Cluster::alone();
