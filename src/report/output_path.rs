@@ -144,10 +144,14 @@ pub fn check_all(outputs: &[Output], targets: &[PathBuf], inputs: &[&Path]) -> R
         .map(|t| Protected::of(t, format!("the run's own target {}", t.display())))
         .chain(inputs.iter().map(|i| Protected::of(i, format!("{}, an input this command reads", i.display()))))
         .collect();
+    let mut protected_index = Index::default();
+    for (i, p) in protected.iter().enumerate() {
+        protected_index.insert(p, i);
+    }
     // Directories --plot creates: the charts inside land there.
     let new_dirs: Vec<PathBuf> = outputs.iter().filter(|o| o.is_dir).map(|o| landing(&o.path)).collect();
     let mut seen: Vec<(Protected, &Output)> = Vec::new();
-    let mut approved = Vec::new();
+    let mut seen_index = Index::default();
     for out in outputs {
         if is_stream(&out.path) {
             if out.is_dir {
@@ -159,17 +163,17 @@ pub fn check_all(outputs: &[Output], targets: &[PathBuf], inputs: &[&Path]) -> R
             }
             continue;
         }
-        let landed = landing(&out.path);
-        check_one(out, &landed, &new_dirs)?;
         let me = Protected::of(&out.path, String::new());
-        if let Some(p) = protected.iter().find(|p| p.same_as(&me)) {
+        check_one(out, &me.landing, &new_dirs)?;
+        if let Some(i) = protected_index.find(&me) {
             return Err(refusal(
                 out,
-                &format!("is {}", p.shown),
+                &format!("is {}", protected[i].shown),
                 "writing the output there would destroy it; give another path",
             ));
         }
-        if let Some((_, first)) = seen.iter().find(|(s, _)| s.same_as(&me)) {
+        if let Some(i) = seen_index.find(&me) {
+            let first = seen[i].1;
             return Err(UsageError::new(format!(
                 "{} {} and {} {} are the same file: one output would overwrite the other; give each its own path",
                 first.flag,
@@ -178,14 +182,35 @@ pub fn check_all(outputs: &[Output], targets: &[PathBuf], inputs: &[&Path]) -> R
                 out.path.display()
             )));
         }
+        seen_index.insert(&me, seen.len());
         seen.push((me, out));
-        approved.push(landed);
     }
     check_std_streams(&protected, &seen)?;
     let mut guarded = GUARDED.lock().unwrap_or_else(|e| e.into_inner());
-    guarded.outputs.extend(approved);
+    guarded.outputs.extend(seen.into_iter().map(|(p, _)| p.landing));
     guarded.protected.extend(protected);
     Ok(())
+}
+
+/// Files looked up by device and inode, or by where they land (a file not created yet):
+/// a job file of thousands of jobs and charts is checked in linear time.
+#[derive(Default)]
+struct Index {
+    by_id: std::collections::HashMap<FileId, usize>,
+    by_landing: std::collections::HashMap<PathBuf, usize>,
+}
+
+impl Index {
+    fn insert(&mut self, p: &Protected, at: usize) {
+        if let Some(id) = p.id {
+            self.by_id.entry(id).or_insert(at);
+        }
+        self.by_landing.entry(p.landing.clone()).or_insert(at);
+    }
+
+    fn find(&self, p: &Protected) -> Option<usize> {
+        p.id.and_then(|id| self.by_id.get(&id)).or_else(|| self.by_landing.get(&p.landing)).copied()
+    }
 }
 
 fn refusal(out: &Output, what: &str, fix: &str) -> UsageError {
@@ -208,10 +233,6 @@ impl Protected {
             _ => None,
         };
         Protected { id, landing: landing(path), shown }
-    }
-
-    fn same_as(&self, other: &Protected) -> bool {
-        (self.id.is_some() && self.id == other.id) || self.landing == other.landing
     }
 }
 
@@ -377,10 +398,11 @@ fn resolve(path: &Path) -> io::Result<PathBuf> {
             landed.display()
         )));
     }
-    // By landing, and by device and inode as they are now: a target removed since (the
-    // temporary default) may have left its inode number to a new file.
+    // By landing, and by device and inode, checked again where they match: a target removed
+    // since (the temporary default) may have left its inode number to a new file.
     let here = FileId::of(&landed);
-    let is_here = |p: &&Protected| p.landing == landed || (here.is_some() && FileId::of(&p.landing) == here);
+    let is_here =
+        |p: &&Protected| p.landing == landed || (here.is_some() && p.id == here && FileId::of(&p.landing) == here);
     if let Some(p) = guarded.protected.iter().find(is_here) {
         return Err(io::Error::other(format!("{} is now {}: not replaced", path.display(), p.shown)));
     }
