@@ -1,5 +1,5 @@
-//! A small text file the user names as input (a TOML job file, a fio job file, a fio
-//! `include`), read only when it is what it should be: a regular file on a real filesystem,
+//! A text file the user names as input (a TOML job file, a fio job file, a fio `include`,
+//! a sweep's `--csv` table given to `plot --sweep`), read only when it is what it should be: a regular file on a real filesystem,
 //! of at most a given size. Never a kernel interface (`include /proc/self/environ` would
 //! read the environment and echo it back in an error), a device (`/dev/zero` never ends), a
 //! FIFO (which blocks) or a directory. The file is opened without blocking, judged by what
@@ -20,7 +20,7 @@ pub enum InputFileError {
     PseudoFilesystem(&'static str),
     #[error("is {0}, not a regular file")]
     Special(&'static str),
-    #[error("is larger than {} KiB, more than a job file takes", .0 >> 10)]
+    #[error("is larger than {} KiB, the most read of it", .0 >> 10)]
     TooLarge(u64),
     #[error("is not UTF-8 text")]
     NotText,
@@ -28,6 +28,17 @@ pub enum InputFileError {
 
 /// The text of the file at `path`, of at most `max_bytes`.
 pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, InputFileError> {
+    let mut bytes = Vec::new();
+    open(path, max_bytes)?.read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(InputFileError::TooLarge(max_bytes));
+    }
+    String::from_utf8(bytes).map_err(|_| InputFileError::NotText)
+}
+
+/// The file at `path` opened for reading, judged as `read_text` judges it, and bounded:
+/// what is read stops one byte past `max_bytes` (a file growing meanwhile).
+pub fn open(path: &Path, max_bytes: u64) -> Result<io::Take<std::fs::File>, InputFileError> {
     use std::os::unix::fs::OpenOptionsExt;
     if let Some(fs) = crate::target::pseudo_fs::pseudo_filesystem(path) {
         return Err(InputFileError::PseudoFilesystem(fs));
@@ -46,12 +57,7 @@ pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, InputFileError> 
     if meta.len() > max_bytes {
         return Err(InputFileError::TooLarge(max_bytes));
     }
-    let mut bytes = Vec::new();
-    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(InputFileError::TooLarge(max_bytes));
-    }
-    String::from_utf8(bytes).map_err(|_| InputFileError::NotText)
+    Ok(file.take(max_bytes + 1))
 }
 
 #[cfg(test)]

@@ -729,3 +729,35 @@ fn tmpdir_is_checked_and_named() {
     let path = read_json(&json)["targets"][0]["path"].as_str().unwrap().to_string();
     assert!(path.starts_with("/tmp/iopulse-default-"), "{path}");
 }
+
+/// `plot --sweep` of a table whose figure is not a finite number (`inf`, `NaN`) is refused
+/// naming the line and column: with `inf` it used to draw for ever (an axis to infinity).
+#[test]
+fn plot_sweep_refuses_a_figure_that_is_not_a_finite_number() {
+    let dir = temp_dir();
+    let csv = dir.path().join("s.csv");
+    let c = path_str(&csv);
+    let mut args = SWEEP.to_vec();
+    args.extend(["1,2", "--csv", &c, "--quiet"]);
+    let (code, _, stderr) = run_limited(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let rows = csv_rows(&csv);
+    let iops = rows[0].iter().position(|h| h == "iops").unwrap();
+    for bad in ["inf", "NaN"] {
+        let mut edited = rows.clone();
+        edited[2][iops] = bad.to_string();
+        let mut w = csv::Writer::from_path(&csv).unwrap();
+        for row in &edited {
+            w.write_record(row).unwrap();
+        }
+        w.flush().unwrap();
+        let out = dir.path().join("plots");
+        let (code, stdout, stderr) = run_limited(&["plot", "--sweep", &c, "--out", &path_str(&out)]);
+        assert_eq!(code, 2, "{bad}: {stderr}");
+        assert!(
+            stderr.contains("line 3") && stderr.contains("`iops`") && stderr.contains("not a finite number"),
+            "{stderr}"
+        );
+        assert!(stdout.is_empty() && !out.exists(), "nothing drawn");
+    }
+}
