@@ -24,7 +24,7 @@
 //! This module only checks paths and writes bytes it is given; it formats nothing.
 
 use crate::error::UsageError;
-use crate::target::identity::{FileId, PathIdentity, landing, special_kind};
+use crate::target::identity::{FileId, landing, special_kind};
 use crate::target::pseudo_fs::pseudo_filesystem;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -228,11 +228,7 @@ struct Protected {
 
 impl Protected {
     fn of(path: &Path, shown: String) -> Protected {
-        let id = match PathIdentity::of(path) {
-            Some(PathIdentity::Existing(id)) => Some(id),
-            _ => None,
-        };
-        Protected { id, landing: landing(path), shown }
+        Protected { id: FileId::of(path), landing: landing(path), shown }
     }
 }
 
@@ -286,8 +282,10 @@ fn check_std_streams(protected: &[Protected], outputs: &[(Protected, &Output)]) 
 /// `--plot` creates (a chart inside one needs no existing directory).
 fn check_one(out: &Output, landed: &Path, new_dirs: &[PathBuf]) -> Result<(), UsageError> {
     let refuse = |what: &str, fix: &str| Err(refusal(out, what, fix));
+    // Where it lands is said when a link (or `..` over one) takes it elsewhere.
     let shown_landing = || {
-        if landed == out.path { String::new() } else { format!(" (it lands at {})", landed.display()) }
+        let spelled = std::path::absolute(&out.path).unwrap_or_else(|_| out.path.clone());
+        if landed == spelled { String::new() } else { format!(" (it lands at {})", landed.display()) }
     };
     let found = fs::metadata(landed);
     // What is there first: a device is refused as a device, wherever it is.
