@@ -29,6 +29,7 @@ pub mod error;
 mod fio_import;
 mod futex;
 pub mod heartbeat;
+mod input_file;
 mod jobs;
 mod memory;
 pub mod placement;

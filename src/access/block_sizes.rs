@@ -118,6 +118,23 @@ impl BlockSizeMix {
         size_bytes.div_ceil(self.align_bytes)
     }
 
+    /// The flags the mix came from, for a refusal of its largest I/O or alignment (a target
+    /// too small): `--block-align 8m` when the alignment is larger than every size,
+    /// `--bssplit ...` for several sizes, else `--block-size N` (with its `--block-align`).
+    pub fn flags_at_fault(&self) -> String {
+        let sizes = self.sizes();
+        let largest = sizes.last().copied().unwrap_or(self.align_bytes);
+        if self.align_bytes > largest {
+            format!("--block-align {}", size_text(self.align_bytes))
+        } else if sizes.len() > 1 {
+            format!("--bssplit {}", self.fio_syntax())
+        } else if self.align_bytes != largest {
+            format!("--block-size {} (at --block-align {})", size_text(largest), size_text(self.align_bytes))
+        } else {
+            format!("--block-size {}", size_text(largest))
+        }
+    }
+
     /// The split in fio's syntax (`4k/50:64k/50`, `4k/100,64k/50:1m/50` when reads and
     /// writes differ), sizes in the largest exact binary unit.
     pub fn fio_syntax(&self) -> String {

@@ -23,8 +23,10 @@ Examples:
 
 Percentiles come from the added histograms, never from averaged percentiles;
 IOPS, bandwidth and CPU time are summed (the runs are taken as concurrent).
-Inputs must be regular files of at most 256 MiB (no FIFO, device or /proc file); one
-result given twice, or an input that is also stdout (`> a.json`), is refused.
+Inputs must be regular files of at most 256 MiB (no FIFO, device or /proc file), read as
+they are parsed; a histogram whose header lies, a figure no run has (negative, 1e308 IOPS)
+or counts whose sum overflows are refused naming the file and field; one result given
+twice, or an input that is also stdout (`> a.json`), is refused.
 Exit codes: 0 merged, 2 unreadable input, a duplicate, or different specs without --force,
 130/143/129 on SIGINT/SIGTERM/SIGHUP.";
 

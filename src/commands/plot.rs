@@ -115,35 +115,19 @@ pub fn plot(mut args: PlotArgs) -> i32 {
         };
     }
     let Some(path) = &args.result else { return exit_code::USAGE };
-    let loaded = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: {e}", path.display()))
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string()))
-        .and_then(|value| {
-            serde_json::from_value::<crate::result::RunResult>(value.clone())
-                .map(|r| (value, r))
-                .map_err(|e| format!("{} is not an iopulse JSON result: {e}", path.display()))
-        });
-    let (value, result) = match loaded {
-        Ok(v) => v,
+    // Read as it is parsed, bounded, its figures judged: memory for what is drawn, not for
+    // the text (`result::load`).
+    let loaded = match crate::result::load::with_time_series(path) {
+        Ok(loaded) => loaded,
         Err(e) => {
             crate::stderr_line!("iopulse plot: error: {e}");
             return exit_code::USAGE;
         }
     };
     // A job file's result: the combined figures' charts and each job's.
-    let charts = if matches!(value.get("jobs"), Some(serde_json::Value::Array(_))) {
-        match serde_json::from_value::<crate::result::jobs::JobsResult>(value) {
-            Ok(doc) => report::jobs::charts(&doc, &args.plot),
-            Err(e) => {
-                crate::stderr_line!(
-                    "iopulse plot: error: {} is not an iopulse job-file result (`iopulse run FILE --json`): {e}",
-                    path.display()
-                );
-                return exit_code::USAGE;
-            }
-        }
-    } else {
-        plot::result_charts(&result, value.get("time_series"), &args.plot)
+    let charts = match &loaded.jobs {
+        Some(doc) => report::jobs::charts(doc, &args.plot),
+        None => plot::result_charts(&loaded.result, &args.plot),
     };
     match charts {
         Ok(outcome) => {

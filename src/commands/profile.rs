@@ -111,10 +111,16 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides) -> i32 {
         }
     };
     // Checked before anything is created: the folder is made only for a run that starts.
-    let temp = targets.is_empty().then(|| {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        std::env::temp_dir().join(format!("iopulse-profile-{}-{nanos}", std::process::id()))
-    });
+    let temp = match targets.is_empty().then(crate::targets::temp_dir::choose).transpose() {
+        Ok(dir) => dir.map(|dir| {
+            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+            dir.join(format!("iopulse-profile-{}-{nanos}", std::process::id()))
+        }),
+        Err(e) => {
+            crate::stderr_line!("iopulse: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
     let paths: Vec<String> = match &temp {
         Some(dir) => vec![dir.join(format!("{name}.dat")).display().to_string()],
         None => targets.iter().map(|t| t.display().to_string()).collect(),

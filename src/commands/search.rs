@@ -19,7 +19,6 @@ use crate::sweep::document::{Answer, CurvePoint, RunEntry, SearchDocument};
 use crate::sweep::search::{DEFAULT_STEPS, LatencySearch, Percentile, saturate_candidates};
 use crate::units::parse_duration;
 use crate::units::values::Count;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -117,9 +116,6 @@ enum Goal {
     Saturate { percent: f64 },
 }
 
-/// The search's chart in --plot.
-const CURVE_CHART: &str = "search-curve.svg";
-
 /// `workload` paced at `rate` I/Os per second in all (a step of the latency search).
 fn step(workload: &WorkloadArgs, rate: u64) -> WorkloadArgs {
     let mut w = workload.clone();
@@ -198,8 +194,7 @@ pub fn search(args: SearchArgs) -> i32 {
         return e.exit_code();
     }
     let output = args.runs.output.options(&Default::default());
-    let charts: Vec<PathBuf> = output.plot_dir.iter().map(|d| d.join(CURVE_CHART)).collect();
-    if let Err(e) = check_outputs(&output, None, &charts, &base_spec.targets) {
+    if let Err(e) = check_outputs(&output, report::Writes::Search, &base_spec.targets) {
         return usage(e);
     }
     let Ok(stop) = crate::signals::install() else {
@@ -405,7 +400,7 @@ impl Searcher<'_> {
         if let Some(dir) = &self.args.runs.output.plot {
             let drawn =
                 std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display())).and_then(|()| {
-                    let path = dir.join(CURVE_CHART);
+                    let path = dir.join(report::plot::SEARCH_CHART);
                     report::plot::sweep_chart(&crate::sweep::document::curve_chart(&doc), &path)
                         .map(|()| path)
                         .map_err(|e| e.to_string())

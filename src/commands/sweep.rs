@@ -15,14 +15,14 @@ use crate::cli::lists::ManyRunsArgs;
 use crate::cluster::Cluster;
 use crate::diag::Diagnostics;
 use crate::error::exit_code;
+use crate::report::journal::{self, Journal};
 use crate::report::{self, OutputFormat, OutputOptions, output_path};
 use crate::result::RunResult;
 use crate::run::{self, start_line::StartLine};
 use crate::sweep::document::{self, Best, PointEntry, RunEntry, SweepDocument};
 use crate::sweep::grid::Grid;
-use crate::sweep::journal::{self, Journal};
 use crate::sweep::summary::{self, Metric, PointSummary};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -110,12 +110,15 @@ pub fn sweep(args: SweepArgs) -> i32 {
             return e.exit_code();
         }
     }
-    let journal_path = args.runs.output.csv.as_deref().or(args.runs.output.json.as_deref()).map(journal::path_for);
+    // A stream (`--csv /dev/stdout`) has no journal: it is written, never read back.
+    let journal_path = journal::path_beside(args.runs.output.csv.as_deref(), args.runs.output.json.as_deref());
     let targets: Vec<PathBuf> = grid.points.iter().flat_map(|p| p.spec.targets.iter().cloned()).collect();
-    let charts = chart_paths(&grid, output.plot_dir.as_deref());
-    if let Err(e) = check_outputs(&output, journal_path.as_deref(), &charts, &targets) {
+    let axes: Vec<document::Axis> =
+        grid.axes.iter().map(|a| document::Axis { flag: a.flag.clone(), values: a.values.clone() }).collect();
+    if let Err(e) = check_outputs(&output, report::Writes::Sweep(&axes), &targets) {
         return usage(e);
     }
+    let point_keys: Vec<String> = grid.points.iter().map(|p| p.key.clone()).collect();
     let repeat = args.repeat;
     let planned_runs = grid.points.len() * repeat as usize;
     let planned = (1..=repeat).flat_map(|rep| (0..grid.points.len()).map(move |p| (p, rep)));
@@ -127,13 +130,31 @@ pub fn sweep(args: SweepArgs) -> i32 {
                 "--resume needs the --csv FILE (or --json FILE) of the interrupted sweep: its journal is FILE.journal",
             );
         };
-        match resumed(&grid, repeat, path) {
-            Ok(entries) => done = entries,
+        match journal::resume(path, &point_keys, repeat) {
+            Ok(resumed) => {
+                if resumed.other_runs > 0 && !args.runs.output.quiet {
+                    crate::stderr_line!(
+                        "iopulse sweep: note: {} holds {} run(s) of other sweeps sharing it: left out",
+                        path.display(),
+                        resumed.other_runs
+                    );
+                }
+                done = resumed
+                    .runs
+                    .into_iter()
+                    .map(|(point, e)| RunEntry {
+                        point,
+                        repetition: e.repetition,
+                        exit_code: e.exit_code,
+                        result: e.result,
+                    })
+                    .collect();
+            }
             Err(e) => return usage(e),
         }
     }
     let mut journal = match &journal_path {
-        Some(path) => match Journal::open(path, !args.resume) {
+        Some(path) => match Journal::open(path, !args.resume, &journal::grid_id(&point_keys)) {
             Ok(j) => Some(j),
             Err(e) => {
                 crate::stderr_line!("iopulse sweep: error: open the journal {}: {e}", path.display());
@@ -153,8 +174,9 @@ pub fn sweep(args: SweepArgs) -> i32 {
         );
     }
     session.start(done.len());
+    // A run that failed before the interruption fails the resumed sweep too.
+    let mut code = done.iter().map(|r| r.exit_code).find(|&c| c != exit_code::SUCCESS).unwrap_or(exit_code::SUCCESS);
     let mut runs = done;
-    let mut code = exit_code::SUCCESS;
     for (point, repetition) in todo {
         let p = &grid.points[point];
         let what = format!("{} · repetition {repetition}/{repeat}", p.label());
@@ -202,7 +224,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
         session.output_failure(format!("write --json {}: {e}", path.display()));
     }
     if let Some(dir) = &output.plot_dir {
-        for metric in [Metric::Iops, Metric::P99] {
+        for metric in report::plot::SWEEP_CHART_METRICS {
             match plot_sweep(&doc, metric, dir) {
                 Ok(Some(path)) if !output.quiet => crate::stderr_line!("iopulse sweep: chart {}", path.display()),
                 Ok(_) => {}
@@ -211,42 +233,6 @@ pub fn sweep(args: SweepArgs) -> i32 {
         }
     }
     session.exit_code(code)
-}
-
-/// The runs of `path` (the journal) that belong to this grid; an entry of another sweep is
-/// a refusal, so that a resumed sweep never mixes two grids.
-fn resumed(grid: &Grid, repeat: u32, path: &std::path::Path) -> Result<Vec<RunEntry>, String> {
-    let entries = journal::read(path).map_err(|e| format!("--resume: {}: {e}", path.display()))?;
-    if entries.is_empty() {
-        return Err(format!(
-            "--resume: {} holds no run: nothing to resume (drop --resume to start the sweep)",
-            path.display()
-        ));
-    }
-    let index: HashMap<String, usize> = grid.points.iter().enumerate().map(|(i, p)| (p.key.clone(), i)).collect();
-    let mut seen = BTreeSet::new();
-    let mut runs = Vec::new();
-    for e in entries {
-        let Some(&point) = index.get(&e.point_key) else {
-            return Err(format!(
-                "--resume: {} holds a run of another sweep (`{}`): give the same flags as the interrupted sweep, or drop --resume to start anew",
-                path.display(),
-                e.point_key
-            ));
-        };
-        if e.repetition > repeat {
-            return Err(format!(
-                "--resume: {} holds repetition {} of a point, more than --repeat {repeat}: give --repeat {} or more",
-                path.display(),
-                e.repetition,
-                e.repetition
-            ));
-        }
-        if seen.insert((point, e.repetition)) {
-            runs.push(RunEntry { point, repetition: e.repetition, exit_code: e.exit_code, result: e.result });
-        }
-    }
-    Ok(runs)
 }
 
 /// The sweep's document: its runs, a summary per point, the best point.
@@ -282,44 +268,19 @@ fn document(grid: &Grid, repeat: u32, best_by: Metric, runs: Vec<RunEntry>, inte
 fn plot_sweep(doc: &SweepDocument, metric: Metric, dir: &std::path::Path) -> Result<Option<PathBuf>, String> {
     let Some(sweep) = document::chart_data(doc, metric) else { return Ok(None) };
     std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display()))?;
-    let path = dir.join(format!("sweep-{}-vs-{}.svg", metric.name(), sweep.x));
+    let path = dir.join(report::plot::sweep_chart_name(metric, &sweep.x));
     report::plot::sweep_chart(&sweep, &path).map_err(|e| e.to_string())?;
     Ok(Some(path))
 }
 
-/// The guard over every output, the journal and the charts included, before anything runs.
+/// The guard over every output (`report::check_planned`: the journal and the charts
+/// included), before anything runs.
 pub(crate) fn check_outputs(
     output: &OutputOptions,
-    journal: Option<&std::path::Path>,
-    charts: &[PathBuf],
+    writes: report::Writes<'_>,
     targets: &[PathBuf],
 ) -> Result<(), crate::error::UsageError> {
-    report::check_outputs(output, targets)?;
-    let mut extra: Vec<output_path::Output<'_>> = journal
-        .map(|path| output_path::Output { flag: "--csv (its journal)", path, is_dir: false })
-        .into_iter()
-        .collect();
-    if output.plot_dir.as_deref().is_some_and(std::path::Path::is_dir) {
-        extra.extend(charts.iter().map(|path| output_path::Output { flag: "--plot", path, is_dir: false }));
-    }
-    let mut all: Vec<output_path::Output<'_>> = Vec::new();
-    let named = [("--json", &output.json_file), ("--csv", &output.csv_file)];
-    all.extend(
-        named.iter().filter_map(|(flag, p)| p.as_deref().map(|path| output_path::Output { flag, path, is_dir: false })),
-    );
-    all.extend(extra);
-    output_path::check(&all, targets)?;
-    Ok(())
-}
-
-/// The charts a sweep may draw into --plot: IOPS and p99 against one of its lists' flags
-/// (the first numeric one, `document::chart_data`).
-fn chart_paths(grid: &Grid, dir: Option<&std::path::Path>) -> Vec<PathBuf> {
-    let Some(dir) = dir else { return Vec::new() };
-    grid.axes
-        .iter()
-        .flat_map(|a| [Metric::Iops, Metric::P99].map(|m| dir.join(format!("sweep-{}-vs-{}.svg", m.name(), a.flag))))
-        .collect()
+    report::check_planned(output, writes, targets, &[])
 }
 
 /// What became of one run.

@@ -60,16 +60,11 @@ pub fn read(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Sec
     Ok(sections)
 }
 
+/// The text of a job file or an include: a regular file on a real filesystem, of at most
+/// `MAX_FILE_BYTES` (`input_file`): never /proc, a device or a FIFO.
 fn read_file(path: &Path, shown: &str) -> Result<String, UsageError> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| UsageError::new(format!("fio job file {shown}: {e}; give the path of a fio job file")))?;
-    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-        return Err(UsageError::new(format!(
-            "fio job file {shown}: not a regular file of at most 1 MiB; give the path of a fio job file"
-        )));
-    }
-    std::fs::read_to_string(path)
-        .map_err(|e| UsageError::new(format!("fio job file {shown}: {e}; give a UTF-8 fio job file")))
+    crate::input_file::read_text(path, MAX_FILE_BYTES)
+        .map_err(|e| UsageError::new(format!("fio job file {shown}: {e}; give the path of a fio job file")))
 }
 
 fn read_into(
@@ -206,6 +201,19 @@ mod tests {
         assert!(parse("[a]\nsize=${NOPE}\n").unwrap_err().starts_with("j.fio:2: ${NOPE}"));
         assert!(parse("[a\n").unwrap_err().starts_with("j.fio:1: `[a` is not a section header"));
         assert!(parse("[a]\nsize=${X\n").unwrap_err().starts_with("j.fio:2:"));
+    }
+
+    #[test]
+    fn an_include_of_a_kernel_interface_device_or_fifo_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        for (name, word) in [("/proc/self/environ", "procfs"), ("/dev/zero", "character device"), ("fifo", "FIFO")] {
+            std::fs::write(dir.path().join("main.fio"), format!("[a]\nrw=read\ninclude {name}\n")).unwrap();
+            let e = read(&dir.path().join("main.fio"), &|_| None).unwrap_err().message;
+            assert!(e.contains("main.fio:3: include") && e.contains(word), "{e}");
+            assert!(!e.contains("PATH"), "nothing of the file is echoed: {e}");
+        }
     }
 
     #[test]

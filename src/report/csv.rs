@@ -238,8 +238,13 @@ fn name<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// Before the run: FILE's directory exists, FILE is not a directory, and an existing
-/// FILE has this version's header (rows of another layout would not line up).
+/// FILE has this version's header (rows of another layout would not line up). A stream
+/// (`--csv /dev/stdout`) is written, never read: reading a pipe that is this process's own
+/// stdout would wait for ever.
 pub fn check(path: &Path) -> Result<(), UsageError> {
+    if super::output_path::is_stream(path) {
+        return Ok(());
+    }
     // Only the first line is read: the file may be a long table.
     let first_line = std::fs::File::open(path).and_then(|f| {
         let mut line = Vec::new();
@@ -267,7 +272,8 @@ pub fn check(path: &Path) -> Result<(), UsageError> {
 
 /// Appends `r`'s row to `path`, with the header first when the file is new or empty.
 /// The table is replaced whole (`output_path::append_whole`): a full disk leaves it as
-/// it was, and concurrent runs each add their row.
+/// it was, concurrent runs each add their row, and a last line without its newline gets
+/// one before the row (the row is never glued to it).
 pub fn append(path: &Path, r: &RunResult) -> io::Result<()> {
     append_job(path, r, None)
 }

@@ -130,9 +130,9 @@ pub fn emit_as(doc: &JobsResult, output: &OutputOptions, text_report: &dyn Fn(&J
 /// Each job's `--timeseries` file, in the order of `names`: `path` with `-NAME` inserted
 /// before its extension (`t.csv` → `t-reader.csv`), the name made file-safe
 /// (`output_path::file_safe_names`). A stream (`/dev/stdout`) is refused: each job needs
-/// a file of its own.
+/// a file of its own. (Any other path passes the output guard as a single run's does.)
 pub fn timeseries_paths(path: &Path, names: &[&str]) -> Result<Vec<PathBuf>, UsageError> {
-    if path.starts_with("/dev") {
+    if output_path::is_stream(path) {
         return Err(UsageError::new(format!(
             "--timeseries {} with a job file: each job writes its own file (FILE-JOB.csv): give a file, e.g. --timeseries ts.csv",
             path.display()
@@ -150,14 +150,11 @@ pub fn timeseries_paths(path: &Path, names: &[&str]) -> Result<Vec<PathBuf>, Usa
 /// time series: the jobs' intervals are not aligned), then each job's, named after it
 /// (`plot::job_chart_prefixes`), with its own time series when it recorded one.
 pub fn charts(doc: &JobsResult, dir: &std::path::Path) -> Result<plot::PlotOutcome, plot::PlotError> {
-    let mut outcome = plot::result_charts(&doc.combined, None, dir)?;
+    let mut outcome = plot::named_charts(&doc.combined, &[], dir, "")?;
     outcome.notes.retain(|n| !n.contains("time_series"));
     let names: Vec<&str> = doc.jobs.iter().map(|j| j.job.as_str()).collect();
     for (job, prefix) in doc.jobs.iter().zip(plot::job_chart_prefixes(&names)) {
-        // Plain rows of numbers: they always serialize.
-        let series =
-            (!job.result.time_series.is_empty()).then(|| serde_json::to_value(&job.result.time_series).ok()).flatten();
-        let own = plot::named_charts(&job.result, series.as_ref(), dir, &prefix)?;
+        let own = plot::named_charts(&job.result, &job.result.time_series, dir, &prefix)?;
         outcome.written.extend(own.written);
         outcome.notes.extend(own.notes.into_iter().map(|n| format!("job [{}]: {n}", job.job)));
     }

@@ -6,6 +6,7 @@
 pub mod csv;
 pub mod fio_json;
 pub mod jobs;
+pub mod journal;
 pub mod live_line;
 pub mod output_path;
 pub mod plot;
@@ -22,7 +23,7 @@ use crate::result::RunResult;
 use clap::ValueEnum;
 use output_path::Output;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -65,40 +66,78 @@ pub fn render(result: &RunResult, format: OutputFormat) -> io::Result<String> {
     })
 }
 
-/// Checks, before anything is touched, that every output can be written where it is
-/// asked to go (`output_path::check`: never a device, a FIFO, /proc, a target of the run
-/// or a path two outputs share), and that `--csv` is a table of this iopulse.
-pub fn check_outputs(output: &OutputOptions, targets: &[PathBuf]) -> Result<(), UsageError> {
-    check_outputs_of(output, targets, None)
+/// What a command writes besides its report: which charts and per-job files go with the
+/// outputs it is given.
+#[derive(Clone, Copy, Debug)]
+pub enum Writes<'a> {
+    /// One run (`iopulse [TARGET...]`, a rank of an MPI job).
+    Run,
+    /// A job file's run or a profile's: its job names in file order (a `--timeseries` file
+    /// and charts per job).
+    Jobs(&'a [&'a str]),
+    /// A sweep over these axes: a chart per metric against its x axis, and its journal
+    /// beside `--csv` (or `--json`).
+    Sweep(&'a [crate::sweep::document::Axis]),
+    /// A search: its curve.
+    Search,
 }
 
-/// As `check_outputs`, for a job file's run of the jobs named `job_names`: each job's
-/// `--timeseries` file (`jobs::timeseries_paths`) and charts are checked.
-pub fn check_job_outputs(output: &OutputOptions, targets: &[PathBuf], job_names: &[&str]) -> Result<(), UsageError> {
-    check_outputs_of(output, targets, Some(job_names))
+/// Every path a command given `output` will write, each with the flag that names it, in
+/// this order: `--json`, `--csv`, a sweep's journal, each `--timeseries` file, `--plot`'s
+/// directory and each chart in it. A stream (`--json /dev/stdout`) is listed as it is (it
+/// gets no journal). What the plan of a command hands to `output_path::check_all`.
+pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec<Output>, UsageError> {
+    let mut outputs = Vec::new();
+    if let Some(path) = &output.json_file {
+        outputs.push(Output::file("--json", path));
+    }
+    if let Some(path) = &output.csv_file {
+        outputs.push(Output::file("--csv", path));
+    }
+    if let Writes::Sweep(_) = writes
+        && let Some(journal) = journal::path_beside(output.csv_file.as_deref(), output.json_file.as_deref())
+    {
+        let flag = if output.csv_file.as_deref().is_some_and(|p| !output_path::is_stream(p)) {
+            "--csv (its journal)"
+        } else {
+            "--json (its journal)"
+        };
+        outputs.push(Output::file(flag, journal));
+    }
+    if let Some(path) = &output.timeseries_file {
+        match writes {
+            Writes::Jobs(names) => outputs
+                .extend(jobs::timeseries_paths(path, names)?.into_iter().map(|p| Output::file("--timeseries", p))),
+            _ => outputs.push(Output::file("--timeseries", path)),
+        }
+    }
+    if let Some(dir) = &output.plot_dir {
+        outputs.push(Output::dir("--plot", dir));
+        // The charts it writes pass the guard too: one of them may be a link to a target or a
+        // device, or the path another output names.
+        let names = match writes {
+            Writes::Run => plot::run_chart_names(),
+            Writes::Jobs(names) => plot::job_chart_names(names),
+            Writes::Sweep(axes) => plot::sweep_chart_names(axes),
+            Writes::Search => plot::search_chart_names(),
+        };
+        outputs.extend(names.into_iter().map(|name| Output::file("--plot", dir.join(name))));
+    }
+    Ok(outputs)
 }
 
-fn check_outputs_of(output: &OutputOptions, targets: &[PathBuf], job_names: Option<&[&str]>) -> Result<(), UsageError> {
-    let timeseries: Vec<PathBuf> = match (&output.timeseries_file, job_names) {
-        (Some(path), Some(names)) => jobs::timeseries_paths(path, names)?,
-        (Some(path), None) => vec![path.clone()],
-        (None, _) => Vec::new(),
-    };
-    let mut outputs: Vec<Output<'_>> =
-        [("--json", &output.json_file, false), ("--csv", &output.csv_file, false), ("--plot", &output.plot_dir, true)]
-            .into_iter()
-            .filter_map(|(flag, path, is_dir)| path.as_deref().map(|path| Output { flag, path, is_dir }))
-            .collect();
-    outputs.extend(timeseries.iter().map(|path| Output { flag: "--timeseries", path, is_dir: false }));
-    // The charts --plot writes into its directory pass the guard too: one of them may be
-    // a link to a target or a device, or the path another output names.
-    let charts: Vec<PathBuf> = match (&output.plot_dir, job_names) {
-        (Some(dir), None) if dir.is_dir() => plot::CHARTS.iter().map(|name| dir.join(name)).collect(),
-        (Some(dir), Some(names)) if dir.is_dir() => plot::job_chart_paths(dir, names),
-        _ => Vec::new(),
-    };
-    outputs.extend(charts.iter().map(|path| Output { flag: "--plot", path, is_dir: false }));
-    output_path::check(&outputs, targets)?;
+/// The whole guard over what a command given `output` writes (`planned_outputs`), before
+/// anything is touched: every path through `output_path::check_all` against `targets` (of
+/// every phase) and `inputs` (the job file read), then `--csv`'s header (a table of this
+/// iopulse) and `--plot`'s directory.
+pub fn check_planned(
+    output: &OutputOptions,
+    writes: Writes<'_>,
+    targets: &[PathBuf],
+    inputs: &[&Path],
+) -> Result<(), UsageError> {
+    let outputs = planned_outputs(output, writes)?;
+    output_path::check_all(&outputs, targets, inputs)?;
     if let Some(path) = &output.csv_file {
         csv::check(path)?;
     }
@@ -106,6 +145,21 @@ fn check_outputs_of(output: &OutputOptions, targets: &[PathBuf], job_names: Opti
         plot::check_dir("--plot", dir)?;
     }
     Ok(())
+}
+
+/// `check_planned` for a single run.
+pub fn check_outputs(output: &OutputOptions, targets: &[PathBuf]) -> Result<(), UsageError> {
+    check_planned(output, Writes::Run, targets, &[])
+}
+
+/// `check_planned` for a job file's run of the jobs named `job_names`, read from `inputs`.
+pub fn check_job_outputs(
+    output: &OutputOptions,
+    targets: &[PathBuf],
+    job_names: &[&str],
+    inputs: &[&Path],
+) -> Result<(), UsageError> {
+    check_planned(output, Writes::Jobs(job_names), targets, inputs)
 }
 
 /// Writes the report to stdout in the chosen format, then the JSON file, the CSV row, the
@@ -125,10 +179,7 @@ pub fn emit(result: &RunResult, output: &OutputOptions) -> Vec<String> {
         failures.push(format!("write --timeseries {}: {e}", path.display()));
     }
     if let Some(dir) = &output.plot_dir {
-        let charts = serde_json::to_value(result)
-            .map_err(|e| e.to_string())
-            .and_then(|value| plot::result_charts(result, value.get("time_series"), dir).map_err(|e| e.to_string()));
-        emit_plot_outcome(charts, dir, output, &mut failures);
+        emit_plot_outcome(plot::result_charts(result, dir), dir, output, &mut failures);
     }
     failures
 }

@@ -1,27 +1,37 @@
 //! Where an output file may go, and how it is written there.
 //!
-//! Every output path (`--json`, `--timeseries`, `--csv`, `--plot`) passes one guard
-//! before anything is touched: never a device (but /dev/null and the standard
-//! streams), a directory, a FIFO or socket, a kernel pseudo-filesystem, one of the
-//! run's own targets (by device and inode, so links count), or a path that another
-//! output names too. Symlinks are followed for the checks: a link to /dev/loop0 is a
-//! block device.
+//! Every path a command will write (each `--json`, `--csv` and a sweep's journal beside it,
+//! each `--timeseries` file, `--plot`'s directory and each chart in it) passes one guard,
+//! `check_all`, before anything is touched. Each path is judged where a write to it lands
+//! (`identity::landing`: every symlink followed, a dangling one's text included), and is
+//! refused when that is a device, a FIFO, a socket, a directory (a file is wanted), a
+//! kernel pseudo-filesystem, a path under /dev, one of the run's targets (of any phase), an
+//! input the command reads (the job file), or where another output lands (by device and
+//! inode, or by landing for a file not created yet). The standard streams (/dev/stdout,
+//! /dev/stderr, /dev/fd/1, /dev/fd/2) and /dev/null are the exceptions: written through this
+//! process's own descriptors and never read back (a stream gets no journal, a `--csv` header
+//! is written to it once). When stdout or stderr is a regular file that is a target, an input
+//! or an output, that is refused too: the report would be written into it.
 //!
-//! Outputs are then written whole or not at all: to a temporary file beside the
-//! (symlink-resolved) path, synced, and renamed into place, so a full disk or a
-//! signal never leaves a half-written result where the old one was; a `--csv` row is
-//! appended the same way (old table plus row, renamed over it). The standard streams
-//! are written through this process's own descriptors.
+//! Outputs are then written whole or not at all: to a temporary file beside where the path
+//! lands, synced, and renamed into place, so a full disk or a signal never leaves a
+//! half-written result where the old one was; a `--csv` row is appended the same way (old
+//! table plus row, renamed over it), after a newline when the table's last line lacks one.
+//! At write time a path is judged again: a symlink is followed only to where the guard saw
+//! it land, and never onto a target or an input, so a link made or changed during the run
+//! (or one the guard never saw, `iopulse plot --out`) cannot make a chart replace a target.
 //!
 //! This module only checks paths and writes bytes it is given; it formats nothing.
 
 use crate::error::UsageError;
-use crate::targets::identity::{PathIdentity, special_kind};
+use crate::targets::identity::{FileId, landing, special_kind};
 use crate::targets::pseudo_fs::pseudo_filesystem;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Paths that are written as they are, with no temporary file: the bit bucket and the
 /// process's own standard streams (whatever they were redirected to).
@@ -46,14 +56,19 @@ fn stream(path: &Path) -> Option<Stream> {
     STREAMS.iter().find(|(s, _)| Path::new(s) == path).map(|&(_, stream)| stream)
 }
 
-/// True for /dev/null and the standard streams.
-fn is_stream(path: &Path) -> bool {
+/// True for /dev/null and the standard streams: written through this process's own
+/// descriptors, never opened, read back or given a journal.
+pub fn is_stream(path: &Path) -> bool {
     stream(path).is_some()
 }
 
+/// A `--csv` header went to the stream already (a sweep appends a row per run).
+static STDOUT_HAS_HEADER: AtomicBool = AtomicBool::new(false);
+static STDERR_HAS_HEADER: AtomicBool = AtomicBool::new(false);
+
 /// Writes to a standard stream through this process's own descriptor: opening
 /// /dev/stdout again would start a redirected file over at offset 0, over the report
-/// already written to it.
+/// already written to it, and reading it would wait on the pipe it is.
 fn write_stream(stream: Stream, bytes: &[u8]) -> io::Result<()> {
     match stream {
         Stream::Null => Ok(()),
@@ -93,34 +108,72 @@ fn parent_of(path: &Path) -> &Path {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
-/// One output: the flag that named it, its path, and whether it is a file or a directory.
-pub struct Output<'a> {
+/// One path a command will write: the flag that named it (for messages), the path as
+/// given, and whether it is a directory (`--plot DIR`, created if missing) or a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
     pub flag: &'static str,
-    pub path: &'a Path,
+    pub path: PathBuf,
     pub is_dir: bool,
 }
 
-/// Checks every output against the guard, against the run's `targets` and against each
-/// other. Looks only; creates and writes nothing.
-pub fn check(outputs: &[Output<'_>], targets: &[PathBuf]) -> Result<(), UsageError> {
-    let target_ids: Vec<(PathIdentity, &PathBuf)> =
-        targets.iter().filter_map(|t| Some((PathIdentity::of(t)?, t))).collect();
-    let mut seen: Vec<(PathIdentity, &Output<'_>)> = Vec::new();
+impl Output {
+    pub fn file(flag: &'static str, path: impl Into<PathBuf>) -> Output {
+        Output { flag, path: path.into(), is_dir: false }
+    }
+
+    pub fn dir(flag: &'static str, path: impl Into<PathBuf>) -> Output {
+        Output { flag, path: path.into(), is_dir: true }
+    }
+}
+
+/// As `check_all`, with no input file.
+pub fn check(outputs: &[Output], targets: &[PathBuf]) -> Result<(), UsageError> {
+    check_all(outputs, targets, &[])
+}
+
+/// The guard over every path a command will write (`outputs`, each with its flag), before
+/// anything is touched: each judged where it lands, against the kinds of file never written,
+/// against `targets` (every phase's), against `inputs` (the job file or fio file read, its
+/// includes) and against each other; then stdout and stderr, when either is a regular file,
+/// against the same. Looks only; creates and writes nothing. Once passed, the landings are
+/// what the writers follow symlinks to, and the targets and inputs what they never replace.
+pub fn check_all(outputs: &[Output], targets: &[PathBuf], inputs: &[&Path]) -> Result<(), UsageError> {
+    let protected: Vec<Protected> = targets
+        .iter()
+        .map(|t| Protected::of(t, format!("the run's own target {}", t.display())))
+        .chain(inputs.iter().map(|i| Protected::of(i, format!("{}, an input this command reads", i.display()))))
+        .collect();
+    let mut protected_index = Index::default();
+    for (i, p) in protected.iter().enumerate() {
+        protected_index.insert(p, i);
+    }
+    // Directories --plot creates: the charts inside land there.
+    let new_dirs: Vec<PathBuf> = outputs.iter().filter(|o| o.is_dir).map(|o| landing(&o.path)).collect();
+    let mut seen: Vec<(Protected, &Output)> = Vec::new();
+    let mut seen_index = Index::default();
     for out in outputs {
-        if is_stream(out.path) {
+        if is_stream(&out.path) {
+            if out.is_dir {
+                return Err(refusal(
+                    out,
+                    "is a stream, not a directory",
+                    "give a directory (it is created if missing)",
+                ));
+            }
             continue;
         }
-        check_one(out)?;
-        let Some(id) = PathIdentity::of(out.path) else { continue };
-        if let Some((_, target)) = target_ids.iter().find(|(t, _)| *t == id) {
-            return Err(UsageError::new(format!(
-                "{} {} is the run's own target {}: writing the output there would destroy it; give another path",
-                out.flag,
-                out.path.display(),
-                target.display()
-            )));
+        let me = Protected::of(&out.path, String::new());
+        check_one(out, &me.landing, &new_dirs)?;
+        if let Some(i) = protected_index.find(&me) {
+            return Err(refusal(
+                out,
+                &format!("is {}", protected[i].shown),
+                "writing the output there would destroy it; give another path",
+            ));
         }
-        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+        if let Some(i) = seen_index.find(&me) {
+            let first = seen[i].1;
             return Err(UsageError::new(format!(
                 "{} {} and {} {} are the same file: one output would overwrite the other; give each its own path",
                 first.flag,
@@ -129,40 +182,150 @@ pub fn check(outputs: &[Output<'_>], targets: &[PathBuf]) -> Result<(), UsageErr
                 out.path.display()
             )));
         }
-        seen.push((id, out));
+        seen_index.insert(&me, seen.len());
+        seen.push((me, out));
+    }
+    check_std_streams(&protected, &seen)?;
+    let mut guarded = GUARDED.lock().unwrap_or_else(|e| e.into_inner());
+    guarded.outputs.extend(seen.into_iter().map(|(p, _)| p.landing));
+    guarded.protected.extend(protected);
+    Ok(())
+}
+
+/// Files looked up by device and inode, or by where they land (a file not created yet):
+/// a job file of thousands of jobs and charts is checked in linear time.
+#[derive(Default)]
+struct Index {
+    by_id: std::collections::HashMap<FileId, usize>,
+    by_landing: std::collections::HashMap<PathBuf, usize>,
+}
+
+impl Index {
+    fn insert(&mut self, p: &Protected, at: usize) {
+        if let Some(id) = p.id {
+            self.by_id.entry(id).or_insert(at);
+        }
+        self.by_landing.entry(p.landing.clone()).or_insert(at);
+    }
+
+    fn find(&self, p: &Protected) -> Option<usize> {
+        p.id.and_then(|id| self.by_id.get(&id)).or_else(|| self.by_landing.get(&p.landing)).copied()
+    }
+}
+
+fn refusal(out: &Output, what: &str, fix: &str) -> UsageError {
+    UsageError::new(format!("{} {} {what}: {fix}", out.flag, out.path.display()))
+}
+
+/// A file that is not to be written over (a target, an input) or that is written once (an
+/// output): its device and inode when it exists, and where a write to it lands.
+#[derive(Clone, Debug)]
+struct Protected {
+    id: Option<FileId>,
+    landing: PathBuf,
+    shown: String,
+}
+
+impl Protected {
+    fn of(path: &Path, shown: String) -> Protected {
+        Protected { id: FileId::of(path), landing: landing(path), shown }
+    }
+}
+
+/// What the guard passed in this process: where the outputs land (a symlink is followed
+/// there and nowhere else), and the targets and inputs never written over.
+struct Guarded {
+    outputs: Vec<PathBuf>,
+    protected: Vec<Protected>,
+}
+
+static GUARDED: Mutex<Guarded> = Mutex::new(Guarded { outputs: Vec::new(), protected: Vec::new() });
+
+/// stdout and stderr, when a regular file: never a target or an input (a read run with
+/// `>> TARGET` would grow the target through its report), nor a file an output replaces.
+/// With stderr a target, the refusal itself would be written into it: stderr is pointed at
+/// /dev/null first, and the exit code alone says it.
+fn check_std_streams(protected: &[Protected], outputs: &[(Protected, &Output)]) -> Result<(), UsageError> {
+    for (stat, name) in
+        [(nix::sys::stat::fstat(io::stdout()), "stdout"), (nix::sys::stat::fstat(io::stderr()), "stderr")]
+    {
+        let Ok(stat) = stat else { continue };
+        if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+            continue;
+        }
+        let id = Some(FileId { dev: stat.st_dev, ino: stat.st_ino });
+        if let Some(p) = protected.iter().find(|p| p.id.is_some() && p.id == id) {
+            if name == "stderr" {
+                // Even this refusal would be written into the target: it goes nowhere instead.
+                if let Ok(null) = OpenOptions::new().write(true).open("/dev/null") {
+                    let _ = nix::unistd::dup2_stderr(null);
+                }
+            }
+            return Err(UsageError::new(format!(
+                "{name} is {}: the report would be written into it; redirect {name} to another file",
+                p.shown
+            )));
+        }
+        if let Some((_, out)) = outputs.iter().find(|(p, _)| p.id.is_some() && p.id == id) {
+            return Err(UsageError::new(format!(
+                "{name} is {} {}: the output would replace what is written to {name}; give the output another path, or {} /dev/{name}",
+                out.flag,
+                out.path.display(),
+                out.flag
+            )));
+        }
     }
     Ok(())
 }
 
-fn check_one(out: &Output<'_>) -> Result<(), UsageError> {
-    let shown = out.path.display();
-    let flag = out.flag;
-    let refuse = |what: &str, fix: &str| Err(UsageError::new(format!("{flag} {shown} {what}: {fix}")));
-    if let Some(fs) = pseudo_filesystem(out.path) {
-        return refuse(&format!("is on {fs}, a kernel interface"), "give a path on a real filesystem");
+/// One output judged where it lands (`landed`); `new_dirs` are the directories that
+/// `--plot` creates (a chart inside one needs no existing directory).
+fn check_one(out: &Output, landed: &Path, new_dirs: &[PathBuf]) -> Result<(), UsageError> {
+    let refuse = |what: &str, fix: &str| Err(refusal(out, what, fix));
+    // Where it lands is said when a link (or `..` over one) takes it elsewhere.
+    let shown_landing = || {
+        let spelled = std::path::absolute(&out.path).unwrap_or_else(|_| out.path.clone());
+        if landed == spelled { String::new() } else { format!(" (it lands at {})", landed.display()) }
+    };
+    let found = fs::metadata(landed);
+    // What is there first: a device is refused as a device, wherever it is.
+    if let Ok(meta) = &found
+        && !out.is_dir
+        && let Some(kind) = special_kind(meta.file_type())
+    {
+        let ft = meta.file_type();
+        let fix = if ft.is_dir() {
+            "give a file name (e.g. inside it)"
+        } else if ft.is_block_device() || ft.is_char_device() {
+            "outputs are never written to devices (only /dev/null and /dev/stdout, /dev/stderr); give a file path"
+        } else {
+            "outputs are written to a temporary file and renamed into place; give a regular file path (or /dev/stdout)"
+        };
+        return refuse(&format!("is {kind}{}", shown_landing()), fix);
     }
-    match fs::metadata(out.path) {
+    if (out.path.is_absolute() && out.path.starts_with("/dev")) || landed.starts_with("/dev") {
+        return refuse(
+            &format!("is under /dev{}", shown_landing()),
+            "outputs go to files on a real filesystem; of /dev only /dev/stdout, /dev/stderr, /dev/fd/1, /dev/fd/2 and /dev/null are written (as streams)",
+        );
+    }
+    if let Some(fs) = pseudo_filesystem(landed) {
+        return refuse(
+            &format!("is on {fs}, a kernel interface{}", shown_landing()),
+            "give a path on a real filesystem",
+        );
+    }
+    match found {
         Ok(meta) => {
-            let ft = meta.file_type();
             if out.is_dir {
-                if !ft.is_dir() {
+                if !meta.file_type().is_dir() {
                     return refuse("exists and is not a directory", "give a directory (it is created if missing)");
                 }
-                return check_writable_dir(flag, out.path, out.path);
-            }
-            if let Some(kind) = special_kind(ft) {
-                let fix = if ft.is_dir() {
-                    "give a file name (e.g. inside it)"
-                } else if ft.is_block_device() || ft.is_char_device() {
-                    "outputs are never written to devices (only /dev/null and /dev/stdout, /dev/stderr); give a file path"
-                } else {
-                    "outputs are written to a temporary file and renamed into place; give a regular file path (or /dev/stdout)"
-                };
-                return refuse(&format!("is {kind}"), fix);
+                return check_writable_dir(out.flag, &out.path, landed);
             }
             // A file this user may not write (read-only, immutable) is not replaced either:
             // found now, not after the run.
-            if let Err(e) = nix::unistd::access(out.path, nix::unistd::AccessFlags::W_OK) {
+            if let Err(e) = nix::unistd::access(landed, nix::unistd::AccessFlags::W_OK) {
                 return refuse(
                     &format!("is not writable ({})", io::Error::from(e)),
                     "make it writable or give another path",
@@ -170,21 +333,32 @@ fn check_one(out: &Output<'_>) -> Result<(), UsageError> {
             }
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if out.path.symlink_metadata().is_ok() {
-                return refuse("is a symbolic link to a missing file", "give the path of the file itself");
+            if out.path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+                return refuse(
+                    &format!(
+                        "is a symbolic link to a missing {}{}",
+                        if out.is_dir { "directory" } else { "file" },
+                        shown_landing()
+                    ),
+                    "give the path of the file itself",
+                );
             }
         }
         Err(e) => return refuse(&format!("cannot be examined ({e})"), "give a path this user can reach"),
     }
-    let resolved = resolve(out.path);
-    let dir = parent_of(&resolved);
+    let dir = parent_of(landed);
+    if new_dirs.iter().any(|d| d == dir) {
+        return Ok(()); // created by --plot, itself checked
+    }
     if !dir.is_dir() {
         return Err(UsageError::new(format!(
-            "{flag} {shown}: directory {} does not exist: create it first or give another path",
+            "{} {}: directory {} does not exist: create it first or give another path",
+            out.flag,
+            out.path.display(),
             dir.display()
         )));
     }
-    check_writable_dir(flag, out.path, dir)
+    check_writable_dir(out.flag, &out.path, dir)
 }
 
 /// The output's directory must take a new file (the temporary one, then the rename).
@@ -200,9 +374,37 @@ fn check_writable_dir(flag: &str, path: &Path, dir: &Path) -> Result<(), UsageEr
     })
 }
 
-/// The path a write lands on: symlinks followed to the real file when it exists.
-fn resolve(path: &Path) -> PathBuf {
-    fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+/// Where a write of `path` goes, judged at write time: what is there now (`landing`) must
+/// be a regular file or nothing; a symlink is followed only to where the guard saw it land
+/// (a link made or changed since, or one no guard saw, is left as it is); and never onto a
+/// target or an input of the run, whatever the path.
+fn resolve(path: &Path) -> io::Result<PathBuf> {
+    let landed = landing(path);
+    regular_or_missing(&landed)?;
+    let is_link = path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+    if is_link && fs::metadata(path).is_err() {
+        return Err(io::Error::other(format!(
+            "{} is now a symbolic link to a missing file: left as it is",
+            path.display()
+        )));
+    }
+    let guarded = GUARDED.lock().unwrap_or_else(|e| e.into_inner());
+    if is_link && !guarded.outputs.contains(&landed) {
+        return Err(io::Error::other(format!(
+            "{} is a symbolic link to {}, where no output was checked before the run: not followed, nothing replaced",
+            path.display(),
+            landed.display()
+        )));
+    }
+    // By landing, and by device and inode, checked again where they match: a target removed
+    // since (the temporary default) may have left its inode number to a new file.
+    let here = FileId::of(&landed);
+    let is_here =
+        |p: &&Protected| p.landing == landed || (here.is_some() && p.id == here && FileId::of(&p.landing) == here);
+    if let Some(p) = guarded.protected.iter().find(is_here) {
+        return Err(io::Error::other(format!("{} is now {}: not replaced", path.display(), p.shown)));
+    }
+    Ok(landed)
 }
 
 /// Writes `bytes` as the whole new content of `path`: beside it in a temporary file,
@@ -212,7 +414,13 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
     if let Some(stream) = stream(path) {
         return write_stream(stream, bytes);
     }
-    replace(&resolve(path), None, |tmp| tmp.write_all(bytes))
+    replace(&resolve(path)?, None, |tmp| tmp.write_all(bytes))
+}
+
+/// The file a journal line is appended to (`sweep/journal.rs`), judged as `write_whole`
+/// judges its path: where the guard saw it land, never a target or an input.
+pub fn append_target(path: &Path) -> io::Result<PathBuf> {
+    resolve(path)
 }
 
 /// Replaces `resolved` (a path with its symlinks followed) with a new file that `fill`
@@ -264,13 +472,20 @@ fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
 /// Adds `bytes` (given whether the file is new or empty, to put a header first) at the
 /// end of `path`, whole or not at all: the old content and the new bytes go to a
 /// temporary file that is renamed over it, so a full disk or a signal leaves the old file
-/// (or none) as it was. Runs of a sweep may append to one table at once: each holds an
+/// (or none) as it was. A last line without its newline gets one first: the new bytes
+/// always start a line. Runs of a sweep may append to one table at once: each holds an
 /// exclusive lock on the file it copies, and starts again if another replaced it meanwhile.
+/// A stream is written as it is, with the header the first time only.
 pub fn append_whole(path: &Path, bytes: impl FnOnce(bool) -> Vec<u8>) -> io::Result<()> {
     if let Some(stream) = stream(path) {
-        return write_stream(stream, &bytes(true));
+        let first = match stream {
+            Stream::Null => true,
+            Stream::Stdout => !STDOUT_HAS_HEADER.swap(true, Ordering::Relaxed),
+            Stream::Stderr => !STDERR_HAS_HEADER.swap(true, Ordering::Relaxed),
+        };
+        return write_stream(stream, &bytes(first));
     }
-    let resolved = resolve(path);
+    let resolved = resolve(path)?;
     let mut bytes = bytes;
     // Each new attempt means another run replaced the table meanwhile: bounded, so that a
     // path that never stops changing cannot hold this run for ever.
@@ -314,11 +529,24 @@ fn append_locked<F: FnOnce(bool) -> Vec<u8>>(file: fs::File, resolved: &Path, by
         return Ok(Some(bytes)); // another run renamed its table over this one: copy that
     }
     let new_bytes = bytes(locked.len() == 0);
+    let torn = locked.len() > 0 && !ends_with_newline(&file, locked.len())?;
     replace(resolved, Some(&locked), |tmp| {
         io::copy(&mut *file, tmp)?;
+        if torn {
+            tmp.write_all(b"\n")?;
+        }
         tmp.write_all(&new_bytes)
     })?;
     Ok(None)
+}
+
+/// Whether the last of the `len` bytes of `file` is a newline (read at its offset: the
+/// file's own position is left as it is).
+fn ends_with_newline(file: &fs::File, len: u64) -> io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let mut last = [0u8];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] == b'\n')
 }
 
 /// The process's umask, from /proc/self/status (reading it with umask(2) would change it).
@@ -340,8 +568,8 @@ mod tests {
         assert_eq!(file_safe_names(&["..", "é"]), ["..", "_"]);
     }
 
-    fn out<'a>(flag: &'static str, path: &'a Path) -> Output<'a> {
-        Output { flag, path, is_dir: false }
+    fn out(flag: &'static str, path: &Path) -> Output {
+        Output::file(flag, path)
     }
 
     #[test]
@@ -387,6 +615,91 @@ mod tests {
             assert!(e.message.contains(what), "{}: {}", p.display(), e.message);
         }
         check(&[out("--json", Path::new("/dev/null")), out("--csv", Path::new("/dev/stdout"))], &[]).unwrap();
+    }
+
+    #[test]
+    fn a_dangling_link_is_judged_where_a_create_through_it_lands() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        // A target that is a dangling link to the --json path: one file.
+        let target = dir.path().join("t.dat");
+        std::os::unix::fs::symlink("r.json", &target).unwrap();
+        let e = check(&[out("--json", &json)], std::slice::from_ref(&target)).unwrap_err();
+        assert!(e.message.contains("own target") && e.message.contains("t.dat"), "{}", e.message);
+        // An output that is a dangling link into /dev lands under /dev.
+        let link = dir.path().join("out.json");
+        std::os::unix::fs::symlink("/dev/shm/iopulse-never-created.json", &link).unwrap();
+        let e = check(&[out("--json", &link)], &[]).unwrap_err();
+        assert!(e.message.contains("under /dev") && e.message.contains("lands at /dev/shm"), "{}", e.message);
+    }
+
+    #[test]
+    fn inputs_journals_and_dev_paths_are_refused_and_streams_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let job_file = dir.path().join("jf.toml");
+        fs::write(&job_file, b"[a]\n").unwrap();
+        let e = check_all(&[out("--json", &job_file)], &[], &[job_file.as_path()]).unwrap_err();
+        assert!(e.message.contains("an input this command reads"), "{}", e.message);
+        let csv = dir.path().join("s.csv");
+        let journal = dir.path().join("s.csv.journal");
+        let e = check(&[out("--csv", &csv), out("--csv (its journal)", &journal), out("--json", &journal)], &[])
+            .unwrap_err();
+        assert!(e.message.contains("--csv (its journal)") && e.message.contains("same file"), "{}", e.message);
+        for p in ["/dev/shm/iopulse-never-created.csv", "/dev/iopulse-no-such-dir/x.csv"] {
+            let e = check(&[out("--timeseries", Path::new(p))], &[]).unwrap_err();
+            assert!(e.message.contains("under /dev"), "{p}: {}", e.message);
+        }
+        for p in ["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "/dev/null"] {
+            check(&[out("--csv", Path::new(p))], &[]).unwrap();
+        }
+        let e = check(&[Output::dir("--plot", "/dev/stdout")], &[]).unwrap_err();
+        assert!(e.message.contains("not a directory"), "{}", e.message);
+    }
+
+    #[test]
+    fn charts_in_a_directory_plot_creates_need_no_directory_yet() {
+        let dir = tempfile::tempdir().unwrap();
+        let plots = dir.path().join("plots");
+        check(&[Output::dir("--plot", &plots), out("--plot", &plots.join("a.svg"))], &[]).unwrap();
+        let e = check(&[out("--plot", &plots.join("a.svg"))], &[]).unwrap_err();
+        assert!(e.message.contains("does not exist"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_link_made_after_the_check_is_not_followed_onto_a_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("t.dat");
+        fs::write(&target, b"target data").unwrap();
+        let chart = dir.path().join("c.svg");
+        check(&[out("--plot", &chart)], std::slice::from_ref(&target)).unwrap();
+        std::os::unix::fs::symlink(&target, &chart).unwrap();
+        let e = write_whole(&chart, b"<svg/>").unwrap_err().to_string();
+        assert!(e.contains("not replaced") || e.contains("not followed"), "{e}");
+        assert_eq!(fs::read(&target).unwrap(), b"target data");
+        // A link no guard saw (`iopulse plot --out`) is not followed either.
+        let other = dir.path().join("other.txt");
+        fs::write(&other, b"keep").unwrap();
+        let link = dir.path().join("d.svg");
+        std::os::unix::fs::symlink(&other, &link).unwrap();
+        assert!(write_whole(&link, b"<svg/>").unwrap_err().to_string().contains("not followed"));
+        assert_eq!(fs::read(&other).unwrap(), b"keep");
+        // A link the guard saw is followed to where it landed.
+        let seen = dir.path().join("seen.json");
+        let real = dir.path().join("real.json");
+        fs::write(&real, b"old").unwrap();
+        std::os::unix::fs::symlink(&real, &seen).unwrap();
+        check(&[out("--json", &seen)], &[]).unwrap();
+        write_whole(&seen, b"new").unwrap();
+        assert_eq!(fs::read(&real).unwrap(), b"new");
+    }
+
+    #[test]
+    fn an_append_never_glues_its_row_to_a_last_line_without_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.csv");
+        fs::write(&p, b"h\nrow1").unwrap();
+        append_whole(&p, |new| if new { b"h\nrow2\n".to_vec() } else { b"row2\n".to_vec() }).unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "h\nrow1\nrow2\n");
     }
 
     #[test]

@@ -16,10 +16,12 @@
 use super::units;
 use crate::error::UsageError;
 use crate::result::RunResult;
+use crate::stats::interval::TimeSeriesRow;
 use crate::stats::{HistogramCodecError, decode_histogram, percentile_curve};
 use crate::sweep::Sweep;
+use crate::sweep::document::Axis;
+use crate::sweep::summary::Metric;
 use plotters::prelude::*;
-use serde_json::Value;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +30,10 @@ const IOPS_CHART: &str = "iops-over-time.svg";
 const P99_CHART: &str = "p99-over-time.svg";
 /// Every chart a result can have (`--plot` checks each before the run).
 pub const CHARTS: &[&str] = &[LATENCY_CHART, IOPS_CHART, P99_CHART];
+/// The chart of a search (`iopulse search --plot DIR`).
+pub const SEARCH_CHART: &str = "search-curve.svg";
+/// The metrics a sweep draws against its x axis (`iopulse sweep --plot DIR`).
+pub const SWEEP_CHART_METRICS: [Metric; 2] = [Metric::Iops, Metric::P99];
 
 const SIZE: (u32, u32) = (960, 600);
 
@@ -71,10 +77,44 @@ pub fn check_dir(flag: &str, dir: &Path) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Writes the charts of one result into `dir` (created if missing). `time_series` is the
-/// result's `time_series` array, if it has one.
-pub fn result_charts(r: &RunResult, time_series: Option<&Value>, dir: &Path) -> Result<PlotOutcome, PlotError> {
-    named_charts(r, time_series, dir, "")
+/// Writes the charts of one result into `dir` (created if missing): its latency
+/// percentiles, and its time series when it has one.
+pub fn result_charts(r: &RunResult, dir: &Path) -> Result<PlotOutcome, PlotError> {
+    named_charts(r, &r.time_series, dir, "")
+}
+
+/// The file names of the charts a single run may write under `--plot DIR` (the charts over
+/// time only when it records a time series): what the guard checks before the run.
+pub fn run_chart_names() -> Vec<String> {
+    CHARTS.iter().map(|c| c.to_string()).collect()
+}
+
+/// The file names of the charts a job file's run of the jobs `names` may write under
+/// `--plot DIR`: the combined figures' and each job's.
+pub fn job_chart_names(names: &[&str]) -> Vec<String> {
+    let mut prefixes = vec![String::new()];
+    prefixes.extend(job_chart_prefixes(names));
+    prefixes.iter().flat_map(|p| CHARTS.iter().map(move |c| format!("{p}{c}"))).collect()
+}
+
+/// The file name of a sweep's chart of `metric` against `x` (a swept flag).
+pub fn sweep_chart_name(metric: Metric, x: &str) -> String {
+    format!("sweep-{}-vs-{x}.svg", metric.name())
+}
+
+/// The file names of the charts a sweep over `axes` may write under `--plot DIR`: one per
+/// metric of `SWEEP_CHART_METRICS` against its x axis (`document::chart_x_axis`); none
+/// when no axis is numeric.
+pub fn sweep_chart_names(axes: &[Axis]) -> Vec<String> {
+    match crate::sweep::document::chart_x_axis(axes) {
+        Some(x) => SWEEP_CHART_METRICS.iter().map(|&m| sweep_chart_name(m, &x.flag)).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// The file names of the charts a search may write under `--plot DIR`.
+pub fn search_chart_names() -> Vec<String> {
+    vec![SEARCH_CHART.to_string()]
 }
 
 /// The prefix of each job's charts (`job-NAME-latency-percentiles.svg`), in the order of
@@ -83,18 +123,11 @@ pub fn job_chart_prefixes(names: &[&str]) -> Vec<String> {
     super::output_path::file_safe_names(names).into_iter().map(|n| format!("job-{n}-")).collect()
 }
 
-/// The paths of every chart a job file's result can have in `dir`, `--plot` checks them
-/// before the run: the combined figures' and each job's.
-pub fn job_chart_paths(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
-    let mut prefixes = vec![String::new()];
-    prefixes.extend(job_chart_prefixes(names));
-    prefixes.iter().flat_map(|p| CHARTS.iter().map(move |c| dir.join(format!("{p}{c}")))).collect()
-}
-
-/// As `result_charts`, each file's name after `prefix` (a job's charts: `job-NAME-`).
+/// As `result_charts`, with the rows `time_series` drawn over time (none: the charts over
+/// time are not drawn), each file's name after `prefix` (a job's charts: `job-NAME-`).
 pub fn named_charts(
     r: &RunResult,
-    time_series: Option<&Value>,
+    time_series: &[TimeSeriesRow],
     dir: &Path,
     prefix: &str,
 ) -> Result<PlotOutcome, PlotError> {
@@ -106,8 +139,8 @@ pub fn named_charts(
     } else {
         outcome.notes.push(format!("no I/O completed: {prefix}{LATENCY_CHART} not drawn"));
     }
-    match time_series.and_then(Value::as_array).map(|rows| time_points(rows)) {
-        Some(points) if !points.is_empty() => {
+    match time_points(time_series) {
+        points if !points.is_empty() => {
             for (name, draw) in [
                 (IOPS_CHART, iops_chart as fn(&RunResult, &[TimePoint], &Path) -> Result<(), PlotError>),
                 (P99_CHART, p99_chart),
@@ -217,7 +250,7 @@ fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
     Ok(true)
 }
 
-/// One row of the time series, as read from the JSON (see docs/json.md).
+/// One row of the time series, as drawn.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct TimePoint {
     t_s: f64,
@@ -228,33 +261,17 @@ struct TimePoint {
     write_p99_ns: Option<f64>,
 }
 
-/// The rows of `time_series`: time from `t_ns` (or `time_ns`, `elapsed_ns`, `end_ns`, or
-/// seconds in `t_s`/`time_s`/`elapsed_s`; else the row number), per op type `iops` and
-/// `latency_ns.p99` (or `p99_ns`) under `read`/`write`, total IOPS under `total.iops` or `iops`.
-fn time_points(rows: &[Value]) -> Vec<TimePoint> {
-    let num = |v: &Value, keys: &[&str]| keys.iter().find_map(|k| v.get(*k).and_then(Value::as_f64));
+/// The rows of a time series as points: the end of each interval in seconds from the
+/// release, per op type its IOPS and p99 latency, and the total IOPS.
+fn time_points(rows: &[TimeSeriesRow]) -> Vec<TimePoint> {
     rows.iter()
-        .enumerate()
-        .filter(|(_, row)| row.is_object())
-        .map(|(i, row)| {
-            let t_s = num(row, &["t_ns", "time_ns", "elapsed_ns", "end_ns"])
-                .map(|ns| ns / 1e9)
-                .or_else(|| num(row, &["t_s", "time_s", "elapsed_s"]))
-                .unwrap_or(i as f64 + 1.0);
-            let op = |name: &str| row.get(name).filter(|v| v.is_object());
-            let iops = |name: &str| op(name).and_then(|o| num(o, &["iops"]));
-            let p99 = |name: &str| {
-                op(name)
-                    .and_then(|o| o.get("latency_ns").and_then(|l| num(l, &["p99"])).or_else(|| num(o, &["p99_ns"])))
-            };
-            TimePoint {
-                t_s,
-                read_iops: iops("read"),
-                write_iops: iops("write"),
-                total_iops: iops("total").or_else(|| num(row, &["iops"])),
-                read_p99_ns: p99("read"),
-                write_p99_ns: p99("write"),
-            }
+        .map(|row| TimePoint {
+            t_s: row.t_ns as f64 / 1e9,
+            read_iops: Some(row.read.iops),
+            write_iops: Some(row.write.iops),
+            total_iops: Some(row.total.iops),
+            read_p99_ns: Some(row.read.latency_ns.p99 as f64),
+            write_p99_ns: Some(row.write.latency_ns.p99 as f64),
         })
         .collect()
 }
@@ -455,7 +472,9 @@ fn bands(r: &RunResult) -> Vec<Band> {
 }
 
 /// Draws `chart` into memory, then writes the SVG whole (temporary file and rename), so an
-/// interrupted or failed write never leaves half a chart.
+/// interrupted or failed write never leaves half a chart. The write follows a symlink only
+/// to where the output guard saw it land, never onto a target or an input
+/// (`output_path::write_whole`).
 fn draw(path: &Path, chart: &Chart) -> Result<(), PlotError> {
     let mut svg = String::new();
     draw_into(&mut svg, path, chart)?;
@@ -552,19 +571,19 @@ mod tests {
     }
 
     #[test]
-    fn time_points_read_either_spelling() {
-        let rows: Vec<Value> = serde_json::from_str(
-            r#"[{"t_ns": 1000000000, "read": {"iops": 10, "latency_ns": {"p99": 500}}, "write": {"iops": 5, "p99_ns": 700}},
-                {"t_s": 2, "iops": 30}, 7]"#,
-        )
+    fn time_points_are_the_rows_figures() {
+        let row: TimeSeriesRow = serde_json::from_value(serde_json::json!({
+            "t_ns": 1_500_000_000u64, "interval_ns": 1_000_000_000u64,
+            "read": {"ops": 10, "iops": 10.0, "bw_bytes_per_sec": 40960.0, "latency_ns": {"min": 1, "mean": 2, "stddev": 0, "p50": 2, "p90": 3, "p99": 500, "p99_9": 600, "p99_99": 600, "max": 700}},
+            "write": {"ops": 0, "iops": 0.0, "bw_bytes_per_sec": 0.0, "latency_ns": {"min": 0, "mean": 0, "stddev": 0, "p50": 0, "p90": 0, "p99": 0, "p99_9": 0, "p99_99": 0, "max": 0}},
+            "total": {"ops": 10, "iops": 10.0, "bw_bytes_per_sec": 40960.0, "latency_ns": {"min": 1, "mean": 2, "stddev": 0, "p50": 2, "p90": 3, "p99": 500, "p99_9": 600, "p99_99": 600, "max": 700}}
+        }))
         .unwrap();
-        let p = time_points(&rows);
-        assert_eq!(p.len(), 2);
+        let p = time_points(&[row]);
         assert_eq!(
-            (p[0].t_s, p[0].read_iops, p[0].read_p99_ns, p[0].write_p99_ns),
-            (1.0, Some(10.0), Some(500.0), Some(700.0))
+            (p[0].t_s, p[0].read_iops, p[0].read_p99_ns, p[0].total_iops),
+            (1.5, Some(10.0), Some(500.0), Some(10.0))
         );
-        assert_eq!((p[1].t_s, p[1].total_iops), (2.0, Some(30.0)));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::result::{
 use crate::stats::{
     CpuTimes, HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
 };
-use crate::targets::identity::{FileId, special_kind};
+use crate::targets::identity::FileId;
 use hdrhistogram::Histogram;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -46,18 +46,8 @@ pub struct SpecDifference {
 
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
-    #[error("{file} cannot be read ({source}); give the JSON file written by `iopulse --json FILE`")]
-    Read {
-        file: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{file} is not an iopulse JSON result (iopulse --output-format json / --json): {source}")]
-    Parse {
-        file: String,
-        #[source]
-        source: serde_json::Error,
-    },
+    #[error(transparent)]
+    Load(#[from] super::load::LoadError),
     #[error("{file}: {source}")]
     Histogram {
         file: String,
@@ -78,8 +68,10 @@ pub enum MergeError {
         "stdout is {file}, one of the results to merge: writing the merged result there destroys it (with `> {file}` the shell has emptied it already); write the merged result to another file, e.g. > merged.json"
     )]
     StdoutIsAnInput { file: String },
-    #[error("{file}: {why}; give the JSON file written by `iopulse --json FILE`")]
-    NotAResultFile { file: String, why: String },
+    #[error(
+        "{file}: its {field} ({value}) added to the other results' overflows 64 bits: a result was altered or damaged; merge results of runs side by side"
+    )]
+    Overflow { file: String, field: String, value: u64 },
     #[error(
         "{file} is the result of a job file (`iopulse run`) but {plain} is a single run's: merge job-file results only with results of the same job file, or take one job out first (jq '.jobs[] | select(.job == \"NAME\")' {file})"
     )]
@@ -100,72 +92,13 @@ fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String 
         .join("; ")
 }
 
-/// The most `merge` reads of one input. A result is a few MiB (64 workers and 4 targets:
-/// 70 KiB without a time series); only a time series grows with the run, by about 70 KiB
-/// per second at the shortest --interval (10 ms) and 0.7 KiB per second at the default 1 s,
-/// so 256 MiB holds an hour at 10 ms and four days at 1 s. Merging drops the time series,
-/// so a larger result can be merged once it is removed (`jq 'del(.time_series)'`).
-/// Anything larger is not a result: a disk image or a log given by mistake.
-const MAX_INPUT_BYTES: u64 = 256 << 20;
-
-/// Reads one JSON result. Only a regular file on a real filesystem, of at most
-/// `MAX_INPUT_BYTES`, is read: never a FIFO or a socket (which block), a device (`/dev/zero`
-/// never ends), a directory or a kernel interface such as /proc.
-/// With it, the job-file document (`jobs[]`, `phases[]`) when the file is the result of a
-/// job file (`iopulse run`).
+/// Reads one JSON result (`load::without_time_series`: a regular file on a real
+/// filesystem of at most `load::MAX_RESULT_BYTES`, parsed without its time series, which
+/// merging drops, its figures judged). With it, the job-file document (`jobs[]`,
+/// `phases[]`) when the file is the result of a job file (`iopulse run`).
 pub fn load_document(path: &Path) -> Result<(Input, Option<JobsResult>), MergeError> {
-    use std::io::Read;
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let file = path.display().to_string();
-    let not_a_result = |why: String| MergeError::NotAResultFile { file: file.clone(), why };
-    if let Some(fs) = crate::targets::pseudo_fs::pseudo_filesystem(path) {
-        return Err(not_a_result(format!("is on {fs}, a kernel interface")));
-    }
-    // Judged by its type before opening (a socket cannot be opened at all), then opened
-    // without blocking and judged again by what was opened (fstat): a FIFO with no writer
-    // would block open(2) itself, and the path could be swapped for one in between.
-    // O_NONBLOCK changes nothing for a regular file.
-    if let Ok(meta) = std::fs::metadata(path)
-        && let Some(what) = special_kind(meta.file_type())
-    {
-        return Err(not_a_result(format!("is {what}, not a file")));
-    }
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)
-        .map_err(|source| MergeError::Read { file: file.clone(), source })?;
-    let meta = opened.metadata().map_err(|source| MergeError::Read { file: file.clone(), source })?;
-    if let Some(what) = special_kind(meta.file_type()) {
-        return Err(not_a_result(format!("is {what}, not a file")));
-    }
-    let too_large = || {
-        not_a_result(format!(
-            "is larger than {} MiB, the most merge reads of one result (a result is a few MiB; if this one holds a long time series, which merge does not use, remove it first: jq 'del(.time_series)')",
-            MAX_INPUT_BYTES >> 20
-        ))
-    };
-    if meta.len() > MAX_INPUT_BYTES {
-        return Err(too_large());
-    }
-    // Bounded again while reading: the file may grow after fstat.
-    let mut text = String::new();
-    opened
-        .take(MAX_INPUT_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|source| MergeError::Read { file: file.clone(), source })?;
-    if text.len() as u64 > MAX_INPUT_BYTES {
-        return Err(too_large());
-    }
-    let parse_error = |source| MergeError::Parse { file: file.clone(), source };
-    let value: Value = serde_json::from_str(&text).map_err(parse_error)?;
-    // A job file's result (`iopulse run`) is read whole: its top level is a full result too.
-    let jobs = match value.get("jobs") {
-        Some(Value::Array(_)) => Some(serde_json::from_value::<JobsResult>(value.clone()).map_err(parse_error)?),
-        _ => None,
-    };
-    let result = serde_json::from_value(value).map_err(parse_error)?;
-    Ok((Input { file, result, id: Some(FileId { dev: meta.dev(), ino: meta.ino() }) }, jobs))
+    let loaded = super::load::without_time_series(path)?;
+    Ok((Input { file: loaded.file, result: loaded.result, id: Some(loaded.id) }, loaded.jobs))
 }
 
 /// Refuses an input that is also where the merged result goes (stdout, a regular file
@@ -345,14 +278,17 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
         StopReason::Duration
     };
     m.interrupted = results.iter().any(|r| r.interrupted);
-    m.read = merge_op(results.iter().map(|r| &r.read), &read_hist);
-    m.write = merge_op(results.iter().map(|r| &r.write), &write_hist);
-    m.total = merge_op(results.iter().map(|r| &r.total), &total_hist);
-    let flushes = results.iter().filter_map(|r| r.flush.as_ref());
-    m.flush = (flushes.clone().count() > 0).then(|| merge_op(flushes, &flush_hist));
+    let of = |f: fn(&RunResult) -> Option<&OpSummary>| -> Vec<(&str, &OpSummary)> {
+        inputs.iter().filter_map(|i| Some((i.file.as_str(), f(&i.result)?))).collect()
+    };
+    m.read = merge_op("read", &of(|r| Some(&r.read)), &read_hist)?;
+    m.write = merge_op("write", &of(|r| Some(&r.write)), &write_hist)?;
+    m.total = merge_op("total", &of(|r| Some(&r.total)), &total_hist)?;
+    let flushes = of(|r| r.flush.as_ref());
+    m.flush = if flushes.is_empty() { None } else { Some(merge_op("flush", &flushes, &flush_hist)?) };
     m.histograms.flush = m.flush.is_some().then(|| encode_histogram(&flush_hist));
-    let trims = results.iter().filter_map(|r| r.trim.as_ref());
-    m.trim = (trims.clone().count() > 0).then(|| merge_op(trims, &trim_hist));
+    let trims = of(|r| r.trim.as_ref());
+    m.trim = if trims.is_empty() { None } else { Some(merge_op("trim", &trims, &trim_hist)?) };
     m.histograms.trim = m.trim.is_some().then(|| encode_histogram(&trim_hist));
     merge_block_sizes(inputs, &mut m)?;
 
@@ -401,10 +337,11 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     }
 
     let (mut workers, mut process, mut window) = Default::default();
-    for r in &results {
-        CpuTimes::add(&mut workers, &r.cpu.workers);
-        CpuTimes::add(&mut process, &r.cpu.process);
-        CpuTimes::add(&mut window, &r.cpu.window);
+    for i in inputs {
+        let cpu = &i.result.cpu;
+        add_cpu(&mut workers, &cpu.workers, &i.file, "cpu.workers")?;
+        add_cpu(&mut process, &cpu.process, &i.file, "cpu.process")?;
+        add_cpu(&mut window, &cpu.window, &i.file, "cpu.window")?;
     }
     let ops = m.total.ops;
     let per_io = |cpu: &CpuTimes| if ops > 0 { cpu.total_ns() as f64 / ops as f64 } else { 0.0 };
@@ -542,15 +479,19 @@ fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeErr
                     }
                 }
             }
-            parts.push(f);
+            parts.push((input.file.as_str(), f));
         }
-        let first = parts[0];
-        let trims: Vec<&OpSummary> = parts.iter().filter_map(|p| p.trim.as_ref()).collect();
+        let first = parts[0].1;
+        let at = |op: &str| format!("block_sizes[{size}].{op}");
+        let of = |get: fn(&BlockSizeFigures) -> Option<&OpSummary>| -> Vec<(&str, &OpSummary)> {
+            parts.iter().filter_map(|(file, p)| Some((*file, get(p)?))).collect()
+        };
+        let trims = of(|p| p.trim.as_ref());
         figures.push(BlockSizeFigures {
             size_bytes: size,
-            read: merge_op(parts.iter().map(|p| &p.read), &hists[0]),
-            write: merge_op(parts.iter().map(|p| &p.write), &hists[1]),
-            trim: (!trims.is_empty()).then(|| merge_op(trims.iter().copied(), &hists[2])),
+            read: merge_op(&at("read"), &of(|p| Some(&p.read)), &hists[0])?,
+            write: merge_op(&at("write"), &of(|p| Some(&p.write)), &hists[1])?,
+            trim: if trims.is_empty() { None } else { Some(merge_op(&at("trim"), &trims, &hists[2])?) },
             ..first.clone()
         });
         histograms.push(SizeHistograms {
@@ -560,10 +501,11 @@ fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeErr
             trim: (!trims.is_empty()).then(|| encode_histogram(&hists[2])),
         });
     }
-    let total = |f: fn(&BlockSizeFigures) -> u64| figures.iter().map(f).sum::<u64>();
+    // Summed in 128 bits: the sizes' counts were each checked, not their sum.
+    let total = |f: fn(&BlockSizeFigures) -> u64| figures.iter().map(|b| u128::from(f(b))).sum::<u128>();
     let (reads, writes) = (total(|b| b.read.ops), total(|b| b.write.ops));
     let trims = total(|b| b.trim.map_or(0, |t| t.ops));
-    let share = |ops: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * ops as f64 / of as f64 };
+    let share = |ops: u64, of: u128| if of == 0 { 0.0 } else { 100.0 * ops as f64 / of as f64 };
     for b in &mut figures {
         b.read_share_percent = share(b.read.ops, reads);
         b.write_share_percent = share(b.write.ops, writes);
@@ -584,26 +526,54 @@ fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) {
     }
 }
 
-/// The figures of one op type over concurrent runs, latency from their added histogram.
-fn merge_op<'a>(parts: impl Iterator<Item = &'a OpSummary> + Clone, hist: &Histogram<u64>) -> OpSummary {
-    let active = || parts.clone().filter(|p| p.ops > 0);
-    let ops: u64 = parts.clone().map(|p| p.ops).sum();
+/// Adds `other` (the `field` of `file`) into `into`, refusing a sum that overflows, or CPU
+/// time whose user and sys parts together do.
+fn add_cpu(into: &mut CpuTimes, other: &CpuTimes, file: &str, field: &str) -> Result<(), MergeError> {
+    let overflow = |part: &str, value: u64| MergeError::Overflow {
+        file: file.to_string(),
+        field: format!("{field}.{part}"),
+        value,
+    };
+    into.user_ns = into.user_ns.checked_add(other.user_ns).ok_or_else(|| overflow("user_ns", other.user_ns))?;
+    into.sys_ns = into.sys_ns.checked_add(other.sys_ns).ok_or_else(|| overflow("sys_ns", other.sys_ns))?;
+    into.user_ns.checked_add(into.sys_ns).ok_or_else(|| overflow("sys_ns", other.sys_ns))?;
+    Ok(())
+}
+
+/// The figures of one op type (`field`: `read`, `block_sizes[4096].write`) over concurrent
+/// runs, each part with the file it came from; latency from their added histogram. A count
+/// that does not fit in 64 bits is refused naming the file whose part made it overflow.
+fn merge_op(field: &str, parts: &[(&str, &OpSummary)], hist: &Histogram<u64>) -> Result<OpSummary, MergeError> {
+    let sum = |name: &str, get: fn(&OpSummary) -> u64| {
+        parts.iter().try_fold(0u64, |total, (file, p)| {
+            total.checked_add(get(p)).ok_or_else(|| MergeError::Overflow {
+                file: file.to_string(),
+                field: format!("{field}.{name}"),
+                value: get(p),
+            })
+        })
+    };
+    let ops = sum("ops", |p| p.ops)?;
+    let bytes = sum("bytes", |p| p.bytes)?;
+    let clamped_samples = sum("clamped_samples", |p| p.clamped_samples)?;
+    let active = || parts.iter().map(|(_, p)| *p).filter(|p| p.ops > 0);
     let latency = if ops == 0 {
         LatencySummary::default()
     } else {
         let min = active().map(|p| p.latency_ns.min).min().unwrap_or(0);
         let max = active().map(|p| p.latency_ns.max).max().unwrap_or(0);
+        // Each mean × its ops is below 2^128 over the ops' sum, which fits 64 bits (checked above).
         let weighted: u128 = active().map(|p| u128::from(p.latency_ns.mean) * u128::from(p.ops)).sum();
         LatencySummary::from_histogram(hist, min, max, (weighted / u128::from(ops)) as u64)
     };
-    OpSummary {
+    Ok(OpSummary {
         ops,
-        bytes: parts.clone().map(|p| p.bytes).sum(),
-        iops: parts.clone().map(|p| p.iops).sum(),
-        bw_bytes_per_sec: parts.clone().map(|p| p.bw_bytes_per_sec).sum(),
+        bytes,
+        iops: parts.iter().map(|(_, p)| p.iops).sum(),
+        bw_bytes_per_sec: parts.iter().map(|(_, p)| p.bw_bytes_per_sec).sum(),
         latency_ns: latency,
-        clamped_samples: parts.map(|p| p.clamped_samples).sum(),
-    }
+        clamped_samples,
+    })
 }
 
 #[cfg(test)]
@@ -624,7 +594,7 @@ mod tests {
         let (sa, sb) = (a.summarize(1_000_000_000), b.summarize(500_000_000));
         let mut hist = a.latency.clone();
         hist.add(&b.latency).unwrap();
-        let m = merge_op([&sa, &sb].into_iter(), &hist);
+        let m = merge_op("read", &[("a", &sa), ("b", &sb)], &hist).unwrap();
         assert_eq!(m.ops, 1010);
         assert_eq!(m.iops, sa.iops + sb.iops);
         assert_eq!((m.latency_ns.min, m.latency_ns.max), (1_000, 1_234_567));

@@ -1,12 +1,15 @@
 //! The result of a run as one plain-data document: what the JSON output is
 //! (docs/json.md describes every field) and what the text report formats.
 //! Built once by `run/assemble.rs` from the merged statistics; reports only
-//! read it. `merge` combines whole results (hosts of a cluster run, `iopulse merge`).
+//! read it. `merge` combines whole results (hosts of a cluster run, `iopulse merge`);
+//! `load` reads one from a file, bounded, and `figures` judges what it says.
 
 pub use crate::cpu_state::CpuState;
 pub use crate::environment::Environment;
 
+pub mod figures;
 pub mod jobs;
+pub mod load;
 pub mod merge;
 
 use crate::placement::TopologySummary;

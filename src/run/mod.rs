@@ -51,10 +51,13 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
 
     // The embedded default: a temporary file, removed when `temp` is dropped. An engine that
     // moves no bytes (null) is given a name in the temporary directory that is never created.
+    let temp_dir = if spec.is_embedded_default() { targets::temp_dir::choose()? } else { PathBuf::new() };
     let temp = if spec.is_embedded_default() && caps.touches_storage {
-        let file = tempfile::Builder::new().prefix("iopulse-default-").suffix(".dat").tempfile().map_err(|e| {
-            RunError::Other(format!("create a temporary file in {}: {e}", std::env::temp_dir().display()))
-        })?;
+        let file = tempfile::Builder::new()
+            .prefix("iopulse-default-")
+            .suffix(".dat")
+            .tempfile_in(&temp_dir)
+            .map_err(|e| RunError::Other(format!("create a temporary file in {}: {e}", temp_dir.display())))?;
         Some(file)
     } else {
         None
@@ -62,7 +65,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     let given: Vec<PathBuf> = match &temp {
         Some(t) => vec![t.path().to_path_buf()],
         None if spec.is_embedded_default() => {
-            vec![std::env::temp_dir().join(format!("iopulse-default-{}.dat", std::process::id()))]
+            vec![temp_dir.join(format!("iopulse-default-{}.dat", std::process::id()))]
         }
         None => spec.targets.iter().map(|t| start.substitute(t)).collect(),
     };
@@ -189,7 +192,8 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
 /// run's own).
 pub fn check(spec: &Spec) -> Result<Option<crate::memory::MemoryEstimate>, Error> {
     if spec.is_embedded_default() {
-        // A temporary file of the run's own: nothing of the user's to refuse.
+        // A temporary file of the run's own: nothing of the user's to refuse but where it goes.
+        targets::temp_dir::choose()?;
         return Ok(None);
     }
     let cluster = crate::cluster::Cluster::alone();

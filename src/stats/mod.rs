@@ -12,6 +12,7 @@
 //! are merged, never averaged. This folder computes; it never formats text.
 
 pub mod coverage;
+mod histogram_blob;
 pub mod interval;
 pub mod io_errors;
 pub mod steady_state;
@@ -259,11 +260,15 @@ pub fn encode_histogram(hist: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Reads back what `encode_histogram` wrote.
+/// Reads back what `encode_histogram` wrote. The blob comes from a file: its header is
+/// checked, and its stream inflated only as far as the header allows, before anything is
+/// allocated for its counters (`histogram_blob`).
 pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, HistogramCodecError> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
+    let plain = histogram_blob::checked_plain_v2(&bytes)?;
+    drop(bytes);
     Deserializer::new()
-        .deserialize(&mut std::io::Cursor::new(bytes))
+        .deserialize(&mut std::io::Cursor::new(plain))
         .map_err(|e| HistogramCodecError::Decode(format!("{e:?}")))
 }
 

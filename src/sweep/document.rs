@@ -126,12 +126,22 @@ pub struct SearchDocument {
     pub interrupted: bool,
 }
 
+/// A swept value as a number on a chart's x axis: a size (`4k`) or a plain number.
+fn numeric(v: &str) -> Option<f64> {
+    crate::units::parse_size(v).ok().map(|n| n as f64).or_else(|| v.parse::<f64>().ok())
+}
+
+/// The axis a sweep's charts put on x: the first whose values are all numbers (none: the
+/// sweep has no chart).
+pub fn chart_x_axis(axes: &[Axis]) -> Option<&Axis> {
+    axes.iter().find(|a| a.values.iter().all(|v| numeric(v).is_some()))
+}
+
 /// The chart of `metric` over a sweep: x is the first axis whose values are all numbers
 /// (sizes such as 4k count), a line per combination of the other axes, each point the
 /// median of its runs with their range. None without such an axis or without runs.
 pub fn chart_data(doc: &SweepDocument, metric: Metric) -> Option<super::Sweep> {
-    let numeric = |v: &str| crate::units::parse_size(v).ok().map(|n| n as f64).or_else(|| v.parse::<f64>().ok());
-    let x_axis = doc.axes.iter().find(|a| a.values.iter().all(|v| numeric(v).is_some()))?;
+    let x_axis = chart_x_axis(&doc.axes)?;
     let others: Vec<&Axis> = doc.axes.iter().filter(|a| a.flag != x_axis.flag).collect();
     let mut series: BTreeMap<String, Vec<super::SweepPoint>> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();

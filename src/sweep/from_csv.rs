@@ -38,8 +38,17 @@ pub struct Sweep {
     pub rows: usize,
 }
 
+/// The most read of a sweep's table: 400,000 rows of a few hundred bytes.
+pub const MAX_TABLE_BYTES: u64 = 256 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
+    #[error("--sweep {path}: {source}; give the --csv file of a sweep")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: crate::input_file::InputFileError,
+    },
     #[error("--sweep {path}: {source}")]
     Read {
         path: PathBuf,
@@ -48,14 +57,15 @@ pub enum SweepError {
     },
     #[error("--sweep {path}: no column `{column}` (given with {flag}); columns: {available}")]
     NoColumn { path: PathBuf, flag: &'static str, column: String, available: String },
-    #[error("--sweep {path} line {line}: column `{column}` is `{value}`, not a number")]
+    #[error("--sweep {path} line {line}: column `{column}` is `{value}`, not a finite number")]
     NotNumber { path: PathBuf, line: u64, column: String, value: String },
     #[error("--sweep {path}: no row{} has a value in column `{column}`", if *.filtered { " matching --where" } else { "" })]
     Empty { path: PathBuf, column: String, filtered: bool },
 }
 
-/// Reads `path` and groups it: series by `by`, points by `x`, medians of `y`, over the
-/// rows whose columns equal every `(column, value)` of `filters`.
+/// Reads `path` (a regular file of at most `MAX_TABLE_BYTES`) and groups it: series by
+/// `by`, points by `x`, medians of `y`, over the rows whose columns equal every
+/// `(column, value)` of `filters`. A value that is not a finite number is refused.
 pub fn load(
     path: &Path,
     x: &str,
@@ -64,7 +74,10 @@ pub fn load(
     filters: &[(String, String)],
 ) -> Result<Sweep, SweepError> {
     let read_error = |source| SweepError::Read { path: path.to_path_buf(), source };
-    let mut reader = csv::Reader::from_path(path).map_err(read_error)?;
+    // A regular file, bounded (never a FIFO, /dev/zero or /proc: `input_file`).
+    let file = crate::input_file::open(path, MAX_TABLE_BYTES)
+        .map_err(|source| SweepError::Open { path: path.to_path_buf(), source })?;
+    let mut reader = csv::Reader::from_reader(file);
     let headers = reader.headers().map_err(read_error)?.clone();
     let column = |flag: &'static str, name: &str| {
         headers.iter().position(|h| h == name).ok_or_else(|| SweepError::NoColumn {
@@ -96,7 +109,7 @@ pub fn load(
             if value.is_empty() {
                 return Ok(None);
             }
-            value.parse::<f64>().map(Some).map_err(|_| SweepError::NotNumber {
+            value.parse::<f64>().ok().filter(|v| v.is_finite()).map(Some).ok_or_else(|| SweepError::NotNumber {
                 path: path.to_path_buf(),
                 line,
                 column: name.to_string(),

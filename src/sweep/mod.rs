@@ -4,7 +4,6 @@
 //!   becomes a checked `Spec` in `plan/sweep.rs` before anything runs);
 //! - `summary.rs`: the runs of each point summarised (mean, median, standard deviation,
 //!   min, max) and the best point by a metric;
-//! - `journal.rs`: the runs done so far, one JSON line each, so that `--resume` skips them;
 //! - `document.rs`: the sweep's and the search's JSON documents;
 //! - `search.rs`: the plan of `iopulse search` (rate steps, bisection, queue depths);
 //! - `from_csv.rs`: a sweep read back from a `--csv` file for `iopulse plot --sweep`.
@@ -15,7 +14,6 @@
 pub mod document;
 mod from_csv;
 pub mod grid;
-pub mod journal;
 pub mod search;
 pub mod summary;
 

@@ -55,7 +55,6 @@ pub enum Metric {
 }
 
 impl Metric {
-
     /// The metric's value in one run.
     pub fn of(self, r: &RunResult) -> f64 {
         match self {

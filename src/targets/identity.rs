@@ -44,8 +44,39 @@ pub fn special_kind(ft: std::fs::FileType) -> Option<&'static str> {
     })
 }
 
+/// Where a write to `path` lands: the file itself once every symlink is followed, when it
+/// exists; else where a create would put it: a dangling symlink's text followed (open(2)
+/// with O_CREAT creates the file the link names), and the nearest existing directory
+/// resolved. Looks only (stat, readlink); at most 40 links are followed, as the kernel does.
+pub fn landing(path: &Path) -> PathBuf {
+    landing_within(path, 40)
+}
+
+fn landing_within(path: &Path, mut links: u32) -> PathBuf {
+    let mut p = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&p) {
+            return real;
+        }
+        match std::fs::read_link(&p) {
+            // A dangling link: where its text points, relative to the link's directory.
+            Ok(text) if links > 0 => {
+                links -= 1;
+                p = p.parent().map_or_else(|| text.clone(), |dir| dir.join(&text));
+            }
+            _ => break,
+        }
+    }
+    // Missing (or a loop of links): under its directory's landing.
+    match (p.parent(), p.file_name()) {
+        (Some(dir), Some(name)) if links > 0 => landing_within(dir, links - 1).join(name),
+        _ => p,
+    }
+}
+
 /// What a path stands for, to find two paths that are one file: its device and inode
-/// when it exists, else the path it would be created at (its directory resolved).
+/// when it exists, else the path it would be created at (`landing`: through a dangling
+/// symlink to the file it names, its directory resolved).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PathIdentity {
     Existing(FileId),
@@ -53,32 +84,13 @@ pub enum PathIdentity {
 }
 
 impl PathIdentity {
-    /// `None` when the path does not exist and its directory cannot be resolved either. A
-    /// dangling symbolic link stands for the file a create through it would make: where its
-    /// link text (and any link that names) finally points.
+    /// Always `Some` (a path that cannot be resolved stands for itself, made absolute).
     pub fn of(path: &Path) -> Option<PathIdentity> {
         if let Some(id) = FileId::of(path) {
             return Some(PathIdentity::Existing(id));
         }
-        let path = dangling_end(path);
-        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let dir = std::fs::canonicalize(parent).ok()?;
-        Some(PathIdentity::New(dir.join(path.file_name()?)))
+        Some(PathIdentity::New(landing(path)))
     }
-}
-
-/// Where a chain of symbolic links that ends nowhere would create its file: the last
-/// link's text, resolved against its directory (at most 40 links, as the kernel follows).
-fn dangling_end(path: &Path) -> PathBuf {
-    let mut at = path.to_path_buf();
-    for _ in 0..40 {
-        let Ok(text) = std::fs::read_link(&at) else { break };
-        at = match at.parent() {
-            Some(dir) if text.is_relative() => dir.join(text),
-            _ => text,
-        };
-    }
-    at
 }
 
 /// Two target paths name one file: the same path, the same file through links, or the
@@ -113,5 +125,25 @@ mod tests {
         assert_eq!(PathIdentity::of(&dir.path().join("chain")), Some(new_a));
         assert!(same_target(&dir.path().join("chain"), &dir.path().join("new")));
         assert!(!same_target(&dir.path().join("chain"), &dir.path().join("copy")));
+    }
+
+    #[test]
+    fn a_dangling_link_stands_for_the_file_a_create_through_it_would_make() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        // Relative link text, relative to the link's directory; a chain of two links.
+        std::os::unix::fs::symlink("sub/../data.dat", dir.path().join("l1")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("l1"), dir.path().join("sub/l2")).unwrap();
+        assert_eq!(landing(&dir.path().join("sub/l2")), real.join("data.dat"));
+        let id = PathIdentity::of(&dir.path().join("sub/l2"));
+        assert_eq!(id, PathIdentity::of(&dir.path().join("data.dat")), "one file through a dangling link");
+        // A missing directory under a dangling link to a directory.
+        std::os::unix::fs::symlink("nowhere", dir.path().join("dlink")).unwrap();
+        assert_eq!(landing(&dir.path().join("dlink/x.json")), real.join("nowhere/x.json"));
+        // A loop of links ends.
+        std::os::unix::fs::symlink("loop-b", dir.path().join("loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", dir.path().join("loop-b")).unwrap();
+        let _ = landing(&dir.path().join("loop-a"));
     }
 }

@@ -6,7 +6,8 @@
 //! how much of a file's region holds written data (holes, unwritten extents) is in
 //! `allocation`; how much of it sits in the page cache, and dropping it before the
 //! window, in `page_cache`; the block devices under the targets and what they counted over
-//! the window, in `device_witness`.
+//! the window, in `device_witness`; the temporary directory of a run given no target, in
+//! `temp_dir`.
 
 pub mod allocation;
 pub mod device;
@@ -20,6 +21,7 @@ pub mod page_cache;
 pub mod plan;
 pub mod prepare;
 pub mod pseudo_fs;
+pub mod temp_dir;
 
 pub use allocation::Allocation;
 pub use device_witness::DeviceWitness;

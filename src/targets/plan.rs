@@ -249,9 +249,16 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
     if let Some(mix) = &spec.block_sizes {
         let largest = mix.largest_bytes().max(mix.align_bytes);
         if size_bytes < largest {
+            let flags = mix.flags_at_fault();
+            let (what, fix) = if flags.starts_with("--block-align") {
+                ("its alignment", "a smaller --block-align")
+            } else if flags.starts_with("--bssplit") {
+                ("its largest I/O", "smaller sizes")
+            } else {
+                ("its I/O", "a smaller --block-size")
+            };
             return Err(UsageError::new(format!(
-                "--bssplit {}: its largest I/O ({largest} bytes) does not fit in TARGET {shown} ({size_bytes} bytes): use smaller sizes or a larger --file-size",
-                mix.fio_syntax()
+                "{flags}: {what} ({largest} bytes) does not fit in TARGET {shown} ({size_bytes} bytes): use {fix} or a larger --file-size"
             )));
         }
     } else if size_bytes < bs {

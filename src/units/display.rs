@@ -1,10 +1,22 @@
 //! How quantities are written for people: IOPS with K/M, sizes in KiB/MiB/GiB
 //! (powers of two, as labelled), bandwidth in MiB/s with MB/s beside it,
-//! latencies with three significant digits and their unit.
+//! latencies with three significant digits and their unit. No figure is ever written with
+//! more than a few digits: one beyond what any run reaches (a result altered by hand, a
+//! damaged file) is written with an exponent, `1.00e308`, never as 300 digits.
 
-/// 125300.0 → "125.3K", 1_250_000.0 → "1.25M", 812.0 → "812".
+/// Beyond this magnitude (or not finite), a figure is written with an exponent.
+const PLAIN_BELOW: f64 = 1e12;
+
+/// `value` with an exponent when it is beyond what is written plainly.
+fn beyond_plain(value: f64) -> Option<String> {
+    (!value.is_finite() || value.abs() >= PLAIN_BELOW).then(|| format!("{value:.2e}"))
+}
+
+/// 125300.0 → "125.3K", 1_250_000.0 → "1.25M", 812.0 → "812"; 1e308 → "1.00e308".
 pub fn iops(value: f64) -> String {
-    if value >= 1e6 {
+    if let Some(text) = beyond_plain(value) {
+        text
+    } else if value >= 1e6 {
         format!("{:.2}M", value / 1e6)
     } else if value >= 1e3 {
         format!("{:.1}K", value / 1e3)
@@ -27,6 +39,9 @@ pub fn bytes(value: u64) -> String {
 
 /// Bandwidth: "489.5 MiB/s (513.3 MB/s)".
 pub fn bandwidth(bytes_per_sec: f64) -> String {
+    if let Some(text) = beyond_plain(bytes_per_sec / 1e6) {
+        return format!("{text} MB/s");
+    }
     let (binary, binary_unit) = scale(bytes_per_sec, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]);
     let (decimal, decimal_unit) = scale(bytes_per_sec, 1000.0, &["B/s", "kB/s", "MB/s", "GB/s", "TB/s"]);
     format!("{binary:.1} {binary_unit} ({decimal:.1} {decimal_unit})")
@@ -34,6 +49,9 @@ pub fn bandwidth(bytes_per_sec: f64) -> String {
 
 /// Bandwidth in binary units only, for narrow table columns: "220.1 MiB/s".
 pub fn bandwidth_binary(bytes_per_sec: f64) -> String {
+    if let Some(text) = beyond_plain(bytes_per_sec / 1e6) {
+        return format!("{text} MB/s");
+    }
     let (binary, binary_unit) = scale(bytes_per_sec, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]);
     format!("{binary:.1} {binary_unit}")
 }
@@ -108,5 +126,18 @@ mod tests {
         assert_eq!(latency_ns(1_500_000_000), "1.50 s");
         assert_eq!(count(1_253_112), "1,253,112");
         assert_eq!(count(12), "12");
+    }
+
+    #[test]
+    fn no_figure_is_written_with_hundreds_of_digits() {
+        for v in [1e308, -1e308, f64::MAX, f64::INFINITY, f64::NAN, 1e15] {
+            for text in [iops(v), bandwidth(v), bandwidth_binary(v)] {
+                assert!(text.len() < 32, "{v}: {text}");
+            }
+        }
+        assert_eq!(iops(1e308), "1.00e308");
+        assert_eq!(iops(999_999_999_999.0), "1000000.00M");
+        assert_eq!(bandwidth(1e308), "1.00e302 MB/s");
+        assert_eq!(bandwidth(1e17), "90949.5 TiB/s (100000.0 TB/s)");
     }
 }

@@ -28,6 +28,7 @@ mod profiles;
 mod ramp_steady;
 mod resources;
 mod results_outputs;
+mod safety_inputs;
 mod safety_limits;
 mod safety_merge;
 mod safety_outputs;

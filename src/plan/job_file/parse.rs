@@ -54,17 +54,11 @@ pub fn line_of(text: &str, offset: usize) -> usize {
 /// Reads and parses the job file at `path`.
 pub fn read(path: &std::path::Path) -> Result<JobFile, UsageError> {
     let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| {
+    // A job file is a few lines: /proc, a device, a FIFO or a huge file given by mistake is
+    // refused unread (`input_file`).
+    let text = crate::input_file::read_text(path, 1 << 20).map_err(|e| {
         UsageError::new(format!("job file {shown}: {e}; give the path of a TOML job file (docs/jobs.md)"))
     })?;
-    // A job file is a few lines: a device, a FIFO or a huge file given by mistake is refused.
-    if !meta.is_file() || meta.len() > 1 << 20 {
-        return Err(UsageError::new(format!(
-            "job file {shown}: not a regular file of at most 1 MiB; give the path of a TOML job file (docs/jobs.md)"
-        )));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError::new(format!("job file {shown}: {e}; give a UTF-8 TOML job file (docs/jobs.md)")))?;
     parse(&shown, &text)
 }
 
