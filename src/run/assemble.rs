@@ -334,21 +334,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         cluster: None,
         time_series: {
             // Rows count from the release: the window closes a ramp after its length.
-            let window_end_ns = ramp_ns + window_ns;
-            // A row the sampler began after the window closed holds nothing of it.
-            while time_series.len() > 1
-                && time_series
-                    .last()
-                    .is_some_and(|r| r.total.ops == 0 && r.t_ns.saturating_sub(r.interval_ns) >= window_end_ns)
-            {
-                time_series.pop();
-            }
-            // The last row ends with the window, not when the sampler stopped.
-            if let Some(last) = time_series.last_mut() {
-                let start = last.t_ns.saturating_sub(last.interval_ns);
-                last.t_ns = last.t_ns.min(window_end_ns).max(start);
-                last.interval_ns = (last.t_ns - start).max(1);
-            }
+            crate::stats::interval::close_at(&mut time_series, ramp_ns + window_ns);
             time_series
         },
         io_errors,

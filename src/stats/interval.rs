@@ -199,6 +199,38 @@ pub struct IntervalFigures {
     pub latency_ns: LatencySummary,
 }
 
+impl IntervalFigures {
+    /// The same I/Os over an interval of `to_ns` instead of `from_ns`: the counts stay, the
+    /// rates are over the new length.
+    fn over(&mut self, from_ns: u64, to_ns: u64) {
+        let factor = from_ns as f64 / to_ns.max(1) as f64;
+        self.iops *= factor;
+        self.bw_bytes_per_sec *= factor;
+    }
+}
+
+/// Ends the rows with the window (`window_end_ns` from the release): a row the sampler began
+/// after the window closed and that holds nothing of it is dropped, and the last row ends
+/// when the window did, not when the sampler stopped, its rates over that length (its I/Os
+/// all completed inside the window).
+pub fn close_at(rows: &mut Vec<TimeSeriesRow>, window_end_ns: u64) {
+    while rows.len() > 1
+        && rows.last().is_some_and(|r| r.total.ops == 0 && r.t_ns.saturating_sub(r.interval_ns) >= window_end_ns)
+    {
+        rows.pop();
+    }
+    if let Some(last) = rows.last_mut() {
+        let start = last.t_ns.saturating_sub(last.interval_ns);
+        let t_ns = last.t_ns.min(window_end_ns).max(start);
+        let interval_ns = (t_ns - start).max(1);
+        for figures in [&mut last.read, &mut last.write, &mut last.total].into_iter().chain(last.flush.as_mut()) {
+            figures.over(last.interval_ns, interval_ns);
+        }
+        last.t_ns = t_ns;
+        last.interval_ns = interval_ns;
+    }
+}
+
 /// The sampler's side, built by the coordinator before the workers start.
 pub struct Sampler {
     rx: Receiver<IntervalSample>,
@@ -491,6 +523,38 @@ fn row_of(acc: &Accumulated, t_ns: u64, interval_ns: u64, ramp: bool, flushing: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_row_ends_with_the_window_and_keeps_its_ios() {
+        let figures = |ops: u64, interval_ns: u64, bytes: u64| IntervalFigures {
+            ops,
+            iops: ops as f64 / (interval_ns as f64 / 1e9),
+            bw_bytes_per_sec: bytes as f64 / (interval_ns as f64 / 1e9),
+            latency_ns: LatencySummary::default(),
+        };
+        let row = |t_ns: u64, interval_ns: u64, ops: u64| TimeSeriesRow {
+            t_ns,
+            interval_ns,
+            ramp: false,
+            read: figures(ops, interval_ns, ops * 4096),
+            write: IntervalFigures::default(),
+            total: figures(ops, interval_ns, ops * 4096),
+            flush: None,
+        };
+        // The sampler stopped 4 ms after the 1 s window: its last row was 104 ms long.
+        let mut rows = vec![row(900_000_000, 100_000_000, 1000), row(1_004_000_000, 104_000_000, 1000)];
+        close_at(&mut rows, 1_000_000_000);
+        let last = rows.last().unwrap();
+        assert_eq!((last.t_ns, last.interval_ns), (1_000_000_000, 100_000_000));
+        // The rates times the interval give back the row's I/Os and bytes.
+        let bytes = last.total.bw_bytes_per_sec * last.interval_ns as f64 / 1e9;
+        assert!((bytes - 1000.0 * 4096.0).abs() < 1e-3, "{bytes}");
+        assert!((last.read.iops * 0.1 - 1000.0).abs() < 1e-6, "{}", last.read.iops);
+        // A row begun after the window, with nothing in it, goes.
+        let mut rows = vec![row(1_000_000_000, 100_000_000, 1000), row(1_002_000_000, 2_000_000, 0)];
+        close_at(&mut rows, 1_000_000_000);
+        assert_eq!(rows.len(), 1);
+    }
 
     /// A worker's cumulative histograms, as `stats` keeps them.
     struct FakeWorker {
