@@ -26,7 +26,7 @@ use iopulse::clock::Clock;
 use iopulse::data::{self, Pattern};
 use iopulse::engine::null::NullEngine;
 use iopulse::engine::sync::SyncEngine;
-use iopulse::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
+use iopulse::engine::{BufferAt, Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
 use iopulse::rng::Rng;
 use iopulse::spec::{AccessOrder, Distribution};
 use iopulse::stats::{OpStats, new_latency_histogram};
@@ -237,7 +237,7 @@ fn write_data(c: &mut Criterion) {
             g.bench_function(format!("{}_{name}", pattern.name()), |b| {
                 b.iter(|| {
                     seq += 1;
-                    data::fill(buf.slot_mut(0), pattern, 42, black_box(seq * len as u64), seq);
+                    data::fill(buf.slot_mut(0), pattern, 42, black_box(seq * len as u64), seq, 1 << 20);
                 })
             });
         }
@@ -322,7 +322,7 @@ fn engine_round_trip<E: Engine>(c: &mut Criterion, label: &str) {
     let mut g = c.benchmark_group("engine_round_trip");
     g.throughput(Throughput::Bytes(BLOCK as u64));
     for op in [Op::Read, Op::Write] {
-        let req = Request { slot: 0, op, file: 0, offset_bytes: 0, len_bytes: BLOCK as u32 };
+        let req = Request { slot: 0, op, file: 0, offset_bytes: 0, len_bytes: BLOCK as u32, buffer: BufferAt::Slot };
         g.bench_function(format!("{label}_{}_4k_cached", op.name()), |b| {
             b.iter(|| {
                 // SAFETY: slot 0 exists in `buffers`, which outlives `engine`; nothing

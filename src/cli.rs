@@ -271,11 +271,13 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = parse_count::<u32>)]
     pub queue_depth: u32,
 
-    /// Contents of written blocks: random (every byte fresh for every write, from seed,
-    /// offset and sequence: not dedupable or compressible), keyed (a random base with a
-    /// fresh key in every 4 KiB chunk: each 4 KiB unique and incompressible, for a
-    /// fraction of the cost), zeros, ones or sequential bytes. E.g. --write-pattern random
-    /// [default: keyed for sync and mmap, which wait for each write's data; else random]
+    /// Contents of written blocks (and of layout): unique (every 512-byte sector unique, no
+    /// record from 4 KiB to 1 MiB compresses; a random base indexed by offset with a fresh
+    /// key per sector, at fio's cost), random (every byte fresh for every write: as
+    /// irreducible, a copy's cost), keyed (a key per 4 KiB only: records of several writes
+    /// compress, 23x in 128 KiB of 4 KiB writes), zeros, ones or sequential bytes.
+    /// E.g. --write-pattern random [default: unique; random with --dedupe-ratio or
+    /// --compress-ratio]
     #[arg(long, value_enum)]
     pub write_pattern: Option<Pattern>,
 
@@ -842,19 +844,10 @@ impl Args {
 
     /// The distribution and its parameters; a parameter of another distribution is an error.
     /// `--dedupe-ratio`, `--compress-ratio`: each at least 1, for random unverified writes.
-    /// `--write-pattern`, or the default: `keyed` for engines that write inline to storage
-    /// (sync, mmap: a write waits for its data, so its data must cost next to nothing),
-    /// `random` for queued engines (they generate while the device works) and whenever the
-    /// data is shaped by ratios.
+    /// `--write-pattern`, or the default: `unique` for every engine (no storage can shrink
+    /// it, and it costs what fio's scrambling does), `random` when ratios shape the data.
     fn write_pattern(&self, reducibility: &Reducibility) -> Pattern {
-        self.write_pattern.unwrap_or_else(|| {
-            let caps = self.engine.caps();
-            if caps.completes_inline && caps.touches_storage && reducibility.is_none() {
-                Pattern::Keyed
-            } else {
-                Pattern::Random
-            }
-        })
+        self.write_pattern.unwrap_or(if reducibility.is_none() { Pattern::Unique } else { Pattern::Random })
     }
 
     fn reducibility(&self) -> Result<Reducibility, UsageError> {
