@@ -148,19 +148,22 @@ fn extend_unique(
     };
     let body_from = from_bytes.next_multiple_of(DIRECT_ALIGN_BYTES).min(to_bytes);
     let body_to = (to_bytes / DIRECT_ALIGN_BYTES * DIRECT_ALIGN_BYTES).max(body_from);
-    // The unaligned head and tail, a part of a page each, from the small slot.
-    for (at, end) in [(from_bytes, body_from), (body_to, to_bytes)] {
+    // The unaligned head and tail, a part of a page each, from the small slot: the head
+    // first and the tail last, so that the file grows from its end as the layout goes.
+    let edge = |buffers: &mut SlotBuffers, at: u64, end: u64| {
         if at < end {
             let piece = &mut buffers.slot_mut(0)[..(end - at) as usize];
             data::fill(piece, Pattern::Unique, content.seed, at, 0, period);
             file.write_all_at(piece, at).map_err(|e| fail(at, e))?;
         }
-    }
+        Ok(())
+    };
+    edge(&mut buffers, from_bytes, body_from)?;
     let mut offset = body_from;
     while offset < body_to {
         if stop.load(Ordering::Relaxed) != 0 {
             bar.abandon();
-            return Err(LayoutStop::Interrupted { laid_out_bytes: offset - body_from });
+            return Err(LayoutStop::Interrupted { laid_out_bytes: offset - from_bytes });
         }
         let len = (body_to - offset).min(DIRECT_WRITE_BYTES) as usize;
         let at = (offset % period) as usize;
@@ -181,6 +184,7 @@ fn extend_unique(
         offset += len as u64;
         bar.set_position(offset - from_bytes);
     }
+    edge(&mut buffers, body_to, to_bytes)?;
     if let Err(source) = file.sync_data() {
         return Err(LayoutStop::Failed(RunError::Target { op: "sync layout of", path: path.to_path_buf(), source }));
     }
