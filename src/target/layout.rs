@@ -6,7 +6,8 @@
 //! `unique` data (the default) is laid out as the run's writes make it: large O_DIRECT
 //! writes straight from windows of a data area (`data::unique`), only the keys rewritten,
 //! so that neither the data nor the page cache costs a copy (buffered where the filesystem
-//! refuses O_DIRECT, and for the unaligned head and tail). Other patterns, and verified
+//! refuses O_DIRECT, for the unaligned head and tail, and with `--cache keep`, whose
+//! buffered run expects the layout's pages cached as fio leaves them). Other patterns, and verified
 //! blocks, are generated into a buffer and written through the page cache.
 
 use crate::buffer::SlotBuffers;
@@ -42,6 +43,9 @@ pub struct LayoutContent {
     pub reduction: data::Reduction,
     /// The period of `unique` data (`data::unique::period_bytes` of the run's largest block).
     pub period_bytes: u64,
+    /// The layout's pages must stay in the page cache (`--cache keep` with buffered I/O,
+    /// fio's `--invalidate=0` after its buffered layout): no O_DIRECT writes.
+    pub keep_cached: bool,
 }
 
 /// The length of one layout write: whole blocks (so that every block starts at a
@@ -118,8 +122,9 @@ pub fn extend(
 /// `extend` with `unique` data: the bytes up to the first page boundary and after the last
 /// one through `file` (buffered), the pages between in O_DIRECT writes of up to
 /// `DIRECT_WRITE_BYTES` from windows of an area (each window's keys rewritten, nothing
-/// copied), through `file` too where the filesystem refuses O_DIRECT. Each byte is what
-/// `data::fill` makes of it (sequence 0, as every layout).
+/// copied), through `file` too where the filesystem refuses O_DIRECT or the pages must
+/// stay cached (`keep_cached`). Each byte is what `data::fill` makes of it (sequence 0,
+/// as every layout).
 fn extend_unique(
     file: &File,
     path: &Path,
@@ -135,7 +140,11 @@ fn extend_unique(
     let mut buffers = SlotBuffers::with_area(1, DIRECT_ALIGN_BYTES as usize, DIRECT_ALIGN_BYTES as usize, area_len)
         .map_err(|e| LayoutStop::Failed(RunError::Other(format!("lay out {}: {e}", path.display()))))?;
     data::unique::fill_area(buffers.area_mut(), content.seed, period);
-    let direct = OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(path).ok();
+    let direct = if content.keep_cached {
+        None
+    } else {
+        OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(path).ok()
+    };
     let mut direct = direct.as_ref();
     let fail = |offset: u64, source: std::io::Error| {
         bar.abandon();

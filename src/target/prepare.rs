@@ -172,6 +172,7 @@ fn prepare_one(
                 verify: spec.verify.is_some(),
                 reduction: crate::data::Reduction::new(spec.reducibility),
                 period_bytes: crate::data::unique::period_bytes(spec.largest_block_bytes()),
+                keep_cached: spec.cache == crate::spec::CacheMode::Keep && !spec.direct,
             },
             diag.show_progress(),
             stop,
@@ -405,6 +406,7 @@ fn settle_holes(
             verify: false,
             reduction: crate::data::Reduction::NONE,
             period_bytes: crate::data::unique::period_bytes(spec.largest_block_bytes()),
+            keep_cached: spec.cache == crate::spec::CacheMode::Keep && !spec.direct,
         };
         filled_bytes = match layout::fill_ranges(
             &writer,

@@ -799,7 +799,10 @@ impl<E: Engine> Worker<E> {
             self.write_sequence += 1;
             sequence = self.sequence_base | (self.write_sequence & 0xffff_ffff);
             let buf = self.buffers.slot_mut(slot);
-            let buf = if MIX { &mut buf[..len_bytes as usize] } else { buf };
+            // (A slot is shorter than the I/O only when its writes all go to the area,
+            // which does not use the slot's buffer: `private_slot_bytes`.)
+            let mix_len = (len_bytes as usize).min(buf.len());
+            let buf = if MIX { &mut buf[..mix_len] } else { buf };
             if let Some(v) = &self.verifier {
                 if v.reduction.is_none() {
                     verify::stamp(buf, v.plan.pattern, self.data.seed, offset_bytes, sequence);
