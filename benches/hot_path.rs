@@ -9,10 +9,11 @@
 //! - `clock`: one clock read (the loop makes at most two per I/O);
 //! - `data`: filling 4 KiB with fresh random data, stamping and checking a verified 4 KiB block;
 //! - `write_data`: what one write's data costs, per pattern and block size (4 KiB,
-//!   128 KiB, 1 MiB, 16 MiB): the pool the default pattern uses, the xorshift
-//!   generator, keyed, verified stamping, the ratios, the fixed and sequential patterns,
-//!   and memset/memcpy of the block as the machine's ceiling. Each must run at >= 8 GiB/s
-//!   per core where the ceiling allows;
+//!   128 KiB, 1 MiB, 16 MiB): `unique` (the default: a window's keys), the pool of
+//!   `random`, the xorshift generator, keyed, verified stamping, the ratios, the fixed and
+//!   sequential patterns, memset/memcpy of the block as the machine's ceiling, and what
+//!   fio's scrambling writes (two cache lines per sector) as a reference. Each must run at
+//!   >= 8 GiB/s per core where the ceiling allows;
 //! - `loop_null`: one full iteration of the worker loop on the null engine
 //!   (choose offset, op, queue, reap, record), driven through `worker::run`;
 //! - `engine_round_trip`: queue + submit + reap of one 4 KiB request on a block
@@ -26,7 +27,7 @@ use iopulse::clock::Clock;
 use iopulse::data::{self, Pattern};
 use iopulse::engine::null::NullEngine;
 use iopulse::engine::sync::SyncEngine;
-use iopulse::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
+use iopulse::engine::{BufferAt, Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
 use iopulse::rng::Rng;
 use iopulse::spec::{AccessOrder, Distribution};
 use iopulse::stats::{OpStats, new_latency_histogram};
@@ -206,8 +207,37 @@ fn write_data(c: &mut Criterion) {
                 })
             });
         }
-        // The keyed pattern (sync and mmap's default): a key per 4 KiB chunk into a
-        // buffer that holds the base.
+        // The unique pattern (the default): the keys of a window of an area that holds the
+        // base, the window moving with the offset as in a sequential run (the area of an
+        // inline engine: one period, or the block if larger).
+        let period = data::unique::period_bytes(len as u64) as usize;
+        let mut area = SlotBuffers::with_area(1, 4096, 4096, period).expect("area");
+        area.touch_pages();
+        data::unique::fill_area(area.area_mut(), 42, period as u64);
+        g.bench_function(format!("unique_{name}"), |b| {
+            b.iter(|| {
+                seq += 1;
+                let offset = seq * len as u64;
+                let at = (offset % period as u64) as usize;
+                data::unique::key_sectors(&mut area.area_mut()[at..at + len], 42, black_box(offset), seq);
+            })
+        });
+        // What fio's default scrambling writes per write, as a reference: 16 bytes into two
+        // cache lines of every 512-byte sector of one buffer (an 8-byte offset into one
+        // line, two 8-byte words at the end of the first).
+        g.bench_function(format!("reference_two_lines_per_sector_{name}"), |b| {
+            b.iter(|| {
+                seq += 1;
+                let line = (seq as usize & 7) * 64;
+                for (i, sector) in buf.slot_mut(0).chunks_exact_mut(512).enumerate() {
+                    sector[line..line + 8].copy_from_slice(&(seq * len as u64 + i as u64 * 512).to_le_bytes());
+                    sector[48..56].copy_from_slice(&seq.to_le_bytes());
+                    sector[56..64].copy_from_slice(&black_box(seq).to_le_bytes());
+                }
+            })
+        });
+        // The keyed pattern (kept on request): a key per 4 KiB chunk into a buffer that
+        // holds the base.
         data::keyed::fill_base(buf.slot_mut(0), 42);
         g.bench_function(format!("keyed_{name}"), |b| {
             b.iter(|| {
@@ -237,7 +267,7 @@ fn write_data(c: &mut Criterion) {
             g.bench_function(format!("{}_{name}", pattern.name()), |b| {
                 b.iter(|| {
                     seq += 1;
-                    data::fill(buf.slot_mut(0), pattern, 42, black_box(seq * len as u64), seq);
+                    data::fill(buf.slot_mut(0), pattern, 42, black_box(seq * len as u64), seq, 1 << 20);
                 })
             });
         }
@@ -322,7 +352,7 @@ fn engine_round_trip<E: Engine>(c: &mut Criterion, label: &str) {
     let mut g = c.benchmark_group("engine_round_trip");
     g.throughput(Throughput::Bytes(BLOCK as u64));
     for op in [Op::Read, Op::Write] {
-        let req = Request { slot: 0, op, file: 0, offset_bytes: 0, len_bytes: BLOCK as u32 };
+        let req = Request { slot: 0, op, file: 0, offset_bytes: 0, len_bytes: BLOCK as u32, buffer: BufferAt::Slot };
         g.bench_function(format!("{label}_{}_4k_cached", op.name()), |b| {
             b.iter(|| {
                 // SAFETY: slot 0 exists in `buffers`, which outlives `engine`; nothing

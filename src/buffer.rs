@@ -14,6 +14,10 @@
 //! fewer, larger segments for the device (128 KiB reads at QD 8 went from 11K to 26K
 //! per second on this VM's disk). Where the kernel gives no huge pages, the buffers are
 //! plain pages, as before.
+//!
+//! Beside the slots a worker writing `unique` data has its *area* (`data::unique`): the
+//! random base repeated, which writes are submitted from, a window at a time, without a
+//! copy. It is mapped the same way, and a request says which memory it uses (`BufferAt`).
 
 use nix::sys::mman::{MapFlags, MmapAdvise, ProtFlags, madvise, mmap_anonymous, munmap};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
@@ -35,14 +39,27 @@ fn on_huge_pages(total: usize, align: usize) -> bool {
     total >= HUGE_PAGE_BYTES / 2 && align.max(4096).next_power_of_two() <= 4096
 }
 
+/// Where a request's bytes are: its slot's own buffer, or a window of the worker's area
+/// starting this many bytes into it (writes of `unique` data).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BufferAt {
+    #[default]
+    Slot,
+    Area(u64),
+}
+
 /// The raw description of a worker's slots that engines receive: where slot
-/// `i` starts and how long it is. Plain data; it does not own the memory.
+/// `i` starts and how long it is, and where the area is. Plain data; it does not own the
+/// memory.
 #[derive(Clone, Copy, Debug)]
 pub struct BufferRegion {
     pub base: *mut u8,
     pub slot_stride_bytes: usize,
     pub slot_len_bytes: usize,
     pub slots: usize,
+    /// The area (`BufferAt::Area`), or null with a length of 0.
+    pub area: *mut u8,
+    pub area_len_bytes: usize,
 }
 
 impl BufferRegion {
@@ -52,12 +69,27 @@ impl BufferRegion {
         debug_assert!((slot as usize) < self.slots);
         self.base.wrapping_add(slot as usize * self.slot_stride_bytes)
     }
+
+    /// Start of the bytes of a request on `slot` whose data is `at`. Pointer arithmetic
+    /// only, as `slot_ptr`.
+    #[inline(always)]
+    pub fn data_ptr(&self, slot: u32, at: BufferAt) -> *mut u8 {
+        match at {
+            BufferAt::Slot => self.slot_ptr(slot),
+            BufferAt::Area(offset) => {
+                debug_assert!((offset as usize) < self.area_len_bytes);
+                self.area.wrapping_add(offset as usize)
+            }
+        }
+    }
 }
 
-/// Owns the worker's slot memory.
+/// Owns the worker's slot memory (and its area, if any).
 pub struct SlotBuffers {
     ptr: NonNull<u8>,
     backing: Backing,
+    /// The area's mapping and its length (rounded as `reserved_bytes`), if there is one.
+    area: Option<(NonNull<u8>, usize)>,
     region: BufferRegion,
 }
 
@@ -74,9 +106,29 @@ enum Backing {
 // one worker thread).
 unsafe impl Send for SlotBuffers {}
 
+/// A new private anonymous mapping of `len` bytes, asked for huge pages before any touch.
+fn map_huge(len: usize, cannot: impl Fn() -> String) -> Result<NonNull<u8>, String> {
+    let len_nz = NonZeroUsize::new(len).ok_or_else(&cannot)?;
+    let prot = ProtFlags::PROT_READ | ProtFlags::PROT_WRITE;
+    // SAFETY: a new private anonymous mapping, which no other memory overlaps; its owner
+    // unmaps it once, in Drop.
+    let mapped = unsafe { mmap_anonymous(None, len_nz, prot, MapFlags::MAP_PRIVATE) }
+        .map_err(|e| format!("{}: {e}", cannot()))?;
+    // SAFETY: advice on the whole of the mapping just made, before any page of it is
+    // touched; it changes no content. A kernel without transparent huge pages refuses it,
+    // and the memory keeps plain pages.
+    let _ = unsafe { madvise(mapped, len, MmapAdvise::MADV_HUGEPAGE) };
+    Ok(mapped.cast::<u8>())
+}
+
 impl SlotBuffers {
     /// `slots` buffers of `slot_len_bytes`, each starting on an `align`-byte boundary.
     pub fn new(slots: usize, slot_len_bytes: usize, align: usize) -> Result<Self, String> {
+        Self::with_area(slots, slot_len_bytes, align, 0)
+    }
+
+    /// `new`, and an area of `area_len_bytes` (none if 0), page aligned, mapped apart.
+    pub fn with_area(slots: usize, slot_len_bytes: usize, align: usize, area_len_bytes: usize) -> Result<Self, String> {
         let align = align.max(4096).next_power_of_two();
         let stride =
             slot_len_bytes.checked_next_multiple_of(align).ok_or_else(|| "buffer size overflows".to_string())?;
@@ -87,25 +139,35 @@ impl SlotBuffers {
         // A mapping is page aligned: it serves every alignment up to a page.
         let (ptr, backing) = if on_huge_pages(total, align) {
             let total = reserved_bytes(total, align);
-            let len = NonZeroUsize::new(total).ok_or_else(cannot)?;
-            let prot = ProtFlags::PROT_READ | ProtFlags::PROT_WRITE;
-            // SAFETY: a new private anonymous mapping, which no other memory overlaps;
-            // it is unmapped once, in Drop.
-            let mapped = unsafe { mmap_anonymous(None, len, prot, MapFlags::MAP_PRIVATE) }
-                .map_err(|e| format!("{}: {e}", cannot()))?;
-            // SAFETY: advice on the whole of the mapping just made, before any page of it
-            // is touched; it changes no content. A kernel without transparent huge pages
-            // refuses it, and the buffers keep plain pages.
-            let _ = unsafe { madvise(mapped, total, MmapAdvise::MADV_HUGEPAGE) };
-            (mapped.cast::<u8>(), Backing::Mapped(total))
+            (map_huge(total, cannot)?, Backing::Mapped(total))
         } else {
             let layout = Layout::from_size_align(total, align).map_err(|e| e.to_string())?;
             // SAFETY: `layout` has a non-zero size (stride >= align >= 4096).
             let raw = unsafe { alloc_zeroed(layout) };
             (NonNull::new(raw).ok_or_else(cannot)?, Backing::Heap(layout))
         };
-        let region = BufferRegion { base: ptr.as_ptr(), slot_stride_bytes: stride, slot_len_bytes, slots };
-        Ok(Self { ptr, backing, region })
+        let mut buffers = Self {
+            ptr,
+            backing,
+            area: None,
+            region: BufferRegion {
+                base: ptr.as_ptr(),
+                slot_stride_bytes: stride,
+                slot_len_bytes,
+                slots,
+                area: std::ptr::null_mut(),
+                area_len_bytes: 0,
+            },
+        };
+        if area_len_bytes > 0 {
+            // Page aligned whatever its size: a window has the alignment of its file offset.
+            let reserved = reserved_bytes(area_len_bytes, 4096).next_multiple_of(4096);
+            let area = map_huge(reserved, || format!("cannot allocate {area_len_bytes} bytes of write data area"))?;
+            buffers.area = Some((area, reserved));
+            buffers.region.area = area.as_ptr();
+            buffers.region.area_len_bytes = area_len_bytes;
+        }
+        Ok(buffers)
     }
 
     pub fn region(&self) -> BufferRegion {
@@ -116,11 +178,39 @@ impl SlotBuffers {
         self.region.slots
     }
 
-    /// Length of the whole allocation (every slot, padding and huge-page rounding included).
+    /// Length of the slots' allocation (every slot, padding and huge-page rounding included).
     pub fn len_bytes(&self) -> usize {
         match self.backing {
             Backing::Heap(layout) => layout.size(),
             Backing::Mapped(len) => len,
+        }
+    }
+
+    /// The area (empty if there is none). The caller must not hold it across an I/O whose
+    /// data lies in it: `&mut self` makes that hold for safe code.
+    #[inline(always)]
+    pub fn area_mut(&mut self) -> &mut [u8] {
+        match self.area {
+            // SAFETY: the area is `area_len_bytes` (within its mapping) owned by `self`;
+            // `&mut self` guarantees no other reference from safe code exists.
+            Some((ptr, _)) => unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), self.region.area_len_bytes) },
+            None => &mut [],
+        }
+    }
+
+    /// A slot's own buffer and the area at once (the fallback copy of a window).
+    #[inline(always)]
+    pub fn slot_and_area_mut(&mut self, slot: u32) -> (&mut [u8], &[u8]) {
+        assert!((slot as usize) < self.region.slots);
+        // SAFETY: the slot and the area are disjoint allocations owned by `self` (see
+        // `slot_mut` and `area_mut`); `&mut self` guarantees no other reference exists.
+        unsafe {
+            let slot = std::slice::from_raw_parts_mut(self.region.slot_ptr(slot), self.region.slot_len_bytes);
+            let area: &[u8] = match self.area {
+                Some((ptr, _)) => std::slice::from_raw_parts(ptr.as_ptr(), self.region.area_len_bytes),
+                None => &[],
+            };
+            (slot, area)
         }
     }
 
@@ -129,15 +219,18 @@ impl SlotBuffers {
     /// the measured window. Call at set-up, before any I/O uses the slots.
     pub fn touch_pages(&mut self) {
         const PAGE: usize = 4096;
-        let mut offset = 0;
-        while offset < self.len_bytes() {
-            // SAFETY: `offset` is inside our allocation; `&mut self` means no other
-            // reference exists, and no I/O is in flight at set-up.
-            unsafe {
-                let p = self.ptr.as_ptr().add(offset);
-                p.write_volatile(p.read_volatile());
+        let area = self.area.map(|(ptr, len)| (ptr.as_ptr(), len));
+        for (base, len) in [(self.ptr.as_ptr(), self.len_bytes())].into_iter().chain(area) {
+            let mut offset = 0;
+            while offset < len {
+                // SAFETY: `offset` is inside one of our allocations; `&mut self` means no
+                // other reference exists, and no I/O is in flight at set-up.
+                unsafe {
+                    let p = base.add(offset);
+                    p.write_volatile(p.read_volatile());
+                }
+                offset += PAGE;
             }
-            offset += PAGE;
         }
     }
 
@@ -162,6 +255,11 @@ impl SlotBuffers {
 
 impl Drop for SlotBuffers {
     fn drop(&mut self) {
+        if let Some((ptr, len)) = self.area.take() {
+            // SAFETY: mapped in `with_area` with this length, unmapped once; no reference to
+            // it outlives `self`.
+            let _ = unsafe { munmap(ptr.cast(), len) };
+        }
         match self.backing {
             // SAFETY: allocated in `new` with this exact layout, freed once.
             Backing::Heap(layout) => unsafe { dealloc(self.ptr.as_ptr(), layout) },

@@ -73,6 +73,10 @@ pub struct RunShape {
     /// Slots (I/O buffers) per worker: the depth, or twice it when drawing ahead
     /// (`worker::slot_count`).
     pub slots_per_worker: u32,
+    /// Bytes of each slot's own buffer (`worker::private_slot_bytes`).
+    pub slot_bytes: u64,
+    /// Unverified `unique` writes: each worker's area (`worker::AreaShape`), else 0.
+    pub area_bytes: u64,
     /// Unverified random writes: each worker's pool of random bytes (`data::RandomPool`).
     pub random_pool: bool,
     pub block_size_bytes: u64,
@@ -109,14 +113,16 @@ fn tracker_bytes(blocks: u64, bitmap: bool) -> u64 {
 /// The estimate for a run of `workers` over `shape`.
 pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     let align = shape.buffer_align_bytes.max(4096).next_power_of_two();
-    let stride = shape.block_size_bytes.div_ceil(align).saturating_mul(align);
+    let stride = shape.slot_bytes.div_ceil(align).saturating_mul(align);
+    let area =
+        if shape.area_bytes > 0 { crate::buffer::reserved_bytes(shape.area_bytes as usize, 4096) as u64 } else { 0 };
     let slots = u64::from(shape.slots_per_worker.max(shape.queue_depth).max(1));
     let pool = if shape.random_pool { crate::data::RandomPool::BYTES as u64 } else { 0 };
     let hist = histogram_bytes();
     let mut e = MemoryEstimate::default();
     for w in workers {
         let slots_bytes = stride.saturating_mul(slots);
-        let buffers = crate::buffer::reserved_bytes(slots_bytes as usize, align as usize) as u64 + pool;
+        let buffers = crate::buffer::reserved_bytes(slots_bytes as usize, align as usize) as u64 + pool + area;
         let queues = SLOT_OVERHEAD_BYTES * slots;
         let snapshots = if shape.interval_snapshots { crate::stats::interval::HISTOGRAMS_PER_WORKER } else { 0 };
         let kinds = if shape.flushing { 3 } else { 2 };
@@ -372,6 +378,8 @@ mod tests {
         RunShape {
             queue_depth: depth,
             slots_per_worker: depth,
+            slot_bytes: bs,
+            area_bytes: 0,
             random_pool: false,
             block_size_bytes: bs,
             buffer_align_bytes: 4096,
@@ -394,6 +402,9 @@ mod tests {
         assert_eq!(plain.buffers_bytes, 2 * 8 * (32 << 10));
         assert_eq!(ahead.buffers_bytes, 2 * (16 * (32 << 10) + crate::data::RandomPool::BYTES as u64));
         assert!(ahead.queues_bytes > plain.queues_bytes);
+        // `unique` writes: the area (whole huge pages), and slots of a page when unused.
+        let area = estimate(&RunShape { slot_bytes: 4096, area_bytes: 3 << 20, ..shape(1, 16 << 20) }, &[worker(64)]);
+        assert_eq!(area.buffers_bytes, 4096 + (4 << 20));
     }
 
     /// A worker's buffers of 1 MiB or more are whole 2 MiB huge pages (`buffer.rs`): the

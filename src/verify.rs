@@ -162,8 +162,10 @@ pub fn stamp_reduced(
     let (data_seed, sequence) =
         if duplicate { (data::duplicate_key(seed, u64::MAX - written_for), 0) } else { (seed ^ sequence, sequence) };
     let payload = &mut block[HEADER_BYTES..];
-    // The payload continues the pattern as if the header were not there.
-    data::fill(payload, pattern, data_seed, written_for.wrapping_add(HEADER_BYTES as u64), sequence);
+    // The payload continues the pattern as if the header were not there. Verified runs have
+    // one block size (a mix is refused): `unique`'s period follows from it.
+    let period_bytes = data::unique::period_bytes(u64::from(len_bytes));
+    data::fill(payload, pattern, data_seed, written_for.wrapping_add(HEADER_BYTES as u64), sequence, period_bytes);
     if reduction.random_bytes_per_chunk < CHUNK_BYTES {
         for (i, chunk) in block.chunks_mut(CHUNK_BYTES).enumerate() {
             let keep = reduction.random_len(chunk.len()).max(if i == 0 { HEADER_BYTES } else { 0 });
@@ -329,7 +331,8 @@ mod tests {
 
     #[test]
     fn a_good_block_passes_for_every_pattern() {
-        for p in [Pattern::Random, Pattern::Zeros, Pattern::Ones, Pattern::Sequential] {
+        for p in [Pattern::Random, Pattern::Unique, Pattern::Keyed, Pattern::Zeros, Pattern::Ones, Pattern::Sequential]
+        {
             let mut b = vec![0u8; BS];
             stamp(&mut b, p, 7, 8192, 3);
             assert_eq!(verdict(&b, &Expect { pattern: p, ..expect(8192) }), Ok(()), "{p:?}");

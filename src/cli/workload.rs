@@ -77,7 +77,7 @@ impl WorkloadArgs {
         let verify = self.data.verify()?;
         let reducibility = self.data.reducibility()?;
         let engine = self.engine.kind();
-        let write_pattern = self.data.write_pattern(engine, &reducibility);
+        let write_pattern = self.data.write_pattern(&reducibility);
         let engine_options = self.engine.options()?;
         let ops_limit = self.window.ops_limit(block_size, block_sizes.is_some())?;
         let embedded = targets.is_empty();

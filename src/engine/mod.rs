@@ -6,9 +6,10 @@
 //! write is finished inside the engine by resubmitting the remainder, so a
 //! completion always covers the whole request (or carries an error).
 //!
-//! The contract with the worker: a request names a slot; the engine reads or
-//! writes that slot's buffer until the completion for that slot is reaped, and
-//! the worker does not touch the slot meanwhile (hence `queue` is `unsafe`).
+//! The contract with the worker: a request names a slot and where its bytes are (the
+//! slot's buffer, or a window of the worker's area); the engine reads or writes them
+//! until the completion for that slot is reaped, and the worker does not touch them
+//! meanwhile (hence `queue` is `unsafe`).
 //! An engine dropped with I/O in flight must wait for it first.
 //!
 //! Each engine is a folder (`aio/`, `mmap/`, `sync/`, `uring/`; `null.rs`, which touches no
@@ -29,6 +30,7 @@ pub mod uring;
 pub use kind::{EngineKind, WithEngine};
 pub use mmap::options::Madvise;
 
+pub use crate::buffer::BufferAt;
 use crate::buffer::BufferRegion;
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -73,7 +75,8 @@ impl Op {
     }
 }
 
-/// One I/O: `len_bytes` at `offset_bytes` of file `file`, into or out of slot `slot`.
+/// One I/O: `len_bytes` at `offset_bytes` of file `file`, into or out of slot `slot`'s
+/// buffer, or out of a window of the worker's area (`buffer`: writes of `unique` data).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     pub slot: u32,
@@ -81,6 +84,7 @@ pub struct Request {
     pub file: u32,
     pub offset_bytes: u64,
     pub len_bytes: u32,
+    pub buffer: BufferAt,
 }
 
 /// A finished request: `result` is the number of bytes moved (the whole
@@ -206,9 +210,10 @@ pub trait Engine: Sized {
     ///
     /// # Safety
     /// `req.slot` is a slot of the region given to `open`, `req.len_bytes` is at
-    /// most the slot length, the region outlives the engine, and the caller
-    /// does not read or write that slot until its completion has been reaped
-    /// (or `Queued::Done` was returned).
+    /// most the slot length (or, with `BufferAt::Area`, the window lies inside the
+    /// region's area), the region outlives the engine, and the caller does not read or
+    /// write those bytes until the slot's completion has been reaped (or `Queued::Done`
+    /// was returned).
     unsafe fn queue(&mut self, req: Request) -> Queued;
 
     /// Hands everything queued so far to the kernel (one system call where the

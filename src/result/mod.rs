@@ -109,6 +109,11 @@ pub struct RunResult {
     /// produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_reduction: Option<DataReductionInfo>,
+    /// What the run's writes and layouts put on storage, and what a store that dedupes or
+    /// compresses can make of it. Absent when the run wrote and laid out nothing (and in
+    /// results of versions before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_data: Option<WriteDataInfo>,
     /// Think time and rate limit, when asked for.
     #[serde(default)]
     pub pacing: Option<PacingInfo>,
@@ -239,6 +244,22 @@ pub struct RateInfo {
     pub reached: bool,
     /// What latency is measured from under a rate limit.
     pub latency_from: String,
+}
+
+/// The data a run wrote (and laid out).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WriteDataInfo {
+    /// `--write-pattern` (its default: `unique`), or with `--verify` the verify pattern.
+    pub pattern: crate::data::Pattern,
+    /// Each block begins with the 48-byte verify header (`--verify`).
+    pub verified: bool,
+    /// What a deduplicating or compressing store can make of it, as measured
+    /// (docs/usage.md, "Write data and ratios").
+    pub reducibility: crate::data::ReducibilityClass,
+    /// `unique` data: its period (a stretch of a file shorter than this holds no base byte
+    /// twice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_bytes: Option<u64>,
 }
 
 /// `--dedupe-ratio` and `--compress-ratio`: asked, and produced by the counted writes.

@@ -324,6 +324,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         histograms,
         verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, &worker_cpu)),
         data_reduction: data_reduction_info(spec, &workers),
+        write_data: write_data_info(spec, targets),
         pacing: pacing_info(spec, &workers, window_ns, total.ops),
         warnings: diag.warnings(),
         notes: diag.notes(),
@@ -574,6 +575,21 @@ fn size_figures(spec: &Spec, per_size: &[SizeStats], window_ns: u64) -> Vec<Bloc
             trim_asked_percent: trimming.then(|| mix.asked_percent(SizeFor::Trim, s.size_bytes)),
         })
         .collect()
+}
+
+/// What the run wrote and laid out (`None` if nothing).
+fn write_data_info(spec: &Spec, targets: &[PreparedTarget]) -> Option<crate::result::WriteDataInfo> {
+    if !spec.writes() && targets.iter().all(|t| t.laid_out_bytes == 0) {
+        return None;
+    }
+    let pattern = spec.verify.map_or(spec.write_pattern, |v| v.pattern);
+    Some(crate::result::WriteDataInfo {
+        pattern,
+        verified: spec.verify.is_some(),
+        reducibility: pattern.reducibility(!spec.reducibility.is_none()),
+        period_bytes: (pattern == crate::data::Pattern::Unique)
+            .then(|| crate::data::unique::period_bytes(spec.largest_block_bytes())),
+    })
 }
 
 /// What `--dedupe-ratio` and `--compress-ratio` produced in the counted writes.

@@ -101,9 +101,22 @@ pub(super) fn memory_estimate(
         verifying,
         spec.write_pattern,
     ) && spec.flush.is_none(); // a flushing worker does not draw ahead (worker::Worker::new)
+    let slots_per_worker = crate::worker::slot_count(effective_depth, draws);
+    let largest = spec.largest_block_bytes();
+    let area = crate::worker::AreaShape::of(
+        spec.write_pattern,
+        spec.read_percent < 100,
+        verifying,
+        spec.engine.caps().completes_inline,
+        slots_per_worker,
+        largest,
+        spec.block_sizes.is_some(),
+    );
     let shape = memory::RunShape {
         queue_depth: effective_depth,
-        slots_per_worker: crate::worker::slot_count(effective_depth, draws),
+        slots_per_worker,
+        slot_bytes: crate::worker::private_slot_bytes(area, spec.read_percent, largest),
+        area_bytes: area.map_or(0, |a| a.len_bytes),
         random_pool: spec.read_percent < 100 && !verifying && spec.write_pattern == crate::data::Pattern::Random,
         block_size_bytes: spec.largest_block_bytes(),
         buffer_align_bytes: plans.iter().map(|p| p.dio_align_bytes).max().unwrap_or(1).max(4096),

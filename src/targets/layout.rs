@@ -2,18 +2,32 @@
 //! extents are never read from the device (the filesystem answers with zeros
 //! from memory), so a benchmark over them would measure nothing; fallocate
 //! alone is therefore not enough.
+//!
+//! `unique` data (the default) is laid out as the run's writes make it: large O_DIRECT
+//! writes straight from windows of a data area (`data::unique`), only the keys rewritten,
+//! so that neither the data nor the page cache costs a copy (buffered where the filesystem
+//! refuses O_DIRECT, for the unaligned head and tail, and with `--cache keep`, whose
+//! buffered run expects the layout's pages cached as fio leaves them). Other patterns, and verified
+//! blocks, are generated into a buffer and written through the page cache.
 
+use crate::buffer::SlotBuffers;
 use crate::data::{self, Pattern};
 use crate::error::RunError;
 use crate::verify;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const CHUNK_BYTES: u64 = 1 << 20;
+/// Bytes of one O_DIRECT write of `unique` layout: long enough that the device gets
+/// several requests at once from one call, a few huge pages of area.
+const DIRECT_WRITE_BYTES: u64 = 8 << 20;
+/// The alignment of O_DIRECT layout writes (offsets, lengths and memory): a page, which
+/// every device's logical block divides.
+const DIRECT_ALIGN_BYTES: u64 = 4096;
 /// Layouts at least this large show a progress bar on a terminal.
 const PROGRESS_FROM_BYTES: u64 = 64 << 20;
 
@@ -27,6 +41,11 @@ pub struct LayoutContent {
     pub verify: bool,
     /// Verified blocks reduced as the run's writes are (`--dedupe-ratio`, `--compress-ratio`).
     pub reduction: data::Reduction,
+    /// The period of `unique` data (`data::unique::period_bytes` of the run's largest block).
+    pub period_bytes: u64,
+    /// The layout's pages must stay in the page cache (`--cache keep` with buffered I/O,
+    /// fio's `--invalidate=0` after its buffered layout): no O_DIRECT writes.
+    pub keep_cached: bool,
 }
 
 /// The length of one layout write: whole blocks (so that every block starts at a
@@ -62,6 +81,9 @@ pub fn extend(
     let from_bytes = if content.verify { from_bytes / bs * bs } else { from_bytes };
     let total = to_bytes.saturating_sub(from_bytes);
     let bar = progress_bar(show_progress, total, path.display().to_string());
+    if content.pattern == Pattern::Unique && !content.verify {
+        return extend_unique(file, path, from_bytes, to_bytes, content, &bar, stop);
+    }
     let mut chunk = vec![0u8; chunk_len_bytes(total, bs) as usize];
     let mut offset = from_bytes;
     while offset < to_bytes {
@@ -75,7 +97,7 @@ pub fn extend(
             if content.verify && block.len() as u64 == bs {
                 verify::stamp_reduced(block, content.pattern, content.seed, block_offset, 0, &content.reduction);
             } else {
-                data::fill(block, content.pattern, content.seed, block_offset, 0);
+                data::fill(block, content.pattern, content.seed, block_offset, 0, content.period_bytes);
             }
         }
         if let Err(source) = file.write_all_at(&chunk[..len], offset) {
@@ -90,6 +112,88 @@ pub fn extend(
         offset = offset.saturating_add(len as u64);
         bar.set_position(offset - from_bytes);
     }
+    if let Err(source) = file.sync_data() {
+        return Err(LayoutStop::Failed(RunError::Target { op: "sync layout of", path: path.to_path_buf(), source }));
+    }
+    bar.finish_and_clear();
+    Ok(total)
+}
+
+/// `extend` with `unique` data: the bytes up to the first page boundary and after the last
+/// one through `file` (buffered), the pages between in O_DIRECT writes of up to
+/// `DIRECT_WRITE_BYTES` from windows of an area (each window's keys rewritten, nothing
+/// copied), through `file` too where the filesystem refuses O_DIRECT or the pages must
+/// stay cached (`keep_cached`). Each byte is what `data::fill` makes of it (sequence 0,
+/// as every layout).
+fn extend_unique(
+    file: &File,
+    path: &Path,
+    from_bytes: u64,
+    to_bytes: u64,
+    content: LayoutContent,
+    bar: &ProgressBar,
+    stop: &AtomicUsize,
+) -> Result<u64, LayoutStop> {
+    let total = to_bytes.saturating_sub(from_bytes);
+    let period = content.period_bytes;
+    let area_len = (period + DIRECT_WRITE_BYTES) as usize;
+    let mut buffers = SlotBuffers::with_area(1, DIRECT_ALIGN_BYTES as usize, DIRECT_ALIGN_BYTES as usize, area_len)
+        .map_err(|e| LayoutStop::Failed(RunError::Other(format!("lay out {}: {e}", path.display()))))?;
+    data::unique::fill_area(buffers.area_mut(), content.seed, period);
+    let direct = if content.keep_cached {
+        None
+    } else {
+        OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(path).ok()
+    };
+    let mut direct = direct.as_ref();
+    let fail = |offset: u64, source: std::io::Error| {
+        bar.abandon();
+        let laid = offset - from_bytes;
+        LayoutStop::Failed(RunError::Other(format!(
+            "lay out {} at offset {offset}: {source} ({laid} of {total} bytes laid out{})",
+            path.display(),
+            if source.raw_os_error() == Some(libc::ENOSPC) { "; the filesystem is full" } else { "" }
+        )))
+    };
+    let body_from = from_bytes.next_multiple_of(DIRECT_ALIGN_BYTES).min(to_bytes);
+    let body_to = (to_bytes / DIRECT_ALIGN_BYTES * DIRECT_ALIGN_BYTES).max(body_from);
+    // The unaligned head and tail, a part of a page each, from the small slot: the head
+    // first and the tail last, so that the file grows from its end as the layout goes.
+    let edge = |buffers: &mut SlotBuffers, at: u64, end: u64| {
+        if at < end {
+            let piece = &mut buffers.slot_mut(0)[..(end - at) as usize];
+            data::fill(piece, Pattern::Unique, content.seed, at, 0, period);
+            file.write_all_at(piece, at).map_err(|e| fail(at, e))?;
+        }
+        Ok(())
+    };
+    edge(&mut buffers, from_bytes, body_from)?;
+    let mut offset = body_from;
+    while offset < body_to {
+        if stop.load(Ordering::Relaxed) != 0 {
+            bar.abandon();
+            return Err(LayoutStop::Interrupted { laid_out_bytes: offset - from_bytes });
+        }
+        let len = (body_to - offset).min(DIRECT_WRITE_BYTES) as usize;
+        let at = (offset % period) as usize;
+        let window = &mut buffers.area_mut()[at..at + len];
+        data::unique::key_sectors(window, content.seed, offset, 0);
+        let written = match direct {
+            Some(d) => match d.write_all_at(window, offset) {
+                // A filesystem that opened O_DIRECT but refuses this write: buffered from here.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    direct = None;
+                    file.write_all_at(window, offset)
+                }
+                other => other,
+            },
+            None => file.write_all_at(window, offset),
+        };
+        written.map_err(|e| fail(offset, e))?;
+        offset += len as u64;
+        bar.set_position(offset - from_bytes);
+    }
+    edge(&mut buffers, body_to, to_bytes)?;
     if let Err(source) = file.sync_data() {
         return Err(LayoutStop::Failed(RunError::Target { op: "sync layout of", path: path.to_path_buf(), source }));
     }
@@ -142,7 +246,7 @@ pub fn fill_ranges(
             while i < len {
                 let at = offset + i as u64;
                 let piece = ((at / bs * bs + bs - at) as usize).min(len - i);
-                data::fill(&mut chunk[i..i + piece], content.pattern, content.seed, at, 0);
+                data::fill(&mut chunk[i..i + piece], content.pattern, content.seed, at, 0, content.period_bytes);
                 i += piece;
             }
             if let Err(source) = file.write_all_at(&chunk[..len], offset) {

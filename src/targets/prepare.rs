@@ -171,6 +171,8 @@ fn prepare_one(
                 pattern: spec.verify.map_or(spec.write_pattern, |v| v.pattern),
                 verify: spec.verify.is_some(),
                 reduction: crate::data::Reduction::new(spec.reducibility),
+                period_bytes: crate::data::unique::period_bytes(spec.largest_block_bytes()),
+                keep_cached: spec.cache == crate::spec::CacheMode::Keep && !spec.direct,
             },
             diag.show_progress(),
             stop,
@@ -403,6 +405,8 @@ fn settle_holes(
             pattern: spec.write_pattern,
             verify: false,
             reduction: crate::data::Reduction::NONE,
+            period_bytes: crate::data::unique::period_bytes(spec.largest_block_bytes()),
+            keep_cached: spec.cache == crate::spec::CacheMode::Keep && !spec.direct,
         };
         filled_bytes = match layout::fill_ranges(
             &writer,

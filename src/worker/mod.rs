@@ -2,14 +2,15 @@
 //! state, and the result it hands back once, at the end.
 //!
 //! The loop itself is `io_loop` (one loop for every engine), with pacing as a policy
-//! (`pacing`), verification (`verifier`), the choice of reads and writes (`op_mix`) and
-//! the heartbeat the watchdog reads (`watch`) beside it; `control` is what all workers
-//! of a run share.
+//! (`pacing`), verification (`verifier`), the choice of reads and writes (`op_mix`),
+//! where `unique` writes take their bytes (`area`) and the heartbeat the watchdog reads
+//! (`watch`) beside it; `control` is what all workers of a run share.
 //!
 //! Rules (docs/architecture.md): per I/O no allocation, no lock, no atomic
 //! read-modify-write, no formatting, at most two clock reads. Everything is allocated
 //! before the start line; the result is handed back once, at the end.
 
+mod area;
 mod control;
 mod io_loop;
 mod op_mix;
@@ -18,11 +19,12 @@ mod size_mix;
 mod verifier;
 mod watch;
 
+pub use area::AreaShape;
 pub use control::{RunControl, stop_code};
 pub use size_mix::SizeStats;
 
 use crate::access::BlockSource;
-use crate::buffer::SlotBuffers;
+use crate::buffer::{BufferAt, SlotBuffers};
 use crate::data::{self, Pattern, RandomPool, Reducibility};
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Request};
 use crate::placement::{self, WorkerPlacement};
@@ -33,6 +35,7 @@ use crate::stats::io_errors::ErrorCounts;
 use crate::stats::{CpuTimes, OpStats};
 use crate::think::{RateSpec, ThinkSpec};
 use crate::verify::{self, Mismatch, VerifyCounts};
+use area::{DataArea, Placement};
 use op_mix::OpMix;
 use pacing::{Paced, Unpaced};
 use std::os::fd::RawFd;
@@ -270,6 +273,22 @@ struct SlotState {
     /// Bytes of the I/O on this slot, and which size of the mix it is (0 without one).
     len_bytes: u32,
     size_index: u8,
+    /// The window of the area this slot's write holds (`NO_WINDOW`: none; see `area`).
+    window: u64,
+}
+
+/// `SlotState::window` of a slot that holds no window of the area.
+const NO_WINDOW: u64 = u64::MAX;
+
+/// Bytes of each slot's own buffer: the largest I/O, or a page when every write of the
+/// worker is certain to find a window of its area and it reads nothing (the buffers would
+/// never be used; with 16 MiB blocks they would double the memory). The one rule, for the
+/// worker and for the memory plan (`run/limits.rs`).
+pub fn private_slot_bytes(area: Option<AreaShape>, read_percent: u8, largest_bytes: u64) -> u64 {
+    match area {
+        Some(a) if a.guaranteed && read_percent == 0 => largest_bytes.min(4096),
+        _ => largest_bytes,
+    }
 }
 
 /// Think time and rate figures of one worker.
@@ -416,10 +435,12 @@ struct Worker<E: Engine> {
     free: Vec<u32>,
     /// Unverified random writes: the pool their data is cut from (`data::RandomPool`).
     pool: Option<RandomPool>,
+    /// Unverified `unique` writes: the windows of the area they are submitted from.
+    area: Option<DataArea>,
     /// Queued engines with per-write data: the requests drawn ahead (`Ahead`).
     ahead: Option<Ahead>,
-    /// Set while `prepare_ahead` draws a request: its pool data is cut there, in pieces,
-    /// instead of in `fill_slot`.
+    /// Set while `prepare_ahead` draws a request: its pool data (or `unique` keys) is cut
+    /// there, in pieces, instead of in `fill_slot`.
     cut_later: bool,
     /// 4 KiB chunks of counted writes that were duplicates (`--dedupe-ratio`).
     duplicate_chunks_written: u64,
@@ -452,16 +473,17 @@ struct Ahead {
     cutting: Option<Cutting>,
 }
 
-/// A request drawn ahead whose data is cut from the pool up to `done_bytes`.
+/// A request drawn ahead whose data is made (cut from the pool, or its keys written) up to
+/// `done_bytes`.
 #[derive(Clone, Copy, Debug)]
 struct Cutting {
     req: Request,
     done_bytes: u32,
 }
 
-/// Bytes of pool data cut between two looks at the completion queue while drawing ahead:
-/// a few microseconds of copying (a multiple of the 4 KiB chunk, so that pieces join into
-/// exactly the data of a whole fill).
+/// Bytes of pool data cut (or of `unique` data keyed) between two looks at the completion
+/// queue while drawing ahead: a few microseconds of copying (a multiple of the 4 KiB chunk,
+/// so that pieces join into exactly the data of a whole fill).
 const CUT_PIECE_BYTES: u32 = 64 * 1024;
 
 impl Ahead {
@@ -484,6 +506,36 @@ pub fn draws_ahead(completes_inline: bool, read_percent: u8, verifying: bool, pa
 /// draws ahead (the spares hold the prepared requests); the engine's depth stays the same.
 pub fn slot_count(queue_depth: u32, draws_ahead: bool) -> u32 {
     if draws_ahead { 2 * queue_depth.max(1) } else { queue_depth.max(1) }
+}
+
+/// The `unique` data of one write, or a piece of it: keys written into the area's window
+/// it holds, or (no window: `Placement::Copy`) the base copied from the area into the
+/// slot's own buffer and keyed there.
+#[derive(Clone, Copy, Debug)]
+struct UniquePiece {
+    slot: u32,
+    window: u64,
+    /// Where in the area the write's base starts (`DataArea::copy_source`).
+    source: u64,
+    offset_bytes: u64,
+    sequence: u64,
+}
+
+impl UniquePiece {
+    /// Makes bytes `from..to` of the write's data.
+    #[inline(always)]
+    fn make(&self, buffers: &mut SlotBuffers, seed: u64, from: usize, to: usize) {
+        let at = self.offset_bytes + from as u64;
+        if self.window != NO_WINDOW {
+            let start = self.window as usize;
+            data::unique::key_sectors(&mut buffers.area_mut()[start + from..start + to], seed, at, self.sequence);
+        } else {
+            let (own, area) = buffers.slot_and_area_mut(self.slot);
+            let source = self.source as usize;
+            own[from..to].copy_from_slice(&area[source + from..source + to]);
+            data::unique::key_sectors(&mut own[from..to], seed, at, self.sequence);
+        }
+    }
 }
 
 /// What the issue loop does about flushing (`Worker::flush_gate`).
@@ -510,8 +562,18 @@ impl<E: Engine> Worker<E> {
                 && plan.flush.is_none();
         let ahead = draws.then(|| Ahead {
             depth: depth as usize,
-            ready: vec![Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 0, len_bytes: 0 }; depth as usize]
-                .into_boxed_slice(),
+            ready: vec![
+                Request {
+                    slot: 0,
+                    op: Op::Read,
+                    file: 0,
+                    offset_bytes: 0,
+                    len_bytes: 0,
+                    buffer: BufferAt::Slot
+                };
+                depth as usize
+            ]
+            .into_boxed_slice(),
             head: 0,
             len: 0,
             drawn_out: false,
@@ -523,13 +585,39 @@ impl<E: Engine> Worker<E> {
         // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
         placement::apply_to_current_thread(&plan.placement)?;
         let buffer_len_bytes = plan.block_sizes.as_ref().map_or(plan.block_size_bytes, |m| m.largest_bytes());
-        let mut buffers = SlotBuffers::new(slot_count as usize, buffer_len_bytes as usize, plan.buffer_align_bytes)?;
+        let area_shape = AreaShape::of(
+            plan.data.pattern,
+            plan.read_percent < 100,
+            plan.data.verify.is_some(),
+            E::CAPS.completes_inline,
+            slot_count,
+            buffer_len_bytes,
+            plan.block_sizes.is_some(),
+        );
+        let private_bytes = private_slot_bytes(area_shape, plan.read_percent, buffer_len_bytes);
+        let mut buffers = SlotBuffers::with_area(
+            slot_count as usize,
+            private_bytes as usize,
+            plan.buffer_align_bytes,
+            area_shape.map_or(0, |a| a.len_bytes as usize),
+        )?;
         placement::bind_buffer(&plan.placement, buffers.region().base, buffers.len_bytes())?;
+        if let Some(a) = area_shape {
+            placement::bind_buffer(&plan.placement, buffers.region().area, a.len_bytes as usize)?;
+        }
         buffers.touch_pages();
         let buffer_node_seen = placement::bind::node_of_address(buffers.region().base);
-        for slot in 0..slot_count {
-            data::fill(buffers.slot_mut(slot), plan.data.pattern, plan.data.seed, 0, u64::from(slot));
+        let period_bytes = data::unique::period_bytes(buffer_len_bytes);
+        if let Some(a) = area_shape {
+            // The base, once: every `unique` write is a window of it with its keys rewritten.
+            data::unique::fill_area(buffers.area_mut(), plan.data.seed, a.period_bytes);
+        } else {
+            for slot in 0..slot_count {
+                let buf = buffers.slot_mut(slot);
+                data::fill(buf, plan.data.pattern, plan.data.seed, 0, u64::from(slot), period_bytes);
+            }
         }
+        let area = area_shape.map(|a| DataArea::new(a, E::CAPS.completes_inline));
         let region_blocks = plan.source.region_blocks();
         let verifier = plan.data.verify.map(|v| Verifier {
             plan: v,
@@ -567,6 +655,7 @@ impl<E: Engine> Worker<E> {
                     duplicate_chunks: 0,
                     len_bytes: plan.block_size_bytes as u32,
                     size_index: 0,
+                    window: NO_WINDOW,
                 };
                 slot_count as usize
             ]
@@ -614,6 +703,7 @@ impl<E: Engine> Worker<E> {
             watch: WatchState::default(),
             free: (0..slot_count).rev().collect(),
             pool,
+            area,
             ahead,
             cut_later: false,
             duplicate_chunks_written: 0,
@@ -696,6 +786,7 @@ impl<E: Engine> Worker<E> {
     ) -> Request {
         let mut sequence = 0;
         let mut duplicate_chunks = 0;
+        let mut window = NO_WINDOW;
         if op == Op::Write {
             if let Some(f) = &mut self.flush {
                 f.writes_since += 1;
@@ -708,7 +799,10 @@ impl<E: Engine> Worker<E> {
             self.write_sequence += 1;
             sequence = self.sequence_base | (self.write_sequence & 0xffff_ffff);
             let buf = self.buffers.slot_mut(slot);
-            let buf = if MIX { &mut buf[..len_bytes as usize] } else { buf };
+            // (A slot is shorter than the I/O only when its writes all go to the area,
+            // which does not use the slot's buffer: `private_slot_bytes`.)
+            let mix_len = (len_bytes as usize).min(buf.len());
+            let buf = if MIX { &mut buf[..mix_len] } else { buf };
             if let Some(v) = &self.verifier {
                 if v.reduction.is_none() {
                     verify::stamp(buf, v.plan.pattern, self.data.seed, offset_bytes, sequence);
@@ -719,11 +813,22 @@ impl<E: Engine> Worker<E> {
                 if !self.cut_later {
                     duplicate_chunks = pool.fill(buf, offset_bytes, sequence);
                 }
+            } else if let Some(area) = &mut self.area {
+                if let Placement::Window(at) = area.place(offset_bytes, u64::from(len_bytes)) {
+                    window = at;
+                }
+                if !self.cut_later {
+                    let source = area.copy_source(offset_bytes);
+                    let piece = UniquePiece { slot, window, source, offset_bytes, sequence };
+                    piece.make(&mut self.buffers, self.data.seed, 0, len_bytes as usize);
+                }
             } else if self.data.pattern == Pattern::Keyed && self.slots[slot as usize].holds_pattern {
                 // The slot still holds the base: only the keys change.
                 data::keyed::key_chunks(buf, self.data.seed, offset_bytes, sequence);
             } else if self.data.pattern.varies_per_write() || !self.slots[slot as usize].holds_pattern {
-                data::fill(buf, self.data.pattern, self.data.seed, offset_bytes, sequence);
+                // (`unique` data always has its area: the period does not matter here.)
+                let period_bytes = data::unique::MIN_PERIOD_BYTES;
+                data::fill(buf, self.data.pattern, self.data.seed, offset_bytes, sequence, period_bytes);
             }
         }
         if let Some(v) = &mut self.verifier {
@@ -737,7 +842,9 @@ impl<E: Engine> Worker<E> {
         state.sequence = sequence;
         state.holds_pattern = op == Op::Write;
         state.duplicate_chunks = duplicate_chunks;
-        Request { slot, op, file, offset_bytes, len_bytes }
+        state.window = window;
+        let buffer = if window == NO_WINDOW { BufferAt::Slot } else { BufferAt::Area(window) };
+        Request { slot, op, file, offset_bytes, len_bytes, buffer }
     }
 
     /// The next request to issue (queued engines drawing ahead): the oldest prepared one,
@@ -789,7 +896,7 @@ impl<E: Engine> Worker<E> {
                     return Ok(0);
                 }
                 let Some(slot) = self.free.pop() else { return Ok(0) };
-                let cut_later = self.pool.is_some();
+                let cut_later = self.pool.is_some() || self.area.is_some();
                 self.cut_later = cut_later;
                 let req = self.next_request::<MIX>(slot);
                 self.cut_later = false;
@@ -816,12 +923,23 @@ impl<E: Engine> Worker<E> {
     /// the pool; once its data is whole, it joins the prepared requests.
     #[inline(always)]
     fn cut_piece(&mut self) {
-        let (Some(a), Some(pool)) = (&mut self.ahead, &self.pool) else { return };
+        let Some(a) = &mut self.ahead else { return };
         let Some(mut c) = a.cutting else { return };
         let end = c.done_bytes.saturating_add(CUT_PIECE_BYTES).min(c.req.len_bytes);
         let state = &mut self.slots[c.req.slot as usize];
-        let piece = &mut self.buffers.slot_mut(c.req.slot)[c.done_bytes as usize..end as usize];
-        state.duplicate_chunks += pool.fill(piece, c.req.offset_bytes + u64::from(c.done_bytes), state.sequence);
+        if let Some(pool) = &self.pool {
+            let piece = &mut self.buffers.slot_mut(c.req.slot)[c.done_bytes as usize..end as usize];
+            state.duplicate_chunks += pool.fill(piece, c.req.offset_bytes + u64::from(c.done_bytes), state.sequence);
+        } else if let Some(area) = &self.area {
+            let piece = UniquePiece {
+                slot: c.req.slot,
+                window: state.window,
+                source: area.copy_source(c.req.offset_bytes),
+                offset_bytes: c.req.offset_bytes,
+                sequence: state.sequence,
+            };
+            piece.make(&mut self.buffers, self.data.seed, c.done_bytes as usize, end as usize);
+        }
         c.done_bytes = end;
         if end == c.req.len_bytes {
             a.cutting = None;
@@ -907,6 +1025,13 @@ impl<E: Engine> Worker<E> {
     fn complete<const MIX: bool>(&mut self, slot: u32, result: i64, lat_ns: u64, counts: bool) {
         let state = self.slots[slot as usize];
         self.slots[slot as usize].submit_ns = IDLE_NS;
+        if state.window != NO_WINDOW {
+            // The write is done with its window: another may take it.
+            if let Some(area) = &mut self.area {
+                area.release(state.window, u64::from(state.len_bytes));
+            }
+            self.slots[slot as usize].window = NO_WINDOW;
+        }
         let len_bytes = if MIX { u64::from(state.len_bytes) } else { self.block_size_bytes };
         if result == len_bytes as i64 && self.verifier.is_some() {
             self.verify_completion(slot, &state);
@@ -974,7 +1099,8 @@ impl<E: Engine> Worker<E> {
         state.file = file;
         state.offset_bytes = 0;
         state.duplicate_chunks = 0;
-        FlushGate::Issue(Request { slot, op, file, offset_bytes: 0, len_bytes: 0 })
+        state.window = NO_WINDOW;
+        FlushGate::Issue(Request { slot, op, file, offset_bytes: 0, len_bytes: 0, buffer: BufferAt::Slot })
     }
 
     /// Counts a failed I/O (per op type and errno) and, once the run has seen as many

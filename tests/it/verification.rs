@@ -9,6 +9,11 @@ const BS: u64 = 4096;
 
 /// Writes every block of a fresh 1 MiB file with --verify (the seed workflow's first command).
 fn written_file(dir: &std::path::Path, extra: &[&str]) -> std::path::PathBuf {
+    written_file_with(dir, "random", extra)
+}
+
+/// `written_file` with the payload `--verify-pattern pattern`.
+fn written_file_with(dir: &std::path::Path, pattern: &str, extra: &[&str]) -> std::path::PathBuf {
     let f = dir.join("v.dat");
     let fs = path_str(&f);
     let mut args = vec![
@@ -22,11 +27,13 @@ fn written_file(dir: &std::path::Path, extra: &[&str]) -> std::path::PathBuf {
         "--random",
         "--verify",
         "--verify-pattern",
-        "random",
+        pattern,
     ];
     args.extend_from_slice(extra);
     let r = run_json(&args);
     assert_eq!(u64_at(&r, &["write", "ops"]), 256);
+    assert_eq!(r["write_data"]["pattern"], pattern);
+    assert_eq!(r["write_data"]["verified"], true);
     f
 }
 
@@ -156,6 +163,48 @@ fn a_torn_block_is_told_apart_from_corruption() {
     assert_eq!(code, 3);
     assert_eq!(failures(&r), vec![(3 * BS, "torn".to_string())]);
     assert_eq!(r["verification"]["mismatches"][0]["failure"]["first_bad_byte"], 2048);
+}
+
+/// With the `unique` payload (the default write data's pattern) every kind of damage is
+/// still found and told apart: a flipped byte, two swapped blocks, a zeroed block, stale
+/// bytes, a torn block, another seed.
+#[test]
+fn every_kind_of_damage_is_found_with_the_unique_payload_too() {
+    let dir = temp_dir();
+    let f = written_file_with(dir.path(), "unique", &[]);
+    let file = std::fs::OpenOptions::new().read(true).write(true).open(&f).unwrap();
+    let block = |n: u64| {
+        let mut b = vec![0u8; BS as usize];
+        file.read_exact_at(&mut b, n * BS).unwrap();
+        b
+    };
+    let torn_first_half = block(3)[..2048].to_vec();
+    // Written again (new sequences), then the damage.
+    written_file_with(dir.path(), "unique", &[]);
+    file.write_all_at(&torn_first_half, 3 * BS).unwrap();
+    file.write_all_at(&vec![0u8; BS as usize], 5 * BS).unwrap();
+    file.write_all_at(&vec![0x5au8; BS as usize], 11 * BS).unwrap();
+    let (a, b) = (block(10), block(200));
+    file.write_all_at(&b, 10 * BS).unwrap();
+    file.write_all_at(&a, 200 * BS).unwrap();
+    let byte = block(37)[1234];
+    file.write_all_at(&[byte ^ 0x04], 37 * BS + 1234).unwrap();
+    let (code, text, r) = read_back(&f, &["--verify-pattern", "unique"]);
+    assert_eq!(code, 3, "{text}");
+    let want = [
+        (3, "torn"),
+        (5, "never_written_zeros"),
+        (10, "misplaced"),
+        (11, "never_written_stale"),
+        (37, "corrupted"),
+        (200, "misplaced"),
+    ];
+    assert_eq!(failures(&r), want.map(|(n, k)| (n * BS, k.to_string())).to_vec());
+    let (code, _, r) = read_back(&f, &["--verify-pattern", "unique", "--seed", "9"]);
+    assert_eq!(code, 3);
+    // Every block whose header is whole is another run's (the swapped ones too); the torn,
+    // zeroed, stale and corrupted ones stay what they are.
+    assert_eq!(u64_at(&r, &["verification", "failures_by_kind", "other_run"]), 252);
 }
 
 #[test]

@@ -1,15 +1,55 @@
-//! What writes put on disk, read back from real files: with the default pattern every
-//! 4 KiB chunk is unique and incompressible, and each block holds exactly the data of
-//! the write drawn for it (seed, offset, sequence), for every engine, also when the
-//! queued engines prepare the next writes' data ahead of their slots freeing.
+//! What writes put on disk, read back from real files: with the default pattern (`unique`)
+//! every 512-byte sector is unique and no record from 8 KiB to 1 MiB compresses (zlib and
+//! zstd), whatever engine, block size and queue depth wrote it, and for files laid out by
+//! read runs too; each block holds exactly the data of the write drawn for it (seed,
+//! offset, sequence), also when the queued engines prepare the next writes' data ahead of
+//! their slots freeing; the ratio settings give their ratios. And on btrfs with
+//! `compress-force=zstd`, compsize witnesses it (root only).
 
 use crate::common::*;
-use iopulse::data::RandomPool;
+use iopulse::data::{Pattern, RandomPool, unique};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write;
 
 const CHUNK: usize = 4096;
+const SECTOR: usize = 512;
+
+/// What no storage can shrink: every 512-byte sector of `data` distinct from every other
+/// (hashed, equal hashes compared byte by byte), and every record of 8 KiB, 128 KiB and
+/// 1 MiB (each alone, as a compressing filesystem or array stores it) compressing to at
+/// least 99 % of its size with zlib (level 6) and with zstd (level 3).
+fn assert_irreducible(data: &[u8], what: &str) {
+    assert!(data.len() >= 2 << 20 && data.len().is_multiple_of(1 << 20), "{what}: {} bytes", data.len());
+    let mut seen: HashMap<u64, usize> = HashMap::with_capacity(data.len() / SECTOR);
+    for (i, sector) in data.chunks(SECTOR).enumerate() {
+        let h = chunk_hash(sector);
+        if let Some(&j) = seen.get(&h) {
+            assert_ne!(sector, &data[j * SECTOR..(j + 1) * SECTOR], "{what}: sector {i} repeats sector {j}");
+        }
+        seen.insert(h, i);
+    }
+    for record in [8usize << 10, 128 << 10, 1 << 20] {
+        for (i, r) in data.chunks(record).enumerate() {
+            let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(6));
+            z.write_all(r).unwrap();
+            let zlib = z.finish().unwrap().len();
+            let zstd = zstd::bulk::compress(r, 3).unwrap().len();
+            for (name, n) in [("zlib", zlib), ("zstd", zstd)] {
+                assert!(
+                    n as f64 >= 0.99 * r.len() as f64,
+                    "{what}: {name} compressed record {i} of {record} bytes to {n} bytes"
+                );
+            }
+        }
+    }
+}
+
+/// The data of write `sequence` at `offset_bytes` with the default pattern of a run whose
+/// largest write is `bs` (seed 7): `unique`.
+fn unique_data(buf: &mut [u8], bs: u64, offset_bytes: u64, sequence: u64) {
+    iopulse::data::fill(buf, Pattern::Unique, 7, offset_bytes, sequence, unique::period_bytes(bs));
+}
 
 /// Writes a zeroed file of `size` bytes once, sequentially, with the default pattern;
 /// asserts every block was written; returns the file's bytes.
@@ -40,22 +80,12 @@ fn write_once(engine: &str, size: &str, bs: &str, depth: &str, extra: &[&str]) -
     std::fs::read(&f).expect("read back")
 }
 
-/// The data of write `sequence` at `offset_bytes` with `engine`'s default pattern: keyed for
-/// the inline engines (sync, mmap), random (cut from the pool) for the queued ones.
-fn default_data(engine: &str, pool: &RandomPool, buf: &mut [u8], offset_bytes: u64, sequence: u64) {
-    if matches!(engine, "sync" | "mmap") {
-        iopulse::data::keyed::fill(buf, 7, offset_bytes, sequence);
-    } else {
-        pool.fill(buf, offset_bytes, sequence);
-    }
-}
-
 /// Asserts that block i of `data` (blocks of `bs` bytes, written in one sequential pass by
 /// worker 0) holds write i+1's default data.
-fn assert_blocks_hold_their_writes(engine: &str, pool: &RandomPool, data: &[u8], bs: usize, what: &str) {
+fn assert_blocks_hold_their_writes(data: &[u8], bs: usize, what: &str) {
     let mut want = vec![0u8; bs];
     for (i, block) in data.chunks(bs).enumerate() {
-        default_data(engine, pool, &mut want, (i * bs) as u64, i as u64 + 1);
+        unique_data(&mut want, bs as u64, (i * bs) as u64, i as u64 + 1);
         assert!(block == want.as_slice(), "{what}: block {i} is not write {}", i + 1);
     }
 }
@@ -64,32 +94,49 @@ fn engines() -> Vec<&'static str> {
     ["sync", "libaio", "io_uring", "mmap"].into_iter().filter(|e| engine_available(e)).collect()
 }
 
+/// Every engine's default data is irreducible at 4 KiB QD 1 (32 writes in each 128 KiB
+/// record, one buffer position for the inline engines), 64 KiB at QD 8 and 1 MiB at QD 4,
+/// sequentially, and at 4 KiB in a random order: the sectors all unique, no record of 8 KiB,
+/// 128 KiB or 1 MiB compressing below 99 %. Before the `unique` pattern, sync and mmap's
+/// `keyed` data failed at 512 bytes (87 % duplicates) and in 128 KiB records (23x).
 #[test]
-fn every_4k_chunk_of_a_default_write_is_unique_and_does_not_compress() {
+fn default_data_of_every_engine_and_size_is_irreducible() {
     for engine in engines() {
-        let data = write_once(engine, "64m", "128k", "8", &[]);
-        assert!(data.iter().any(|&b| b != 0));
-        let mut seen: HashMap<u64, usize> = HashMap::new();
-        for (i, chunk) in data.chunks(CHUNK).enumerate() {
-            let mut h = DefaultHasher::new();
-            chunk.hash(&mut h);
-            if let Some(&j) = seen.get(&h.finish()) {
-                assert_ne!(chunk, &data[j * CHUNK..(j + 1) * CHUNK], "{engine}: chunk {i} repeats chunk {j}");
-            }
-            seen.insert(h.finish(), i);
+        for (bs, depth, extra) in
+            [("4k", "1", &[][..]), ("64k", "8", &[]), ("1m", "4", &[]), ("4k", "8", &["--random"])]
+        {
+            let data = write_once(engine, "8m", bs, depth, extra);
+            assert_irreducible(&data, &format!("{engine} bs {bs} QD {depth} {extra:?}"));
         }
-        // Each chunk alone (what an array compressing per 4 KiB sees), at the default level.
-        for (i, chunk) in data.chunks(CHUNK).enumerate().step_by(7) {
-            let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-            z.write_all(chunk).unwrap();
-            let n = z.finish().unwrap().len();
-            assert!(n as f64 >= 0.99 * CHUNK as f64, "{engine}: chunk {i} compressed to {n} bytes");
+    }
+}
+
+/// A file laid out for a read run holds the default data too (sequence 0 of each offset,
+/// regenerated here), irreducible: with sync (buffered) and with io_uring O_DIRECT, and
+/// with 1 MiB blocks (whose period is the block). The result says what it wrote.
+#[test]
+fn a_file_laid_out_for_a_read_run_is_irreducible() {
+    for (engine, extra) in [("sync", &[][..]), ("io_uring", &["--direct"][..]), ("sync", &["--block-size", "1m"])] {
+        if !engine_available(engine) {
+            continue;
         }
-        // And the first 8 MiB as one stream: no structure across chunks either.
-        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        z.write_all(&data[..8 << 20]).unwrap();
-        let n = z.finish().unwrap().len();
-        assert!(n as f64 >= 0.99 * (8 << 20) as f64, "{engine}: 8 MiB compressed to {n} bytes");
+        let dir = temp_dir();
+        let f = dir.path().join("new.dat");
+        let fs = path_str(&f);
+        let mut args = vec![fs.as_str(), "--file-size", "8m", "--duration", "50ms", "--engine", engine, "--seed", "7"];
+        args.extend_from_slice(extra);
+        let r = run_json(&args);
+        assert_eq!(u64_at(&r, &["write", "ops"]), 0, "a read run");
+        assert_eq!(r["write_data"]["pattern"], "unique", "{engine} {extra:?}: {}", r["write_data"]);
+        assert_eq!(r["write_data"]["reducibility"], "irreducible");
+        let data = std::fs::read(&f).unwrap();
+        assert_eq!(data.len(), 8 << 20);
+        let bs = if extra.contains(&"1m") { 1 << 20 } else { 4096 };
+        assert_eq!(u64_at(&r, &["write_data", "period_bytes"]), unique::period_bytes(bs));
+        let mut want = vec![0u8; data.len()];
+        unique_data(&mut want, bs, 0, 0);
+        assert!(data == want, "{engine} {extra:?}: the layout is not the unique data of sequence 0");
+        assert_irreducible(&data, &format!("layout by {engine} {extra:?}"));
     }
 }
 
@@ -99,31 +146,43 @@ fn every_4k_chunk_of_a_default_write_is_unique_and_does_not_compress() {
 /// write's data, or a slot reused before its write finished, would show.
 #[test]
 fn each_block_holds_the_data_of_its_own_write() {
-    let pool = RandomPool::new(7);
     for engine in engines() {
-        for (bs, depth) in [(4096usize, "8"), (131072, "8"), (131072, "1"), (1 << 20, "4")] {
+        for (bs, depth) in [(4096usize, "8"), (131072, "8"), (131072, "1"), (1 << 20, "4"), (3 << 12, "8")] {
             let bs_text = bs.to_string();
-            let data = write_once(engine, "8m", &bs_text, depth, &[]);
-            assert_blocks_hold_their_writes(engine, &pool, &data, bs, &format!("{engine} bs {bs} QD {depth}"));
+            let data = write_once(engine, "12m", &bs_text, depth, &[]);
+            assert_blocks_hold_their_writes(&data, bs, &format!("{engine} bs {bs} QD {depth}"));
         }
     }
 }
 
-/// The inline engines default to the keyed pattern (and say so in the spec); asked for
-/// `random`, they regenerate every byte of every write, as the queued engines do.
+/// Every engine defaults to `unique` and the result says what was written and what it can
+/// be reduced to; `random` (every byte fresh, cut from the pool) and `keyed` on request, and
+/// `random` when ratios shape the data.
 #[test]
-fn inline_engines_key_their_data_unless_asked_for_random() {
+fn every_engine_writes_unique_data_unless_asked_otherwise_and_the_result_says_so() {
     let pool = RandomPool::new(7);
-    for engine in ["sync", "mmap"].into_iter().filter(|e| engine_available(e)) {
+    for engine in engines().into_iter().chain(["null"]) {
         let dir = temp_dir();
         let f = zero_file(dir.path(), "k.dat", 1 << 20);
         let fs = path_str(&f);
         let common =
             [fs.as_str(), "--engine", engine, "--block-size", "64k", "--duration", "0", "--write-percent", "100"];
         let r = run_json(&[&common[..], &["--seed", "7"]].concat());
-        assert_eq!(r["spec"]["write_pattern"], "keyed", "{engine}");
+        assert_eq!(r["spec"]["write_pattern"], "unique", "{engine}");
+        let d = &r["write_data"];
+        assert_eq!((d["pattern"].as_str(), d["reducibility"].as_str()), (Some("unique"), Some("irreducible")), "{d}");
+        assert_eq!((d["verified"].as_bool(), d["period_bytes"].as_u64()), (Some(false), Some(1 << 20)), "{d}");
+        let r = run_json(&[&common[..], &["--seed", "7", "--write-pattern", "keyed"]].concat());
+        assert_eq!(r["write_data"]["reducibility"], "records_compress", "{engine}");
+        let r = run_json(&[&common[..], &["--seed", "7", "--compress-ratio", "2"]].concat());
+        assert_eq!(r["spec"]["write_pattern"], "random", "{engine}: ratios shape random data");
+        assert_eq!(r["write_data"]["reducibility"], "as_asked", "{engine}");
         let r = run_json(&[&common[..], &["--seed", "7", "--write-pattern", "random"]].concat());
-        assert_eq!(r["spec"]["write_pattern"], "random", "{engine}");
+        assert_eq!(r["write_data"]["reducibility"], "irreducible", "{engine}");
+        assert!(r["write_data"].get("period_bytes").is_none(), "{engine}: {}", r["write_data"]);
+        if engine == "null" {
+            continue;
+        }
         let data = std::fs::read(&f).unwrap();
         let mut want = vec![0u8; 65536];
         for (i, block) in data.chunks(65536).enumerate() {
@@ -131,24 +190,23 @@ fn inline_engines_key_their_data_unless_asked_for_random() {
             assert!(block == want.as_slice(), "{engine} --write-pattern random: block {i}");
         }
     }
-    // A queued engine keeps random by default.
+    // A read-only run on a file that exists writes nothing: no write data to speak of.
     let dir = temp_dir();
-    let f = zero_file(dir.path(), "q.dat", 1 << 20);
-    let r = run_json(&[&path_str(&f), "--engine", "null", "--duration", "0", "--write-percent", "100"]);
-    assert_eq!(r["spec"]["write_pattern"], "random");
+    let f = zero_file(dir.path(), "r.dat", 1 << 20);
+    let r = run_json(&[&path_str(&f), "--duration", "0", "--force"]);
+    assert!(r.get("write_data").is_none(), "{}", r["write_data"]);
 }
 
 /// Requests drawn ahead stop at the ops limit: `--ops N` writes exactly the first N
 /// blocks of a sequential pass, each with its own write's data, and nothing after them.
 #[test]
 fn the_ops_limit_writes_exactly_that_many_blocks() {
-    let pool = RandomPool::new(7);
     for engine in engines() {
         let data = write_once_limited(engine, 1000);
         let mut want = vec![0u8; CHUNK];
         for (i, block) in data.chunks(CHUNK).enumerate() {
             if i < 1000 {
-                default_data(engine, &pool, &mut want, (i * CHUNK) as u64, i as u64 + 1);
+                unique_data(&mut want, CHUNK as u64, (i * CHUNK) as u64, i as u64 + 1);
                 assert!(block == want.as_slice(), "{engine}: block {i} is not write {}", i + 1);
             } else {
                 assert!(block.iter().all(|&b| b == 0), "{engine}: block {i}, past the limit, was written");
@@ -288,9 +346,11 @@ fn dedupe_and_compress_ratios_combine_and_are_recorded() {
 }
 
 /// The memory plan counts what a worker drawing ahead really holds: twice the depth in
-/// buffers for a queued engine's writes (verified ones too), the depth for reads, and
-/// the pool of random bytes for unverified random writes (32 KiB blocks: every total
-/// stays below the 1 MiB from which buffers are whole huge pages).
+/// buffers for a queued engine's writes (verified ones too), the depth for reads, the
+/// pool of random bytes for unverified random writes (32 KiB blocks: every total of slots
+/// stays below the 1 MiB from which buffers are whole huge pages), and for `unique` writes
+/// the area: two periods of 1 MiB (4 x 16 x 32 KiB rounded up to periods) on top of the 16
+/// buffers.
 #[test]
 fn the_memory_plan_counts_the_spare_slots_of_a_worker_drawing_ahead() {
     let block = 32u64 << 10;
@@ -306,11 +366,19 @@ fn the_memory_plan_counts_the_spare_slots_of_a_worker_drawing_ahead() {
         };
         assert_eq!(buffers(&[]), 8 * block, "{engine}: reads hold the depth's buffers");
         assert_eq!(buffers(&["--write-percent", "100", "--verify"]), 16 * block, "{engine}: verified writes");
-        let random = buffers(&["--write-percent", "100"]);
+        let random = buffers(&["--write-percent", "100", "--write-pattern", "random"]);
         assert!(
             random >= 16 * block + (256 << 10) && random <= 16 * block + (512 << 10),
             "{engine}: random writes hold 16 buffers and the pool, planned {random}"
         );
+        assert_eq!(buffers(&["--write-percent", "100"]), 16 * block + (2 << 20), "{engine}: unique writes");
+        // 1 MiB blocks at QD 2: a period per slot, no private buffers (a page each).
+        let args = [fs.as_str(), "--engine", engine, "--block-size", "1m", "--queue-depth", "2"];
+        let big = u64_at(
+            &run_json(&[&args[..], &["--write-percent", "100", "--ops", "8"]].concat()),
+            &["memory", "buffers_bytes"],
+        );
+        assert_eq!(big, 4 * 4096 + (4 << 20), "{engine}: 1 MiB unique writes at QD 2");
         assert_eq!(buffers(&["--write-percent", "100", "--write-pattern", "zeros"]), 8 * block, "{engine}: zeros");
     }
 }
@@ -346,7 +414,6 @@ fn large_sequential_writes_do_not_grow_in_memory() {
 fn streaming_writes_over_a_file_larger_than_memory_hold_their_memory() {
     let what = "16 MiB writes over a file four times its memory cgroup";
     let Some(group) = crate::common::root::MemoryCgroup::new(96 << 20, what) else { return };
-    let pool = RandomPool::new(7);
     let block = 16usize << 20;
     for (engine, extra) in [("sync", &[][..]), ("io_uring", &["--direct", "--queue-depth", "2"][..])] {
         if !engine_available(engine) {
@@ -367,7 +434,7 @@ fn streaming_writes_over_a_file_larger_than_memory_hold_their_memory() {
         let (peak, planned) = (u64_at(&r, &["memory", "peak_resident_bytes"]), u64_at(&r, &["memory", "total_bytes"]));
         assert!(peak <= planned + (32 << 20), "{engine}: peak resident {peak} bytes, plan {planned}");
         let data = std::fs::read(&f).expect("read back");
-        assert_blocks_hold_their_writes(engine, &pool, &data, block, engine);
+        assert_blocks_hold_their_writes(&data, block, engine);
     }
 }
 
@@ -459,5 +526,67 @@ fn ratios_hold_with_verify_and_the_result_says_what_was_produced() {
             "16k",
         ]);
         assert_eq!(code, 0, "{engine}: verification of the reduced file failed: {stderr}");
+    }
+}
+
+/// The real witness: on btrfs mounted with `compress-force=zstd` (it compresses every
+/// extent it writes, in 128 KiB units), compsize finds every file iopulse wrote or laid out
+/// with its default data stored whole: at least 99 % of its size on disk. A file written
+/// with `--compress-ratio 2` takes about half, and one of `keyed` 4 KiB writes far less: the
+/// witness tells reducible data when it sees it.
+#[test]
+fn btrfs_with_compress_force_zstd_stores_default_data_whole() {
+    let what = "the btrfs compress-force=zstd witness";
+    let Some(btrfs) = crate::common::root::btrfs(1 << 30, "compress-force=zstd", what) else { return };
+    let dir = btrfs.mount.path();
+    fn write(engine: &'static str, bs: &'static str, depth: &'static str) -> Vec<&'static str> {
+        vec![
+            "--engine",
+            engine,
+            "--block-size",
+            bs,
+            "--queue-depth",
+            depth,
+            "--write-percent",
+            "100",
+            "--duration",
+            "0",
+        ]
+    }
+    let mut cases: Vec<(String, Vec<&str>, bool, f64, f64)> = Vec::new();
+    for engine in engines() {
+        cases.push((format!("{engine} 4 KiB QD 1"), write(engine, "4k", "1"), true, 0.99, 1.01));
+    }
+    for engine in ["io_uring", "libaio"].into_iter().filter(|e| engine_available(e)) {
+        cases.push((format!("{engine} 64 KiB QD 8"), write(engine, "64k", "8"), true, 0.99, 1.01));
+        cases.push((format!("{engine} 1 MiB QD 4"), write(engine, "1m", "4"), true, 0.99, 1.01));
+    }
+    cases.push(("layout (sync)".into(), vec!["--duration", "10ms"], false, 0.99, 1.01));
+    if engine_available("io_uring") {
+        cases.push((
+            "layout (io_uring, O_DIRECT)".into(),
+            vec!["--engine", "io_uring", "--direct", "--duration", "10ms"],
+            false,
+            0.99,
+            1.01,
+        ));
+    }
+    let mut ratio2 = write("sync", "64k", "1");
+    ratio2.extend(["--compress-ratio", "2"]);
+    cases.push(("--compress-ratio 2".into(), ratio2, true, 0.45, 0.60));
+    let mut keyed = write("sync", "4k", "1");
+    keyed.extend(["--write-pattern", "keyed"]);
+    cases.push(("keyed 4 KiB writes (the control)".into(), keyed, true, 0.0, 0.2));
+    for (i, (name, flags, existing, low, high)) in cases.iter().enumerate() {
+        let f = if *existing { zero_file(dir, &format!("{i}.dat"), 16 << 20) } else { dir.join(format!("{i}.dat")) };
+        let fs = path_str(&f);
+        let mut args = vec![fs.as_str(), "--file-size", "16m", "--seed", "7", "--quiet"];
+        args.extend(flags.iter().copied());
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        let Some((disk, uncompressed)) = crate::common::root::compsize(&f, what) else { return };
+        assert_eq!(uncompressed, 16 << 20, "{name}: compsize saw {uncompressed} bytes");
+        let share = disk as f64 / uncompressed as f64;
+        assert!(share >= *low && share <= *high, "{name}: {disk} of {uncompressed} bytes on disk ({share:.3})");
     }
 }

@@ -163,7 +163,7 @@ impl Engine for AioEngine {
         // A flush names no buffer: the kernel refuses (EINVAL) an FSYNC/FDSYNC iocb whose
         // buffer, length or offset is not zero (fs/aio.c, aio_fsync); the length and
         // offset of a flush request are zero.
-        iocb.aio_buf = if req.op.is_flush() { 0 } else { self.buffers.slot_ptr(req.slot) as u64 };
+        iocb.aio_buf = if req.op.is_flush() { 0 } else { self.buffers.data_ptr(req.slot, req.buffer) as u64 };
         iocb.aio_nbytes = u64::from(req.len_bytes);
         iocb.aio_offset = req.offset_bytes as i64;
         self.slots[slot] = SlotIo { len_bytes: u64::from(req.len_bytes), done_bytes: 0 };
@@ -490,7 +490,7 @@ fn setup_error(context_events: u32, e: io::Error) -> EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::buffer::SlotBuffers;
+    use crate::buffer::{BufferAt, SlotBuffers};
     use crate::engine::EngineOptions;
     use std::fs::OpenOptions;
     use std::os::fd::AsRawFd;
@@ -525,7 +525,7 @@ mod tests {
     }
 
     fn read(slot: u32, offset: u64, len: u32) -> Request {
-        Request { slot, op: Op::Read, file: 0, offset_bytes: offset, len_bytes: len }
+        Request { slot, op: Op::Read, file: 0, offset_bytes: offset, len_bytes: len, buffer: BufferAt::Slot }
     }
 
     #[test]
@@ -674,8 +674,14 @@ mod tests {
         }
         let mut e = engine(file.as_raw_fd(), &buffers, 8, 8);
         for slot in 0..8u32 {
-            let req =
-                Request { slot, op: Op::Write, file: 0, offset_bytes: u64::from(7 - slot) * 4096, len_bytes: 4096 };
+            let req = Request {
+                slot,
+                op: Op::Write,
+                file: 0,
+                offset_bytes: u64::from(7 - slot) * 4096,
+                len_bytes: 4096,
+                buffer: BufferAt::Slot,
+            };
             // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
             unsafe { e.queue(req) };
         }
@@ -699,7 +705,7 @@ mod tests {
         let file = std::fs::File::open(f.path()).unwrap();
         let mut e = engine(file.as_raw_fd(), &buffers, 2, 2);
         // A write on a read-only descriptor: io_submit refuses it with EBADF.
-        let req = Request { slot: 0, op: Op::Write, file: 0, offset_bytes: 0, len_bytes: 4096 };
+        let req = Request { slot: 0, op: Op::Write, file: 0, offset_bytes: 0, len_bytes: 4096, buffer: BufferAt::Slot };
         // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         unsafe { e.queue(req) };
         // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.

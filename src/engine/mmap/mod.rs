@@ -116,7 +116,7 @@ impl Engine for MmapEngine {
         }
         let len = (req.len_bytes as usize).min(m.len - offset);
         let mapped = m.base.wrapping_add(offset);
-        let slot = self.buffers.slot_ptr(req.slot);
+        let slot = self.buffers.data_ptr(req.slot, req.buffer);
         guard::arm(mapped as usize, len);
         match req.op {
             // SAFETY: `mapped..mapped+len` lies inside the mapping (checked above) and the
@@ -254,7 +254,7 @@ impl Drop for MmapEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::buffer::SlotBuffers;
+    use crate::buffer::{BufferAt, SlotBuffers};
     use crate::engine::EngineOptions;
     use std::fs::OpenOptions;
     use std::os::fd::AsRawFd;
@@ -273,13 +273,21 @@ mod tests {
         let file = OpenOptions::new().read(true).write(true).open(f.path()).unwrap();
         let mut buffers = SlotBuffers::new(1, 4096, 4096).unwrap();
         let mut e = open_engine(file.as_raw_fd(), &buffers, &EngineOptions::default()).unwrap();
-        let read = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 5 * 4096, len_bytes: 4096 };
+        let read =
+            Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 5 * 4096, len_bytes: 4096, buffer: BufferAt::Slot };
         // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(read) }, Queued::Done(4096));
         assert!(buffers.slot_mut(0).iter().all(|&b| b == 5));
         assert!(!e.sync_writes().unwrap(), "nothing written, nothing to msync");
         buffers.slot_mut(0).fill(0xab);
-        let write = Request { slot: 0, op: Op::Write, file: 0, offset_bytes: 9 * 4096, len_bytes: 4096 };
+        let write = Request {
+            slot: 0,
+            op: Op::Write,
+            file: 0,
+            offset_bytes: 9 * 4096,
+            len_bytes: 4096,
+            buffer: BufferAt::Slot,
+        };
         // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(write) }, Queued::Done(4096));
         assert!(e.sync_writes().unwrap());
@@ -312,14 +320,16 @@ mod tests {
         let mut e = open_engine(f.as_file().as_raw_fd(), &buffers, &EngineOptions::default()).unwrap();
         f.as_file().set_len(3 * 4096).unwrap();
         // Block 2..4: the first page is still in the file, the second is gone.
-        let read = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 2 * 4096, len_bytes: 8192 };
+        let read =
+            Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 2 * 4096, len_bytes: 8192, buffer: BufferAt::Slot };
         // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(read) }, Queued::Done(4096));
         assert!(buffers.slot_mut(0)[..4096].iter().all(|&b| b == 7));
-        let gone = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 6 * 4096, len_bytes: 4096 };
+        let gone =
+            Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 6 * 4096, len_bytes: 4096, buffer: BufferAt::Slot };
         // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(gone) }, Queued::Done(0));
-        let fine = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 0, len_bytes: 4096 };
+        let fine = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 0, len_bytes: 4096, buffer: BufferAt::Slot };
         // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(fine) }, Queued::Done(4096), "the guard is disarmed after a fault");
     }
@@ -331,7 +341,8 @@ mod tests {
         let mut buffers = SlotBuffers::new(1, 4096, 4096).unwrap();
         let mut e = open_engine(f.as_file().as_raw_fd(), &buffers, &EngineOptions::default()).unwrap();
         f.as_file().set_len(3 * 4096).unwrap();
-        let page6 = Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 6 * 4096, len_bytes: 4096 };
+        let page6 =
+            Request { slot: 0, op: Op::Read, file: 0, offset_bytes: 6 * 4096, len_bytes: 4096, buffer: BufferAt::Slot };
         // SAFETY: the request's slot buffer is owned by this test and not touched until its completion is reaped.
         assert_eq!(unsafe { e.queue(page6) }, Queued::Done(0));
         // The file grows back and page 6 gets new bytes: the mapping shows them, not the

@@ -42,7 +42,7 @@ impl Engine for SyncEngine {
             let block_device = self.block_devices[req.file as usize];
             return Queued::Done(super::discard::discard(fd, block_device, req.offset_bytes, req.len_bytes.into()));
         }
-        let base = self.buffers.slot_ptr(req.slot);
+        let base = self.buffers.data_ptr(req.slot, req.buffer);
         let len = req.len_bytes as usize;
         let mut done = 0usize;
         while done < len {

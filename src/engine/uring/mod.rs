@@ -40,7 +40,7 @@ pub use faults::Faults;
 use messages::{describe_errno, describe_io_error, no_poll_queues_message, unavailable_message};
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request};
-use crate::buffer::BufferRegion;
+use crate::buffer::{BufferAt, BufferRegion};
 use io_uring::{IoUring, opcode, squeue, types};
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -107,6 +107,8 @@ struct SlotIo {
     done_bytes: u32,
     /// Registered buffer holding this slot.
     buf_index: u16,
+    /// Where the request's bytes are (the slot's buffer or a window of the area).
+    buffer: BufferAt,
     op: Op,
 }
 
@@ -117,6 +119,9 @@ struct SqeMaker {
     sqe_flags: squeue::Flags,
     fixed_buffers: bool,
     buffers: BufferRegion,
+    /// The registered index of the area's first piece (of `MAX_REGISTERED_BUFFER_BYTES`),
+    /// when the buffers are registered and there is an area.
+    area_index: Option<u16>,
 }
 
 impl SqeMaker {
@@ -124,13 +129,24 @@ impl SqeMaker {
     #[inline(always)]
     fn entry(&self, slot: u32, s: &SlotIo) -> squeue::Entry {
         let fd = types::Fd(self.files[s.file as usize]);
-        let ptr = self.buffers.slot_ptr(slot).wrapping_add(s.done_bytes as usize);
+        let ptr = self.buffers.data_ptr(slot, s.buffer).wrapping_add(s.done_bytes as usize);
         let len = s.len_bytes - s.done_bytes;
         let offset = s.offset_bytes + u64::from(s.done_bytes);
-        let entry = match (s.op, self.fixed_buffers) {
-            (Op::Read, true) => opcode::ReadFixed::new(fd, ptr, len, s.buf_index).offset(offset).build(),
+        // A window of the area is registered if it lies inside one registered piece.
+        let fixed = match s.buffer {
+            BufferAt::Slot => self.fixed_buffers.then_some(s.buf_index),
+            BufferAt::Area(at) => self.area_index.and_then(|first| {
+                let piece = at as usize / MAX_REGISTERED_BUFFER_BYTES;
+                let last = (at as usize + s.len_bytes.max(1) as usize - 1) / MAX_REGISTERED_BUFFER_BYTES;
+                (piece == last).then(|| first + piece as u16)
+            }),
+        };
+        let entry = match (s.op, fixed.is_some()) {
+            (Op::Read, true) => opcode::ReadFixed::new(fd, ptr, len, fixed.unwrap_or(0)).offset(offset).build(),
             (Op::Read, false) => opcode::Read::new(fd, ptr, len).offset(offset).build(),
-            (Op::Write, true) => opcode::WriteFixed::new(fd, ptr.cast_const(), len, s.buf_index).offset(offset).build(),
+            (Op::Write, true) => {
+                opcode::WriteFixed::new(fd, ptr.cast_const(), len, fixed.unwrap_or(0)).offset(offset).build()
+            }
             (Op::Write, false) => opcode::Write::new(fd, ptr.cast_const(), len).offset(offset).build(),
             (Op::Fsync, _) => opcode::Fsync::new(fd).build(),
             (Op::Fdatasync, _) => opcode::Fsync::new(fd).flags(types::FsyncFlags::DATASYNC).build(),
@@ -294,24 +310,35 @@ fn registered(
     }
 }
 
-/// Registers the slot buffers (one iovec per `buffer_layout` group of slots) and
-/// records each slot's buffer index. The error says why, for people.
+/// Registers the slot buffers (one iovec per `buffer_layout` group of slots), then the
+/// area in pieces of at most `MAX_REGISTERED_BUFFER_BYTES`, and records each slot's buffer
+/// index; returns the area's first index (if there is an area). The error says why, for
+/// people.
 fn register_slot_buffers(
     ring: &IoUring,
     region: &BufferRegion,
     slots: &mut [SlotIo],
     faults: &Faults,
-) -> Result<(), String> {
-    let total_bytes = region.slots * region.slot_stride_bytes;
+) -> Result<Option<u16>, String> {
+    let total_bytes = region.slots * region.slot_stride_bytes + region.area_len_bytes;
     let per_buffer = buffer_layout(region)
         .ok_or_else(|| format!("the {total_bytes} bytes of slot buffers exceed what one ring can register"))?;
-    let iovecs: Vec<libc::iovec> = (0..region.slots.div_ceil(per_buffer))
+    let mut iovecs: Vec<libc::iovec> = (0..region.slots.div_ceil(per_buffer))
         .map(|i| {
             let first = i * per_buffer;
             let count = per_buffer.min(region.slots - first);
             libc::iovec { iov_base: region.slot_ptr(first as u32).cast(), iov_len: count * region.slot_stride_bytes }
         })
         .collect();
+    let area_index = (region.area_len_bytes > 0).then_some(iovecs.len() as u16);
+    iovecs.extend((0..region.area_len_bytes.div_ceil(MAX_REGISTERED_BUFFER_BYTES)).map(|i| {
+        let at = i * MAX_REGISTERED_BUFFER_BYTES;
+        let len = (region.area_len_bytes - at).min(MAX_REGISTERED_BUFFER_BYTES);
+        libc::iovec { iov_base: region.area.wrapping_add(at).cast(), iov_len: len }
+    }));
+    if iovecs.len() > MAX_REGISTERED_BUFFERS {
+        return Err(format!("the {total_bytes} bytes of slot buffers and area exceed what one ring can register"));
+    }
     let result = match faults.register_buffers_errno {
         Some(errno) => Err(io::Error::from_raw_os_error(errno)),
         // SAFETY: every iovec lies inside the worker's slot allocation, which outlives the
@@ -330,7 +357,7 @@ fn register_slot_buffers(
     for (i, s) in slots.iter_mut().enumerate() {
         s.buf_index = (i / per_buffer) as u16;
     }
-    Ok(())
+    Ok(area_index)
 }
 
 impl UringEngine {
@@ -362,15 +389,23 @@ impl UringEngine {
         }
 
         let region = setup.buffers;
-        let mut slots =
-            vec![
-                SlotIo { offset_bytes: 0, file: 0, len_bytes: 0, done_bytes: 0, buf_index: 0, op: Op::Read };
-                region.slots
-            ]
-            .into_boxed_slice();
+        let mut slots = vec![
+            SlotIo {
+                offset_bytes: 0,
+                file: 0,
+                len_bytes: 0,
+                done_bytes: 0,
+                buf_index: 0,
+                buffer: BufferAt::Slot,
+                op: Op::Read
+            };
+            region.slots
+        ]
+        .into_boxed_slice();
 
+        let mut area_index = None;
         let fixed_buffers = if options.register {
-            let result = register_slot_buffers(&ring, &region, &mut slots, faults);
+            let result = register_slot_buffers(&ring, &region, &mut slots, faults).map(|index| area_index = index);
             registered("registered_buffers", result, &mut facts, &mut notes, |why| {
                 format!(
                     "io_uring: registering the slot buffers failed ({why}); using plain Read/Write instead \
@@ -407,7 +442,7 @@ impl UringEngine {
         let timed_wait = ring.params().is_feature_ext_arg();
         let mut engine = Self {
             ring,
-            maker: SqeMaker { files, sqe_flags, fixed_buffers, buffers: region },
+            maker: SqeMaker { files, sqe_flags, fixed_buffers, buffers: region, area_index },
             slots,
             fds: setup.fds.to_vec().into_boxed_slice(),
             block_devices: crate::engine::discard::block_devices(setup.fds),
@@ -440,7 +475,8 @@ impl UringEngine {
         let saved = unsafe { std::slice::from_raw_parts(region.slot_ptr(0), len) }.to_vec();
         let mut result = Ok(());
         for file in 0..setup.fds.len() as u32 {
-            let req = Request { slot: 0, op: Op::Read, file, offset_bytes: 0, len_bytes: len as u32 };
+            let req =
+                Request { slot: 0, op: Op::Read, file, offset_bytes: 0, len_bytes: len as u32, buffer: BufferAt::Slot };
             // SAFETY: slot 0 is free (nothing is in flight) and we wait for the read below.
             if unsafe { self.queue(req) } != Queued::InFlight {
                 break;
@@ -620,6 +656,7 @@ impl Engine for UringEngine {
         s.offset_bytes = req.offset_bytes;
         s.len_bytes = req.len_bytes;
         s.done_bytes = 0;
+        s.buffer = req.buffer;
         self.flush_sqes += u64::from(req.op.is_flush());
         let entry = self.maker.entry(req.slot, s);
         // SAFETY: by `queue`'s contract the slot's buffer holds `len_bytes` and is left
@@ -793,7 +830,14 @@ mod tests {
                     fact(&engine, "registered_buffers"),
                     if register { "true" } else { "false (--no-register)" }
                 );
-                let req = Request { slot: 1, op: Op::Read, file: 0, offset_bytes: 8192, len_bytes: 8192 };
+                let req = Request {
+                    slot: 1,
+                    op: Op::Read,
+                    file: 0,
+                    offset_bytes: 8192,
+                    len_bytes: 8192,
+                    buffer: BufferAt::Slot,
+                };
                 // SAFETY: slot 1 exists, holds 8192 bytes, and is not touched until reaped.
                 assert_eq!(unsafe { engine.queue(req) }, Queued::InFlight);
                 let mut out = [Completion::default(); 2];
@@ -825,8 +869,14 @@ mod tests {
         for op in [Op::Write, Op::Read] {
             for slot in 0..depth {
                 // Slot s goes to block depth-1-s, so offsets and slots differ.
-                let req =
-                    Request { slot, op, file: 0, offset_bytes: u64::from(depth - 1 - slot) * 4096, len_bytes: 4096 };
+                let req = Request {
+                    slot,
+                    op,
+                    file: 0,
+                    offset_bytes: u64::from(depth - 1 - slot) * 4096,
+                    len_bytes: 4096,
+                    buffer: BufferAt::Slot,
+                };
                 // SAFETY: each slot is queued once and not touched until reaped.
                 assert_eq!(unsafe { engine.queue(req) }, Queued::InFlight);
             }
@@ -858,7 +908,14 @@ mod tests {
         let opts = options(true);
         let mut engine = open(&[file.as_raw_fd()], &buffers, true, &opts, &Faults::default()).unwrap();
         for slot in 0..32 {
-            let req = Request { slot, op: Op::Read, file: 0, offset_bytes: u64::from(slot) * 8192, len_bytes: 4096 };
+            let req = Request {
+                slot,
+                op: Op::Read,
+                file: 0,
+                offset_bytes: u64::from(slot) * 8192,
+                len_bytes: 4096,
+                buffer: BufferAt::Slot,
+            };
             // SAFETY: each slot is queued once; the engine is dropped before the buffers.
             unsafe { engine.queue(req) };
         }
@@ -883,7 +940,7 @@ mod tests {
         let mut out = [Completion::default(); 1];
         for round in 0..3u32 {
             let offset_bytes = u64::from(round) * 65536;
-            let req = Request { slot: 0, op: Op::Read, file: 0, offset_bytes, len_bytes: 4096 };
+            let req = Request { slot: 0, op: Op::Read, file: 0, offset_bytes, len_bytes: 4096, buffer: BufferAt::Slot };
             // SAFETY: slot 0 is free (its previous read was reaped); the engine is dropped first.
             unsafe { engine.queue(req) };
             engine.submit().unwrap();
@@ -945,7 +1002,8 @@ mod tests {
         assert!(fact(&engine, "registered_files").starts_with("false (refused: EMFILE"), "{:?}", engine.facts);
         assert_eq!(engine.notes.len(), 2, "{:?}", engine.notes);
         assert!(engine.notes[0].contains("ulimit -l") && engine.notes[0].contains("plain Read/Write"));
-        let req = Request { slot: 3, op: Op::Read, file: 0, offset_bytes: 4096, len_bytes: 4096 };
+        let req =
+            Request { slot: 3, op: Op::Read, file: 0, offset_bytes: 4096, len_bytes: 4096, buffer: BufferAt::Slot };
         // SAFETY: slot 3 is not touched until reaped.
         unsafe { engine.queue(req) };
         let mut out = [Completion::default(); 4];
@@ -1014,6 +1072,8 @@ mod tests {
             slot_stride_bytes: stride,
             slot_len_bytes: stride,
             slots,
+            area: std::ptr::null_mut(),
+            area_len_bytes: 0,
         };
         assert_eq!(buffer_layout(&region(32, 4096)), Some(1));
         assert_eq!(buffer_layout(&region(16384, 4096)), Some(1));

@@ -428,3 +428,53 @@ impl Drop for MemoryCgroup {
         }
     }
 }
+
+/// A btrfs on a loop device of `size_bytes` (a sparse file), mounted with `options` (e.g.
+/// "compress-force=zstd"), unmounted and detached on Drop (the mount first: fields drop in
+/// order). `None` (SKIP said) when not root or mkfs.btrfs or the kernel's btrfs is missing.
+pub struct Btrfs {
+    pub mount: Mount,
+    _device: LoopDev,
+}
+
+pub fn btrfs(size_bytes: u64, options: &str, what: &str) -> Option<Btrfs> {
+    if !is_root() {
+        skip(what, "needs root to mount a btrfs on a loop device");
+        return None;
+    }
+    if Command::new("mkfs.btrfs").arg("--version").output().is_err() {
+        skip(what, "mkfs.btrfs is missing (Debian: apt-get install btrfs-progs)");
+        return None;
+    }
+    let device = loop_device(size_bytes, LoopOptions::default(), what)?;
+    if let Err(e) = run_ok("mkfs.btrfs", &["-q", "-f", &device.path]) {
+        skip(what, &format!("mkfs.btrfs: {e}"));
+        return None;
+    }
+    let dir = super::temp_dir();
+    match run_ok("mount", &["-t", "btrfs", "-o", options, &device.path, &super::path_str(dir.path())]) {
+        Ok(_) => Some(Btrfs { mount: Mount { dir }, _device: device }),
+        Err(e) => {
+            skip(what, &format!("cannot mount a btrfs (no btrfs in this kernel?): {e}"));
+            None
+        }
+    }
+}
+
+/// What compsize says of `file` once it is on disk (synced first): (bytes on disk, bytes
+/// uncompressed). `None` (SKIP said) when compsize is missing.
+pub fn compsize(file: &Path, what: &str) -> Option<(u64, u64)> {
+    let _ = Command::new("sync").arg("-f").arg(file).status();
+    let out = match Command::new("compsize").arg("-b").arg(file).output() {
+        Ok(out) => out,
+        Err(_) => {
+            skip(what, "compsize is missing (Debian: apt-get install btrfs-compsize)");
+            return None;
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "TOTAL      100%      16777216     16777216     16777216"
+    let total = text.lines().find(|l| l.starts_with("TOTAL")).unwrap_or_else(|| panic!("compsize: {text}"));
+    let fields: Vec<u64> = total.split_whitespace().skip(2).map(|f| f.parse().unwrap()).collect();
+    Some((fields[0], fields[1]))
+}
