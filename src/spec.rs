@@ -160,8 +160,9 @@ pub struct Spec {
     pub reducibility: crate::data::Reducibility,
     /// `--verify`: written blocks carry a header and reads are checked.
     pub verify: Option<VerifySpec>,
-    /// Seed of written data and of verification: `--seed`, or 0 when not given, so
-    /// that a later run can check what an earlier one wrote.
+    /// Seed of written data and of verification: `--seed`; when not given, 0 for verified
+    /// data (so that a later run can check what an earlier one wrote) and the run's own
+    /// `seed` otherwise (so that two runs never write the same bytes).
     pub data_seed: u64,
     /// `--fsync-on-close`: fsync every target at the end of the run, timed outside the window.
     #[serde(default)]

@@ -90,6 +90,11 @@ impl WorkloadArgs {
         let ramp_ns = self.window.ramp_ns(run_length)?;
         let steady_state = self.window.steady_state(run_length, interval_ns)?;
         let seed = self.data.seed.map(|c| c.0);
+        let run_seed = seed.unwrap_or_else(fresh_seed);
+        // Written data: from --seed; else, verified, from 0 (so that a later run can check
+        // what an earlier one wrote), and not verified, from the run's own seed (so that two
+        // runs never write the same bytes, which deduplicating storage would store once).
+        let data_seed = seed.unwrap_or(if verify.is_some() { 0 } else { run_seed });
         let spec = Spec {
             ramp_ns,
             steady_state,
@@ -115,7 +120,7 @@ impl WorkloadArgs {
             cache,
             invalidate: cache == CacheMode::Drop,
             keep_holes: self.targets.keep_holes,
-            seed: seed.unwrap_or_else(fresh_seed),
+            seed: run_seed,
             force: self.safety.force,
             engine_options,
             fsync_on_close: self.durability.fsync_on_close,
@@ -132,7 +137,7 @@ impl WorkloadArgs {
             write_pattern,
             reducibility,
             verify,
-            data_seed: seed.unwrap_or(0),
+            data_seed,
             placement: self.placement.spec(),
         };
         spec.validate()?;

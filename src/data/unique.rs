@@ -86,6 +86,16 @@ fn write_mix(seed: u64, sequence: u64) -> u64 {
     crate::rng::splitmix64(&mut state)
 }
 
+/// Mixed into the seed of each target after the first (`target_seed`).
+const TARGET_SALT: u64 = 0x756E_6971_7565_5F74;
+
+/// The seed of target `target`'s data among a run's targets laid out together: the first
+/// target's is `seed` itself, each other's a bijective mix of it, so that two files laid
+/// out by one run never hold the same sectors (a deduplicating array would store them once).
+pub fn target_seed(seed: u64, target: u32) -> u64 {
+    if target == 0 { seed } else { seed ^ fmix64(u64::from(target) ^ TARGET_SALT) }
+}
+
 /// The murmur3 finalizer: a bijection of u64 whose output bits all depend on every input bit.
 #[inline(always)]
 fn fmix64(mut x: u64) -> u64 {
@@ -176,6 +186,18 @@ pub fn fill(buf: &mut [u8], seed: u64, period_bytes: u64, offset_bytes: u64, seq
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn targets_laid_out_together_hold_different_sectors() {
+        let period = MIN_PERIOD_BYTES;
+        let (mut a, mut b) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10]);
+        fill(&mut a, target_seed(7, 0), period, 0, 0);
+        fill(&mut b, target_seed(7, 1), period, 0, 0);
+        let sectors = |v: &[u8]| v.chunks(512).map(<[u8]>::to_vec).collect::<std::collections::HashSet<_>>();
+        assert_eq!(sectors(&a).len(), 128);
+        assert!(sectors(&a).is_disjoint(&sectors(&b)), "a sector of target 1 repeats one of target 0");
+        assert_eq!(target_seed(7, 0), 7);
+    }
     use std::collections::HashSet;
     use std::io::Write;
 

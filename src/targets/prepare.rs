@@ -98,10 +98,19 @@ pub fn prepare_targets(
         }
         return Ok((prepared, created));
     }
-    for plan in plans {
-        prepared.push(prepare_one(spec, plan, diag, stop, &mut created)?);
+    for (index, plan) in plans.into_iter().enumerate() {
+        let seed = layout_seed(spec, index as u32);
+        prepared.push(prepare_one(spec, plan, seed, diag, stop, &mut created)?);
     }
     Ok((prepared, created))
+}
+
+/// The seed of the data a target is laid out with: the run's data seed, told apart per
+/// target when the data is not verified, so that files laid out together (per-worker files,
+/// several targets) do not hold the same bytes, which a deduplicating array would store
+/// once. Verified data keeps the run's seed: its headers name it and its checks need it.
+fn layout_seed(spec: &Spec, target: u32) -> u64 {
+    if spec.verify.is_some() { spec.data_seed } else { crate::data::unique::target_seed(spec.data_seed, target) }
 }
 
 /// A target of an engine that moves no bytes (`EngineCaps::touches_storage` false: null):
@@ -140,6 +149,7 @@ fn untouched(spec: &Spec, plan: TargetPlan) -> Result<PreparedTarget, Error> {
 fn prepare_one(
     spec: &Spec,
     plan: TargetPlan,
+    seed: u64,
     diag: &Diagnostics,
     stop: &AtomicUsize,
     created: &mut CreatedFiles,
@@ -167,7 +177,7 @@ fn prepare_one(
             plan.size_bytes,
             layout::LayoutContent {
                 block_size_bytes: spec.block_size_bytes,
-                seed: spec.data_seed,
+                seed,
                 pattern: spec.verify.map_or(spec.write_pattern, |v| v.pattern),
                 verify: spec.verify.is_some(),
                 reduction: crate::data::Reduction::new(spec.reducibility),
@@ -201,7 +211,7 @@ fn prepare_one(
         };
     }
     let allocation = if plan.kind == TargetKind::File {
-        let (allocation, filled_bytes) = settle_holes(spec, &plan, diag, stop)?;
+        let (allocation, filled_bytes) = settle_holes(spec, &plan, seed, diag, stop)?;
         laid_out_bytes += filled_bytes;
         Some(allocation)
     } else {
@@ -385,6 +395,7 @@ const WARM_PROGRESS_FROM_BYTES: u64 = 64 << 20;
 fn settle_holes(
     spec: &Spec,
     plan: &TargetPlan,
+    seed: u64,
     diag: &Diagnostics,
     stop: &AtomicUsize,
 ) -> Result<(Allocation, u64), Error> {
@@ -401,7 +412,7 @@ fn settle_holes(
         })?;
         let content = layout::LayoutContent {
             block_size_bytes: spec.block_size_bytes,
-            seed: spec.data_seed,
+            seed,
             pattern: spec.write_pattern,
             verify: false,
             reduction: crate::data::Reduction::NONE,
