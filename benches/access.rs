@@ -8,8 +8,8 @@
 //! and a `black_box`, a few ns) out of a figure that is itself a few ns.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use iopulse::access::{BlockSource, SourcePlan};
-use iopulse::spec::{AccessOrder, Distribution};
+use iopulse::testing::access::{AccessOrder, Distribution};
+use iopulse::testing::access::{BlockSource, SourcePlan};
 use std::hint::black_box;
 
 fn plan(order: AccessOrder, distribution: Distribution, once: bool, blocks: u64) -> SourcePlan {

@@ -23,8 +23,8 @@
 //! finishes in a few minutes.
 
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, measurement::WallTime};
-use iopulse::buffer::SlotBuffers;
-use iopulse::rng::Rng;
+use iopulse::testing::Rng;
+use iopulse::testing::SlotBuffers;
 use std::fs::{File, OpenOptions};
 use std::hint::black_box;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};

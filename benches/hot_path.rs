@@ -21,18 +21,18 @@
 //!   `engine_round_trips` below.
 
 use criterion::{Criterion, Throughput};
-use iopulse::access::{BlockSource, Permutation, SourcePlan};
-use iopulse::buffer::SlotBuffers;
-use iopulse::clock::Clock;
-use iopulse::data::{self, Pattern};
-use iopulse::engine::null::NullEngine;
-use iopulse::engine::sync::SyncEngine;
-use iopulse::engine::{BufferAt, Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
-use iopulse::rng::Rng;
-use iopulse::spec::{AccessOrder, Distribution};
-use iopulse::stats::{OpStats, new_latency_histogram};
-use iopulse::verify;
-use iopulse::worker::{self, DataPlan, RunControl, WorkerFile, WorkerPlan};
+use iopulse::testing::Clock;
+use iopulse::testing::Rng;
+use iopulse::testing::SlotBuffers;
+use iopulse::testing::access::{AccessOrder, Distribution};
+use iopulse::testing::access::{BlockSource, Permutation, SourcePlan};
+use iopulse::testing::data::{self, Pattern};
+use iopulse::testing::engine::NullEngine;
+use iopulse::testing::engine::SyncEngine;
+use iopulse::testing::engine::{BufferAt, Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
+use iopulse::testing::stats::{OpStats, new_latency_histogram};
+use iopulse::testing::verify;
+use iopulse::testing::worker::{self, DataPlan, RunControl, WorkerFile, WorkerPlan};
 use std::hint::black_box;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -148,7 +148,7 @@ fn data_pattern(c: &mut Criterion) {
         offset_bytes: 4096,
         pattern: Pattern::Random,
         sequence: None,
-        reduction: iopulse::data::Reduction::NONE,
+        reduction: iopulse::testing::data::Reduction::NONE,
     };
     let mut scratch = vec![0u8; BLOCK];
     g.bench_function("verify_check_4k", |b| {
@@ -379,9 +379,9 @@ fn engine_round_trip<E: Engine>(c: &mut Criterion, label: &str) {
 fn engine_round_trips(c: &mut Criterion) {
     engine_round_trip::<NullEngine>(c, "null");
     engine_round_trip::<SyncEngine>(c, "sync");
-    engine_round_trip::<iopulse::engine::uring::UringEngine>(c, "io_uring");
-    engine_round_trip::<iopulse::engine::aio::AioEngine>(c, "libaio");
-    engine_round_trip::<iopulse::engine::mmap::MmapEngine>(c, "mmap");
+    engine_round_trip::<iopulse::testing::engine::UringEngine>(c, "io_uring");
+    engine_round_trip::<iopulse::testing::engine::AioEngine>(c, "libaio");
+    engine_round_trip::<iopulse::testing::engine::MmapEngine>(c, "mmap");
 }
 
 fn main() {

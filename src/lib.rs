@@ -1,53 +1,55 @@
 //! iopulse: a Linux storage benchmark. The binary (`src/main.rs`) is a thin
-//! shell around this library, so that tests and benches reach every stage of
-//! the pipeline:
+//! shell around this library:
 //!
-//! argv → `cli` → `spec::Spec` → `commands::benchmark` → `run` (targets, workers,
-//! the start line) → `worker` (one loop over an `engine`) → `stats` →
-//! `RunResult` → `report`. In a cluster run (`cluster`: MPI ranks) rank 0
-//! combines every rank's result (`cluster::result`, via `result::merge`) before
-//! reporting.
+//! argv → `commands` (the clap command, `cli`'s flag groups) → `plan` (phases, jobs,
+//! `spec::Spec`s, outputs; checked whole) → `run` (targets, workers, the start line) →
+//! `worker` (one loop over an `engine`) → `stats` → `RunResult` → `report`. In a cluster
+//! run (`cluster`: MPI ranks) rank 0 combines every rank's result (`cluster::result`, via
+//! `result::merge`) before reporting.
+//!
+//! Private by default: the binary reaches `commands`, the tests and benches `testing`
+//! (which re-exports what they need), so the compiler sees every item nothing uses.
 //!
 //! docs/architecture.md describes the architecture and its rules.
 
 // stderr and stdout never panic the run: see `stderr_line!` and clippy.toml.
 #![deny(clippy::disallowed_macros)]
 
-pub mod access;
-pub mod buffer;
-pub mod cli;
-pub mod clock;
-pub mod cluster;
+mod access;
+mod buffer;
+mod cli;
+mod clock;
+mod cluster;
 pub mod commands;
 mod cpu_state;
-pub mod data;
-pub mod diag;
-pub mod durability;
-pub mod engine;
+mod data;
+mod diag;
+mod durability;
+mod engine;
 mod environment;
-pub mod error;
+mod error;
 mod fio_import;
 mod futex;
-pub mod heartbeat;
+mod heartbeat;
 mod input_file;
 mod jobs;
 mod memory;
-pub mod placement;
+mod placement;
 mod plan;
 mod profiles;
-pub mod report;
+mod report;
 mod result;
-pub mod rng;
-pub mod run;
+mod rng;
+mod run;
 mod rusage;
 mod signals;
-pub mod spec;
+mod spec;
 mod start_at;
-pub mod stats;
+mod stats;
 mod sweep;
-pub mod targets;
+mod targets;
 pub mod testing;
 mod think;
-pub mod units;
-pub mod verify;
-pub mod worker;
+mod units;
+mod verify;
+mod worker;

@@ -54,3 +54,74 @@ pub fn check_job_file(name: &str, text: &str) -> Result<(), String> {
     let file = crate::plan::job_file::parse::parse(name, text).map_err(|e| e.message)?;
     crate::plan::job_file::plan(&file, &Default::default(), Vec::new()).map(|_| ()).map_err(|e| e.message)
 }
+
+// What the integration tests (tests/it/, tests/no_allocation.rs) and the benches
+// (benches/) reach below the command line, by the module it lives in. Each item is what a
+// test drives directly: an engine through its seam, a worker's loop with a plan of its own,
+// the data and verification functions, the parsers.
+
+/// The run itself, as a library call (`run::run`), and its start line.
+pub mod run {
+    pub use crate::run::run;
+    pub use crate::run::start_line::StartLine;
+}
+
+/// The engines, driven through their seam (the conformance tests, the hot-path benches).
+pub mod engine {
+    pub use crate::engine::aio::AioEngine;
+    pub use crate::engine::mmap::MmapEngine;
+    pub use crate::engine::null::NullEngine;
+    pub use crate::engine::sync::SyncEngine;
+    pub use crate::engine::uring::UringEngine;
+    pub use crate::engine::{
+        BufferAt, Completion, Engine, EngineCaps, EngineError, EngineOptions, EngineSetup, Op, Queued, Request,
+    };
+}
+
+/// A worker's loop with a plan built by hand (the watchdog test, the hot-path bench).
+pub mod worker {
+    pub use crate::worker::{DataPlan, RunControl, WorkerFile, WorkerPlan, run, stop_code};
+}
+
+/// Write data and its generators.
+pub mod data {
+    pub use crate::data::{Pattern, RandomPool, Reducibility, Reduction, fill, fill_random};
+    pub mod keyed {
+        pub use crate::data::keyed::{fill_base, key_chunks};
+    }
+    pub mod unique {
+        pub use crate::data::unique::{fill_area, key_sectors, period_bytes};
+    }
+}
+
+/// Verification's stamps and checks.
+pub mod verify {
+    pub use crate::verify::{Expect, check, stamp, stamp_reduced};
+}
+
+/// Which block comes next.
+pub mod access {
+    pub use crate::access::{AccessOrder, BlockSource, Distribution, Permutation, SourcePlan};
+}
+
+/// Parsers of quantities.
+pub mod units {
+    pub use crate::units::{
+        MAX_LIST_ID, parse_count, parse_cpu_list, parse_duration, parse_id_list, parse_real, parse_size,
+    };
+}
+
+/// Figures and their histograms.
+pub mod stats {
+    pub use crate::stats::{OpStats, decode_histogram, new_latency_histogram};
+}
+
+pub use crate::buffer::SlotBuffers;
+pub use crate::clock::Clock;
+pub use crate::cluster::Cluster;
+pub use crate::diag::Diagnostics;
+pub use crate::heartbeat::Waiting;
+pub use crate::placement::bind;
+pub use crate::report::csv::header as csv_header;
+pub use crate::report::units::iops as shown_iops;
+pub use crate::rng::Rng;

@@ -6,10 +6,10 @@
 //! One test only in this file, and a test binary of its own (not tests/it/): the counter
 //! is process-wide, so no other test may allocate in this process while it counts.
 
-use iopulse::cluster::Cluster;
-use iopulse::diag::Diagnostics;
-use iopulse::run;
-use iopulse::run::start_line::StartLine;
+use iopulse::testing::Cluster;
+use iopulse::testing::Diagnostics;
+use iopulse::testing::run;
+use iopulse::testing::run::StartLine;
 use iopulse::testing::spec_of;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;

@@ -24,15 +24,6 @@ impl AliasTable {
         Self { columns: build(weights) }
     }
 
-    /// Number of columns.
-    pub fn len(&self) -> usize {
-        self.columns.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.columns.is_empty()
-    }
-
     /// A column, drawn with probability weight / sum of weights.
     #[inline(always)]
     pub fn sample(&self, rng: &mut Rng) -> u64 {

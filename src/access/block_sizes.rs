@@ -265,11 +265,6 @@ impl SizePicker {
         };
         (index, self.len_bytes[index as usize], self.units[index as usize])
     }
-
-    /// Number of distinct sizes.
-    pub fn sizes(&self) -> usize {
-        self.len_bytes.len()
-    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ pub mod result;
 mod single;
 pub mod template;
 
-pub use launcher::{LauncherRank, launcher_rank};
+pub use launcher::launcher_rank;
 
 /// The rank that gathers the results and prints the cluster report.
 pub const ROOT_RANK: u32 = 0;

@@ -27,7 +27,7 @@ pub mod sysfs;
 pub mod topology;
 
 pub use plan::{PlacementPlan, WorkerPlacement, plan};
-pub use topology::{Node, Pu, Topology, TopologySummary};
+pub use topology::{Topology, TopologySummary};
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;

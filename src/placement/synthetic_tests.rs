@@ -2,6 +2,7 @@
 //! `--features hwloc`, from hwloc synthetic topologies, which must give the
 //! same topology and so the same placement).
 
+use super::topology::Node;
 use super::*;
 use std::fs;
 use std::path::Path;

@@ -89,15 +89,10 @@ pub struct DeviceLocality {
     pub node: Option<u32>,
 }
 
-/// The NUMA node of block device `major:minor` under `root`: the first
-/// `numa_node` file (>= 0) up the disk's device path; for a device-mapper or
-/// md device, the node its underlying devices (`slaves/`) agree on; on a
-/// machine with one node, that node.
-pub fn device_node(root: &Path, topology: &Topology, major: u32, minor: u32) -> Option<u32> {
-    device_locality(root, topology, major, minor).and_then(|d| d.node)
-}
-
-/// As `device_node`, with the device's name. `None` when `major:minor` is no block device.
+/// The NUMA node of block device `major:minor` under `root`, with the device's name: the
+/// first `numa_node` file (>= 0) up the disk's device path; for a device-mapper or md
+/// device, the node its underlying devices (`slaves/`) agree on; on a machine with one
+/// node, that node. `None` when `major:minor` is no block device.
 pub fn device_locality(root: &Path, topology: &Topology, major: u32, minor: u32) -> Option<DeviceLocality> {
     let root = &fs::canonicalize(root).ok()?;
     let path = fs::canonicalize(root.join(format!("sys/dev/block/{major}:{minor}"))).ok()?;

@@ -152,16 +152,6 @@ pub fn check_outputs(output: &OutputOptions, targets: &[PathBuf]) -> Result<(), 
     check_planned(output, Writes::Run, targets, &[])
 }
 
-/// `check_planned` for a job file's run of the jobs named `job_names`, read from `inputs`.
-pub fn check_job_outputs(
-    output: &OutputOptions,
-    targets: &[PathBuf],
-    job_names: &[&str],
-    inputs: &[&Path],
-) -> Result<(), UsageError> {
-    check_planned(output, Writes::Jobs(job_names), targets, inputs)
-}
-
 /// Writes the report to stdout in the chosen format, then the JSON file, the CSV row, the
 /// time series and the charts if asked. A failed output does not stop the others: every
 /// failure is returned, one line each naming the output ("stdout", "--json PATH").

@@ -127,11 +127,6 @@ impl Output {
     }
 }
 
-/// As `check_all`, with no input file.
-pub fn check(outputs: &[Output], targets: &[PathBuf]) -> Result<(), UsageError> {
-    check_all(outputs, targets, &[])
-}
-
 /// The guard over every path a command will write (`outputs`, each with its flag), before
 /// anything is touched: each judged where it lands, against the kinds of file never written,
 /// against `targets` (every phase's), against `inputs` (the job file or fio file read, its
@@ -580,13 +575,13 @@ mod tests {
         std::os::unix::fs::symlink(&target, dir.path().join("link")).unwrap();
         let targets = vec![target.clone()];
         for p in [target.clone(), dir.path().join("link")] {
-            let e = check(&[out("--json", &p)], &targets).unwrap_err();
+            let e = check_all(&[out("--json", &p)], &targets, &[]).unwrap_err();
             assert!(e.message.contains("--json") && e.message.contains("own target"), "{}", e.message);
         }
         // A target not created yet is matched by its resolved path.
         let new_target = dir.path().join("new.dat");
         let spelled = dir.path().join(".").join("new.dat");
-        let e = check(&[out("--timeseries", &spelled)], &[new_target]).unwrap_err();
+        let e = check_all(&[out("--timeseries", &spelled)], &[new_target], &[]).unwrap_err();
         assert!(e.message.contains("own target"), "{}", e.message);
     }
 
@@ -594,9 +589,9 @@ mod tests {
     fn two_outputs_on_one_path_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("r.json");
-        let e = check(&[out("--json", &p), out("--csv", &p)], &[]).unwrap_err();
+        let e = check_all(&[out("--json", &p), out("--csv", &p)], &[], &[]).unwrap_err();
         assert!(e.message.contains("--json") && e.message.contains("--csv"), "{}", e.message);
-        check(&[out("--json", &p), out("--csv", &dir.path().join("r.csv"))], &[]).unwrap();
+        check_all(&[out("--json", &p), out("--csv", &dir.path().join("r.csv"))], &[], &[]).unwrap();
     }
 
     #[test]
@@ -611,10 +606,10 @@ mod tests {
             (dir.path(), "directory"),
             (Path::new("/proc/version"), "kernel interface"),
         ] {
-            let e = check(&[out("--json", p)], &[]).unwrap_err();
+            let e = check_all(&[out("--json", p)], &[], &[]).unwrap_err();
             assert!(e.message.contains(what), "{}: {}", p.display(), e.message);
         }
-        check(&[out("--json", Path::new("/dev/null")), out("--csv", Path::new("/dev/stdout"))], &[]).unwrap();
+        check_all(&[out("--json", Path::new("/dev/null")), out("--csv", Path::new("/dev/stdout"))], &[], &[]).unwrap();
     }
 
     #[test]
@@ -624,12 +619,12 @@ mod tests {
         // A target that is a dangling link to the --json path: one file.
         let target = dir.path().join("t.dat");
         std::os::unix::fs::symlink("r.json", &target).unwrap();
-        let e = check(&[out("--json", &json)], std::slice::from_ref(&target)).unwrap_err();
+        let e = check_all(&[out("--json", &json)], std::slice::from_ref(&target), &[]).unwrap_err();
         assert!(e.message.contains("own target") && e.message.contains("t.dat"), "{}", e.message);
         // An output that is a dangling link into /dev lands under /dev.
         let link = dir.path().join("out.json");
         std::os::unix::fs::symlink("/dev/shm/iopulse-never-created.json", &link).unwrap();
-        let e = check(&[out("--json", &link)], &[]).unwrap_err();
+        let e = check_all(&[out("--json", &link)], &[], &[]).unwrap_err();
         assert!(e.message.contains("under /dev") && e.message.contains("lands at /dev/shm"), "{}", e.message);
     }
 
@@ -642,17 +637,18 @@ mod tests {
         assert!(e.message.contains("an input this command reads"), "{}", e.message);
         let csv = dir.path().join("s.csv");
         let journal = dir.path().join("s.csv.journal");
-        let e = check(&[out("--csv", &csv), out("--csv (its journal)", &journal), out("--json", &journal)], &[])
-            .unwrap_err();
+        let e =
+            check_all(&[out("--csv", &csv), out("--csv (its journal)", &journal), out("--json", &journal)], &[], &[])
+                .unwrap_err();
         assert!(e.message.contains("--csv (its journal)") && e.message.contains("same file"), "{}", e.message);
         for p in ["/dev/shm/iopulse-never-created.csv", "/dev/iopulse-no-such-dir/x.csv"] {
-            let e = check(&[out("--timeseries", Path::new(p))], &[]).unwrap_err();
+            let e = check_all(&[out("--timeseries", Path::new(p))], &[], &[]).unwrap_err();
             assert!(e.message.contains("under /dev"), "{p}: {}", e.message);
         }
         for p in ["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "/dev/null"] {
-            check(&[out("--csv", Path::new(p))], &[]).unwrap();
+            check_all(&[out("--csv", Path::new(p))], &[], &[]).unwrap();
         }
-        let e = check(&[Output::dir("--plot", "/dev/stdout")], &[]).unwrap_err();
+        let e = check_all(&[Output::dir("--plot", "/dev/stdout")], &[], &[]).unwrap_err();
         assert!(e.message.contains("not a directory"), "{}", e.message);
     }
 
@@ -660,8 +656,8 @@ mod tests {
     fn charts_in_a_directory_plot_creates_need_no_directory_yet() {
         let dir = tempfile::tempdir().unwrap();
         let plots = dir.path().join("plots");
-        check(&[Output::dir("--plot", &plots), out("--plot", &plots.join("a.svg"))], &[]).unwrap();
-        let e = check(&[out("--plot", &plots.join("a.svg"))], &[]).unwrap_err();
+        check_all(&[Output::dir("--plot", &plots), out("--plot", &plots.join("a.svg"))], &[], &[]).unwrap();
+        let e = check_all(&[out("--plot", &plots.join("a.svg"))], &[], &[]).unwrap_err();
         assert!(e.message.contains("does not exist"), "{}", e.message);
     }
 
@@ -671,7 +667,7 @@ mod tests {
         let target = dir.path().join("t.dat");
         fs::write(&target, b"target data").unwrap();
         let chart = dir.path().join("c.svg");
-        check(&[out("--plot", &chart)], std::slice::from_ref(&target)).unwrap();
+        check_all(&[out("--plot", &chart)], std::slice::from_ref(&target), &[]).unwrap();
         std::os::unix::fs::symlink(&target, &chart).unwrap();
         let e = write_whole(&chart, b"<svg/>").unwrap_err().to_string();
         assert!(e.contains("not replaced") || e.contains("not followed"), "{e}");
@@ -688,7 +684,7 @@ mod tests {
         let real = dir.path().join("real.json");
         fs::write(&real, b"old").unwrap();
         std::os::unix::fs::symlink(&real, &seen).unwrap();
-        check(&[out("--json", &seen)], &[]).unwrap();
+        check_all(&[out("--json", &seen)], &[], &[]).unwrap();
         write_whole(&seen, b"new").unwrap();
         assert_eq!(fs::read(&real).unwrap(), b"new");
     }

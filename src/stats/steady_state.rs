@@ -145,10 +145,6 @@ impl Detector {
         }
     }
 
-    pub fn criterion(&self) -> Criterion {
-        self.criterion
-    }
-
     /// Adds the next interval's figure; returns the window's figures once it is full.
     pub fn push(&mut self, value: f64) -> Option<WindowFigures> {
         if self.values.len() == self.window_len {

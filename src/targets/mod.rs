@@ -27,4 +27,4 @@ pub use allocation::Allocation;
 pub use device_witness::DeviceWitness;
 pub use page_cache::PageCache;
 pub use plan::{TargetKind, TargetPlan, plan_targets};
-pub use prepare::{CreatedFiles, DirectOutcome, PreparedTarget, prepare_targets};
+pub use prepare::{DirectOutcome, PreparedTarget, prepare_targets};

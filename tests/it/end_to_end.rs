@@ -160,7 +160,7 @@ fn json_and_text_agree_and_histograms_round_trip() {
         let p99_json = r[op]["latency_ns"]["p99"].as_f64().unwrap();
         assert!((p99_text - p99_json).abs() <= p99_json * 0.01, "{op} p99: text {p99_text} vs json {p99_json}");
         // The serialized histogram holds exactly the run's samples.
-        let hist = iopulse::stats::decode_histogram(r["histograms"][op].as_str().unwrap()).unwrap();
+        let hist = iopulse::testing::stats::decode_histogram(r["histograms"][op].as_str().unwrap()).unwrap();
         assert_eq!(hist.len(), u64_at(&r, &[op, "ops"]));
         let p99_hist = hist.value_at_quantile(0.99) as f64;
         assert!((p99_hist - p99_json).abs() <= p99_json * 0.002 + 1.0, "{op}: hist p99 {p99_hist} vs {p99_json}");

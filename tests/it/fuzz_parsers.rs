@@ -8,7 +8,7 @@
 //! A long session: `IOPULSE_FUZZ_CASES=1000000 cargo test --release --test fuzz_parsers`.
 
 use iopulse::testing::spec_of;
-use iopulse::units::{parse_count, parse_cpu_list, parse_duration, parse_real, parse_size};
+use iopulse::testing::units::{parse_count, parse_cpu_list, parse_duration, parse_real, parse_size};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::time::{Duration, Instant};
@@ -98,7 +98,7 @@ fn cpu_lists_counts_and_reals_never_panic() {
     fuzz("parse_cpu_list(list-like)", "[0-9,\\- ]{0,60}", |t| {
         if let Ok(list) = parse_cpu_list(&t) {
             prop_assert!(list.0.windows(2).all(|w| w[0] < w[1]));
-            prop_assert!(list.0.iter().all(|&id| id <= iopulse::units::MAX_LIST_ID));
+            prop_assert!(list.0.iter().all(|&id| id <= iopulse::testing::units::MAX_LIST_ID));
         }
         Ok(())
     });

@@ -74,7 +74,7 @@ fn mpirun(ranks: u32, args: &[&str], during: impl FnOnce()) -> Option<(i32, Stri
 }
 
 fn decode(v: &Value, op: &str) -> hdrhistogram::Histogram<u64> {
-    iopulse::stats::decode_histogram(v["histograms"][op].as_str().unwrap()).unwrap()
+    iopulse::testing::stats::decode_histogram(v["histograms"][op].as_str().unwrap()).unwrap()
 }
 
 #[test]

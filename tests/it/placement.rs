@@ -3,7 +3,7 @@
 //! JSON show it, and CPUs outside the allowed set are refused.
 
 use crate::common::*;
-use iopulse::placement::bind;
+use iopulse::testing::bind;
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 
@@ -60,7 +60,7 @@ fn numa_zones_bind_the_buffers_to_the_node() {
     let node0: Vec<u32> = {
         let text = std::fs::read_to_string("/sys/devices/system/node/node0/cpulist").unwrap_or_default();
         let allowed = bind::allowed_cpus().unwrap();
-        let all = iopulse::units::parse_id_list(&text).unwrap_or_else(|_| allowed.clone());
+        let all = iopulse::testing::units::parse_id_list(&text).unwrap_or_else(|_| allowed.clone());
         if all.is_empty() { allowed } else { all.into_iter().filter(|c| allowed.contains(c)).collect() }
     };
     for w in workers(&v) {

@@ -80,7 +80,7 @@ fn default_profile_in(tmpdir: &Path, filesystem: &str) -> Vec<String> {
 /// IOPS of `job` as the text report shows them (the report's own rounding).
 fn iops_text(job: &Value) -> String {
     let iops = job["total"]["iops"].as_f64().unwrap();
-    iopulse::report::units::iops(iops)
+    iopulse::testing::shown_iops(iops)
 }
 
 #[test]

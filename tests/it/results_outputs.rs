@@ -51,7 +51,7 @@ fn csv_twice_gives_one_header_and_two_rows() {
     let text = std::fs::read_to_string(&csv).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text}");
-    assert_eq!(lines[0], iopulse::report::csv::header());
+    assert_eq!(lines[0], iopulse::testing::csv_header());
     let mut reader = csv::Reader::from_path(&csv).unwrap();
     let header = reader.headers().unwrap().clone();
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
@@ -115,7 +115,8 @@ fn merge_of_two_runs_equals_their_histograms_added() {
     assert_valid(&schema_validator(), &m, "the merged result");
     assert_eq!(m["merged_from"].as_array().unwrap().len(), 2);
     for op in ["read", "write"] {
-        let decode = |v: &Value| iopulse::stats::decode_histogram(v["histograms"][op].as_str().unwrap()).unwrap();
+        let decode =
+            |v: &Value| iopulse::testing::stats::decode_histogram(v["histograms"][op].as_str().unwrap()).unwrap();
         let mut expected = decode(&a);
         expected.add(decode(&b)).unwrap();
         let merged = decode(&m);

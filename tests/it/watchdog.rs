@@ -4,13 +4,15 @@
 //! stuck). An engine that completes everything at once except what the test
 //! tells it to hold drives the real worker loop; no device is needed.
 
-use iopulse::access::{BlockSource, SourcePlan};
-use iopulse::clock::Clock;
-use iopulse::data::Pattern;
-use iopulse::engine::{Completion, Engine, EngineCaps, EngineError, EngineOptions, EngineSetup, Queued, Request};
-use iopulse::heartbeat::Waiting;
-use iopulse::spec::{AccessOrder, Distribution};
-use iopulse::worker::{self, DataPlan, RunControl, WorkerFile, WorkerPlan, stop_code};
+use iopulse::testing::Clock;
+use iopulse::testing::Waiting;
+use iopulse::testing::access::{AccessOrder, Distribution};
+use iopulse::testing::access::{BlockSource, SourcePlan};
+use iopulse::testing::data::Pattern;
+use iopulse::testing::engine::{
+    Completion, Engine, EngineCaps, EngineError, EngineOptions, EngineSetup, Queued, Request,
+};
+use iopulse::testing::worker::{self, DataPlan, RunControl, WorkerFile, WorkerPlan, stop_code};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

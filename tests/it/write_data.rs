@@ -7,7 +7,7 @@
 //! `compress-force=zstd`, compsize witnesses it (root only).
 
 use crate::common::*;
-use iopulse::data::{Pattern, RandomPool, unique};
+use iopulse::testing::data::{Pattern, RandomPool, unique};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write;
@@ -48,14 +48,14 @@ fn assert_irreducible(data: &[u8], what: &str) {
 /// The data of write `sequence` at `offset_bytes` with the default pattern of a run whose
 /// largest write is `bs` (seed 7): `unique`.
 fn unique_data(buf: &mut [u8], bs: u64, offset_bytes: u64, sequence: u64) {
-    iopulse::data::fill(buf, Pattern::Unique, 7, offset_bytes, sequence, unique::period_bytes(bs));
+    iopulse::testing::data::fill(buf, Pattern::Unique, 7, offset_bytes, sequence, unique::period_bytes(bs));
 }
 
 /// Writes a zeroed file of `size` bytes once, sequentially, with the default pattern;
 /// asserts every block was written; returns the file's bytes.
 fn write_once(engine: &str, size: &str, bs: &str, depth: &str, extra: &[&str]) -> Vec<u8> {
     let dir = temp_dir();
-    let len = iopulse::units::parse_size(size).expect("size");
+    let len = iopulse::testing::units::parse_size(size).expect("size");
     let f = zero_file(dir.path(), "w.dat", len);
     let fs = path_str(&f);
     let mut args = vec![
@@ -75,7 +75,7 @@ fn write_once(engine: &str, size: &str, bs: &str, depth: &str, extra: &[&str]) -
     ];
     args.extend_from_slice(extra);
     let r = run_json(&args);
-    let bs_bytes = iopulse::units::parse_size(bs).expect("bs");
+    let bs_bytes = iopulse::testing::units::parse_size(bs).expect("bs");
     assert_eq!(u64_at(&r, &["write", "ops"]), len / bs_bytes, "{engine}: every block written once");
     std::fs::read(&f).expect("read back")
 }
