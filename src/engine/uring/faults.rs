@@ -6,9 +6,11 @@
 //! variable once per process; release builds never read it and inject nothing.
 
 use super::SetupFlag;
+#[cfg(any(test, debug_assertions))]
 use super::messages::errno_by_name;
 
 /// The environment variable of the test-only fault injection.
+#[cfg(any(test, debug_assertions))]
 pub const FAULTS_ENV: &str = "IOPULSE_TEST_URING_FAULTS";
 
 /// What the test-only fault injection asks `open` to pretend.
@@ -28,6 +30,7 @@ pub struct Faults {
 
 impl Faults {
     /// Parses `setup:ENOSYS,disabled:2,refuse:DEFER_TASKRUN,register_buffers:ENOMEM,register_files:EMFILE`.
+    #[cfg(any(test, debug_assertions))]
     pub fn parse(text: &str) -> Result<Self, String> {
         let mut faults = Faults::default();
         for token in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {

@@ -17,6 +17,7 @@ const ERRNOS: &[(&str, i32)] = &[
     ("EBUSY", libc::EBUSY),
 ];
 
+#[cfg(any(test, debug_assertions))]
 pub(super) fn errno_by_name(name: &str) -> Option<i32> {
     ERRNOS.iter().find(|(n, _)| *n == name).map(|&(_, e)| e)
 }
