@@ -25,6 +25,7 @@ fn plan(order: AccessOrder, distribution: Distribution, once: bool, blocks: u64)
         seed: 42,
         worker: 0,
         random_percent: 100,
+        block_bytes: 4096,
     }
 }
 

@@ -87,6 +87,7 @@ fn offsets(c: &mut Criterion) {
             seed: 4,
             worker: 0,
             random_percent: 100,
+            block_bytes: 4096,
         };
         let mut source = BlockSource::new(&plan);
         g.bench_function(name, |b| b.iter(|| black_box(source.next_block())));

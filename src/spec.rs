@@ -387,6 +387,16 @@ impl Spec {
                     )));
                 }
             }
+            Distribution::Zoned { zones } => {
+                if let (Some(covered), Some(file)) = (zones.covered_bytes(), self.file_size_bytes)
+                    && covered > file
+                {
+                    return Err(UsageError::new(format!(
+                        "--zones {}: the zones cover {covered} bytes, more than --file-size ({file} bytes): shrink the zones or grow the file",
+                        zones.to_text()
+                    )));
+                }
+            }
         }
         if self.distribution != Distribution::Uniform && self.order != AccessOrder::Random {
             return Err(UsageError::new(format!(

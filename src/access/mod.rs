@@ -27,12 +27,14 @@ pub mod gaussian;
 pub mod pareto;
 pub mod permutation;
 pub mod zipf;
+pub mod zoned;
 
 use crate::rng::Rng;
 use gaussian::Gaussian;
 use pareto::Pareto;
 pub use permutation::Permutation;
 use zipf::Zipf;
+use zoned::{ZonedSource, Zones};
 
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +47,9 @@ pub enum AccessOrder {
 }
 
 /// How random offsets are drawn (`--distribution`).
+// The zoned variant holds its zones inline (some 260 bytes) so that the distribution stays
+// `Copy` plain data; it is planning data, copied a few times per run, never per I/O.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Distribution {
@@ -62,6 +67,10 @@ pub enum Distribution {
         stddev: f64,
         center: f64,
     },
+    /// fio's `zoned` and `zoned_abs`: set shares of the I/Os to consecutive zones.
+    Zoned {
+        zones: Zones,
+    },
 }
 
 impl Distribution {
@@ -71,6 +80,10 @@ impl Distribution {
             Distribution::Zipf { .. } => "zipf",
             Distribution::Pareto { .. } => "pareto",
             Distribution::Gaussian { .. } => "gaussian",
+            Distribution::Zoned { zones } => match zones.extent() {
+                zoned::ZoneExtent::Percent => "zoned",
+                zoned::ZoneExtent::Bytes => "zoned-abs",
+            },
         }
     }
 }
@@ -96,6 +109,8 @@ pub struct SourcePlan {
     pub worker: u32,
     /// Share of random jumps, 0-100, for random timed runs; 100 is fully random.
     pub random_percent: u8,
+    /// Bytes per block (absolute zones are sizes).
+    pub block_bytes: u64,
 }
 
 /// The block numbers one worker will address.
@@ -115,6 +130,8 @@ pub enum BlockSource {
     Pareto { pareto: Pareto, rng: Rng, scramble: Option<Permutation> },
     /// Gaussian positions.
     Gaussian { gaussian: Gaussian, rng: Rng },
+    /// Zones with set shares of the I/Os (boxed: it holds its zones and their counts).
+    Zoned(Box<ZonedSource>),
     /// `--random-percent` below 100: a jump drawn from `jumps` with probability
     /// `random_percent` %, else the block after `last`.
     PartlyRandom(Box<PartlyRandom>),
@@ -176,6 +193,9 @@ impl BlockSource {
             (AccessOrder::Random, Distribution::Gaussian { stddev, center }, _) => {
                 BlockSource::Gaussian { gaussian: Gaussian::new(blocks, center, stddev), rng }
             }
+            (AccessOrder::Random, Distribution::Zoned { zones }, _) => {
+                BlockSource::Zoned(Box::new(ZonedSource::new(&zones, blocks, plan.block_bytes, rng)))
+            }
         }
     }
 
@@ -188,6 +208,7 @@ impl BlockSource {
             BlockSource::Zipf { zipf, .. } => zipf.len(),
             BlockSource::Pareto { pareto, .. } => pareto.len(),
             BlockSource::Gaussian { gaussian, .. } => gaussian.len(),
+            BlockSource::Zoned(z) => z.region_blocks(),
             BlockSource::PartlyRandom(p) => p.blocks,
         }
     }
@@ -195,6 +216,16 @@ impl BlockSource {
     /// Whether the source ends by itself (it visits each block of its share once).
     pub fn is_finite(&self) -> bool {
         matches!(self, BlockSource::SequentialOnce { .. } | BlockSource::PermutedOnce { .. })
+    }
+
+    /// I/Os drawn per zone of a zoned distribution (the jumps' of partly random access);
+    /// empty otherwise.
+    pub fn zone_counts(&self) -> &[u64] {
+        match self {
+            BlockSource::Zoned(z) => z.counts(),
+            BlockSource::PartlyRandom(p) => p.jumps.zone_counts(),
+            _ => &[],
+        }
     }
 
     /// The next block, or `None` when this worker's share is done.
@@ -230,6 +261,7 @@ impl BlockSource {
                 Some(scramble.as_ref().map_or(rank, |p| p.at(rank)))
             }
             BlockSource::Gaussian { gaussian, rng } => Some(gaussian.sample(rng)),
+            BlockSource::Zoned(z) => Some(z.next_block()),
             BlockSource::PartlyRandom(p) => {
                 let block = if p.rng.below(100) < p.random_percent {
                     p.jumps.next_block()?
@@ -333,6 +365,7 @@ mod tests {
             seed: 9,
             worker,
             random_percent: 100,
+            block_bytes: 4096,
         }
     }
 

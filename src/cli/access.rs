@@ -1,6 +1,7 @@
 //! The flags that say which block comes next: sequential or random, the offset distribution
 //! and its parameters (help heading "Access pattern").
 
+use crate::access::zoned::{ZoneExtent, Zones};
 use crate::error::UsageError;
 use crate::spec::{AccessOrder, Distribution};
 use crate::units::values::{Percent, Real};
@@ -14,6 +15,10 @@ pub enum DistributionKind {
     Zipf,
     Pareto,
     Gaussian,
+    /// fio's `zoned`: shares of the I/Os to zones given as shares of the region (--zones).
+    Zoned,
+    /// fio's `zoned_abs`: shares of the I/Os to zones given as sizes (--zones).
+    ZonedAbs,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
@@ -32,7 +37,8 @@ pub struct AccessArgs {
     pub random_percent: Option<Percent>,
 
     /// Offset distribution of --random runs: uniform, zipf (hot set, --zipf-theta), pareto
-    /// (fio's h rule, --pareto-h) or gaussian (a bell, --gaussian-stddev/--gaussian-center).
+    /// (fio's h rule, --pareto-h), gaussian (a bell, --gaussian-stddev/--gaussian-center), or
+    /// zoned / zoned-abs (fio's: set shares of the I/Os to zones, --zones).
     /// E.g. `--random --distribution zipf --zipf-theta 1.2` [default: uniform]
     #[arg(long, value_enum, value_name = "KIND")]
     #[serde(deserialize_with = "crate::units::values::choice")]
@@ -58,6 +64,13 @@ pub struct AccessArgs {
     #[arg(long, allow_hyphen_values = true, value_name = "FRACTION")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub gaussian_center: Option<Real>,
+
+    /// The zones of --distribution zoned or zoned-abs, in fio's syntax: IO%/REGION% pairs
+    /// (zoned; both columns add up to 100) or IO%/SIZE pairs (zoned-abs; what lies after the
+    /// last zone is not touched), from the start of the region, at most 16. The report shows
+    /// each zone's share achieved. E.g. `--random --distribution zoned --zones 60/10:30/20:10/70`
+    #[arg(long, value_name = "ZONES")]
+    pub zones: Option<String>,
 
     /// Keep zipf and pareto hot blocks at the start of the region instead of scattering
     /// them over it by a fixed bijection of block numbers.
@@ -91,6 +104,20 @@ impl AccessArgs {
         if self.gaussian_center.is_some() && kind != DistributionKind::Gaussian {
             return Err(misplaced("--gaussian-center", "gaussian"));
         }
+        let zoned = matches!(kind, DistributionKind::Zoned | DistributionKind::ZonedAbs);
+        if self.zones.is_some() && !zoned {
+            return Err(misplaced("--zones", "zoned"));
+        }
+        let zones = |extent: ZoneExtent| {
+            let text = self.zones.as_deref().ok_or_else(|| {
+                UsageError::new(format!(
+                    "--distribution {} needs --zones: add e.g. --zones {}",
+                    if extent == ZoneExtent::Bytes { "zoned-abs" } else { "zoned" },
+                    if extent == ZoneExtent::Bytes { "60/64M:40/1G" } else { "60/10:30/20:10/70" }
+                ))
+            })?;
+            Zones::parse(text, extent).map_err(|e| UsageError::new(format!("--zones: {e}")))
+        };
         let real = |v: Option<Real>, default: f64| v.map_or(default, |r| r.0);
         Ok(match kind {
             DistributionKind::Uniform => Distribution::Uniform,
@@ -100,6 +127,8 @@ impl AccessArgs {
                 stddev: real(self.gaussian_stddev, 0.1),
                 center: real(self.gaussian_center, 0.5),
             },
+            DistributionKind::Zoned => Distribution::Zoned { zones: zones(ZoneExtent::Percent)? },
+            DistributionKind::ZonedAbs => Distribution::Zoned { zones: zones(ZoneExtent::Bytes)? },
         })
     }
 }

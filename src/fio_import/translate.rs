@@ -534,6 +534,19 @@ impl<'a> JobTranslation<'a> {
                 ("zipf" | "pareto", None) => {
                     return Err(self.bad(o, &format!("give its parameter, e.g. random_distribution={kind}:0.8")));
                 }
+                (z @ ("zoned" | "zoned_abs"), Some(zones)) => {
+                    let extent = if z == "zoned" {
+                        crate::access::zoned::ZoneExtent::Percent
+                    } else {
+                        crate::access::zoned::ZoneExtent::Bytes
+                    };
+                    crate::access::zoned::Zones::parse(&zones, extent).map_err(|e| self.bad(o, &e))?;
+                    self.push_text("distribution", o, z.replace('_', "-"));
+                    self.push_text("zones", o, zones);
+                }
+                ("zoned" | "zoned_abs", None) => {
+                    return Err(self.bad(o, &format!("give its zones, e.g. random_distribution={kind}:60/10:40/90")));
+                }
                 ("normal" | "gauss", _) => {
                     return Err(self.bad(o, "fio's normal distribution (a sum of uniform draws, hashed over the file) has no iopulse equivalent; iopulse's --distribution gaussian is a bell at a centre: write the iopulse job by hand"));
                 }
@@ -541,7 +554,7 @@ impl<'a> JobTranslation<'a> {
                     return Err(self.bad(
                         o,
                         &format!(
-                            "random_distribution={kind} has no iopulse equivalent: give random, zipf:THETA or pareto:H"
+                            "random_distribution={kind} has no iopulse equivalent: give random, zipf:THETA, pareto:H, zoned:ZONES or zoned_abs:ZONES"
                         ),
                     ));
                 }

@@ -103,6 +103,7 @@ pub fn row(r: &RunResult) -> Vec<String> {
         Distribution::Zipf { theta } => format!("zipf:{theta}"),
         Distribution::Pareto { h } => format!("pareto:{h}"),
         Distribution::Gaussian { stddev, center } => format!("gaussian:{stddev}:{center}"),
+        Distribution::Zoned { zones } => format!("{}:{}", s.distribution.name(), zones.to_text()),
     };
     let duration = match s.run_length {
         RunLength::Duration { ns } => trim_float(ns as f64 / 1e9),

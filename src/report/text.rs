@@ -25,6 +25,9 @@ pub fn render(r: &RunResult) -> String {
         (AccessOrder::Random, Distribution::Gaussian { stddev, center }) => {
             format!("gaussian(center={center}, stddev={stddev})")
         }
+        (AccessOrder::Random, Distribution::Zoned { zones }) => {
+            format!("{}({})", s.distribution.name(), zones.to_text())
+        }
     };
     let order = match s.random_percent {
         Some(p) if p < 100 => format!("{order} ({p}% jumps, the rest sequential)"),
@@ -231,6 +234,11 @@ pub fn render(r: &RunResult) -> String {
                 String::new()
             }
         );
+    }
+    if !r.zones.is_empty() {
+        let shares: Vec<String> =
+            r.zones.iter().map(|z| format!("{:.1}% (asked {}%)", z.io_percent_achieved, z.io_percent_asked)).collect();
+        let _ = writeln!(out, "{:<9} I/Os per zone, in order: {}", "Zones", shares.join(" · "));
     }
     if let Some(p) = &r.pacing {
         pacing_block(&mut out, p);

@@ -292,6 +292,7 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     m.trim = if trims.is_empty() { None } else { Some(merge_op("trim", &trims, &trim_hist)?) };
     m.histograms.trim = m.trim.is_some().then(|| encode_histogram(&trim_hist));
     merge_block_sizes(inputs, &mut m)?;
+    m.zones = merge_zones(&results);
 
     m.direct.effective = results.iter().all(|r| r.direct.effective);
     m.direct.reason = results.iter().find_map(|r| r.direct.reason.clone());
@@ -460,6 +461,23 @@ fn overlap_warning(skew: Option<&WindowSkew>, longest_window_ns: u64) -> Option<
 
 /// `--bssplit`, `--block-align`: each size's figures over the inputs, latency from their
 /// added histograms, shares recomputed from the merged counts.
+/// Zones of concurrent runs of one workload: their I/Os added zone by zone (none when the
+/// results disagree on the zones).
+fn merge_zones(results: &[&RunResult]) -> Vec<crate::result::ZoneShare> {
+    let Some(first) = results.first() else { return Vec::new() };
+    let asked: Vec<f64> = first.zones.iter().map(|z| z.io_percent_asked).collect();
+    if results.iter().any(|r| r.zones.iter().map(|z| z.io_percent_asked).ne(asked.iter().copied())) {
+        return Vec::new();
+    }
+    let mut ios = vec![0u64; asked.len()];
+    for r in results {
+        for (sum, z) in ios.iter_mut().zip(&r.zones) {
+            *sum = sum.saturating_add(z.ios);
+        }
+    }
+    crate::result::ZoneShare::of(&asked, &ios)
+}
+
 fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeError> {
     let mut sizes: Vec<u64> = inputs.iter().flat_map(|i| i.result.block_sizes.iter().map(|b| b.size_bytes)).collect();
     sizes.sort_unstable();

@@ -80,6 +80,10 @@ pub struct RunResult {
     /// measured window (absent without a mix). Per-size ops and bytes sum to the totals.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub block_sizes: Vec<BlockSizeFigures>,
+    /// `--distribution zoned` or `zoned-abs`: each zone's share of the I/Os, asked and
+    /// achieved (over the whole run, ramp included; absent otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<ZoneShare>,
     pub cpu: CpuInfo,
     /// The CPU's state over the window: governor, boost, SMT, frequencies of the workers'
     /// CPUs, steal and other work on the machine (null in results of versions before it).
@@ -584,6 +588,31 @@ pub struct SizeHistograms {
     pub write: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trim: Option<String>,
+}
+
+/// One zone of a zoned distribution: the share of the I/Os it was asked to get and got.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ZoneShare {
+    pub io_percent_asked: f64,
+    /// I/Os drawn in the zone, by every worker.
+    pub ios: u64,
+    pub io_percent_achieved: f64,
+}
+
+impl ZoneShare {
+    /// The shares of zones asked `asked` (percent) that received `ios` I/Os each.
+    pub fn of(asked: &[f64], ios: &[u64]) -> Vec<ZoneShare> {
+        let total: u64 = ios.iter().sum();
+        asked
+            .iter()
+            .zip(ios)
+            .map(|(&a, &n)| ZoneShare {
+                io_percent_asked: a,
+                ios: n,
+                io_percent_achieved: if total == 0 { 0.0 } else { n as f64 * 100.0 / total as f64 },
+            })
+            .collect()
+    }
 }
 
 /// `--bssplit`, `--block-align`: one size's figures, and its share of each op type's

@@ -197,6 +197,18 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     };
     let ops = total.ops;
     let ramp_ops = workers.iter().map(|w| w.ramp_ops).sum();
+    let zones = match spec.distribution {
+        crate::spec::Distribution::Zoned { zones } => {
+            let mut ios = vec![0u64; zones.len()];
+            for w in workers.iter() {
+                for (sum, n) in ios.iter_mut().zip(&w.zone_ios) {
+                    *sum += n;
+                }
+            }
+            crate::result::ZoneShare::of(zones.io_percent(), &ios)
+        }
+        _ => Vec::new(),
+    };
     if ramp_ns > 0 && window_ns <= 1 && total.ops == 0 {
         diag.warn(format!(
             "the run stopped during the --ramp ({}): nothing was measured",
@@ -288,6 +300,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         write: headline.1,
         total: headline.2,
         flush: flushing.then(|| flush.summarize(window_ns)),
+        zones,
         trim: trimming.then(|| trim.summarize(window_ns)),
         block_sizes: size_figures(spec, &per_size, window_ns),
         cpu: cpu_info(worker_cpu, cpu_window, ops, window_ns),

@@ -41,6 +41,7 @@ pub(super) fn worker_plan(
         seed: spec.seed,
         worker: w,
         random_percent: spec.random_percent.unwrap_or(100),
+        block_bytes: spec.block_size_bytes,
     });
     // Limits: a share of --ops; skewed runs until covered issue as many I/Os as their share has blocks.
     let share_of = |n: u64| share_boundary(n, w + 1, spec.threads) - share_boundary(n, w, spec.threads);

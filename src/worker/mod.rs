@@ -253,6 +253,8 @@ pub struct WorkerResult {
     pub ramp_ops: u64,
     /// `--bssplit`, `--block-align`: the figures per size, ascending (empty without a mix).
     pub per_size: Vec<SizeStats>,
+    /// `--distribution zoned`: I/Os drawn per zone (empty otherwise).
+    pub zone_ios: Vec<u64>,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -341,6 +343,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             errors: ErrorCounts::default(),
             ramp_ops: 0,
             per_size: Vec::new(),
+            zone_ios: Vec::new(),
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -1268,6 +1271,7 @@ impl<E: Engine> Worker<E> {
             duplicate_chunks_written: self.duplicate_chunks_written,
             ramp_ops: self.ramp_ops,
             per_size: self.sizes.map(|m| m.stats.into_vec()).unwrap_or_default(),
+            zone_ios: self.source.zone_counts().to_vec(),
         }
     }
 }

@@ -248,3 +248,129 @@ fn random_percent_gives_that_share_of_jumps_and_sequential_runs_between() {
     assert_eq!(code, 2);
     assert!(err.contains("--random-percent 30 needs --random"), "{err}");
 }
+
+#[test]
+fn zoned_distributions_give_each_zone_its_share_of_the_offsets_read() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("zoned.dat"));
+    let json = path_str(&dir.path().join("zoned.json"));
+    let (bs, file_bytes) = (4096u64, 64u64 << 20);
+    let args = [
+        f.as_str(),
+        "--engine",
+        "sync",
+        "--file-size",
+        "64m",
+        "--random",
+        "--distribution",
+        "zoned",
+        "--zones",
+        "60/10:30/20:10/70",
+        "--ops",
+        "100000",
+        "--json",
+        json.as_str(),
+        "--quiet",
+    ];
+    let Some(offsets) = pread_offsets(&args, bs) else { return };
+    assert_eq!(offsets.len(), 100_000, "one pread per I/O");
+    // The zones' bounds: 10 % and 30 % of the file's blocks, rounded to whole blocks.
+    let blocks = file_bytes / bs;
+    let bound = |fraction: f64| (blocks as f64 * fraction).round() as u64 * bs;
+    let (first_end, second_end) = (bound(0.1), bound(0.3));
+    let mut seen = [0u64; 3];
+    for &o in &offsets {
+        assert!(o % bs == 0 && o < file_bytes, "offset {o}");
+        seen[if o < first_end {
+            0
+        } else if o < second_end {
+            1
+        } else {
+            2
+        }] += 1;
+    }
+    let r = read_json(&json);
+    for (i, asked) in [60.0, 30.0, 10.0].into_iter().enumerate() {
+        let share = seen[i] as f64 * 100.0 / offsets.len() as f64;
+        assert!((share - asked).abs() < 2.0, "zone {i}: {share:.2} % of the preads for {asked} %");
+        // The result's counts are the offsets strace saw, zone by zone.
+        assert_eq!(r["zones"][i]["ios"], seen[i], "zone {i} in the JSON");
+        assert_eq!(r["zones"][i]["io_percent_asked"], asked);
+    }
+    assert_eq!(r["spec"]["distribution"]["kind"], "zoned");
+
+    // Absolute zones: nothing after the last zone is read.
+    let abs = [
+        f.as_str(),
+        "--engine",
+        "sync",
+        "--random",
+        "--distribution",
+        "zoned-abs",
+        "--zones",
+        "70/64k:30/1m",
+        "--ops",
+        "20000",
+        "--quiet",
+    ];
+    let Some(offsets) = pread_offsets(&abs, bs) else { return };
+    assert_eq!(offsets.len(), 20_000);
+    let in_first = offsets.iter().filter(|&&o| o < 64 << 10).count() as f64 / 200.0;
+    assert!(offsets.iter().all(|&o| o < (64 << 10) + (1 << 20)), "an offset beyond the zones");
+    assert!((in_first - 70.0).abs() < 2.0, "{in_first} % in the first zone");
+}
+
+#[test]
+fn zoned_distributions_are_refused_naming_the_flag_and_the_fix() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("z.dat"));
+    for (extra, says) in [
+        (&["--distribution", "zoned"][..], "--distribution zoned needs --zones: add e.g. --zones 60/10:30/20:10/70"),
+        (
+            &["--distribution", "zoned", "--zones", "60/10:30/20"][..],
+            "--zones: `60/10:30/20`: the shares of I/Os add up to 90 %",
+        ),
+        (&["--zones", "50/50:50/50"][..], "--zones applies to --distribution zoned, not uniform"),
+        (&["--distribution", "zoned-abs", "--zones", "50/1m:50/2g", "--file-size", "1g"][..], "more than --file-size"),
+        (&["--distribution", "zoned", "--zones", "50/50:50/50,100/100"][..], "separate zones per direction"),
+    ] {
+        let mut args = vec![f.as_str(), "--engine", "sync", "--random", "--ops", "10"];
+        args.extend_from_slice(extra);
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert!(!dir.path().join("z.dat").exists(), "{extra:?}: nothing is created on a refusal");
+    }
+}
+
+#[test]
+fn merge_adds_the_ios_of_each_zone() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("m.dat"));
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    for out in [&a, &b] {
+        let args = [
+            f.as_str(),
+            "--engine",
+            "null",
+            "--random",
+            "--distribution",
+            "zoned",
+            "--zones",
+            "90/50:10/50",
+            "--ops",
+            "5000",
+        ];
+        let (code, _, err) = run(&[&args[..], &["--json", &path_str(out), "--quiet"]].concat());
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, merged, err) = run(&["merge", &path_str(&a), &path_str(&b), "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let rm: serde_json::Value = serde_json::from_str(&merged).unwrap();
+    let (ra, rb) = (read_json(&a), read_json(&b));
+    for i in 0..2 {
+        let sum = ra["zones"][i]["ios"].as_u64().unwrap() + rb["zones"][i]["ios"].as_u64().unwrap();
+        assert_eq!(rm["zones"][i]["ios"], sum, "zone {i}");
+    }
+    assert_eq!(rm["zones"][0]["ios"].as_u64().unwrap() + rm["zones"][1]["ios"].as_u64().unwrap(), 10_000);
+}

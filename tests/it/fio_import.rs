@@ -310,3 +310,43 @@ fn a_bssplit_job_translates_to_the_same_split_and_runs_with_per_size_figures() {
     assert_eq!(u64_at(&job["block_sizes"][2], &["read", "ops"]), 0, "1 MiB is the writes' size only");
     assert_eq!(u64_at(&job["block_sizes"][0], &["write", "ops"]), 0, "4 KiB is the reads' size only");
 }
+
+#[test]
+fn zoned_random_distributions_translate_and_run_with_their_zones() {
+    let dir = temp_dir();
+    let fio = dir.path().join("zoned.fio");
+    let target = path_str(&dir.path().join("zoned.dat"));
+    std::fs::write(
+        &fio,
+        format!(
+            "[hot]\nfilename={target}\nrw=randread\nsize=8m\nio_size=16000k\nrandom_distribution=zoned:80/10:20/90\n\
+             [abs]\nstonewall\nfilename={target}\nrw=randread\nsize=8m\nio_size=16000k\nrandom_distribution=zoned_abs:50/1m:50/2m\n"
+        ),
+    )
+    .unwrap();
+    let t = from_fio(&fio, dir.path(), &[]);
+    assert_eq!(text(&t, "hot", "distribution"), "zoned");
+    assert_eq!(text(&t, "hot", "zones"), "80/10:20/90");
+    assert_eq!(text(&t, "abs", "distribution"), "zoned-abs");
+    assert_eq!(text(&t, "abs", "zones"), "50/1m:50/2m");
+    // Run as it is: each job's result has its zones, with every I/O counted in one.
+    let json = path_str(&dir.path().join("zoned.json"));
+    let (code, _, err) = run(&["run", &path_str(&fio), "--json", &json, "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    let r = read_json(&json);
+    let jobs = r["jobs"].as_array().unwrap_or_else(|| panic!("no jobs: {r}"));
+    for job in jobs {
+        let zones = job["zones"].as_array().unwrap_or_else(|| panic!("no zones in {job}"));
+        let ios: u64 = zones.iter().map(|z| z["ios"].as_u64().unwrap()).sum();
+        assert_eq!(ios, 4000, "{job}");
+    }
+    // Zones fio has per direction are refused naming the option and line.
+    std::fs::write(
+        &fio,
+        format!("[j]\nfilename={target}\nrw=randrw\nsize=8m\nrandom_distribution=zoned:50/50:50/50,100/100\n"),
+    )
+    .unwrap();
+    let (code, _, err) = run(&["from-fio", &path_str(&fio)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("random_distribution") && err.contains("separate zones per direction"), "{err}");
+}

@@ -107,6 +107,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
             seed: 1,
             worker: 0,
             random_percent: 100,
+            block_bytes: 4096,
         }),
         region_first_block: 0,
         ops_limit: None,
