@@ -67,6 +67,9 @@ fn parse_one(text: &str) -> Result<Expectation, String> {
     let hint = "write FIGURE<=VALUE or FIGURE>=VALUE (also < and >), e.g. read.p99<=2ms, iops>=40k, cpu.per_io<=10us";
     let at = text.find(['<', '>']).ok_or_else(|| format!("`{text}` has no comparison: {hint}"))?;
     let (figure_text, rest) = text.split_at(at);
+    if figure_text.ends_with(['=', '!']) {
+        return Err(format!("`{text}`: write the comparison as <=, >=, < or >: {hint}"));
+    }
     let (comparison, value) = if let Some(v) = rest.strip_prefix("<=") {
         (Comparison::AtMost, v)
     } else if let Some(v) = rest.strip_prefix(">=") {
@@ -147,6 +150,7 @@ mod tests {
     #[test]
     fn bad_expectations_are_named() {
         assert!(parse_list("read.p99=2ms").unwrap_err().contains("no comparison"));
+        assert!(parse_list("iops=>2").unwrap_err().contains("<=, >=, < or >"));
         assert!(parse_list("read.p98<=2ms").unwrap_err().contains("not a figure"));
         assert!(parse_list("read.p99<=2").unwrap_err().contains("with a unit"));
         assert!(parse_list("iops>=lots").unwrap_err().contains("not a rate"));
