@@ -64,19 +64,19 @@ pub struct CompareArgs {
     #[arg(value_name = "NEW", required_unless_present = "base")]
     pub new_path: Option<PathBuf>,
 
-    /// The base as several files or directories. E.g. `--base b1.json b2.json b3.json`
+    /// The base as several files or directories. E.g. `iopulse compare --base b1.json b2.json --new n1.json n2.json`
     #[arg(long, value_name = "RESULT", num_args = 1.., requires = "new")]
     pub base: Vec<PathBuf>,
 
-    /// The new side as several files or directories. E.g. `--new n1.json n2.json n3.json`
+    /// The new side as several files or directories. E.g. `iopulse compare --base b/ --new n1.json n2.json n3.json`
     #[arg(long, value_name = "RESULT", num_args = 1.., requires = "base")]
     pub new: Vec<PathBuf>,
 
-    /// The smallest change that matters. E.g. `--threshold 5%` [default: 5%]
+    /// The smallest change that matters. E.g. `iopulse compare base/ new/ --threshold 5%` [default: 5%]
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, default_value = "5%")]
     pub threshold: f64,
 
-    /// Confidence of the intervals and the rank test. E.g. `--confidence 95%` [default: 99%]
+    /// Confidence of the intervals and the rank test. E.g. `iopulse compare base/ new/ --confidence 95%` [default: 99%]
     #[arg(long, value_name = "PERCENT", value_parser = parse_confidence, default_value = "99%")]
     pub confidence: f64,
 
@@ -85,7 +85,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Report format on stdout. E.g. `--output-format markdown` [default: text]
+    /// Report format on stdout. E.g. `iopulse compare base/ new/ --output-format markdown` [default: text]
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CompareFormat::Text)]
     pub output_format: CompareFormat,
 

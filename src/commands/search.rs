@@ -259,7 +259,7 @@ impl Searcher<'_> {
             Some(rate) => format!("{phase} at {} IOPS offered", units::iops(rate)),
             None => format!("{phase} · queue depth {} × {} threads", spec.queue_depth, spec.threads),
         };
-        match self.session.run(spec, &what) {
+        match self.session.run(spec, &what, None) {
             Step::Done(result, code) => {
                 if code != exit_code::SUCCESS && self.code == exit_code::SUCCESS {
                     self.code = code;

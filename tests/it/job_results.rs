@@ -60,7 +60,11 @@ fn each_csv_row_says_its_job_and_phase_and_a_single_run_leaves_them_empty() {
         "--quiet",
     ]);
     let (header, rows) = csv_table(&csv);
-    assert_eq!(header[header.len() - 2..], ["job", "phase"], "job and phase are the last columns");
+    assert_eq!(
+        header[header.len() - 3..],
+        ["job", "phase", "repetition"],
+        "job, phase and repetition are the last columns"
+    );
     let (job, phase, ops) = (column(&header, "job"), column(&header, "phase"), column(&header, "ops"));
     let seen: Vec<(&str, &str, &str)> =
         rows.iter().map(|r| (r[job].as_str(), r[phase].as_str(), r[ops].as_str())).collect();

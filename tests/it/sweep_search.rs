@@ -345,3 +345,35 @@ fn the_text_report_has_a_row_per_point_and_names_the_best() {
     assert_eq!(code, 0);
     assert!(help.contains("--repeat") && help.contains("--resume") && help.contains("Examples:"), "{help}");
 }
+
+#[test]
+fn sweep_rows_carry_their_repetition_and_best_and_one_point_sweeps_are_warned_about() {
+    let dir = temp_dir();
+    let csv = dir.path().join("s.csv");
+    let c = csv.to_str().unwrap();
+    let sweep = |extra: &[&str]| {
+        let mut args = vec!["sweep", "--engine", "null", "--duration", "50ms", "-q"];
+        args.extend_from_slice(extra);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{stderr}");
+        stderr
+    };
+    let stderr = sweep(&["--block-size", "512,4k", "--repeat", "2", "--csv", c]);
+    assert!(
+        stderr.contains("differ in block size (512 B, 4 KiB)") && stderr.contains("--best-by bw"),
+        "IOPS of two sizes ranked without a word: {stderr}"
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header.last(), Some(&"repetition"));
+    let reps: Vec<&str> = lines.map(|l| l.rsplit(',').next().unwrap()).collect();
+    assert_eq!(reps, ["1", "1", "2", "2"], "interleaved: each point's first repetition, then its second");
+
+    let stderr = sweep(&["--block-size", "512,4k", "--best-by", "bw"]);
+    assert!(!stderr.contains("differ in block size"), "bandwidth compares sizes: {stderr}");
+    let stderr = sweep(&["--queue-depth", "1,4"]);
+    assert!(!stderr.contains("differ in block size") && !stderr.contains("one point"), "{stderr}");
+    let stderr = sweep(&["--queue-depth", "4", "--repeat", "2"]);
+    assert!(stderr.contains("the sweep has one point (2 run(s) of it)"), "{stderr}");
+}
