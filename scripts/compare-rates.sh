@@ -44,7 +44,7 @@ count() {
     local flagged=0
     for i in $(seq 1 "$n"); do
         local out
-        out=$(one "$kind$i" "$@")
+        out=$(one "${kind//\//}$i" "$@")
         [ "${out%% *}" = 5 ] && flagged=$((flagged + 1))
         echo "  $kind $i: exit ${out}"
     done

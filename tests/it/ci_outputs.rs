@@ -114,8 +114,12 @@ fn assert_compare_valid(doc: &serde_json::Value) {
 
 /// A short run of the null engine with `extra` flags, its JSON result written to `json`.
 fn null_run(json: &Path, extra: &[&str]) -> (i32, String, String) {
+    null_run_for("150ms", json, extra)
+}
+
+fn null_run_for(duration: &str, json: &Path, extra: &[&str]) -> (i32, String, String) {
     let json_s = path_str(json);
-    let mut args = vec!["--engine", "null", "--duration", "150ms", "-q", "--json", &json_s];
+    let mut args = vec!["--engine", "null", "--duration", duration, "-q", "--json", &json_s];
     args.extend_from_slice(extra);
     run(&args)
 }
@@ -303,19 +307,27 @@ fn compare_refuses_each_difference_naming_it_and_compares_anyway_when_forced() {
 
 /// `sets` comparisons of five runs against five, the runs of each side interleaved (a
 /// machine whose speed drifts slows both sides alike); `new_extra` the new side's flags.
-/// Returns each comparison's exit code and JSON document.
-fn comparisons(dir: &Path, tag: &str, sets: usize, new_extra: &[&str]) -> Vec<(i32, serde_json::Value)> {
+/// Returns each comparison's exit code and JSON document. Each run lasts `duration`: a
+/// rate-limited run that falls behind on a busy machine loses the I/Os of its last delay,
+/// a share of its window that a longer window makes small (docs/ci.md).
+fn comparisons(
+    dir: &Path,
+    tag: &str,
+    sets: usize,
+    duration: &str,
+    new_extra: &[&str],
+) -> Vec<(i32, serde_json::Value)> {
     let base_flags = ["--rate-iops", "2000"];
     let mut out = Vec::new();
     for set in 0..sets {
         let (mut base, mut new) = (Vec::new(), Vec::new());
         for rep in 0..5 {
             let b = dir.join(format!("{tag}-{set}-base-{rep}.json"));
-            let (code, _, err) = null_run(&b, &base_flags);
+            let (code, _, err) = null_run_for(duration, &b, &base_flags);
             assert_eq!(code, 0, "{err}");
             let n = dir.join(format!("{tag}-{set}-new-{rep}.json"));
             let flags: Vec<&str> = if new_extra.is_empty() { base_flags.to_vec() } else { new_extra.to_vec() };
-            let (code, _, err) = null_run(&n, &flags);
+            let (code, _, err) = null_run_for(duration, &n, &flags);
             assert_eq!(code, 0, "{err}");
             base.push(path_str(&b));
             new.push(path_str(&n));
@@ -348,7 +360,7 @@ fn regressed_figures(doc: &serde_json::Value) -> Vec<String> {
 #[test]
 fn a_to_a_comparisons_rarely_flag_a_regression_and_a_15_percent_slowdown_always_is() {
     let dir = temp_dir();
-    let aa = comparisons(dir.path(), "aa", 10, &[]);
+    let aa = comparisons(dir.path(), "aa", 10, "150ms", &[]);
     let flagged: Vec<Vec<String>> = aa.iter().filter(|(c, _)| *c == 5).map(|(_, d)| regressed_figures(d)).collect();
     assert!(flagged.len() <= 1, "A/A: {} of 10 comparisons flagged a regression: {flagged:?}", flagged.len());
     for (_, doc) in &aa {
@@ -358,7 +370,7 @@ fn a_to_a_comparisons_rarely_flag_a_regression_and_a_15_percent_slowdown_always_
         assert_eq!((iops["base_runs"].as_u64(), iops["new_runs"].as_u64()), (Some(5), Some(5)));
     }
     // 15 % fewer I/Os per second asked for: 1700 instead of 2000.
-    let ab = comparisons(dir.path(), "ab", 5, &["--rate-iops", "1700"]);
+    let ab = comparisons(dir.path(), "ab", 5, "400ms", &["--rate-iops", "1700"]);
     for (code, doc) in &ab {
         assert_eq!(*code, 5, "A/B: the slowdown was not flagged: {doc}");
         let iops = doc["figures"].as_array().unwrap().iter().find(|f| f["figure"] == "iops").unwrap();

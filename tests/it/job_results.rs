@@ -228,6 +228,9 @@ fn plot_draws_the_combined_charts_and_each_jobs_with_its_time_series() {
         let svg = std::fs::read_to_string(out.join(name)).unwrap();
         assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{name}: {}", &svg[..svg.len().min(60)]);
     }
+    // The combined chart names its jobs (not "3 merged results").
+    let combined = std::fs::read_to_string(out.join("latency-percentiles.svg")).unwrap();
+    assert!(combined.contains("2 phases combined") && !combined.contains("merged results"), "{combined}");
     // Each job's latency chart is its own: the 64 KiB writer's title says 64 KiB.
     let own = std::fs::read_to_string(out.join("job-a_b_job-latency-percentiles.svg")).unwrap();
     assert!(own.contains("64 KiB"), "the job's chart is not drawn from its own result");

@@ -358,9 +358,19 @@ fn sweep_rows_carry_their_repetition_and_best_and_one_point_sweeps_are_warned_ab
         assert_eq!(code, 0, "{stderr}");
         stderr
     };
-    let stderr = sweep(&["--block-size", "512,4k", "--repeat", "2", "--csv", c]);
+    let plots = dir.path().join("plots");
+    let p = plots.to_str().unwrap();
+    let stderr = sweep(&["--block-size", "512,4k,64k", "--repeat", "2", "--csv", c, "--plot", p]);
+    // Charts in words and units: never a field name, sizes as typed.
+    let p99 = std::fs::read_to_string(plots.join("sweep-p99-vs-block-size.svg")).unwrap();
+    assert!(p99.contains("p99 latency") && p99.contains("block size"), "{p99}");
+    assert!(!p99.contains("_ns") && !p99.contains("p99_ns"), "a field name on the chart");
+    let texts: Vec<&str> = p99.lines().map(str::trim).collect();
+    assert!(texts.contains(&"4k") && texts.contains(&"64k") && !texts.contains(&"4096"), "sizes as typed: {p99}");
+    let iops = std::fs::read_to_string(plots.join("sweep-iops-vs-block-size.svg")).unwrap();
+    assert!(iops.contains("IOPS vs block size"), "the title in words");
     assert!(
-        stderr.contains("differ in block size (512 B, 4 KiB)") && stderr.contains("--best-by bw"),
+        stderr.contains("differ in block size (512 B, 4 KiB, 64 KiB)") && stderr.contains("--best-by bw"),
         "IOPS of two sizes ranked without a word: {stderr}"
     );
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -368,7 +378,7 @@ fn sweep_rows_carry_their_repetition_and_best_and_one_point_sweeps_are_warned_ab
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(header.last(), Some(&"repetition"));
     let reps: Vec<&str> = lines.map(|l| l.rsplit(',').next().unwrap()).collect();
-    assert_eq!(reps, ["1", "1", "2", "2"], "interleaved: each point's first repetition, then its second");
+    assert_eq!(reps, ["1", "1", "1", "2", "2", "2"], "interleaved: each point's first repetition, then its second");
 
     let stderr = sweep(&["--block-size", "512,4k", "--best-by", "bw"]);
     assert!(!stderr.contains("differ in block size"), "bandwidth compares sizes: {stderr}");
