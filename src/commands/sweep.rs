@@ -416,6 +416,15 @@ impl Session {
                         self.say(&line);
                     }
                 }
+                // --expect: each run's outcomes, a line each (the document holds them too).
+                for e in &o.result.expectations {
+                    let figure = e.value.map_or_else(
+                        || "none (the run has no such figure)".to_string(),
+                        |v| report::compare::value(e.unit, v),
+                    );
+                    let verdict = if e.passed { "pass" } else { "FAIL" };
+                    self.say(&format!("{what}: expect {verdict} {}: {} is {figure}", e.expectation, e.figure));
+                }
                 if let Some(path) = &self.csv
                     && let Err(e) = report::csv::append_run(path, &o.result, None, repetition)
                 {

@@ -444,3 +444,29 @@ fn compare_reads_sweeps_by_point_and_writes_markdown_junit_and_benchmark_json() 
     let smaller: serde_json::Value = serde_json::from_str(&smaller).unwrap();
     assert!(smaller.as_array().unwrap().iter().all(|e| e["unit"] == "ns"), "{smaller}");
 }
+
+#[test]
+fn a_sweeps_runs_are_judged_each_printed_recorded_and_a_failure_is_its_exit_code() {
+    let (code, out, err) = run(&[
+        "sweep",
+        "--engine",
+        "null",
+        "--duration",
+        "50ms",
+        "--queue-depth",
+        "1,2",
+        "--expect",
+        "iops>=1,read.p50<=1ns",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(code, 6, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for r in doc["runs"].as_array().unwrap() {
+        assert_eq!(r["exit_code"], 6);
+        let e = r["result"]["expectations"].as_array().unwrap();
+        assert_eq!((e[0]["passed"].clone(), e[1]["passed"].clone()), (true.into(), false.into()));
+    }
+    assert_eq!(err.matches("expect FAIL read.p50<=1ns: read.p50 is ").count(), 2, "{err}");
+    assert_eq!(err.matches("expect pass iops>=1: iops is ").count(), 2, "{err}");
+}
