@@ -25,6 +25,9 @@ use std::path::Path;
 /// Spec fields that may differ between runs of the same workload.
 /// The seeds: two runs of one workload draw their own offsets and write their own bytes.
 const SPEC_FIELDS_ALLOWED_TO_DIFFER: &[&str] = &["spec.seed", "spec.data_seed"];
+/// Spec fields, with everything under them, that may differ too: `--expect` judges a
+/// result and changes nothing the run does.
+const SPEC_PREFIXES_ALLOWED_TO_DIFFER: &[&str] = &["spec.expect"];
 
 /// One result to merge, with the name it was given by.
 #[derive(Clone, Debug)]
@@ -154,6 +157,7 @@ pub fn spec_differences(a: &RunResult, b: &RunResult) -> Vec<SpecDifference> {
     keys.dedup();
     keys.into_iter()
         .filter(|k| !SPEC_FIELDS_ALLOWED_TO_DIFFER.contains(&k.as_str()))
+        .filter(|k| !SPEC_PREFIXES_ALLOWED_TO_DIFFER.iter().any(|p| *k == p || k.starts_with(&format!("{p}."))))
         .filter_map(|k| {
             let (x, y) = (fa.get(k), fb.get(k));
             (x != y).then(|| SpecDifference {

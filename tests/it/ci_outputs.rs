@@ -297,8 +297,14 @@ fn compare_refuses_each_difference_naming_it_and_compares_anyway_when_forced() {
         assert_compare_valid(&doc);
         assert!(doc["differences"].as_array().unwrap().iter().any(|d| d["field"] == field), "{field}: {out}");
     }
-    // The seeds differ between any two runs and are no difference.
+    // The seeds differ between any two runs and are no difference; nor are expectations
+    // (they judge a result, and change nothing a run does), for compare as for merge.
     assert_ne!(read_json(&base)["spec"]["seed"], read_json(&same)["spec"]["seed"]);
+    let judged = one("judged.json", &["--expect", "iops>=1"]);
+    let (code, _, err) = compare(&[&path_str(&base), &path_str(&judged)]);
+    assert!(code == 0 || code == 5, "{err}");
+    let (code, _, err) = run(&["merge", &path_str(&base), &path_str(&judged), "-q"]);
+    assert_eq!(code, 0, "{err}");
     // A search is no set of repetitions; nothing in common is refused too.
     let (code, _, err) = compare(&[&path_str(&base), &dir.path().join("missing.json").display().to_string()]);
     assert_eq!(code, 2);
