@@ -389,6 +389,11 @@ impl Searcher<'_> {
         };
         let text = match self.args.runs.output.format() {
             OutputFormat::Json => json_text(&doc),
+            OutputFormat::Junit => {
+                let scopes: Vec<(String, &crate::result::RunResult)> =
+                    doc.runs.iter().enumerate().map(|(i, r)| (format!("step {}", i + 1), &r.result)).collect();
+                report::ci_render(&scopes, OutputFormat::Junit)
+            }
             _ => report::sweep::search_text(&doc),
         };
         self.session.write_stdout(&text);

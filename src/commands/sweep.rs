@@ -224,6 +224,17 @@ pub fn sweep(args: SweepArgs) -> i32 {
     }
     let text = match output.format {
         OutputFormat::Json => json_text(&doc),
+        OutputFormat::Junit => {
+            let scopes: Vec<(String, &crate::result::RunResult)> = doc
+                .runs
+                .iter()
+                .map(|r| {
+                    let point = grid.points.get(r.point).map_or_else(String::new, |p| p.label());
+                    (format!("point {point} repetition {}", r.repetition), &r.result)
+                })
+                .collect();
+            report::ci_render(&scopes, OutputFormat::Junit)
+        }
         _ => report::sweep::sweep_text(&doc),
     };
     session.write_stdout(&text);

@@ -475,4 +475,26 @@ fn a_sweeps_runs_are_judged_each_printed_recorded_and_a_failure_is_its_exit_code
     }
     assert_eq!(err.matches("expect FAIL read.p50<=1ns: read.p50 is ").count(), 2, "{err}");
     assert_eq!(err.matches("expect pass iops>=1: iops is ").count(), 2, "{err}");
+    // JUnit: each run's expectations, a case each.
+    let (code, xml, err) = run(&[
+        "sweep",
+        "--engine",
+        "null",
+        "--duration",
+        "50ms",
+        "--queue-depth",
+        "1,2",
+        "--expect",
+        "iops>=1,read.p50<=1ns",
+        "--output-format",
+        "junit",
+        "-q",
+    ]);
+    assert_eq!(code, 6, "{err}");
+    let doc = assert_junit_valid(&xml);
+    let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+    assert_eq!((suite.attribute("tests"), suite.attribute("failures")), (Some("4"), Some("2")));
+    let classes: std::collections::BTreeSet<&str> =
+        doc.descendants().filter_map(|n| n.attribute("classname")).collect();
+    assert_eq!(classes.len(), 2, "a class per run: {classes:?}");
 }
