@@ -16,6 +16,10 @@ pub mod exit_code {
     /// The run succeeded, but an output (stdout, --json, --csv, --timeseries, --plot)
     /// could not be written; the others were written.
     pub const OUTPUT_FAILED: i32 = 4;
+    /// `iopulse compare`: some figure regressed (the report was written whole).
+    pub const REGRESSION: i32 = 5;
+    /// `--expect`: some expectation failed (the report and every output were written).
+    pub const EXPECTATION_FAILED: i32 = 6;
     /// SIGHUP: the terminal or session went away (handled like SIGTERM).
     pub const HUNG_UP: i32 = 129;
     pub const INTERRUPTED: i32 = 130;

@@ -188,6 +188,10 @@ pub struct Spec {
     /// `--steady-state`, `--steady-state-window`: stop once the window is steady.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyStateSpec>,
+    /// `--expect`: bounds on the result's figures, as written (`read.p99<=2ms`); judged
+    /// after the run (`expect::evaluate`), never during it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<String>,
 }
 
 fn is_zero_percent(p: &u8) -> bool {

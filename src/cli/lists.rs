@@ -8,7 +8,7 @@ use clap::error::ErrorKind;
 use std::ffi::OsStr;
 
 /// Flags whose one value has commas of its own: never an axis.
-pub const LIST_VALUED: &[&str] = &["cpu-cores", "numa-zones", "bssplit"];
+pub const LIST_VALUED: &[&str] = &["cpu-cores", "numa-zones", "bssplit", "expect"];
 
 /// The values a flag was given: one, or the items of its comma list, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]

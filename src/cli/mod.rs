@@ -2,7 +2,7 @@
 //! `Spec` (what a run does). Each concern is a file with its clap group (its flags, help
 //! heading and examples), its conversion and checks, and their tests: `shape.rs` (the
 //! workload's sizes, mix and workers), `access.rs`, `window.rs`, `targets.rs`,
-//! `durability.rs`, `pacing.rs`, `data.rs`, `placement.rs`, `safety.rs`; the engine's own
+//! `durability.rs`, `pacing.rs`, `expect.rs` (`--expect`), `data.rs`, `placement.rs`, `safety.rs`; the engine's own
 //! flags live with the engines (`engine/options.rs`). `workload.rs` puts the groups
 //! together (`WorkloadArgs::into_spec`), `output.rs` holds the outputs every reporting
 //! command shares, `table.rs` fills the same groups from job files, profiles and sweeps,
@@ -15,6 +15,7 @@ mod access;
 pub mod bench;
 mod data;
 mod durability;
+mod expect;
 pub mod fio_names;
 pub mod lists;
 pub mod output;

@@ -74,9 +74,10 @@ impl OutputArgs {
 /// fio's layout is one run's, so it is not offered.
 pub fn many_runs_format(arg: clap::Arg) -> clap::Arg {
     use clap::builder::{PossibleValuesParser, TypedValueParser};
-    arg.value_parser(PossibleValuesParser::new(["text", "json"]).map(|name| match name.as_str() {
+    arg.value_parser(PossibleValuesParser::new(["text", "json", "junit"]).map(|name| match name.as_str() {
         "json" => OutputFormat::Json,
+        "junit" => OutputFormat::Junit,
         _ => OutputFormat::Text,
     }))
-    .help("Report format on stdout: the table (of points, or the curve and the answer), or the JSON document. E.g. `--output-format json` [default: text]")
+    .help("Report format on stdout: the table (of points, or the curve and the answer), the JSON document, or JUnit XML (each run's --expect a test case, docs/ci.md). E.g. `--output-format json` [default: text]")
 }

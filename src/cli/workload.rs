@@ -8,6 +8,7 @@
 use super::access::AccessArgs;
 use super::data::DataArgs;
 use super::durability::DurabilityArgs;
+use super::expect::ExpectArgs;
 use super::pacing::PacingArgs;
 use super::placement::PlacementArgs;
 use super::safety::SafetyArgs;
@@ -53,6 +54,9 @@ pub struct WorkloadArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub safety: SafetyArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub expect: ExpectArgs,
 }
 
 /// File size of the embedded default target (no TARGET given).
@@ -96,6 +100,7 @@ impl WorkloadArgs {
         // runs never write the same bytes, which deduplicating storage would store once).
         let data_seed = seed.unwrap_or(if verify.is_some() { 0 } else { run_seed });
         let spec = Spec {
+            expect: self.expect.texts(),
             ramp_ns,
             steady_state,
             targets,
@@ -270,6 +275,7 @@ mod tests {
             ("cpu-cores", _) => "0".into(),
             ("numa-zones", _) => "auto".into(),
             ("bssplit", _) => "4k/50:64k/50".into(),
+            ("expect", _) => "read.p99<=2ms,iops>=40k".into(),
             (_, "SIZE") => "64k".into(),
             (_, "DURATION") => "3s".into(),
             (_, "PERCENT") => "30".into(),

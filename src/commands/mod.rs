@@ -1,13 +1,14 @@
 //! What the `iopulse` command does: the command line as one clap command (`Cli`), the
 //! benchmark itself (`benchmark.rs`: `iopulse [TARGET...] [flags]`) and one file per
 //! subcommand (`Command`): `run` (a job file), `sweep` and `search` (many runs),
-//! `from-fio`, `profiles`, `merge`, `plot`, `completions` and `man`. A subcommand is the
+//! `from-fio`, `profiles`, `merge`, `compare`, `plot`, `completions` and `man`. A subcommand is the
 //! first argument exactly (a target file of that name is written `./merge`).
 //!
 //! Each command parses through clap, plans (`plan/`), runs and reports, and returns its
 //! exit code.
 
 pub mod benchmark;
+pub mod compare;
 pub mod completions;
 pub mod from_fio;
 pub mod man;
@@ -59,6 +60,8 @@ pub enum Command {
     Profiles(profile::ProfilesArgs),
     /// Combine the JSON results of concurrent runs (several processes or hosts) into one report.
     Merge(merge::MergeArgs),
+    /// Compare two sets of results: each figure's change, confidence interval and verdict.
+    Compare(compare::CompareArgs),
     /// Draw SVG charts of a JSON result, or of a sweep written with --csv.
     Plot(plot::PlotArgs),
     /// Print shell completions for iopulse (and its subcommands) on stdout.
@@ -77,6 +80,7 @@ impl Command {
             Command::FromFio(args) => from_fio::from_fio(args),
             Command::Profiles(args) => profile::profiles(args),
             Command::Merge(args) => merge::merge(args),
+            Command::Compare(args) => compare::compare(args),
             Command::Plot(args) => plot::plot(args),
             Command::Completions(args) => completions::completions(args),
             Command::Man(args) => man::man(args),

@@ -259,7 +259,7 @@ impl Searcher<'_> {
             Some(rate) => format!("{phase} at {} IOPS offered", units::iops(rate)),
             None => format!("{phase} · queue depth {} × {} threads", spec.queue_depth, spec.threads),
         };
-        match self.session.run(spec, &what) {
+        match self.session.run(spec, &what, None) {
             Step::Done(result, code) => {
                 if code != exit_code::SUCCESS && self.code == exit_code::SUCCESS {
                     self.code = code;
@@ -389,6 +389,11 @@ impl Searcher<'_> {
         };
         let text = match self.args.runs.output.format() {
             OutputFormat::Json => json_text(&doc),
+            OutputFormat::Junit => {
+                let scopes: Vec<(String, &crate::result::RunResult)> =
+                    doc.runs.iter().enumerate().map(|(i, r)| (format!("step {}", i + 1), &r.result)).collect();
+                report::ci_render(&scopes, OutputFormat::Junit)
+            }
             _ => report::sweep::search_text(&doc),
         };
         self.session.write_stdout(&text);

@@ -95,6 +95,12 @@ pub fn sweep(args: SweepArgs) -> i32 {
             args.repeat
         ));
     }
+    if grid.points.len() == 1 {
+        crate::stderr_line!(
+            "⚠ iopulse sweep: no flag was given a comma list, so the sweep has one point ({} run(s) of it): give a list to sweep (e.g. --queue-depth 1,8,32), or keep --repeat alone to repeat one workload",
+            args.repeat
+        );
+    }
     let output = args.runs.output.options(&Default::default());
     let Ok(stop) = crate::signals::install() else {
         crate::stderr_line!("iopulse sweep: error: cannot install signal handlers");
@@ -180,7 +186,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
     for (point, repetition) in todo {
         let p = &grid.points[point];
         let what = format!("{} · repetition {repetition}/{repeat}", p.label());
-        match session.run(&p.spec, &what) {
+        match session.run(&p.spec, &what, Some(repetition)) {
             Step::Done(result, run_code) => {
                 if run_code != exit_code::SUCCESS && code == exit_code::SUCCESS {
                     code = run_code;
@@ -213,8 +219,22 @@ pub fn sweep(args: SweepArgs) -> i32 {
     session.finish();
     let interrupted = session.interrupted();
     let doc = document(&grid, repeat, args.best_by, runs, interrupted);
+    if let Some(warning) = best_across_sizes(&grid, &doc) {
+        crate::stderr_line!("⚠ iopulse sweep: {warning}");
+    }
     let text = match output.format {
         OutputFormat::Json => json_text(&doc),
+        OutputFormat::Junit => {
+            let scopes: Vec<(String, &crate::result::RunResult)> = doc
+                .runs
+                .iter()
+                .map(|r| {
+                    let point = grid.points.get(r.point).map_or_else(String::new, |p| p.label());
+                    (format!("point {point} repetition {}", r.repetition), &r.result)
+                })
+                .collect();
+            report::ci_render(&scopes, OutputFormat::Junit)
+        }
         _ => report::sweep::sweep_text(&doc),
     };
     session.write_stdout(&text);
@@ -233,6 +253,30 @@ pub fn sweep(args: SweepArgs) -> i32 {
         }
     }
     session.exit_code(code)
+}
+
+/// When the best point is chosen by a count of I/Os (IOPS, CPU per I/O) or a latency
+/// among points of different block sizes, it says so: 4k and 64k I/Os are not rivals.
+fn best_across_sizes(grid: &Grid, doc: &SweepDocument) -> Option<String> {
+    let best = doc.best.as_ref()?;
+    if best.by == Metric::Bw {
+        return None;
+    }
+    let mut sizes: Vec<u64> = grid.points.iter().map(|p| p.spec.block_size_bytes).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    (sizes.len() > 1).then(|| {
+        let shown: Vec<String> = sizes.iter().map(|s| report::units::bytes(*s)).collect();
+        format!(
+            "the points ranked for `best` differ in block size ({}): their {} are not rivals; rank by --best-by bw, or read the best of each size from the table",
+            shown.join(", "),
+            match best.by {
+                Metric::Iops => "IOPS",
+                Metric::CpuPerIo => "CPU times per I/O",
+                _ => "latencies",
+            }
+        )
+    })
 }
 
 /// The sweep's document: its runs, a summary per point, the best point.
@@ -355,8 +399,9 @@ impl Session {
         self.stop.load(Ordering::Relaxed) != 0
     }
 
-    /// Runs `spec` (unless a signal came first); its row goes to --csv.
-    pub(crate) fn run(&mut self, spec: &crate::spec::Spec, what: &str) -> Step {
+    /// Runs `spec` (unless a signal came first); its row goes to --csv, with its
+    /// `repetition` of the point (a sweep's; none for a search).
+    pub(crate) fn run(&mut self, spec: &crate::spec::Spec, what: &str, repetition: Option<u32>) -> Step {
         let signal = self.stop.load(Ordering::Relaxed);
         if signal != 0 {
             return Step::Interrupted(signal as i32);
@@ -382,8 +427,17 @@ impl Session {
                         self.say(&line);
                     }
                 }
+                // --expect: each run's outcomes, a line each (the document holds them too).
+                for e in &o.result.expectations {
+                    let figure = e.value.map_or_else(
+                        || "none (the run has no such figure)".to_string(),
+                        |v| report::compare::value(e.unit, v),
+                    );
+                    let verdict = if e.passed { "pass" } else { "FAIL" };
+                    self.say(&format!("{what}: expect {verdict} {}: {} is {figure}", e.expectation, e.figure));
+                }
                 if let Some(path) = &self.csv
-                    && let Err(e) = report::csv::append(path, &o.result)
+                    && let Err(e) = report::csv::append_run(path, &o.result, None, repetition)
                 {
                     self.output_failure(format!("write --csv {}: {e}", path.display()));
                 }

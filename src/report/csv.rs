@@ -78,9 +78,10 @@ pub const COLUMNS: &[&str] = &[
 ];
 
 /// The last columns: which job of a job file (`iopulse run`, docs/jobs.md) the row is, and
-/// its phase; empty in the row of a single run. Kept apart from `COLUMNS` so that they
+/// its phase; empty in the row of a single run; then which repetition of its point a
+/// sweep's run is (from 1; empty outside sweeps). Kept apart from `COLUMNS` so that they
 /// stay the last ones.
-pub const JOB_COLUMNS: &[&str] = &["job", "phase"];
+pub const JOB_COLUMNS: &[&str] = &["job", "phase", "repetition"];
 
 /// Which job of a job file a row is: its name and phase.
 pub type JobTag<'a> = (&'a str, u32);
@@ -281,9 +282,15 @@ pub fn append(path: &Path, r: &RunResult) -> io::Result<()> {
 
 /// As `append`, the row saying which job of a job file it is (`job`, `phase`).
 pub fn append_job(path: &Path, r: &RunResult, job: Option<JobTag>) -> io::Result<()> {
+    append_run(path, r, job, None)
+}
+
+/// As `append_job`, with the repetition of a sweep's point.
+pub fn append_run(path: &Path, r: &RunResult, job: Option<JobTag>, repetition: Option<u32>) -> io::Result<()> {
     let mut record = row(r);
     record.push(job.map(|(name, _)| name.to_string()).unwrap_or_default());
     record.push(job.map(|(_, phase)| phase.to_string()).unwrap_or_default());
+    record.push(repetition.map(|r| r.to_string()).unwrap_or_default());
     let mut failure = None;
     super::output_path::append_whole(path, |new| {
         let mut buffer = Vec::new();

@@ -83,6 +83,11 @@ pub fn render(doc: &JobsResult, format: OutputFormat) -> io::Result<String> {
         OutputFormat::Text => text(doc),
         OutputFormat::Json => json(doc),
         OutputFormat::FioJson => fio_json::render(&doc.combined).map_err(io::Error::other)?,
+        format => {
+            let scopes: Vec<(String, &crate::result::RunResult)> =
+                doc.jobs.iter().map(|j| (format!("job {}", j.job), &j.result)).collect();
+            super::ci_render(&scopes, format)
+        }
     })
 }
 

@@ -3,10 +3,14 @@
 //! compute a figure. JSON goes only to stdout or its own file; diagnostics go
 //! to stderr.
 
+pub mod bench_action;
+pub mod ci;
+pub mod compare;
 pub mod csv;
 pub mod fio_json;
 pub mod jobs;
 pub mod journal;
+pub mod junit;
 pub mod live_line;
 pub mod output_path;
 pub mod plot;
@@ -33,6 +37,14 @@ pub enum OutputFormat {
     Json,
     /// the subset of fio's JSON output that fio tooling reads (docs/json.md)
     FioJson,
+    /// JUnit XML: each --expect a test case (docs/ci.md)
+    Junit,
+    /// a Markdown summary table, for a CI job's page (docs/ci.md)
+    Markdown,
+    /// the rates as github-action-benchmark's customBiggerIsBetter JSON (docs/ci.md)
+    BenchmarkBigger,
+    /// the latencies and CPU per I/O as customSmallerIsBetter JSON (docs/ci.md)
+    BenchmarkSmaller,
 }
 
 /// Where the results of a run go. Not part of the `Spec`: it does not change
@@ -63,7 +75,18 @@ pub fn render(result: &RunResult, format: OutputFormat) -> io::Result<String> {
         OutputFormat::Text => text::render(result),
         OutputFormat::Json => json(result),
         OutputFormat::FioJson => fio_json::render(result).map_err(io::Error::other)?,
+        format => ci_render(&[("run".to_string(), result)], format),
     })
+}
+
+/// The CI formats (JUnit, Markdown, benchmark JSON) of results by scope (`run`, `job NAME`).
+pub fn ci_render(scopes: &[(String, &RunResult)], format: OutputFormat) -> String {
+    match format {
+        OutputFormat::Junit => ci::junit(scopes),
+        OutputFormat::Markdown => ci::markdown(scopes),
+        OutputFormat::BenchmarkBigger => ci::benchmark(scopes, true),
+        _ => ci::benchmark(scopes, false),
+    }
 }
 
 /// What a command writes besides its report: which charts and per-job files go with the

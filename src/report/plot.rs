@@ -172,7 +172,22 @@ fn workload(r: &RunResult) -> String {
         0 => "writes".to_string(),
         p => format!("{p}/{} read/write", 100 - p),
     };
-    let sources = r.merged_from.as_ref().map(|m| format!(" · {} merged results", m.len())).unwrap_or_default();
+    // A job file's combined figures name its jobs; a merge, its count of results.
+    let sources = r
+        .merged_from
+        .as_ref()
+        .map(|m| {
+            let jobs: Vec<&str> =
+                m.iter().filter_map(|s| s.file.strip_prefix("job [").and_then(|j| j.strip_suffix(']'))).collect();
+            if jobs.len() == m.len() {
+                format!(" · jobs {} combined", jobs.join(", "))
+            } else if m.iter().all(|s| s.file.starts_with("phase ")) {
+                format!(" · {} phases combined", m.len())
+            } else {
+                format!(" · {} merged results", m.len())
+            }
+        })
+        .unwrap_or_default();
     format!(
         "{} {order} {mix} · {} · QD {} · {} thread{}{sources}",
         super::block_size_text(s),
@@ -356,31 +371,46 @@ pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
         .map(|s| Line {
             label: match &sweep.by {
                 Some(by) => format!("{by} = {}", s.label),
-                None => sweep.y.clone(),
+                None => column_label(&sweep.y),
             },
             points: s.points.iter().map(|p| (tx(p.x), p.median)).collect(),
             ranges: s.points.iter().filter(|p| p.samples > 1).map(|p| (tx(p.x), p.min, p.max)).collect(),
         })
         .collect();
-    let y_max = sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.max)).fold(0.0, f64::max);
+    let y_max = sweep
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.max))
+        .chain(sweep.bound_y.as_ref().map(|(_, y)| *y))
+        .fold(0.0, f64::max);
     let (lo, hi) = (tx(x_min), tx(x_max));
     let pad = if hi > lo { (hi - lo) * 0.04 } else { 1.0 };
     let reps = sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.samples)).max().unwrap_or(1);
-    let y_is_latency = sweep.y.ends_with("_ns");
+    let y_unit = column_unit(&sweep.y);
+    let x_is_size = column_unit(&sweep.x) == ColumnUnit::Bytes;
+    let (x_label, y_label) = (column_label(&sweep.x), column_label(&sweep.y));
+    let mut lines = lines;
+    if let Some((label, y)) = &sweep.bound_y {
+        lines.push(Line { label: label.clone(), points: vec![(lo - pad, *y), (hi + pad, *y)], ranges: Vec::new() });
+    }
+    if let Some((label, x)) = &sweep.answer_x {
+        let x = tx(*x);
+        lines.push(Line { label: label.clone(), points: vec![(x, 0.0), (x, nice_top(y_max))], ranges: Vec::new() });
+    }
     draw(
         path,
         &Chart {
             title: format!(
                 "{} vs {}{}{} · {} runs{}",
-                sweep.y,
-                sweep.x,
+                y_label,
+                column_label(&sweep.x),
                 sweep.by.as_ref().map(|b| format!(" by {b}")).unwrap_or_default(),
                 if sweep.filters.is_empty() { String::new() } else { format!(" ({})", sweep.filters.join(", ")) },
                 sweep.rows,
                 if reps > 1 { " (line: median, band: min-max of the repetitions)" } else { "" }
             ),
-            x_desc: if log_x { format!("{} (log scale)", sweep.x) } else { sweep.x.clone() },
-            y_desc: sweep.y.clone(),
+            x_desc: if log_x { format!("{x_label} (log scale)") } else { x_label.clone() },
+            y_desc: y_label.clone(),
             x_range: (lo - pad)..(hi + pad),
             y_range: 0.0..nice_top(y_max),
             x_format: &|x| {
@@ -389,13 +419,84 @@ pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
                     return String::new();
                 }
                 let v = if log_x { 2f64.powf(x.round()) } else { *x };
-                if (v - v.round()).abs() < 1e-6 { format!("{}", v.round()) } else { format!("{v:.2}") }
+                if x_is_size && v >= 1.0 && (v - v.round()).abs() < 1e-6 {
+                    size_label(v.round() as u64)
+                } else if (v - v.round()).abs() < 1e-6 {
+                    format!("{}", v.round())
+                } else {
+                    format!("{v:.2}")
+                }
             },
-            y_format: &|y| if y_is_latency { units::latency_ns(y.round() as u64) } else { compact(*y) },
+            y_format: &|y| match y_unit {
+                ColumnUnit::Ns => units::latency_ns(y.round().max(0.0) as u64),
+                ColumnUnit::BytesPerSec => units::bandwidth_binary(*y),
+                _ => compact(*y),
+            },
             lines,
             bands: Vec::new(),
         },
     )
+}
+
+/// What a sweep column counts, by its name (`read_p99_ns`, `bw_bytes_per_sec`,
+/// `block_size`, `queue-depth`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ColumnUnit {
+    Ns,
+    BytesPerSec,
+    Bytes,
+    Plain,
+}
+
+fn column_unit(column: &str) -> ColumnUnit {
+    let c = column.replace('-', "_");
+    if c.ends_with("_ns") {
+        ColumnUnit::Ns
+    } else if c.ends_with("bytes_per_sec") {
+        ColumnUnit::BytesPerSec
+    } else if c.ends_with("block_size") || c.ends_with("file_size") || c.ends_with("_bytes") {
+        ColumnUnit::Bytes
+    } else {
+        ColumnUnit::Plain
+    }
+}
+
+/// A column as an axis title, in words with its unit: `read_p99_ns` → "read p99 latency",
+/// `bw_bytes_per_sec` → "bandwidth (per second)", `iops` → "IOPS", `queue-depth` →
+/// "queue depth" (never a field name with `_ns` or `_bytes_per_sec`).
+fn column_label(column: &str) -> String {
+    let c = column.replace('-', "_");
+    let words = |s: &str| s.replace('_', " ");
+    match column_unit(&c) {
+        ColumnUnit::Ns => {
+            let stem = c.trim_end_matches("_ns");
+            match stem {
+                "cpu_per_io" => "CPU time per I/O".into(),
+                "latency" => "latency".into(),
+                s => format!("{} latency", words(s)),
+            }
+        }
+        ColumnUnit::BytesPerSec => {
+            let stem =
+                c.trim_end_matches("bytes_per_sec").trim_end_matches('_').trim_end_matches("bw").trim_end_matches('_');
+            if stem.is_empty() { "bandwidth".into() } else { format!("{} bandwidth", words(stem)) }
+        }
+        _ => {
+            let text = words(&c);
+            text.replace("iops", "IOPS")
+        }
+    }
+}
+
+/// 4096 → "4k", 65536 → "64k", 1048576 → "1m", 512 → "512" (as sizes are typed).
+fn size_label(bytes: u64) -> String {
+    for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
+        let unit = 1u64 << shift;
+        if bytes >= unit && bytes.is_multiple_of(unit) {
+            return format!("{}{suffix}", bytes / unit);
+        }
+    }
+    if bytes >= 1024 { format!("{:.1}k", bytes as f64 / 1024.0) } else { bytes.to_string() }
 }
 
 /// A label of a linear axis `width` wide: as many decimals as its ticks need, trailing
@@ -555,6 +656,49 @@ mod tests {
         assert_eq!(percentile_label(3.0), "99.9%");
         assert_eq!(percentile_label(5.0), "99.999%");
         assert!((percentile_x(99.9) - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_search_chart_draws_its_bound_and_its_answer() {
+        let point = |x: f64, y: f64| crate::sweep::SweepPoint { x, median: y, min: y, max: y, samples: 1 };
+        let sweep = Sweep {
+            x: "iops".into(),
+            y: "latency_ns".into(),
+            by: Some("percentile".into()),
+            filters: Vec::new(),
+            series: vec![crate::sweep::SweepSeries {
+                label: "p99".into(),
+                points: vec![point(100.0, 1e6), point(500.0, 2e6), point(900.0, 9e7)],
+            }],
+            rows: 3,
+            bound_y: Some(("p99 bound 50.0 ms".into(), 5e7)),
+            answer_x: Some(("answer: 500 IOPS within the bound".into(), 500.0)),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.svg");
+        sweep_chart(&sweep, &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.contains("p99 bound 50.0 ms") && svg.contains("answer: 500 IOPS within the bound"), "{svg}");
+        assert!(svg.contains("latency vs IOPS") && !svg.contains("latency_ns"), "{svg}");
+    }
+
+    #[test]
+    fn sweep_axes_are_titled_in_words_with_their_units_and_sizes_as_typed() {
+        assert_eq!(column_label("p99_ns"), "p99 latency");
+        assert_eq!(column_label("read_p99_ns"), "read p99 latency");
+        assert_eq!(column_label("cpu_per_io_ns"), "CPU time per I/O");
+        assert_eq!(column_label("bw_bytes_per_sec"), "bandwidth");
+        assert_eq!(column_label("read_bw_bytes_per_sec"), "read bandwidth");
+        assert_eq!(column_label("queue-depth"), "queue depth");
+        assert_eq!(column_label("read_iops"), "read IOPS");
+        for c in ["p99_ns", "bw_bytes_per_sec", "block_size", "latency_ns"] {
+            assert!(!column_label(c).contains('_'), "{c}");
+        }
+        assert_eq!(
+            (size_label(4096), size_label(65536), size_label(1 << 20), size_label(512)),
+            ("4k".into(), "64k".into(), "1m".into(), "512".into())
+        );
+        assert_eq!(column_unit("block-size"), ColumnUnit::Bytes);
     }
 
     #[test]

@@ -266,10 +266,28 @@ pub fn render(r: &RunResult) -> String {
         );
     }
     fault_lines(&mut out, r);
+    expectation_lines(&mut out, &r.expectations);
     if let Some(e) = &r.error {
         let _ = writeln!(out, "{:<9} {e}", "Error");
     }
     out
+}
+
+/// `--expect`: each expectation with the run's figure and whether it held.
+pub fn expectation_lines(out: &mut String, expectations: &[crate::result::ExpectationOutcome]) {
+    for e in expectations {
+        let figure = e
+            .value
+            .map_or_else(|| "none (the run has no such figure)".to_string(), |v| super::compare::value(e.unit, v));
+        let _ = writeln!(
+            out,
+            "{:<9} {} {:<24} {} is {figure}",
+            "Expect",
+            if e.passed { "pass" } else { "FAIL" },
+            e.expectation,
+            e.figure,
+        );
+    }
 }
 
 /// Targets listed at the top of a cluster report (with the line that says how many in all).

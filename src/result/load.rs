@@ -112,33 +112,55 @@ pub fn with_time_series(path: &Path) -> Result<Loaded, LoadError> {
 /// absurd figure or bad blob refuses it, named.
 fn checked(loaded: Loaded) -> Result<Loaded, LoadError> {
     let file = &loaded.file;
-    let one = |at: &str, r: &RunResult| -> Result<(), LoadError> {
-        let under = |field: String| if at.is_empty() { field } else { format!("{at}.{field}") };
-        figures::check(r).map_err(|a| LoadError::Figure {
-            file: file.clone(),
-            field: under(a.field),
-            value: a.value,
-            why: a.why,
-        })?;
-        for (field, blob) in histogram_blobs(r) {
-            crate::stats::decode_histogram(blob).map_err(|e| LoadError::Histogram {
-                file: file.clone(),
-                field: under(field),
-                why: e.to_string(),
-            })?;
-        }
-        Ok(())
-    };
-    one("", &loaded.result)?;
+    check_result(file, "", &loaded.result)?;
     if let Some(doc) = &loaded.jobs {
         for (i, job) in doc.jobs.iter().enumerate() {
-            one(&format!("jobs[{i}]"), &job.result)?;
+            check_result(file, &format!("jobs[{i}]"), &job.result)?;
         }
         for (i, phase) in doc.phases.iter().enumerate() {
-            one(&format!("phases[{i}]"), &phase.combined)?;
+            check_result(file, &format!("phases[{i}]"), &phase.combined)?;
         }
     }
     Ok(loaded)
+}
+
+/// The figures and histograms of one result `r` found at path `at` of `file` judged, as
+/// `checked` judges a whole file's (a sweep's runs, read by `iopulse compare`).
+pub fn check_result(file: &str, at: &str, r: &RunResult) -> Result<(), LoadError> {
+    let under = |field: String| if at.is_empty() { field } else { format!("{at}.{field}") };
+    figures::check(r).map_err(|a| LoadError::Figure {
+        file: file.to_string(),
+        field: under(a.field),
+        value: a.value,
+        why: a.why,
+    })?;
+    for (field, blob) in histogram_blobs(r) {
+        crate::stats::decode_histogram(blob).map_err(|e| LoadError::Histogram {
+            file: file.to_string(),
+            field: under(field),
+            why: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// Reads the JSON document at `path` as `without_time_series` reads a result (bounded,
+/// every `time_series` array skipped), for documents that hold results without being one
+/// (a sweep's): the caller types it (`typed_document`) and judges each result in it
+/// (`check_result`).
+pub fn document_without_time_series(path: &Path) -> Result<(String, Value), LoadError> {
+    let (file, opened) = open(path)?;
+    let mut reader = opened.reader();
+    let mut de = serde_json::Deserializer::from_reader(&mut reader);
+    let value = WithoutSeries.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
+    reader.check_size(&file)?;
+    let value = value.map_err(|e| parse_error(&file, "", e))?;
+    Ok((file, value))
+}
+
+/// `value` read from `file` as a `T`; a field that does not parse named by its path.
+pub fn typed_document<T: serde::de::DeserializeOwned>(file: &str, value: &Value) -> Result<T, LoadError> {
+    typed(file, value)
 }
 
 /// Each histogram blob of `r` with its path in the document.

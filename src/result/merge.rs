@@ -25,6 +25,9 @@ use std::path::Path;
 /// Spec fields that may differ between runs of the same workload.
 /// The seeds: two runs of one workload draw their own offsets and write their own bytes.
 const SPEC_FIELDS_ALLOWED_TO_DIFFER: &[&str] = &["spec.seed", "spec.data_seed"];
+/// Spec fields, with everything under them, that may differ too: `--expect` judges a
+/// result and changes nothing the run does.
+const SPEC_PREFIXES_ALLOWED_TO_DIFFER: &[&str] = &["spec.expect"];
 
 /// One result to merge, with the name it was given by.
 #[derive(Clone, Debug)]
@@ -144,7 +147,7 @@ pub fn refuse_duplicates(inputs: &[Input]) -> Result<(), MergeError> {
 }
 
 /// The fields of two specs that differ (by their JSON form), the seeds aside.
-fn spec_differences(a: &RunResult, b: &RunResult) -> Vec<SpecDifference> {
+pub fn spec_differences(a: &RunResult, b: &RunResult) -> Vec<SpecDifference> {
     let mut fa = BTreeMap::new();
     let mut fb = BTreeMap::new();
     flatten("spec", &serde_json::to_value(&a.spec).unwrap_or(Value::Null), &mut fa);
@@ -154,6 +157,7 @@ fn spec_differences(a: &RunResult, b: &RunResult) -> Vec<SpecDifference> {
     keys.dedup();
     keys.into_iter()
         .filter(|k| !SPEC_FIELDS_ALLOWED_TO_DIFFER.contains(&k.as_str()))
+        .filter(|k| !SPEC_PREFIXES_ALLOWED_TO_DIFFER.iter().any(|p| *k == p || k.starts_with(&format!("{p}."))))
         .filter_map(|k| {
             let (x, y) = (fa.get(k), fb.get(k));
             (x != y).then(|| SpecDifference {
@@ -254,6 +258,8 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let several_hosts = hostnames.len() > 1;
 
     let mut m = first.result.clone();
+    // Expectations were judged against each input's own figures, not the merged ones.
+    m.expectations.clear();
     m.tool.version = env!("CARGO_PKG_VERSION").into();
     m.started_at = results.iter().map(|r| r.started_at.clone()).min().unwrap_or_default();
     m.window_start_unix_ns =

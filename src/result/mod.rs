@@ -11,8 +11,10 @@ pub mod figures;
 pub mod jobs;
 pub mod load;
 pub mod merge;
+pub mod named;
 
 use crate::placement::TopologySummary;
+
 use crate::spec::Spec;
 pub use crate::start_at::StartAtInfo;
 pub use crate::stats::coverage::Coverage;
@@ -144,6 +146,26 @@ pub struct RunResult {
     /// Memory the run planned for (computed before it started) and the memory available.
     #[serde(default)]
     pub memory: Option<crate::memory::MemoryEstimate>,
+    /// `--expect`: each expectation judged against this result (absent without one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expectations: Vec<ExpectationOutcome>,
+}
+
+/// One `--expect` item and what the run made of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpectationOutcome {
+    /// As given, spaces removed: `read.p99<=2ms`.
+    pub expectation: String,
+    /// The figure's name (`read.p99`).
+    pub figure: String,
+    /// `<=`, `>=`, `<` or `>`.
+    pub comparison: String,
+    /// The bound in the figure's unit.
+    pub bound: f64,
+    pub unit: named::Unit,
+    /// The run's figure (null: the run has none, e.g. a read latency without reads).
+    pub value: Option<f64>,
+    pub passed: bool,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -354,6 +354,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         io_errors,
         stuck_io,
         memory: None,
+        expectations: Vec::new(),
     }
 }
 

@@ -167,6 +167,8 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
             std::mem::forget(t.file);
         }
     }
+    result.expectations = crate::expect::evaluate(&spec.expect, &result);
+    let expectation_failed = result.expectations.iter().any(|e| !e.passed);
     let verify_failed = result.verification.as_ref().is_some_and(|v| v.failures > 0);
     let exit_code = match result.stop_reason {
         StopReason::Error => exit_code::RUN_FAILED,
@@ -178,6 +180,8 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         },
         // --continue-on-error: the run went on, but it did not succeed.
         _ if result.io_errors.total > 0 => exit_code::RUN_FAILED,
+        // After every other failure: a run that failed says so first.
+        _ if expectation_failed => exit_code::EXPECTATION_FAILED,
         StopReason::Duration | StopReason::Complete | StopReason::SteadyState => exit_code::SUCCESS,
     };
     Ok(RunOutcome { result, exit_code })

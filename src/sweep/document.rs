@@ -186,6 +186,8 @@ pub fn chart_data(doc: &SweepDocument, metric: Metric) -> Option<super::Sweep> {
         filters: Vec::new(),
         series,
         rows: doc.runs.len(),
+        bound_y: None,
+        answer_x: None,
     })
 }
 
@@ -210,6 +212,15 @@ pub fn curve_chart(doc: &SearchDocument) -> super::Sweep {
             super::SweepSeries { label: (*label).to_string(), points }
         })
         .collect();
+    let bound_y = doc.bound_ns.map(|ns| {
+        let percentile = doc.percentile.as_deref().unwrap_or("latency");
+        (format!("{percentile} bound {}", crate::units::display::latency_ns(ns)), ns as f64)
+    });
+    let answer_x = doc
+        .answer
+        .as_ref()
+        .and_then(|a| a.iops)
+        .map(|iops| (format!("answer: {} IOPS within the bound", crate::units::display::iops(iops)), iops));
     super::Sweep {
         x: "iops".into(),
         y: "latency_ns".into(),
@@ -217,5 +228,7 @@ pub fn curve_chart(doc: &SearchDocument) -> super::Sweep {
         filters: Vec::new(),
         series,
         rows: doc.curve.len(),
+        bound_y,
+        answer_x,
     }
 }

@@ -36,6 +36,10 @@ pub struct Sweep {
     pub series: Vec<SweepSeries>,
     /// Rows used (rows with an empty y, e.g. write latency of a read run, are left out).
     pub rows: usize,
+    /// A y drawn across the chart (a search's latency bound), with its legend.
+    pub bound_y: Option<(String, f64)>,
+    /// An x drawn up the chart (a search's answer), with its legend.
+    pub answer_x: Option<(String, f64)>,
 }
 
 /// The most read of a sweep's table: 400,000 rows of a few hundred bytes.
@@ -155,6 +159,8 @@ pub fn load(
         filters: filters.iter().map(|(c, v)| format!("{c}={v}")).collect(),
         series,
         rows,
+        bound_y: None,
+        answer_x: None,
     })
 }
 

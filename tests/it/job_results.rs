@@ -60,7 +60,11 @@ fn each_csv_row_says_its_job_and_phase_and_a_single_run_leaves_them_empty() {
         "--quiet",
     ]);
     let (header, rows) = csv_table(&csv);
-    assert_eq!(header[header.len() - 2..], ["job", "phase"], "job and phase are the last columns");
+    assert_eq!(
+        header[header.len() - 3..],
+        ["job", "phase", "repetition"],
+        "job, phase and repetition are the last columns"
+    );
     let (job, phase, ops) = (column(&header, "job"), column(&header, "phase"), column(&header, "ops"));
     let seen: Vec<(&str, &str, &str)> =
         rows.iter().map(|r| (r[job].as_str(), r[phase].as_str(), r[ops].as_str())).collect();
@@ -224,6 +228,9 @@ fn plot_draws_the_combined_charts_and_each_jobs_with_its_time_series() {
         let svg = std::fs::read_to_string(out.join(name)).unwrap();
         assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{name}: {}", &svg[..svg.len().min(60)]);
     }
+    // The combined chart names its jobs (not "3 merged results").
+    let combined = std::fs::read_to_string(out.join("latency-percentiles.svg")).unwrap();
+    assert!(combined.contains("2 phases combined") && !combined.contains("merged results"), "{combined}");
     // Each job's latency chart is its own: the 64 KiB writer's title says 64 KiB.
     let own = std::fs::read_to_string(out.join("job-a_b_job-latency-percentiles.svg")).unwrap();
     assert!(own.contains("64 KiB"), "the job's chart is not drawn from its own result");

@@ -6,6 +6,7 @@ mod architecture;
 mod bad_input;
 mod block_devices;
 mod block_sizes;
+mod ci_outputs;
 mod common;
 mod compare_fio;
 mod cpu_state;

@@ -345,3 +345,45 @@ fn the_text_report_has_a_row_per_point_and_names_the_best() {
     assert_eq!(code, 0);
     assert!(help.contains("--repeat") && help.contains("--resume") && help.contains("Examples:"), "{help}");
 }
+
+#[test]
+fn sweep_rows_carry_their_repetition_and_best_and_one_point_sweeps_are_warned_about() {
+    let dir = temp_dir();
+    let csv = dir.path().join("s.csv");
+    let c = csv.to_str().unwrap();
+    let sweep = |extra: &[&str]| {
+        let mut args = vec!["sweep", "--engine", "null", "--duration", "50ms", "-q"];
+        args.extend_from_slice(extra);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{stderr}");
+        stderr
+    };
+    let plots = dir.path().join("plots");
+    let p = plots.to_str().unwrap();
+    let stderr = sweep(&["--block-size", "512,4k,64k", "--repeat", "2", "--csv", c, "--plot", p]);
+    // Charts in words and units: never a field name, sizes as typed.
+    let p99 = std::fs::read_to_string(plots.join("sweep-p99-vs-block-size.svg")).unwrap();
+    assert!(p99.contains("p99 latency") && p99.contains("block size"), "{p99}");
+    assert!(!p99.contains("_ns") && !p99.contains("p99_ns"), "a field name on the chart");
+    let texts: Vec<&str> = p99.lines().map(str::trim).collect();
+    assert!(texts.contains(&"4k") && texts.contains(&"64k") && !texts.contains(&"4096"), "sizes as typed: {p99}");
+    let iops = std::fs::read_to_string(plots.join("sweep-iops-vs-block-size.svg")).unwrap();
+    assert!(iops.contains("IOPS vs block size"), "the title in words");
+    assert!(
+        stderr.contains("differ in block size (512 B, 4 KiB, 64 KiB)") && stderr.contains("--best-by bw"),
+        "IOPS of two sizes ranked without a word: {stderr}"
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header.last(), Some(&"repetition"));
+    let reps: Vec<&str> = lines.map(|l| l.rsplit(',').next().unwrap()).collect();
+    assert_eq!(reps, ["1", "1", "1", "2", "2", "2"], "interleaved: each point's first repetition, then its second");
+
+    let stderr = sweep(&["--block-size", "512,4k", "--best-by", "bw"]);
+    assert!(!stderr.contains("differ in block size"), "bandwidth compares sizes: {stderr}");
+    let stderr = sweep(&["--queue-depth", "1,4"]);
+    assert!(!stderr.contains("differ in block size") && !stderr.contains("one point"), "{stderr}");
+    let stderr = sweep(&["--queue-depth", "4", "--repeat", "2"]);
+    assert!(stderr.contains("the sweep has one point (2 run(s) of it)"), "{stderr}");
+}

@@ -142,7 +142,11 @@ fn check_entry(commands: &Commands, file: &JobFile, table: &str, e: &Entry) -> R
         }
         (STONEWALL, Value::Switch(_)) => Ok(()),
         (STONEWALL, _) => Err(at(file, e, table, "give true or false")),
-        (key, Value::List(_)) if commands.of(key).get_arguments().any(|a| a.get_long() == Some(key)) => {
+        // A flag whose one value is a comma list takes a TOML list too (`expect = [...]`).
+        (key, Value::List(_))
+            if !crate::cli::lists::LIST_VALUED.contains(&key)
+                && commands.of(key).get_arguments().any(|a| a.get_long() == Some(key)) =>
+        {
             Err(at(file, e, table, &format!("--{key} takes one value, not a list")))
         }
         (key, value) => FlagTable::check_key(commands.of(key), key, &flag_value(value))

@@ -1,0 +1,142 @@
+//! The two sides of `iopulse compare`: each a set of results read from files (a run's
+//! result, a job file's, a sweep's, a directory of them), bounded and judged as every
+//! result read is (`result::load`), and grouped by what they measured: `run` for a single
+//! run, `job NAME` for each job of a job file, `point block_size=4k ...` for each point of
+//! a sweep (whose repetitions are that point's runs).
+//!
+//! It reads and groups; it compares nothing.
+
+use crate::result::RunResult;
+use crate::result::jobs::JobsResult;
+use crate::result::load::{self, LoadError};
+use crate::sweep::document::SweepDocument;
+use std::path::{Path, PathBuf};
+
+/// One run of a side.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// The file it came from (with `#runs[3]` for a sweep's run).
+    pub file: String,
+    pub result: RunResult,
+}
+
+/// What one side holds: its runs grouped by scope, scopes in the order first read.
+#[derive(Clone, Debug, Default)]
+pub struct Side {
+    pub files: Vec<String>,
+    pub scopes: Vec<(String, Vec<Run>)>,
+}
+
+impl Side {
+    fn add(&mut self, scope: String, run: Run) {
+        match self.scopes.iter_mut().find(|(s, _)| *s == scope) {
+            Some((_, runs)) => runs.push(run),
+            None => self.scopes.push((scope, vec![run])),
+        }
+    }
+
+    pub fn runs(&self, scope: &str) -> Option<&[Run]> {
+        self.scopes.iter().find(|(s, _)| s == scope).map(|(_, r)| r.as_slice())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{dir}: {source}; give a directory of JSON results, or the files themselves")]
+    Directory {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{dir} holds no *.json file: give a directory of JSON results (iopulse --json FILE), or the files")]
+    EmptyDirectory { dir: String },
+    #[error(
+        "{file} is a search's result: its runs offer different loads and are no set of repetitions; compare the results of runs at one fixed rate (iopulse --rate-iops N --json FILE)"
+    )]
+    Search { file: String },
+    #[error("{file} is a sweep's result with no successful run: nothing to compare")]
+    EmptySweep { file: String },
+}
+
+/// Reads every result of `paths` (files, or directories of `*.json` files) into one side.
+pub fn load_side(paths: &[PathBuf]) -> Result<Side, InputError> {
+    let mut side = Side::default();
+    for path in paths {
+        if path.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(|source| InputError::Directory { dir: path.display().to_string(), source })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
+                .collect();
+            if files.is_empty() {
+                return Err(InputError::EmptyDirectory { dir: path.display().to_string() });
+            }
+            files.sort();
+            for file in files {
+                read_file(&file, &mut side)?;
+            }
+        } else {
+            read_file(path, &mut side)?;
+        }
+    }
+    Ok(side)
+}
+
+fn read_file(path: &Path, side: &mut Side) -> Result<(), InputError> {
+    let (file, value) = load::document_without_time_series(path)?;
+    side.files.push(file.clone());
+    match value.get("kind").and_then(|k| k.as_str()) {
+        Some("search") => return Err(InputError::Search { file }),
+        Some("sweep") => {
+            let doc: SweepDocument = load::typed_document(&file, &value)?;
+            drop(value);
+            let mut any = false;
+            for (i, entry) in doc.runs.into_iter().enumerate() {
+                // A run that failed measured nothing to compare; one whose --expect failed (6) did.
+                if entry.exit_code != 0 && entry.exit_code != crate::error::exit_code::EXPECTATION_FAILED {
+                    continue;
+                }
+                load::check_result(&file, &format!("runs[{i}].result"), &entry.result)?;
+                let scope = doc
+                    .points
+                    .get(entry.point)
+                    .filter(|p| !p.params.is_empty())
+                    .map(|p| {
+                        let params: Vec<String> = p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        format!("point {}", params.join(" "))
+                    })
+                    .unwrap_or_else(|| "run".to_string());
+                side.add(scope, Run { file: format!("{file}#runs[{i}]"), result: entry.result });
+                any = true;
+            }
+            if !any {
+                return Err(InputError::EmptySweep { file });
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
+    if value.get("jobs").is_some_and(|j| j.is_array()) {
+        let doc: JobsResult = load::typed_document(&file, &value)?;
+        drop(value);
+        load::check_result(&file, "", &doc.combined)?;
+        let phases = doc.jobs.iter().map(|j| j.phase).max().unwrap_or(1);
+        if doc.jobs.len() > 1 {
+            side.add("all jobs".to_string(), Run { file: file.clone(), result: doc.combined.clone() });
+        }
+        for (i, job) in doc.jobs.into_iter().enumerate() {
+            load::check_result(&file, &format!("jobs[{i}]"), &job.result)?;
+            let scope =
+                if phases > 1 { format!("job {} (phase {})", job.job, job.phase) } else { format!("job {}", job.job) };
+            side.add(scope, Run { file: file.clone(), result: job.result });
+        }
+        return Ok(());
+    }
+    let result: RunResult = load::typed_document(&file, &value)?;
+    drop(value);
+    load::check_result(&file, "", &result)?;
+    side.add("run".to_string(), Run { file, result });
+    Ok(())
+}
