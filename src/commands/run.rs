@@ -121,6 +121,8 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
     let (code, doc) = run_plan(&loaded.plan);
     let Some(mut doc) = doc else { return code };
     doc.combined.warnings.extend(loaded.warnings);
+    // The translation's notes (fio options without effect, approximations) stay with the result.
+    doc.combined.notes.extend(loaded.notes);
     let failures = report::jobs::emit(&doc, &loaded.plan.output);
     for f in &failures {
         crate::stderr_line!("iopulse: error: {f}");

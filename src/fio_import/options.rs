@@ -10,8 +10,9 @@
 pub enum Support {
     /// Translated into iopulse keys by `translate.rs`.
     Mapped,
-    /// Accepted; it changes nothing iopulse would do differently (the reason is documented).
-    NoEffect,
+    /// Accepted; it changes nothing iopulse would do differently, for this reason (said in
+    /// the translation's notes, and so in the result).
+    NoEffect(&'static str),
     /// Refused with this reason, also under --ignore-unsupported (it would change the result).
     Refused(&'static str),
 }
@@ -29,10 +30,14 @@ const fn mapped(name: &'static str, aliases: &'static [&'static str]) -> Known {
     Known { name, aliases, support: Support::Mapped }
 }
 
+const fn harmless(name: &'static str, aliases: &'static [&'static str], why: &'static str) -> Known {
+    Known { name, aliases, support: Support::NoEffect(why) }
+}
+
 /// Every fio option iopulse knows, in the order docs/fio.md lists them.
 pub const TABLE: &[Known] = &[
     mapped("name", &[]),
-    Known { name: "description", aliases: &[], support: Support::NoEffect },
+    harmless("description", &[], "a comment"),
     mapped("rw", &["readwrite"]),
     mapped("rwmixread", &[]),
     mapped("rwmixwrite", &[]),
@@ -65,7 +70,7 @@ pub const TABLE: &[Known] = &[
     mapped("buffered", &[]),
     mapped("invalidate", &[]),
     mapped("numjobs", &[]),
-    Known { name: "thread", aliases: &[], support: Support::NoEffect },
+    harmless("thread", &[], "iopulse's workers are always threads"),
     mapped("runtime", &["timeout"]),
     mapped("time_based", &[]),
     mapped("ramp_time", &[]),
@@ -84,7 +89,24 @@ pub const TABLE: &[Known] = &[
     mapped("cpus_allowed", &[]),
     mapped("cpus_allowed_policy", &[]),
     mapped("numa_cpu_nodes", &[]),
-    Known { name: "group_reporting", aliases: &[], support: Support::NoEffect },
+    harmless("group_reporting", &[], "iopulse reports a job's workers together, and each one in the JSON"),
+    harmless("gtod_reduce", &[], "iopulse reads the clock at most twice per I/O and keeps every latency figure"),
+    harmless(
+        "randrepeat",
+        &["allrandrepeat"],
+        "iopulse's offsets repeat from --seed (randseed), not from fio's generator",
+    ),
+    harmless(
+        "random_generator",
+        &[],
+        "iopulse has one generator (wyrand): its offsets are never fio's, whichever fio generator was named",
+    ),
+    harmless(
+        "clat_percentiles",
+        &["lat_percentiles", "percentile_list"],
+        "iopulse reports its fixed percentiles and keeps the whole histogram in the JSON",
+    ),
+    harmless("kb_base", &["unit_base"], "it changes how fio prints sizes; iopulse shows KiB and MB/s side by side"),
     mapped("stonewall", &["wait_for_previous"]),
 ];
 

@@ -138,6 +138,11 @@ enum Mix {
     Both,
 }
 
+/// `1 option`, `3 options`.
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
+}
+
 struct JobTranslation<'a> {
     section: &'a Section,
     name: String,
@@ -155,14 +160,19 @@ impl<'a> JobTranslation<'a> {
         out: &mut Translated,
     ) -> Result<Self, UsageError> {
         let mut known = Vec::new();
+        let mut notes = Vec::new();
+        // Every option that stops the translation, so that one try names them all.
+        let mut refused = Vec::new();
+        let mut unknown = Vec::new();
         for o in options {
             match options::lookup(&o.key) {
                 Some(k) => {
-                    if let Support::Refused(why) = k.support {
-                        return Err(UsageError::new(format!(
-                            "{}: option `{}` of [{}]: {why} (docs/fio.md)",
-                            o.at, o.key, section.name
-                        )));
+                    match k.support {
+                        Support::Refused(why) => refused.push(format!("`{}` ({}): {why}", o.key, o.at)),
+                        Support::NoEffect(why) => {
+                            notes.push(format!("{}: fio option `{}` has no effect in iopulse: {why}", o.at, o.key))
+                        }
+                        Support::Mapped => {}
                     }
                     known.push((k, o));
                 }
@@ -175,16 +185,31 @@ impl<'a> JobTranslation<'a> {
                         out.warnings.push(warning);
                     }
                 }
-                None => {
-                    return Err(UsageError::new(format!(
-                        "{}: option `{}` of [{}]: no iopulse equivalent (docs/fio.md lists the fio options iopulse translates): remove it, or give --ignore-unsupported to run without it",
-                        o.at, o.key, section.name
-                    )));
-                }
+                None => unknown.push(format!("`{}` ({})", o.key, o.at)),
             }
         }
-        let mut t =
-            JobTranslation { section, name: section.name.clone(), known, entries: Vec::new(), notes: Vec::new() };
+        if !refused.is_empty() {
+            let also = if unknown.is_empty() {
+                String::new()
+            } else {
+                format!("; and with no iopulse equivalent: {}", unknown.join(", "))
+            };
+            return Err(UsageError::new(format!(
+                "[{}]: {} refused: {} (docs/fio.md){also}",
+                section.name,
+                plural(refused.len(), "option"),
+                refused.join("; ")
+            )));
+        }
+        if !unknown.is_empty() {
+            return Err(UsageError::new(format!(
+                "[{}]: {} with no iopulse equivalent: {} (docs/fio.md lists the fio options iopulse translates): remove them, or give --ignore-unsupported to run without them",
+                section.name,
+                plural(unknown.len(), "option"),
+                unknown.join(", ")
+            )));
+        }
+        let mut t = JobTranslation { section, name: section.name.clone(), known, entries: Vec::new(), notes };
         if let Some(o) = t.get("name") {
             t.name = t.text(o)?.to_string();
         }
@@ -325,12 +350,30 @@ impl<'a> JobTranslation<'a> {
                         100 / n
                     ));
                 }
+            } else if s.trim_start().starts_with('-') {
+                return Err(self.bad(
+                    o,
+                    &format!("a backward skip (rw={kind}:{s}: fio steps back {} after each I/O) has no iopulse equivalent: remove the :{s}", s.trim_start_matches('-')),
+                ));
             } else if size_bytes(&s).map_err(|e| self.bad(o, &e))? != 0 {
                 return Err(self.bad(o, "a sequential skip (rw=read:SIZE) has no iopulse equivalent: remove the :SIZE"));
             }
         }
         if random {
             self.push("random", o, Value::Switch(true));
+        }
+        for name in ["rwmixread", "rwmixwrite"] {
+            if let Some((n, at)) = self.count_of(name)? {
+                if n > 100 {
+                    return Err(self.bad(at, &format!("{name}={n}: give a percentage from 0 to 100")));
+                }
+                if !matches!(mix, Mix::Both) {
+                    self.notes.push(format!(
+                        "{}: {name}={n} applies to jobs that mix reads and writes (rw=rw, randrw): ignored here, as fio does",
+                        at.at
+                    ));
+                }
+            }
         }
         match mix {
             Mix::Read => {}

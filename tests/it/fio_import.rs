@@ -189,7 +189,10 @@ fn ignore_unsupported_warns_per_option_and_records_it_in_the_result() {
     let f = path_str(&fio);
     let (code, _, stderr) = run(&["from-fio", &f]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains(":2: option `loops` of [a]: no iopulse equivalent"), "{stderr}");
+    // Every option without an equivalent is named at once, each with its line.
+    assert!(stderr.contains("[a]: 2 options with no iopulse equivalent: `loops` ("), "{stderr}");
+    assert!(stderr.contains("legacy.fio:2), `exitall` (") && stderr.contains("legacy.fio:9)"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
 
     let (code, stdout, stderr) = run(&["from-fio", &f, "--ignore-unsupported"]);
     assert_eq!(code, 0, "{stderr}");
@@ -349,4 +352,42 @@ fn zoned_random_distributions_translate_and_run_with_their_zones() {
     let (code, _, err) = run(&["from-fio", &path_str(&fio)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("random_distribution") && err.contains("separate zones per direction"), "{err}");
+}
+
+#[test]
+fn harmless_options_are_notes_and_skips_and_mixes_get_precise_refusals() {
+    let dir = temp_dir();
+    let fio = dir.path().join("h.fio");
+    let target = path_str(&dir.path().join("h.dat"));
+    std::fs::write(
+        &fio,
+        format!(
+            "[global]\ngtod_reduce=1\nrandrepeat=0\nrandom_generator=tausworthe64\n\
+             [j]\nfilename={target}\nrw=randread\nrwmixread=70\nsize=1m\nio_size=64k\n"
+        ),
+    )
+    .unwrap();
+    // Harmless options translate, each said as a note with its reason; so does a mix given to a
+    // job that does not mix.
+    let json = path_str(&dir.path().join("h.json"));
+    let (code, _, err) = run(&["run", &path_str(&fio), "--json", &json, "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    let notes = read_json(&json)["notes"].to_string();
+    for said in [
+        "`gtod_reduce` has no effect in iopulse",
+        "`randrepeat` has no effect in iopulse",
+        "`random_generator` has no effect in iopulse",
+        "rwmixread=70 applies to jobs that mix reads and writes",
+    ] {
+        assert!(notes.contains(said), "{said}: {notes}");
+    }
+    for (rw, says) in [
+        ("rw=read:-8k", "a backward skip (rw=read:-8k: fio steps back 8k after each I/O) has no iopulse equivalent"),
+        ("rw=randread\nrwmixread=101", "rwmixread=101: give a percentage from 0 to 100"),
+    ] {
+        std::fs::write(&fio, format!("[j]\nfilename={target}\n{rw}\nsize=1m\n")).unwrap();
+        let (code, _, err) = run(&["from-fio", &path_str(&fio)]);
+        assert_eq!(code, 2, "{rw}: {err}");
+        assert!(err.contains(says), "{rw}: {err}");
+    }
 }
