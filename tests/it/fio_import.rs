@@ -391,3 +391,37 @@ fn harmless_options_are_notes_and_skips_and_mixes_get_precise_refusals() {
         assert!(err.contains(says), "{rw}: {err}");
     }
 }
+
+#[test]
+fn steadystate_and_logs_translate_to_steady_state_and_the_time_series() {
+    let dir = temp_dir();
+    let fio = dir.path().join("ss.fio");
+    let target = path_str(&dir.path().join("ss.dat"));
+    std::fs::write(
+        &fio,
+        format!(
+            "[ss]\nfilename={target}\nioengine=null\nrw=randread\nsize=1m\ntime_based\nruntime=3s\n\
+             steadystate=iops:50%\nss_dur=1s\nwrite_bw_log=ss\nwrite_lat_log=ss\nlog_avg_msec=250\n"
+        ),
+    )
+    .unwrap();
+    let t = from_fio(&fio, dir.path(), &[]);
+    assert_eq!(text(&t, "ss", "steady-state"), "iops:50%");
+    assert_eq!(text(&t, "ss", "steady-state-window"), "1s");
+    assert_eq!(text(&t, "ss", "interval"), "250ms");
+    let json = path_str(&dir.path().join("ss.json"));
+    let (code, _, err) = run(&["run", &path_str(&fio), "--json", &json, "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    let r = read_json(&json);
+    let job = &r["jobs"][0];
+    assert_eq!(job["spec"]["interval_ns"], 250_000_000u64, "{job}");
+    assert!(job["time_series"].as_array().is_some_and(|rows| !rows.is_empty()), "rows of 250 ms: {job}");
+    assert!(job["steady_state"].is_object(), "the steady state was judged: {job}");
+    assert!(r["notes"].to_string().contains("fio's logs become iopulse's time series"), "{}", r["notes"]);
+    // Every I/O logged (log_avg_msec=0, fio's default) has no equivalent, said precisely.
+    std::fs::write(&fio, format!("[ss]\nfilename={target}\nrw=randread\nsize=1m\nwrite_lat_log=x\nlog_avg_msec=0\n"))
+        .unwrap();
+    let (code, _, err) = run(&["from-fio", &path_str(&fio)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("log_avg_msec") && err.contains("log of every I/O has no iopulse equivalent"), "{err}");
+}
