@@ -51,7 +51,7 @@ pub struct FromFioArgs {
 }
 
 pub fn from_fio(args: FromFioArgs) -> i32 {
-    let translated = match fio_import::load(&args.file, args.ignore_unsupported) {
+    let translated = match fio_import::load(&args.file, args.ignore_unsupported, None) {
         Ok(t) => t,
         Err(e) => {
             crate::stderr_line!("iopulse from-fio: error: {e}");
@@ -79,7 +79,13 @@ pub struct Loaded {
 }
 
 /// Loads the job file at `path` with `overrides` applied to every job.
-pub fn load_job_file(path: &Path, overrides: &Overrides, ignore_unsupported: bool) -> Result<Loaded, UsageError> {
+/// `directory` (`--directory`): a fio file's jobs' directory instead of their own.
+pub fn load_job_file(
+    path: &Path,
+    overrides: &Overrides,
+    ignore_unsupported: bool,
+    directory: Option<&Path>,
+) -> Result<Loaded, UsageError> {
     let inputs = vec![path.to_path_buf()];
     if !fio_import::is_fio_file(path) {
         if ignore_unsupported {
@@ -87,10 +93,15 @@ pub fn load_job_file(path: &Path, overrides: &Overrides, ignore_unsupported: boo
                 "--ignore-unsupported applies to fio job files (FILE.fio): drop it for a TOML job file",
             ));
         }
+        if directory.is_some() {
+            return Err(UsageError::new(
+                "--directory applies to fio job files (FILE.fio): for a TOML job file, give --target PATH",
+            ));
+        }
         let file = crate::plan::job_file::parse::read(path)?;
         return Ok(Loaded { plan: job_file::plan(&file, overrides, inputs)?, warnings: Vec::new(), notes: Vec::new() });
     }
-    let t = fio_import::load(path, ignore_unsupported)?;
+    let t = fio_import::load(path, ignore_unsupported, directory)?;
     let plan = job_file::plan(&t.file, overrides, inputs).map_err(|e| UsageError::new(t.in_fio_terms(&e.message)))?;
     Ok(Loaded { plan, warnings: t.warnings, notes: t.notes })
 }

@@ -64,6 +64,17 @@ pub struct RunArgs {
     #[arg(value_name = "TARGET", hide = true)]
     pub stray: Vec<PathBuf>,
 
+    /// Run every job on this target instead of the file's (repeat for several). E.g.
+    /// `iopulse run db.fio --target /mnt/new/db.dat`
+    #[arg(long = "target", value_name = "PATH")]
+    pub target: Vec<PathBuf>,
+
+    /// With a fio job file: its jobs' files are in DIR instead of the file's `directory`
+    /// (relative file names, and the files fio would name itself). E.g.
+    /// `iopulse run db.fio --directory /mnt/new`
+    #[arg(long, value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+
     /// With a fio job file: options without an iopulse equivalent become warnings
     /// (recorded in the result) instead of errors. E.g. `iopulse run old.fio --ignore-unsupported`
     #[arg(long)]
@@ -88,7 +99,7 @@ pub(crate) fn overrides(matches: &clap::ArgMatches, said_as: &str) -> plan::job_
     for command in [command_of::<WorkloadArgs>(), command_of::<OutputArgs>(), command_of::<TimeseriesArgs>()] {
         table.overlay(&FlagTable::from_matches(&command, matches));
     }
-    plan::job_file::Overrides { table, said_as: said_as.to_string() }
+    plan::job_file::Overrides { table, targets: Vec::new(), said_as: said_as.to_string() }
 }
 
 /// `iopulse run FILE [FLAGS]`: every job checked before anything is touched, then the
@@ -102,8 +113,14 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
         );
         return exit_code::USAGE;
     }
-    let overrides = overrides(matches, "in the flags after the job file");
-    let loaded = match super::from_fio::load_job_file(&args.file, &overrides, args.ignore_unsupported) {
+    let mut overrides = overrides(matches, "in the flags after the job file");
+    overrides.targets = args.target.clone();
+    let loaded = match super::from_fio::load_job_file(
+        &args.file,
+        &overrides,
+        args.ignore_unsupported,
+        args.directory.as_deref(),
+    ) {
         Ok(loaded) => loaded,
         Err(e) => {
             crate::stderr_line!("iopulse run: error: {e}");

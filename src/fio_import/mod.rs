@@ -23,7 +23,12 @@ pub fn is_fio_file(path: &std::path::Path) -> bool {
 
 /// Reads and translates the fio job file at `path`, with the process's environment for
 /// `${VAR}`; options without an equivalent are warnings with `ignore_unsupported`.
-pub fn load(path: &std::path::Path, ignore_unsupported: bool) -> Result<Translated, UsageError> {
+/// `directory`: every job's files are in this directory instead of the file's `directory`.
+pub fn load(
+    path: &std::path::Path,
+    ignore_unsupported: bool,
+    directory: Option<&std::path::Path>,
+) -> Result<Translated, UsageError> {
     let sections = ini::read(path, &|name| std::env::var(name).ok())?;
     let commands = [
         crate::cli::command_of::<crate::cli::WorkloadArgs>(),
@@ -31,6 +36,7 @@ pub fn load(path: &std::path::Path, ignore_unsupported: bool) -> Result<Translat
         crate::cli::command_of::<crate::cli::TimeseriesArgs>(),
     ];
     let has_flag = |name: &str| commands.iter().any(|c| c.get_arguments().any(|a| a.get_long() == Some(name)));
-    let ctx = translate::Context { ignore_unsupported, has_flag: &has_flag };
+    let directory = directory.map(|d| d.display().to_string());
+    let ctx = translate::Context { ignore_unsupported, has_flag: &has_flag, directory: directory.as_deref() };
     translate::translate(&path.display().to_string(), &sections, &ctx)
 }

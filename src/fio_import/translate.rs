@@ -51,6 +51,8 @@ pub struct Context<'a> {
     pub ignore_unsupported: bool,
     /// Whether iopulse has the flag `--NAME` (e.g. `ramp`, which may come later).
     pub has_flag: &'a dyn Fn(&str) -> bool,
+    /// `iopulse run FILE.fio --directory DIR`: replaces every job's `directory`.
+    pub directory: Option<&'a str>,
 }
 
 const SECOND_NS: u64 = 1_000_000_000;
@@ -149,6 +151,8 @@ struct JobTranslation<'a> {
     known: Vec<(&'static Known, &'a FioOption)>,
     entries: Vec<Entry>,
     notes: Vec<String>,
+    /// `--directory` given after the file, replacing the job's `directory`.
+    directory_override: Option<String>,
 }
 
 impl<'a> JobTranslation<'a> {
@@ -203,13 +207,21 @@ impl<'a> JobTranslation<'a> {
         }
         if !unknown.is_empty() {
             return Err(UsageError::new(format!(
-                "[{}]: {} with no iopulse equivalent: {} (docs/fio.md lists the fio options iopulse translates): remove them, or give --ignore-unsupported to run without them",
+                "[{}]: {} with no iopulse equivalent: {} (docs/fio.md lists the fio options iopulse translates): remove {them}, or give --ignore-unsupported to run without {them}",
                 section.name,
                 plural(unknown.len(), "option"),
-                unknown.join(", ")
+                unknown.join(", "),
+                them = if unknown.len() == 1 { "it" } else { "them" }
             )));
         }
-        let mut t = JobTranslation { section, name: section.name.clone(), known, entries: Vec::new(), notes };
+        let mut t = JobTranslation {
+            section,
+            name: section.name.clone(),
+            known,
+            entries: Vec::new(),
+            notes,
+            directory_override: ctx.directory.map(|d| d.trim_end_matches('/').to_string()),
+        };
         if let Some(o) = t.get("name") {
             t.name = t.text(o)?.to_string();
         }
@@ -453,6 +465,7 @@ impl<'a> JobTranslation<'a> {
             None => 1,
         };
         let directory = match self.get("directory") {
+            _ if self.directory_override.is_some() => self.directory_override.clone(),
             Some(o) => {
                 let d = self.text(o)?;
                 if d.contains(':') {
@@ -468,8 +481,18 @@ impl<'a> JobTranslation<'a> {
         };
         let line = self.get("directory").map_or(self.section.at.line, |o| o.at.line);
         let (targets, line, shared) = if let Some(o) = self.get("filename") {
-            let names: Vec<String> =
-                self.text(o)?.split(':').map(str::trim).filter(|n| !n.is_empty()).map(in_dir).collect();
+            let text = self.text(o)?;
+            if text.contains("\\:") {
+                return Err(
+                    self.bad(o, "a `:` escaped with `\\` in a file name has no iopulse equivalent: rename the file")
+                );
+            }
+            let names: Vec<String> = text.split(':').map(str::trim).filter(|n| !n.is_empty()).map(in_dir).collect();
+            if names.is_empty() {
+                return Err(
+                    self.bad(o, &format!("filename={text} names no file: give a path, e.g. filename=/data/t.dat"))
+                );
+            }
             if let Some((n, nr)) = self.count_of("nrfiles")?
                 && n != names.len() as u64
             {
@@ -823,7 +846,7 @@ mod tests {
         let mut sections = Vec::new();
         parse_into(text, "j.fio", std::path::Path::new("."), &|_| None, 0, &mut sections).map_err(|e| e.message)?;
         let has_flag = |name: &str| has_ramp && name == "ramp";
-        let ctx = Context { ignore_unsupported: false, has_flag: &has_flag };
+        let ctx = Context { ignore_unsupported: false, has_flag: &has_flag, directory: None };
         translate("j.fio", &sections, &ctx).map_err(|e| e.message)
     }
 

@@ -384,6 +384,7 @@ fn harmless_options_are_notes_and_skips_and_mixes_get_precise_refusals() {
     for (rw, says) in [
         ("rw=read:-8k", "a backward skip (rw=read:-8k: fio steps back 8k after each I/O) has no iopulse equivalent"),
         ("rw=randread\nrwmixread=101", "rwmixread=101: give a percentage from 0 to 100"),
+        ("rw=read\nfilename=::", "filename=:: names no file: give a path"),
     ] {
         std::fs::write(&fio, format!("[j]\nfilename={target}\n{rw}\nsize=1m\n")).unwrap();
         let (code, _, err) = run(&["from-fio", &path_str(&fio)]);
@@ -424,4 +425,30 @@ fn steadystate_and_logs_translate_to_steady_state_and_the_time_series() {
     let (code, _, err) = run(&["from-fio", &path_str(&fio)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("log_avg_msec") && err.contains("log of every I/O has no iopulse equivalent"), "{err}");
+}
+
+#[test]
+fn a_job_files_targets_and_directory_are_overridden_after_the_file() {
+    let dir = temp_dir();
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let fio = dir.path().join("o.fio");
+    std::fs::write(&fio, "[j]\ndirectory=/nonexistent/dir\nfilename=o.dat\nrw=read\nsize=1m\n").unwrap();
+    // --directory: the relative file lands in DIR instead of the file's directory.
+    let json = path_str(&dir.path().join("o.json"));
+    let (code, _, err) = run(&["run", &path_str(&fio), "--directory", &path_str(&other), "--json", &json, "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::metadata(other.join("o.dat")).unwrap().len(), 1 << 20, "laid out in --directory");
+    assert_eq!(read_json(&json)["jobs"][0]["spec"]["targets"][0], path_str(&other.join("o.dat")));
+    // --target: every job on that path, whatever the file says.
+    let target = dir.path().join("t.dat");
+    let (code, _, err) = run(&["run", &path_str(&fio), "--target", &path_str(&target), "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::metadata(&target).unwrap().len(), 1 << 20);
+    // --directory is for fio files; a TOML job file is told to use --target.
+    let toml = dir.path().join("j.toml");
+    std::fs::write(&toml, "[a]\nduration = \"10ms\"\n").unwrap();
+    let (code, _, err) = run(&["run", &path_str(&toml), "--directory", &path_str(&other)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--directory applies to fio job files") && err.contains("--target PATH"), "{err}");
 }

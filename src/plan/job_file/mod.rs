@@ -63,6 +63,8 @@ impl Commands {
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub table: FlagTable,
+    /// `iopulse run FILE --target PATH`: every job's targets instead of the file's.
+    pub targets: Vec<PathBuf>,
     /// How the messages name them: "the flags after the job file".
     pub said_as: String,
 }
@@ -199,6 +201,9 @@ fn to_spec(
         }
     }
     table.overlay(&overrides.table);
+    if !overrides.targets.is_empty() {
+        targets = overrides.targets.clone();
+    }
     let blame = |message: String| blame(file, name, line, entries, overrides, &message);
     let workload: WorkloadArgs =
         table.fill(&commands.workload).map_err(|(key, e)| blame(format!("--{key}: {}", e.describe(&key))))?;
@@ -252,7 +257,7 @@ mod tests {
         for (k, v) in overrides {
             table.set(k, v.clone());
         }
-        let overrides = Overrides { table, said_as: "in the flags after the job file".into() };
+        let overrides = Overrides { table, targets: Vec::new(), said_as: "in the flags after the job file".into() };
         plan(&file, &overrides, Vec::new()).map_err(|e| e.to_string())
     }
 
