@@ -9,6 +9,9 @@ use crate::spec::{AccessOrder, Distribution, FileDistribution, RunLength};
 use crate::stats::OpSummary;
 use std::fmt::Write as _;
 
+/// The mark on every figure of a run that read holes or unwritten extents as they are.
+pub const HOLES_MARK: &str = "⚠ includes holes (not the device)";
+
 pub fn render(r: &RunResult) -> String {
     let mut out = String::new();
     let s = &r.spec;
@@ -152,28 +155,33 @@ pub fn render(r: &RunResult) -> String {
     for line in ramp_and_steady_lines(r) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(note) = &r.holes_read {
+        let _ = writeln!(out, "⚠ HOLES READ ({HOLES_MARK}): {note}");
+    }
     out.push('\n');
+    // Every figure of a run that read holes carries the mark.
+    let mark = if r.holes_read.is_some() { format!(" · {HOLES_MARK}") } else { String::new() };
     let both = r.read.ops > 0 && r.write.ops > 0;
     // With every I/O a trim (`--trim-percent 100`) there are no reads or writes to show.
     let transfers = s.trim_percent < 100;
     if r.read.ops > 0 || (transfers && s.read_percent > 0) {
-        op_block(&mut out, "read", &r.read);
+        op_block(&mut out, "read", &r.read, &mark);
     }
     if r.write.ops > 0 || (transfers && s.read_percent < 100) {
-        op_block(&mut out, "write", &r.write);
+        op_block(&mut out, "write", &r.write, &mark);
     }
     if let (Some(f), Some(spec)) = (&r.flush, &s.flush) {
         flush_block(&mut out, f, spec);
     }
     // Trims: bytes discarded, as an operation of their own (not in the total).
     if let Some(t) = &r.trim {
-        op_block(&mut out, "trim", t);
+        op_block(&mut out, "trim", t, &mark);
     }
     block_size_table(&mut out, r);
     if both {
         let _ = writeln!(
             out,
-            "{:<9} {} IOPS · {}",
+            "{:<9} {} IOPS · {}{mark}",
             "total",
             units::iops(r.total.iops),
             units::bandwidth(r.total.bw_bytes_per_sec)
@@ -857,10 +865,10 @@ fn block_size_table(out: &mut String, r: &RunResult) {
     }
 }
 
-fn op_block(out: &mut String, name: &str, op: &OpSummary) {
+fn op_block(out: &mut String, name: &str, op: &OpSummary, mark: &str) {
     let _ = writeln!(
         out,
-        "{name:<9} {} IOPS · {} · {} ops",
+        "{name:<9} {} IOPS · {} · {} ops{mark}",
         units::iops(op.iops),
         units::bandwidth(op.bw_bytes_per_sec),
         units::count(op.ops)

@@ -325,6 +325,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, &worker_cpu)),
         data_reduction: data_reduction_info(spec, &workers),
         write_data: write_data_info(spec, targets),
+        holes_read: holes_read(spec, targets),
         pacing: pacing_info(spec, &workers, window_ns, total.ops),
         warnings: diag.warnings(),
         notes: diag.notes(),
@@ -575,6 +576,27 @@ fn size_figures(spec: &Spec, per_size: &[SizeStats], window_ns: u64) -> Vec<Bloc
             trim_asked_percent: trimming.then(|| mix.asked_percent(SizeFor::Trim, s.size_bytes)),
         })
         .collect()
+}
+
+/// The mark on every figure of a run that read holes or unwritten extents it did not lay
+/// out (`--keep-holes`, `--verify`, a file it may not write): how much, and why.
+fn holes_read(spec: &Spec, targets: &[PreparedTarget]) -> Option<String> {
+    if spec.read_percent == 0 {
+        return None;
+    }
+    let kept: Vec<&crate::targets::Allocation> =
+        targets.iter().filter_map(|t| t.allocation.as_ref()).filter(|a| a.not_laid_out.is_some()).collect();
+    let first = kept.first()?;
+    let hole_bytes: u64 = kept.iter().map(|a| a.unallocated_bytes()).sum();
+    let region_bytes: u64 = kept.iter().map(|a| a.region_bytes).sum();
+    let at_least = if kept.iter().any(|a| a.allocated_bytes.is_none()) { "at least " } else { "" };
+    let how = if spec.keep_holes { "--keep-holes" } else { "not laid out" };
+    Some(format!(
+        "{how}: the figures include reads of {at_least}{} of holes and unwritten extents (of a {} read region), which never reach the device; {}",
+        crate::units::display::bytes(hole_bytes),
+        crate::units::display::bytes(region_bytes),
+        first.not_laid_out.as_deref().unwrap_or_default()
+    ))
 }
 
 /// What the run wrote and laid out (`None` if nothing).
