@@ -576,11 +576,25 @@ pub fn cache_line(r: &RunResult) -> Option<String> {
             let why = caches.iter().find_map(|c| c.not_invalidated.as_deref()).unwrap_or("--cache keep");
             format!("not invalidated: {why}")
         };
-        format!(
-            "O_DIRECT: I/Os bypass the page cache ({} of the region cached at start, {} at end; {done})",
-            shown(start),
-            shown(end)
-        )
+        if r.direct.memory_backed {
+            format!(
+                "O_DIRECT on a memory filesystem: the data lives in the page cache ({} of the region resident at start, {} at end)",
+                shown(start),
+                shown(end)
+            )
+        } else if r.direct.served_through_cache.is_some() {
+            format!(
+                "⚠ O_DIRECT, but served through the page cache ({} of the region cached at start, {} at end; {done})",
+                shown(start),
+                shown(end)
+            )
+        } else {
+            format!(
+                "O_DIRECT: I/Os bypass the page cache ({} of the region cached at start, {} at end; {done})",
+                shown(start),
+                shown(end)
+            )
+        }
     } else if mode == CacheMode::Warm {
         match shortfall {
             Some(why) => format!(
@@ -631,19 +645,32 @@ pub fn device_lines(r: &RunResult) -> Vec<String> {
         let dev = &w.device;
         let pct = |s: Option<f64>| s.map_or_else(|| "?".to_string(), |s| format!("{:.1} %", 100.0 * s));
         let mut seen = Vec::new();
+        // A device far above iopulse's own bytes was mostly doing something else: its
+        // bytes beside the run's, not a share.
+        let other = |verb: &str, device_bytes: Option<u64>, own_bytes: u64| {
+            format!(
+                "other traffic on {dev}: it {verb} {} where this run {verb} {}",
+                device_bytes.map_or_else(|| "?".to_string(), units::bytes),
+                units::bytes(own_bytes)
+            )
+        };
         if w.iopulse.read_ios > 0 {
-            seen.push(format!(
-                "{} of the bytes read ({} of the read I/Os)",
-                pct(w.read_bytes_share),
-                pct(w.read_ios_share)
-            ));
+            seen.push(if w.read_other_traffic {
+                other("read", w.delta.map(|d| d.read_bytes), w.iopulse.read_bytes)
+            } else {
+                format!("{} of the bytes read ({} of the read I/Os)", pct(w.read_bytes_share), pct(w.read_ios_share))
+            });
         }
         if w.iopulse.write_ios > 0 {
-            seen.push(format!(
-                "{} of the bytes written ({} of the write I/Os)",
-                pct(w.write_bytes_share),
-                pct(w.write_ios_share)
-            ));
+            seen.push(if w.write_other_traffic {
+                other("wrote", w.delta.map(|d| d.write_bytes), w.iopulse.write_bytes)
+            } else {
+                format!(
+                    "{} of the bytes written ({} of the write I/Os)",
+                    pct(w.write_bytes_share),
+                    pct(w.write_ios_share)
+                )
+            });
         }
         let shared = if w.targets_on_device > 1 {
             format!(", {} targets on it together", w.targets_on_device)
@@ -651,14 +678,22 @@ pub fn device_lines(r: &RunResult) -> Vec<String> {
             String::new()
         };
         let warn = if w.warning.is_some() { "⚠ " } else { "" };
+        let via = w.via.as_deref().map_or(String::new(), |v| format!(" ({v})"));
         let text = match (&w.delta, &w.unknown_reason) {
-            (None, why) => format!("{dev}: counters unknown ({})", why.as_deref().unwrap_or("not read")),
-            (Some(_), _) if seen.is_empty() => format!("{dev}: the run completed no I/O"),
+            (None, why) => format!("{dev}{via}: counters unknown ({})", why.as_deref().unwrap_or("not read")),
+            (Some(_), _) if seen.is_empty() => format!("{dev}{via}: the run completed no I/O"),
             (Some(_), _) => {
-                format!("{warn}{dev} saw {}{shared} (includes any other traffic on {dev})", seen.join(", "))
+                let saw: Vec<String> = seen
+                    .iter()
+                    .map(|s| if s.starts_with("other traffic") { s.clone() } else { format!("saw {s}") })
+                    .collect();
+                format!("{warn}{dev}{via} {}{shared} (includes any other traffic on {dev})", saw.join(", "))
             }
         };
         lines.push(format!("{:<9} {text}", "Device"));
+        if let Some(memory) = &w.memory {
+            lines.push(format!("{:<9} ⚠ memory, not storage: {memory}", ""));
+        }
         for s in &w.stacked {
             let figures = match &s.delta {
                 Some(d) => format!(
@@ -672,7 +707,9 @@ pub fn device_lines(r: &RunResult) -> Vec<String> {
             };
             lines.push(format!("{:<9} below {}: {} {figures}", "", s.below, s.name));
         }
-        if let Some(warning) = &w.warning {
+        // Results before `warnings` have only `warning`.
+        let warnings = if w.warnings.is_empty() { w.warning.iter().cloned().collect() } else { w.warnings.clone() };
+        for warning in warnings {
             lines.push(format!("{:<9} ⚠ {warning}", ""));
         }
     }
@@ -818,6 +855,18 @@ pub fn io_mode_line(r: &RunResult) -> String {
         (true, true, _) if r.direct.memory_backed => {
             "I/O mode: ⚠ O_DIRECT on a memory filesystem (accepted, but served from memory)".to_string()
         }
+        (true, true, _) if r.direct.served_through_cache.is_some() => format!(
+            "I/O mode: ⚠ O_DIRECT accepted, but the filesystem served it through the page cache: {}",
+            r.direct.served_through_cache.as_deref().unwrap_or_default()
+        ),
+        (true, true, _) if r.direct.cached_below.is_some() => format!(
+            "I/O mode: ⚠ O_DIRECT (page cache bypassed at the loop device, cached below it: {})",
+            r.direct.cached_below.as_deref().unwrap_or_default()
+        ),
+        (true, true, _) if r.direct.memory_device.is_some() => format!(
+            "I/O mode: ⚠ O_DIRECT on a memory device ({}): served from memory",
+            r.direct.memory_device.as_deref().unwrap_or_default()
+        ),
         (true, true, _) => "I/O mode: ✓ O_DIRECT (page cache bypassed)".to_string(),
         (true, false, Some(reason)) => format!("I/O mode: ⚠ BUFFERED (O_DIRECT refused: {reason})"),
         (true, false, None) => "I/O mode: ⚠ BUFFERED (O_DIRECT refused)".to_string(),

@@ -194,7 +194,10 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         effective: spec.direct && targets.iter().all(|t| t.direct.effective),
         reason: targets.iter().find_map(|t| t.direct.reason.clone()),
         memory_backed: targets.iter().any(|t| t.direct.memory_backed),
+        ..DirectOutcome::default()
     };
+    let direct = checked_at_the_end(direct, targets, &witnesses, diag);
+    warn_unwritten_device_ranges(spec, targets, diag);
     let ops = total.ops;
     let ramp_ops = workers.iter().map(|w| w.ramp_ops).sum();
     if ramp_ns > 0 && window_ns <= 1 && total.ops == 0 {
@@ -421,6 +424,72 @@ fn steady_info(
     }
 }
 
+/// A run that reads a block device and does not write it: ranges never written or trimmed
+/// may be answered without reaching the media (zram's empty slots, a thin pool's
+/// unallocated blocks, an SSD's trimmed blocks), so the run warns and names the fix.
+fn warn_unwritten_device_ranges(spec: &Spec, targets: &[PreparedTarget], diag: &Diagnostics) {
+    if spec.read_percent == 0 || spec.write_percent() > 0 || !spec.engine.caps().touches_storage {
+        return;
+    }
+    for t in targets.iter().filter(|t| t.plan.kind == crate::targets::TargetKind::BlockDevice) {
+        let dev = t.plan.path.display();
+        diag.warn(format!(
+            "{dev} is read but this run does not write it: ranges never written or trimmed may be answered without reaching the media (zram's empty slots, thin provisioning, an SSD's trimmed blocks); precondition it by writing it first (`iopulse {dev} --write-percent 100 --force --duration 0` writes every block once)"
+        ));
+    }
+}
+
+/// Growth of an O_DIRECT run's region in the page cache over the window (a share of the
+/// region) from which the filesystem is said to have served it through the cache.
+const DIRECT_CACHED_GROWTH: f64 = 0.05;
+
+/// The I/O mode checked against the end of the run: an O_DIRECT run whose region ended up
+/// resident in the page cache was served through it by the filesystem (ext4's
+/// `data=journal`, btrfs's compressed extents), whatever the probe at the start said; a
+/// loop device with direct I/O off caches below the O_DIRECT it accepts; memory devices
+/// are named. Each is warned about.
+fn checked_at_the_end(
+    mut direct: DirectOutcome,
+    targets: &[PreparedTarget],
+    witnesses: &[Option<DeviceWitness>],
+    diag: &Diagnostics,
+) -> DirectOutcome {
+    use crate::targets::page_cache::percent;
+    direct.memory_device = witnesses.iter().flatten().find_map(|w| w.memory.clone());
+    if !direct.effective {
+        return direct;
+    }
+    direct.cached_below = witnesses.iter().flatten().find_map(|w| w.cached_below.clone());
+    for t in targets {
+        let Some(cache) = t.page_cache.facts() else { continue };
+        let (start, end) = (cache.start_resident_fraction.unwrap_or(0.0), cache.end_resident_fraction);
+        let mount = t.mount.as_ref();
+        let fs = mount.map_or("the filesystem", |m| m.fs_type.as_str());
+        let journal = mount.is_some_and(|m| m.fs_type.starts_with("ext") && m.option("data") == Some("journal"));
+        let grew = end.is_some_and(|e| e - start >= DIRECT_CACHED_GROWTH);
+        if !journal && !grew {
+            continue;
+        }
+        let why = if journal {
+            format!("{fs} is mounted data=journal, which turns O_DIRECT into buffered I/O")
+        } else if mount.is_some_and(|m| m.fs_type == "btrfs" && m.super_options.contains("compress")) {
+            "btrfs reads and writes compressed extents through the page cache".to_string()
+        } else {
+            format!("{fs} kept the data it read and wrote in the page cache")
+        };
+        let why = format!(
+            "{why}: {} of the region of {} was resident at the end of the run ({} at the start)",
+            end.map_or_else(|| "unknown".to_string(), percent),
+            t.plan.path.display(),
+            percent(start)
+        );
+        diag.warn(format!("O_DIRECT was accepted, but {why}; these figures are memory speed, not the device's"));
+        direct.served_through_cache = Some(why);
+        break;
+    }
+    direct
+}
+
 /// Each target's device witness, from the counters at the window's edges and what the run
 /// did on each target; a share far from what the I/O mode promises is warned about once
 /// per device.
@@ -448,10 +517,10 @@ fn device_witnesses(
     let witnesses = devices.witnesses(start, end, &io);
     let mut warned: Vec<&str> = Vec::new();
     for w in witnesses.iter().flatten() {
-        if let Some(warning) = &w.warning
-            && !warned.contains(&w.device.as_str())
-        {
-            diag.warn(warning.clone());
+        if !warned.contains(&w.device.as_str()) {
+            for warning in &w.warnings {
+                diag.warn(warning.clone());
+            }
             warned.push(&w.device);
         }
     }

@@ -17,6 +17,7 @@
 //! moves no bytes) has no witness. This module never formats a report and never runs in the
 //! window.
 
+pub mod layers;
 pub mod sysfs;
 
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,10 @@ use sysfs::{DeviceNode, DiskCounters, SECTOR_BYTES};
 /// A share of iopulse's bytes below this, where the I/O mode says they reach the device,
 /// is a warning.
 pub const SEEN_FRACTION_WARN: f64 = 0.5;
+
+/// A device that counted more than this many times iopulse's bytes was mostly doing
+/// something else: its share is not shown as a percentage but as other traffic.
+pub const OTHER_TRAFFIC_FACTOR: f64 = 5.0;
 
 /// What one device counted over the window.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,8 +89,30 @@ pub struct DeviceWitness {
     pub read_bytes_share: Option<f64>,
     pub write_ios_share: Option<f64>,
     pub write_bytes_share: Option<f64>,
-    /// The share is far from what the I/O mode promises, and why that matters.
+    /// The share is far from what the I/O mode promises, and why that matters (the first
+    /// of `warnings`).
     pub warning: Option<String>,
+    /// Every warning of this witness, the first being `warning`.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// How the device was found where the file's own device number is anonymous (`btrfs
+    /// UUID`, `overlayfs upper layer DIR`); null for a plain block device.
+    #[serde(default)]
+    pub via: Option<String>,
+    /// Why the storage under the target is memory (zram, a RAM disk, a loop device over a
+    /// file on tmpfs); null otherwise.
+    #[serde(default)]
+    pub memory: Option<String>,
+    /// A loop device in the stack reads and writes its backing file through the page cache
+    /// (its direct I/O is off), and what the device below it saw; null otherwise.
+    #[serde(default)]
+    pub cached_below: Option<String>,
+    /// The device read (wrote) more than `OTHER_TRAFFIC_FACTOR` times iopulse's bytes:
+    /// mostly other traffic, shown as bytes beside iopulse's, not as a share.
+    #[serde(default)]
+    pub read_other_traffic: bool,
+    #[serde(default)]
+    pub write_other_traffic: bool,
 }
 
 /// What a target's run was, as far as the witness goes.
@@ -103,6 +130,8 @@ pub struct TargetIo {
 pub struct Devices {
     /// One entry per distinct device: the device first, then those stacked below it.
     groups: Vec<Vec<DeviceNode>>,
+    /// Per group, how it was found when the file's device number is anonymous.
+    via: Vec<Option<String>>,
     /// Per target, its entry in `groups` (none: no block device under it).
     target_group: Vec<Option<usize>>,
 }
@@ -133,10 +162,36 @@ impl Devices {
         Self::default()
     }
 
-    /// The devices under targets whose descriptors are `files`, from /sys.
+    /// The devices under targets whose descriptors are `files`, from /sys: through btrfs
+    /// and overlayfs where a file's device number is anonymous.
     pub fn find<'a>(files: impl IntoIterator<Item = &'a File>) -> Self {
-        let numbers: Vec<_> = files.into_iter().map(device_number).collect();
-        Self::find_in(Path::new("/sys"), &numbers)
+        let sys = Path::new("/sys");
+        let files: Vec<&File> = files.into_iter().collect();
+        let numbers: Vec<_> = files.iter().map(|f| device_number(f)).collect();
+        let mut devices = Self::find_in(sys, &numbers);
+        for (t, file) in files.iter().enumerate() {
+            if devices.target_group[t].is_some() || numbers[t].is_none() {
+                continue;
+            }
+            let Ok(meta) = file.metadata() else { continue };
+            if let Some((nodes, via)) = layers::devices_of_anonymous(sys, file, meta.dev()) {
+                let via = (!via.is_empty()).then_some(via);
+                devices.target_group[t] = Some(devices.group_of(nodes, via));
+            }
+        }
+        devices
+    }
+
+    /// The group of the device `nodes[0]`, added when new.
+    fn group_of(&mut self, nodes: Vec<DeviceNode>, via: Option<String>) -> usize {
+        match self.groups.iter().position(|g| g[0].dir == nodes[0].dir) {
+            Some(i) => i,
+            None => {
+                self.groups.push(nodes);
+                self.via.push(via);
+                self.groups.len() - 1
+            }
+        }
     }
 
     /// The devices under targets of device numbers `numbers`, from the sysfs at `sys`.
@@ -144,13 +199,7 @@ impl Devices {
         let mut devices = Self::default();
         for number in numbers {
             let nodes = number.map(|(major, minor)| sysfs::devices_under(sys, major, minor)).unwrap_or_default();
-            let group = nodes.first().map(|top| match devices.groups.iter().position(|g| g[0].dir == top.dir) {
-                Some(i) => i,
-                None => {
-                    devices.groups.push(nodes.clone());
-                    devices.groups.len() - 1
-                }
-            });
+            let group = (!nodes.is_empty()).then(|| devices.group_of(nodes, None));
             devices.target_group.push(group);
         }
         devices
@@ -194,7 +243,9 @@ impl Devices {
                     .collect();
                 let deltas: Vec<Result<DeviceDelta, String>> =
                     (0..nodes.len()).map(|n| delta(counters(start, g, n), counters(end, g, n))).collect();
-                witness(nodes, &deltas, &on_device)
+                let mut w = witness(nodes, &deltas, &on_device);
+                w.via = self.via.get(g).cloned().flatten();
+                w
             })
             .collect();
         (0..targets.len())
@@ -263,12 +314,79 @@ fn witness(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>], on_devi
         write_ios_share: top.and_then(|d| share(d.write_ios, io.write_ios)),
         write_bytes_share: top.and_then(|d| share(d.write_bytes, io.write_bytes)),
         warning: None,
+        warnings: Vec::new(),
+        via: None,
+        memory: nodes.iter().find_map(|n| n.memory.clone()),
+        cached_below: None,
+        read_other_traffic: false,
+        write_other_traffic: false,
     };
+    let far = |s: Option<f64>| s.is_some_and(|s| s > OTHER_TRAFFIC_FACTOR);
+    w.read_other_traffic = far(w.read_bytes_share);
+    w.write_other_traffic = far(w.write_bytes_share);
     let direct = !on_device.is_empty() && on_device.iter().all(|t| t.direct);
     let cache_dropped = !on_device.is_empty() && on_device.iter().all(|t| t.cache_dropped);
-    w.warning = judge(&name, direct, cache_dropped, w.read_bytes_share, w.write_bytes_share);
+    let mut warnings: Vec<String> = Vec::new();
+    warnings.extend(judge(&name, direct, cache_dropped, w.read_bytes_share, w.write_bytes_share));
+    if !direct {
+        warnings.extend(judge_buffered_writes(&name, w.write_bytes_share));
+    }
+    if let Some((text, lower_share)) = cached_below(nodes, deltas) {
+        if let Some(s) = lower_share.filter(|s| *s < SEEN_FRACTION_WARN) {
+            warnings.push(format!(
+                "{text}: the backing file's page cache served the other {:.1} % of them; these figures are memory speed, not the device's",
+                100.0 * (1.0 - s)
+            ));
+        }
+        w.cached_below = Some(text);
+    }
+    if let Some(why) = &w.memory
+        && (io.read_ios > 0 || io.write_ios > 0)
+    {
+        warnings.push(format!(
+            "the storage under the target is memory ({why}): these figures are memory speed, not a storage device's"
+        ));
+    }
+    w.warning = warnings.first().cloned();
+    w.warnings = warnings;
     w
 }
+
+/// A loop device in the stack whose direct I/O is off reads and writes its backing file
+/// through the page cache: what it is, and the share of its read bytes the device below
+/// it read (`None` when unknown or it read nothing).
+fn cached_below(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>]) -> Option<(String, Option<f64>)> {
+    nodes.iter().enumerate().find_map(|(i, n)| {
+        let facts = n.loop_dev.as_ref().filter(|l| l.direct_io == Some(false))?;
+        let mut text = format!(
+            "{}'s direct I/O is off: its backing file {} is read and written through the page cache",
+            n.name, facts.backing_file
+        );
+        let below = nodes.iter().position(|m| m.below.as_deref() == Some(n.name.as_str()));
+        let share = below.and_then(|j| {
+            let (upper, lower) = (deltas[i].as_ref().ok()?, deltas[j].as_ref().ok()?);
+            share(lower.read_bytes, upper.read_bytes)
+        });
+        if let (Some(j), Some(s)) = (below, share) {
+            text.push_str(&format!(" ({} read {:.1} % of the bytes {} read)", nodes[j].name, 100.0 * s, n.name));
+        }
+        Some((text, share))
+    })
+}
+
+/// Buffered writes the device did not see: they wait in the page cache (written back
+/// after the window, or never), so the figures are memory speed. Names the fixes.
+fn judge_buffered_writes(device: &str, write: Option<f64>) -> Option<String> {
+    write.filter(|s| *s < SEEN_FRACTION_WARN).map(|s| {
+        format!(
+            "buffered writes: device {device} saw only {:.1} % of the bytes written in the window: the rest waits in the page cache, so these figures are memory speed, not the device's; add --direct, or flush in the window ({BUFFERED_WRITE_FLUSH_FIX})",
+            100.0 * s
+        )
+    })
+}
+
+/// The flags that make buffered writes reach the device within the window.
+pub const BUFFERED_WRITE_FLUSH_FIX: &str = "--fsync-every N, or --sync-writes dsync";
 
 /// The warning for shares far from what the I/O mode promises: O_DIRECT reads or writes the
 /// device did not see, or buffered reads it did not see (served from the page cache, said
@@ -420,5 +538,9 @@ mod tests {
         let warm = judge("vda", false, false, Some(0.0), None).unwrap();
         assert!(warm.contains("not dropped") && warm.contains("0.0 %") && warm.contains("page cache"), "{warm}");
         assert_eq!(judge("vda", false, false, Some(1.3), Some(0.0)), None, "readahead: more than read is fine");
+        // Buffered writes the device did not see: loud, with the fixes.
+        let w = judge_buffered_writes("vda", Some(0.0)).unwrap();
+        assert!(w.contains("0.0 %") && w.contains("--direct") && w.contains("--fsync-every"), "{w}");
+        assert_eq!(judge_buffered_writes("vda", Some(0.6)), None);
     }
 }
