@@ -270,3 +270,39 @@ fn zram_is_named_as_memory_and_its_empty_slots_counted() {
     // Never written by this run: the fix is named.
     assert!(stderr.contains("never written or trimmed") && stderr.contains("--write-percent 100"), "{stderr}");
 }
+
+#[test]
+fn overlayfs_is_seen_through_to_the_device_of_its_upper_layer() {
+    let what = "overlayfs over ext4 on a loop device";
+    let Some(lower) = ram_loop(96, what) else { return };
+    let Some(fs) = ext4(&lower.dev.path, "", what) else { return };
+    for d in ["lower", "upper", "work"] {
+        std::fs::create_dir(fs.path().join(d)).unwrap();
+    }
+    let merged = temp_dir();
+    let p = |d: &str| path_str(&fs.path().join(d));
+    let options = format!("lowerdir={},upperdir={},workdir={}", p("lower"), p("upper"), p("work"));
+    let mounted = Command::new("mount")
+        .args(["-t", "overlay", "overlay", "-o", &options])
+        .arg(merged.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        return root::skip(what, "cannot mount an overlay (no overlayfs in this kernel?)");
+    }
+    let overlay = Mount { dir: merged };
+    let f = path_str(&overlay.path().join("o.dat"));
+    let dir = temp_dir();
+    let (text, _, r) =
+        run_text_and_json(dir.path(), &[&f, "--file-size", "16M", "--direct", "--random", "--duration", "0.5"]);
+    assert_eq!(r["targets"][0]["filesystem"], "overlay");
+    let w = witness(&r);
+    assert_eq!(w["device"], lower.dev.name().as_str(), "{w}");
+    let via = w["via"].as_str().unwrap_or_else(|| panic!("{w}"));
+    assert!(via.starts_with("overlayfs upper layer ") && via.ends_with("/upper"), "{via}");
+    let seen = w["read_bytes_share"].as_f64().unwrap();
+    assert!((0.9..=1.2).contains(&seen), "O_DIRECT reads reach the upper layer's device: {w}");
+    // The loop device is over tmpfs: memory, and the I/O mode line says so.
+    assert!(text.contains("I/O mode: ⚠ O_DIRECT on a memory device"), "{text}");
+    drop(overlay);
+}

@@ -357,7 +357,8 @@ fn witness(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>], on_devi
 /// it read (`None` when unknown or it read nothing).
 fn cached_below(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>]) -> Option<(String, Option<f64>)> {
     nodes.iter().enumerate().find_map(|(i, n)| {
-        let facts = n.loop_dev.as_ref().filter(|l| l.direct_io == Some(false))?;
+        // A loop device over a file in RAM is named as memory instead.
+        let facts = n.loop_dev.as_ref().filter(|l| l.direct_io == Some(false) && n.memory.is_none())?;
         let mut text = format!(
             "{}'s direct I/O is off: its backing file {} is read and written through the page cache",
             n.name, facts.backing_file
