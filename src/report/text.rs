@@ -20,6 +20,12 @@ pub fn render(r: &RunResult) -> String {
         0 => "writes".to_string(),
         p => format!("{p}% read / {}% write", 100 - p),
     };
+    // Trims take their share first; reads and writes split the rest.
+    let mix = match s.trim_percent {
+        0 => mix,
+        100 => "trims".to_string(),
+        t => format!("{t}% trim, the rest {mix}"),
+    };
     let order = match (s.order, s.distribution) {
         (AccessOrder::Sequential, _) => "sequential".to_string(),
         (AccessOrder::Random, Distribution::Uniform) => "random".to_string(),
@@ -171,7 +177,9 @@ pub fn render(r: &RunResult) -> String {
         op_block(&mut out, "write", &r.write, &mark);
     }
     if let (Some(f), Some(spec)) = (&r.flush, &s.flush) {
-        flush_block(&mut out, f, spec);
+        // The call a flush is: fsync/fdatasync, or msync where writes are stores into a mapping.
+        let call = r.engine.setup.get("flush_call").map_or(spec.kind.name(), String::as_str);
+        flush_block(&mut out, f, spec, call);
     }
     // Trims: bytes discarded, as an operation of their own (not in the total).
     if let Some(t) = &r.trim {
@@ -345,7 +353,16 @@ fn fault_lines(out: &mut String, r: &RunResult) {
                 parts.push(format!("{what} {}", units::bytes(bytes)));
             }
         }
-        let mut available = m.available_bytes.map_or(String::new(), |a| format!(" · {} available", units::bytes(a)));
+        let mut available = match (&m.cgroup, m.available_bytes) {
+            // Inside a memory cgroup whose room is less than the machine's: the room under it.
+            (Some(cg), a) if a.is_none_or(|a| cg.room_bytes < a) => format!(
+                " · {} available under memory cgroup {} (limit {})",
+                units::bytes(cg.room_bytes),
+                cg.path,
+                units::bytes(cg.max_bytes)
+            ),
+            (_, a) => a.map_or(String::new(), |a| format!(" · {} available", units::bytes(a))),
+        };
         if let Some(peak) = m.peak_resident_bytes {
             let _ = write!(available, " · peak resident {}", units::bytes(peak));
         }
@@ -926,7 +943,7 @@ fn op_block(out: &mut String, name: &str, op: &OpSummary, mark: &str) {
 }
 
 /// `--fsync-every`/`--fdatasync-every`: the flushes, as an operation of their own (no bytes).
-fn flush_block(out: &mut String, op: &OpSummary, spec: &crate::durability::FlushSpec) {
+fn flush_block(out: &mut String, op: &OpSummary, spec: &crate::durability::FlushSpec, call: &str) {
     let every = match spec.every_writes {
         1 => "after every write".to_string(),
         n => format!("after every {n} writes"),
@@ -936,7 +953,7 @@ fn flush_block(out: &mut String, op: &OpSummary, spec: &crate::durability::Flush
         "{:<9} {} {} · {}/s · {every} of each worker · p99 {}",
         "flush",
         units::count(op.ops),
-        spec.kind.name(),
+        call,
         units::iops(op.iops),
         units::latency_ns(op.latency_ns.p99)
     );

@@ -267,7 +267,15 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             name: spec.engine.name().into(),
             requested_queue_depth: spec.queue_depth,
             effective_queue_depth: effective_depth,
-            setup: workers.first().map(|w| w.engine_setup.iter().cloned().collect()).unwrap_or_default(),
+            setup: {
+                let mut setup: std::collections::BTreeMap<String, String> =
+                    workers.first().map(|w| w.engine_setup.iter().cloned().collect()).unwrap_or_default();
+                // Flushes of an engine whose writes are stores into a mapping are msync.
+                if spec.flush.is_some() && !spec.engine.caps().writes_through_descriptor {
+                    setup.insert("flush_call".into(), "msync".into());
+                }
+                setup
+            },
         },
         targets: targets
             .iter()

@@ -306,3 +306,43 @@ fn overlayfs_is_seen_through_to_the_device_of_its_upper_layer() {
     assert!(text.contains("I/O mode: ⚠ O_DIRECT on a memory device"), "{text}");
     drop(overlay);
 }
+
+#[test]
+fn inside_a_memory_cgroup_the_memory_line_gives_the_room_under_its_limit() {
+    let what = "the Memory line in a 64 MiB memory cgroup";
+    let Some(group) = root::MemoryCgroup::new(64 << 20, what) else { return };
+    let dir = temp_dir();
+    let json = path_str(&dir.path().join("r.json"));
+    let mut cmd = iopulse();
+    cmd.args(["--engine", "null", "--ops", "100", "--json", &json]);
+    group.confine(&mut cmd);
+    let (code, text, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let line = text.lines().find(|l| l.starts_with("Memory ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("available under memory cgroup /iopulse-test-"), "{line}");
+    assert!(line.contains("(limit 64 MiB)"), "{line}");
+    let r = read_json(&json);
+    let cg = &r["memory"]["cgroup"];
+    assert_eq!(cg["max_bytes"], 64u64 << 20, "{cg}");
+    assert!(cg["room_bytes"].as_u64().unwrap() <= 64 << 20, "{cg}");
+}
+
+#[test]
+fn the_header_names_trims_and_mmap_flushes_are_msync() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("t.dat"));
+    let (text, _) = run_ok(&[&f, "--file-size", "4M", "--write-percent", "100", "--trim-percent", "50", "--ops", "64"]);
+    let header = text.lines().next().unwrap();
+    assert!(header.contains("50% trim, the rest writes"), "{header}");
+    let (text, _) = run_ok(&[&f, "--trim-percent", "20", "--write-percent", "50", "--ops", "64"]);
+    let header = text.lines().next().unwrap();
+    assert!(header.contains("20% trim, the rest 50% read / 50% write"), "{header}");
+
+    // mmap's flushes are msync over the mapping, and say so.
+    let (text, _) = run_ok(&[&f, "--engine", "mmap", "--write-percent", "100", "--ops", "40", "--fsync-every", "10"]);
+    let flush = text.lines().find(|l| l.starts_with("flush ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(flush.contains(" msync ") && !flush.contains("fsync"), "{flush}");
+    let (text, _) = run_ok(&[&f, "--write-percent", "100", "--ops", "40", "--fsync-every", "10"]);
+    let flush = text.lines().find(|l| l.starts_with("flush ")).unwrap();
+    assert!(flush.contains(" fsync "), "{flush}");
+}
