@@ -711,6 +711,9 @@ pub fn device_lines(r: &RunResult) -> Vec<String> {
         if let Some(memory) = &w.memory {
             lines.push(format!("{:<9} ⚠ memory, not storage: {memory}", ""));
         }
+        if let Some(limit) = &w.throttle {
+            lines.push(format!("{:<9} ⚠ throttled by a cgroup: {limit}", ""));
+        }
         for s in &w.stacked {
             let figures = match &s.delta {
                 Some(d) => format!(

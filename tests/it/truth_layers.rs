@@ -346,3 +346,28 @@ fn the_header_names_trims_and_mmap_flushes_are_msync() {
     let flush = text.lines().find(|l| l.starts_with("flush ")).unwrap();
     assert!(flush.contains(" fsync "), "{flush}");
 }
+
+#[test]
+fn a_cgroup_io_throttle_is_named() {
+    let what = "a cgroup I/O throttle";
+    let Some(ram) = ram_loop(32, what) else { return };
+    let number = std::fs::read_to_string(format!("/sys/block/{}/dev", ram.dev.name())).unwrap();
+    let Some(throttle) = root::blkio_throttle(number.trim(), what) else { return };
+    throttle.limit_reads(4 << 20);
+    let dir = temp_dir();
+    let json = path_str(&dir.path().join("r.json"));
+    let mut cmd = iopulse();
+    cmd.args([ram.dev.path.as_str(), "--direct", "--random", "--duration", "1", "--json", &json]);
+    throttle.confine(&mut cmd);
+    let (code, text, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let r = read_json(&json);
+    let limit = witness(&r)["throttle"].as_str().unwrap_or_else(|| panic!("{}", witness(&r))).to_string();
+    assert!(limit.contains(&format!("{}: reads 4 MiB/s", ram.dev.name())) && limit.contains("blkio"), "{limit}");
+    assert!(text.contains(&format!("⚠ throttled by a cgroup: {limit}")), "{text}");
+    assert!(stderr.contains("a cgroup limits this run's I/O"), "{stderr}");
+    // The figures are the limit's: about 4 MiB/s of 4 KiB reads.
+    let bw = r["read"]["bw_bytes_per_sec"].as_f64().unwrap();
+    assert!(bw < 8.0 * (1 << 20) as f64, "{bw}");
+    drop(throttle);
+}

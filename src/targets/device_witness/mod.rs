@@ -19,6 +19,7 @@
 
 pub mod layers;
 pub mod sysfs;
+pub mod throttle;
 
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -113,6 +114,10 @@ pub struct DeviceWitness {
     pub read_other_traffic: bool,
     #[serde(default)]
     pub write_other_traffic: bool,
+    /// A cgroup limits this process's I/O on the device or one below it (`io.max`, blkio
+    /// throttle): the figures are the limit's; null otherwise.
+    #[serde(default)]
+    pub throttle: Option<String>,
 }
 
 /// What a target's run was, as far as the witness goes.
@@ -320,7 +325,21 @@ fn witness(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>], on_devi
         cached_below: None,
         read_other_traffic: false,
         write_other_traffic: false,
+        throttle: None,
     };
+    let limits: Vec<String> = nodes
+        .iter()
+        .flat_map(|n| {
+            let number = std::fs::read_to_string(n.dir.join("dev")).unwrap_or_default();
+            throttle::limits(Path::new("/sys/fs/cgroup"), number.trim())
+                .into_iter()
+                .map(|l| format!("{}: {l}", n.name))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if !limits.is_empty() && (io.read_ios > 0 || io.write_ios > 0) {
+        w.throttle = Some(limits.join("; "));
+    }
     let far = |s: Option<f64>| s.is_some_and(|s| s > OTHER_TRAFFIC_FACTOR);
     w.read_other_traffic = far(w.read_bytes_share);
     w.write_other_traffic = far(w.write_bytes_share);
@@ -346,6 +365,10 @@ fn witness(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>], on_devi
         warnings.push(format!(
             "the storage under the target is memory ({why}): these figures are memory speed, not a storage device's"
         ));
+    }
+    if let Some(limit) = &w.throttle {
+        warnings
+            .push(format!("a cgroup limits this run's I/O ({limit}): these figures are the limit's, not the device's"));
     }
     w.warning = warnings.first().cloned();
     w.warnings = warnings;
