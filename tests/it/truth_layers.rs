@@ -371,3 +371,32 @@ fn a_cgroup_io_throttle_is_named() {
     assert!(bw < 8.0 * (1 << 20) as f64, "{bw}");
     drop(throttle);
 }
+
+#[test]
+fn combined_rows_over_several_block_sizes_give_each_sizes_figures() {
+    let dir = temp_dir();
+    let (a, b) = (path_str(&dir.path().join("a.dat")), path_str(&dir.path().join("b.dat")));
+    let job = dir.path().join("j.toml");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nops = 200\nfile-size = \"8M\"\n[small]\ntargets = [\"{a}\"]\nblock-size = \"4k\"\n[big]\ntargets = [\"{b}\"]\nblock-size = \"128k\"\nwrite-percent = 100\nstonewall = true\n"
+        ),
+    )
+    .unwrap();
+    let json = path_str(&dir.path().join("r.json"));
+    let (text, _) = run_ok(&["run", &path_str(&job), "--json", &json]);
+    let table = &text[text.find(&format!("══ {} ══", path_str(&job))).unwrap_or_else(|| panic!("{text}"))..];
+    let after_all = &table[table.find("all phases").unwrap()..];
+    let rows: Vec<&str> = after_all.lines().skip(1).take(2).collect();
+    assert!(rows[0].trim_start().starts_with("4 KiB read") && rows[0].contains("200"), "{table}");
+    assert!(rows[1].trim_start().starts_with("128 KiB write") && rows[1].contains("200"), "{table}");
+    assert!(table.contains("add I/Os of every block size"), "{table}");
+    let r = read_json(&json);
+    let sizes = r["block_sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), 2, "{}", r["block_sizes"]);
+    assert_eq!((sizes[0]["size_bytes"].as_u64(), sizes[0]["read"]["ops"].as_u64()), (Some(4096), Some(200)));
+    assert_eq!((sizes[1]["size_bytes"].as_u64(), sizes[1]["write"]["ops"].as_u64()), (Some(131072), Some(200)));
+    // The sizes' I/Os add up to the combined figure's.
+    assert_eq!(u64_at(&r, &["total", "ops"]), 400);
+}
