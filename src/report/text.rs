@@ -663,24 +663,26 @@ pub fn device_lines(r: &RunResult) -> Vec<String> {
         let pct = |s: Option<f64>| s.map_or_else(|| "?".to_string(), |s| format!("{:.1} %", 100.0 * s));
         let mut seen = Vec::new();
         // A device far above iopulse's own bytes was mostly doing something else: its
-        // bytes beside the run's, not a share.
-        let other = |verb: &str, device_bytes: Option<u64>, own_bytes: u64| {
+        // bytes beside the run's, not a share. Buffered reads make the kernel read ahead:
+        // that too can be far above the run's own.
+        let read_traffic = if r.direct.effective { "other traffic" } else { "readahead or other traffic" };
+        let other = |traffic: &str, verb: &str, device_bytes: Option<u64>, own_bytes: u64| {
             format!(
-                "other traffic on {dev}: it {verb} {} where this run {verb} {}",
+                "{traffic} on {dev}: it {verb} {} where this run {verb} {}",
                 device_bytes.map_or_else(|| "?".to_string(), units::bytes),
                 units::bytes(own_bytes)
             )
         };
         if w.iopulse.read_ios > 0 {
             seen.push(if w.read_other_traffic {
-                other("read", w.delta.map(|d| d.read_bytes), w.iopulse.read_bytes)
+                other(read_traffic, "read", w.delta.map(|d| d.read_bytes), w.iopulse.read_bytes)
             } else {
                 format!("{} of the bytes read ({} of the read I/Os)", pct(w.read_bytes_share), pct(w.read_ios_share))
             });
         }
         if w.iopulse.write_ios > 0 {
             seen.push(if w.write_other_traffic {
-                other("wrote", w.delta.map(|d| d.write_bytes), w.iopulse.write_bytes)
+                other("other traffic", "wrote", w.delta.map(|d| d.write_bytes), w.iopulse.write_bytes)
             } else {
                 format!(
                     "{} of the bytes written ({} of the write I/Os)",
@@ -702,7 +704,7 @@ pub fn device_lines(r: &RunResult) -> Vec<String> {
             (Some(_), _) => {
                 let saw: Vec<String> = seen
                     .iter()
-                    .map(|s| if s.starts_with("other traffic") { s.clone() } else { format!("saw {s}") })
+                    .map(|s| if s.contains(" traffic on ") { s.clone() } else { format!("saw {s}") })
                     .collect();
                 format!("{warn}{dev}{via} {}{shared} (includes any other traffic on {dev})", saw.join(", "))
             }

@@ -436,7 +436,7 @@ fn steady_info(
 /// may be answered without reaching the media (zram's empty slots, a thin pool's
 /// unallocated blocks, an SSD's trimmed blocks), so the run warns and names the fix.
 fn warn_unwritten_device_ranges(spec: &Spec, targets: &[PreparedTarget], diag: &Diagnostics) {
-    if spec.read_percent == 0 || spec.write_percent() > 0 || !spec.engine.caps().touches_storage {
+    if !spec.reads() || spec.writes() || !spec.engine.caps().touches_storage {
         return;
     }
     for t in targets.iter().filter(|t| t.plan.kind == crate::targets::TargetKind::BlockDevice) {
@@ -658,7 +658,7 @@ fn size_figures(spec: &Spec, per_size: &[SizeStats], window_ns: u64) -> Vec<Bloc
 /// The mark on every figure of a run that read holes or unwritten extents it did not lay
 /// out (`--keep-holes`, `--verify`, a file it may not write): how much, and why.
 fn holes_read(spec: &Spec, targets: &[PreparedTarget]) -> Option<String> {
-    if spec.read_percent == 0 {
+    if !spec.reads() {
         return None;
     }
     let kept: Vec<&crate::targets::Allocation> =

@@ -324,7 +324,7 @@ fn plan_holes(
     if kind != TargetKind::File {
         return Ok(Holes::NotAFile);
     }
-    if spec.read_percent == 0 {
+    if !spec.reads() {
         return Ok(Holes::NotRead);
     }
     let shown = path.display();
