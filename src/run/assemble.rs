@@ -106,7 +106,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     let per_size = merge_sizes(&workers);
     let mut total = read.clone();
     total.merge(&write);
-    let witnesses = device_witnesses(devices, &device_counters, targets, &per_target, diag);
+    let witnesses = device_witnesses(spec, devices, &device_counters, targets, &per_target, diag);
 
     let io_errors = crate::stats::io_errors::summarize(workers.iter().map(|w| &w.errors), spec.error_limit(), |t| {
         targets.get(t as usize).map_or_else(|| format!("target #{t}"), |t| t.plan.path.display().to_string())
@@ -502,6 +502,7 @@ fn checked_at_the_end(
 /// did on each target; a share far from what the I/O mode promises is warned about once
 /// per device.
 fn device_witnesses(
+    spec: &Spec,
     devices: &Devices,
     (start, end): &(device_witness::Snapshot, device_witness::Snapshot),
     targets: &[PreparedTarget],
@@ -520,6 +521,7 @@ fn device_witnesses(
             },
             direct: t.direct.effective,
             cache_dropped: t.page_cache.facts().is_some_and(|c| c.invalidated),
+            direct_possible: spec.engine.caps().supports_direct,
         })
         .collect();
     let witnesses = devices.witnesses(start, end, &io);

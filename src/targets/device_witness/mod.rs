@@ -128,6 +128,8 @@ pub struct TargetIo {
     pub direct: bool,
     /// Its page cache was dropped before the window (a buffered run said to be cold).
     pub cache_dropped: bool,
+    /// The engine can open it with O_DIRECT (`--direct` is a fix to name).
+    pub direct_possible: bool,
 }
 
 /// The devices under the run's targets, found before the window.
@@ -348,7 +350,8 @@ fn witness(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>], on_devi
     let mut warnings: Vec<String> = Vec::new();
     warnings.extend(judge(&name, direct, cache_dropped, w.read_bytes_share, w.write_bytes_share));
     if !direct {
-        warnings.extend(judge_buffered_writes(&name, w.write_bytes_share));
+        let direct_possible = on_device.iter().all(|t| t.direct_possible);
+        warnings.extend(judge_buffered_writes(&name, w.write_bytes_share, direct_possible));
     }
     if let Some((text, lower_share)) = cached_below(nodes, deltas) {
         if let Some(s) = lower_share.filter(|s| *s < SEEN_FRACTION_WARN) {
@@ -400,10 +403,11 @@ fn cached_below(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>]) ->
 
 /// Buffered writes the device did not see: they wait in the page cache (written back
 /// after the window, or never), so the figures are memory speed. Names the fixes.
-fn judge_buffered_writes(device: &str, write: Option<f64>) -> Option<String> {
+fn judge_buffered_writes(device: &str, write: Option<f64>, direct_possible: bool) -> Option<String> {
+    let direct = if direct_possible { "add --direct, or " } else { "" };
     write.filter(|s| *s < SEEN_FRACTION_WARN).map(|s| {
         format!(
-            "buffered writes: device {device} saw only {:.1} % of the bytes written in the window: the rest waits in the page cache, so these figures are memory speed, not the device's; add --direct, or flush in the window ({BUFFERED_WRITE_FLUSH_FIX})",
+            "buffered writes: device {device} saw only {:.1} % of the bytes written in the window: the rest waits in the page cache, so these figures are memory speed, not the device's; {direct}flush in the window ({BUFFERED_WRITE_FLUSH_FIX})",
             100.0 * s
         )
     })
@@ -477,7 +481,12 @@ mod tests {
     }
 
     fn io(read_ios: u64, read_bytes: u64, write_ios: u64, write_bytes: u64, direct: bool) -> TargetIo {
-        TargetIo { io: IoCounts { read_ios, read_bytes, write_ios, write_bytes }, direct, cache_dropped: true }
+        TargetIo {
+            io: IoCounts { read_ios, read_bytes, write_ios, write_bytes },
+            direct,
+            cache_dropped: true,
+            direct_possible: true,
+        }
     }
 
     #[test]
@@ -563,8 +572,32 @@ mod tests {
         assert!(warm.contains("not dropped") && warm.contains("0.0 %") && warm.contains("page cache"), "{warm}");
         assert_eq!(judge("vda", false, false, Some(1.3), Some(0.0)), None, "readahead: more than read is fine");
         // Buffered writes the device did not see: loud, with the fixes.
-        let w = judge_buffered_writes("vda", Some(0.0)).unwrap();
+        let w = judge_buffered_writes("vda", Some(0.0), true).unwrap();
         assert!(w.contains("0.0 %") && w.contains("--direct") && w.contains("--fsync-every"), "{w}");
-        assert_eq!(judge_buffered_writes("vda", Some(0.6)), None);
+        assert_eq!(judge_buffered_writes("vda", Some(0.6), true), None);
+        // mmap cannot take --direct: only the flushes are named.
+        let w = judge_buffered_writes("vda", Some(0.0), false).unwrap();
+        assert!(!w.contains("--direct") && w.contains("--fsync-every"), "{w}");
+    }
+
+    #[test]
+    fn a_device_far_above_the_runs_bytes_is_other_traffic() {
+        let sys = fake_sys();
+        let devices = Devices::find_in(sys.path(), &[Some((253, 1))]);
+        let start = devices.snapshot();
+        // 30,000 times the run's bytes read, twice its bytes written.
+        fs::write(sys.path().join("devices/pci/block/vda/vda1/stat"), stat(3000, 240_000, 20, 160)).unwrap();
+        let end = devices.snapshot();
+        let w = devices.witnesses(&start, &end, &[io(1, 4096, 10, 40_960, true)]).remove(0).unwrap();
+        assert!(w.read_other_traffic && !w.write_other_traffic, "{w:?}");
+        assert_eq!(w.read_bytes_share, Some(30_000.0), "the share is still recorded: {w:?}");
+        assert_eq!(w.write_bytes_share, Some(2.0));
+        // Just over the factor is other traffic; at it, not.
+        let end = {
+            fs::write(sys.path().join("devices/pci/block/vda/vda1/stat"), stat(5, 40, 0, 0)).unwrap();
+            devices.snapshot()
+        };
+        let w = devices.witnesses(&start, &end, &[io(1, 4096, 0, 0, true)]).remove(0).unwrap();
+        assert_eq!((w.read_bytes_share, w.read_other_traffic), (Some(5.0), false));
     }
 }
