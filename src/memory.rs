@@ -51,6 +51,20 @@ pub struct MemoryEstimate {
     /// (`buffer.rs`). Two runs that differ here moved their data through different pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_page_bytes: Option<u64>,
+    /// The tightest memory cgroup limit over this process when the run was planned, and the
+    /// room left under it: less than `available_bytes` inside a container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<CgroupLimit>,
+}
+
+/// A memory cgroup's limit as the result records it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CgroupLimit {
+    /// The cgroup, as /proc/self/cgroup names it.
+    pub path: String,
+    pub max_bytes: u64,
+    /// `max_bytes` less what the cgroup's processes used then.
+    pub room_bytes: u64,
 }
 
 /// One worker's part of the run, as the estimate needs it.
@@ -154,6 +168,11 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
         .saturating_add(e.coverage_bytes)
         .saturating_add(e.verify_bytes);
     e.available_bytes = mem_available_bytes();
+    e.cgroup = cgroup_memory().map(|cg| CgroupLimit {
+        room_bytes: cg.max_bytes.saturating_sub(cg.current_bytes),
+        path: cg.path,
+        max_bytes: cg.max_bytes,
+    });
     e
 }
 

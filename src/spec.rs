@@ -314,6 +314,11 @@ impl Spec {
         self.read_percent < 100 || self.trim_percent > 0
     }
 
+    /// The run reads: some of its I/Os are reads (with every I/O a trim, none are).
+    pub fn reads(&self) -> bool {
+        self.read_percent > 0 && self.trim_percent < 100
+    }
+
     pub fn is_embedded_default(&self) -> bool {
         self.targets.is_empty()
     }

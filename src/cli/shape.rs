@@ -42,6 +42,8 @@ pub struct ShapeArgs {
     pub read_percent: Option<Percent>,
 
     /// Share of I/Os that are writes, 0-100. Read and write percentages must sum to 100.
+    /// Buffered writes the device did not see in the window (the page cache kept them) are
+    /// a loud warning naming the fixes (--direct, --fsync-every).
     /// E.g. `--write-percent 30` for a 70/30 mix.
     #[arg(long, allow_hyphen_values = true, value_name = "PERCENT")]
     #[serde(deserialize_with = "crate::units::values::text")]

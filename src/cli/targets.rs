@@ -26,9 +26,10 @@ pub struct TargetArgs {
 
     /// Read the file as it is: holes and unwritten extents in the region a read run
     /// addresses are not laid out first (they are by default on files iopulse laid out,
-    /// and with --force on others). The report and the JSON (`targets[].allocation`) give
-    /// the share not backed by the device, with a warning (e.g. `iopulse thin.dat --random
-    /// --keep-holes` to measure a sparse file on purpose).
+    /// and with --force on others; a read of them in someone else's file is refused
+    /// without one of the two). Every figure is then marked, in the report, the JSON
+    /// (`holes_read`), the CSV and fio JSON (e.g. `iopulse thin.dat --random --keep-holes`
+    /// to measure a sparse file on purpose).
     #[arg(long)]
     pub keep_holes: bool,
 }

@@ -20,7 +20,10 @@ pub struct EngineArgs {
     pub engine: Option<EngineKind>,
 
     /// Bypass the page cache (O_DIRECT). If the filesystem refuses it, iopulse says so loudly
-    /// and falls back to buffered I/O (see --strict-direct).
+    /// and falls back to buffered I/O (see --strict-direct). The end of the run is checked
+    /// too: a filesystem that served it through the page cache (ext4 data=journal, btrfs
+    /// compression), a loop device caching below it, or memory (zram, tmpfs) is said, in
+    /// the I/O mode line and the JSON. E.g. `--direct --random`
     #[arg(long)]
     pub direct: bool,
 

@@ -6,9 +6,9 @@
 //!
 //! It computes; it never formats.
 
-use crate::result::RunResult;
 use crate::result::jobs::{JobResult, JobsResult, PhaseResult};
 use crate::result::merge::{self, Input};
+use crate::result::{BlockSizeFigures, RunResult, SizeHistograms};
 
 /// The result document of the jobs that ran, in file order; `None` if none ran.
 pub fn build(job_file: &str, jobs: Vec<JobResult>) -> Option<JobsResult> {
@@ -24,10 +24,57 @@ pub fn build(job_file: &str, jobs: Vec<JobResult>) -> Option<JobsResult> {
     Some(JobsResult { combined, job_file: job_file.to_string(), jobs, phases })
 }
 
+/// The block sizes a result's I/Os had: its `--bssplit` sizes, or its one block size.
+fn sizes_of(r: &RunResult) -> Vec<u64> {
+    if r.block_sizes.is_empty() {
+        vec![r.spec.block_size_bytes]
+    } else {
+        r.block_sizes.iter().map(|b| b.size_bytes).collect()
+    }
+}
+
+/// Results of several block sizes are combined per size too: a result of one block size
+/// is given its figures and histograms as that size's, so that the merge keeps each size's
+/// apart beside the sum (which adds I/Os of every size).
+fn with_size_figures(results: &mut [RunResult]) {
+    let mut sizes: Vec<u64> = results.iter().flat_map(sizes_of).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    if sizes.len() < 2 {
+        return;
+    }
+    for r in results.iter_mut().filter(|r| r.block_sizes.is_empty()) {
+        let whole = |ops: u64| if ops > 0 { 100.0 } else { 0.0 };
+        r.block_sizes.push(BlockSizeFigures {
+            size_bytes: r.spec.block_size_bytes,
+            read: r.read,
+            write: r.write,
+            trim: r.trim,
+            read_share_percent: whole(r.read.ops),
+            write_share_percent: whole(r.write.ops),
+            trim_share_percent: r.trim.as_ref().map(|t| whole(t.ops)),
+            read_asked_percent: 100.0,
+            write_asked_percent: 100.0,
+            trim_asked_percent: r.trim.as_ref().map(|_| 100.0),
+        });
+        r.histograms.block_sizes.push(SizeHistograms {
+            size_bytes: r.spec.block_size_bytes,
+            read: r.histograms.read.clone(),
+            write: r.histograms.write.clone(),
+            trim: r.histograms.trim.clone(),
+        });
+    }
+}
+
 /// The merge of jobs that ran in one window.
 pub fn concurrent(jobs: &[&JobResult]) -> Option<RunResult> {
-    let inputs: Vec<Input> =
-        jobs.iter().map(|j| Input { file: format!("job [{}]", j.job), result: j.result.clone(), id: None }).collect();
+    let mut results: Vec<RunResult> = jobs.iter().map(|j| j.result.clone()).collect();
+    with_size_figures(&mut results);
+    let inputs: Vec<Input> = jobs
+        .iter()
+        .zip(results)
+        .map(|(j, result)| Input { file: format!("job [{}]", j.job), result, id: None })
+        .collect();
     let merged = merge::merge(&inputs, true).ok()?;
     let mut m = merged.result;
     // The windows of jobs of different lengths overlap only in part by design: the overlap
@@ -44,9 +91,12 @@ pub fn concurrent(jobs: &[&JobResult]) -> Option<RunResult> {
 /// The figures of phases run one after another: counts, bytes and histograms added, the
 /// window their sum, IOPS and bandwidth over that window.
 fn sequential(phases: &[PhaseResult]) -> Option<RunResult> {
+    let mut results: Vec<RunResult> = phases.iter().map(|p| p.combined.clone()).collect();
+    with_size_figures(&mut results);
     let inputs: Vec<Input> = phases
         .iter()
-        .map(|p| Input { file: format!("phase {}", p.phase), result: p.combined.clone(), id: None })
+        .zip(results)
+        .map(|(p, result)| Input { file: format!("phase {}", p.phase), result, id: None })
         .collect();
     let merged = merge::merge(&inputs, true).ok()?;
     let mut m = merged.result;
@@ -55,9 +105,20 @@ fn sequential(phases: &[PhaseResult]) -> Option<RunResult> {
     let seconds = window_ns as f64 / 1e9;
     m.window_ns = window_ns;
     m.window_skew = None;
-    for op in [&mut m.read, &mut m.write, &mut m.total] {
+    let over_window = |op: &mut crate::stats::OpSummary| {
         op.iops = if seconds > 0.0 { op.ops as f64 / seconds } else { 0.0 };
         op.bw_bytes_per_sec = if seconds > 0.0 { op.bytes as f64 / seconds } else { 0.0 };
+    };
+    for op in [&mut m.read, &mut m.write, &mut m.total] {
+        over_window(op);
+    }
+    // Each size's figures too: they ran one phase after another as well.
+    for b in &mut m.block_sizes {
+        over_window(&mut b.read);
+        over_window(&mut b.write);
+        if let Some(t) = &mut b.trim {
+            over_window(t);
+        }
     }
     let time_weighted = |f: &dyn Fn(&RunResult) -> f64| {
         phases.iter().map(|p| f(&p.combined) * p.combined.window_ns as f64).sum::<f64>() / (window_ns.max(1) as f64)

@@ -75,6 +75,7 @@ pub const COLUMNS: &[&str] = &[
     "trim_p99_9_ns",
     "bssplit",
     "block_align",
+    "holes_read",
 ];
 
 /// The last columns: which job of a job file (`iopulse run`, docs/jobs.md) the row is, and
@@ -149,6 +150,9 @@ pub fn row(r: &RunResult) -> Vec<String> {
     let mix = r.spec.block_sizes.as_ref();
     fields.push(mix.filter(|m| m.sizes().len() > 1).map(|m| m.fio_syntax()).unwrap_or_default());
     fields.push(mix.map(|m| m.align_bytes.to_string()).unwrap_or_default());
+    // The mark of a run that read holes it did not lay out (`--keep-holes`): its figures
+    // are not the device's.
+    fields.push(if r.holes_read.is_some() { "true".into() } else { String::new() });
     debug_assert_eq!(fields.len(), COLUMNS.len());
     fields
 }

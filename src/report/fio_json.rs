@@ -43,6 +43,10 @@ struct FioDocument {
 struct IopulseExtra {
     /// `--cache`: drop, warm or keep.
     cache: &'static str,
+    /// The result's `holes_read`: every figure includes reads of holes or unwritten
+    /// extents, which never reach the device (`--keep-holes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    holes_read: Option<String>,
     targets: Vec<IopulseTarget>,
 }
 
@@ -57,6 +61,10 @@ struct IopulseTarget {
 #[derive(Serialize)]
 struct FioJob {
     jobname: String,
+    /// fio's job description (`description=`): set to the result's `holes_read` when the
+    /// run read holes it did not lay out, so that the mark travels with the job's figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    desc: Option<String>,
     groupid: u32,
     error: u32,
     elapsed: u64,
@@ -185,6 +193,7 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
     };
     let job = FioJob {
         jobname: "iopulse".into(),
+        desc: r.holes_read.clone(),
         groupid: 0,
         error: u32::from(r.error.is_some()),
         elapsed: r.window_ns.div_ceil(1_000_000_000),
@@ -230,6 +239,7 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
         jobs: vec![job],
         iopulse: IopulseExtra {
             cache: s.cache.name(),
+            holes_read: r.holes_read.clone(),
             targets: r
                 .targets
                 .iter()

@@ -50,6 +50,31 @@ pub fn text(doc: &JobsResult) -> String {
             units::seconds_ns(r.window_ns)
         );
     };
+    // A combined row over several block sizes adds I/Os of every size: each size's own
+    // figures follow it.
+    let size_rows = |out: &mut String, r: &RunResult| {
+        if r.block_sizes.len() < 2 {
+            return;
+        }
+        for b in &r.block_sizes {
+            for (op, f) in [("read", &b.read), ("write", &b.write)] {
+                if f.ops == 0 {
+                    continue;
+                }
+                let _ = writeln!(
+                    out,
+                    "{:<22} {:>10} {:>24} {:>10} {:>10} {:>10} {:>9}",
+                    format!("  {} {op}", units::bytes(b.size_bytes)),
+                    units::iops(f.iops),
+                    units::bandwidth(f.bw_bytes_per_sec),
+                    units::count(f.ops),
+                    units::latency_ns(f.latency_ns.p50),
+                    units::latency_ns(f.latency_ns.p99),
+                    ""
+                );
+            }
+        }
+    };
     let shown = |name: &str| {
         let mut name = format!("[{name}]");
         if name.chars().count() > 22 {
@@ -63,13 +88,22 @@ pub fn text(doc: &JobsResult) -> String {
                 row(&mut out, &format!("  {}", shown(&job.job)), &job.result);
             }
             row(&mut out, &format!("phase {} combined", p.phase), &p.combined);
+            size_rows(&mut out, &p.combined);
         }
         row(&mut out, "all phases", &doc.combined);
+        size_rows(&mut out, &doc.combined);
     } else {
         for job in &doc.jobs {
             row(&mut out, &shown(&job.job), &job.result);
         }
         row(&mut out, "combined", &doc.combined);
+        size_rows(&mut out, &doc.combined);
+    }
+    if doc.combined.block_sizes.len() > 1 {
+        let _ = writeln!(
+            out,
+            "note: the combined rows add I/Os of every block size into one IOPS figure; the rows under them give each size's"
+        );
     }
     for n in &doc.combined.notes {
         let _ = writeln!(out, "note: {n}");

@@ -9,6 +9,9 @@ use crate::spec::{AccessOrder, Distribution, FileDistribution, RunLength};
 use crate::stats::OpSummary;
 use std::fmt::Write as _;
 
+/// The mark on every figure of a run that read holes or unwritten extents as they are.
+pub const HOLES_MARK: &str = "⚠ includes holes (not the device)";
+
 pub fn render(r: &RunResult) -> String {
     let mut out = String::new();
     let s = &r.spec;
@@ -16,6 +19,12 @@ pub fn render(r: &RunResult) -> String {
         100 => "reads".to_string(),
         0 => "writes".to_string(),
         p => format!("{p}% read / {}% write", 100 - p),
+    };
+    // Trims take their share first; reads and writes split the rest.
+    let mix = match s.trim_percent {
+        0 => mix,
+        100 => "trims".to_string(),
+        t => format!("{t}% trim, the rest {mix}"),
     };
     let order = match (s.order, s.distribution) {
         (AccessOrder::Sequential, _) => "sequential".to_string(),
@@ -155,28 +164,35 @@ pub fn render(r: &RunResult) -> String {
     for line in ramp_and_steady_lines(r) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(note) = &r.holes_read {
+        let _ = writeln!(out, "⚠ HOLES READ ({HOLES_MARK}): {note}");
+    }
     out.push('\n');
+    // Every figure of a run that read holes carries the mark.
+    let mark = if r.holes_read.is_some() { format!(" · {HOLES_MARK}") } else { String::new() };
     let both = r.read.ops > 0 && r.write.ops > 0;
     // With every I/O a trim (`--trim-percent 100`) there are no reads or writes to show.
     let transfers = s.trim_percent < 100;
     if r.read.ops > 0 || (transfers && s.read_percent > 0) {
-        op_block(&mut out, "read", &r.read);
+        op_block(&mut out, "read", &r.read, &mark);
     }
     if r.write.ops > 0 || (transfers && s.read_percent < 100) {
-        op_block(&mut out, "write", &r.write);
+        op_block(&mut out, "write", &r.write, &mark);
     }
     if let (Some(f), Some(spec)) = (&r.flush, &s.flush) {
-        flush_block(&mut out, f, spec);
+        // The call a flush is: fsync/fdatasync, or msync where writes are stores into a mapping.
+        let call = r.engine.setup.get("flush_call").map_or(spec.kind.name(), String::as_str);
+        flush_block(&mut out, f, spec, call);
     }
     // Trims: bytes discarded, as an operation of their own (not in the total).
     if let Some(t) = &r.trim {
-        op_block(&mut out, "trim", t);
+        op_block(&mut out, "trim", t, &mark);
     }
     block_size_table(&mut out, r);
     if both {
         let _ = writeln!(
             out,
-            "{:<9} {} IOPS · {}",
+            "{:<9} {} IOPS · {}{mark}",
             "total",
             units::iops(r.total.iops),
             units::bandwidth(r.total.bw_bytes_per_sec)
@@ -363,7 +379,16 @@ fn fault_lines(out: &mut String, r: &RunResult) {
                 parts.push(format!("{what} {}", units::bytes(bytes)));
             }
         }
-        let mut available = m.available_bytes.map_or(String::new(), |a| format!(" · {} available", units::bytes(a)));
+        let mut available = match (&m.cgroup, m.available_bytes) {
+            // Inside a memory cgroup whose room is less than the machine's: the room under it.
+            (Some(cg), a) if a.is_none_or(|a| cg.room_bytes < a) => format!(
+                " · {} available under memory cgroup {} (limit {})",
+                units::bytes(cg.room_bytes),
+                cg.path,
+                units::bytes(cg.max_bytes)
+            ),
+            (_, a) => a.map_or(String::new(), |a| format!(" · {} available", units::bytes(a))),
+        };
         if let Some(peak) = m.peak_resident_bytes {
             let _ = write!(available, " · peak resident {}", units::bytes(peak));
         }
@@ -594,11 +619,25 @@ pub fn cache_line(r: &RunResult) -> Option<String> {
             let why = caches.iter().find_map(|c| c.not_invalidated.as_deref()).unwrap_or("--cache keep");
             format!("not invalidated: {why}")
         };
-        format!(
-            "O_DIRECT: I/Os bypass the page cache ({} of the region cached at start, {} at end; {done})",
-            shown(start),
-            shown(end)
-        )
+        if r.direct.memory_backed {
+            format!(
+                "O_DIRECT on a memory filesystem: the data lives in the page cache ({} of the region resident at start, {} at end)",
+                shown(start),
+                shown(end)
+            )
+        } else if r.direct.served_through_cache.is_some() {
+            format!(
+                "⚠ O_DIRECT, but served through the page cache ({} of the region cached at start, {} at end; {done})",
+                shown(start),
+                shown(end)
+            )
+        } else {
+            format!(
+                "O_DIRECT: I/Os bypass the page cache ({} of the region cached at start, {} at end; {done})",
+                shown(start),
+                shown(end)
+            )
+        }
     } else if mode == CacheMode::Warm {
         match shortfall {
             Some(why) => format!(
@@ -649,19 +688,34 @@ pub fn device_lines(r: &RunResult) -> Vec<String> {
         let dev = &w.device;
         let pct = |s: Option<f64>| s.map_or_else(|| "?".to_string(), |s| format!("{:.1} %", 100.0 * s));
         let mut seen = Vec::new();
+        // A device far above iopulse's own bytes was mostly doing something else: its
+        // bytes beside the run's, not a share. Buffered reads make the kernel read ahead:
+        // that too can be far above the run's own.
+        let read_traffic = if r.direct.effective { "other traffic" } else { "readahead or other traffic" };
+        let other = |traffic: &str, verb: &str, device_bytes: Option<u64>, own_bytes: u64| {
+            format!(
+                "{traffic} on {dev}: it {verb} {} where this run {verb} {}",
+                device_bytes.map_or_else(|| "?".to_string(), units::bytes),
+                units::bytes(own_bytes)
+            )
+        };
         if w.iopulse.read_ios > 0 {
-            seen.push(format!(
-                "{} of the bytes read ({} of the read I/Os)",
-                pct(w.read_bytes_share),
-                pct(w.read_ios_share)
-            ));
+            seen.push(if w.read_other_traffic {
+                other(read_traffic, "read", w.delta.map(|d| d.read_bytes), w.iopulse.read_bytes)
+            } else {
+                format!("{} of the bytes read ({} of the read I/Os)", pct(w.read_bytes_share), pct(w.read_ios_share))
+            });
         }
         if w.iopulse.write_ios > 0 {
-            seen.push(format!(
-                "{} of the bytes written ({} of the write I/Os)",
-                pct(w.write_bytes_share),
-                pct(w.write_ios_share)
-            ));
+            seen.push(if w.write_other_traffic {
+                other("other traffic", "wrote", w.delta.map(|d| d.write_bytes), w.iopulse.write_bytes)
+            } else {
+                format!(
+                    "{} of the bytes written ({} of the write I/Os)",
+                    pct(w.write_bytes_share),
+                    pct(w.write_ios_share)
+                )
+            });
         }
         let shared = if w.targets_on_device > 1 {
             format!(", {} targets on it together", w.targets_on_device)
@@ -669,14 +723,25 @@ pub fn device_lines(r: &RunResult) -> Vec<String> {
             String::new()
         };
         let warn = if w.warning.is_some() { "⚠ " } else { "" };
+        let via = w.via.as_deref().map_or(String::new(), |v| format!(" ({v})"));
         let text = match (&w.delta, &w.unknown_reason) {
-            (None, why) => format!("{dev}: counters unknown ({})", why.as_deref().unwrap_or("not read")),
-            (Some(_), _) if seen.is_empty() => format!("{dev}: the run completed no I/O"),
+            (None, why) => format!("{dev}{via}: counters unknown ({})", why.as_deref().unwrap_or("not read")),
+            (Some(_), _) if seen.is_empty() => format!("{dev}{via}: the run completed no I/O"),
             (Some(_), _) => {
-                format!("{warn}{dev} saw {}{shared} (includes any other traffic on {dev})", seen.join(", "))
+                let saw: Vec<String> = seen
+                    .iter()
+                    .map(|s| if s.contains(" traffic on ") { s.clone() } else { format!("saw {s}") })
+                    .collect();
+                format!("{warn}{dev}{via} {}{shared} (includes any other traffic on {dev})", saw.join(", "))
             }
         };
         lines.push(format!("{:<9} {text}", "Device"));
+        if let Some(memory) = &w.memory {
+            lines.push(format!("{:<9} ⚠ memory, not storage: {memory}", ""));
+        }
+        if let Some(limit) = &w.throttle {
+            lines.push(format!("{:<9} ⚠ throttled by a cgroup: {limit}", ""));
+        }
         for s in &w.stacked {
             let figures = match &s.delta {
                 Some(d) => format!(
@@ -690,7 +755,9 @@ pub fn device_lines(r: &RunResult) -> Vec<String> {
             };
             lines.push(format!("{:<9} below {}: {} {figures}", "", s.below, s.name));
         }
-        if let Some(warning) = &w.warning {
+        // Results before `warnings` have only `warning`.
+        let warnings = if w.warnings.is_empty() { w.warning.iter().cloned().collect() } else { w.warnings.clone() };
+        for warning in warnings {
             lines.push(format!("{:<9} ⚠ {warning}", ""));
         }
     }
@@ -836,6 +903,18 @@ pub fn io_mode_line(r: &RunResult) -> String {
         (true, true, _) if r.direct.memory_backed => {
             "I/O mode: ⚠ O_DIRECT on a memory filesystem (accepted, but served from memory)".to_string()
         }
+        (true, true, _) if r.direct.served_through_cache.is_some() => format!(
+            "I/O mode: ⚠ O_DIRECT accepted, but the filesystem served it through the page cache: {}",
+            r.direct.served_through_cache.as_deref().unwrap_or_default()
+        ),
+        (true, true, _) if r.direct.cached_below.is_some() => format!(
+            "I/O mode: ⚠ O_DIRECT (page cache bypassed at the loop device, cached below it: {})",
+            r.direct.cached_below.as_deref().unwrap_or_default()
+        ),
+        (true, true, _) if r.direct.memory_device.is_some() => format!(
+            "I/O mode: ⚠ O_DIRECT on a memory device ({}): served from memory",
+            r.direct.memory_device.as_deref().unwrap_or_default()
+        ),
         (true, true, _) => "I/O mode: ✓ O_DIRECT (page cache bypassed)".to_string(),
         (true, false, Some(reason)) => format!("I/O mode: ⚠ BUFFERED (O_DIRECT refused: {reason})"),
         (true, false, None) => "I/O mode: ⚠ BUFFERED (O_DIRECT refused)".to_string(),
@@ -883,10 +962,10 @@ fn block_size_table(out: &mut String, r: &RunResult) {
     }
 }
 
-fn op_block(out: &mut String, name: &str, op: &OpSummary) {
+fn op_block(out: &mut String, name: &str, op: &OpSummary, mark: &str) {
     let _ = writeln!(
         out,
-        "{name:<9} {} IOPS · {} · {} ops",
+        "{name:<9} {} IOPS · {} · {} ops{mark}",
         units::iops(op.iops),
         units::bandwidth(op.bw_bytes_per_sec),
         units::count(op.ops)
@@ -895,7 +974,7 @@ fn op_block(out: &mut String, name: &str, op: &OpSummary) {
 }
 
 /// `--fsync-every`/`--fdatasync-every`: the flushes, as an operation of their own (no bytes).
-fn flush_block(out: &mut String, op: &OpSummary, spec: &crate::durability::FlushSpec) {
+fn flush_block(out: &mut String, op: &OpSummary, spec: &crate::durability::FlushSpec, call: &str) {
     let every = match spec.every_writes {
         1 => "after every write".to_string(),
         n => format!("after every {n} writes"),
@@ -905,7 +984,7 @@ fn flush_block(out: &mut String, op: &OpSummary, spec: &crate::durability::Flush
         "{:<9} {} {} · {}/s · {every} of each worker · p99 {}",
         "flush",
         units::count(op.ops),
-        spec.kind.name(),
+        call,
         units::iops(op.iops),
         units::latency_ns(op.latency_ns.p99)
     );

@@ -120,6 +120,11 @@ pub struct RunResult {
     /// results of versions before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_data: Option<WriteDataInfo>,
+    /// The run read holes or unwritten extents it did not lay out (`--keep-holes`, or a
+    /// file it could not lay out): reads of them never reach the device, so every figure
+    /// is marked by this note. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holes_read: Option<String>,
     /// Think time and rate limit, when asked for.
     #[serde(default)]
     pub pacing: Option<PacingInfo>,

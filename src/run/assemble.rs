@@ -106,7 +106,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     let per_size = merge_sizes(&workers);
     let mut total = read.clone();
     total.merge(&write);
-    let witnesses = device_witnesses(devices, &device_counters, targets, &per_target, diag);
+    let witnesses = device_witnesses(spec, devices, &device_counters, targets, &per_target, diag);
 
     let io_errors = crate::stats::io_errors::summarize(workers.iter().map(|w| &w.errors), spec.error_limit(), |t| {
         targets.get(t as usize).map_or_else(|| format!("target #{t}"), |t| t.plan.path.display().to_string())
@@ -194,7 +194,10 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         effective: spec.direct && targets.iter().all(|t| t.direct.effective),
         reason: targets.iter().find_map(|t| t.direct.reason.clone()),
         memory_backed: targets.iter().any(|t| t.direct.memory_backed),
+        ..DirectOutcome::default()
     };
+    let direct = checked_at_the_end(direct, targets, &witnesses, diag);
+    warn_unwritten_device_ranges(spec, targets, diag);
     let ops = total.ops;
     let ramp_ops = workers.iter().map(|w| w.ramp_ops).sum();
     let zones = match spec.distribution {
@@ -276,7 +279,15 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             name: spec.engine.name().into(),
             requested_queue_depth: spec.queue_depth,
             effective_queue_depth: effective_depth,
-            setup: workers.first().map(|w| w.engine_setup.iter().cloned().collect()).unwrap_or_default(),
+            setup: {
+                let mut setup: std::collections::BTreeMap<String, String> =
+                    workers.first().map(|w| w.engine_setup.iter().cloned().collect()).unwrap_or_default();
+                // Flushes of an engine whose writes are stores into a mapping are msync.
+                if spec.flush.is_some() && !spec.engine.caps().writes_through_descriptor {
+                    setup.insert("flush_call".into(), "msync".into());
+                }
+                setup
+            },
         },
         targets: targets
             .iter()
@@ -338,6 +349,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, &worker_cpu)),
         data_reduction: data_reduction_info(spec, &workers),
         write_data: write_data_info(spec, targets),
+        holes_read: holes_read(spec, targets),
         pacing: pacing_info(spec, &workers, window_ns, total.ops),
         warnings: diag.warnings(),
         notes: diag.notes(),
@@ -434,10 +446,77 @@ fn steady_info(
     }
 }
 
+/// A run that reads a block device and does not write it: ranges never written or trimmed
+/// may be answered without reaching the media (zram's empty slots, a thin pool's
+/// unallocated blocks, an SSD's trimmed blocks), so the run warns and names the fix.
+fn warn_unwritten_device_ranges(spec: &Spec, targets: &[PreparedTarget], diag: &Diagnostics) {
+    if !spec.reads() || spec.writes() || !spec.engine.caps().touches_storage {
+        return;
+    }
+    for t in targets.iter().filter(|t| t.plan.kind == crate::targets::TargetKind::BlockDevice) {
+        let dev = t.plan.path.display();
+        diag.warn(format!(
+            "{dev} is read but this run does not write it: ranges never written or trimmed may be answered without reaching the media (zram's empty slots, thin provisioning, an SSD's trimmed blocks); precondition it by writing it first (`iopulse {dev} --write-percent 100 --force --duration 0` writes every block once)"
+        ));
+    }
+}
+
+/// Growth of an O_DIRECT run's region in the page cache over the window (a share of the
+/// region) from which the filesystem is said to have served it through the cache.
+const DIRECT_CACHED_GROWTH: f64 = 0.05;
+
+/// The I/O mode checked against the end of the run: an O_DIRECT run whose region ended up
+/// resident in the page cache was served through it by the filesystem (ext4's
+/// `data=journal`, btrfs's compressed extents), whatever the probe at the start said; a
+/// loop device with direct I/O off caches below the O_DIRECT it accepts; memory devices
+/// are named. Each is warned about.
+fn checked_at_the_end(
+    mut direct: DirectOutcome,
+    targets: &[PreparedTarget],
+    witnesses: &[Option<DeviceWitness>],
+    diag: &Diagnostics,
+) -> DirectOutcome {
+    use crate::targets::page_cache::percent;
+    direct.memory_device = witnesses.iter().flatten().find_map(|w| w.memory.clone());
+    if !direct.effective {
+        return direct;
+    }
+    direct.cached_below = witnesses.iter().flatten().find_map(|w| w.cached_below.clone());
+    for t in targets {
+        let Some(cache) = t.page_cache.facts() else { continue };
+        let (start, end) = (cache.start_resident_fraction.unwrap_or(0.0), cache.end_resident_fraction);
+        let mount = t.mount.as_ref();
+        let fs = mount.map_or("the filesystem", |m| m.fs_type.as_str());
+        let journal = mount.is_some_and(|m| m.fs_type.starts_with("ext") && m.option("data") == Some("journal"));
+        let grew = end.is_some_and(|e| e - start >= DIRECT_CACHED_GROWTH);
+        if !journal && !grew {
+            continue;
+        }
+        let why = if journal {
+            format!("{fs} is mounted data=journal, which turns O_DIRECT into buffered I/O")
+        } else if mount.is_some_and(|m| m.fs_type == "btrfs" && m.super_options.contains("compress")) {
+            "btrfs reads and writes compressed extents through the page cache".to_string()
+        } else {
+            format!("{fs} kept the data it read and wrote in the page cache")
+        };
+        let why = format!(
+            "{why}: {} of the region of {} was resident at the end of the run ({} at the start)",
+            end.map_or_else(|| "unknown".to_string(), percent),
+            t.plan.path.display(),
+            percent(start)
+        );
+        diag.warn(format!("O_DIRECT was accepted, but {why}; these figures are memory speed, not the device's"));
+        direct.served_through_cache = Some(why);
+        break;
+    }
+    direct
+}
+
 /// Each target's device witness, from the counters at the window's edges and what the run
 /// did on each target; a share far from what the I/O mode promises is warned about once
 /// per device.
 fn device_witnesses(
+    spec: &Spec,
     devices: &Devices,
     (start, end): &(device_witness::Snapshot, device_witness::Snapshot),
     targets: &[PreparedTarget],
@@ -456,15 +535,16 @@ fn device_witnesses(
             },
             direct: t.direct.effective,
             cache_dropped: t.page_cache.facts().is_some_and(|c| c.invalidated),
+            direct_possible: spec.engine.caps().supports_direct,
         })
         .collect();
     let witnesses = devices.witnesses(start, end, &io);
     let mut warned: Vec<&str> = Vec::new();
     for w in witnesses.iter().flatten() {
-        if let Some(warning) = &w.warning
-            && !warned.contains(&w.device.as_str())
-        {
-            diag.warn(warning.clone());
+        if !warned.contains(&w.device.as_str()) {
+            for warning in &w.warnings {
+                diag.warn(warning.clone());
+            }
             warned.push(&w.device);
         }
     }
@@ -589,6 +669,27 @@ fn size_figures(spec: &Spec, per_size: &[SizeStats], window_ns: u64) -> Vec<Bloc
             trim_asked_percent: trimming.then(|| mix.asked_percent(SizeFor::Trim, s.size_bytes)),
         })
         .collect()
+}
+
+/// The mark on every figure of a run that read holes or unwritten extents it did not lay
+/// out (`--keep-holes`, `--verify`, a file it may not write): how much, and why.
+fn holes_read(spec: &Spec, targets: &[PreparedTarget]) -> Option<String> {
+    if !spec.reads() {
+        return None;
+    }
+    let kept: Vec<&crate::targets::Allocation> =
+        targets.iter().filter_map(|t| t.allocation.as_ref()).filter(|a| a.not_laid_out.is_some()).collect();
+    let first = kept.first()?;
+    let hole_bytes: u64 = kept.iter().map(|a| a.unallocated_bytes()).sum();
+    let region_bytes: u64 = kept.iter().map(|a| a.region_bytes).sum();
+    let at_least = if kept.iter().any(|a| a.allocated_bytes.is_none()) { "at least " } else { "" };
+    let how = if spec.keep_holes { "--keep-holes" } else { "not laid out" };
+    Some(format!(
+        "{how}: the figures include reads of {at_least}{} of holes and unwritten extents (of a {} read region), which never reach the device; {}",
+        crate::units::display::bytes(hole_bytes),
+        crate::units::display::bytes(region_bytes),
+        first.not_laid_out.as_deref().unwrap_or_default()
+    ))
 }
 
 /// What the run wrote and laid out (`None` if nothing).

@@ -18,9 +18,17 @@ pub struct MountFacts {
     pub fs_type: String,
     pub source: String,
     pub mount_point: String,
+    /// The filesystem's own options (mountinfo's super options: `data=journal`,
+    /// `upperdir=...`).
+    pub super_options: String,
 }
 
 impl MountFacts {
+    /// One of the filesystem's own options (`data` of `data=journal`), when given.
+    pub fn option(&self, key: &str) -> Option<&str> {
+        self.super_options.split(',').find_map(|o| o.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+    }
+
     /// True for filesystems that keep data in memory (O_DIRECT there measures memory).
     pub fn is_memory_backed(&self) -> bool {
         matches!(self.fs_type.as_str(), "tmpfs" | "ramfs" | "hugetlbfs" | "devtmpfs")
@@ -36,6 +44,22 @@ pub fn mount_of_dev(dev: u64) -> Option<MountFacts> {
     text.lines().filter_map(parse_mountinfo_line).filter(|(id, _)| *id == wanted).map(|(_, m)| m).next_back()
 }
 
+/// The mount whose mount point is the longest prefix of `path` (an absolute path with no
+/// symlinks), from /proc/self/mountinfo: for btrfs, whose files carry their subvolume's
+/// device number rather than the mount's.
+pub fn mount_of_path(path: &Path) -> Option<MountFacts> {
+    let text = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    text.lines()
+        .filter_map(parse_mountinfo_line)
+        .map(|(_, m)| m)
+        .filter(|m| path.starts_with(&m.mount_point))
+        // The longest mount point; among equals, the last listed (the most recent).
+        .fold(None, |best: Option<MountFacts>, m| match best {
+            Some(b) if b.mount_point.len() > m.mount_point.len() => Some(b),
+            _ => Some(m),
+        })
+}
+
 /// Parses one mountinfo line into ("maj:min", facts).
 fn parse_mountinfo_line(line: &str) -> Option<(String, MountFacts)> {
     let (left, right) = line.split_once(" - ")?;
@@ -45,7 +69,8 @@ fn parse_mountinfo_line(line: &str) -> Option<(String, MountFacts)> {
     let mut right_fields = right.split(' ');
     let fs_type = right_fields.next()?.to_string();
     let source = right_fields.next().unwrap_or("").to_string();
-    Some((dev, MountFacts { fs_type, source, mount_point }))
+    let super_options = right_fields.next().unwrap_or("").to_string();
+    Some((dev, MountFacts { fs_type, source, mount_point, super_options }))
 }
 
 /// O_DIRECT alignment of an existing file or block device from statx (offset, memory),
@@ -119,7 +144,15 @@ mod tests {
         let line = "29 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw";
         let (dev, m) = parse_mountinfo_line(line).unwrap();
         assert_eq!(dev, "254:0");
-        assert_eq!(m, MountFacts { fs_type: "ext4".into(), source: "/dev/vda".into(), mount_point: "/".into() });
+        assert_eq!(
+            m,
+            MountFacts {
+                fs_type: "ext4".into(),
+                source: "/dev/vda".into(),
+                mount_point: "/".into(),
+                super_options: "rw".into()
+            }
+        );
         assert!(!m.is_memory_backed());
     }
 

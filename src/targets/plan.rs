@@ -293,7 +293,7 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
         )));
     }
     let blocks = size_bytes / bs;
-    let holes = plan_holes(spec, path, kind, exists, existing_size_bytes.min(blocks.saturating_mul(bs)));
+    let holes = plan_holes(spec, path, kind, exists, existing_size_bytes.min(blocks.saturating_mul(bs)))?;
     Ok(TargetPlan {
         path: path.to_path_buf(),
         kind,
@@ -308,61 +308,88 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
 
 /// Whether the holes and unwritten extents of a regular file's region may be laid out
 /// before the run (`Holes`). `existing_region_bytes` is the part of the region that
-/// exists now (the rest is laid out anyway). Only looks: the estimate is read from the
-/// extent map of a read-only descriptor.
-fn plan_holes(spec: &Spec, path: &Path, kind: TargetKind, exists: bool, existing_region_bytes: u64) -> Holes {
+/// exists now (the rest is laid out anyway). A run that reads holes or unwritten extents
+/// of a file it may not lay out (someone else's file without --force, a file that backs a
+/// loop device, a file it cannot write) is refused unless --keep-holes asks to measure the
+/// file as it is: reads of them are answered with zeros from memory, so every figure would
+/// be memory speed. Only looks: the extent map is read from a read-only descriptor.
+fn plan_holes(
+    spec: &Spec,
+    path: &Path,
+    kind: TargetKind,
+    exists: bool,
+    existing_region_bytes: u64,
+) -> Result<Holes, UsageError> {
     use std::os::unix::fs::MetadataExt;
     if kind != TargetKind::File {
-        return Holes::NotAFile;
+        return Ok(Holes::NotAFile);
     }
-    if spec.read_percent == 0 {
-        return Holes::NotRead;
+    if !spec.reads() {
+        return Ok(Holes::NotRead);
     }
     let shown = path.display();
     if spec.verify.is_some() {
-        return Holes::Leave {
+        return Ok(Holes::Leave {
             why: "--verify reads the file as it is: its holes and unwritten extents are reported as never-written blocks, not laid out".into(),
-        };
+        });
     }
     if !exists || existing_region_bytes == 0 {
         // Created or laid out whole by this run: written data throughout.
-        return Holes::LayOut { estimate_bytes: 0 };
+        return Ok(Holes::LayOut { estimate_bytes: 0 });
     }
     if spec.keep_holes {
-        return Holes::Leave {
-            why: "--keep-holes: the file is read as it is (drop --keep-holes to lay those parts out first)".into(),
-        };
+        return Ok(Holes::Leave {
+            why: "--keep-holes: the file is read as it is, and every figure is marked so (drop --keep-holes to lay those parts out first)".into(),
+        });
     }
-    if !spec.force && !ownership::laid_out_by_iopulse(path) {
-        return Holes::Leave {
-            why: format!(
-                "{shown} was not laid out by iopulse, so it is read as it is: add --force to lay those parts out with benchmark data before the run (this writes into the file), or give a file whose data is written"
-            ),
-        };
-    }
+    // Why this run may not lay the file out, and the fix besides --keep-holes.
+    // A file that backs a loop device comes first: --force does not change it.
+    let mut not_ours: Option<String> = None;
     if let Ok(meta) = fs::metadata(path) {
         let loops = loop_backing::loops_backed_by_file(FileId { dev: meta.dev(), ino: meta.ino() });
         if !loops.is_empty() {
-            return Holes::Leave {
-                why: format!(
-                    "{shown} backs loop device {} and is never written: read the loop device instead",
-                    loops.join(", ")
-                ),
-            };
+            not_ours = Some(format!(
+                "{shown} backs loop device {} and is never written: read the loop device instead",
+                loops.join(", ")
+            ));
         }
     }
-    if let Err(e) = device::check_access(path, Access::ReadWrite) {
-        return Holes::Leave {
-            why: format!(
-                "{shown} is not writable ({}), so it cannot be laid out: make it writable, or give a file whose data is written",
-                device::reason(&e)
-            ),
-        };
+    if not_ours.is_none() && !spec.force && !ownership::laid_out_by_iopulse(path) {
+        not_ours = Some(format!(
+            "{shown} was not laid out by iopulse: add --force to lay those parts out with benchmark data before the run (this writes into the file)"
+        ));
     }
-    let estimate_bytes = File::open(path)
-        .map(|f| super::allocation::measure(&f, existing_region_bytes, false).allocation.unallocated_bytes())
-        .unwrap_or(0);
-    Holes::LayOut { estimate_bytes }
+    if not_ours.is_none()
+        && let Err(e) = device::check_access(path, Access::ReadWrite)
+    {
+        not_ours = Some(format!(
+            "{shown} is not writable ({}), so it cannot be laid out: make it writable and add --force",
+            device::reason(&e)
+        ));
+    }
+    let measure = |sync: bool| {
+        File::open(path).map(|f| super::allocation::measure(&f, existing_region_bytes, sync).allocation).ok()
+    };
+    let Some(why) = not_ours else {
+        let estimate_bytes = measure(false).map_or(0, |a| a.unallocated_bytes());
+        return Ok(Holes::LayOut { estimate_bytes });
+    };
+    // Data written but not yet flushed into a preallocated extent shows as unwritten until
+    // the filesystem writes it: a region that looks unwritten is measured again after that
+    // (FIEMAP_FLAG_SYNC writes dirty pages back; the file's content is unchanged).
+    let found = measure(false).filter(|a| a.unallocated_bytes() > 0).and_then(|_| measure(true));
+    match found.filter(|a| a.unallocated_bytes() > 0) {
+        None => Ok(Holes::Leave { why }),
+        Some(a) => {
+            let at_least = if a.allocated_bytes.is_none() { "at least " } else { "" };
+            Err(UsageError::new(format!(
+                "TARGET {shown}: {at_least}{} of the read region ({} of {}) is holes or unwritten extents, which reads never take to the device (the filesystem answers them with zeros from memory): {why}, or add --keep-holes to measure the file as it is (every figure is then marked)",
+                a.unallocated_percent(),
+                crate::units::display::bytes(a.unallocated_bytes()),
+                crate::units::display::bytes(a.region_bytes),
+            )))
+        }
+    }
 }
 
 /// An existing regular file changes only when the user asked for it: a file that backs

@@ -32,6 +32,19 @@ pub struct DirectOutcome {
     /// nothing reaches a storage device.
     #[serde(default)]
     pub memory_backed: bool,
+    /// Checked at the end of the run: O_DIRECT was accepted, but the filesystem served
+    /// the I/O through the page cache (the region ended up resident in it; ext4's
+    /// `data=journal`, btrfs's compressed extents): why, with the residency. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_through_cache: Option<String>,
+    /// O_DIRECT bypassed the page cache at a loop device only: the loop device reads its
+    /// backing file through the page cache below it (its direct I/O is off). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_below: Option<String>,
+    /// The device under the targets is memory (zram, a RAM disk, a loop device over a file
+    /// on tmpfs): why. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_device: Option<String>,
 }
 
 /// A target ready for the run.
@@ -133,6 +146,7 @@ fn untouched(spec: &Spec, plan: TargetPlan) -> Result<PreparedTarget, Error> {
             .direct
             .then(|| format!("engine {} moves no bytes: no target was opened with O_DIRECT", spec.engine.name())),
         memory_backed: false,
+        ..DirectOutcome::default()
     };
     Ok(PreparedTarget {
         plan,
@@ -219,7 +233,12 @@ fn prepare_one(
     };
     let meta = fs::metadata(&path).map_err(|source| RunError::Target { op: "stat", path: path.clone(), source })?;
     let dev = if plan.kind == TargetKind::BlockDevice { meta.rdev() } else { meta.dev() };
-    let mount = if plan.kind == TargetKind::File { fsinfo::mount_of_dev(dev) } else { None };
+    // A btrfs file carries its subvolume's device number, not the mount's: by path then.
+    let mount = if plan.kind == TargetKind::File {
+        fsinfo::mount_of_dev(dev).or_else(|| fs::canonicalize(&plan.path).ok().and_then(|p| fsinfo::mount_of_path(&p)))
+    } else {
+        None
+    };
 
     let (file, mut direct) = open_for_run(spec, &plan)?;
     if let Some(reason) = &direct.reason {
@@ -504,10 +523,7 @@ fn open_for_run(spec: &Spec, plan: &TargetPlan) -> Result<(File, DirectOutcome),
     let refusal = match open(true) {
         Ok(file) => match probe_direct_read(&file, plan) {
             Ok(()) => {
-                return Ok((
-                    file,
-                    DirectOutcome { requested: true, effective: true, reason: None, memory_backed: false },
-                ));
+                return Ok((file, DirectOutcome { requested: true, effective: true, ..DirectOutcome::default() }));
             }
             Err(reason) => reason,
         },
@@ -522,7 +538,7 @@ fn open_for_run(spec: &Spec, plan: &TargetPlan) -> Result<(File, DirectOutcome),
         return Err(RunError::StrictDirect { path: path.clone(), reason: refusal }.into());
     }
     let file = open(false)?;
-    Ok((file, DirectOutcome { requested: true, effective: false, reason: Some(refusal), memory_backed: false }))
+    Ok((file, DirectOutcome { requested: true, effective: false, reason: Some(refusal), ..DirectOutcome::default() }))
 }
 
 /// Some filesystems accept the O_DIRECT open but refuse the I/O: read one

@@ -42,6 +42,7 @@ mod truth_cache;
 mod truth_device;
 mod truth_fio_json;
 mod truth_holes;
+mod truth_layers;
 mod truth_null_cpu;
 mod truth_plot;
 mod uring_engine;

@@ -41,8 +41,11 @@ struct Fs {
     mount: root::Mount,
 }
 
+/// A filesystem on a loop device that does direct I/O on its backing file, so that what
+/// reaches the loop device reaches the disk below it (with direct I/O off, the backing
+/// file's page cache serves it: truth_layers.rs).
 fn filesystem_on_a_loop_device(what: &str) -> Option<Fs> {
-    let dev = root::loop_device(128 << 20, LoopOptions::default(), what)?;
+    let dev = root::loop_device(128 << 20, LoopOptions { direct_io: true, ..Default::default() }, what)?;
     if !root::mkfs_ext4(&dev.path, what) {
         return None;
     }
@@ -131,7 +134,13 @@ fn o_direct_writes_to_a_block_device_are_seen_by_it() {
     let seen = share(w, "write_bytes_share");
     assert!((0.95..=1.05).contains(&seen), "O_DIRECT writes: the device saw {seen} of the bytes written: {w}");
     assert!(w["read_bytes_share"].is_null(), "no reads, no read share: {w}");
-    assert!(w["stacked"].as_array().unwrap().is_empty(), "a loop device stacks on no block device: {w}");
+    // The loop device reads and writes its backing file: the device of that file's
+    // filesystem is below it, and its direct I/O being off is said.
+    let stacked = w["stacked"].as_array().unwrap();
+    assert_eq!(stacked.len(), 1, "{w}");
+    assert_eq!(stacked[0]["below"], kernel_name(&dev.path).as_str(), "{w}");
+    assert!(w["cached_below"].as_str().is_some_and(|c| c.contains("direct I/O is off")), "{w}");
+    assert!(w["warning"].is_null(), "writes only: nothing to judge below: {w}");
     let lines = device_lines(&text);
     assert!(lines.len() == 1 && lines[0].contains("of the bytes written") && !lines[0].contains("read"), "{text}");
 }

@@ -80,58 +80,101 @@ fn allocation(r: &Value) -> &Value {
     a
 }
 
-#[test]
-fn a_sparse_foreign_file_is_read_as_it_is_with_a_loud_warning() {
-    let dir = temp_dir();
-    let path = dir.path().join("s.dat");
-    sparse_file(&path, SIZE);
-    let f = path_str(&path);
-    let (code, text, stderr, r) = read_pass(&f, &[]);
-    assert_eq!(code, 0, "{stderr}");
-    let line = format!("⚠ 100% of the read region of {f} is holes or unwritten extents (8 MiB of 8 MiB)");
-    assert!(text.contains(&line), "the report says it: {text}");
-    assert!(text.contains("reads never reach the device") && text.contains("--force"), "{text}");
-    assert!(stderr.contains(&format!("100% of the read region of {f}")), "{stderr}");
-    let a = allocation(&r);
-    assert_eq!(a["region_bytes"], SIZE);
-    assert_eq!(a["allocated_bytes"], 0);
-    assert_eq!(a["allocated_fraction"].as_f64(), Some(0.0));
-    assert_eq!(a["hole_bytes"], SIZE);
-    assert_eq!(a["filled_bytes"], 0);
-    assert!(a["not_laid_out"].as_str().unwrap().contains("--force"), "{a}");
+/// FNV-1a of a file's bytes, to show that a refused run left it unchanged.
+fn checksum(path: &Path) -> u64 {
+    std::fs::read(path)
+        .unwrap()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+/// A read of someone else's sparse or preallocated file is refused before anything is
+/// touched, naming both ways out; the file is byte for byte and extent for extent as it was.
+fn assert_refused(path: &Path, extra: &[&str], what: &str) {
+    let f = path_str(path);
+    let (sum, disk, data, mtime) =
+        (checksum(path), disk_bytes(path), data_bytes(path), std::fs::metadata(path).unwrap().mtime_nsec());
+    let (code, text, stderr, _) = read_pass(&f, extra);
+    assert_eq!(code, 2, "{what}: refused up front: {text}\n{stderr}");
     assert!(
-        r["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("holes")),
-        "{}",
-        r["warnings"]
+        stderr.contains(&format!("TARGET {f}: 100% of the read region (8 MiB of 8 MiB) is holes or unwritten extents")),
+        "{what}: {stderr}"
     );
-    assert_eq!(r["targets"][0]["laid_out_bytes"], 0);
-    // Someone else's file: not a byte written.
-    assert_eq!((disk_bytes(&path), data_bytes(&path)), (0, 0));
-    assert_valid(&schema_validator(), &r, "a result with an allocation");
+    assert!(stderr.contains("--force") && stderr.contains("--keep-holes"), "{what}: both ways out named: {stderr}");
+    assert!(text.is_empty(), "{what}: no report: {text}");
+    assert_eq!(
+        (checksum(path), disk_bytes(path), data_bytes(path), std::fs::metadata(path).unwrap().mtime_nsec()),
+        (sum, disk, data, mtime),
+        "{what}: the file is unchanged"
+    );
 }
 
 #[test]
-fn a_fallocated_foreign_file_is_unwritten_extents_with_a_loud_warning() {
+fn a_sparse_foreign_file_is_refused_with_the_disk_unchanged() {
+    let dir = temp_dir();
+    let path = dir.path().join("s.dat");
+    sparse_file(&path, SIZE);
+    assert_refused(&path, &[], "buffered");
+    assert_refused(&path, &["--direct", "--engine", "io_uring"], "io_uring O_DIRECT");
+    // A run that also writes reads the holes too: refused all the same.
+    assert_refused(&path, &["--write-percent", "50", "--ops", "16"], "reads and writes");
+    assert_eq!((disk_bytes(&path), data_bytes(&path)), (0, 0));
+}
+
+#[test]
+fn a_fallocated_foreign_file_is_refused_with_the_disk_unchanged() {
     let dir = temp_dir();
     let path = dir.path().join("f.dat");
     if !fallocated_file(&path, SIZE) {
         return;
     }
     let disk_before = disk_bytes(&path);
-    let f = path_str(&path);
-    let (code, text, stderr, r) = read_pass(&f, &["--direct"]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(text.contains(&format!("⚠ 100% of the read region of {f} is holes or unwritten extents")), "{text}");
-    let a = allocation(&r);
-    assert_eq!(a["allocated_fraction"].as_f64(), Some(0.0), "{a}");
-    assert_eq!(a["allocated_bytes"], 0);
-    if a["method"] == "fiemap" {
-        assert_eq!(a["unwritten_bytes"], SIZE, "{a}");
-        assert_eq!(a["hole_bytes"], 0, "{a}");
-    }
-    // Preallocated and still never written.
+    assert_refused(&path, &["--direct", "--engine", "libaio"], "libaio O_DIRECT");
+    assert_refused(&path, &[], "buffered");
+    // Preallocated and still never written: the same blocks, all zeros.
     assert_eq!(disk_bytes(&path), disk_before);
-    assert_eq!(data_bytes(&path), 0);
+    assert!(std::fs::read(&path).unwrap().iter().all(|&b| b == 0));
+}
+
+#[test]
+fn keep_holes_reads_a_foreign_file_as_it_is_and_marks_every_figure() {
+    let dir = temp_dir();
+    let path = dir.path().join("s.dat");
+    sparse_file(&path, SIZE);
+    let f = path_str(&path);
+    let out = temp_dir();
+    let csv = path_str(&out.path().join("r.csv"));
+    let (code, text, stderr, r) = read_pass(&f, &["--keep-holes", "--csv", &csv]);
+    assert_eq!(code, 0, "{stderr}");
+    let line = format!("⚠ 100% of the read region of {f} is holes or unwritten extents (8 MiB of 8 MiB)");
+    assert!(text.contains(&line), "the report says it: {text}");
+    assert!(text.contains("⚠ HOLES READ"), "{text}");
+    let read_line = text.lines().find(|l| l.starts_with("read ")).expect("a read line");
+    assert!(read_line.ends_with("⚠ includes holes (not the device)"), "the figure is marked: {read_line}");
+    assert!(stderr.contains("--keep-holes"), "{stderr}");
+    let a = allocation(&r);
+    assert_eq!((a["region_bytes"].as_u64(), a["allocated_bytes"].as_u64()), (Some(SIZE), Some(0)));
+    assert_eq!((a["hole_bytes"].as_u64(), a["filled_bytes"].as_u64()), (Some(SIZE), Some(0)));
+    assert!(a["not_laid_out"].as_str().unwrap().contains("--keep-holes"), "{a}");
+    let note = r["holes_read"].as_str().expect("holes_read marks the JSON");
+    assert!(note.contains("--keep-holes") && note.contains("8 MiB of holes"), "{note}");
+    assert_valid(&schema_validator(), &r, "a result with holes_read");
+    // CSV: the holes_read column says it.
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "holes_read").expect("a holes_read column");
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(row[col], "true", "{table}");
+    // fio JSON: the job's description and iopulse.holes_read.
+    let (code, stdout, stderr) =
+        run(&[&f, "--duration", "0", "--random", "--keep-holes", "--output-format", "fio-json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let fj: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(fj["jobs"][0]["desc"].as_str(), Some(note), "{}", fj["jobs"][0]);
+    assert_eq!(fj["iopulse"]["holes_read"].as_str(), Some(note));
+    // Nothing was written into the file.
+    assert_eq!((disk_bytes(&path), data_bytes(&path)), (0, 0));
 }
 
 #[test]
@@ -251,21 +294,6 @@ fn a_run_that_only_writes_records_the_holes_and_lays_nothing_out() {
 }
 
 #[test]
-fn a_run_that_reads_and_writes_never_lays_out_a_foreign_file_without_force() {
-    let dir = temp_dir();
-    let path = dir.path().join("s.dat");
-    sparse_file(&path, SIZE);
-    let f = path_str(&path);
-    let (code, text, stderr, r) = read_pass(&f, &["--write-percent", "50", "--ops", "16"]);
-    assert_eq!(code, 0, "{stderr}");
-    let a = allocation(&r);
-    assert_eq!((a["filled_bytes"].as_u64(), a["allocated_fraction"].as_f64()), (Some(0), Some(0.0)), "{a}");
-    assert!(text.contains(&format!("⚠ 100% of the read region of {f}")), "{text}");
-    // Only the run's own writes (at most 16 blocks of 4 KiB) reached the file.
-    assert!(data_bytes(&path) <= 16 * 4096, "{} bytes of data", data_bytes(&path));
-}
-
-#[test]
 fn a_verifying_run_reads_holes_as_they_are() {
     let dir = temp_dir();
     let path = dir.path().join("v.dat");
@@ -307,7 +335,10 @@ fn on_tmpfs_holes_are_found_and_unwritten_extents_are_unknown() {
     let sparse = fs.path().join("s.dat");
     sparse_file(&sparse, SIZE);
     let f = path_str(&sparse);
-    let (code, text, stderr, r) = read_pass(&f, &[]);
+    let (code, _, stderr, _) = read_pass(&f, &[]);
+    assert_eq!(code, 2, "holes found by lseek are refused too: {stderr}");
+    assert!(stderr.contains("--keep-holes") && stderr.contains("--force"), "{stderr}");
+    let (code, text, stderr, r) = read_pass(&f, &["--keep-holes"]);
     assert_eq!(code, 0, "{stderr}");
     let a = allocation(&r);
     assert_eq!(a["method"], "seek_hole", "{a}");

@@ -17,7 +17,9 @@
 //! moves no bytes) has no witness. This module never formats a report and never runs in the
 //! window.
 
+pub mod layers;
 pub mod sysfs;
+pub mod throttle;
 
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -28,6 +30,10 @@ use sysfs::{DeviceNode, DiskCounters, SECTOR_BYTES};
 /// A share of iopulse's bytes below this, where the I/O mode says they reach the device,
 /// is a warning.
 pub const SEEN_FRACTION_WARN: f64 = 0.5;
+
+/// A device that counted more than this many times iopulse's bytes was mostly doing
+/// something else: its share is not shown as a percentage but as other traffic.
+pub const OTHER_TRAFFIC_FACTOR: f64 = 5.0;
 
 /// What one device counted over the window.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,8 +90,34 @@ pub struct DeviceWitness {
     pub read_bytes_share: Option<f64>,
     pub write_ios_share: Option<f64>,
     pub write_bytes_share: Option<f64>,
-    /// The share is far from what the I/O mode promises, and why that matters.
+    /// The share is far from what the I/O mode promises, and why that matters (the first
+    /// of `warnings`).
     pub warning: Option<String>,
+    /// Every warning of this witness, the first being `warning`.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// How the device was found where the file's own device number is anonymous (`btrfs
+    /// UUID`, `overlayfs upper layer DIR`); null for a plain block device.
+    #[serde(default)]
+    pub via: Option<String>,
+    /// Why the storage under the target is memory (zram, a RAM disk, a loop device over a
+    /// file on tmpfs); null otherwise.
+    #[serde(default)]
+    pub memory: Option<String>,
+    /// A loop device in the stack reads and writes its backing file through the page cache
+    /// (its direct I/O is off), and what the device below it saw; null otherwise.
+    #[serde(default)]
+    pub cached_below: Option<String>,
+    /// The device read (wrote) more than `OTHER_TRAFFIC_FACTOR` times iopulse's bytes:
+    /// mostly other traffic, shown as bytes beside iopulse's, not as a share.
+    #[serde(default)]
+    pub read_other_traffic: bool,
+    #[serde(default)]
+    pub write_other_traffic: bool,
+    /// A cgroup limits this process's I/O on the device or one below it (`io.max`, blkio
+    /// throttle): the figures are the limit's; null otherwise.
+    #[serde(default)]
+    pub throttle: Option<String>,
 }
 
 /// What a target's run was, as far as the witness goes.
@@ -96,6 +128,8 @@ pub struct TargetIo {
     pub direct: bool,
     /// Its page cache was dropped before the window (a buffered run said to be cold).
     pub cache_dropped: bool,
+    /// The engine can open it with O_DIRECT (`--direct` is a fix to name).
+    pub direct_possible: bool,
 }
 
 /// The devices under the run's targets, found before the window.
@@ -103,6 +137,8 @@ pub struct TargetIo {
 pub struct Devices {
     /// One entry per distinct device: the device first, then those stacked below it.
     groups: Vec<Vec<DeviceNode>>,
+    /// Per group, how it was found when the file's device number is anonymous.
+    via: Vec<Option<String>>,
     /// Per target, its entry in `groups` (none: no block device under it).
     target_group: Vec<Option<usize>>,
 }
@@ -133,10 +169,36 @@ impl Devices {
         Self::default()
     }
 
-    /// The devices under targets whose descriptors are `files`, from /sys.
+    /// The devices under targets whose descriptors are `files`, from /sys: through btrfs
+    /// and overlayfs where a file's device number is anonymous.
     pub fn find<'a>(files: impl IntoIterator<Item = &'a File>) -> Self {
-        let numbers: Vec<_> = files.into_iter().map(device_number).collect();
-        Self::find_in(Path::new("/sys"), &numbers)
+        let sys = Path::new("/sys");
+        let files: Vec<&File> = files.into_iter().collect();
+        let numbers: Vec<_> = files.iter().map(|f| device_number(f)).collect();
+        let mut devices = Self::find_in(sys, &numbers);
+        for (t, file) in files.iter().enumerate() {
+            if devices.target_group[t].is_some() || numbers[t].is_none() {
+                continue;
+            }
+            let Ok(meta) = file.metadata() else { continue };
+            if let Some((nodes, via)) = layers::devices_of_anonymous(sys, file, meta.dev()) {
+                let via = (!via.is_empty()).then_some(via);
+                devices.target_group[t] = Some(devices.group_of(nodes, via));
+            }
+        }
+        devices
+    }
+
+    /// The group of the device `nodes[0]`, added when new.
+    fn group_of(&mut self, nodes: Vec<DeviceNode>, via: Option<String>) -> usize {
+        match self.groups.iter().position(|g| g[0].dir == nodes[0].dir) {
+            Some(i) => i,
+            None => {
+                self.groups.push(nodes);
+                self.via.push(via);
+                self.groups.len() - 1
+            }
+        }
     }
 
     /// The devices under targets of device numbers `numbers`, from the sysfs at `sys`.
@@ -144,13 +206,7 @@ impl Devices {
         let mut devices = Self::default();
         for number in numbers {
             let nodes = number.map(|(major, minor)| sysfs::devices_under(sys, major, minor)).unwrap_or_default();
-            let group = nodes.first().map(|top| match devices.groups.iter().position(|g| g[0].dir == top.dir) {
-                Some(i) => i,
-                None => {
-                    devices.groups.push(nodes.clone());
-                    devices.groups.len() - 1
-                }
-            });
+            let group = (!nodes.is_empty()).then(|| devices.group_of(nodes, None));
             devices.target_group.push(group);
         }
         devices
@@ -194,7 +250,9 @@ impl Devices {
                     .collect();
                 let deltas: Vec<Result<DeviceDelta, String>> =
                     (0..nodes.len()).map(|n| delta(counters(start, g, n), counters(end, g, n))).collect();
-                witness(nodes, &deltas, &on_device)
+                let mut w = witness(nodes, &deltas, &on_device);
+                w.via = self.via.get(g).cloned().flatten();
+                w
             })
             .collect();
         (0..targets.len())
@@ -263,12 +321,100 @@ fn witness(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>], on_devi
         write_ios_share: top.and_then(|d| share(d.write_ios, io.write_ios)),
         write_bytes_share: top.and_then(|d| share(d.write_bytes, io.write_bytes)),
         warning: None,
+        warnings: Vec::new(),
+        via: None,
+        memory: nodes.iter().find_map(|n| n.memory.clone()),
+        cached_below: None,
+        read_other_traffic: false,
+        write_other_traffic: false,
+        throttle: None,
     };
+    let limits: Vec<String> = nodes
+        .iter()
+        .flat_map(|n| {
+            let number = std::fs::read_to_string(n.dir.join("dev")).unwrap_or_default();
+            throttle::limits(Path::new("/sys/fs/cgroup"), number.trim())
+                .into_iter()
+                .map(|l| format!("{}: {l}", n.name))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if !limits.is_empty() && (io.read_ios > 0 || io.write_ios > 0) {
+        w.throttle = Some(limits.join("; "));
+    }
+    let far = |s: Option<f64>| s.is_some_and(|s| s > OTHER_TRAFFIC_FACTOR);
+    w.read_other_traffic = far(w.read_bytes_share);
+    w.write_other_traffic = far(w.write_bytes_share);
     let direct = !on_device.is_empty() && on_device.iter().all(|t| t.direct);
     let cache_dropped = !on_device.is_empty() && on_device.iter().all(|t| t.cache_dropped);
-    w.warning = judge(&name, direct, cache_dropped, w.read_bytes_share, w.write_bytes_share);
+    let mut warnings: Vec<String> = Vec::new();
+    warnings.extend(judge(&name, direct, cache_dropped, w.read_bytes_share, w.write_bytes_share));
+    if !direct {
+        let direct_possible = on_device.iter().all(|t| t.direct_possible);
+        warnings.extend(judge_buffered_writes(&name, w.write_bytes_share, direct_possible));
+    }
+    if let Some((text, lower_share)) = cached_below(nodes, deltas) {
+        if let Some(s) = lower_share.filter(|s| *s < SEEN_FRACTION_WARN) {
+            warnings.push(format!(
+                "{text}: the backing file's page cache served the other {:.1} % of them; these figures are memory speed, not the device's",
+                100.0 * (1.0 - s)
+            ));
+        }
+        w.cached_below = Some(text);
+    }
+    if let Some(why) = &w.memory
+        && (io.read_ios > 0 || io.write_ios > 0)
+    {
+        warnings.push(format!(
+            "the storage under the target is memory ({why}): these figures are memory speed, not a storage device's"
+        ));
+    }
+    if let Some(limit) = &w.throttle {
+        warnings
+            .push(format!("a cgroup limits this run's I/O ({limit}): these figures are the limit's, not the device's"));
+    }
+    w.warning = warnings.first().cloned();
+    w.warnings = warnings;
     w
 }
+
+/// A loop device in the stack whose direct I/O is off reads and writes its backing file
+/// through the page cache: what it is, and the share of its read bytes the device below
+/// it read (`None` when unknown or it read nothing).
+fn cached_below(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>]) -> Option<(String, Option<f64>)> {
+    nodes.iter().enumerate().find_map(|(i, n)| {
+        // A loop device over a file in RAM is named as memory instead.
+        let facts = n.loop_dev.as_ref().filter(|l| l.direct_io == Some(false) && n.memory.is_none())?;
+        let mut text = format!(
+            "{}'s direct I/O is off: its backing file {} is read and written through the page cache",
+            n.name, facts.backing_file
+        );
+        let below = nodes.iter().position(|m| m.below.as_deref() == Some(n.name.as_str()));
+        let share = below.and_then(|j| {
+            let (upper, lower) = (deltas[i].as_ref().ok()?, deltas[j].as_ref().ok()?);
+            share(lower.read_bytes, upper.read_bytes)
+        });
+        if let (Some(j), Some(s)) = (below, share) {
+            text.push_str(&format!(" ({} read {:.1} % of the bytes {} read)", nodes[j].name, 100.0 * s, n.name));
+        }
+        Some((text, share))
+    })
+}
+
+/// Buffered writes the device did not see: they wait in the page cache (written back
+/// after the window, or never), so the figures are memory speed. Names the fixes.
+fn judge_buffered_writes(device: &str, write: Option<f64>, direct_possible: bool) -> Option<String> {
+    let direct = if direct_possible { "add --direct, or " } else { "" };
+    write.filter(|s| *s < SEEN_FRACTION_WARN).map(|s| {
+        format!(
+            "buffered writes: device {device} saw only {:.1} % of the bytes written in the window: the rest waits in the page cache, so these figures are memory speed, not the device's; {direct}flush in the window ({BUFFERED_WRITE_FLUSH_FIX})",
+            100.0 * s
+        )
+    })
+}
+
+/// The flags that make buffered writes reach the device within the window.
+pub const BUFFERED_WRITE_FLUSH_FIX: &str = "--fsync-every N, or --sync-writes dsync";
 
 /// The warning for shares far from what the I/O mode promises: O_DIRECT reads or writes the
 /// device did not see, or buffered reads it did not see (served from the page cache, said
@@ -335,7 +481,12 @@ mod tests {
     }
 
     fn io(read_ios: u64, read_bytes: u64, write_ios: u64, write_bytes: u64, direct: bool) -> TargetIo {
-        TargetIo { io: IoCounts { read_ios, read_bytes, write_ios, write_bytes }, direct, cache_dropped: true }
+        TargetIo {
+            io: IoCounts { read_ios, read_bytes, write_ios, write_bytes },
+            direct,
+            cache_dropped: true,
+            direct_possible: true,
+        }
     }
 
     #[test]
@@ -420,5 +571,33 @@ mod tests {
         let warm = judge("vda", false, false, Some(0.0), None).unwrap();
         assert!(warm.contains("not dropped") && warm.contains("0.0 %") && warm.contains("page cache"), "{warm}");
         assert_eq!(judge("vda", false, false, Some(1.3), Some(0.0)), None, "readahead: more than read is fine");
+        // Buffered writes the device did not see: loud, with the fixes.
+        let w = judge_buffered_writes("vda", Some(0.0), true).unwrap();
+        assert!(w.contains("0.0 %") && w.contains("--direct") && w.contains("--fsync-every"), "{w}");
+        assert_eq!(judge_buffered_writes("vda", Some(0.6), true), None);
+        // mmap cannot take --direct: only the flushes are named.
+        let w = judge_buffered_writes("vda", Some(0.0), false).unwrap();
+        assert!(!w.contains("--direct") && w.contains("--fsync-every"), "{w}");
+    }
+
+    #[test]
+    fn a_device_far_above_the_runs_bytes_is_other_traffic() {
+        let sys = fake_sys();
+        let devices = Devices::find_in(sys.path(), &[Some((253, 1))]);
+        let start = devices.snapshot();
+        // 30,000 times the run's bytes read, twice its bytes written.
+        fs::write(sys.path().join("devices/pci/block/vda/vda1/stat"), stat(3000, 240_000, 20, 160)).unwrap();
+        let end = devices.snapshot();
+        let w = devices.witnesses(&start, &end, &[io(1, 4096, 10, 40_960, true)]).remove(0).unwrap();
+        assert!(w.read_other_traffic && !w.write_other_traffic, "{w:?}");
+        assert_eq!(w.read_bytes_share, Some(30_000.0), "the share is still recorded: {w:?}");
+        assert_eq!(w.write_bytes_share, Some(2.0));
+        // Just over the factor is other traffic; at it, not.
+        let end = {
+            fs::write(sys.path().join("devices/pci/block/vda/vda1/stat"), stat(5, 40, 0, 0)).unwrap();
+            devices.snapshot()
+        };
+        let w = devices.witnesses(&start, &end, &[io(1, 4096, 0, 0, true)]).remove(0).unwrap();
+        assert_eq!((w.read_bytes_share, w.read_other_traffic), (Some(5.0), false));
     }
 }

@@ -24,6 +24,21 @@ pub struct DeviceNode {
     pub dir: PathBuf,
     /// The kernel name of the device it sits under; `None` for the target's own device.
     pub below: Option<String>,
+    /// A loop device's backing file and direct-I/O setting.
+    pub loop_dev: Option<LoopFacts>,
+    /// Why this device is memory, not storage (zram, a RAM disk, a loop device over a file
+    /// on tmpfs); `None` otherwise.
+    pub memory: Option<String>,
+}
+
+/// What a loop device reads and writes through (`/sys/block/loopN/loop/`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopFacts {
+    /// `backing_file`: the file the loop device reads and writes.
+    pub backing_file: String,
+    /// `dio`: whether the loop device opens its backing file with O_DIRECT (off: every
+    /// I/O goes through the backing file's page cache); `None` when not said.
+    pub direct_io: Option<bool>,
 }
 
 /// The counters of one `stat` file that the witness uses.
@@ -46,15 +61,100 @@ pub fn devices_under(sys: &Path, major: u32, minor: u32) -> Vec<DeviceNode> {
     let Ok(dir) = fs::canonicalize(sys.join(format!("dev/block/{major}:{minor}"))) else {
         return Vec::new();
     };
-    let mut found = vec![DeviceNode { name: name_of(&dir), dir: dir.clone(), below: None }];
-    add_stacked(&dir, &mut found, 0);
+    let mut found = vec![node(&dir, None)];
+    add_stacked(sys, &dir, &mut found, 0);
     found
 }
 
-/// Adds the devices under `dir` (its slaves, or its disk's for a partition), recursively.
-fn add_stacked(dir: &Path, found: &mut Vec<DeviceNode>, depth: usize) {
+/// The node of the device whose sysfs directory is `dir`, with its loop and memory facts.
+pub fn node(dir: &Path, below: Option<String>) -> DeviceNode {
+    let name = name_of(dir);
+    let loop_dev = fs::read_to_string(dir.join("loop/backing_file")).ok().map(|f| LoopFacts {
+        backing_file: f.trim_end().to_string(),
+        direct_io: fs::read_to_string(dir.join("loop/dio")).ok().and_then(|d| match d.trim() {
+            "1" => Some(true),
+            "0" => Some(false),
+            _ => None,
+        }),
+    });
+    let memory = memory_device(&name, dir);
+    DeviceNode { name, dir: dir.to_path_buf(), below, loop_dev, memory }
+}
+
+/// Why a device is memory by its kind: zram (compressed RAM, with how much it holds) or
+/// a RAM disk (brd).
+fn memory_device(name: &str, dir: &Path) -> Option<String> {
+    let digits = |rest: &str| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
+    if name.strip_prefix("zram").is_some_and(digits) {
+        // mm_stat: orig_data_size first (bytes stored, before compression).
+        let stored = fs::read_to_string(dir.join("mm_stat"))
+            .ok()
+            .and_then(|t| t.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()));
+        let size = fs::read_to_string(dir.join("disksize")).ok().and_then(|t| t.trim().parse::<u64>().ok());
+        let held = match (stored, size) {
+            (Some(stored), Some(size)) => format!(
+                ": it holds {} of data in {} (never-written or trimmed slots are read as zeros without any I/O)",
+                crate::units::display::bytes(stored),
+                crate::units::display::bytes(size)
+            ),
+            _ => String::new(),
+        };
+        return Some(format!("{name} is compressed RAM (zram){held}"));
+    }
+    if name.strip_prefix("ram").is_some_and(digits) {
+        return Some(format!("{name} is a RAM disk (brd)"));
+    }
+    None
+}
+
+/// A file system's magic numbers (statfs `f_type`) of filesystems that keep data in RAM.
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// The filesystem type of a file in RAM (`tmpfs`, `ramfs`), or `None`.
+fn memory_filesystem(path: &str) -> Option<&'static str> {
+    let stat = nix::sys::statfs::statfs(path).ok()?;
+    match stat.filesystem_type().0 as i64 {
+        TMPFS_MAGIC => Some("tmpfs"),
+        RAMFS_MAGIC => Some("ramfs"),
+        _ => None,
+    }
+}
+
+/// Adds what a loop device reads and writes through: its backing file's filesystem's
+/// device and the devices below that, or, where the backing file lives in RAM, the memory.
+fn add_loop_backing(sys: &Path, found: &mut Vec<DeviceNode>, at: usize, depth: usize) {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Some(facts) = found[at].loop_dev.clone() else { return };
+    let file = facts.backing_file.strip_suffix(" (deleted)").unwrap_or(&facts.backing_file);
+    let Ok(meta) = fs::metadata(file) else { return };
+    if let Some(fs_type) = memory_filesystem(file) {
+        found[at].memory = Some(format!("{}'s backing file {file} is on {fs_type} (RAM)", found[at].name));
+        return;
+    }
+    let number = if meta.file_type().is_block_device() { meta.rdev() } else { meta.dev() };
+    let Ok(dir) = fs::canonicalize(sys.join(format!("dev/block/{}:{}", libc::major(number), libc::minor(number))))
+    else {
+        return;
+    };
+    if found.iter().any(|d| d.dir == dir) {
+        return;
+    }
+    let below = found[at].name.clone();
+    found.push(node(&dir, Some(below)));
+    add_stacked(sys, &dir, found, depth + 1);
+}
+
+/// Adds the devices under `dir` (its slaves, or its disk's for a partition; a loop
+/// device's backing file's), recursively.
+fn add_stacked(sys: &Path, dir: &Path, found: &mut Vec<DeviceNode>, depth: usize) {
     if depth >= MAX_DEPTH {
         return;
+    }
+    if let Some(at) = found.iter().position(|d| d.dir == dir)
+        && found[at].loop_dev.is_some()
+    {
+        add_loop_backing(sys, found, at, depth);
     }
     // A partition has no slaves of its own: its disk's are under it.
     let holder = if dir.join("partition").is_file() { dir.parent().unwrap_or(dir) } else { dir };
@@ -66,8 +166,8 @@ fn add_stacked(dir: &Path, found: &mut Vec<DeviceNode>, depth: usize) {
         if found.iter().any(|d| d.dir == slave) {
             continue;
         }
-        found.push(DeviceNode { name: name_of(&slave), dir: slave.clone(), below: Some(name_of(holder)) });
-        add_stacked(&slave, found, depth + 1);
+        found.push(node(&slave, Some(name_of(holder))));
+        add_stacked(sys, &slave, found, depth + 1);
     }
 }
 
