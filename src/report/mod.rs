@@ -136,7 +136,20 @@ pub fn check_planned(
     targets: &[PathBuf],
     inputs: &[&Path],
 ) -> Result<(), UsageError> {
-    let outputs = planned_outputs(output, writes)?;
+    check_planned_with(output, writes, targets, inputs, &[])
+}
+
+/// `check_planned`, with files the runs themselves write (`--verify-state`: flag, path)
+/// judged with the rest.
+pub fn check_planned_with(
+    output: &OutputOptions,
+    writes: Writes<'_>,
+    targets: &[PathBuf],
+    inputs: &[&Path],
+    run_files: &[(&'static str, PathBuf)],
+) -> Result<(), UsageError> {
+    let mut outputs = planned_outputs(output, writes)?;
+    outputs.extend(run_files.iter().map(|(flag, path)| Output::file(flag, path.clone())));
     output_path::check_all(&outputs, targets, inputs)?;
     if let Some(path) = &output.csv_file {
         csv::check(path)?;
@@ -145,11 +158,6 @@ pub fn check_planned(
         plot::check_dir("--plot", dir)?;
     }
     Ok(())
-}
-
-/// `check_planned` for a single run.
-pub fn check_outputs(output: &OutputOptions, targets: &[PathBuf]) -> Result<(), UsageError> {
-    check_planned(output, Writes::Run, targets, &[])
 }
 
 /// Writes the report to stdout in the chosen format, then the JSON file, the CSV row, the

@@ -10,6 +10,7 @@ mod common;
 mod compare_fio;
 mod cpu_state;
 mod distributed;
+mod durable_record;
 mod end_to_end;
 mod engine_conformance;
 mod examples;
