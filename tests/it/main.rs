@@ -25,6 +25,7 @@ mod libaio_mmap;
 mod mpi;
 mod paced_runs;
 mod placement;
+mod powercut;
 mod profiles;
 mod ramp_steady;
 mod resources;
