@@ -181,6 +181,9 @@ pub enum IoFailureKind {
     Errno(i32),
     /// Fewer bytes than asked were moved and no more could be (end of file).
     Short { done_bytes: u64, len_bytes: u64 },
+    /// The flush completed, but the `--verify-state` record of it could not be written
+    /// (this errno).
+    Record(i32),
 }
 
 /// One target's figures in one worker.
@@ -1088,9 +1091,9 @@ impl<E: Engine> Worker<E> {
             && let Err(e) = record.record(&v.last_written, self.write_sequence & 0xffff_ffff)
         {
             let target = self.files[state.file as usize].target;
-            self.engine_error = Some(format!("update the --verify-state record: {e}"));
             let errno = e.raw_os_error().unwrap_or(libc::EIO);
-            self.failure = Some(IoFailure { op: state.op, target, offset_bytes: 0, kind: IoFailureKind::Errno(errno) });
+            self.failure =
+                Some(IoFailure { op: state.op, target, offset_bytes: 0, kind: IoFailureKind::Record(errno) });
         }
         if counts {
             self.stats[state.file as usize].flush.record(0, lat_ns);
@@ -1134,7 +1137,7 @@ impl<E: Engine> Worker<E> {
             IoFailureKind::Short { done_bytes: result as u64, len_bytes: u64::from(state.len_bytes) }
         };
         let errno = match kind {
-            IoFailureKind::Errno(errno) => errno,
+            IoFailureKind::Errno(errno) | IoFailureKind::Record(errno) => errno,
             IoFailureKind::Short { .. } => crate::stats::io_errors::SHORT_TRANSFER,
         };
         let target = self.files[state.file as usize].target;

@@ -266,3 +266,28 @@ fn verify_state_is_refused_without_what_it_needs() {
     assert!(err.contains("--verify-state"), "{err}");
     assert!(!dir.path().join("t.dat").exists(), "nothing on disk is touched");
 }
+
+#[test]
+fn a_job_file_keeps_a_record_too_and_its_path_passes_the_guard() {
+    let dir = temp_dir();
+    let d = path_str(dir.path());
+    let job = |state: &str| {
+        format!(
+            "[writer]\ntargets = [\"{d}/t.dat\"]\nfile-size = \"1M\"\nblock-size = \"16k\"\nwrite-percent = 100\nverify = true\nfdatasync-every = 4\nops = 100\nverify-state = \"{state}\"\n"
+        )
+    };
+    let file = dir.path().join("jobs.toml");
+    // The record named as the job's own target: refused before anything is touched.
+    std::fs::write(&file, job(&format!("{d}/t.dat"))).unwrap();
+    let (code, _, err) = run(&["run", &path_str(&file), "--quiet"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--verify-state"), "{err}");
+    assert!(!dir.path().join("t.dat").exists());
+    // A record beside it: written, and read back by verify.
+    std::fs::write(&file, job(&format!("{d}/t.state"))).unwrap();
+    let (code, out, err) = run(&["run", &path_str(&file), "--quiet"]);
+    assert_eq!(code, 0, "{err}{out}");
+    let (code, doc, err) = verify_json(&dir.path().join("t.dat"), &dir.path().join("t.state"));
+    assert_eq!(code, 0, "{err}{doc}");
+    assert_eq!(read(&dir.path().join("t.state")).unwrap().slots[0].as_ref().unwrap().high_water, 100);
+}
