@@ -226,5 +226,5 @@ fn check_output(
     verify_state: Option<&std::path::PathBuf>,
 ) -> Result<(), crate::error::UsageError> {
     let run_files: Vec<_> = verify_state.map(|p| ("--verify-state", p.clone())).into_iter().collect();
-    report::check_planned_with(output, report::Writes::Run, targets, &[], &run_files)
+    report::check_planned(output, report::Writes::Run, targets, &[], &run_files)
 }

@@ -16,5 +16,5 @@ pub fn check(plan: &Plan) -> Result<(), UsageError> {
     let writes = if plan.is_job_file() { Writes::Jobs(&names) } else { Writes::Run };
     let run_files: Vec<(&'static str, std::path::PathBuf)> =
         plan.jobs().filter_map(|j| j.spec.verify_state.clone()).map(|p| ("--verify-state", p)).collect();
-    report::check_planned_with(&plan.output, writes, &targets, &inputs, &run_files)
+    report::check_planned(&plan.output, writes, &targets, &inputs, &run_files)
 }

@@ -129,19 +129,9 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
 /// The whole guard over what a command given `output` writes (`planned_outputs`), before
 /// anything is touched: every path through `output_path::check_all` against `targets` (of
 /// every phase) and `inputs` (the job file read), then `--csv`'s header (a table of this
-/// iopulse) and `--plot`'s directory.
+/// iopulse) and `--plot`'s directory. `run_files`: files the runs themselves write
+/// (`--verify-state`: flag, path), judged with the rest.
 pub fn check_planned(
-    output: &OutputOptions,
-    writes: Writes<'_>,
-    targets: &[PathBuf],
-    inputs: &[&Path],
-) -> Result<(), UsageError> {
-    check_planned_with(output, writes, targets, inputs, &[])
-}
-
-/// `check_planned`, with files the runs themselves write (`--verify-state`: flag, path)
-/// judged with the rest.
-pub fn check_planned_with(
     output: &OutputOptions,
     writes: Writes<'_>,
     targets: &[PathBuf],

@@ -291,3 +291,42 @@ fn a_job_file_keeps_a_record_too_and_its_path_passes_the_guard() {
     assert_eq!(code, 0, "{err}{doc}");
     assert_eq!(read(&dir.path().join("t.state")).unwrap().slots[0].as_ref().unwrap().high_water, 100);
 }
+
+#[test]
+fn a_sweep_guards_its_record_like_a_run() {
+    let dir = temp_dir();
+    let t = path_str(&dir.path().join("t.dat"));
+    let args = |state: &str| {
+        vec![
+            "sweep".to_string(),
+            t.clone(),
+            "--file-size".into(),
+            "1m".into(),
+            "--block-size".into(),
+            "16k".into(),
+            "--write-percent".into(),
+            "100".into(),
+            "--verify".into(),
+            "--fdatasync-every".into(),
+            "4,8".into(),
+            "--ops".into(),
+            "50".into(),
+            "--verify-state".into(),
+            state.to_string(),
+            "--quiet".into(),
+        ]
+    };
+    // The record named as the target: refused, nothing touched.
+    let a = args(&t);
+    let (code, _, err) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--verify-state"), "{err}");
+    assert!(!dir.path().join("t.dat").exists());
+    // One record for every point: accepted (the last point's record is what is left).
+    let state = dir.path().join("t.state");
+    let a = args(&path_str(&state));
+    let (code, out, err) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}{out}");
+    let (code, doc, err) = verify_json(&dir.path().join("t.dat"), &state);
+    assert_eq!(code, 0, "{err}{doc}");
+}
