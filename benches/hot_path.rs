@@ -309,6 +309,7 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         error_limit: 1,
         errors_seen: Arc::clone(&control.errors_seen),
         flush: None,
+        durable_record: None,
     };
     std::thread::scope(|s| {
         let control = &control;

@@ -26,6 +26,7 @@ mod cpu_state;
 mod data;
 mod diag;
 mod durability;
+mod durable_record;
 mod engine;
 mod environment;
 mod error;

@@ -160,6 +160,9 @@ pub struct Spec {
     pub reducibility: crate::data::Reducibility,
     /// `--verify`: written blocks carry a header and reads are checked.
     pub verify: Option<VerifySpec>,
+    /// `--verify-state FILE`: the durable record of what each flush made durable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_state: Option<std::path::PathBuf>,
     /// Seed of written data and of verification: `--seed`; when not given, 0 for verified
     /// data (so that a later run can check what an earlier one wrote) and the run's own
     /// `seed` otherwise (so that two runs never write the same bytes).
@@ -272,6 +275,35 @@ impl Spec {
                     self.engine.name()
                 )));
             }
+        }
+        Ok(())
+    }
+
+    /// `--verify-state FILE`: a verifying write run with a flush stream, on one target (or
+    /// the embedded default), its data not reduced.
+    fn validate_verify_state(&self) -> Result<(), UsageError> {
+        if self.verify_state.is_none() {
+            return Ok(());
+        }
+        if self.verify.is_none() {
+            return Err(UsageError::new(
+                "--verify-state records which verified writes each flush made durable: add --verify",
+            ));
+        }
+        if self.flush.is_none() {
+            return Err(UsageError::new(
+                "--verify-state is updated at each flush of the stream: add --fsync-every N or --fdatasync-every N",
+            ));
+        }
+        if self.targets.len() > 1 || self.file_distribution == FileDistribution::PerWorker {
+            return Err(UsageError::new(
+                "--verify-state records one target: give one TARGET (and not --file-distribution per-worker)",
+            ));
+        }
+        if !self.reducibility.is_none() {
+            return Err(UsageError::new(
+                "--verify-state with --dedupe-ratio or --compress-ratio: a duplicate block holds no write sequence; drop the ratio",
+            ));
         }
         Ok(())
     }
@@ -457,6 +489,7 @@ impl Spec {
         }
         self.engine.check_options(&self.engine_options, self.direct)?;
         self.validate_durability()?;
+        self.validate_verify_state()?;
         self.validate_cache()?;
         if self.read_percent > 100 {
             return Err(UsageError::new(format!(

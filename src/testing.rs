@@ -99,6 +99,11 @@ pub mod verify {
     pub use crate::verify::{Expect, check, stamp, stamp_reduced};
 }
 
+/// The durable record of `--verify-state` (read back, as `iopulse verify` reads it).
+pub mod durable_record {
+    pub use crate::durable_record::format::{Record, Slot, read};
+}
+
 /// Which block comes next.
 pub mod access {
     pub use crate::access::{AccessOrder, BlockSource, Distribution, Permutation, SourcePlan};

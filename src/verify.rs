@@ -204,6 +204,17 @@ fn sequence_of(block: &[u8]) -> u64 {
     u64_at(block, SEQUENCE_AT)
 }
 
+/// The write sequence in a block's header (meaningful once the block passed `check`, or
+/// has the magic).
+pub fn header_sequence(block: &[u8]) -> u64 {
+    sequence_of(block)
+}
+
+/// Whether the block starts with an iopulse header's magic.
+pub fn has_magic(block: &[u8]) -> bool {
+    block.len() >= HEADER_BYTES && block[..8] == MAGIC
+}
+
 /// Checks a block read from `expect.offset_bytes`. `scratch` (one block) is used to
 /// regenerate the expected bytes when the block fails; the fast path only computes a crc.
 #[inline]

@@ -53,6 +53,16 @@ pub struct DataArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub verify_max_reports: Option<Count<u32>>,
 
+    /// Keep a durable record in FILE of what each completed flush made durable (the write of
+    /// each block it covered), updated crash-safely at every flush; after a power cut or a
+    /// crash, `iopulse verify TARGET --state FILE` tells lost-though-flushed blocks from
+    /// unflushed ones (docs/durability.md). Needs --verify, one target and --fsync-every or
+    /// --fdatasync-every. E.g. `iopulse t.dat --file-size 64m --write-percent 100 --verify
+    /// --fdatasync-every 8 --verify-state t.state`
+    #[arg(long, value_name = "FILE")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub verify_state: Option<std::path::PathBuf>,
+
     /// Seed of every random choice (offsets, read/write mix, data). Same seed, same run.
     /// Default: drawn at start and recorded in the JSON result. E.g. `--seed 42`
     #[arg(long, allow_hyphen_values = true, value_name = "N")]

@@ -142,6 +142,7 @@ impl WorkloadArgs {
             write_pattern,
             reducibility,
             verify,
+            verify_state: self.data.verify_state.clone(),
             data_seed,
             placement: self.placement.spec(),
         };

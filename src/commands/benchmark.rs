@@ -124,7 +124,7 @@ fn check_and_run(
     // Only rank 0 writes the outputs, so only its paths must be writable.
     if cluster.is_root() {
         let targets: Vec<_> = spec.targets.iter().map(|t| start_line.substitute(t)).collect();
-        check_output(output, &targets)?;
+        check_output(output, &targets, spec.verify_state.as_ref())?;
     }
     run::run(spec, diag, Arc::clone(stop), start_line)
 }
@@ -220,6 +220,11 @@ fn with_output_failures(run_code: i32, failures: &[String]) -> i32 {
 }
 
 /// Every output path passes the guard before anything is touched.
-fn check_output(output: &OutputOptions, targets: &[std::path::PathBuf]) -> Result<(), crate::error::UsageError> {
-    report::check_outputs(output, targets)
+fn check_output(
+    output: &OutputOptions,
+    targets: &[std::path::PathBuf],
+    verify_state: Option<&std::path::PathBuf>,
+) -> Result<(), crate::error::UsageError> {
+    let run_files: Vec<_> = verify_state.map(|p| ("--verify-state", p.clone())).into_iter().collect();
+    report::check_planned(output, report::Writes::Run, targets, &[], &run_files)
 }

@@ -194,7 +194,8 @@ pub fn search(args: SearchArgs) -> i32 {
         return e.exit_code();
     }
     let output = args.runs.output.options(&Default::default());
-    if let Err(e) = check_outputs(&output, report::Writes::Search, &base_spec.targets) {
+    let records: Vec<std::path::PathBuf> = base_spec.verify_state.iter().cloned().collect();
+    if let Err(e) = check_outputs(&output, report::Writes::Search, &base_spec.targets, &records) {
         return usage(e);
     }
     let Ok(stop) = crate::signals::install() else {

@@ -121,7 +121,11 @@ pub fn sweep(args: SweepArgs) -> i32 {
     let targets: Vec<PathBuf> = grid.points.iter().flat_map(|p| p.spec.targets.iter().cloned()).collect();
     let axes: Vec<document::Axis> =
         grid.axes.iter().map(|a| document::Axis { flag: a.flag.clone(), values: a.values.clone() }).collect();
-    if let Err(e) = check_outputs(&output, report::Writes::Sweep(&axes), &targets) {
+    // Every point's --verify-state record (one path given to every point is one output).
+    let mut records: Vec<PathBuf> = grid.points.iter().filter_map(|p| p.spec.verify_state.clone()).collect();
+    records.sort();
+    records.dedup();
+    if let Err(e) = check_outputs(&output, report::Writes::Sweep(&axes), &targets, &records) {
         return usage(e);
     }
     let point_keys: Vec<String> = grid.points.iter().map(|p| p.key.clone()).collect();
@@ -318,13 +322,15 @@ fn plot_sweep(doc: &SweepDocument, metric: Metric, dir: &std::path::Path) -> Res
 }
 
 /// The guard over every output (`report::check_planned`: the journal and the charts
-/// included), before anything runs.
+/// included, and the runs' `--verify-state` records), before anything runs.
 pub(crate) fn check_outputs(
     output: &OutputOptions,
     writes: report::Writes<'_>,
     targets: &[PathBuf],
+    records: &[PathBuf],
 ) -> Result<(), crate::error::UsageError> {
-    report::check_planned(output, writes, targets, &[])
+    let run_files: Vec<_> = records.iter().map(|p| ("--verify-state", p.clone())).collect();
+    report::check_planned(output, writes, targets, &[], &run_files)
 }
 
 /// What became of one run.

@@ -76,6 +76,13 @@ impl Pattern {
         }
     }
 
+    /// The pattern of `id` (as `id` gives it), if any.
+    pub fn from_id(id: u32) -> Option<Pattern> {
+        [Pattern::Random, Pattern::Zeros, Pattern::Ones, Pattern::Sequential, Pattern::Keyed, Pattern::Unique]
+            .into_iter()
+            .find(|p| p.id() == id)
+    }
+
     /// Whether the content depends on the offset or sequence (so must be written per I/O).
     pub fn varies_per_write(self) -> bool {
         matches!(self, Pattern::Random | Pattern::Sequential | Pattern::Keyed | Pattern::Unique)

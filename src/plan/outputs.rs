@@ -1,6 +1,6 @@
 //! Every path a plan writes, checked whole before anything runs, through the output guard
 //! (`report::check_planned`: every `--json`, `--csv`, `--timeseries` file of each job and
-//! chart of `--plot`, judged where it lands: never a device, a FIFO, /proc, a target of any
+//! chart of `--plot`, and every run's `--verify-state` record, judged where it lands: never a device, a FIFO, /proc, a target of any
 //! phase, a file the plan was read from, or a path two outputs share).
 
 use super::Plan;
@@ -14,5 +14,7 @@ pub fn check(plan: &Plan) -> Result<(), UsageError> {
     let inputs: Vec<&Path> = plan.inputs.iter().map(|p| p.as_path()).collect();
     let names = plan.job_names();
     let writes = if plan.is_job_file() { Writes::Jobs(&names) } else { Writes::Run };
-    report::check_planned(&plan.output, writes, &targets, &inputs)
+    let run_files: Vec<(&'static str, std::path::PathBuf)> =
+        plan.jobs().filter_map(|j| j.spec.verify_state.clone()).map(|p| ("--verify-state", p)).collect();
+    report::check_planned(&plan.output, writes, &targets, &inputs, &run_files)
 }

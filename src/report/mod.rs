@@ -152,14 +152,17 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
 /// The whole guard over what a command given `output` writes (`planned_outputs`), before
 /// anything is touched: every path through `output_path::check_all` against `targets` (of
 /// every phase) and `inputs` (the job file read), then `--csv`'s header (a table of this
-/// iopulse) and `--plot`'s directory.
+/// iopulse) and `--plot`'s directory. `run_files`: files the runs themselves write
+/// (`--verify-state`: flag, path), judged with the rest.
 pub fn check_planned(
     output: &OutputOptions,
     writes: Writes<'_>,
     targets: &[PathBuf],
     inputs: &[&Path],
+    run_files: &[(&'static str, PathBuf)],
 ) -> Result<(), UsageError> {
-    let outputs = planned_outputs(output, writes)?;
+    let mut outputs = planned_outputs(output, writes)?;
+    outputs.extend(run_files.iter().map(|(flag, path)| Output::file(flag, path.clone())));
     output_path::check_all(&outputs, targets, inputs)?;
     if let Some(path) = &output.csv_file {
         csv::check(path)?;
@@ -168,11 +171,6 @@ pub fn check_planned(
         plot::check_dir("--plot", dir)?;
     }
     Ok(())
-}
-
-/// `check_planned` for a single run.
-pub fn check_outputs(output: &OutputOptions, targets: &[PathBuf]) -> Result<(), UsageError> {
-    check_planned(output, Writes::Run, targets, &[])
 }
 
 /// Writes the report to stdout in the chosen format, then the JSON file, the CSV row, the

@@ -103,6 +103,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     } else {
         (None, (0..spec.threads).map(|_| None).collect())
     };
+    let record = super::durable_record::DurableRecord::create(spec, layout)?;
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let mut handles = Vec::with_capacity(spec.threads as usize);
     let mut spawn_error = None;
@@ -116,6 +117,10 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         }
         let mut plan = worker_plan::worker_plan(spec, layout, targets, w, depth, placement, &control);
         plan.interval = recorders[w as usize].take();
+        if let Some(record) = &record {
+            let nonce = plan.data.verify.map_or(0, |v| v.run_nonce);
+            plan.durable_record = Some(record.writer(w, (u64::from(w) << 48) | (u64::from(nonce) << 32)));
+        }
         let control = Arc::clone(&control);
         let done = done_tx.clone();
         let spawned = thread::Builder::new().name(format!("iopulse-w{w}")).spawn(move || {

@@ -48,6 +48,13 @@ pub(super) fn describe_failure(f: &IoFailure, targets: &[PreparedTarget], writte
             std::io::Error::from_raw_os_error(errno)
         ),
         IoFailureKind::Errno(errno) => std::io::Error::from_raw_os_error(errno).to_string(),
+        IoFailureKind::Record(errno) => {
+            return format!(
+                "{} {path} completed, but the --verify-state record of it could not be written: {}",
+                f.op.name(),
+                std::io::Error::from_raw_os_error(errno)
+            );
+        }
         IoFailureKind::Short { done_bytes, len_bytes } => {
             let verb = if f.op == Op::Read { "read" } else { "wrote" };
             format!(
@@ -68,6 +75,16 @@ mod tests {
         let m = describe_failure(&f, &[], 4096);
         assert!(m.starts_with("write target #3 at offset 8192: "), "{m}");
         assert!(m.contains("the filesystem is full (4096 bytes written by this run before it)"), "{m}");
+    }
+
+    #[test]
+    fn a_record_that_cannot_be_written_is_not_taken_for_a_failed_flush() {
+        let f = IoFailure { op: Op::Fdatasync, target: 0, offset_bytes: 0, kind: IoFailureKind::Record(libc::ENOSPC) };
+        let m = describe_failure(&f, &[], 4096);
+        assert!(
+            m.starts_with("fdatasync target #0 completed, but the --verify-state record of it could not be written: "),
+            "{m}"
+        );
     }
 
     #[test]

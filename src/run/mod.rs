@@ -16,6 +16,7 @@
 //! set up, right before they are released.
 
 mod assemble;
+mod durable_record;
 mod execute;
 mod limits;
 mod messages;

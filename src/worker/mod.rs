@@ -103,6 +103,9 @@ pub struct WorkerPlan {
     pub errors_seen: Arc<AtomicU64>,
     /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes issued.
     pub flush: Option<FlushPlan>,
+    /// `--verify-state`: this worker's writer of the durable record, updated at each
+    /// completed flush (with `data.verify` and `flush` only).
+    pub durable_record: Option<crate::durable_record::format::RecordWriter>,
 }
 
 /// A flush (`op`: `Op::Fsync` or `Op::Fdatasync`) after every `every_writes` writes the
@@ -178,6 +181,9 @@ pub enum IoFailureKind {
     Errno(i32),
     /// Fewer bytes than asked were moved and no more could be (end of file).
     Short { done_bytes: u64, len_bytes: u64 },
+    /// The flush completed, but the `--verify-state` record of it could not be written
+    /// (this errno).
+    Record(i32),
 }
 
 /// One target's figures in one worker.
@@ -555,7 +561,8 @@ enum FlushGate {
 const IDLE_NS: u64 = u64::MAX;
 
 impl<E: Engine> Worker<E> {
-    fn new(plan: WorkerPlan) -> Result<Self, String> {
+    fn new(mut plan: WorkerPlan) -> Result<Self, String> {
+        let durable_record = plan.durable_record.take();
         let depth = plan.queue_depth.max(1);
         let writes_vary = plan.read_percent < 100 && plan.data.verify.is_none();
         // A flushing worker does not draw ahead: its writes are counted as they are
@@ -630,7 +637,12 @@ impl<E: Engine> Worker<E> {
             reduction: data::Reduction::new(plan.data.reducibility),
             counts: VerifyCounts::default(),
             mismatches: Vec::with_capacity(v.max_reports as usize),
+            durable_record: None,
         });
+        let mut verifier = verifier;
+        if let Some(v) = &mut verifier {
+            v.durable_record = durable_record;
+        }
         let sequence_base =
             (u64::from(plan.index) << 48) | (u64::from(plan.data.verify.map_or(0, |v| v.run_nonce)) << 32);
         let verify_cost = measure_verify_cost(&plan);
@@ -1075,6 +1087,17 @@ impl<E: Engine> Worker<E> {
         if let Some(f) = &mut self.flush {
             f.in_flight = false;
         }
+        // The flush was issued once every write before it had completed, and nothing was
+        // issued since: the table of last writes is exactly what it made durable.
+        if let Some(v) = &mut self.verifier
+            && let Some(record) = &mut v.durable_record
+            && let Err(e) = record.record(&v.last_written, self.write_sequence & 0xffff_ffff)
+        {
+            let target = self.files[state.file as usize].target;
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            self.failure =
+                Some(IoFailure { op: state.op, target, offset_bytes: 0, kind: IoFailureKind::Record(errno) });
+        }
         if counts {
             self.stats[state.file as usize].flush.record(0, lat_ns);
         }
@@ -1117,7 +1140,7 @@ impl<E: Engine> Worker<E> {
             IoFailureKind::Short { done_bytes: result as u64, len_bytes: u64::from(state.len_bytes) }
         };
         let errno = match kind {
-            IoFailureKind::Errno(errno) => errno,
+            IoFailureKind::Errno(errno) | IoFailureKind::Record(errno) => errno,
             IoFailureKind::Short { .. } => crate::stats::io_errors::SHORT_TRANSFER,
         };
         let target = self.files[state.file as usize].target;

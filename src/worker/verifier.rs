@@ -21,6 +21,8 @@ pub(super) struct Verifier {
     pub(super) reduction: crate::data::Reduction,
     pub(super) counts: VerifyCounts,
     pub(super) mismatches: Vec<Mismatch>,
+    /// `--verify-state`: the durable record, updated at each completed flush.
+    pub(super) durable_record: Option<crate::durable_record::format::RecordWriter>,
 }
 
 /// Times stamping (a write) and checking (a read) one verified block, before the

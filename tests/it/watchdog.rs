@@ -123,6 +123,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         error_limit: 1,
         errors_seen,
         flush: None,
+        durable_record: None,
         think: None,
         rate: None,
         interval: None,

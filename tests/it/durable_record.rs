@@ -1,0 +1,332 @@
+//! `--verify-state` and `iopulse verify` without a power-cut rig: a kill -9 of the writer
+//! (the kernel keeps every write) breaks no promise; blocks damaged by hand (a flushed
+//! block given older data or zeros, 4 KiB of an older write in a 16 KiB block) are found
+//! with their offsets and parts and exit 3; a damaged or truncated state file is refused
+//! (exit 2) or, when only its last update was cut short, the update before is used.
+
+use super::common::{iopulse, path_str, run, temp_dir};
+use iopulse::testing::data::Pattern;
+use iopulse::testing::durable_record::read;
+use iopulse::testing::verify::stamp;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+const BS: u64 = 16384;
+
+/// A verified write run of `args` on `target` keeping its record in `state`.
+fn write_run(target: &Path, state: &Path, extra: &[&str]) {
+    let (t, s) = (path_str(target), path_str(state));
+    let mut args = vec![
+        t.as_str(),
+        "--file-size",
+        "2m",
+        "--block-size",
+        "16k",
+        "--write-percent",
+        "100",
+        "--verify",
+        "--fdatasync-every",
+        "4",
+        "--verify-state",
+        s.as_str(),
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{args:?}: {err}{out}");
+}
+
+fn verify_json(target: &Path, state: &Path) -> (i32, serde_json::Value, String) {
+    let (t, s) = (path_str(target), path_str(state));
+    let (code, out, err) = run(&["verify", &t, "--state", &s, "--output-format", "json"]);
+    let doc = serde_json::from_str(&out).unwrap_or(serde_json::Value::Null);
+    (code, doc, err)
+}
+
+fn count(doc: &serde_json::Value, class: &str) -> u64 {
+    doc["counts"][class].as_u64().unwrap_or_else(|| panic!("no count {class}: {doc}"))
+}
+
+/// The block at `offset` as the run's write `low` (of worker 0's base) would have it.
+fn written(state: &Path, offset: u64, low: u32) -> Vec<u8> {
+    let record = read(state).unwrap();
+    let base = record.slots[0].as_ref().unwrap().sequence_base;
+    let mut b = vec![0u8; BS as usize];
+    stamp(&mut b, Pattern::Random, record.header.seed, offset, base | u64::from(low));
+    b
+}
+
+/// A block whose durable write is its second or later (so that an older write exists).
+fn rewritten_block(state: &Path) -> (u64, u32) {
+    let record = read(state).unwrap();
+    let table = &record.slots[0].as_ref().unwrap().table;
+    let (i, &d) = table.iter().enumerate().find(|(_, d)| **d > 1).expect("a block written after the first write");
+    (i as u64 * BS, d)
+}
+
+#[test]
+fn a_completed_run_is_intact_and_the_record_names_each_blocks_flushed_write() {
+    let dir = temp_dir();
+    let (target, state) = (dir.path().join("t.dat"), dir.path().join("t.state"));
+    write_run(&target, &state, &["--ops", "400"]);
+    let (code, doc, err) = verify_json(&target, &state);
+    assert_eq!(code, 0, "{err}{doc}");
+    // 400 writes, a flush after every 4th: the last flush covers them all.
+    assert_eq!(read(&state).unwrap().slots[0].as_ref().unwrap().high_water, 400);
+    let blocks = 2 * 1024 * 1024 / BS;
+    assert_eq!(doc["blocks"].as_u64(), Some(blocks));
+    let intact = count(&doc, "intact");
+    assert_eq!(intact + count(&doc, "unflushed_old"), blocks, "{doc}");
+    assert!(intact > blocks / 2, "{doc}");
+    assert!(doc["last_flush_unix_ns"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_kill_9_of_the_writer_breaks_no_promise() {
+    let dir = temp_dir();
+    let (target, state) = (dir.path().join("t.dat"), dir.path().join("t.state"));
+    for engine in ["sync", "io_uring"] {
+        if engine == "io_uring" && !super::common::engine_available("io_uring") {
+            super::common::root::skip("kill -9 with io_uring", "io_uring is not available here");
+            continue;
+        }
+        let (t, s) = (path_str(&target), path_str(&state));
+        let mut child = iopulse()
+            .args([
+                t.as_str(),
+                "--file-size",
+                "2m",
+                "--block-size",
+                "16k",
+                "--write-percent",
+                "100",
+                "--verify",
+                "--fdatasync-every",
+                "4",
+                "--verify-state",
+                s.as_str(),
+                "--duration",
+                "60s",
+                "--engine",
+                engine,
+                "--queue-depth",
+                "4",
+                "--quiet",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until the record holds some flushes, then SIGKILL in the middle of the run.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while read(&state).ok().and_then(|r| r.slots[0].as_ref().map(|s| s.generation)).unwrap_or(0) < 20 {
+            assert!(std::time::Instant::now() < deadline, "no flush recorded in 20 s");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGKILL)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
+        let (code, doc, err) = verify_json(&target, &state);
+        assert_eq!(code, 0, "{engine}: {err}{doc}");
+        assert_eq!(count(&doc, "lost_though_flushed"), 0, "{engine}: {doc}");
+        assert_eq!(count(&doc, "torn") + count(&doc, "corrupt"), 0, "{engine}: {doc}");
+        assert!(count(&doc, "intact") > 0, "{engine}: {doc}");
+    }
+}
+
+#[test]
+fn a_flushed_block_given_older_data_or_zeros_is_lost_though_flushed() {
+    let dir = temp_dir();
+    let (target, state) = (dir.path().join("t.dat"), dir.path().join("t.state"));
+    write_run(&target, &state, &["--ops", "400"]);
+    let (offset, d) = rewritten_block(&state);
+    let file = std::fs::OpenOptions::new().write(true).open(&target).unwrap();
+    // An older write of the run in place of the flushed one.
+    file.write_all_at(&written(&state, offset, d - 1), offset).unwrap();
+    let (code, doc, err) = verify_json(&target, &state);
+    assert_eq!(code, 3, "{err}{doc}");
+    assert_eq!(count(&doc, "lost_though_flushed"), 1, "{doc}");
+    assert_eq!(doc["first_offsets"]["lost_though_flushed"][0].as_u64(), Some(offset));
+    // Zeros in another flushed block: two now.
+    let record = read(&state).unwrap();
+    let table = &record.slots[0].as_ref().unwrap().table;
+    let other = table.iter().enumerate().position(|(i, d)| *d > 0 && i as u64 * BS != offset).unwrap() as u64 * BS;
+    file.write_all_at(&vec![0u8; BS as usize], other).unwrap();
+    let (code, doc, _) = verify_json(&target, &state);
+    assert_eq!(code, 3);
+    assert_eq!(count(&doc, "lost_though_flushed"), 2, "{doc}");
+    let mut firsts: Vec<u64> =
+        doc["first_offsets"]["lost_though_flushed"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    firsts.sort();
+    let mut want = vec![offset, other];
+    want.sort();
+    assert_eq!(firsts, want);
+    // The text names the offset and the broken promise.
+    let (code, text, _) = run(&["verify", &path_str(&target), "--state", &path_str(&state)]);
+    assert_eq!(code, 3);
+    assert!(text.contains(&format!("first at {}", want[0])) && text.contains("PROMISE BROKEN"), "{text}");
+}
+
+#[test]
+fn four_kib_of_an_older_write_in_a_16_kib_block_is_torn_with_its_parts() {
+    let dir = temp_dir();
+    let (target, state) = (dir.path().join("t.dat"), dir.path().join("t.state"));
+    write_run(&target, &state, &["--ops", "400"]);
+    let (offset, d) = rewritten_block(&state);
+    let older = written(&state, offset, d - 1);
+    let file = std::fs::OpenOptions::new().write(true).open(&target).unwrap();
+    file.write_all_at(&older[..4096], offset).unwrap();
+    let (code, doc, err) = verify_json(&target, &state);
+    assert_eq!(code, 3, "{err}{doc}");
+    assert_eq!(count(&doc, "torn"), 1, "{doc}");
+    assert_eq!(count(&doc, "lost_though_flushed") + count(&doc, "corrupt"), 0, "{doc}");
+    let torn = &doc["torn"][0];
+    assert_eq!(torn["offset_bytes"].as_u64(), Some(offset));
+    assert_eq!(torn["broken_promise"].as_bool(), Some(true));
+    let parts: Vec<(u64, u64, u64)> = torn["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["at_byte"].as_u64().unwrap(), p["len_bytes"].as_u64().unwrap(), p["sequence"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(parts, vec![(0, 4096, u64::from(d - 1)), (4096, 12288, u64::from(d))]);
+    // A flipped byte in another flushed block is corruption, not a tear.
+    let record = read(&state).unwrap();
+    let table = &record.slots[0].as_ref().unwrap().table;
+    let other = table.iter().enumerate().position(|(i, d)| *d > 0 && i as u64 * BS != offset).unwrap() as u64 * BS;
+    let mut b = vec![0u8; BS as usize];
+    std::fs::File::open(&target).unwrap().read_exact_at(&mut b, other).unwrap();
+    b[9000] ^= 0x40;
+    file.write_all_at(&b, other).unwrap();
+    let (code, doc, _) = verify_json(&target, &state);
+    assert_eq!(code, 3);
+    assert_eq!(count(&doc, "corrupt"), 1, "{doc}");
+    assert_eq!(doc["first_offsets"]["corrupt"][0].as_u64(), Some(other));
+}
+
+#[test]
+fn a_damaged_state_file_is_refused_and_a_cut_update_leaves_the_previous() {
+    let dir = temp_dir();
+    let (target, state) = (dir.path().join("t.dat"), dir.path().join("t.state"));
+    write_run(&target, &state, &["--ops", "400"]);
+    let bytes = std::fs::read(&state).unwrap();
+    // Truncated: refused, naming the file, exit 2.
+    let cut = dir.path().join("cut.state");
+    std::fs::write(&cut, &bytes[..bytes.len() - 100]).unwrap();
+    let (code, out, err) = run(&["verify", &path_str(&target), "--state", &path_str(&cut)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains(&path_str(&cut)) && err.contains("truncated") && err.lines().count() == 1, "{err}");
+    // Not a record at all.
+    let (code, _, err) = run(&["verify", &path_str(&target), "--state", &path_str(&target)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not an iopulse durable record"), "{err}");
+    // A device or a FIFO is never read.
+    let (code, _, err) = run(&["verify", &path_str(&target), "--state", "/dev/zero"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/dev/zero"), "{err}");
+    // The newest slot's table damaged (a cut during its update): the update before is read.
+    let record = read(&state).unwrap();
+    let newest = record.slots[0].as_ref().unwrap().generation;
+    let slot_bytes = (64 + 4 * 128u64).div_ceil(4096) * 4096;
+    let at = (4096 + (newest % 2) * slot_bytes + 64) as usize;
+    let mut damaged = bytes.clone();
+    damaged[at..at + 16].fill(0xa5);
+    std::fs::write(&state, &damaged).unwrap();
+    let previous = read(&state).unwrap();
+    assert_eq!(previous.damaged_slots, 1);
+    assert_eq!(previous.slots[0].as_ref().unwrap().generation, newest - 1);
+    let (code, doc, err) = verify_json(&target, &state);
+    assert_eq!(code, 0, "{err}{doc}");
+    assert_eq!(doc["damaged_record_slots"].as_u64(), Some(1));
+    // The writes of the last flush are newer than the record used: unflushed new.
+    assert!(count(&doc, "unflushed_new") >= 1, "{doc}");
+    assert_eq!(count(&doc, "lost_though_flushed"), 0, "{doc}");
+}
+
+#[test]
+fn verify_state_is_refused_without_what_it_needs() {
+    let dir = temp_dir();
+    let t = path_str(&dir.path().join("t.dat"));
+    let s = path_str(&dir.path().join("t.state"));
+    for (extra, want) in [
+        (vec!["--fdatasync-every", "4"], "add --verify"),
+        (vec!["--verify"], "add --fsync-every N or --fdatasync-every N"),
+    ] {
+        let mut args = vec![t.as_str(), "--write-percent", "100", "--verify-state", s.as_str()];
+        args.extend(extra);
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.contains(want), "{err}");
+    }
+    // The record is an output: never one of the targets.
+    let (code, _, err) =
+        run(&[&t, "--write-percent", "100", "--verify", "--fdatasync-every", "4", "--verify-state", &t]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--verify-state"), "{err}");
+    assert!(!dir.path().join("t.dat").exists(), "nothing on disk is touched");
+}
+
+#[test]
+fn a_job_file_keeps_a_record_too_and_its_path_passes_the_guard() {
+    let dir = temp_dir();
+    let d = path_str(dir.path());
+    let job = |state: &str| {
+        format!(
+            "[writer]\ntargets = [\"{d}/t.dat\"]\nfile-size = \"1M\"\nblock-size = \"16k\"\nwrite-percent = 100\nverify = true\nfdatasync-every = 4\nops = 100\nverify-state = \"{state}\"\n"
+        )
+    };
+    let file = dir.path().join("jobs.toml");
+    // The record named as the job's own target: refused before anything is touched.
+    std::fs::write(&file, job(&format!("{d}/t.dat"))).unwrap();
+    let (code, _, err) = run(&["run", &path_str(&file), "--quiet"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--verify-state"), "{err}");
+    assert!(!dir.path().join("t.dat").exists());
+    // A record beside it: written, and read back by verify.
+    std::fs::write(&file, job(&format!("{d}/t.state"))).unwrap();
+    let (code, out, err) = run(&["run", &path_str(&file), "--quiet"]);
+    assert_eq!(code, 0, "{err}{out}");
+    let (code, doc, err) = verify_json(&dir.path().join("t.dat"), &dir.path().join("t.state"));
+    assert_eq!(code, 0, "{err}{doc}");
+    assert_eq!(read(&dir.path().join("t.state")).unwrap().slots[0].as_ref().unwrap().high_water, 100);
+}
+
+#[test]
+fn a_sweep_guards_its_record_like_a_run() {
+    let dir = temp_dir();
+    let t = path_str(&dir.path().join("t.dat"));
+    let args = |state: &str| {
+        vec![
+            "sweep".to_string(),
+            t.clone(),
+            "--file-size".into(),
+            "1m".into(),
+            "--block-size".into(),
+            "16k".into(),
+            "--write-percent".into(),
+            "100".into(),
+            "--verify".into(),
+            "--fdatasync-every".into(),
+            "4,8".into(),
+            "--ops".into(),
+            "50".into(),
+            "--verify-state".into(),
+            state.to_string(),
+            "--quiet".into(),
+        ]
+    };
+    // The record named as the target: refused, nothing touched.
+    let a = args(&t);
+    let (code, _, err) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--verify-state"), "{err}");
+    assert!(!dir.path().join("t.dat").exists());
+    // One record for every point: accepted (the last point's record is what is left).
+    let state = dir.path().join("t.state");
+    let a = args(&path_str(&state));
+    let (code, out, err) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}{out}");
+    let (code, doc, err) = verify_json(&dir.path().join("t.dat"), &state);
+    assert_eq!(code, 0, "{err}{doc}");
+}
