@@ -1,7 +1,7 @@
 //! What the `iopulse` command does: the command line as one clap command (`Cli`), the
 //! benchmark itself (`benchmark.rs`: `iopulse [TARGET...] [flags]`) and one file per
 //! subcommand (`Command`): `run` (a job file), `sweep` and `search` (many runs),
-//! `from-fio`, `profiles`, `merge`, `compare`, `plot`, `completions` and `man`. A subcommand is the
+//! `from-fio`, `profiles`, `merge`, `compare`, `plot`, `report`, `completions` and `man`. A subcommand is the
 //! first argument exactly (a target file of that name is written `./merge`).
 //!
 //! Each command parses through clap, plans (`plan/`), runs and reports, and returns its
@@ -15,6 +15,7 @@ pub mod man;
 pub mod merge;
 pub mod plot;
 pub mod profile;
+pub mod report;
 pub mod run;
 pub mod search;
 pub mod sweep;
@@ -64,6 +65,8 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Draw SVG charts of a JSON result, or of a sweep written with --csv.
     Plot(plot::PlotArgs),
+    /// Write one self-contained HTML page of results: figures, tables and charts.
+    Report(report::ReportArgs),
     /// Print shell completions for iopulse (and its subcommands) on stdout.
     Completions(completions::CompletionsArgs),
     /// Print the iopulse man page (roff) on stdout, or write every page into a directory.
@@ -82,6 +85,7 @@ impl Command {
             Command::Merge(args) => merge::merge(args),
             Command::Compare(args) => compare::compare(args),
             Command::Plot(args) => plot::plot(args),
+            Command::Report(args) => report::report(args),
             Command::Completions(args) => completions::completions(args),
             Command::Man(args) => man::man(args),
         }

@@ -134,7 +134,8 @@ pub fn named_charts(
     std::fs::create_dir_all(dir).map_err(|source| PlotError::Io { path: dir.to_path_buf(), source })?;
     let mut outcome = PlotOutcome::default();
     let path = dir.join(format!("{prefix}{LATENCY_CHART}"));
-    if latency_chart(r, &path)? {
+    if let Some(svg) = latency_chart(r)? {
+        write(&path, &svg)?;
         outcome.written.push(path);
     } else {
         outcome.notes.push(format!("no I/O completed: {prefix}{LATENCY_CHART} not drawn"));
@@ -142,11 +143,11 @@ pub fn named_charts(
     match time_points(time_series) {
         points if !points.is_empty() => {
             for (name, draw) in [
-                (IOPS_CHART, iops_chart as fn(&RunResult, &[TimePoint], &Path) -> Result<(), PlotError>),
+                (IOPS_CHART, iops_chart as fn(&RunResult, &[TimePoint]) -> Result<String, PlotError>),
                 (P99_CHART, p99_chart),
             ] {
                 let path = dir.join(format!("{prefix}{name}"));
-                draw(r, &points, &path)?;
+                write(&path, &draw(r, &points)?)?;
                 outcome.written.push(path);
             }
         }
@@ -155,6 +156,19 @@ pub fn named_charts(
         )),
     }
     Ok(outcome)
+}
+
+/// The charts of `r` as SVG documents, in memory, for a page to hold (`report::html`): its
+/// latency percentiles (none when no I/O completed), then its IOPS and p99 over the rows of
+/// `time_series` (none without rows). The same charts `named_charts` writes.
+pub fn result_svgs(r: &RunResult, time_series: &[TimeSeriesRow]) -> Result<Vec<String>, PlotError> {
+    let mut svgs: Vec<String> = latency_chart(r)?.into_iter().collect();
+    let points = time_points(time_series);
+    if !points.is_empty() {
+        svgs.push(iops_chart(r, &points)?);
+        svgs.push(p99_chart(r, &points)?);
+    }
+    Ok(svgs)
 }
 
 /// "4 KiB random reads · sync · QD 1 · 1 thread" for chart titles.
@@ -214,7 +228,8 @@ fn latency_label(log10_ns: f64) -> String {
     units::latency_ns(10f64.powf(log10_ns).round() as u64)
 }
 
-fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
+/// The latency percentile chart of `r`; None when no I/O completed.
+fn latency_chart(r: &RunResult) -> Result<Option<String>, PlotError> {
     let mut lines = Vec::new();
     let mut x_end: f64 = 1.0;
     let mut curves = Vec::new();
@@ -228,7 +243,7 @@ fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
         curves.push((name, op.ops, curve));
     }
     if curves.is_empty() {
-        return Ok(false);
+        return Ok(None);
     }
     // The max sits a little right of the last finite percentile.
     let x_max = x_end + 0.25;
@@ -248,8 +263,8 @@ fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
         lines.push(Line { label: format!("{name} ({} I/Os)", units::count(ops)), points, ranges: vec![] });
     }
     let y_range = y_lo.floor()..(y_hi.ceil()).max(y_lo.floor() + 1.0);
-    draw(
-        path,
+    render(
+        LATENCY_CHART,
         &Chart {
             title: format!("Latency percentiles · {}", workload(r)),
             x_desc: "percentile (log scale: each step is one more nine)".into(),
@@ -261,8 +276,8 @@ fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
             lines,
             bands: Vec::new(),
         },
-    )?;
-    Ok(true)
+    )
+    .map(Some)
 }
 
 /// One row of the time series, as drawn.
@@ -299,21 +314,21 @@ fn time_range(points: &[TimePoint]) -> Range<f64> {
     0.0..if end > 0.0 { end } else { 1.0 }
 }
 
-fn iops_chart(r: &RunResult, points: &[TimePoint], path: &Path) -> Result<(), PlotError> {
+fn iops_chart(r: &RunResult, points: &[TimePoint]) -> Result<String, PlotError> {
     let mut lines = time_lines(points, &[("read", |p| p.read_iops), ("write", |p| p.write_iops)]);
     // Beside a single op type, the total would only repeat its line.
     if lines.len() == 2 {
         lines.extend(time_lines(points, &[("total", |p| p.total_iops)]));
     }
     let title = format!("IOPS over time · {}", workload(r));
-    time_chart(path, points, title, "IOPS", &|y| units::iops(*y), lines, bands(r))
+    time_chart(IOPS_CHART, points, title, "IOPS", &|y| units::iops(*y), lines, bands(r))
 }
 
-fn p99_chart(r: &RunResult, points: &[TimePoint], path: &Path) -> Result<(), PlotError> {
+fn p99_chart(r: &RunResult, points: &[TimePoint]) -> Result<String, PlotError> {
     let lines = time_lines(points, &[("read p99", |p| p.read_p99_ns), ("write p99", |p| p.write_p99_ns)]);
     let title = format!("p99 latency over time · {}", workload(r));
     let y_format = |y: &f64| units::latency_ns(y.round() as u64);
-    time_chart(path, points, title, "p99 latency of the interval", &y_format, lines, bands(r))
+    time_chart(P99_CHART, points, title, "p99 latency of the interval", &y_format, lines, bands(r))
 }
 
 /// One line per named series of the time series, over time; a series missing or
@@ -332,18 +347,18 @@ fn time_lines(points: &[TimePoint], series: &[(&str, Field)]) -> Vec<Line> {
 
 /// Draws `lines` against the run's time in seconds, the y axis linear from 0.
 fn time_chart(
-    path: &Path,
+    name: &str,
     points: &[TimePoint],
     title: String,
     y_desc: &str,
     y_format: &dyn Fn(&f64) -> String,
     lines: Vec<Line>,
     bands: Vec<Band>,
-) -> Result<(), PlotError> {
+) -> Result<String, PlotError> {
     let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
     let x_range = time_range(points);
-    draw(
-        path,
+    render(
+        name,
         &Chart {
             title,
             x_desc: "time (s)".into(),
@@ -361,6 +376,11 @@ fn time_chart(
 /// Draws a sweep into `path`: a line through the medians of each series, the range of
 /// the repetitions as a bar. The x axis is logarithmic (base 2) when x spans 8× or more.
 pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
+    write(path, &sweep_svg(sweep)?)
+}
+
+/// The chart `sweep_chart` draws, as an SVG document in memory.
+pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
     let xs = || sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.x));
     let (x_min, x_max) = (xs().fold(f64::MAX, f64::min), xs().fold(f64::MIN, f64::max));
     let log_x = x_min > 0.0 && x_max / x_min >= 8.0;
@@ -397,8 +417,8 @@ pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
         let x = tx(*x);
         lines.push(Line { label: label.clone(), points: vec![(x, 0.0), (x, nice_top(y_max))], ranges: Vec::new() });
     }
-    draw(
-        path,
+    render(
+        "sweep chart",
         &Chart {
             title: format!(
                 "{} vs {}{}{} · {} runs{}",
@@ -572,13 +592,17 @@ fn bands(r: &RunResult) -> Vec<Band> {
     bands
 }
 
-/// Draws `chart` into memory, then writes the SVG whole (temporary file and rename), so an
-/// interrupted or failed write never leaves half a chart. The write follows a symlink only
-/// to where the output guard saw it land, never onto a target or an input
-/// (`output_path::write_whole`).
-fn draw(path: &Path, chart: &Chart) -> Result<(), PlotError> {
+/// Draws `chart` (named `name` in errors) into memory: an SVG document.
+fn render(name: &str, chart: &Chart) -> Result<String, PlotError> {
     let mut svg = String::new();
-    draw_into(&mut svg, path, chart)?;
+    draw_into(&mut svg, Path::new(name), chart)?;
+    Ok(svg)
+}
+
+/// Writes a chart whole (temporary file and rename), so an interrupted or failed write
+/// never leaves half a chart. The write follows a symlink only to where the output guard
+/// saw it land, never onto a target or an input (`output_path::write_whole`).
+fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
     super::output_path::write_whole(path, svg.as_bytes())
         .map_err(|e| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() })
 }
