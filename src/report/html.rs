@@ -362,9 +362,10 @@ fn compare(out: &mut String, doc: &Comparison) {
     for (name, side) in [("base", &doc.base), ("new", &doc.new)] {
         let _ = writeln!(
             out,
-            "<tr><th>{name}</th><td class=\"text\">{} ({} runs)</td></tr>",
+            "<tr><th>{name}</th><td class=\"text\">{} ({} run{})</td></tr>",
             escape(&side.files.join(", ")),
-            side.runs
+            side.runs,
+            if side.runs == 1 { "" } else { "s" }
         );
     }
     out.push_str("</table>\n");
