@@ -1,8 +1,8 @@
 //! What the `iopulse` command does: the command line as one clap command (`Cli`), the
 //! benchmark itself (`benchmark.rs`: `iopulse [TARGET...] [flags]`) and one file per
 //! subcommand (`Command`): `run` (a job file), `sweep` and `search` (many runs),
-//! `from-fio`, `profiles`, `merge`, `compare`, `plot`, `verify` (after a crash), `completions` and
-//! `man`. A subcommand is the
+//! `from-fio`, `profiles`, `merge`, `compare`, `plot`, `report`, `verify` (after a crash),
+//! `completions` and `man`. A subcommand is the
 //! first argument exactly (a target file of that name is written `./merge`).
 //!
 //! Each command parses through clap, plans (`plan/`), runs and reports, and returns its
@@ -16,6 +16,7 @@ pub mod man;
 pub mod merge;
 pub mod plot;
 pub mod profile;
+pub mod report;
 pub mod run;
 pub mod search;
 pub mod sweep;
@@ -66,6 +67,8 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Draw SVG charts of a JSON result, or of a sweep written with --csv.
     Plot(plot::PlotArgs),
+    /// Write one self-contained HTML page of results: figures, tables and charts.
+    Report(report::ReportArgs),
     /// After a power cut or a crash: check a target against the durable record of the run
     /// that wrote it (`--verify-state`): flushed blocks lost, torn or corrupt exit 3.
     Verify(verify::VerifyArgs),
@@ -87,6 +90,7 @@ impl Command {
             Command::Merge(args) => merge::merge(args),
             Command::Compare(args) => compare::compare(args),
             Command::Plot(args) => plot::plot(args),
+            Command::Report(args) => report::report(args),
             Command::Verify(args) => verify::verify(args),
             Command::Completions(args) => completions::completions(args),
             Command::Man(args) => man::man(args),

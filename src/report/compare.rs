@@ -22,11 +22,11 @@ fn opt_value(unit: Unit, v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| value(unit, v))
 }
 
-fn change(f: &FigureComparison) -> String {
+pub(super) fn change(f: &FigureComparison) -> String {
     f.change_percent.map_or_else(|| "-".into(), |c| format!("{c:+.1}%"))
 }
 
-fn interval(f: &FigureComparison) -> String {
+pub(super) fn interval(f: &FigureComparison) -> String {
     f.interval_percent.map_or_else(|| "-".into(), |[lo, hi]| format!("[{lo:+.1}%, {hi:+.1}%]"))
 }
 

@@ -8,6 +8,7 @@ pub mod ci;
 pub mod compare;
 pub mod csv;
 pub mod fio_json;
+pub mod html;
 pub mod jobs;
 pub mod journal;
 pub mod junit;

@@ -134,7 +134,8 @@ pub fn named_charts(
     std::fs::create_dir_all(dir).map_err(|source| PlotError::Io { path: dir.to_path_buf(), source })?;
     let mut outcome = PlotOutcome::default();
     let path = dir.join(format!("{prefix}{LATENCY_CHART}"));
-    if latency_chart(r, &path)? {
+    if let Some(svg) = latency_chart(r)? {
+        write(&path, &svg)?;
         outcome.written.push(path);
     } else {
         outcome.notes.push(format!("no I/O completed: {prefix}{LATENCY_CHART} not drawn"));
@@ -142,11 +143,11 @@ pub fn named_charts(
     match time_points(time_series) {
         points if !points.is_empty() => {
             for (name, draw) in [
-                (IOPS_CHART, iops_chart as fn(&RunResult, &[TimePoint], &Path) -> Result<(), PlotError>),
+                (IOPS_CHART, iops_chart as fn(&RunResult, &[TimePoint]) -> Result<String, PlotError>),
                 (P99_CHART, p99_chart),
             ] {
                 let path = dir.join(format!("{prefix}{name}"));
-                draw(r, &points, &path)?;
+                write(&path, &draw(r, &points)?)?;
                 outcome.written.push(path);
             }
         }
@@ -155,6 +156,19 @@ pub fn named_charts(
         )),
     }
     Ok(outcome)
+}
+
+/// The charts of `r` as SVG documents, in memory, for a page to hold (`report::html`): its
+/// latency percentiles (none when no I/O completed), then its IOPS and p99 over the rows of
+/// `time_series` (none without rows). The same charts `named_charts` writes.
+pub fn result_svgs(r: &RunResult, time_series: &[TimeSeriesRow]) -> Result<Vec<String>, PlotError> {
+    let mut svgs: Vec<String> = latency_chart(r)?.into_iter().collect();
+    let points = time_points(time_series);
+    if !points.is_empty() {
+        svgs.push(iops_chart(r, &points)?);
+        svgs.push(p99_chart(r, &points)?);
+    }
+    Ok(svgs)
 }
 
 /// "4 KiB random reads · sync · QD 1 · 1 thread" for chart titles.
@@ -214,7 +228,8 @@ fn latency_label(log10_ns: f64) -> String {
     units::latency_ns(10f64.powf(log10_ns).round() as u64)
 }
 
-fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
+/// The latency percentile chart of `r`; None when no I/O completed.
+fn latency_chart(r: &RunResult) -> Result<Option<String>, PlotError> {
     let mut lines = Vec::new();
     let mut x_end: f64 = 1.0;
     let mut curves = Vec::new();
@@ -228,7 +243,7 @@ fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
         curves.push((name, op.ops, curve));
     }
     if curves.is_empty() {
-        return Ok(false);
+        return Ok(None);
     }
     // The max sits a little right of the last finite percentile.
     let x_max = x_end + 0.25;
@@ -248,8 +263,8 @@ fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
         lines.push(Line { label: format!("{name} ({} I/Os)", units::count(ops)), points, ranges: vec![] });
     }
     let y_range = y_lo.floor()..(y_hi.ceil()).max(y_lo.floor() + 1.0);
-    draw(
-        path,
+    render(
+        LATENCY_CHART,
         &Chart {
             title: format!("Latency percentiles · {}", workload(r)),
             x_desc: "percentile (log scale: each step is one more nine)".into(),
@@ -261,8 +276,8 @@ fn latency_chart(r: &RunResult, path: &Path) -> Result<bool, PlotError> {
             lines,
             bands: Vec::new(),
         },
-    )?;
-    Ok(true)
+    )
+    .map(Some)
 }
 
 /// One row of the time series, as drawn.
@@ -299,21 +314,21 @@ fn time_range(points: &[TimePoint]) -> Range<f64> {
     0.0..if end > 0.0 { end } else { 1.0 }
 }
 
-fn iops_chart(r: &RunResult, points: &[TimePoint], path: &Path) -> Result<(), PlotError> {
+fn iops_chart(r: &RunResult, points: &[TimePoint]) -> Result<String, PlotError> {
     let mut lines = time_lines(points, &[("read", |p| p.read_iops), ("write", |p| p.write_iops)]);
     // Beside a single op type, the total would only repeat its line.
     if lines.len() == 2 {
         lines.extend(time_lines(points, &[("total", |p| p.total_iops)]));
     }
     let title = format!("IOPS over time · {}", workload(r));
-    time_chart(path, points, title, "IOPS", &|y| units::iops(*y), lines, bands(r))
+    time_chart(IOPS_CHART, points, title, "IOPS", &|y| units::iops(*y), lines, bands(r))
 }
 
-fn p99_chart(r: &RunResult, points: &[TimePoint], path: &Path) -> Result<(), PlotError> {
+fn p99_chart(r: &RunResult, points: &[TimePoint]) -> Result<String, PlotError> {
     let lines = time_lines(points, &[("read p99", |p| p.read_p99_ns), ("write p99", |p| p.write_p99_ns)]);
     let title = format!("p99 latency over time · {}", workload(r));
     let y_format = |y: &f64| units::latency_ns(y.round() as u64);
-    time_chart(path, points, title, "p99 latency of the interval", &y_format, lines, bands(r))
+    time_chart(P99_CHART, points, title, "p99 latency of the interval", &y_format, lines, bands(r))
 }
 
 /// One line per named series of the time series, over time; a series missing or
@@ -332,18 +347,18 @@ fn time_lines(points: &[TimePoint], series: &[(&str, Field)]) -> Vec<Line> {
 
 /// Draws `lines` against the run's time in seconds, the y axis linear from 0.
 fn time_chart(
-    path: &Path,
+    name: &str,
     points: &[TimePoint],
     title: String,
     y_desc: &str,
     y_format: &dyn Fn(&f64) -> String,
     lines: Vec<Line>,
     bands: Vec<Band>,
-) -> Result<(), PlotError> {
+) -> Result<String, PlotError> {
     let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
     let x_range = time_range(points);
-    draw(
-        path,
+    render(
+        name,
         &Chart {
             title,
             x_desc: "time (s)".into(),
@@ -361,9 +376,17 @@ fn time_chart(
 /// Draws a sweep into `path`: a line through the medians of each series, the range of
 /// the repetitions as a bar. The x axis is logarithmic (base 2) when x spans 8× or more.
 pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
+    write(path, &sweep_svg(sweep)?)
+}
+
+/// The chart `sweep_chart` draws, as an SVG document in memory.
+pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
     let xs = || sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.x));
     let (x_min, x_max) = (xs().fold(f64::MAX, f64::min), xs().fold(f64::MIN, f64::max));
-    let log_x = x_min > 0.0 && x_max / x_min >= 8.0;
+    // A log axis only where its ticks, powers of two, are values the sweep can take (sizes,
+    // queue depths); measured figures (IOPS of a search) stay linear with decimal ticks.
+    let powers_of_two = xs().all(|x| x >= 1.0 && x.fract() == 0.0 && (x as u64).is_power_of_two());
+    let log_x = x_min > 0.0 && x_max / x_min >= 8.0 && powers_of_two;
     let tx = |x: f64| if log_x { x.log2() } else { x };
     let lines: Vec<Line> = sweep
         .series
@@ -397,8 +420,8 @@ pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
         let x = tx(*x);
         lines.push(Line { label: label.clone(), points: vec![(x, 0.0), (x, nice_top(y_max))], ranges: Vec::new() });
     }
-    draw(
-        path,
+    render(
+        "sweep chart",
         &Chart {
             title: format!(
                 "{} vs {}{}{} · {} runs{}",
@@ -421,6 +444,8 @@ pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
                 let v = if log_x { 2f64.powf(x.round()) } else { *x };
                 if x_is_size && v >= 1.0 && (v - v.round()).abs() < 1e-6 {
                     size_label(v.round() as u64)
+                } else if v.abs() >= 1e3 {
+                    compact(v)
                 } else if (v - v.round()).abs() < 1e-6 {
                     format!("{}", v.round())
                 } else {
@@ -572,13 +597,33 @@ fn bands(r: &RunResult) -> Vec<Band> {
     bands
 }
 
-/// Draws `chart` into memory, then writes the SVG whole (temporary file and rename), so an
-/// interrupted or failed write never leaves half a chart. The write follows a symlink only
-/// to where the output guard saw it land, never onto a target or an input
-/// (`output_path::write_whole`).
-fn draw(path: &Path, chart: &Chart) -> Result<(), PlotError> {
+/// The plotting area's height in pixels, at most: the chart's less its margins, caption and
+/// x label area.
+const PLOT_HEIGHT_PX: f64 = 480.0;
+
+/// `y` raised at the top so that a legend of `entries` rows in the upper left sits above
+/// every value of the old range: a legend covers no data.
+fn with_legend_room(y: Range<f64>, entries: usize) -> Range<f64> {
+    if entries == 0 {
+        return y;
+    }
+    // plotters' legend: 12 px text rows, 10 px margins, 5 px from the corner.
+    let legend_px = entries as f64 * 16.0 + 40.0;
+    let share = (legend_px / PLOT_HEIGHT_PX).min(0.6);
+    y.start..y.start + (y.end - y.start) / (1.0 - share)
+}
+
+/// Draws `chart` (named `name` in errors) into memory: an SVG document.
+fn render(name: &str, chart: &Chart) -> Result<String, PlotError> {
     let mut svg = String::new();
-    draw_into(&mut svg, path, chart)?;
+    draw_into(&mut svg, Path::new(name), chart)?;
+    Ok(svg)
+}
+
+/// Writes a chart whole (temporary file and rename), so an interrupted or failed write
+/// never leaves half a chart. The write follows a symlink only to where the output guard
+/// saw it land, never onto a target or an input (`output_path::write_whole`).
+fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
     super::output_path::write_whole(path, svg.as_bytes())
         .map_err(|e| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() })
 }
@@ -587,12 +632,14 @@ fn draw_into(svg: &mut String, path: &Path, chart: &Chart) -> Result<(), PlotErr
     let fail = |e: &dyn std::fmt::Display| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() };
     let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let legend_entries = chart.lines.len() + chart.bands.len();
+    let y_range = with_legend_room(chart.y_range.clone(), legend_entries);
     let mut ctx = ChartBuilder::on(&root)
         .caption(&chart.title, ("sans-serif", 18))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(80)
-        .build_cartesian_2d(chart.x_range.clone(), chart.y_range.clone())
+        .build_cartesian_2d(chart.x_range.clone(), y_range.clone())
         .map_err(|e| fail(&e))?;
     ctx.configure_mesh()
         .x_desc(chart.x_desc.as_str())
@@ -605,7 +652,7 @@ fn draw_into(svg: &mut String, path: &Path, chart: &Chart) -> Result<(), PlotErr
         .draw()
         .map_err(|e| fail(&e))?;
     for band in &chart.bands {
-        let (lo, hi) = (chart.y_range.start, chart.y_range.end);
+        let (lo, hi) = (y_range.start, y_range.end);
         let fill = band.color.mix(0.18).filled();
         let legend = band.color.mix(0.5).filled();
         ctx.draw_series(std::iter::once(Rectangle::new([(band.from, lo), (band.to, hi)], fill)))
@@ -680,6 +727,68 @@ mod tests {
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.contains("p99 bound 50.0 ms") && svg.contains("answer: 500 IOPS within the bound"), "{svg}");
         assert!(svg.contains("latency vs IOPS") && !svg.contains("latency_ns"), "{svg}");
+    }
+
+    /// The legend's box (x0, y0, x1, y1) and every vertex of the data lines drawn outside
+    /// it, in pixels, of an SVG chart.
+    fn legend_and_vertices(svg: &str) -> ([f64; 4], Vec<(f64, f64)>) {
+        let doc = roxmltree::Document::parse(svg).unwrap();
+        let num = |n: roxmltree::Node, a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+        let legend = doc
+            .descendants()
+            .find(|n| n.has_tag_name("rect") && n.attribute("fill") == Some("none"))
+            .map(|n| [num(n, "x"), num(n, "y"), num(n, "x") + num(n, "width"), num(n, "y") + num(n, "height")])
+            .expect("a legend");
+        let inside = |&(x, y): &(f64, f64)| x >= legend[0] && x <= legend[2] && y >= legend[1] && y <= legend[3];
+        let mut vertices = Vec::new();
+        for line in doc.descendants().filter(|n| n.has_tag_name("polyline") && n.attribute("stroke-width") == Some("2"))
+        {
+            let points: Vec<(f64, f64)> = line
+                .attribute("points")
+                .unwrap()
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect();
+            // A legend's own sample line lies within it.
+            if !points.iter().all(inside) {
+                vertices.extend(points);
+            }
+        }
+        (legend, vertices)
+    }
+
+    #[test]
+    fn legends_cover_no_data_and_measured_x_axes_have_decimal_ticks() {
+        let point = |x: f64, y: f64| crate::sweep::SweepPoint { x, median: y, min: y, max: y, samples: 1 };
+        // Highest at the left, under the legend's corner: the case that covered data.
+        let series = |label: &str, k: f64| crate::sweep::SweepSeries {
+            label: label.into(),
+            points: vec![point(178_100.0, 3e7 * k), point(1_780_000.0, 2e5 * k)],
+        };
+        let sweep = Sweep {
+            x: "iops".into(),
+            y: "latency_ns".into(),
+            by: Some("percentile".into()),
+            filters: Vec::new(),
+            series: vec![series("p50", 0.1), series("p99", 1.0), series("p99.9", 1.05), series("p99.99", 1.1)],
+            rows: 2,
+            bound_y: Some(("p99 bound 1.00 ms".into(), 1e6)),
+            answer_x: None,
+        };
+        let svg = sweep_svg(&sweep).unwrap();
+        let (legend, vertices) = legend_and_vertices(&svg);
+        assert!(vertices.len() >= 8, "{vertices:?}");
+        for (x, y) in &vertices {
+            assert!(*y > legend[3], "a data vertex ({x}, {y}) at or above the legend's bottom {legend:?}");
+        }
+        // IOPS on x: linear, labelled in decimal steps (200K, 400K, ...), never 262144.
+        assert!(!svg.contains("log scale") && !svg.contains("262144"), "{svg}");
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).map(str::trim).collect();
+        assert!(texts.contains(&"200.0K") && texts.contains(&"1.00M"), "{texts:?}");
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod faults;
 mod fio_import;
 mod flush;
 mod fuzz_parsers;
+mod html_report;
 mod job_files;
 mod job_results;
 mod libaio_mmap;
