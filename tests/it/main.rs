@@ -19,6 +19,7 @@ mod flush;
 mod fuzz_parsers;
 mod job_files;
 mod job_results;
+mod job_window;
 mod libaio_mmap;
 #[cfg(feature = "mpi")]
 mod mpi;
