@@ -33,7 +33,8 @@ pub struct WindowArgs {
 
     /// Run the workload for DURATION before the window opens, and count none of it (as fio's
     /// ramp_time): --duration stays the length of the measured window, so the run lasts
-    /// both. The time series keeps the ramp's rows, marked `ramp`. E.g. `--ramp 30s`
+    /// both; --ops and --io-limit count from the window's start. The time series keeps the
+    /// ramp's rows, marked `ramp`. E.g. `--ramp 30s`, or `--ramp 500ms --ops 100000`
     #[arg(long, allow_hyphen_values = true, value_name = "DURATION")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub ramp: Option<Period>,
@@ -105,14 +106,15 @@ impl WindowArgs {
         }
     }
 
-    /// `--ramp`: refused with a run that has no duration (its window would have no length).
+    /// `--ramp`: refused with a run that has neither a duration nor an I/O budget (until
+    /// covered: its window would have no length).
     pub fn ramp_ns(&self, run_length: RunLength) -> Result<u64, UsageError> {
         let Some(Period(ramp)) = self.ramp else { return Ok(0) };
         let ramp_ns =
             u64::try_from(ramp.as_nanos()).map_err(|_| UsageError::new("--ramp is too long: at most 584 years"))?;
-        if ramp_ns > 0 && !matches!(run_length, RunLength::Duration { .. }) {
+        if ramp_ns > 0 && run_length == RunLength::UntilCovered {
             return Err(UsageError::new(format!(
-                "--ramp {ramp:?} needs a --duration (the window that follows it): give e.g. --duration 30s, not --duration 0, --ops or --io-limit alone"
+                "--ramp {ramp:?} needs a window that follows it: give e.g. --duration 30s or --ops 100000, not --duration 0"
             )));
         }
         Ok(ramp_ns)

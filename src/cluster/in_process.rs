@@ -5,6 +5,10 @@
 //! one arrived failed, so that nobody waits for a job that will never come and no job
 //! touches anything after another one was refused before the first checkpoint.
 //!
+//! The last member to arrive acts for all of them before any leaves (`checkpoint_then`):
+//! the jobs of a phase are released there by one call, whatever order their threads wake
+//! in afterwards.
+//!
 //! It knows nothing of runs, specs or results: it counts arrivals. It is reached twice
 //! per job (planned, open), never on the I/O path.
 
@@ -46,6 +50,33 @@ impl Group {
     /// Member `member` arrives with `status` and waits for the others; `Ok` when every
     /// member arrived ready.
     pub fn checkpoint(&self, member: usize, status: &Status) -> Result<(), GroupFailure> {
+        self.checkpoint_then(member, status, |_| {})
+    }
+
+    /// Member `member` arrives failed with `message` and does not wait: for a member that
+    /// will never take part (its thread was not started), so that the others learn it at
+    /// their next checkpoint instead of waiting for it. It must not arrive again.
+    pub fn leave(&self, member: usize, message: &str) {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.failing.push((member, message.to_string()));
+        state.arrived += 1;
+        if state.arrived == self.size {
+            let failing = std::mem::take(&mut state.failing);
+            state.outcomes.push(Some(GroupFailure { failed: failing, size: self.size }));
+            state.arrived = 0;
+            state.round += 1;
+            self.passed.notify_all();
+        }
+    }
+
+    /// As `checkpoint`; the last member to arrive calls `complete` (with whether every
+    /// member arrived ready) before any member leaves.
+    pub fn checkpoint_then(
+        &self,
+        member: usize,
+        status: &Status,
+        complete: impl FnOnce(bool),
+    ) -> Result<(), GroupFailure> {
         let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Status::Failed { message, .. } = status {
             state.failing.push((member, message.clone()));
@@ -55,6 +86,7 @@ impl Group {
         if state.arrived == self.size {
             let failing = std::mem::take(&mut state.failing);
             let outcome = (!failing.is_empty()).then_some(GroupFailure { failed: failing, size: self.size });
+            complete(outcome.is_none());
             state.outcomes.push(outcome);
             state.arrived = 0;
             state.round += 1;
@@ -99,6 +131,37 @@ mod tests {
                 assert_eq!(second, Err(GroupFailure { failed: vec![(1, "no such file".into())], size: 3 }));
             }
         });
+    }
+
+    #[test]
+    fn a_member_that_leaves_fails_the_checkpoint_without_waiting() {
+        let group = Group::new(3);
+        group.leave(2, "not started");
+        std::thread::scope(|s| {
+            let waiting = s.spawn(|| group.checkpoint(0, &Status::Ready));
+            group.leave(1, "not started");
+            let f = waiting.join().unwrap().unwrap_err();
+            assert_eq!(f.failed.iter().map(|(m, _)| *m).collect::<Vec<_>>(), vec![2, 1]);
+        });
+    }
+
+    #[test]
+    fn the_last_member_acts_for_all_before_any_leaves() {
+        let group = Group::new(2);
+        let acted = std::sync::atomic::AtomicU32::new(0);
+        std::thread::scope(|s| {
+            let other = s.spawn(|| {
+                group.checkpoint_then(0, &Status::Ready, |ok| {
+                    acted.fetch_add(if ok { 1 } else { 100 }, std::sync::atomic::Ordering::SeqCst);
+                })
+            });
+            let mine = group.checkpoint_then(1, &Status::Ready, |ok| {
+                acted.fetch_add(if ok { 1 } else { 100 }, std::sync::atomic::Ordering::SeqCst);
+            });
+            assert_eq!((mine, other.join().unwrap()), (Ok(()), Ok(())));
+        });
+        // One of the two acted, once, and saw every member ready.
+        assert_eq!(acted.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     #[test]

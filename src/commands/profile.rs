@@ -140,6 +140,10 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides) -> i32 {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }
+    let Ok(stop) = crate::signals::install() else {
+        crate::stderr_line!("iopulse: error: cannot install signal handlers");
+        return exit_code::RUN_FAILED;
+    };
     let _cleanup = match &temp {
         Some(dir) => match std::fs::create_dir(dir) {
             Ok(()) => Some(TempFolder(dir.clone())),
@@ -150,7 +154,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides) -> i32 {
         },
         None => None,
     };
-    let (code, doc) = super::run::run_plan(&plan);
+    let (code, doc) = super::run::run_plan(&plan, &stop);
     let Some(mut doc) = doc else { return code };
     if temp.is_some() {
         // The folder and its file go when this function returns, after the report.

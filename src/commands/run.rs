@@ -8,6 +8,14 @@ use crate::error::exit_code;
 use crate::plan::{self, Plan};
 use crate::report;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The exit code of the signal that stopped the run (SIGINT, SIGTERM, SIGHUP), if one did.
+fn signal_code(stop: &AtomicUsize) -> Option<i32> {
+    let word = stop.load(Ordering::Relaxed) as i32;
+    [exit_code::INTERRUPTED, exit_code::TERMINATED, exit_code::HUNG_UP].contains(&word).then_some(word)
+}
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -113,6 +121,14 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
         );
         return exit_code::USAGE;
     }
+    // First: a signal while thousands of jobs are read, planned and checked stops the run.
+    let stop = match crate::signals::install() {
+        Ok(stop) => stop,
+        Err(e) => {
+            crate::stderr_line!("iopulse run: error: cannot install signal handlers: {e}");
+            return exit_code::RUN_FAILED;
+        }
+    };
     let mut overrides = overrides(matches, "in the flags after the job file");
     overrides.targets = args.target.clone();
     let loaded = match super::from_fio::load_job_file(
@@ -127,6 +143,10 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
             return exit_code::USAGE;
         }
     };
+    if let Some(signal) = signal_code(&stop) {
+        crate::stderr_line!("iopulse run: interrupted while reading the job file: nothing was touched");
+        return signal;
+    }
     if !loaded.plan.output.quiet {
         for n in &loaded.notes {
             crate::stderr_line!("iopulse: note: {n}");
@@ -135,7 +155,7 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
     for w in &loaded.warnings {
         crate::stderr_line!("⚠ {w}");
     }
-    let (code, doc) = run_plan(&loaded.plan);
+    let (code, doc) = run_plan(&loaded.plan, &stop);
     let Some(mut doc) = doc else { return code };
     doc.combined.warnings.extend(loaded.warnings);
     // The translation's notes (fio options without effect, approximations) stay with the result.
@@ -149,22 +169,16 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
 
 /// Every job of `plan`, phase after phase: the exit code, and the result document of the
 /// jobs that ran (none if none ran). Errors are said on stderr; the report is the caller's.
-pub(crate) fn run_plan(plan: &Plan) -> (i32, Option<crate::result::jobs::JobsResult>) {
+/// `stop` is the signals' stop word (`signals::install`).
+pub(crate) fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> (i32, Option<crate::result::jobs::JobsResult>) {
     use crate::jobs::{combined, phases};
     use crate::result::jobs::JobResult;
-    let stop = match crate::signals::install() {
-        Ok(stop) => stop,
-        Err(e) => {
-            crate::stderr_line!("iopulse run: error: cannot install signal handlers: {e}");
-            return (exit_code::RUN_FAILED, None);
-        }
-    };
     // The whole plan, every phase and output, before anything is touched.
-    if let Err(e) = plan::check(plan) {
+    if let Err(e) = plan::check(plan, stop) {
         crate::stderr_line!("iopulse run: error: {e}");
-        return (e.exit_code(), None);
+        return (signal_code(stop).unwrap_or(e.exit_code()), None);
     }
-    let outcomes = phases::run_all(plan, plan.output.quiet, &stop);
+    let outcomes = phases::run_all(plan, plan.output.quiet, stop);
     // The first job that failed on its own gives the exit code; those stopped because of it
     // are said in one line after it.
     let mut code = exit_code::SUCCESS;
@@ -186,9 +200,9 @@ pub(crate) fn run_plan(plan: &Plan) -> (i32, Option<crate::result::jobs::JobsRes
     if !not_run.is_empty() && code != exit_code::USAGE {
         crate::stderr_line!("iopulse run: not run: {}", not_run.join(", "));
     }
-    let signal = stop.load(std::sync::atomic::Ordering::Relaxed) as i32;
-    if code != exit_code::SUCCESS
-        && [exit_code::INTERRUPTED, exit_code::TERMINATED, exit_code::HUNG_UP].contains(&signal)
+    // Interrupted: a job that failed, or one that never ran, makes the signal's code.
+    if let Some(signal) = signal_code(stop)
+        && (code != exit_code::SUCCESS || outcomes.iter().any(|o| o.result.is_none()))
     {
         code = signal;
     }

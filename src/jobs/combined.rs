@@ -9,6 +9,7 @@
 use crate::result::jobs::{JobResult, JobsResult, PhaseResult};
 use crate::result::merge::{self, Input};
 use crate::result::{BlockSizeFigures, RunResult, SizeHistograms};
+use crate::units::display::{latency_ns, seconds_ns};
 
 /// The result document of the jobs that ran, in file order; `None` if none ran.
 pub fn build(job_file: &str, jobs: Vec<JobResult>) -> Option<JobsResult> {
@@ -66,7 +67,10 @@ fn with_size_figures(results: &mut [RunResult]) {
     }
 }
 
-/// The merge of jobs that ran in one window.
+/// The merge of jobs that ran in one window. Their starts are recorded apart
+/// (`window_skew.start_ns`): within `MAX_START_SPREAD_PER_CENT` of the window they shared
+/// one; beyond it (a job with a `--ramp` of its own opens its window later) the note says
+/// so and a warning is given.
 pub fn concurrent(jobs: &[&JobResult]) -> Option<RunResult> {
     let mut results: Vec<RunResult> = jobs.iter().map(|j| j.result.clone()).collect();
     with_size_figures(&mut results);
@@ -78,14 +82,38 @@ pub fn concurrent(jobs: &[&JobResult]) -> Option<RunResult> {
     let merged = merge::merge(&inputs, true).ok()?;
     let mut m = merged.result;
     // The windows of jobs of different lengths overlap only in part by design: the overlap
-    // warning of merged hosts does not apply.
+    // warning of merged hosts does not apply; how far apart they started does.
     m.warnings.retain(|w| !merged.warnings.contains(w));
+    let spread_ns = m.window_skew.map_or(0, |w| w.start_ns);
+    let shared = !spread_too_wide(spread_ns, m.window_ns);
+    let how = if shared {
+        "that shared one window".to_string()
+    } else {
+        format!("whose windows started {} apart", latency_ns(spread_ns))
+    };
+    if !shared {
+        m.warnings.push(format!(
+            "the {} jobs' windows started {} apart, more than {MAX_START_SPREAD_PER_CENT}% of the {} window: their summed IOPS and bandwidth are not those of one window (a job's own --ramp opens its window later; give the jobs of a phase one --ramp)",
+            jobs.len(),
+            latency_ns(spread_ns),
+            seconds_ns(m.window_ns)
+        ));
+    }
     m.notes = vec![format!(
-        "combined from {} job(s) that shared one window: counts, bytes, IOPS and bandwidth summed, latency from the added histograms; the spec shown is job [{}]'s (each job's own is in jobs[])",
+        "combined from {} job(s) {how}: counts, bytes, IOPS and bandwidth summed, latency from the added histograms; the spec shown is job [{}]'s (each job's own is in jobs[])",
         jobs.len(),
         jobs.first().map_or("", |j| j.job.as_str())
     )];
     Some(m)
+}
+
+/// How far apart (in per cent of the window) the starts of a phase's jobs may lie for them
+/// to have shared one window.
+pub const MAX_START_SPREAD_PER_CENT: u64 = 1;
+
+/// Whether starts `spread_ns` apart are too far apart for a window of `window_ns`.
+fn spread_too_wide(spread_ns: u64, window_ns: u64) -> bool {
+    u128::from(spread_ns) * 100 > u128::from(window_ns) * u128::from(MAX_START_SPREAD_PER_CENT)
 }
 
 /// The figures of phases run one after another: counts, bytes and histograms added, the

@@ -13,7 +13,8 @@ use crate::diag::Diagnostics;
 use crate::error::RunError;
 use crate::plan::{Job, Plan};
 use crate::result::RunResult;
-use crate::run::{self, start_line::StartLine};
+use crate::run;
+use crate::run::start_line::{PhaseStart, StartLine};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -53,34 +54,53 @@ pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutc
     outcomes
 }
 
-/// The jobs of one phase, at once, in one window.
+/// The jobs of one phase, at once, in one window: their workers wait on one start word,
+/// set once every worker of every job is set up.
 fn run_phase(phase: u32, jobs: &[&Job], quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutcome> {
     let group = Group::new(jobs.len());
+    let start = PhaseStart::new();
     let alone = jobs.len() == 1;
     std::thread::scope(|scope| {
+        // A job whose thread is not started (a signal while thousands start, or no thread
+        // to be had) leaves the group failed: the others stop at their next checkpoint,
+        // before anything is touched, instead of waiting for it.
+        let mut called_off: Option<String> = None;
         let handles: Vec<_> = jobs
             .iter()
             .enumerate()
             .map(|(member, job)| {
-                let group = &group;
+                if called_off.is_none() && stop.load(Ordering::Relaxed) != 0 {
+                    called_off = Some("interrupted before the window opened: no I/O was measured".into());
+                }
+                if let Some(why) = &called_off {
+                    group.leave(member, why);
+                    return Err((job, why.clone(), true));
+                }
+                let (group, start) = (&group, &start);
                 let stop = Arc::clone(stop);
                 let thread = std::thread::Builder::new().name(format!("job {}", job.name));
                 thread
-                    .spawn_scoped(scope, move || run_job(phase, job, member, group, alone, quiet, stop))
-                    .map_err(|e| (job, e))
+                    .spawn_scoped(scope, move || run_job(phase, job, member, (group, start), alone, quiet, stop))
+                    .map_err(|e| {
+                        let why = format!("cannot start its thread: {e}");
+                        group.leave(member, &why);
+                        called_off = Some(format!("not started: job [{}] {why}", job.name));
+                        (job, why, false)
+                    })
             })
             .collect();
         handles
             .into_iter()
             .map(|h| match h {
                 Ok(handle) => handle.join().unwrap_or_else(|_| unreachable_outcome()),
-                // A thread that could not start never reaches the checkpoint: the others
-                // would wait for it, so nothing of this phase can run.
-                // The last resort, as `Cluster::abort` is for a rank.
-                Err((job, e)) => {
-                    crate::stderr_line!("iopulse run: error: job [{}]: cannot start its thread: {e}", job.name);
-                    std::process::exit(crate::error::exit_code::RUN_FAILED)
-                }
+                Err((job, why, stopped_by_others)) => JobOutcome {
+                    name: job.name.clone(),
+                    phase,
+                    result: None,
+                    exit_code: crate::error::exit_code::RUN_FAILED,
+                    error: Some(why),
+                    stopped_by_others,
+                },
             })
             .collect()
     })
@@ -91,13 +111,13 @@ fn run_job(
     phase: u32,
     job: &Job,
     member: usize,
-    group: &Group,
+    (group, start_word): (&Group, &PhaseStart),
     alone: bool,
     quiet: bool,
     stop: Arc<AtomicUsize>,
 ) -> JobOutcome {
     let cluster = Cluster::alone();
-    let start = StartLine::new(&cluster, None).in_group(group, member);
+    let start = StartLine::new(&cluster, None).in_group(group, member, start_word);
     let diag = if alone { Diagnostics::new(quiet) } else { Diagnostics::for_job(quiet, &job.name) };
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::run(&job.spec, &diag, stop, &start)));
     let ran =

@@ -18,6 +18,7 @@ use crate::error::{Error, UsageError};
 use crate::report::OutputOptions;
 use crate::spec::Spec;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One job: a workload with its name ("" for a single run).
 #[derive(Clone, Debug)]
@@ -82,7 +83,7 @@ impl Plan {
 /// Checks the whole plan before anything is touched: each job as its run would (targets,
 /// regions, kernel limits, placement), each phase's workers and memory together, and every
 /// output path. Creates, opens for writing and writes nothing.
-pub fn check(plan: &Plan) -> Result<(), Error> {
+pub fn check(plan: &Plan, stop: &AtomicUsize) -> Result<(), Error> {
     for phase in &plan.phases {
         let workers: u64 = phase.jobs.iter().map(|j| u64::from(j.spec.threads)).sum();
         if phase.jobs.len() > 1 && workers > u64::from(MAX_PHASE_WORKERS) {
@@ -96,6 +97,13 @@ pub fn check(plan: &Plan) -> Result<(), Error> {
         }
         let mut estimates = Vec::new();
         for job in &phase.jobs {
+            // Thousands of jobs take a while to check: a signal stops it between two.
+            if stop.load(Ordering::Relaxed) != 0 {
+                return Err(crate::error::RunError::Other(
+                    "interrupted while checking the plan: nothing was touched".into(),
+                )
+                .into());
+            }
             let checked = crate::run::check(&job.spec).map_err(|e| named(plan, job, e))?;
             estimates.extend(checked);
         }

@@ -108,6 +108,21 @@ pub fn text(doc: &JobsResult) -> String {
     for n in &doc.combined.notes {
         let _ = writeln!(out, "note: {n}");
     }
+    // How far apart the jobs of each phase opened their windows (`window_skew`), and the
+    // phase's own warnings (a spread beyond 1 % of the window); each job's were said with it.
+    let combined: Vec<(String, &RunResult)> = if several_phases {
+        doc.phases.iter().map(|p| (format!("phase {}: ", p.phase), &p.combined)).collect()
+    } else {
+        vec![(String::new(), &doc.combined)]
+    };
+    for (phase, r) in combined {
+        if let Some(w) = &r.window_skew {
+            let _ = writeln!(out, "{phase}{}", text::window_line(w));
+        }
+        for w in r.warnings.iter().filter(|w| !w.starts_with("job [")) {
+            let _ = writeln!(out, "⚠ {phase}{w}");
+        }
+    }
     out
 }
 

@@ -18,7 +18,6 @@ use crate::report::live_line::LiveLine;
 use crate::rusage;
 use crate::signals;
 use crate::spec::{RunLength, Spec};
-use crate::start_at;
 use crate::stats::CpuTimes;
 use crate::stats::interval::{self, RowObserver, SamplerConfig, SamplerOutput, SteadyHook, TimeSeriesRow};
 use crate::stats::steady_state::SteadyWatch;
@@ -94,7 +93,14 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     // --steady-state stops this run alone: its workers read a stop word of their own, which
     // the supervision relays signals into (a job file's other runs share `stop`).
     let run_stop = if spec.steady_state.is_some() { Arc::new(AtomicUsize::new(0)) } else { Arc::clone(stop) };
-    let control = Arc::new(RunControl::new(Clock::new(), Arc::clone(&run_stop)).with_heartbeats(watched));
+    // The jobs of a phase share one start word: their workers are released by one call.
+    let shared_start = start_line.shared_start();
+    let together = shared_start.is_some();
+    let control = match shared_start {
+        Some(start) => RunControl::sharing(start, Arc::clone(&run_stop)),
+        None => RunControl::new(Clock::new(), Arc::clone(&run_stop)),
+    };
+    let control = Arc::new(control.with_heartbeats(watched));
     // Interval histograms only when a time series or the live line is wanted.
     let (sampler, mut recorders) = if spec.time_series || live_line {
         let (sampler, recorders) =
@@ -144,27 +150,46 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     // Every worker set up (buffers allocated, engines ready): only then meet the other ranks
     // and wait for --start-at, so the windows open as close together as they can.
     let ready = spawn_error.is_none() && !interrupted && control.wait_for_arrivals(handles.len());
+    // What is read right before the release (outside the window): the page-cache residency
+    // of every target, the devices' counters, the memory on huge pages, the whole process's
+    // CPU time (the window's CPU is counted from here, every thread of the process and
+    // io_uring's kernel threads included, set-up excluded) and the CPU's state. A job of a
+    // phase reads them before it meets the others, as the last of them releases every job.
+    let before_release = || {
+        crate::targets::page_cache::at_window_start(targets);
+        let devices_at_start = devices.snapshot();
+        // A phase's jobs: read once for all of them, as the last one arrives (below).
+        let huge_page_bytes = if together { None } else { rusage::anon_huge_page_bytes() };
+        (
+            devices_at_start,
+            huge_page_bytes,
+            rusage::process_cpu(),
+            cpu_state::Recorder::start(std::path::Path::new("/")),
+        )
+    };
+    let read_early = together.then(before_release);
     let opened = if ready && stop.load(Ordering::Relaxed) == 0 { Some(start_line.open(stop)) } else { None };
     // A signal while workers set up or while waiting for --start-at: the window never opens.
     interrupted |= stop.load(Ordering::Relaxed) != 0;
+    if opened.is_none() {
+        // The other jobs of the phase wait for this one at the start line: it will not go.
+        let why = spawn_error.as_deref().unwrap_or(if interrupted {
+            messages::INTERRUPTED_IN_SET_UP
+        } else {
+            "its workers could not set up"
+        });
+        start_line.call_off(why);
+    }
     let (opened, open_error) = match opened {
         Some(Ok(o)) => (o, None),
         Some(Err(e)) => (Opened::default(), Some(e)),
         None => (Opened::default(), None),
     };
-    // The page-cache residency of every target as the window opens (outside the window).
-    crate::targets::page_cache::at_window_start(targets);
-    // The devices' counters, last before the release (outside the window).
-    let devices_at_start = devices.snapshot();
-    let huge_page_bytes = rusage::anon_huge_page_bytes();
-    // The wall clock next to the run's clock, just before the release, to place the window.
-    let (wall_ns, clock_ns) = (start_at::now_unix_ns(), control.clock.now_ns());
-    // The whole process's CPU time at the release: the window's CPU is counted from here,
-    // every thread of the process (and io_uring's kernel threads) included, set-up excluded.
-    let cpu_at_release = rusage::process_cpu();
-    let mut cpu_state = cpu_state::Recorder::start(std::path::Path::new("/"));
+    let (devices_at_start, huge_page_bytes, cpu_at_release, mut cpu_state) = read_early.unwrap_or_else(before_release);
     let start = control.release(handles.len(), spawn_error.is_some() || open_error.is_some() || interrupted);
-    let start_unix_ns = start.map_or(0, |s| wall_ns + s.saturating_sub(clock_ns));
+    let huge_page_bytes = if together { start_line.phase_huge_page_bytes() } else { huge_page_bytes };
+    // Where the window opened on the wall clock: read with the release, by whoever released.
+    let start_unix_ns = start.map_or(0, |_| control.start_unix_ns());
     let sampling_done = Arc::new(AtomicBool::new(false));
     let sampler = match (start, sampler) {
         (Some(start_ns), Some(sampler)) => {

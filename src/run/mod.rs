@@ -70,10 +70,14 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         }
         None => spec.targets.iter().map(|t| start.substitute(t)).collect(),
     };
+    // A signal while planning (thousands of jobs plan at once): nothing is touched.
+    interrupted_before_set_up(&stop)?;
     let Checked { plans, distribution, layout, effective_depth, memory, placed } =
         checked(spec, &given, diag, spec.time_series || diag.show_progress())?;
+    interrupted_before_set_up(&stop)?;
     // Every check is done and nothing is touched yet: in a cluster, every rank says so.
     start.planned()?;
+    interrupted_before_set_up(&stop)?;
     // With an engine that moves no bytes, nothing is created, laid out or opened (target/prepare.rs).
     let (targets, mut created) = targets::prepare_targets(spec, plans, diag, &stop)?;
     if stop.load(Ordering::Relaxed) != 0 {
@@ -186,6 +190,14 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         StopReason::Duration | StopReason::Complete | StopReason::SteadyState => exit_code::SUCCESS,
     };
     Ok(RunOutcome { result, exit_code })
+}
+
+/// The run is called off when a signal came before anything was touched.
+fn interrupted_before_set_up(stop: &AtomicUsize) -> Result<(), Error> {
+    if stop.load(Ordering::Relaxed) != 0 {
+        return Err(RunError::Other(messages::INTERRUPTED_IN_SET_UP.into()).into());
+    }
+    Ok(())
 }
 
 /// The checks `run` makes before it touches anything, without running: targets (kinds,

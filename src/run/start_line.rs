@@ -9,9 +9,12 @@
 //!   `--start-at`, the window waits for that wall-clock time.
 //!
 //! The jobs of one phase of a job file meet the same way, in this process: a start line
-//! `in_group` also meets the other jobs at each checkpoint (`cluster::in_process`), so
-//! they are released together into one window, and one job refused before `planned`
-//! stops every job before anything is touched.
+//! `in_group` also meets the other jobs at each checkpoint (`cluster::in_process`), and
+//! one job refused before `planned` stops every job before anything is touched. Their
+//! workers wait on one start word (`worker::StartWord`), set by the last job to reach
+//! `open`: every worker of every job is released by one call, at one instant, once all
+//! of them are set up. A job that will not go brings its failure there (`call_off`), so
+//! the word is then called off for all.
 //!
 //! It also gives the rank and host that `{rank}` and `{host}` in paths stand for.
 //! The coordinator calls `planned` and `open` once each, in that order. A rank
@@ -22,9 +25,11 @@ use crate::cluster::in_process::Group;
 use crate::cluster::{Cluster, ClusterFailure, Status};
 use crate::error::Error;
 use crate::start_at::{self, StartAt, StartAtInfo};
+use crate::worker::StartWord;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, OnceLock};
 
 pub struct StartLine<'a> {
     cluster: &'a Cluster,
@@ -33,10 +38,32 @@ pub struct StartLine<'a> {
     rank: u32,
     /// No checkpoint is left to take part in: `open` was reached, or one failed.
     finished: Cell<bool>,
-    /// The other jobs of this phase, and this job's place among them.
-    group: Option<(&'a Group, usize)>,
+    /// The other jobs of this phase, this job's place among them, and what they share at
+    /// the start.
+    group: Option<(&'a Group, usize, &'a PhaseStart)>,
     /// A checkpoint failed because another job of the group failed there.
     stopped_by_others: Cell<bool>,
+}
+
+/// What the jobs of one phase share at their start line: the start word every worker of
+/// every job waits on, and what is read of the whole process once for all of them right
+/// before it is set (a reading per job would walk every job's memory once per job).
+pub struct PhaseStart {
+    word: Arc<StartWord>,
+    /// The process's memory on transparent huge pages, every job's workers set up.
+    huge_page_bytes: OnceLock<Option<u64>>,
+}
+
+impl PhaseStart {
+    pub fn new() -> Self {
+        Self { word: Arc::new(StartWord::new(crate::clock::Clock::new())), huge_page_bytes: OnceLock::new() }
+    }
+}
+
+impl Default for PhaseStart {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// What happened at the start line, for the result.
@@ -60,10 +87,22 @@ impl<'a> StartLine<'a> {
     }
 
     /// This start line also meets the other members of `group` (the jobs of one phase)
-    /// at each checkpoint, as member `member`.
-    pub fn in_group(mut self, group: &'a Group, member: usize) -> Self {
-        self.group = Some((group, member));
+    /// at each checkpoint, as member `member`; the workers of every member wait on
+    /// `start`, which the last member to reach `open` sets.
+    pub fn in_group(mut self, group: &'a Group, member: usize, start: &'a PhaseStart) -> Self {
+        self.group = Some((group, member, start));
         self
+    }
+
+    /// The start word this run's workers share with the other jobs of its phase, if any.
+    pub fn shared_start(&self) -> Option<Arc<StartWord>> {
+        self.group.map(|(_, _, start)| Arc::clone(&start.word))
+    }
+
+    /// The process's memory on huge pages as the phase's jobs were released (read once,
+    /// by the last job to arrive); `None` outside a group or before the release.
+    pub fn phase_huge_page_bytes(&self) -> Option<u64> {
+        self.group.and_then(|(_, _, start)| start.huge_page_bytes.get().copied().flatten())
     }
 
     /// A checkpoint failed because another job of the group failed (this job's own
@@ -72,10 +111,19 @@ impl<'a> StartLine<'a> {
         self.stopped_by_others.get()
     }
 
-    /// Meets the other jobs of the group, if any.
-    fn meet_group(&self, status: &Status) -> Result<(), Error> {
-        let Some((group, member)) = self.group else { return Ok(()) };
-        group.checkpoint(member, status).map_err(|f| {
+    /// Meets the other jobs of the group, if any. At `open` (`release`), the last to
+    /// arrive sets the shared start word: go if every job arrived ready.
+    fn meet_group(&self, status: &Status, release: bool) -> Result<(), Error> {
+        let Some((group, member, start)) = self.group else { return Ok(()) };
+        let complete = |all_ready: bool| {
+            if release && all_ready {
+                let _ = start.huge_page_bytes.set(crate::rusage::anon_huge_page_bytes());
+            }
+            if release || !all_ready {
+                start.word.set(all_ready);
+            }
+        };
+        group.checkpoint_then(member, status, complete).map_err(|f| {
             let others: Vec<usize> = f.failed.iter().map(|(m, _)| *m).filter(|&m| m != member).collect();
             if !others.is_empty() && matches!(status, Status::Ready) {
                 self.stopped_by_others.set(true);
@@ -92,7 +140,7 @@ impl<'a> StartLine<'a> {
     /// Called by the coordinator once every check is done and before anything is touched:
     /// meets the other ranks (an error names those that failed).
     pub fn planned(&self) -> Result<(), Error> {
-        let met = self.meet_group(&Status::Ready);
+        let met = self.meet_group(&Status::Ready, false);
         self.finished.set(met.is_err());
         met?;
         if self.cluster.is_distributed() {
@@ -108,7 +156,7 @@ impl<'a> StartLine<'a> {
     /// `stop` (the signal word) cuts the wait short; the run then opens and stops at once.
     pub fn open(&self, stop: &AtomicUsize) -> Result<Opened, Error> {
         self.finished.set(true);
-        self.meet_group(&Status::Ready)?;
+        self.meet_group(&Status::Ready, true)?;
         if self.cluster.is_distributed() {
             self.cluster.checkpoint(&Status::Ready)?;
         }
@@ -133,6 +181,17 @@ impl<'a> StartLine<'a> {
         })
     }
 
+    /// Called by the coordinator, its workers set up (or not), when it will not `open`:
+    /// in a group, brings `why` to the checkpoint the other jobs wait at, so that the
+    /// start word their workers share is called off rather than waited for. Nothing to do
+    /// alone, or once a checkpoint failed.
+    pub fn call_off(&self, why: &str) {
+        if self.group.is_none() || self.finished.replace(true) {
+            return;
+        }
+        let _ = self.meet_group(&Status::Failed { message: why.to_string(), usage: false }, false);
+    }
+
     /// Called when this process failed before reaching `planned` or `open`: in a cluster
     /// run, brings the failure to the checkpoint the other ranks wait at, and returns what
     /// every rank learnt there. `None` when alone, or when no checkpoint is left.
@@ -142,7 +201,7 @@ impl<'a> StartLine<'a> {
         }
         let status = Status::Failed { message: error.to_string(), usage: matches!(error, Error::Usage(_)) };
         // The other jobs of the phase learn it at their checkpoint; this job keeps its own error.
-        let _ = self.meet_group(&status);
+        let _ = self.meet_group(&status, false);
         if !self.cluster.is_distributed() {
             return None;
         }

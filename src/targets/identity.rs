@@ -77,7 +77,7 @@ fn landing_within(path: &Path, mut links: u32) -> PathBuf {
 /// What a path stands for, to find two paths that are one file: its device and inode
 /// when it exists, else the path it would be created at (`landing`: through a dangling
 /// symlink to the file it names, its directory resolved).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PathIdentity {
     Existing(FileId),
     New(PathBuf),
@@ -95,7 +95,8 @@ impl PathIdentity {
 
 /// Two target paths name one file: the same path, the same file through links, or the
 /// same place a file will be created at (a dangling link to the other's path included).
-pub fn same_target(a: &Path, b: &Path) -> bool {
+#[cfg(test)]
+fn same_target(a: &Path, b: &Path) -> bool {
     a == b || PathIdentity::of(a).zip(PathIdentity::of(b)).is_some_and(|(x, y)| x == y)
 }
 

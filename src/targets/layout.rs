@@ -135,6 +135,12 @@ fn extend_unique(
     stop: &AtomicUsize,
 ) -> Result<u64, LayoutStop> {
     let total = to_bytes.saturating_sub(from_bytes);
+    // The area below takes a few MiB to fill, whatever the file's size: thousands of jobs
+    // laying out small files at once look at a signal before it, not only between chunks.
+    if stop.load(Ordering::Relaxed) != 0 {
+        bar.abandon();
+        return Err(LayoutStop::Interrupted { laid_out_bytes: 0 });
+    }
     let period = content.period_bytes;
     let area_len = (period + DIRECT_WRITE_BYTES) as usize;
     let mut buffers = SlotBuffers::with_area(1, DIRECT_ALIGN_BYTES as usize, DIRECT_ALIGN_BYTES as usize, area_len)

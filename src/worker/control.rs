@@ -1,5 +1,6 @@
 //! What all workers of a run share: the clock, the stop word, the start line and the
-//! heartbeats the watchdog reads.
+//! heartbeats the watchdog reads; and the start word (`StartWord`), which a run owns, or
+//! shares with the other runs of a job file's phase so that one call releases them all.
 //!
 //! Workers read it once per batch (relaxed loads); only the coordinator and the start
 //! line take its mutex, never a worker in its loop.
@@ -23,6 +24,68 @@ pub mod stop_code {
     }
 }
 
+/// The start of one window: the word workers sleep on until it is set, and the instant
+/// it was set, on the run's clock and on the wall clock. A run owns one; the runs of the
+/// jobs of one phase share one (`RunControl::sharing`), set once when the last of them is
+/// ready, so that every worker of every job is released by one call at one instant.
+pub struct StartWord {
+    pub clock: Clock,
+    /// 0 until set, then `GO` or `CALLED_OFF`.
+    word: AtomicU32,
+    /// The start, stored before `word` is set.
+    start_ns: AtomicU64,
+    start_unix_ns: AtomicU64,
+    /// Serialises `set` (the first call wins); never taken by a worker.
+    setting: Mutex<()>,
+}
+
+const GO: u32 = 1;
+const CALLED_OFF: u32 = 2;
+
+impl StartWord {
+    pub fn new(clock: Clock) -> Self {
+        Self {
+            clock,
+            word: AtomicU32::new(0),
+            start_ns: AtomicU64::new(0),
+            start_unix_ns: AtomicU64::new(0),
+            setting: Mutex::new(()),
+        }
+    }
+
+    /// Releases every worker waiting on this word (`go`), or calls their start off. Only
+    /// the first call sets it; later ones change nothing. Returns the start when released.
+    pub fn set(&self, go: bool) -> Option<u64> {
+        let _one = self.setting.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.word.load(Ordering::Acquire) == 0 {
+            let start_ns = self.clock.now_ns();
+            let unix_ns = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
+            self.start_ns.store(start_ns, Ordering::Relaxed);
+            self.start_unix_ns.store(unix_ns, Ordering::Relaxed);
+            crate::futex::set_and_wake_all(&self.word, if go { GO } else { CALLED_OFF });
+        }
+        self.started()
+    }
+
+    /// Waits until the word is set; the start when released.
+    pub fn wait(&self) -> Option<u64> {
+        crate::futex::wait_while_zero(&self.word);
+        self.started()
+    }
+
+    /// The start, once released (`None` while unset or called off).
+    fn started(&self) -> Option<u64> {
+        (self.word.load(Ordering::Acquire) == GO).then(|| self.start_ns.load(Ordering::Relaxed))
+    }
+
+    /// The start on the wall clock (ns since the Unix epoch), once released; 0 before.
+    pub fn start_unix_ns(&self) -> u64 {
+        if self.started().is_some() { self.start_unix_ns.load(Ordering::Relaxed) } else { 0 }
+    }
+}
+
 /// What all workers of a run share: the clock, the stop word and the start line.
 pub struct RunControl {
     pub clock: Clock,
@@ -32,10 +95,11 @@ pub struct RunControl {
     gate_changed: Condvar,
     /// The time series' current interval, advanced by the sampler; workers look at it once per batch.
     pub epoch: AtomicU64,
-    /// The start line's word: 0 until released, then 1 (go) or 2 (called off).
-    released: AtomicU32,
-    /// The start time, stored before `released` is set.
-    start_ns: AtomicU64,
+    /// The start line's word: the run's own, or its phase's.
+    start: Arc<StartWord>,
+    /// `start` is shared with the other jobs of a phase: it is set by the phase's start
+    /// line (`StartLine::open`), never by `release`.
+    shared_start: bool,
     /// One heartbeat per worker, for the watchdog (`watchdog`); empty when not watched.
     heartbeats: Box<[Heartbeat]>,
     /// Failed I/Os of the whole run so far (incremented only when an I/O fails);
@@ -50,20 +114,27 @@ pub struct RunControl {
 struct Gate {
     arrived: usize,
     setup_failed: bool,
-    /// `Some(start_ns)` once released; `None` while waiting.
-    released: Option<u64>,
-    called_off: bool,
 }
 
 impl RunControl {
     pub fn new(clock: Clock, stop: Arc<AtomicUsize>) -> Self {
+        Self::with_start(Arc::new(StartWord::new(clock)), false, stop)
+    }
+
+    /// A run whose workers wait on `start`, shared with the other jobs of its phase: the
+    /// phase's start line sets it once every job is ready (`release` only waits for it).
+    pub fn sharing(start: Arc<StartWord>, stop: Arc<AtomicUsize>) -> Self {
+        Self::with_start(start, true, stop)
+    }
+
+    fn with_start(start: Arc<StartWord>, shared_start: bool, stop: Arc<AtomicUsize>) -> Self {
         Self {
-            clock,
+            clock: start.clock,
             stop,
             gate: Mutex::new(Gate::default()),
             gate_changed: Condvar::new(),
-            released: AtomicU32::new(0),
-            start_ns: AtomicU64::new(0),
+            start,
+            shared_start,
             heartbeats: Box::default(),
             errors_seen: Arc::new(AtomicU64::new(0)),
             epoch: AtomicU64::new(0),
@@ -102,14 +173,19 @@ impl RunControl {
         while gate.arrived < workers {
             gate = self.gate_changed.wait(gate).expect("start gate");
         }
-        let start_ns = self.clock.now_ns();
-        gate.called_off = call_off || gate.setup_failed;
-        gate.released = Some(start_ns);
-        let go = !gate.called_off;
-        self.start_ns.store(start_ns, Ordering::Relaxed);
+        let go = !(call_off || gate.setup_failed);
         drop(gate);
-        crate::futex::set_and_wake_all(&self.released, if go { 1 } else { 2 });
-        go.then_some(start_ns)
+        if self.shared_start {
+            // The phase's start line set the word (or will, once every job is ready): a job
+            // that does not go brought its failure there first, so the word is called off.
+            return self.start.wait();
+        }
+        self.start.set(go)
+    }
+
+    /// The window's start on the wall clock (ns since the Unix epoch), once released.
+    pub fn start_unix_ns(&self) -> u64 {
+        self.start.start_unix_ns()
     }
 
     /// The worker's side: reports set-up done and waits for the start.
@@ -120,8 +196,7 @@ impl RunControl {
         gate.setup_failed |= !setup_ok;
         drop(gate);
         self.gate_changed.notify_all();
-        crate::futex::wait_while_zero(&self.released);
-        let go = self.released.load(Ordering::Acquire) == 1;
-        if go && setup_ok { Some(self.start_ns.load(Ordering::Relaxed)) } else { None }
+        let start = self.start.wait();
+        if setup_ok { start } else { None }
     }
 }

@@ -102,7 +102,7 @@ impl<E: Engine> Worker<E> {
             if let Some(mut stop) = self.stop_reason(control, now, next_event_ns, exhausted && in_flight == 0) {
                 if stop == WorkerStop::Deadline && next_event_ns != deadline_ns {
                     // Not the deadline: the ramp's end. Figures restart from zero.
-                    self.end_ramp();
+                    self.end_ramp(in_flight);
                     next_event_ns = deadline_ns;
                     match self.stop_reason(control, now, deadline_ns, exhausted && in_flight == 0) {
                         Some(s) => stop = s,

@@ -20,7 +20,7 @@ mod verifier;
 mod watch;
 
 pub use area::AreaShape;
-pub use control::{RunControl, stop_code};
+pub use control::{RunControl, StartWord, stop_code};
 pub use size_mix::SizeStats;
 
 use crate::access::BlockSource;
@@ -388,7 +388,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     };
     // Stopped before the ramp's end (a signal, a failure): nothing was measured.
     if worker.ramp_end_ns.is_some() {
-        worker.end_ramp();
+        worker.end_ramp(0);
     }
     let cpu = rusage::thread_cpu().since(&worker.window_cpu_start.unwrap_or(cpu_start));
     let sync_ns = worker.sync_writes(control);
@@ -406,7 +406,12 @@ struct Worker<E: Engine> {
     completions: Box<[Completion]>,
     source: BlockSource,
     region_first_block: u64,
+    /// I/Os this worker may still draw (`--ops`, `--io-limit`; `u64::MAX` without, and
+    /// during a ramp: the ramp's I/Os never count against the budget).
     remaining_ops: u64,
+    /// `--ramp` with `--ops` or `--io-limit`: the worker's share of the budget, given to
+    /// the window at the ramp's end.
+    window_ops_limit: Option<u64>,
     coverage: Option<CoverageTracker>,
     mix: OpMix,
     files: Box<[WorkerFile]>,
@@ -678,7 +683,8 @@ impl<E: Engine> Worker<E> {
             completions: vec![Completion::default(); depth as usize].into_boxed_slice(),
             source: plan.source,
             region_first_block: plan.region_first_block,
-            remaining_ops: plan.ops_limit.unwrap_or(u64::MAX),
+            remaining_ops: if plan.ramp_ns > 0 { u64::MAX } else { plan.ops_limit.unwrap_or(u64::MAX) },
+            window_ops_limit: if plan.ramp_ns > 0 { plan.ops_limit } else { None },
             coverage: plan.coverage,
             stats: plan
                 .files
@@ -1011,11 +1017,18 @@ impl<E: Engine> Worker<E> {
     /// The ramp's end, at the first batch past it (the loop's `next_event_ns`): the time
     /// series gets the ramp's tail, then the counters and
     /// histograms are reset in place (no allocation), once. Coverage, verification,
-    /// failed I/Os and pacing keep counting over the whole run.
+    /// failed I/Os and pacing keep counting over the whole run. With `--ops` or
+    /// `--io-limit`, the budget starts here: `in_flight` I/Os issued in the ramp and the
+    /// requests drawn ahead will complete in the window and count against it, so that the
+    /// window completes the budget exactly (the ramp drew without a limit).
     #[cold]
     #[inline(never)]
-    fn end_ramp(&mut self) {
+    fn end_ramp(&mut self, in_flight: usize) {
         self.ramp_end_ns = None;
+        if let Some(limit) = self.window_ops_limit.take() {
+            let drawn_ahead = self.ahead.as_ref().map_or(0, |a| a.len + usize::from(a.cutting.is_some()));
+            self.remaining_ops = limit.saturating_sub((in_flight + drawn_ahead) as u64);
+        }
         if let Some(rec) = &mut self.interval {
             rec.end_ramp(|into| snapshot(&self.stats, into));
         }

@@ -22,6 +22,7 @@ mod fuzz_parsers;
 mod html_report;
 mod job_files;
 mod job_results;
+mod job_window;
 mod libaio_mmap;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -14,6 +14,7 @@ use crate::cli::table::{FlagTable, FlagValue, KeyError};
 use crate::cli::{OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
 use crate::error::UsageError;
 use parse::{Entry, JobFile, Value};
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// Keys of a job file that are not flags.
@@ -80,6 +81,8 @@ pub fn plan(file: &JobFile, overrides: &Overrides, inputs: Vec<PathBuf>) -> Resu
         }
     }
     let mut phases: Vec<Phase> = Vec::new();
+    // The identity of every target of the current phase, and the job (its index) it is of.
+    let mut phase_targets = HashMap::new();
     let mut timeseries = false;
     let output = output_of(file, overrides, &commands, &mut timeseries)?;
     for (index, job) in file.jobs.iter().enumerate() {
@@ -100,13 +103,25 @@ pub fn plan(file: &JobFile, overrides: &Overrides, inputs: Vec<PathBuf>) -> Resu
         }
         let entries = merged(&file.global, &job.entries, &commands);
         let spec = to_spec(file, &job.name, job.line, &entries, overrides, &commands, timeseries)?;
-        let phase = phases.last_mut().expect("the first job starts a phase");
-        if let Some(other) = phase.jobs.iter().find(|o| shares_a_target(&o.spec.targets, &spec.targets)) {
-            return Err(UsageError::new(format!(
-                "{}:{}: jobs [{}] and [{}] run at the same time on the same target: give each its own targets, or put stonewall = true in [{}] to run it after",
-                file.path, job.line, other.name, job.name, job.name
-            )));
+        if new_phase {
+            phase_targets.clear();
         }
+        let phase = phases.last_mut().expect("the first job starts a phase");
+        // Each target's identity is looked up once, so that thousands of jobs are checked
+        // in one pass, not every pair of them.
+        let mut own = HashMap::new();
+        for t in &spec.targets {
+            let id = crate::targets::identity::PathIdentity::of(t);
+            if let Some(&other) = phase_targets.get(&id) {
+                let other: &Job = &phase.jobs[other];
+                return Err(UsageError::new(format!(
+                    "{}:{}: jobs [{}] and [{}] run at the same time on the same target: give each its own targets, or put stonewall = true in [{}] to run it after",
+                    file.path, job.line, other.name, job.name, job.name
+                )));
+            }
+            own.insert(id, phase.jobs.len());
+        }
+        phase_targets.extend(own);
         phase.jobs.push(Job { name: job.name.clone(), spec });
     }
     Ok(Plan { source: file.path.clone(), phases, output, inputs })
@@ -238,12 +253,6 @@ fn blame(
         return UsageError::new(format!("{}:{}: key `targets` of [{name}]: {message}", file.path, e.line));
     }
     UsageError::new(format!("{}:{line}: job [{name}]: {message}", file.path))
-}
-
-/// The two jobs name one target: the same path, or paths that are one file (a link, a
-/// dangling link to where the other will be created).
-fn shares_a_target(a: &[PathBuf], b: &[PathBuf]) -> bool {
-    a.iter().any(|x| b.iter().any(|y| crate::targets::identity::same_target(x, y)))
 }
 
 #[cfg(test)]

@@ -46,9 +46,23 @@ pub struct JobFile {
     pub jobs: Vec<Job>,
 }
 
-/// The 1-based line of byte `offset` in `text`.
-pub fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+/// The lines of a text, to find the line of a byte offset in a few steps: a file of
+/// thousands of jobs has a line looked up per key, and counting from the start each time
+/// took seconds.
+struct Lines {
+    /// The byte offset of every newline, in order.
+    newlines: Vec<usize>,
+}
+
+impl Lines {
+    fn of(text: &str) -> Self {
+        Self { newlines: text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i).collect() }
+    }
+
+    /// The 1-based line of byte `offset`.
+    fn line(&self, offset: usize) -> usize {
+        self.newlines.partition_point(|&n| n < offset) + 1
+    }
 }
 
 /// Reads and parses the job file at `path`.
@@ -64,7 +78,8 @@ pub fn read(path: &std::path::Path) -> Result<JobFile, UsageError> {
 
 /// Parses the text of a job file named `path`.
 pub fn parse(path: &str, text: &str) -> Result<JobFile, UsageError> {
-    let at = |offset: usize| format!("{path}:{}", line_of(text, offset));
+    let lines = Lines::of(text);
+    let at = |offset: usize| format!("{path}:{}", lines.line(offset));
     let document = DeTable::parse(text).map_err(|e| {
         let line = e.span().map_or_else(|| path.to_string(), |s| at(s.start));
         let message = e.message().lines().next().unwrap_or("").trim().to_string();
@@ -72,14 +87,14 @@ pub fn parse(path: &str, text: &str) -> Result<JobFile, UsageError> {
     })?;
     let mut file = JobFile { path: path.to_string(), global: Vec::new(), jobs: Vec::new() };
     for (name, table) in document.get_ref().iter() {
-        let line = line_of(text, name.span().start);
+        let line = lines.line(name.span().start);
         let name = name.get_ref().to_string();
         let DeValue::Table(table) = table.get_ref() else {
             return Err(UsageError::new(format!(
                 "{path}:{line}: key `{name}` is outside any table: put it under [global] or under a job's [name]"
             )));
         };
-        let entries = entries(path, text, &name, table)?;
+        let entries = entries(path, &lines, &name, table)?;
         if name == "global" {
             file.global = entries;
         } else {
@@ -99,10 +114,10 @@ pub fn parse(path: &str, text: &str) -> Result<JobFile, UsageError> {
     Ok(file)
 }
 
-fn entries(path: &str, text: &str, table_name: &str, table: &DeTable<'_>) -> Result<Vec<Entry>, UsageError> {
+fn entries(path: &str, lines: &Lines, table_name: &str, table: &DeTable<'_>) -> Result<Vec<Entry>, UsageError> {
     let mut out = Vec::new();
     for (key, value) in table.iter() {
-        let line = line_of(text, key.span().start);
+        let line = lines.line(key.span().start);
         let key = key.get_ref().to_string();
         let wrong = |what: &str| {
             UsageError::new(format!(
@@ -135,6 +150,16 @@ fn entries(path: &str, text: &str, table_name: &str, table: &DeTable<'_>) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_found_by_offset_as_counted_from_the_start() {
+        let text = "a\nbc\n\nd";
+        let lines = Lines::of(text);
+        for offset in 0..=text.len() + 2 {
+            let counted = text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1;
+            assert_eq!(lines.line(offset), counted, "offset {offset}");
+        }
+    }
 
     #[test]
     fn global_then_jobs_in_file_order_with_lines() {
