@@ -64,6 +64,7 @@ pub const TABLE: &[Known] = &[
     mapped("direct", &[]),
     mapped("buffered", &[]),
     mapped("invalidate", &[]),
+    mapped("fadvise_hint", &[]),
     mapped("numjobs", &[]),
     Known { name: "thread", aliases: &[], support: Support::NoEffect },
     mapped("runtime", &["timeout"]),

@@ -1042,5 +1042,21 @@ fn pacing_block(out: &mut String, p: &crate::result::PacingInfo) {
             units::iops(r.achieved_iops)
         );
         let _ = writeln!(out, "          latency measured from each I/O's due time (no coordinated omission)");
+        // The headline latency is the tool's lateness plus the storage's service time.
+        for (what, part) in
+            [("tool's lateness (due → submitted)", &r.lateness), ("service time (submitted → done)", &r.service)]
+        {
+            if let Some(p) = part {
+                let l = &p.latency_ns;
+                let _ = writeln!(
+                    out,
+                    "          {what}: p50 {} · p99 {} · p99.9 {} · max {}",
+                    units::latency_ns(l.p50),
+                    units::latency_ns(l.p99),
+                    units::latency_ns(l.p99_9),
+                    units::latency_ns(l.max)
+                );
+            }
+        }
     }
 }

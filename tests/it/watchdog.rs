@@ -122,6 +122,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         error_limit: 1,
         errors_seen,
         flush: None,
+        end_fsync: false,
         think: None,
         rate: None,
         interval: None,
