@@ -164,6 +164,15 @@ pub fn render(r: &RunResult) -> String {
     }
     if let (Some(f), Some(spec)) = (&r.flush, &s.flush) {
         flush_block(&mut out, f, spec);
+    } else if let (Some(f), true) = (&r.flush, s.end_fsync) {
+        // `--end-fsync` alone: the flushes at the end, inside the window.
+        let _ = writeln!(
+            out,
+            "{:<9} {} fsync at the end of the window (--end-fsync) · took {} · inside the window and its figures",
+            "flush",
+            units::count(f.ops),
+            units::latency_ns(u64::try_from(u128::from(f.latency_ns.mean) * u128::from(f.ops)).unwrap_or(u64::MAX))
+        );
     }
     // Trims: bytes discarded, as an operation of their own (not in the total).
     if let Some(t) = &r.trim {

@@ -224,7 +224,11 @@ fn fio_json_puts_the_flushes_in_fios_sync_section() {
 fn end_fsync_flushes_inside_the_window_and_counts_the_flush() {
     let dir = temp_dir();
     let f = path_str(&dir.path().join("end.dat"));
-    let r = run_json(&[&f, "--file-size", "16M", "--write-percent", "100", "--duration", "1", "--end-fsync"]);
+    let (code, text, stderr) =
+        run(&[&f, "--file-size", "16M", "--write-percent", "100", "--duration", "1", "--end-fsync"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.contains("fsync at the end of the window (--end-fsync)"), "{text}");
+    let r = run_json(&[&f, "--write-percent", "100", "--duration", "1", "--end-fsync"]);
     assert_eq!(r["spec"]["end_fsync"], true);
     // One worker, one file: one flush, after the writes.
     assert_eq!(u64_at(&r, &["flush", "ops"]), 1, "{}", r["flush"]);
