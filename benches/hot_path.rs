@@ -310,6 +310,7 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         errors_seen: Arc::clone(&control.errors_seen),
         flush: None,
         durable_record: None,
+        end_fsync: false,
     };
     std::thread::scope(|s| {
         let control = &control;

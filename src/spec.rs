@@ -79,6 +79,23 @@ impl CacheMode {
     }
 }
 
+/// `--fadvise-hint`: whether buffered targets are advised of the run's access order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum FadviseHint {
+    /// random runs POSIX_FADV_RANDOM, sequential ones POSIX_FADV_SEQUENTIAL (fio's fadvise_hint=1)
+    #[default]
+    On,
+    /// no advice: the kernel's default readahead (fio's fadvise_hint=0)
+    Off,
+}
+
+impl FadviseHint {
+    fn off() -> Self {
+        FadviseHint::Off
+    }
+}
+
 /// Everything a run does. Plain data: no file is opened to build it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Spec {
@@ -170,6 +187,13 @@ pub struct Spec {
     /// `--fsync-on-close`: fsync every target at the end of the run, timed outside the window.
     #[serde(default)]
     pub fsync_on_close: bool,
+    /// `--fadvise-hint`: buffered targets are advised of the access order (fio's
+    /// fadvise_hint). Results of versions before the flag read as `off`.
+    #[serde(default = "FadviseHint::off")]
+    pub fadvise_hint: FadviseHint,
+    /// `--end-fsync`: each worker fsyncs its files at the end of the window, counted in it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end_fsync: bool,
     /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes of a worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<crate::durability::FlushSpec>,

@@ -110,7 +110,7 @@ impl Thinker {
 
 /// A rate wait sleeps until this long before the due time, then spins: the schedule
 /// is kept to microseconds without burning a CPU between I/Os.
-const SPIN_TAIL_NS: u64 = 200_000;
+pub const SPIN_TAIL_NS: u64 = 200_000;
 
 /// A worker's schedule of due times (open loop: every slot is issued, late or not).
 #[derive(Clone, Debug)]
@@ -155,28 +155,35 @@ impl Pacer {
     }
 }
 
-/// Waits for a rate slot: sleeps until shortly before it, then spins (or only spins).
-pub fn wait_for_slot(clock: &Clock, until_ns: u64, mode: ThinkMode) {
+/// Waits for a rate slot: sleeps until shortly before it, then spins (or only spins), so
+/// that the wait ends on time; returns the clock reading that ended it.
+pub fn wait_for_slot(clock: &Clock, until_ns: u64, mode: ThinkMode) -> u64 {
     if mode == ThinkMode::Sleep {
         wait_until(clock, until_ns.saturating_sub(SPIN_TAIL_NS), ThinkMode::Sleep);
     }
-    wait_until(clock, until_ns, ThinkMode::Spin);
+    wait_until(clock, until_ns, ThinkMode::Spin)
 }
 
-/// Waits until `until_ns` on `clock`, sleeping or spinning.
-pub fn wait_until(clock: &Clock, until_ns: u64, mode: ThinkMode) {
+/// Waits until `until_ns` on `clock`, sleeping or spinning; returns the clock reading
+/// that ended the wait (at or after `until_ns`).
+pub fn wait_until(clock: &Clock, until_ns: u64, mode: ThinkMode) -> u64 {
     match mode {
         ThinkMode::Sleep => {
             let now = clock.now_ns();
             if until_ns > now {
                 std::thread::sleep(Duration::from_nanos(until_ns - now));
+                clock.now_ns()
+            } else {
+                now
             }
         }
-        ThinkMode::Spin => {
-            while clock.now_ns() < until_ns {
-                std::hint::spin_loop();
+        ThinkMode::Spin => loop {
+            let now = clock.now_ns();
+            if now >= until_ns {
+                break now;
             }
-        }
+            std::hint::spin_loop();
+        },
     }
 }
 

@@ -36,6 +36,13 @@ pub struct DurabilityArgs {
     /// E.g. `iopulse t.dat --write-percent 100 --fsync-on-close`
     #[arg(long)]
     pub fsync_on_close: bool,
+
+    /// At the end of the window, each worker fsyncs its files (fio's end_fsync): the flush
+    /// is part of the window, its time and its figures (`flush`), so the figures say what
+    /// it took to have the writes on the device. E.g. `iopulse t.dat --write-percent 100
+    /// --duration 10 --end-fsync`
+    #[arg(long)]
+    pub end_fsync: bool,
 }
 
 impl DurabilityArgs {

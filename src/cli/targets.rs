@@ -32,6 +32,15 @@ pub struct TargetArgs {
     /// to measure a sparse file on purpose).
     #[arg(long)]
     pub keep_holes: bool,
+
+    /// Advise the kernel how buffered I/O will walk each target, as fio's fadvise_hint:
+    /// random runs POSIX_FADV_RANDOM (no readahead pulls in blocks the run never asked
+    /// for), sequential ones POSIX_FADV_SEQUENTIAL. Not with --direct, which bypasses the
+    /// cache. E.g. `iopulse data.dat --random --fadvise-hint off` lets readahead run as a
+    /// program that gives no advice would see it. [default: on]
+    #[arg(long, value_enum, value_name = "on|off")]
+    #[serde(deserialize_with = "crate::units::values::choice")]
+    pub fadvise_hint: Option<crate::spec::FadviseHint>,
 }
 
 impl TargetArgs {

@@ -129,6 +129,8 @@ impl WorkloadArgs {
             force: self.safety.force,
             engine_options,
             fsync_on_close: self.durability.fsync_on_close,
+            end_fsync: self.durability.end_fsync,
+            fadvise_hint: self.targets.fadvise_hint.unwrap_or_default(),
             flush: self.durability.flush()?,
             sync_writes: self.durability.sync_writes,
             interval_ns,

@@ -15,6 +15,7 @@ use crate::cli::lists::ManyRunsArgs;
 use crate::error::exit_code;
 use crate::report::{self, OutputFormat, output_path, units};
 use crate::result::RunResult;
+use crate::stats::LatencySummary;
 use crate::sweep::document::{Answer, CurvePoint, RunEntry, SearchDocument};
 use crate::sweep::search::{DEFAULT_STEPS, LatencySearch, Percentile, saturate_candidates};
 use crate::units::parse_duration;
@@ -278,6 +279,12 @@ impl Searcher<'_> {
                     p99_ns: l.p99,
                     p99_9_ns: l.p99_9,
                     p99_99_ns: l.p99_99,
+                    lateness_ns: result
+                        .pacing
+                        .as_ref()
+                        .and_then(|p| p.rate.as_ref())
+                        .and_then(|r| r.lateness.as_ref())
+                        .map(|l| l.latency_ns),
                     passed: passed(&result),
                 });
                 self.runs.push(RunEntry {
@@ -446,21 +453,35 @@ fn latency_answer(curve: &[CurvePoint], max_iops: f64, p: Percentile, bound_ns: 
         None => {
             let lowest = curve.iter().filter(|c| c.offered_iops.is_some()).min_by(|a, b| a.iops.total_cmp(&b.iops));
             let text = match lowest {
-                Some(c) => format!(
-                    "{} ≤ {bound} not met even at {} IOPS ({:.0} % of max {}): {} was {}",
-                    p.name(),
-                    units::iops(c.iops),
-                    c.offered_percent.unwrap_or(0.0),
-                    units::iops(max_iops),
-                    p.name(),
-                    units::latency_ns(match p {
-                        Percentile::P50 => c.p50_ns,
-                        Percentile::P90 => c.p90_ns,
-                        Percentile::P99 => c.p99_ns,
-                        Percentile::P999 => c.p99_9_ns,
-                        Percentile::P9999 => c.p99_99_ns,
-                    })
-                ),
+                Some(c) => {
+                    let of = |l: &LatencySummary| p.of(l);
+                    let seen = of(&LatencySummary {
+                        p50: c.p50_ns,
+                        p90: c.p90_ns,
+                        p99: c.p99_ns,
+                        p99_9: c.p99_9_ns,
+                        p99_99: c.p99_99_ns,
+                        ..LatencySummary::default()
+                    });
+                    // How much of the miss was the tool's own lateness, not the storage's: it is
+                    // part of every paced latency.
+                    let lateness = c.lateness_ns.as_ref().map_or(String::new(), |l| {
+                        format!(
+                            "; the tool's own lateness (due → submitted), part of each latency, had {} {}",
+                            p.name(),
+                            units::latency_ns(of(l))
+                        )
+                    });
+                    format!(
+                        "{} ≤ {bound} not met even at {} IOPS ({:.1} % of max {}): {} was {}{lateness}",
+                        p.name(),
+                        units::iops(c.iops),
+                        c.offered_percent.unwrap_or(0.0),
+                        units::iops(max_iops),
+                        p.name(),
+                        units::latency_ns(seen)
+                    )
+                }
                 None => format!("{} ≤ {bound}: no paced run was made", p.name()),
             };
             Answer { text, found: false, max_iops, iops: None, offered_iops: None, queue_depth: None, threads: None }

@@ -69,6 +69,7 @@ pub const TABLE: &[Known] = &[
     mapped("direct", &[]),
     mapped("buffered", &[]),
     mapped("invalidate", &[]),
+    mapped("fadvise_hint", &[]),
     mapped("numjobs", &[]),
     harmless("thread", &[], "iopulse's workers are always threads"),
     mapped("runtime", &["timeout"]),

@@ -573,6 +573,16 @@ impl<'a> JobTranslation<'a> {
         if let Some((false, o)) = self.switch_of("invalidate")? {
             self.push_text("cache", o, "keep".into());
         }
+        // fadvise_hint (on by default in both): 0 turns it off; 1, `random` and
+        // `sequential` leave it on (iopulse advises by the job's access order).
+        if let Some(o) = self.get("fadvise_hint") {
+            let v = self.text(o)?.to_ascii_lowercase();
+            match v.as_str() {
+                "0" | "false" | "off" | "no" => self.push_text("fadvise-hint", o, "off".into()),
+                "1" | "true" | "on" | "yes" | "random" | "sequential" => {}
+                _ => return Err(self.bad(o, "fadvise_hint takes 0, 1, sequential or random")),
+            }
+        }
         Ok(())
     }
 
@@ -648,8 +658,9 @@ impl<'a> JobTranslation<'a> {
             }
             self.push_text("think-every", o, every.max(1).to_string());
         }
+        // end_fsync: fio's job fsyncs its file when its I/O is done, inside its runtime.
         if let Some((true, o)) = self.switch_of("end_fsync")? {
-            self.push("fsync-on-close", o, Value::Switch(true));
+            self.push("end-fsync", o, Value::Switch(true));
         }
         // fsync=N, fdatasync=N: a flush after every N writes of each job (0: none).
         let fsync = self.count_of("fsync")?.filter(|(n, _)| *n > 0);

@@ -183,6 +183,15 @@ pub fn render(r: &RunResult) -> String {
         // The call a flush is: fsync/fdatasync, or msync where writes are stores into a mapping.
         let call = r.engine.setup.get("flush_call").map_or(spec.kind.name(), String::as_str);
         flush_block(&mut out, f, spec, call);
+    } else if let (Some(f), true) = (&r.flush, s.end_fsync) {
+        // `--end-fsync` alone: the flushes at the end, inside the window.
+        let _ = writeln!(
+            out,
+            "{:<9} {} fsync at the end of the window (--end-fsync) · took {} · inside the window and its figures",
+            "flush",
+            units::count(f.ops),
+            units::latency_ns(u64::try_from(u128::from(f.latency_ns.mean) * u128::from(f.ops)).unwrap_or(u64::MAX))
+        );
     }
     // Trims: bytes discarded, as an operation of their own (not in the total).
     if let Some(t) = &r.trim {
@@ -1147,5 +1156,21 @@ fn pacing_block(out: &mut String, p: &crate::result::PacingInfo) {
             units::iops(r.achieved_iops)
         );
         let _ = writeln!(out, "          latency measured from each I/O's due time (no coordinated omission)");
+        // The headline latency is the tool's lateness plus the storage's service time.
+        for (what, part) in
+            [("tool's lateness (due → submitted)", &r.lateness), ("service time (submitted → done)", &r.service)]
+        {
+            if let Some(p) = part {
+                let l = &p.latency_ns;
+                let _ = writeln!(
+                    out,
+                    "          {what}: p50 {} · p99 {} · p99.9 {} · max {}",
+                    units::latency_ns(l.p50),
+                    units::latency_ns(l.p99),
+                    units::latency_ns(l.p99_9),
+                    units::latency_ns(l.max)
+                );
+            }
+        }
     }
 }

@@ -271,10 +271,29 @@ pub struct RateInfo {
     pub backlog_at_end: u64,
     /// The most any I/O was issued behind its due time (its latency includes it).
     pub max_behind_ns: u64,
+    /// The tool's own lateness: per counted I/O, the time from its due time to its
+    /// submission (in the headline latency, which counts from the due time; not the
+    /// storage's doing). Absent in results of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness: Option<PacedLatency>,
+    /// Per counted I/O, the time from its submission to its completion: what the
+    /// storage took, without the tool's lateness.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<PacedLatency>,
     /// The target rate was reached.
     pub reached: bool,
     /// What latency is measured from under a rate limit.
     pub latency_from: String,
+}
+
+/// One of the two parts of a paced run's latency (`RateInfo::lateness`, `service`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PacedLatency {
+    /// I/Os measured: every counted I/O of the window.
+    pub ios: u64,
+    pub latency_ns: crate::stats::LatencySummary,
+    /// Its HDR histogram, encoded as those of `histograms` (ns).
+    pub histogram: String,
 }
 
 /// The data a run wrote (and laid out).

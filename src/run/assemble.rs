@@ -13,9 +13,9 @@ use crate::access::block_sizes::SizeFor;
 use crate::diag::Diagnostics;
 use crate::environment;
 use crate::result::{
-    AchievedQueueDepth, BlockSizeFigures, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacingInfo,
-    RateInfo, RunResult, SCHEMA_VERSION, SizeHistograms, StopReason, StuckIo, TargetInfo, ThinkInfo, ToolInfo,
-    VerificationInfo, WorkerInfo, WorkerPlacementInfo,
+    AchievedQueueDepth, BlockSizeFigures, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacedLatency,
+    PacingInfo, RateInfo, RunResult, SCHEMA_VERSION, SizeHistograms, StopReason, StuckIo, TargetInfo, ThinkInfo,
+    ToolInfo, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
 };
 use crate::result::{SteadyStateInfo, SteadyWindow};
 use crate::rusage;
@@ -27,7 +27,7 @@ use crate::stats::{CpuTimes, OpStats, encode_histogram};
 use crate::targets::device_witness::{self, Devices};
 use crate::targets::{DeviceWitness, DirectOutcome, PreparedTarget};
 use crate::verify::{Failure, Mismatch, VerifyCounts};
-use crate::worker::{SizeStats, WorkerResult, WorkerStop, stop_code};
+use crate::worker::{PacingLatency, SizeStats, WorkerResult, WorkerStop, stop_code};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -236,7 +236,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         ),
     };
     // Flushes are shown whenever the run asked for them (zero when none completed).
-    let flushing = spec.flush.is_some();
+    let flushing = spec.flush.is_some() || spec.end_fsync;
     // So are trims.
     let trimming = spec.trim_percent > 0;
     let histograms = Histograms {
@@ -583,6 +583,10 @@ fn stuck_info(a: &Abandoned, targets: &[PreparedTarget]) -> StuckIo {
     }
 }
 
+fn paced_latency(s: &OpStats) -> PacedLatency {
+    PacedLatency { ios: s.ops, latency_ns: s.latency_summary(), histogram: encode_histogram(&s.latency) }
+}
+
 /// Think time and rate figures, when the run was paced.
 fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) -> Option<PacingInfo> {
     if spec.think.is_none() && spec.rate.is_none() {
@@ -591,6 +595,12 @@ fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) 
     let sum = |f: fn(&WorkerResult) -> u64| workers.iter().map(f).sum::<u64>();
     let worker_time_ns = window_ns as f64 * workers.len().max(1) as f64;
     let window_s = window_ns as f64 / 1e9;
+    // Every worker's lateness and service histograms, merged (rate schedules only).
+    let latency = workers.iter().filter_map(|w| w.pacing_latency.as_ref()).fold(None, |acc, l| {
+        let mut acc: PacingLatency = acc.unwrap_or_default();
+        acc.merge(l);
+        Some(acc)
+    });
     Some(PacingInfo {
         think: spec.think.map(|t| ThinkInfo {
             mode: t.mode,
@@ -614,6 +624,8 @@ fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) 
                 achieved_iops,
                 backlog_at_end: backlog,
                 max_behind_ns: workers.iter().map(|w| w.pacing.max_behind_ns).max().unwrap_or(0),
+                lateness: latency.as_ref().map(|l| paced_latency(&l.lateness)),
+                service: latency.as_ref().map(|l| paced_latency(&l.service)),
                 reached: achieved_iops >= target_iops * 0.99,
                 latency_from:
                     "due time: each I/O's latency counts from when it was scheduled (no coordinated omission)".into(),

@@ -103,8 +103,11 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     let control = Arc::new(control.with_heartbeats(watched));
     // Interval histograms only when a time series or the live line is wanted.
     let (sampler, mut recorders) = if spec.time_series || live_line {
-        let (sampler, recorders) =
-            interval::channels(spec.threads, interval::ramp_rows(spec.ramp_ns, spec.interval_ns), spec.flush.is_some());
+        let (sampler, recorders) = interval::channels(
+            spec.threads,
+            interval::ramp_rows(spec.ramp_ns, spec.interval_ns),
+            spec.flush.is_some() || spec.end_fsync,
+        );
         (Some(sampler), recorders.into_iter().map(Some).collect::<Vec<_>>())
     } else {
         (None, (0..spec.threads).map(|_| None).collect())

@@ -123,7 +123,7 @@ pub(super) fn memory_estimate(
         targets: plans.len() as u64,
         verify_max_reports: spec.verify.map(|v| v.max_reports),
         interval_snapshots,
-        flushing: spec.flush.is_some(),
+        flushing: spec.flush.is_some() || spec.end_fsync,
     };
     memory::estimate(&shape, &workers)
 }

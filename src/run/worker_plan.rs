@@ -89,6 +89,7 @@ pub(super) fn worker_plan(
         },
         error_limit: spec.error_limit().unwrap_or(u64::MAX),
         errors_seen: Arc::clone(&control.errors_seen),
+        end_fsync: spec.end_fsync,
         flush: spec.flush.map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() }),
         durable_record: None,
     }

@@ -68,6 +68,9 @@ impl Snapshot {
 pub struct IntervalSample {
     pub worker: u32,
     pub epoch: u64,
+    /// The worker has handed in every interval before this one (it moved on to it):
+    /// those rows are complete as far as it is concerned (`u64::MAX`: its last sample).
+    pub next_epoch: u64,
     /// Taken after the worker reset its figures at the ramp's end (always, without a ramp).
     pub in_window: bool,
     /// The last snapshot before that reset: it belongs to the last ramp row.
@@ -110,6 +113,7 @@ impl IntervalRecorder {
             let sample = IntervalSample {
                 worker: self.worker,
                 epoch: self.epoch,
+                next_epoch: self.epoch.max(self.first_window_epoch),
                 in_window: false,
                 ramp_tail: true,
                 snapshot: taken,
@@ -131,6 +135,7 @@ impl IntervalRecorder {
                 let sample = IntervalSample {
                     worker: self.worker,
                     epoch: self.epoch,
+                    next_epoch: new_epoch,
                     in_window: self.in_window,
                     ramp_tail: false,
                     snapshot: taken,
@@ -149,6 +154,7 @@ impl IntervalRecorder {
         let sample = IntervalSample {
             worker: self.worker,
             epoch: self.epoch,
+            next_epoch: u64::MAX,
             in_window: self.in_window,
             ramp_tail: false,
             snapshot: taken,
@@ -242,6 +248,9 @@ pub struct Sampler {
     first_window_epoch: u64,
     /// The run flushes: rows have flush figures.
     flushing: bool,
+    /// Per worker, the first interval it has not handed in yet (`IntervalSample::next_epoch`):
+    /// an interval before every worker's is complete, and only then judged.
+    handed_in: Vec<u64>,
 }
 
 /// Histograms per worker the time series adds: one spare pair, and the sampler's copy
@@ -280,7 +289,8 @@ pub fn channels(workers: u32, ramp_rows: u64, flushing: bool) -> (Sampler, Vec<I
         });
     }
     let previous = (0..workers).map(|_| (empty_pair(flushing), ramp_rows == 0)).collect();
-    (Sampler { rx, spares, previous, first_window_epoch: ramp_rows, flushing }, recorders)
+    let handed_in = vec![0; workers as usize];
+    (Sampler { rx, spares, previous, first_window_epoch: ramp_rows, flushing, handed_in }, recorders)
 }
 
 /// The number of rows of a ramp of `ramp_ns` in intervals of `interval_ns` (the last one
@@ -358,6 +368,10 @@ impl Sampler {
         let mut rows: BTreeMap<u64, Accumulated> = BTreeMap::new();
         let mut tick_ns = Vec::new(); // end time of each epoch
         let mut current = 0u64;
+        // The next interval to hand to the observer and the watch: each is judged once
+        // complete (every worker handed it in), however long an I/O kept one from it.
+        let mut judged = 0u64;
+        let judging = observer.is_some() || steady.is_some();
         loop {
             let next_tick = config.start_ns + config.tick_ns(current);
             // Collect until the next tick, then start a new interval.
@@ -365,6 +379,9 @@ impl Sampler {
                 let wait = (next_tick.saturating_sub(config.clock.now_ns())).min(50_000_000);
                 if let Ok(sample) = self.rx.recv_timeout(Duration::from_nanos(wait.max(1))) {
                     self.absorb(sample, &mut rows, true);
+                    if judging {
+                        self.judge(&mut judged, current, &rows, &tick_ns, &mut observer, &mut steady);
+                    }
                 }
             }
             if done.load(Ordering::Acquire) {
@@ -373,32 +390,9 @@ impl Sampler {
             tick_ns.push(next_tick - config.start_ns);
             current += 1;
             epoch.store(current, Ordering::Relaxed);
-            if observer.is_some() || steady.is_some() {
-                // Give workers a moment to hand over the interval that just ended.
-                let until = config.clock.now_ns() + config.interval_ns / 20;
-                while config.clock.now_ns() < until {
-                    match self.rx.recv_timeout(Duration::from_millis(2)) {
-                        Ok(sample) => self.absorb(sample, &mut rows, true),
-                        Err(_) => continue,
-                    }
-                }
-                let e = current - 1;
-                let start = if e == 0 { 0 } else { tick_ns[e as usize - 1] };
-                let end = tick_ns[e as usize];
-                let empty = Accumulated::default();
-                let acc = rows.get(&e).unwrap_or(&empty);
-                let row = row_of(acc, end, end - start, e < self.first_window_epoch, self.flushing);
-                if let Some(observe) = &mut observer
-                    && rows.contains_key(&e)
-                {
-                    observe(Some(&row));
-                }
-                if let Some(hook) = &mut steady
-                    && !row.ramp
-                    && hook.watch.observe(e, &row.watched())
-                {
-                    let _ = hook.stop.compare_exchange(0, hook.code, Ordering::Relaxed, Ordering::Relaxed);
-                }
+            // Workers that have finished hand in nothing more: what they complete is judged now.
+            if judging {
+                self.judge(&mut judged, current, &rows, &tick_ns, &mut observer, &mut steady);
             }
         }
         // Workers flushed their last interval before `done` was set and dropped their
@@ -422,8 +416,20 @@ impl Sampler {
         let ended = (0..tick_ns.len()).take_while(|&e| started_in_window(e)).count() as u64;
         let last = rows.keys().next_back().map_or(0, |&e| e + 1).max(ended);
         let empty = Accumulated::default();
-        let steady = steady.map(|hook| {
-            // The window's rows as they finally are (a worker's late hand-over included).
+        let steady = steady.map(|mut hook| {
+            // The window's figures, recomputed from its rows as the result holds them.
+            if let Some((first, last)) = hook.watch.window_epochs() {
+                let watched: Vec<WatchedInterval> = (first..=last)
+                    .map(|e| {
+                        let end = tick_ns.get(e as usize).copied().unwrap_or(end_ns);
+                        let start = if e == 0 { 0 } else { tick_ns.get(e as usize - 1).copied().unwrap_or(0) };
+                        let acc = rows.get(&e).unwrap_or(&empty);
+                        row_of(acc, end, end.saturating_sub(start).max(1), false, self.flushing).watched()
+                    })
+                    .collect();
+                hook.watch.refigure(&watched);
+            }
+            // The window's rows as they finally are.
             let window = hook.watch.window_epochs().map(|(first, last)| {
                 let mut window = empty_pair(self.flushing);
                 for acc in rows.range(first..=last).map(|(_, acc)| acc) {
@@ -455,10 +461,48 @@ impl Sampler {
         SamplerOutput { rows, steady }
     }
 
+    /// Hands every interval that has ended (`ended` of them) and that every worker has
+    /// handed in to the observer and the steady-state watch, in order. Such a row is
+    /// final: no later sample is added to it.
+    fn judge(
+        &self,
+        judged: &mut u64,
+        ended: u64,
+        rows: &BTreeMap<u64, Accumulated>,
+        tick_ns: &[u64],
+        observer: &mut Option<RowObserver<'_>>,
+        steady: &mut Option<SteadyHook<'_>>,
+    ) {
+        let complete_before = self.handed_in.iter().copied().min().unwrap_or(u64::MAX);
+        while *judged < ended && *judged < complete_before {
+            let e = *judged;
+            *judged += 1;
+            let start = if e == 0 { 0 } else { tick_ns[e as usize - 1] };
+            let end = tick_ns[e as usize];
+            let empty = Accumulated::default();
+            let acc = rows.get(&e).unwrap_or(&empty);
+            let row = row_of(acc, end, end - start, e < self.first_window_epoch, self.flushing);
+            if let Some(observe) = observer
+                && rows.contains_key(&e)
+            {
+                observe(Some(&row));
+            }
+            if let Some(hook) = steady
+                && !row.ramp
+                && hook.watch.observe(e, &row.watched())
+            {
+                let _ = hook.stop.compare_exchange(0, hook.code, Ordering::Relaxed, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Adds a worker's interval (its snapshot less its previous one) to the interval's
     /// row, keeps the snapshot as the worker's previous one, and gives the older one back
     /// to the worker as its next spare (unless the run is over: `give_back` false).
     fn absorb(&mut self, sample: IntervalSample, rows: &mut BTreeMap<u64, Accumulated>, give_back: bool) {
+        if let Some(h) = self.handed_in.get_mut(sample.worker as usize) {
+            *h = (*h).max(sample.next_epoch);
+        }
         let Some((previous, previous_in_window)) = self.previous.get_mut(sample.worker as usize) else { return };
         // The ramp's tail belongs to the last ramp row, whenever the worker took it.
         let epoch =

@@ -222,11 +222,7 @@ impl SteadyWatch {
         if self.reached_at_ns.is_some() {
             return false;
         }
-        let value = match self.detector.criterion.metric {
-            Metric::Iops => row.iops,
-            Metric::Bandwidth => row.bw_bytes_per_sec,
-            Metric::MeanLatency => row.mean_latency_ns as f64,
-        };
+        let value = self.value_of(row);
         self.rows_since_empty = if row.ops == 0 { 0 } else { self.rows_since_empty + 1 };
         let Some(figures) = self.detector.push(value) else { return false };
         self.last = Some((epoch, figures));
@@ -235,6 +231,29 @@ impl SteadyWatch {
             return true;
         }
         false
+    }
+
+    /// Recomputes the window's figures from its rows (`rows`, in order) as the result
+    /// finally holds them, so that every figure said of it is one of those rows'.
+    pub fn refigure(&mut self, rows: &[WatchedInterval]) {
+        let Some((epoch, _)) = self.last else { return };
+        let mut detector = self.detector.clone();
+        detector.values.clear();
+        let mut figures = None;
+        for row in rows {
+            figures = detector.push(self.value_of(row));
+        }
+        if let Some(f) = figures {
+            self.last = Some((epoch, f));
+        }
+    }
+
+    fn value_of(&self, row: &WatchedInterval) -> f64 {
+        match self.detector.criterion.metric {
+            Metric::Iops => row.iops,
+            Metric::Bandwidth => row.bw_bytes_per_sec,
+            Metric::MeanLatency => row.mean_latency_ns as f64,
+        }
     }
 
     pub fn criterion(&self) -> Criterion {

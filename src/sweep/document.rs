@@ -79,6 +79,10 @@ pub struct CurvePoint {
     pub p99_ns: u64,
     pub p99_9_ns: u64,
     pub p99_99_ns: u64,
+    /// A paced run: the tool's own lateness (due time to submission), part of the
+    /// latencies above; how much of a miss was the tool's and not the storage's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness_ns: Option<crate::stats::LatencySummary>,
     /// Whether this step met the bound (latency search) or the share of the max (saturate).
     pub passed: bool,
 }

@@ -42,6 +42,9 @@ impl Percentile {
     }
 }
 
+/// The lowest share of the maximum probed below the first step when it fails.
+const LOWEST_PROBE: f64 = 0.01;
+
 /// The default steps, in percent of the maximum.
 pub const DEFAULT_STEPS: &[f64] = &[10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
 
@@ -72,10 +75,16 @@ impl LatencySearch {
     }
 
     /// The rate to offer next, and whether it is one of the steps (else a bisection); None
-    /// when the search is over.
+    /// when the search is over. When even the first step fails, the rate is halved until
+    /// one passes (then bisection) or it would fall below `LOWEST_PROBE` of the maximum.
     pub fn next(&self) -> Option<(f64, bool)> {
         if self.failed.is_none() && self.next_step < self.steps.len() {
             return Some(((self.steps[self.next_step] * self.max_iops).round().max(1.0), true));
+        }
+        if self.passed.is_none() {
+            let below = (self.failed? / 2.0).round();
+            let lowest = (LOWEST_PROBE * self.max_iops).max(1.0);
+            return (below >= lowest && below < self.failed?).then_some((below, false));
         }
         let (passed, failed) = (self.passed?, self.failed?);
         let mid = ((passed + failed) / 2.0).round();
@@ -146,8 +155,14 @@ mod tests {
     fn all_steps_passing_or_the_first_failing_ends_the_search() {
         let (answer, offered) = search(1000.0, 5000.0, 5.0);
         assert_eq!((answer, offered.len()), (Some(1000.0), 6));
-        let (answer, offered) = search(1000.0, 50.0, 5.0);
-        assert_eq!((answer, offered), (None, vec![100.0]));
+        // Below the first step: halved until one passes, then bisected.
+        let (answer, offered) = search(1000.0, 30.0, 1.0);
+        assert_eq!(&offered[..3], &[100.0, 50.0, 25.0]);
+        assert_eq!(answer, Some(offered.iter().copied().filter(|&r| r <= 30.0).fold(0.0, f64::max)));
+        assert!(30.0 - answer.unwrap() <= 10.0, "{offered:?}");
+        // Nothing passes: probes stop at 1 % of the maximum.
+        let (answer, offered) = search(1000.0, 5.0, 5.0);
+        assert_eq!((answer, offered), (None, vec![100.0, 50.0, 25.0, 13.0]));
     }
 
     #[test]

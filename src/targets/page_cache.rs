@@ -273,6 +273,18 @@ fn trust_mincore(file: &File) -> Result<(), String> {
     }
 }
 
+/// fio's fadvise_hint: tells the kernel how the run walks `file` (`random` or not), so
+/// that readahead does not pull into the cache what a random run never asks for.
+pub fn advise_order(file: &File, random: bool) -> Result<(), String> {
+    use nix::fcntl::PosixFadviseAdvice::{POSIX_FADV_RANDOM, POSIX_FADV_SEQUENTIAL};
+    let (advice, name) = if random {
+        (POSIX_FADV_RANDOM, "POSIX_FADV_RANDOM")
+    } else {
+        (POSIX_FADV_SEQUENTIAL, "POSIX_FADV_SEQUENTIAL")
+    };
+    nix::fcntl::posix_fadvise(file, 0, 0, advice).map_err(|e| format!("posix_fadvise({name}): {e}"))
+}
+
 /// Drops the cached pages of the first `region_bytes` of `file`: its dirty data written
 /// first (fdatasync: dirty pages cannot be dropped), then POSIX_FADV_DONTNEED.
 pub fn invalidate(file: &File, region_bytes: u64) -> Result<(), String> {

@@ -11,10 +11,11 @@ use super::layout::{self, LayoutStop};
 use super::ownership;
 use super::page_cache::{self, PageCache, PageCacheProbe};
 use super::plan::{Holes, TargetKind, TargetPlan};
+use crate::access::AccessOrder;
 use crate::buffer::SlotBuffers;
 use crate::diag::Diagnostics;
 use crate::error::{Error, RunError, UsageError};
-use crate::spec::{CacheMode, Spec};
+use crate::spec::{CacheMode, FadviseHint, Spec};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
@@ -257,6 +258,13 @@ fn prepare_one(
     }
     let memory_backed = mount.as_ref().is_some_and(MountFacts::is_memory_backed);
     let page_cache = settle_page_cache(spec, &plan, &file, &direct, memory_backed, diag, stop)?;
+    // `--fadvise-hint` (fio's fadvise_hint): after the cache was settled, as the run opens.
+    if spec.fadvise_hint == FadviseHint::On
+        && !direct.effective
+        && let Err(why) = page_cache::advise_order(&file, spec.order == AccessOrder::Random)
+    {
+        diag.note(format!("{}: {why}; the kernel reads ahead as it sees fit", path.display()));
+    }
     Ok(PreparedTarget { plan, file, direct, allocation, mount, created: was_created, laid_out_bytes, page_cache })
 }
 

@@ -95,7 +95,7 @@ impl<E: Engine> Worker<E> {
                             break;
                         }
                     }
-                    Err(message) => return self.engine_failure(control, message, in_flight),
+                    Err(message) => return self.engine_failure(control, message, in_flight, pacing),
                 }
             }
             self.maybe_rotate_interval(&control.epoch);
@@ -103,6 +103,7 @@ impl<E: Engine> Worker<E> {
                 if stop == WorkerStop::Deadline && next_event_ns != deadline_ns {
                     // Not the deadline: the ramp's end. Figures restart from zero.
                     self.end_ramp(in_flight);
+                    pacing.reset_figures();
                     next_event_ns = deadline_ns;
                     match self.stop_reason(control, now, deadline_ns, exhausted && in_flight == 0) {
                         Some(s) => stop = s,
@@ -116,8 +117,8 @@ impl<E: Engine> Worker<E> {
                 // worker waits for its next turn (a slice at most).
                 if P::PACED {
                     let wake_ns = pacing.next_issue_ns(now).min(deadline_ns.saturating_add(1));
-                    pacing.wait(&clock, now, wake_ns);
-                    now = clock.now_ns();
+                    // The wait's last clock reading is the time it ended: no extra read.
+                    now = pacing.wait(&clock, now, wake_ns);
                 }
                 continue;
             }
@@ -127,11 +128,11 @@ impl<E: Engine> Worker<E> {
             let mut reaped = 0;
             if AHEAD && !exhausted && self.wants_prepare() {
                 if let Err(e) = self.engine.submit() {
-                    return self.engine_failure(control, e.to_string(), in_flight);
+                    return self.engine_failure(control, e.to_string(), in_flight, pacing);
                 }
                 reaped = match self.prepare_ahead::<MIX>() {
                     Ok(n) => n,
-                    Err(e) => return self.engine_failure(control, e.to_string(), in_flight),
+                    Err(e) => return self.engine_failure(control, e.to_string(), in_flight, pacing),
                 };
             }
             if reaped == 0 {
@@ -139,7 +140,7 @@ impl<E: Engine> Worker<E> {
                 let room = self.has_room::<AHEAD>(in_flight);
                 reaped = match self.wait_for_completions(control, now, deadline_ns, exhausted || !room, pacing) {
                     Ok(n) => n,
-                    Err(message) => return self.engine_failure(control, message, in_flight),
+                    Err(message) => return self.engine_failure(control, message, in_flight, pacing),
                 };
                 now = clock.now_ns();
                 if reaped > 0
@@ -159,12 +160,15 @@ impl<E: Engine> Worker<E> {
             for i in 0..reaped {
                 let Completion { slot, result } = self.completions[i];
                 in_flight -= 1;
-                let lat_ns = now - self.slots[slot as usize].submit_ns;
+                let state = &self.slots[slot as usize];
+                let lat_ns = now - state.submit_ns;
+                // Paced: the time from the I/O's submission (its due time is `submit_ns`).
+                let service_ns = if P::PACED { now.saturating_sub(state.issued_ns) } else { 0 };
                 self.complete::<MIX>(slot, result, lat_ns, !past_deadline);
                 // Only a counted I/O is followed by a think: the worker stops after one
                 // that completed past the deadline (thinks must equal counted I/Os).
                 if !past_deadline {
-                    pacing.completed(lat_ns, now);
+                    pacing.completed(lat_ns, service_ns, now);
                 }
                 if !refill || exhausted || self.failure.is_some() {
                     self.free.push(slot);
@@ -186,7 +190,7 @@ impl<E: Engine> Worker<E> {
                     Some(req) => match self.issue::<P, MIX>(control, req, now, deadline_ns, pacing) {
                         Ok(None) => in_flight += 1,
                         Ok(Some(_)) => {}
-                        Err(message) => return self.engine_failure(control, message, in_flight),
+                        Err(message) => return self.engine_failure(control, message, in_flight, pacing),
                     },
                     None => exhausted = true,
                 }
@@ -198,10 +202,10 @@ impl<E: Engine> Worker<E> {
         // The window of a worker stopped by its deadline ends there, and I/O still in
         // flight is outside it; any other stop counts what it drains (`drain`).
         if stop == WorkerStop::Deadline {
-            self.drain(control, in_flight, false);
+            self.drain(control, in_flight, false, pacing);
             (stop, deadline_ns)
         } else {
-            let drained_ns = self.drain(control, in_flight, true);
+            let drained_ns = self.drain(control, in_flight, true, pacing);
             (stop, now.max(drained_ns))
         }
     }
@@ -223,6 +227,10 @@ impl<E: Engine> Worker<E> {
         let issue_ns = if E::CAPS.completes_inline { clock.now_ns() } else { now_ns };
         let submit_ns = pacing.take(issue_ns);
         self.slots[req.slot as usize].submit_ns = submit_ns;
+        // Paced: when it really went, apart from when it was due (a constant test).
+        if P::PACED {
+            self.slots[req.slot as usize].issued_ns = issue_ns;
+        }
         let heartbeat = if E::CAPS.completes_inline { control.heartbeat(self.index as usize) } else { None };
         if let Some(hb) = heartbeat {
             let target = self.files[req.file as usize].target;
@@ -248,7 +256,7 @@ impl<E: Engine> Worker<E> {
         self.complete::<MIX>(req.slot, result, lat_ns, counts);
         // As in the loop: an I/O past the deadline is not counted, nor thought after.
         if counts {
-            pacing.completed(lat_ns, done_ns);
+            pacing.completed(lat_ns, done_ns.saturating_sub(issue_ns), done_ns);
         }
         if !E::CAPS.completes_inline {
             self.free.push(req.slot);
@@ -273,8 +281,8 @@ impl<E: Engine> Worker<E> {
             let wake_ns = pacing.next_issue_ns(now_ns).min(deadline_ns.saturating_add(1));
             if wake_ns > now_ns {
                 self.engine.submit().map_err(|e| e.to_string())?;
-                let reaped =
-                    self.engine.reap_within(&mut self.completions, wake_ns - now_ns).map_err(|e| e.to_string())?;
+                let timeout_ns = pacing.reap_timeout_ns(now_ns, wake_ns);
+                let reaped = self.engine.reap_within(&mut self.completions, timeout_ns).map_err(|e| e.to_string())?;
                 // An engine that only polls came back at once: pause before polling again.
                 if reaped == 0 {
                     let after_ns = control.clock.now_ns();

@@ -106,6 +106,8 @@ pub struct WorkerPlan {
     /// `--verify-state`: this worker's writer of the durable record, updated at each
     /// completed flush (with `data.verify` and `flush` only).
     pub durable_record: Option<crate::durable_record::format::RecordWriter>,
+    /// `--end-fsync`: fsync each file at the end of the window, counted in it.
+    pub end_fsync: bool,
 }
 
 /// A flush (`op`: `Op::Fsync` or `Op::Fdatasync`) after every `every_writes` writes the
@@ -249,6 +251,8 @@ pub struct WorkerResult {
     pub sync_ns: Option<u64>,
     /// Think time asked for and spent, and how far behind its rate schedule the worker fell (paced runs).
     pub pacing: PacingCounts,
+    /// Rate schedules: the worker's lateness and the I/O's service time.
+    pub pacing_latency: Option<PacingLatency>,
     /// Notes from the engine (fallbacks taken at set-up), said once by the coordinator.
     pub engine_notes: Vec<String>,
     /// Failed I/Os per op type and errno.
@@ -269,7 +273,10 @@ struct SlotState {
     op: Op,
     file: u32,
     offset_bytes: u64,
+    /// When its latency counts from: its due time under a rate schedule, else `issued_ns`.
     submit_ns: u64,
+    /// Paced runs only: when it was really issued (unpaced runs never write it).
+    issued_ns: u64,
     /// Block number within the worker's region.
     region_block: u64,
     /// Sequence of the write on this slot.
@@ -311,6 +318,32 @@ pub struct PacingCounts {
     pub max_behind_ns: u64,
 }
 
+/// Under a rate schedule, per counted I/O: how late the worker issued it after its due
+/// time (the tool's own lateness, not the storage's) and how long it then took (service
+/// time, submission to completion). Both sum to the latency the report headlines, which
+/// counts from the due time. Allocated before the start line, merged at the end.
+pub struct PacingLatency {
+    pub lateness: OpStats,
+    pub service: OpStats,
+}
+
+impl PacingLatency {
+    pub fn new() -> Self {
+        Self { lateness: OpStats::new(), service: OpStats::new() }
+    }
+
+    pub fn merge(&mut self, other: &PacingLatency) {
+        self.lateness.merge(&other.lateness);
+        self.service.merge(&other.service);
+    }
+}
+
+impl Default for PacingLatency {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Measured cost of verification per block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VerifyCost {
@@ -344,6 +377,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             buffer_node_seen: None,
             sync_ns: None,
             pacing: PacingCounts::default(),
+            pacing_latency: None,
             engine_notes: Vec::new(),
             duplicate_chunks_written: 0,
             errors: ErrorCounts::default(),
@@ -356,6 +390,13 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
         Ok(w) => w,
         Err(message) => return failed_setup(message),
     };
+    // Allocated before the start line, as every figure the loop records into.
+    let pacing_latency = worker.rate.is_some().then(PacingLatency::new);
+    if worker.rate.is_some() {
+        // A sleep before a due time may overshoot by the thread's timer slack (50 µs by
+        // default): the pacer sleeps to shortly before it, then spins, and asks for none.
+        let _ = nix::sys::prctl::set_timerslack(1);
+    }
     let Some(start_ns) = control.wait_for_start(true) else {
         return worker.finish(control, WorkerStop::Stopped, 0, CpuTimes::default());
     };
@@ -369,7 +410,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     let ahead = !E::CAPS.completes_inline && worker.ahead.is_some();
     let mixed = worker.sizes.is_some();
     let (stop, end_ns) = if worker.think.is_some() || worker.rate.is_some() {
-        let mut pacing = Paced::new(worker.think, worker.rate, start_ns);
+        let mut pacing = Paced::new(worker.think, worker.rate, start_ns, pacing_latency);
         let (stop, end_ns) = match (ahead, mixed) {
             (true, false) => worker.run_loop::<_, true, false>(control, deadline_ns, &mut pacing),
             (false, false) => worker.run_loop::<_, false, false>(control, deadline_ns, &mut pacing),
@@ -377,6 +418,11 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             (false, true) => worker.run_loop::<_, false, true>(control, deadline_ns, &mut pacing),
         };
         worker.pacing = pacing::Pacing::counts(&pacing, end_ns);
+        // Stopped before the ramp's end: nothing was measured, the lateness neither.
+        if worker.ramp_end_ns.is_some() {
+            pacing::Pacing::reset_figures(&mut pacing);
+        }
+        worker.pacing_latency = pacing::Pacing::take_latency(&mut pacing);
         (stop, end_ns)
     } else {
         match (ahead, mixed) {
@@ -390,6 +436,13 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     if worker.ramp_end_ns.is_some() {
         worker.end_ramp(0);
     }
+    // `--end-fsync`: the window of a worker that ran to its end takes in its flushes.
+    let end_ns =
+        if worker.end_fsync && E::CAPS.touches_storage && matches!(stop, WorkerStop::Deadline | WorkerStop::Done) {
+            worker.end_fsync(control, end_ns)
+        } else {
+            end_ns
+        };
     let cpu = rusage::thread_cpu().since(&worker.window_cpu_start.unwrap_or(cpu_start));
     let sync_ns = worker.sync_writes(control);
     let mut result = worker.finish(control, stop, end_ns, cpu);
@@ -438,6 +491,7 @@ struct Worker<E: Engine> {
     think: Option<ThinkSpec>,
     rate: Option<RateSpec>,
     pacing: PacingCounts,
+    pacing_latency: Option<PacingLatency>,
     interval: Option<IntervalRecorder>,
     buffer_node_seen: Option<u32>,
     errors: ErrorCounts,
@@ -460,6 +514,8 @@ struct Worker<E: Engine> {
     duplicate_chunks_written: u64,
     /// `--fsync-every`, `--fdatasync-every`.
     flush: Option<FlushState>,
+    /// `--end-fsync`.
+    end_fsync: bool,
     /// `--trim-percent` is above 0 (the trims' figures are kept).
     trimming: bool,
     /// `--bssplit`, `--block-align`: each I/O's size and the figures per size.
@@ -669,6 +725,7 @@ impl<E: Engine> Worker<E> {
                     file: 0,
                     offset_bytes: 0,
                     submit_ns: IDLE_NS,
+                    issued_ns: IDLE_NS,
                     region_block: 0,
                     sequence: 0,
                     holds_pattern: true,
@@ -693,7 +750,7 @@ impl<E: Engine> Worker<E> {
                     target: f.target,
                     read: OpStats::new(),
                     write: OpStats::new(),
-                    flush: if plan.flush.is_some() { OpStats::new() } else { OpStats::unused() },
+                    flush: if plan.flush.is_some() || plan.end_fsync { OpStats::new() } else { OpStats::unused() },
                     trim: if plan.trim_percent > 0 { OpStats::new() } else { OpStats::unused() },
                 })
                 .collect(),
@@ -717,6 +774,7 @@ impl<E: Engine> Worker<E> {
             interval: plan.interval,
             rate: plan.rate,
             pacing: PacingCounts::default(),
+            pacing_latency: None,
             buffer_node_seen,
             errors: ErrorCounts::default(),
             error_limit: plan.error_limit.max(1),
@@ -729,6 +787,7 @@ impl<E: Engine> Worker<E> {
             cut_later: false,
             duplicate_chunks_written: 0,
             flush: plan.flush.map(|plan| FlushState { plan, writes_since: 0, due: false, file: 0, in_flight: false }),
+            end_fsync: plan.end_fsync,
             trimming: plan.trim_percent > 0,
             sizes: plan
                 .block_sizes
@@ -1193,7 +1252,13 @@ impl<E: Engine> Worker<E> {
     /// (`complete`): what reached the storage is what the report says. Without it (the
     /// deadline passed) they are outside the window and not counted. Returns the clock
     /// time of the last completion counted (0 if none).
-    fn drain(&mut self, control: &RunControl, mut in_flight: usize, counting: bool) -> u64 {
+    fn drain<P: pacing::Pacing>(
+        &mut self,
+        control: &RunControl,
+        mut in_flight: usize,
+        counting: bool,
+        pacing: &mut P,
+    ) -> u64 {
         let mut last_counted_ns = 0;
         while in_flight > 0 {
             self.publish_wait(control, control.clock.now_ns(), in_flight);
@@ -1204,9 +1269,14 @@ impl<E: Engine> Worker<E> {
                     let now = control.clock.now_ns();
                     for i in 0..n {
                         let Completion { slot, result } = self.completions[i];
-                        let lat_ns = now.saturating_sub(self.slots[slot as usize].submit_ns);
+                        let state = &self.slots[slot as usize];
+                        let lat_ns = now.saturating_sub(state.submit_ns);
+                        let service_ns = now.saturating_sub(state.issued_ns);
                         // (Cold: the lengths are the slots' own, with or without a mix.)
                         self.complete::<true>(slot, result, lat_ns, true);
+                        if P::PACED {
+                            pacing.completed(lat_ns, service_ns, now);
+                        }
                     }
                     last_counted_ns = now;
                 }
@@ -1241,11 +1311,47 @@ impl<E: Engine> Worker<E> {
         last_counted_ns
     }
 
-    fn engine_failure(&mut self, control: &RunControl, message: String, in_flight: usize) -> (WorkerStop, u64) {
+    fn engine_failure<P: pacing::Pacing>(
+        &mut self,
+        control: &RunControl,
+        message: String,
+        in_flight: usize,
+        pacing: &mut P,
+    ) -> (WorkerStop, u64) {
         control.stop.store(stop_code::FAILED, Ordering::Relaxed);
         self.engine_error = Some(message);
-        self.drain(control, in_flight, true);
+        self.drain(control, in_flight, true, pacing);
         (WorkerStop::Failed, control.clock.now_ns())
+    }
+
+    /// `--end-fsync` (fio's end_fsync): fsyncs each of the worker's files once its I/O is
+    /// drained and counts each flush as an I/O of the window, whose end moves by the
+    /// time they took. Returns the worker's new end. A failed fsync is the worker's failure.
+    #[cold]
+    fn end_fsync(&mut self, control: &RunControl, end_ns: u64) -> u64 {
+        let clock = control.clock;
+        let mut flushed_ns = 0;
+        for i in 0..self.files.len() {
+            let file = self.files[i];
+            let t0 = clock.now_ns();
+            // SAFETY: the descriptor belongs to a target the coordinator keeps open until
+            // every worker has finished; fsync only reads it.
+            let rc = unsafe { libc::fsync(file.fd) };
+            let lat_ns = clock.now_ns().saturating_sub(t0);
+            if rc != 0 {
+                let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+                self.failure.get_or_insert(IoFailure {
+                    op: Op::Fsync,
+                    target: file.target,
+                    offset_bytes: 0,
+                    kind: IoFailureKind::Errno(errno),
+                });
+                break;
+            }
+            self.stats[i].flush.record(0, lat_ns);
+            flushed_ns += lat_ns;
+        }
+        end_ns.saturating_add(flushed_ns)
     }
 
     /// Outside the window, after the loop drained: lets the engine make its writes
@@ -1272,7 +1378,7 @@ impl<E: Engine> Worker<E> {
         let engine_setup = self.engine.setup_facts();
         let mut read = OpStats::new();
         let mut write = OpStats::new();
-        let mut flush = if self.flush.is_some() { OpStats::new() } else { OpStats::unused() };
+        let mut flush = if self.flush.is_some() || self.end_fsync { OpStats::new() } else { OpStats::unused() };
         let mut trim = if self.trimming { OpStats::new() } else { OpStats::unused() };
         for t in self.stats.iter() {
             read.merge(&t.read);
@@ -1302,6 +1408,7 @@ impl<E: Engine> Worker<E> {
             buffer_node_seen: self.buffer_node_seen,
             sync_ns: None,
             pacing: self.pacing,
+            pacing_latency: self.pacing_latency.take(),
             engine_notes,
             errors: self.errors,
             duplicate_chunks_written: self.duplicate_chunks_written,

@@ -8,7 +8,7 @@
 //! `think` (which only computes times) and does the waiting, in slices no longer than
 //! `MAX_WAIT_SLICE_NS` so that a worker never sleeps past the stop word or its deadline.
 
-use super::PacingCounts;
+use super::{PacingCounts, PacingLatency};
 use crate::clock::Clock;
 use crate::think::{self, Pacer, RateSpec, ThinkMode, ThinkSpec, Thinker};
 
@@ -33,14 +33,28 @@ pub(super) trait Pacing {
     /// from: its due time under a rate schedule (no coordinated omission), else `now_ns`.
     fn take(&mut self, now_ns: u64) -> u64;
 
-    /// A completion with latency `lat_ns` was seen at `now_ns` (may start a think).
-    fn completed(&mut self, lat_ns: u64, now_ns: u64);
+    /// A counted completion with latency `lat_ns` (from when it counts) and `service_ns`
+    /// (from its submission) was seen at `now_ns` (may start a think; under a rate
+    /// schedule, records the worker's lateness `lat_ns - service_ns` and the service time).
+    fn completed(&mut self, lat_ns: u64, service_ns: u64, now_ns: u64);
+
+    /// The ramp ended: the lateness and service figures restart from zero, as the I/O's.
+    fn reset_figures(&mut self);
+
+    /// The lateness and service figures, once, at the end (rate schedules only).
+    fn take_latency(&mut self) -> Option<PacingLatency>;
 
     /// The earliest time an I/O may be issued, for a wait that starts at `now_ns`.
     fn next_issue_ns(&self, now_ns: u64) -> u64;
 
-    /// Waits, with nothing in flight, until `until_ns` or at most one slice.
-    fn wait(&self, clock: &Clock, now_ns: u64, until_ns: u64);
+    /// Waits, with nothing in flight, until `until_ns` or at most one slice; returns the
+    /// clock reading that ended the wait.
+    fn wait(&self, clock: &Clock, now_ns: u64, until_ns: u64) -> u64;
+
+    /// How long a wait for completions that starts at `now_ns` may block in the kernel
+    /// before the turn at `wake_ns` (0: poll). A rate schedule stops `SPIN_TAIL_NS`
+    /// short of it and polls from there, since a kernel timeout can overshoot.
+    fn reap_timeout_ns(&self, now_ns: u64, wake_ns: u64) -> u64;
 
     /// Waits a short while between polls for completions, at most until `until_ns`.
     fn pause(&self, clock: &Clock, now_ns: u64, until_ns: u64);
@@ -67,7 +81,14 @@ impl Pacing for Unpaced {
     }
 
     #[inline(always)]
-    fn completed(&mut self, _lat_ns: u64, _now_ns: u64) {}
+    fn completed(&mut self, _lat_ns: u64, _service_ns: u64, _now_ns: u64) {}
+
+    #[inline(always)]
+    fn reset_figures(&mut self) {}
+
+    fn take_latency(&mut self) -> Option<PacingLatency> {
+        None
+    }
 
     #[inline(always)]
     fn next_issue_ns(&self, now_ns: u64) -> u64 {
@@ -75,7 +96,14 @@ impl Pacing for Unpaced {
     }
 
     #[inline(always)]
-    fn wait(&self, _clock: &Clock, _now_ns: u64, _until_ns: u64) {}
+    fn wait(&self, _clock: &Clock, now_ns: u64, _until_ns: u64) -> u64 {
+        now_ns
+    }
+
+    #[inline(always)]
+    fn reap_timeout_ns(&self, now_ns: u64, wake_ns: u64) -> u64 {
+        wake_ns.saturating_sub(now_ns)
+    }
 
     #[inline(always)]
     fn pause(&self, _clock: &Clock, _now_ns: u64, _until_ns: u64) {}
@@ -95,10 +123,18 @@ pub(super) struct Paced {
     /// When the current think began.
     thinking_since_ns: Option<u64>,
     think_spent_ns: u64,
+    /// Under a rate schedule: each counted I/O's lateness and service time (allocated
+    /// before the start line by the caller).
+    latency: Option<PacingLatency>,
 }
 
 impl Paced {
-    pub(super) fn new(think: Option<ThinkSpec>, rate: Option<RateSpec>, start_ns: u64) -> Self {
+    pub(super) fn new(
+        think: Option<ThinkSpec>,
+        rate: Option<RateSpec>,
+        start_ns: u64,
+        latency: Option<PacingLatency>,
+    ) -> Self {
         let thinker = think.map(Thinker::new);
         let wait_mode = thinker.as_ref().map_or(rate.map_or(ThinkMode::Sleep, |r| r.mode), Thinker::mode);
         Self {
@@ -108,6 +144,7 @@ impl Paced {
             think_until_ns: 0,
             thinking_since_ns: None,
             think_spent_ns: 0,
+            latency: if rate.is_some() { latency } else { None },
         }
     }
 }
@@ -132,7 +169,11 @@ impl Pacing for Paced {
     }
 
     #[inline]
-    fn completed(&mut self, lat_ns: u64, now_ns: u64) {
+    fn completed(&mut self, lat_ns: u64, service_ns: u64, now_ns: u64) {
+        if let Some(l) = &mut self.latency {
+            l.lateness.record(0, lat_ns.saturating_sub(service_ns));
+            l.service.record(0, service_ns);
+        }
         if let Some(t) = &mut self.thinker
             && let Some(think_ns) = t.on_completion(lat_ns)
         {
@@ -150,20 +191,46 @@ impl Pacing for Paced {
         }
     }
 
-    fn wait(&self, clock: &Clock, now_ns: u64, until_ns: u64) {
+    fn reset_figures(&mut self) {
+        if let Some(l) = &mut self.latency {
+            l.lateness.reset();
+            l.service.reset();
+        }
+    }
+
+    fn take_latency(&mut self) -> Option<PacingLatency> {
+        self.latency.take()
+    }
+
+    fn wait(&self, clock: &Clock, now_ns: u64, until_ns: u64) -> u64 {
         let slice_end_ns = now_ns.saturating_add(MAX_WAIT_SLICE_NS);
         if until_ns > slice_end_ns {
-            think::wait_until(clock, slice_end_ns, self.wait_mode);
+            think::wait_until(clock, slice_end_ns, self.wait_mode)
         } else if now_ns >= self.think_until_ns && self.pacer.is_some() {
-            think::wait_for_slot(clock, until_ns, self.wait_mode);
+            think::wait_for_slot(clock, until_ns, self.wait_mode)
         } else {
-            think::wait_until(clock, until_ns, self.wait_mode);
+            think::wait_until(clock, until_ns, self.wait_mode)
+        }
+    }
+
+    fn reap_timeout_ns(&self, now_ns: u64, wake_ns: u64) -> u64 {
+        let left_ns = wake_ns.saturating_sub(now_ns);
+        if self.pacer.is_some() && now_ns >= self.think_until_ns {
+            left_ns.saturating_sub(think::SPIN_TAIL_NS)
+        } else {
+            left_ns
         }
     }
 
     fn pause(&self, clock: &Clock, now_ns: u64, until_ns: u64) {
-        let quantum_ns = if self.wait_mode == ThinkMode::Spin { 0 } else { POLL_QUANTUM_NS };
-        think::wait_until(clock, until_ns.min(now_ns.saturating_add(quantum_ns)), self.wait_mode);
+        // Close to a rate slot a sleep would overshoot it (timer slack, wake-up): the
+        // worker polls without pausing from `SPIN_TAIL_NS` before it.
+        let near_slot = self.pacer.is_some() && until_ns.saturating_sub(now_ns) <= think::SPIN_TAIL_NS;
+        if self.wait_mode == ThinkMode::Spin || near_slot {
+            return;
+        }
+        let sleep_until_ns = if self.pacer.is_some() { until_ns - think::SPIN_TAIL_NS } else { until_ns };
+        think::wait_until(clock, sleep_until_ns.min(now_ns.saturating_add(POLL_QUANTUM_NS)), ThinkMode::Sleep);
     }
 
     fn counts(&self, end_ns: u64) -> PacingCounts {
@@ -188,9 +255,9 @@ mod tests {
 
     #[test]
     fn a_think_blocks_issue_until_it_ends_and_counts_what_was_spent() {
-        let mut p = Paced::new(Some(think(1_000, 1)), None, 0);
+        let mut p = Paced::new(Some(think(1_000, 1)), None, 0, None);
         assert!(p.may_issue(0));
-        p.completed(50, 100);
+        p.completed(50, 50, 100);
         assert!(!p.may_issue(500), "thinking until 1100");
         assert_eq!(p.next_issue_ns(500), 1_100);
         assert!(p.may_issue(1_300));
@@ -200,8 +267,8 @@ mod tests {
 
     #[test]
     fn a_think_cut_short_by_the_end_counts_up_to_the_end() {
-        let mut p = Paced::new(Some(think(3_600_000_000_000, 1)), None, 0);
-        p.completed(50, 100);
+        let mut p = Paced::new(Some(think(3_600_000_000_000, 1)), None, 0, None);
+        p.completed(50, 50, 100);
         assert_eq!(p.counts(5_100).think_spent_ns, 5_000);
     }
 
@@ -213,7 +280,7 @@ mod tests {
             total: false,
             mode: ThinkMode::Sleep,
         };
-        let mut p = Paced::new(None, Some(rate), 1_000);
+        let mut p = Paced::new(None, Some(rate), 1_000, None);
         assert!(p.may_issue(1_000));
         assert_eq!(p.take(1_200), 1_000, "latency counts from the due time");
         assert!(!p.may_issue(2_000), "the next is due at 1_001_000");
@@ -223,7 +290,7 @@ mod tests {
     #[test]
     fn a_wait_never_lasts_longer_than_one_slice() {
         let clock = Clock::new();
-        let p = Paced::new(Some(think(3_600_000_000_000, 1)), None, 0);
+        let p = Paced::new(Some(think(3_600_000_000_000, 1)), None, 0, None);
         let t0 = clock.now_ns();
         p.wait(&clock, t0, u64::MAX);
         // A slice is 10 ms; the bound checked here is far from any scheduler delay.

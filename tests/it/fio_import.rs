@@ -136,7 +136,11 @@ fn concurrent_jobs_aliases_rates_think_time_and_a_verified_write_pass() {
     assert_eq!(text(&t, "logger", "targets"), format!("[\"{d}/logger.0.0\"]"));
     assert_eq!(text(&t, "logger", "think-time"), "100us", "fio's thinktime is in microseconds");
     assert_eq!(text(&t, "logger", "think-every"), "4");
-    assert_eq!(key(&t, "logger", "fsync-on-close").and_then(toml::Value::as_bool), Some(true));
+    // end_fsync: the flush at the end of fio's job is inside its runtime, as --end-fsync's.
+    assert_eq!(key(&t, "logger", "end-fsync").and_then(toml::Value::as_bool), Some(true));
+    assert!(key(&t, "logger", "fsync-on-close").is_none());
+    assert_eq!(text(&t, "logger", "fadvise-hint"), "off");
+    assert!(key(&t, "hot-mix", "fadvise-hint").is_none(), "fio's default is iopulse's");
     // verify: the write covers every block once, then a read pass checks them, a phase later.
     assert_eq!(text(&t, "integrity", "duration"), "0");
     assert_eq!(key(&t, "integrity", "verify").and_then(toml::Value::as_bool), Some(true));

@@ -217,3 +217,28 @@ fn fio_json_puts_the_flushes_in_fios_sync_section() {
     assert_eq!(doc["jobs"][0]["sync"]["total_ios"], 0);
     assert_eq!(doc["jobs"][0]["sync"]["lat_ns"]["N"], 0);
 }
+
+/// `--end-fsync` (fio's end_fsync): the worker fsyncs its file at the end of the window,
+/// and the flush is in the window: counted as a flush, and its time is the window's.
+#[test]
+fn end_fsync_flushes_inside_the_window_and_counts_the_flush() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("end.dat"));
+    let (code, text, stderr) =
+        run(&[&f, "--file-size", "16M", "--write-percent", "100", "--duration", "1", "--end-fsync"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.contains("fsync at the end of the window (--end-fsync)"), "{text}");
+    let r = run_json(&[&f, "--write-percent", "100", "--duration", "1", "--end-fsync"]);
+    assert_eq!(r["spec"]["end_fsync"], true);
+    // One worker, one file: one flush, after the writes.
+    assert_eq!(u64_at(&r, &["flush", "ops"]), 1, "{}", r["flush"]);
+    assert!(u64_at(&r, &["write", "ops"]) > 0);
+    let flush_ns = u64_at(&r, &["flush", "latency_ns", "max"]);
+    assert!(flush_ns > 0);
+    // The window is the 1 s of writes and the flush that made them durable.
+    assert_eq!(u64_at(&r, &["window_ns"]), 1_000_000_000 + flush_ns, "{}", r["flush"]);
+    // Without the flag: no flush, a window of the duration.
+    let r = run_json(&[&f, "--write-percent", "100", "--duration", "1"]);
+    assert!(r["flush"].is_null() || u64_at(&r, &["flush", "ops"]) == 0, "{}", r["flush"]);
+    assert_eq!(u64_at(&r, &["window_ns"]), 1_000_000_000);
+}

@@ -121,3 +121,51 @@ fn an_interval_in_which_nothing_completed_is_a_row_of_zeros_not_a_gap() {
     let sum: u64 = rows.iter().map(|row| u64_at(row, &["read", "ops"])).sum();
     assert_eq!(sum, u64_at(&r, &["read", "ops"]));
 }
+
+/// A paced run splits each I/O's latency (from its due time) into the tool's lateness
+/// (due → submitted) and the service time (submitted → done): one sample of each per
+/// counted I/O, at any depth, and their means add up to the headline's.
+#[test]
+fn a_paced_run_measures_its_own_lateness_apart_from_the_io() {
+    let dir = temp_dir();
+    for depth in ["1", "4"] {
+        let f = path_str(&dir.path().join(format!("late{depth}.dat")));
+        let (code, text, stderr) = run(&[
+            &f,
+            "--engine",
+            "null",
+            "--queue-depth",
+            depth,
+            "--rate-iops",
+            "2000",
+            "--duration",
+            "1",
+            "--json",
+            &path_str(&dir.path().join(format!("r{depth}.json"))),
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(text.contains("tool's lateness (due → submitted)"), "{text}");
+        assert!(text.contains("service time (submitted → done)"), "{text}");
+        let r = read_json(dir.path().join(format!("r{depth}.json")));
+        let rate = &r["pacing"]["rate"];
+        let ops = u64_at(&r, &["total", "ops"]);
+        assert!(ops > 1_000, "depth {depth}: {ops} I/Os at 2000 IOPS for 1 s");
+        assert_eq!(u64_at(rate, &["lateness", "ios"]), ops, "depth {depth}: {rate}");
+        assert_eq!(u64_at(rate, &["service", "ios"]), ops, "depth {depth}: {rate}");
+        // The histograms themselves hold one sample per I/O.
+        for part in ["lateness", "service"] {
+            let blob = rate[part]["histogram"].as_str().unwrap();
+            assert_eq!(iopulse::testing::stats::decode_histogram(blob).unwrap().len(), ops, "depth {depth}: {part}");
+        }
+        // latency = lateness + service for every I/O: the means (each rounded down) agree.
+        let mean = |v: &serde_json::Value| u64_at(v, &["latency_ns", "mean"]);
+        let sum = mean(&rate["lateness"]) + mean(&rate["service"]);
+        let headline = mean(&r["total"]);
+        assert!(sum.abs_diff(headline) <= 2, "depth {depth}: {sum} vs {headline}");
+        // A null I/O takes microseconds; the tool's lateness on an idle machine is tens of
+        // them (docs/performance.md). The bound here is generous for a loaded test host:
+        // the p99 of a pacer that lost its schedule (no spin, a sleep per I/O) is the slot.
+        let p99_ns = u64_at(rate, &["lateness", "latency_ns", "p99"]);
+        assert!(p99_ns < 100_000_000, "depth {depth}: p99 lateness {p99_ns} ns");
+    }
+}

@@ -295,3 +295,57 @@ fn fio_json_keeps_its_shape_with_a_ramp_and_counts_the_window() {
     assert_eq!(u64_at(job, &["read", "total_ios"]), u64_at(&r, &["read", "ops"]));
     assert!(u64_at(&r, &["ramp_ops"]) > 0);
 }
+
+/// Each row of this run is one 128 MiB read, issued at the row's start and lasting far
+/// longer than the sampler used to wait for the workers (a twentieth of the interval):
+/// the rows were judged before the worker handed them in, counted as stalls, and the
+/// steady state was never reached. Judged once complete, the rows are steady, and every
+/// figure said of the window is the rows' own.
+#[test]
+fn steady_state_is_reached_on_rows_that_a_long_io_delays() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("big.dat"));
+    let json = dir.path().join("r.json");
+    let (code, stdout, stderr) = run(&[
+        &f,
+        "--file-size",
+        "256M",
+        "--block-size",
+        "128M",
+        "--rate-iops",
+        "5",
+        "--interval",
+        "200ms",
+        "--steady-state",
+        "iops:60%",
+        "--steady-state-window",
+        "1s",
+        "--duration",
+        "20s",
+        "--json",
+        &path_str(&json),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let r = read_json(&json);
+    let s = &r["steady_state"];
+    assert_eq!(s["reached"], true, "{s}\n{stdout}");
+    assert_eq!(r["stop_reason"], "steady_state");
+    // The figures of the window, recomputed from the result's own rows.
+    let (start, end) = (u64_at(s, &["window", "start_ns"]), u64_at(s, &["window", "end_ns"]));
+    let iops: Vec<f64> = rows(&r)
+        .iter()
+        .filter(|row| (start + 1..=end).contains(&u64_at(row, &["t_ns"])))
+        .map(|row| row["total"]["iops"].as_f64().unwrap())
+        .collect();
+    assert_eq!(iops.len(), 5, "{s}");
+    let mean = iops.iter().sum::<f64>() / iops.len() as f64;
+    let deviation = iops.iter().map(|v| (v - mean).abs()).fold(0.0, f64::max);
+    let test = &s["window"]["test"];
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.abs().max(1.0);
+    assert!(close(test["mean"].as_f64().unwrap(), mean), "{test} vs mean {mean}");
+    assert!(close(test["max_deviation"].as_f64().unwrap(), deviation), "{test} vs deviation {deviation}");
+    assert!(close(test["figure"].as_f64().unwrap(), deviation), "{test}");
+    assert!(close(test["bound"].as_f64().unwrap(), 0.6 * mean), "{test}");
+    // No row of the window is a stall: each holds the read that the rate put in it.
+    assert!(iops.iter().all(|&v| v > 0.0), "{iops:?}");
+}

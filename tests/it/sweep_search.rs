@@ -287,6 +287,34 @@ fn search_p99_max_finds_the_bound_within_the_precision() {
     assert_eq!(doc["runs"].as_array().unwrap().len(), curve.len());
 }
 
+/// When even the 10 % step fails, the search goes on below it (halving, down to 1 % of
+/// the maximum) and its answer says how much of the latency was the tool's own lateness,
+/// which every paced point of the curve carries.
+#[test]
+fn search_probes_below_10_percent_and_names_the_tools_lateness() {
+    // No latency is at most 1 ns: every paced run fails the bound.
+    let doc = search_json(&["--engine", "null", "--think-time", "1ms", "--duration", "300ms", "--p99-max", "1ns"]);
+    assert_valid_document(&doc);
+    let curve = doc["curve"].as_array().unwrap();
+    let max = f(&curve[0]["iops"]);
+    let percents: Vec<f64> = curve[1..].iter().map(|c| f(&c["offered_percent"])).collect();
+    // 10 %, then 5 %, 2.5 %, 1.25 % (rounded to whole IOPS), and no lower than 1 %.
+    assert_eq!(percents.len(), 4, "{percents:?}");
+    assert!((percents[0] - 10.0).abs() < 1.0, "{percents:?}");
+    for (i, p) in percents.iter().enumerate().skip(1) {
+        assert!(p < &percents[i - 1] && *p >= 100.0 * (0.01 * max).max(1.0) / max - 1e-9, "{percents:?}");
+    }
+    for c in &curve[1..] {
+        assert_eq!(c["passed"], false, "{c}");
+        assert!(c["lateness_ns"]["p99"].is_u64(), "a paced point without its lateness: {c}");
+        assert!(c["lateness_ns"]["p99"].as_u64().unwrap() <= c["p99_ns"].as_u64().unwrap(), "{c}");
+    }
+    let answer = &doc["answer"];
+    assert_eq!(answer["found"], false);
+    let text = answer["text"].as_str().unwrap();
+    assert!(text.contains("not met even at") && text.contains("the tool's own lateness (due → submitted)"), "{text}");
+}
+
 #[test]
 fn search_saturate_reports_the_smallest_depth_reaching_95_percent() {
     let doc = search_json(&["--engine", "null", "--duration", "200ms", "--queue-depth", "16", "--saturate"]);

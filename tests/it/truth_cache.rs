@@ -413,3 +413,46 @@ fn csv_carries_the_cache_mode_holes_and_residency() {
     assert_eq!(col(&rows[1], "laid_out_bytes"), (4u64 << 20).to_string());
     assert_eq!(col(&rows[1], "cache_start_resident_fraction"), "1.0000", "warmed");
 }
+
+/// fio's fadvise_hint: a buffered run advises the kernel of its access order on the
+/// descriptor it reads (random: POSIX_FADV_RANDOM, sequential: POSIX_FADV_SEQUENTIAL);
+/// `--fadvise-hint off` and `--direct` give no advice. Seen by strace.
+#[test]
+fn buffered_runs_advise_the_kernel_of_their_access_order() {
+    if std::process::Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("SKIP: strace is not installed (apt-get install strace): the advice cannot be seen");
+        return;
+    }
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("fa.dat"));
+    let advice = |extra: &[&str]| -> (String, Value) {
+        let out = dir.path().join("strace.txt");
+        let json = dir.path().join("r.json");
+        let mut cmd = std::process::Command::new("strace");
+        cmd.args(["-f", "-qq", "-e", "trace=fadvise64", "-o"]).arg(&out).arg(env!("CARGO_BIN_EXE_iopulse"));
+        cmd.args([&f, "--file-size", "1M", "--ops", "64", "--quiet", "--json", &path_str(&json)]).args(extra);
+        let (code, _, stderr) = run_command(&mut cmd);
+        assert_eq!(code, 0, "{extra:?}: {stderr}");
+        let calls: Vec<String> = std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("POSIX_FADV_RANDOM") || l.contains("POSIX_FADV_SEQUENTIAL"))
+            .map(String::from)
+            .collect();
+        (calls.join("\n"), read_json(&json))
+    };
+    let (random, r) = advice(&["--random"]);
+    assert_eq!(r["spec"]["fadvise_hint"], "on");
+    assert_eq!(random.lines().count(), 1, "{random}");
+    assert!(random.contains(", 0, 0, POSIX_FADV_RANDOM) = 0"), "{random}");
+    let (sequential, _) = advice(&[]);
+    assert_eq!(sequential.lines().count(), 1, "{sequential}");
+    assert!(sequential.contains(", 0, 0, POSIX_FADV_SEQUENTIAL) = 0"), "{sequential}");
+    let (off, r) = advice(&["--random", "--fadvise-hint", "off"]);
+    assert_eq!(r["spec"]["fadvise_hint"], "off");
+    assert!(off.is_empty(), "--fadvise-hint off advised: {off}");
+    let (direct, r) = advice(&["--random", "--direct"]);
+    if r["direct"]["effective"] == true {
+        assert!(direct.is_empty(), "O_DIRECT advised: {direct}");
+    }
+}

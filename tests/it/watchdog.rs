@@ -124,6 +124,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         errors_seen,
         flush: None,
         durable_record: None,
+        end_fsync: false,
         think: None,
         rate: None,
         interval: None,

@@ -414,7 +414,7 @@ fn judge_buffered_writes(device: &str, write: Option<f64>, direct_possible: bool
 }
 
 /// The flags that make buffered writes reach the device within the window.
-pub const BUFFERED_WRITE_FLUSH_FIX: &str = "--fsync-every N, or --sync-writes dsync";
+pub const BUFFERED_WRITE_FLUSH_FIX: &str = "--end-fsync, --fsync-every N, or --sync-writes dsync";
 
 /// The warning for shares far from what the I/O mode promises: O_DIRECT reads or writes the
 /// device did not see, or buffered reads it did not see (served from the page cache, said
