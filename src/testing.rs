@@ -13,8 +13,11 @@ where
 {
     use clap::FromArgMatches;
     let argv = std::iter::once(std::ffi::OsString::from("iopulse")).chain(args.into_iter().map(Into::into));
-    let matches = crate::commands::command().try_get_matches_from(argv).map_err(|e| crate::error::clap_one_line(&e))?;
-    let cli = crate::commands::Cli::from_arg_matches(&matches).map_err(|e| crate::error::clap_one_line(&e))?;
+    let matches = crate::commands::command()
+        .try_get_matches_from(argv)
+        .map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
+    let cli =
+        crate::commands::Cli::from_arg_matches(&matches).map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
     if let Some(refusal) = crate::cli::fio_names::refusal(&matches) {
         return Err(refusal);
     }
@@ -33,12 +36,15 @@ where
     use crate::commands::Command;
     use clap::FromArgMatches;
     let argv = std::iter::once(std::ffi::OsString::from("iopulse")).chain(args.into_iter().map(Into::into));
-    let matches = crate::commands::command().try_get_matches_from(argv).map_err(|e| crate::error::clap_one_line(&e))?;
+    let matches = crate::commands::command()
+        .try_get_matches_from(argv)
+        .map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
     let sub = matches.subcommand().map_or(&matches, |(_, m)| m);
     if let Some(refusal) = crate::cli::fio_names::refusal(sub) {
         return Err(refusal);
     }
-    let cli = crate::commands::Cli::from_arg_matches(&matches).map_err(|e| crate::error::clap_one_line(&e))?;
+    let cli =
+        crate::commands::Cli::from_arg_matches(&matches).map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
     match cli.command {
         None => crate::plan::flags::plan(&cli.bench).map(|_| ()).map_err(|e| e.message),
         Some(Command::Sweep(s)) => {
@@ -96,7 +102,7 @@ pub mod data {
 
 /// Verification's stamps and checks.
 pub mod verify {
-    pub use crate::verify::{Expect, check, stamp, stamp_reduced};
+    pub use crate::data::verify::{Expect, check, stamp, stamp_reduced};
 }
 
 /// The durable record of `--verify-state` (read back, as `iopulse verify` reads it).
@@ -121,12 +127,12 @@ pub mod stats {
     pub use crate::stats::{OpStats, decode_histogram, new_latency_histogram};
 }
 
-pub use crate::buffer::SlotBuffers;
-pub use crate::clock::Clock;
 pub use crate::cluster::Cluster;
-pub use crate::diag::Diagnostics;
-pub use crate::heartbeat::Waiting;
+pub use crate::diagnostics::warnings::Diagnostics;
 pub use crate::placement::bind;
+pub use crate::primitives::buffer::SlotBuffers;
+pub use crate::primitives::clock::Clock;
+pub use crate::primitives::rng::Rng;
 pub use crate::report::csv::header as csv_header;
 pub use crate::report::units::iops as shown_iops;
-pub use crate::rng::Rng;
+pub use crate::worker::heartbeat::Waiting;

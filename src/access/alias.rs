@@ -6,7 +6,7 @@
 //! high 32 bits of the draw, the keep-or-alias choice from the low 32): an
 //! error below 2^-32 per column, far below what any run can observe.
 
-use crate::rng::Rng;
+use crate::primitives::rng::Rng;
 
 /// 2^64 as a float: turns a 64-bit draw into a fraction and back.
 pub const TWO_64: f64 = 18_446_744_073_709_551_616.0;

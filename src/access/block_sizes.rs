@@ -14,7 +14,7 @@
 //! engines, stats or reports.
 
 use super::alias::AliasTable;
-use crate::rng::Rng;
+use crate::primitives::rng::Rng;
 use crate::units::parse_size;
 use serde::{Deserialize, Serialize};
 

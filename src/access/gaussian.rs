@@ -1,7 +1,7 @@
 //! A truncated gaussian over the region: a block number in 0..n (a
 //! position, not a rank: the caller does not scatter it).
 
-use crate::rng::Rng;
+use crate::primitives::rng::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 /// A normal distribution over the region, centred at `center` (a fraction of

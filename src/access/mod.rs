@@ -29,7 +29,7 @@ pub mod permutation;
 pub mod zipf;
 pub mod zoned;
 
-use crate::rng::Rng;
+use crate::primitives::rng::Rng;
 use gaussian::Gaussian;
 use pareto::Pareto;
 pub use permutation::Permutation;

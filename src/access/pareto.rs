@@ -26,7 +26,7 @@
 //! draw made pareto the slowest source (27 ns a draw over 2^34 blocks).
 
 use super::alias::{AliasTable, TWO_64};
-use crate::rng::Rng;
+use crate::primitives::rng::Rng;
 
 /// The least density ratio inside a band: the squeeze's acceptance.
 const LEAST_RATIO: f64 = 0.95;

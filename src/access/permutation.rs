@@ -24,9 +24,9 @@ impl Permutation {
         let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
         let mut state = seed;
         let keys = [
-            crate::rng::splitmix64(&mut state),
-            crate::rng::splitmix64(&mut state),
-            crate::rng::splitmix64(&mut state),
+            crate::primitives::rng::splitmix64(&mut state),
+            crate::primitives::rng::splitmix64(&mut state),
+            crate::primitives::rng::splitmix64(&mut state),
         ];
         Self { n, mask, shift: (bits / 2).max(1), keys }
     }

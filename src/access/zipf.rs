@@ -22,7 +22,7 @@
 //! relative. Table: 8 bytes per column; with the bands' 24 bytes, under 24 KiB.
 
 use super::alias::{self, AliasTable};
-use crate::rng::Rng;
+use crate::primitives::rng::Rng;
 
 /// Ranks with a column of their own (8 KiB of the table).
 const HEAD_RANKS: u64 = 1024;

@@ -8,7 +8,7 @@
 //! `MAX_ZONES`), two random numbers and one counter increment, with no allocation: the
 //! counts of I/Os per zone are how the report shows the shares achieved.
 
-use crate::rng::Rng;
+use crate::primitives::rng::Rng;
 use crate::units::parse_size;
 use serde::{Deserialize, Serialize};
 

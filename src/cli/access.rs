@@ -2,7 +2,7 @@
 //! and its parameters (help heading "Access pattern").
 
 use crate::access::zoned::{ZoneExtent, Zones};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::spec::{AccessOrder, Distribution};
 use crate::units::values::{Percent, Real};
 use clap::ValueEnum;

@@ -3,7 +3,7 @@
 //! flags every run takes.
 
 use super::{OutputArgs, TimeseriesArgs, WorkloadArgs};
-use crate::start_at::StartAt;
+use crate::schedule::start_at::StartAt;
 use std::path::PathBuf;
 
 #[derive(Clone, Debug, Default, clap::Args)]

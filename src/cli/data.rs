@@ -2,7 +2,7 @@
 //! pattern, its reducibility, verification, the seed (help heading "Data and verification").
 
 use crate::data::{Pattern, Reducibility};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::spec::VerifySpec;
 use crate::units::values::{Count, Real};
 use serde::Deserialize;

@@ -1,8 +1,8 @@
 //! The flags that make writes durable: flushes in the I/O stream, synchronous writes, a
 //! flush at the end (help heading "Durability").
 
-use crate::durability::{FlushKind, FlushSpec, SyncWrites};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
+use crate::spec::durability::{FlushKind, FlushSpec, SyncWrites};
 use crate::units::values::Count;
 use serde::Deserialize;
 

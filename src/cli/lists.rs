@@ -180,14 +180,14 @@ impl clap::Args for ManyRunsArgs {
 
 impl ManyRunsArgs {
     /// The flags as one run's (a search's): a list is refused.
-    pub fn single(&self, command_name: &str) -> Result<super::WorkloadArgs, crate::error::UsageError> {
+    pub fn single(&self, command_name: &str) -> Result<super::WorkloadArgs, crate::diagnostics::error::UsageError> {
         let mut table = super::table::FlagTable::new();
         for (flag, given) in &self.flags {
             match given {
                 Given::Switch => table.set(flag, super::table::FlagValue::Switch(true)),
                 Given::Values(v) if v.len() == 1 => table.set(flag, super::table::FlagValue::Text(v[0].clone())),
                 Given::Values(v) => {
-                    return Err(crate::error::UsageError::new(format!(
+                    return Err(crate::diagnostics::error::UsageError::new(format!(
                         "--{flag} {}: {command_name} takes one value per flag (lists are for `iopulse sweep`)",
                         v.join(",")
                     )));
@@ -196,6 +196,6 @@ impl ManyRunsArgs {
         }
         table
             .fill(&super::command_of::<super::WorkloadArgs>())
-            .map_err(|(flag, e)| crate::error::UsageError::new(format!("--{flag}: {}", e.describe(&flag))))
+            .map_err(|(flag, e)| crate::diagnostics::error::UsageError::new(format!("--{flag}: {}", e.describe(&flag))))
     }
 }

@@ -1,8 +1,8 @@
 //! The flags that pace a worker: think time between I/Os and rate limits (help heading
 //! "Pacing").
 
-use crate::error::UsageError;
-use crate::think::{RateGivenAs, RateSpec, ThinkMode, ThinkSpec};
+use crate::diagnostics::error::UsageError;
+use crate::schedule::think::{RateGivenAs, RateSpec, ThinkMode, ThinkSpec};
 use crate::units::values::{Bytes, Count, Period};
 use serde::Deserialize;
 

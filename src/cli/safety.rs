@@ -1,7 +1,7 @@
 //! The flags that say what a run may destroy and how it meets failing I/O (help heading
 //! "Safety and errors").
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::units::values::{Count, Period};
 use serde::Deserialize;
 

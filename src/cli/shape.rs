@@ -2,7 +2,7 @@
 //! and their depth, how the files are shared (help heading "Workload").
 
 use crate::access::block_sizes::BlockSizeMix;
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::spec::FileDistribution;
 use crate::units::values::{Bytes, Count, Percent};
 use serde::Deserialize;

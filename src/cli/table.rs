@@ -115,7 +115,7 @@ impl FlagTable {
         match (value, takes_value) {
             (FlagValue::Switch(_), false) => Ok(()),
             (FlagValue::Text(text), true) => {
-                check_value(arg, text).map_err(|e| KeyError::Value(crate::error::clap_one_line(&e)))
+                check_value(arg, text).map_err(|e| KeyError::Value(crate::diagnostics::error::clap_one_line(&e)))
             }
             (FlagValue::Text(_), false) => {
                 Err(KeyError::Kind(format!("--{long} is a switch: give {long} = true or false")))

@@ -1,7 +1,7 @@
 //! The flags that say what state the targets start the window in: their page cache, and
 //! whether holes are laid out first (help heading "Targets and page cache").
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::spec::CacheMode;
 use serde::Deserialize;
 

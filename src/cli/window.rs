@@ -2,7 +2,7 @@
 //! budget, a ramp before it, a steady-state stop, and its interval (help heading "Window
 //! and phases"), and the interval of its time series.
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::spec::{RunLength, SteadyStateSpec};
 use crate::stats::steady_state::Criterion;
 use crate::units::display::seconds_ns;

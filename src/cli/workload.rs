@@ -15,8 +15,8 @@ use super::safety::SafetyArgs;
 use super::shape::ShapeArgs;
 use super::targets::TargetArgs;
 use super::window::WindowArgs;
+use crate::diagnostics::error::UsageError;
 use crate::engine::options::EngineArgs;
-use crate::error::UsageError;
 use crate::spec::{CacheMode, Spec};
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -158,7 +158,7 @@ fn fresh_seed() -> u64 {
     let nanos =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
     let mut state = nanos ^ (u64::from(std::process::id()) << 32);
-    crate::rng::splitmix64(&mut state)
+    crate::primitives::rng::splitmix64(&mut state)
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ pub enum Status {
 
 // The failure types live with the other typed errors (`error`), which the cluster layer
 // uses: defined here they would make `error` and `cluster` import each other.
-pub use crate::error::{ClusterFailure, RankFailure};
+pub use crate::diagnostics::error::{ClusterFailure, RankFailure};
 
 /// Failures of the cluster layer itself (the MPI library refused to start).
 #[derive(Debug, thiserror::Error)]

@@ -7,7 +7,7 @@
 //! It computes; it neither moves bytes between ranks (`cluster`) nor formats
 //! (`report`).
 
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use crate::result::merge::{self, Input};
 use crate::result::{ClusterInfo, RankInfo, RunResult, StopReason};
 use serde::{Deserialize, Serialize};
@@ -194,7 +194,7 @@ mod tests {
         let spec = crate::testing::spec_of(argv).unwrap();
         let cluster = Cluster::alone();
         let start = StartLine::new(&cluster, None);
-        let diag = crate::diag::Diagnostics::silent();
+        let diag = crate::diagnostics::warnings::Diagnostics::silent();
         crate::run::run(&spec, &diag, Arc::new(AtomicUsize::new(0)), &start).unwrap().result
     }
 

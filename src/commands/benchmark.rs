@@ -15,14 +15,15 @@
 use crate::cli::BenchArgs;
 use crate::cluster::result::{self as cluster_result, RankOutcome};
 use crate::cluster::{Cluster, launcher_rank};
-use crate::diag::Diagnostics;
-use crate::error::{Error, RunError, exit_code};
+use crate::diagnostics::error::{Error, RunError, exit_code};
+use crate::diagnostics::warnings::Diagnostics;
+use crate::host::signals;
+use crate::report;
 use crate::report::OutputOptions;
 use crate::run::start_line::StartLine;
 use crate::run::{self, RunOutcome};
+use crate::schedule::start_at::StartAt;
 use crate::spec::Spec;
-use crate::start_at::StartAt;
-use crate::{report, signals};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -224,7 +225,7 @@ fn check_output(
     output: &OutputOptions,
     targets: &[std::path::PathBuf],
     verify_state: Option<&std::path::PathBuf>,
-) -> Result<(), crate::error::UsageError> {
+) -> Result<(), crate::diagnostics::error::UsageError> {
     let run_files: Vec<_> = verify_state.map(|p| ("--verify-state", p.clone())).into_iter().collect();
     report::check_planned(output, report::Writes::Run, targets, &[], &run_files)
 }

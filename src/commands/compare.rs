@@ -4,7 +4,7 @@
 //! (`report::compare`); the exit code says whether something regressed.
 
 use crate::compare::{self, inputs};
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use crate::report;
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 //!
 //! It loads, checks and prints; translation is `fio_import`'s, running `jobs`'s.
 
-use crate::error::{UsageError, exit_code};
+use crate::diagnostics::error::{UsageError, exit_code};
 use crate::fio_import;
 use crate::plan::Plan;
 use crate::plan::job_file::{self, Overrides};

@@ -2,7 +2,7 @@
 //! iopulse(1) on stdout, or with `--dir DIR` that page and one per subcommand
 //! (iopulse-run(1), iopulse-sweep(1), ...) written into DIR.
 
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use std::path::PathBuf;
 
 /// Print the iopulse man page (roff) on stdout, or write every page into a directory.

@@ -1,7 +1,7 @@
 //! `iopulse merge`: one report from the JSON results of concurrent runs (several processes
 //! or hosts), their histograms added. It reads, merges (`result::merge`) and prints.
 
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use crate::report::{self, OutputFormat};
 use crate::result::merge;
 use std::path::PathBuf;

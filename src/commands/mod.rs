@@ -24,7 +24,7 @@ pub mod verify;
 
 use crate::cli::BenchArgs;
 use crate::cluster::launcher_rank;
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
 use std::io::Write;
@@ -196,7 +196,7 @@ pub(crate) fn clap_exit(e: clap::Error) -> i32 {
         return exit_code::SUCCESS;
     }
     if speaks_for_the_job() {
-        crate::stderr_line!("iopulse: error: {}", crate::error::clap_one_line(&e));
+        crate::stderr_line!("iopulse: error: {}", crate::diagnostics::error::clap_one_line(&e));
     }
     exit_code::USAGE
 }

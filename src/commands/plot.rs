@@ -1,7 +1,7 @@
 //! `iopulse plot`: SVG charts of a JSON result (a run's, a job file's) or of a sweep's
 //! `--csv` table. It reads and draws (`report::plot`).
 
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use crate::report::{self, plot};
 use std::path::PathBuf;
 

@@ -9,10 +9,10 @@
 
 use crate::cli::table::FlagTable;
 use crate::cli::{WorkloadArgs, command_of};
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use crate::plan::job_file::parse::{Entry, Value};
 use crate::plan::job_file::{self, Overrides};
-use crate::profiles::{self, PROFILES};
+use crate::plan::profiles::{self, PROFILES};
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -140,7 +140,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides) -> i32 {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }
-    let Ok(stop) = crate::signals::install() else {
+    let Ok(stop) = crate::host::signals::install() else {
         crate::stderr_line!("iopulse: error: cannot install signal handlers");
         return exit_code::RUN_FAILED;
     };

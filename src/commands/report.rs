@@ -3,7 +3,7 @@
 //! input, a device or a target: `report::output_path::check_all`), reads each input with the
 //! bounded loader (`result::load`), has `report::html` format the page and writes it whole.
 
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use crate::report::html::{self, Section};
 use crate::report::output_path::{self, Output};
 use crate::result::load::{self, LoadError};

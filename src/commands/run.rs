@@ -4,7 +4,7 @@
 
 use crate::cli::table::FlagTable;
 use crate::cli::{OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use crate::plan::{self, Plan};
 use crate::report;
 use std::path::PathBuf;
@@ -122,7 +122,7 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
         return exit_code::USAGE;
     }
     // First: a signal while thousands of jobs are read, planned and checked stops the run.
-    let stop = match crate::signals::install() {
+    let stop = match crate::host::signals::install() {
         Ok(stop) => stop,
         Err(e) => {
             crate::stderr_line!("iopulse run: error: cannot install signal handlers: {e}");

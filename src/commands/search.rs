@@ -12,7 +12,7 @@ use super::json_text;
 use super::sweep::{Session, Step, check_outputs};
 use crate::cli::WorkloadArgs;
 use crate::cli::lists::ManyRunsArgs;
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use crate::report::{self, OutputFormat, output_path, units};
 use crate::result::RunResult;
 use crate::stats::LatencySummary;
@@ -199,7 +199,7 @@ pub fn search(args: SearchArgs) -> i32 {
     if let Err(e) = check_outputs(&output, report::Writes::Search, &base_spec.targets, &records) {
         return usage(e);
     }
-    let Ok(stop) = crate::signals::install() else {
+    let Ok(stop) = crate::host::signals::install() else {
         crate::stderr_line!("iopulse search: error: cannot install signal handlers");
         return exit_code::RUN_FAILED;
     };

@@ -13,8 +13,8 @@
 use super::json_text;
 use crate::cli::lists::ManyRunsArgs;
 use crate::cluster::Cluster;
-use crate::diag::Diagnostics;
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
+use crate::diagnostics::warnings::Diagnostics;
 use crate::report::journal::{self, Journal};
 use crate::report::{self, OutputFormat, OutputOptions, output_path};
 use crate::result::RunResult;
@@ -102,7 +102,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
         );
     }
     let output = args.runs.output.options(&Default::default());
-    let Ok(stop) = crate::signals::install() else {
+    let Ok(stop) = crate::host::signals::install() else {
         crate::stderr_line!("iopulse sweep: error: cannot install signal handlers");
         return exit_code::RUN_FAILED;
     };
@@ -328,7 +328,7 @@ pub(crate) fn check_outputs(
     writes: report::Writes<'_>,
     targets: &[PathBuf],
     records: &[PathBuf],
-) -> Result<(), crate::error::UsageError> {
+) -> Result<(), crate::diagnostics::error::UsageError> {
     let run_files: Vec<_> = records.iter().map(|p| ("--verify-state", p.clone())).collect();
     report::check_planned(output, writes, targets, &[], &run_files)
 }

@@ -4,9 +4,9 @@
 //!
 //! It reads the record and the target and prints; it never writes.
 
+use crate::diagnostics::error::exit_code;
 use crate::durable_record::check::{self, CheckReport, Class, PartSource};
 use crate::durable_record::format;
-use crate::error::exit_code;
 use serde::Serialize;
 use std::io::{Seek, SeekFrom};
 use std::path::PathBuf;

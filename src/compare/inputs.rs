@@ -95,7 +95,7 @@ fn read_file(path: &Path, side: &mut Side) -> Result<(), InputError> {
             let mut any = false;
             for (i, entry) in doc.runs.into_iter().enumerate() {
                 // A run that failed measured nothing to compare; one whose --expect failed (6) did.
-                if entry.exit_code != 0 && entry.exit_code != crate::error::exit_code::EXPECTATION_FAILED {
+                if entry.exit_code != 0 && entry.exit_code != crate::diagnostics::error::exit_code::EXPECTATION_FAILED {
                     continue;
                 }
                 load::check_result(&file, &format!("runs[{i}].result"), &entry.result)?;

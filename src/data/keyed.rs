@@ -40,10 +40,10 @@ pub fn key_chunks(buf: &mut [u8], seed: u64, offset_bytes: u64, sequence: u64) {
     // One mix per write, then a bijective step per chunk: within a write no two chunks
     // share a key, and two writes agree only if their 64-bit mixes do.
     let mut write_mix = seed ^ sequence.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    let write_mix = crate::rng::splitmix64(&mut write_mix);
+    let write_mix = crate::primitives::rng::splitmix64(&mut write_mix);
     for (i, chunk) in buf.chunks_mut(CHUNK_BYTES).enumerate() {
         let mut state = write_mix ^ offset_bytes.wrapping_add((i * CHUNK_BYTES) as u64);
-        let key = [crate::rng::splitmix64(&mut state), crate::rng::splitmix64(&mut state)];
+        let key = [crate::primitives::rng::splitmix64(&mut state), crate::primitives::rng::splitmix64(&mut state)];
         let mut bytes = [0u8; KEY_BYTES];
         bytes[..8].copy_from_slice(&key[0].to_le_bytes());
         bytes[8..].copy_from_slice(&key[1].to_le_bytes());

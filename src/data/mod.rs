@@ -23,6 +23,7 @@ pub mod keyed;
 mod pool;
 mod reduction;
 pub mod unique;
+pub mod verify;
 mod xorshift;
 
 pub use pool::RandomPool;

@@ -64,9 +64,9 @@ impl RandomPool {
             };
             let mut key = [0u8; 64];
             for k in key.chunks_exact_mut(8) {
-                k.copy_from_slice(&crate::rng::splitmix64(&mut state).to_le_bytes());
+                k.copy_from_slice(&crate::primitives::rng::splitmix64(&mut state).to_le_bytes());
             }
-            let window = (crate::rng::splitmix64(&mut state) as usize % (POOL_BYTES / 64)) * 64;
+            let window = (crate::primitives::rng::splitmix64(&mut state) as usize % (POOL_BYTES / 64)) * 64;
             let random_len = self.reduction.random_len(chunk.len());
             let (random, zeros) = chunk.split_at_mut(random_len);
             xor_into(random, &self.bytes[window..window + random_len], &key);

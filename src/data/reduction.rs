@@ -78,7 +78,7 @@ impl Reduction {
     #[inline]
     pub fn duplicate_of(&self, seed: u64, offset_bytes: u64) -> (u64, Option<u64>) {
         let mut place = seed ^ offset_bytes.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let draw = crate::rng::splitmix64(&mut place);
+        let draw = crate::primitives::rng::splitmix64(&mut place);
         if self.unique_below == u64::MAX {
             return (place, None);
         }

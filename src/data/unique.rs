@@ -83,7 +83,7 @@ pub fn fill_area(area: &mut [u8], seed: u64, period_bytes: u64) {
 #[inline(always)]
 fn write_mix(seed: u64, sequence: u64) -> u64 {
     let mut state = seed ^ sequence.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    crate::rng::splitmix64(&mut state)
+    crate::primitives::rng::splitmix64(&mut state)
 }
 
 /// Mixed into the seed of each target after the first (`target_seed`).

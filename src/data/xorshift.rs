@@ -14,7 +14,7 @@ pub fn fill_random(buf: &mut [u8], seed: u64, offset_bytes: u64, sequence: u64) 
         seed ^ offset_bytes.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ sequence.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
     let mut lanes = [0u64; 8];
     for lane in &mut lanes {
-        *lane = crate::rng::splitmix64(&mut key) | 1; // xorshift needs a non-zero state
+        *lane = crate::primitives::rng::splitmix64(&mut key) | 1; // xorshift needs a non-zero state
     }
     #[inline(always)]
     fn step(x: &mut [u64; 8]) {

@@ -16,7 +16,7 @@
 
 use super::format::Record;
 use crate::data::Pattern;
-use crate::verify;
+use crate::data::verify;
 use serde::Serialize;
 use std::fs::File;
 use std::os::unix::fs::FileExt;

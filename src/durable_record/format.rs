@@ -76,7 +76,7 @@ pub struct Record {
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     #[error("{0}")]
-    Input(#[from] crate::input_file::InputFileError),
+    Input(#[from] crate::targets::input_file::InputFileError),
     #[error("is not an iopulse durable record (written by --verify-state): {0}")]
     NotARecord(&'static str),
     #[error("is damaged: {0}")]
@@ -209,9 +209,9 @@ impl RecordWriter {
 /// Reads the state file at `path` (a regular file of at most `MAX_FILE_BYTES`).
 pub fn read(path: &Path) -> Result<Record, RecordError> {
     let mut bytes = Vec::new();
-    crate::input_file::open(path, MAX_FILE_BYTES)?
+    crate::targets::input_file::open(path, MAX_FILE_BYTES)?
         .read_to_end(&mut bytes)
-        .map_err(crate::input_file::InputFileError::Io)?;
+        .map_err(crate::targets::input_file::InputFileError::Io)?;
     decode(&bytes)
 }
 

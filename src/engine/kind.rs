@@ -9,7 +9,7 @@ use super::null::NullEngine;
 use super::sync::SyncEngine;
 use super::uring::UringEngine;
 use super::{Engine, EngineCaps};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

@@ -30,8 +30,8 @@ pub mod uring;
 pub use kind::{EngineKind, WithEngine};
 pub use mmap::options::Madvise;
 
-pub use crate::buffer::BufferAt;
-use crate::buffer::BufferRegion;
+pub use crate::primitives::buffer::BufferAt;
+use crate::primitives::buffer::BufferRegion;
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::os::fd::RawFd;
@@ -191,14 +191,14 @@ pub trait Engine: Sized {
 
     /// Refuses, before anything is touched, options of this engine that cannot work
     /// (`direct`: O_DIRECT was asked for). Only the chosen engine's is called.
-    fn check_options(options: &EngineOptions, direct: bool) -> Result<(), crate::error::UsageError> {
+    fn check_options(options: &EngineOptions, direct: bool) -> Result<(), crate::diagnostics::error::UsageError> {
         let _ = (options, direct);
         Ok(())
     }
 
     /// Refuses, before anything is touched, a run the kernel's limits on this engine
     /// cannot hold: `workers` workers of `depth` requests each.
-    fn check_limits(workers: u32, depth: u32) -> Result<(), crate::error::UsageError> {
+    fn check_limits(workers: u32, depth: u32) -> Result<(), crate::diagnostics::error::UsageError> {
         let _ = (workers, depth);
         Ok(())
     }

@@ -6,7 +6,7 @@
 use super::mmap::options::MmapArgs;
 use super::uring::options::UringArgs;
 use super::{EngineKind, EngineOptions};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::units::values::Count;
 use serde::Deserialize;
 

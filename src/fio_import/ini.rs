@@ -6,7 +6,7 @@
 //! It reads text only: it must not decide what an option means (`options.rs`,
 //! `translate.rs` do), and it touches nothing but the files it reads.
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use std::path::{Path, PathBuf};
 
 /// One `key[=value]` line.
@@ -63,7 +63,7 @@ pub fn read(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Sec
 /// The text of a job file or an include: a regular file on a real filesystem, of at most
 /// `MAX_FILE_BYTES` (`input_file`): never /proc, a device or a FIFO.
 fn read_file(path: &Path, shown: &str) -> Result<String, UsageError> {
-    crate::input_file::read_text(path, MAX_FILE_BYTES)
+    crate::targets::input_file::read_text(path, MAX_FILE_BYTES)
         .map_err(|e| UsageError::new(format!("fio job file {shown}: {e}; give the path of a fio job file")))
 }
 

@@ -13,7 +13,7 @@ pub mod toml_out;
 pub mod translate;
 pub mod values;
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 pub use translate::Translated;
 
 /// Whether `path` names a fio job file (by its `.fio` extension).

@@ -11,7 +11,7 @@
 use super::ini::{FioOption, Section};
 use super::options::{self, Known, Support};
 use super::values::{count, iopulse_size, iopulse_time, size_bytes, switch, time_ns};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::plan::job_file::parse::{Entry, Job, JobFile, Value};
 
 /// A fio job file translated.

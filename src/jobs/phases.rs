@@ -9,8 +9,8 @@
 
 use crate::cluster::Cluster;
 use crate::cluster::in_process::Group;
-use crate::diag::Diagnostics;
-use crate::error::RunError;
+use crate::diagnostics::error::RunError;
+use crate::diagnostics::warnings::Diagnostics;
 use crate::plan::{Job, Plan};
 use crate::result::RunResult;
 use crate::run;
@@ -97,7 +97,7 @@ fn run_phase(phase: u32, jobs: &[&Job], quiet: bool, stop: &Arc<AtomicUsize>) ->
                     name: job.name.clone(),
                     phase,
                     result: None,
-                    exit_code: crate::error::exit_code::RUN_FAILED,
+                    exit_code: crate::diagnostics::error::exit_code::RUN_FAILED,
                     error: Some(why),
                     stopped_by_others,
                 },
@@ -147,7 +147,7 @@ fn unreachable_outcome() -> JobOutcome {
         name: String::new(),
         phase: 0,
         result: None,
-        exit_code: crate::error::exit_code::RUN_FAILED,
+        exit_code: crate::diagnostics::error::exit_code::RUN_FAILED,
         error: Some("a job thread ended abnormally".into()),
         stopped_by_others: false,
     }

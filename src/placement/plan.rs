@@ -22,7 +22,7 @@
 
 use super::topology::Topology;
 use super::{CpuPolicy, NumaZones, PlacementSpec, format_list};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use std::collections::BTreeMap;
 
 /// Where one worker runs and where its memory lives.

@@ -2,7 +2,7 @@
 
 use super::Plan;
 use crate::cli::BenchArgs;
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 
 /// The plan of the benchmark's command line (a profile is planned by `job_file.rs`).
 pub fn plan(args: &BenchArgs) -> Result<Plan, UsageError> {

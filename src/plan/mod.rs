@@ -12,9 +12,10 @@
 pub mod flags;
 pub mod job_file;
 pub mod outputs;
+pub mod profiles;
 pub mod sweep;
 
-use crate::error::{Error, UsageError};
+use crate::diagnostics::error::{Error, UsageError};
 use crate::report::OutputOptions;
 use crate::spec::Spec;
 use std::path::PathBuf;
@@ -99,7 +100,7 @@ pub fn check(plan: &Plan, stop: &AtomicUsize) -> Result<(), Error> {
         for job in &phase.jobs {
             // Thousands of jobs take a while to check: a signal stops it between two.
             if stop.load(Ordering::Relaxed) != 0 {
-                return Err(crate::error::RunError::Other(
+                return Err(crate::diagnostics::error::RunError::Other(
                     "interrupted while checking the plan: nothing was touched".into(),
                 )
                 .into());
@@ -108,7 +109,7 @@ pub fn check(plan: &Plan, stop: &AtomicUsize) -> Result<(), Error> {
             estimates.extend(checked);
         }
         if phase.jobs.len() > 1 {
-            crate::memory::check_together(
+            crate::host::memory::check_together(
                 &estimates,
                 u32::try_from(workers).unwrap_or(u32::MAX),
                 &format!("the {} jobs of phase {}", phase.jobs.len(), phase.number),
@@ -129,7 +130,9 @@ fn named(plan: &Plan, job: &Job, e: Error) -> Error {
     }
     match e {
         Error::Usage(u) => UsageError::new(format!("{}: job [{}]: {u}", plan.source, job.name)).into(),
-        Error::Run(r) => crate::error::RunError::Other(format!("{}: job [{}]: {r}", plan.source, job.name)).into(),
+        Error::Run(r) => {
+            crate::diagnostics::error::RunError::Other(format!("{}: job [{}]: {r}", plan.source, job.name)).into()
+        }
         other => other,
     }
 }

@@ -4,7 +4,7 @@
 //! phase, a file the plan was read from, or a path two outputs share).
 
 use super::Plan;
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::report::{self, Writes};
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 use crate::cli::lists::Given;
 use crate::cli::table::{FlagTable, FlagValue};
 use crate::cli::{WorkloadArgs, command_of};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::sweep::grid::{self, Axis, Grid, Point};
 use std::path::PathBuf;
 

@@ -3,7 +3,7 @@
 //! the columns are fixed (docs/usage.md lists them) and only ever added at
 //! the end. Formats the `RunResult`; computes nothing.
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::result::RunResult;
 use crate::spec::{Distribution, RunLength};
 use crate::stats::OpSummary;

@@ -6,7 +6,7 @@
 //! `JobsResult`; computes nothing.
 
 use super::{OutputFormat, OutputOptions, csv, fio_json, output_path, plot, text, timeseries, units};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::result::RunResult;
 use crate::result::jobs::JobsResult;
 use std::fmt::Write as _;

@@ -16,7 +16,7 @@
 //! and agree with its result (a failed run's code is never read as a success). Every
 //! refusal names the journal and the line. It must not format reports.
 
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use crate::result::RunResult;
 use serde::{Deserialize, Serialize};
 use std::io::{self, BufRead, Read, Write};

@@ -22,7 +22,7 @@ pub mod timeseries;
 /// How quantities are shown to people (one home, below every module that prints one).
 pub use crate::units::display as units;
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 
 use crate::result::RunResult;
 use clap::ValueEnum;

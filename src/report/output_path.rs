@@ -23,7 +23,7 @@
 //!
 //! This module only checks paths and writes bytes it is given; it formats nothing.
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::targets::identity::{FileId, landing, special_kind};
 use crate::targets::pseudo_fs::pseudo_filesystem;
 use std::fs::{self, OpenOptions};

@@ -14,7 +14,7 @@
 //! Draws what `stats` and `sweep` computed; computes no figure itself.
 
 use super::units;
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::result::RunResult;
 use crate::stats::interval::TimeSeriesRow;
 use crate::stats::{HistogramCodecError, decode_histogram, percentile_curve};

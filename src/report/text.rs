@@ -983,7 +983,7 @@ fn op_block(out: &mut String, name: &str, op: &OpSummary, mark: &str) {
 }
 
 /// `--fsync-every`/`--fdatasync-every`: the flushes, as an operation of their own (no bytes).
-fn flush_block(out: &mut String, op: &OpSummary, spec: &crate::durability::FlushSpec, call: &str) {
+fn flush_block(out: &mut String, op: &OpSummary, spec: &crate::spec::durability::FlushSpec, call: &str) {
     let every = match spec.every_writes {
         1 => "after every write".to_string(),
         n => format!("after every {n} writes"),
@@ -1096,8 +1096,8 @@ fn format_percent(p: f64) -> String {
     format!("{p:.6}")
 }
 
-fn describe_failure(f: &crate::verify::Failure) -> String {
-    use crate::verify::Failure;
+fn describe_failure(f: &crate::data::verify::Failure) -> String {
+    use crate::data::verify::Failure;
     match f {
         Failure::NeverWrittenZeros => "never written (all zeros: a hole or a zeroed block)".into(),
         Failure::NeverWrittenStale => "never written (no iopulse header: stale data)".into(),

@@ -5,7 +5,7 @@
 //! `load` reads one from a file, bounded, and `figures` judges what it says.
 
 pub use crate::cpu_state::CpuState;
-pub use crate::environment::Environment;
+pub use crate::host::environment::Environment;
 
 pub mod figures;
 pub mod jobs;
@@ -15,8 +15,8 @@ pub mod named;
 
 use crate::placement::TopologySummary;
 
+pub use crate::schedule::start_at::StartAtInfo;
 use crate::spec::Spec;
-pub use crate::start_at::StartAtInfo;
 pub use crate::stats::coverage::Coverage;
 use crate::stats::{CpuTimes, OpSummary};
 use crate::targets::{Allocation, DirectOutcome, TargetKind};
@@ -150,7 +150,7 @@ pub struct RunResult {
     pub stuck_io: Vec<StuckIo>,
     /// Memory the run planned for (computed before it started) and the memory available.
     #[serde(default)]
-    pub memory: Option<crate::memory::MemoryEstimate>,
+    pub memory: Option<crate::host::memory::MemoryEstimate>,
     /// `--expect`: each expectation judged against this result (absent without one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expectations: Vec<ExpectationOutcome>,
@@ -244,7 +244,7 @@ pub struct PacingInfo {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ThinkInfo {
-    pub mode: crate::think::ThinkMode,
+    pub mode: crate::schedule::think::ThinkMode,
     pub every: u32,
     pub fixed_ns: Option<u64>,
     pub adaptive_percent: Option<u32>,
@@ -260,7 +260,7 @@ pub struct ThinkInfo {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RateInfo {
-    pub given_as: crate::think::RateGivenAs,
+    pub given_as: crate::schedule::think::RateGivenAs,
     /// The target was given for the whole run (`--rate-total`).
     pub total: bool,
     pub target_iops_per_worker: f64,
@@ -359,7 +359,7 @@ pub struct VerificationInfo {
 pub struct MismatchInfo {
     pub target: String,
     pub offset_bytes: u64,
-    pub failure: crate::verify::Failure,
+    pub failure: crate::data::verify::Failure,
     /// Offset within the block of the 16-byte windows below.
     pub window_at: u32,
     pub expected_hex: String,

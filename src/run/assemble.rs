@@ -10,15 +10,16 @@ use super::region::RegionLayout;
 use super::watchdog::{self, AbandonCause, Abandoned};
 use super::worker_plan::tracks_sequences;
 use crate::access::block_sizes::SizeFor;
-use crate::diag::Diagnostics;
-use crate::environment;
+use crate::data::verify::{Failure, Mismatch, VerifyCounts};
+use crate::diagnostics::warnings::Diagnostics;
+use crate::host::environment;
+use crate::host::rusage;
 use crate::result::{
     AchievedQueueDepth, BlockSizeFigures, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacedLatency,
     PacingInfo, RateInfo, RunResult, SCHEMA_VERSION, SizeHistograms, StopReason, StuckIo, TargetInfo, ThinkInfo,
     ToolInfo, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
 };
 use crate::result::{SteadyStateInfo, SteadyWindow};
-use crate::rusage;
 use crate::spec::Spec;
 use crate::stats::coverage::{self, CoverageTracker};
 use crate::stats::interval;
@@ -26,7 +27,6 @@ use crate::stats::steady_state::{Metric, SteadyWatch, Test};
 use crate::stats::{CpuTimes, OpStats, encode_histogram};
 use crate::targets::device_witness::{self, Devices};
 use crate::targets::{DeviceWitness, DirectOutcome, PreparedTarget};
-use crate::verify::{Failure, Mismatch, VerifyCounts};
 use crate::worker::{PacingLatency, SizeStats, WorkerResult, WorkerStop, stop_code};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,8 +5,8 @@
 
 use super::region::RegionLayout;
 use super::worker_plan::tracks_sequences;
+use crate::diagnostics::error::{Error, RunError};
 use crate::durable_record::format::{self, RecordHeader, RecordWriter};
-use crate::error::{Error, RunError};
 use crate::spec::Spec;
 use std::fs::File;
 use std::sync::Arc;

@@ -3,8 +3,8 @@
 
 use super::region::RegionLayout;
 use super::worker_plan::tracks_sequences;
-use crate::error::UsageError;
-use crate::memory::{self, MemoryEstimate};
+use crate::diagnostics::error::UsageError;
+use crate::host::memory::{self, MemoryEstimate};
 use crate::spec::Spec;
 use crate::stats::coverage::CoverageTracker;
 use crate::targets;

@@ -26,8 +26,8 @@ pub mod start_line;
 mod watchdog;
 mod worker_plan;
 
-use crate::diag::Diagnostics;
-use crate::error::{Error, RunError, exit_code};
+use crate::diagnostics::error::{Error, RunError, exit_code};
+use crate::diagnostics::warnings::Diagnostics;
 use crate::result::{RunResult, StopReason};
 use crate::spec::Spec;
 use crate::targets;
@@ -158,8 +158,8 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     };
     let huge_page_bytes = execution.huge_page_bytes;
     let mut result = assemble::assemble(&planned, execution, &stop);
-    result.memory = Some(crate::memory::MemoryEstimate {
-        peak_resident_bytes: crate::rusage::peak_resident_bytes(),
+    result.memory = Some(crate::host::memory::MemoryEstimate {
+        peak_resident_bytes: crate::host::rusage::peak_resident_bytes(),
         huge_page_bytes,
         ..memory
     });
@@ -207,7 +207,7 @@ fn interrupted_before_set_up(stop: &AtomicUsize) -> Result<(), Error> {
 /// writing and writes nothing. Returns the run's memory estimate, for a phase of several
 /// jobs to be checked together (none for the embedded default, whose temporary file is the
 /// run's own).
-pub fn check(spec: &Spec) -> Result<Option<crate::memory::MemoryEstimate>, Error> {
+pub fn check(spec: &Spec) -> Result<Option<crate::host::memory::MemoryEstimate>, Error> {
     if spec.is_embedded_default() {
         // A temporary file of the run's own: nothing of the user's to refuse but where it goes.
         targets::temp_dir::choose()?;
@@ -225,7 +225,7 @@ struct Checked {
     distribution: crate::spec::FileDistribution,
     layout: RegionLayout,
     effective_depth: u32,
-    memory: crate::memory::MemoryEstimate,
+    memory: crate::host::memory::MemoryEstimate,
     placed: place::Placed,
 }
 
@@ -239,7 +239,7 @@ fn checked(spec: &Spec, given: &[PathBuf], diag: &Diagnostics, interval_snapshot
     let effective_depth = effective_depth(spec, &layout);
     limits::check_kernel_limits(spec, effective_depth)?;
     let memory = limits::memory_estimate(spec, &plans, &layout, effective_depth, interval_snapshots);
-    crate::memory::check(&memory, spec.threads, effective_depth, spec.largest_block_bytes())?;
+    crate::host::memory::check(&memory, spec.threads, effective_depth, spec.largest_block_bytes())?;
     let placed = place::place(spec, &paths, diag)?;
     Ok(Checked { plans, distribution, layout, effective_depth, memory, placed })
 }

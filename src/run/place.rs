@@ -1,8 +1,8 @@
 //! Where each worker runs: the machine's topology and each worker's CPUs and NUMA node
 //! (`placement::plan`), and the placement as the result records it.
 
-use crate::diag::Diagnostics;
-use crate::error::{Error, RunError};
+use crate::diagnostics::error::{Error, RunError};
+use crate::diagnostics::warnings::Diagnostics;
 use crate::placement::{self, NumaZones, PlacementPlan, Topology};
 use crate::result::PlacementInfo;
 use crate::spec::Spec;

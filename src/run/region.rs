@@ -2,7 +2,7 @@
 //! into one region, then shared, partitioned or given per worker (`--file-distribution`).
 
 use crate::access::share_boundary;
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::spec::{FileDistribution, Spec};
 use std::os::unix::fs::FileTypeExt;
 use std::path::PathBuf;

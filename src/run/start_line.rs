@@ -23,8 +23,8 @@
 
 use crate::cluster::in_process::Group;
 use crate::cluster::{Cluster, ClusterFailure, Status};
-use crate::error::Error;
-use crate::start_at::{self, StartAt, StartAtInfo};
+use crate::diagnostics::error::Error;
+use crate::schedule::start_at::{self, StartAt, StartAtInfo};
 use crate::worker::StartWord;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -56,7 +56,10 @@ pub struct PhaseStart {
 
 impl PhaseStart {
     pub fn new() -> Self {
-        Self { word: Arc::new(StartWord::new(crate::clock::Clock::new())), huge_page_bytes: OnceLock::new() }
+        Self {
+            word: Arc::new(StartWord::new(crate::primitives::clock::Clock::new())),
+            huge_page_bytes: OnceLock::new(),
+        }
     }
 }
 
@@ -117,7 +120,7 @@ impl<'a> StartLine<'a> {
         let Some((group, member, start)) = self.group else { return Ok(()) };
         let complete = |all_ready: bool| {
             if release && all_ready {
-                let _ = start.huge_page_bytes.set(crate::rusage::anon_huge_page_bytes());
+                let _ = start.huge_page_bytes.set(crate::host::rusage::anon_huge_page_bytes());
             }
             if release || !all_ready {
                 start.word.set(all_ready);
@@ -128,7 +131,7 @@ impl<'a> StartLine<'a> {
             if !others.is_empty() && matches!(status, Status::Ready) {
                 self.stopped_by_others.set(true);
             }
-            crate::error::RunError::Other(format!("not started: {f}")).into()
+            crate::diagnostics::error::RunError::Other(format!("not started: {f}")).into()
         })
     }
 

@@ -16,7 +16,7 @@
 //! for slow in-flight I/O) is abandoned the same way, so that the partial
 //! report comes out within about a second of the signal.
 
-use crate::heartbeat::{Heartbeat, Waiting};
+use crate::worker::heartbeat::{Heartbeat, Waiting};
 use crate::worker::{RunControl, WorkerResult, stop_code};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};

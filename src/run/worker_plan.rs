@@ -107,5 +107,5 @@ pub(super) fn tracks_sequences(spec: &Spec, layout: &RegionLayout) -> bool {
 /// A number that tells this run's writes from other runs' (the same in every worker).
 pub(super) fn run_nonce(spec: &Spec) -> u16 {
     let mut state = spec.seed ^ u64::from(std::process::id()).rotate_left(17);
-    (crate::rng::splitmix64(&mut state) as u16).max(1)
+    (crate::primitives::rng::splitmix64(&mut state) as u16).max(1)
 }

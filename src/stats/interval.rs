@@ -32,7 +32,7 @@
 //! once steady, the sampler sets the run's stop word, and at the end it merges the
 //! histograms of the steady window's rows (`SamplerOutput::window`).
 
-use crate::clock::Clock;
+use crate::primitives::clock::Clock;
 use crate::stats::steady_state::{SteadyWatch, WatchedInterval};
 use crate::stats::{LatencySummary, new_latency_histogram};
 use hdrhistogram::Histogram;

@@ -51,7 +51,7 @@ pub enum SweepError {
     Open {
         path: PathBuf,
         #[source]
-        source: crate::input_file::InputFileError,
+        source: crate::targets::input_file::InputFileError,
     },
     #[error("--sweep {path}: {source}")]
     Read {
@@ -79,7 +79,7 @@ pub fn load(
 ) -> Result<Sweep, SweepError> {
     let read_error = |source| SweepError::Read { path: path.to_path_buf(), source };
     // A regular file, bounded (never a FIFO, /dev/zero or /proc: `input_file`).
-    let file = crate::input_file::open(path, MAX_TABLE_BYTES)
+    let file = crate::targets::input_file::open(path, MAX_TABLE_BYTES)
         .map_err(|source| SweepError::Open { path: path.to_path_buf(), source })?;
     let mut reader = csv::Reader::from_reader(file);
     let headers = reader.headers().map_err(read_error)?.clone();

@@ -5,7 +5,7 @@
 //! It knows neither flags nor runs: it combines names and values (`plan::sweep` makes each
 //! combination a checked `Spec`).
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::spec::Spec;
 
 /// Most points a grid may have.

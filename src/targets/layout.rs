@@ -10,10 +10,10 @@
 //! buffered run expects the layout's pages cached as fio leaves them). Other patterns, and verified
 //! blocks, are generated into a buffer and written through the page cache.
 
-use crate::buffer::SlotBuffers;
+use crate::data::verify;
 use crate::data::{self, Pattern};
-use crate::error::RunError;
-use crate::verify;
+use crate::diagnostics::error::RunError;
+use crate::primitives::buffer::SlotBuffers;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::{File, OpenOptions};
 use std::ops::Range;

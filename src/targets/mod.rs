@@ -14,6 +14,7 @@ pub mod device;
 pub mod device_witness;
 pub mod fsinfo;
 pub mod identity;
+pub mod input_file;
 pub mod layout;
 pub mod loop_backing;
 pub mod ownership;

@@ -8,7 +8,7 @@ use super::fsinfo;
 use super::identity::{FileId, PathIdentity};
 use super::pseudo_fs::pseudo_filesystem;
 use super::{loop_backing, ownership};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::spec::{DEFAULT_NEW_FILE_SIZE_BYTES, Spec};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File};

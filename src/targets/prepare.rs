@@ -12,9 +12,9 @@ use super::ownership;
 use super::page_cache::{self, PageCache, PageCacheProbe};
 use super::plan::{Holes, TargetKind, TargetPlan};
 use crate::access::AccessOrder;
-use crate::buffer::SlotBuffers;
-use crate::diag::Diagnostics;
-use crate::error::{Error, RunError, UsageError};
+use crate::diagnostics::error::{Error, RunError, UsageError};
+use crate::diagnostics::warnings::Diagnostics;
+use crate::primitives::buffer::SlotBuffers;
 use crate::spec::{CacheMode, FadviseHint, Spec};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
@@ -345,7 +345,7 @@ fn warm_region(
     stop: &AtomicUsize,
 ) -> Result<(), Error> {
     let path = plan.path.display();
-    let too_big = page_cache::does_not_fit(region_bytes, crate::memory::page_cache_room());
+    let too_big = page_cache::does_not_fit(region_bytes, crate::host::memory::page_cache_room());
     if let Some(why) = &too_big {
         diag.warn(format!(
             "--cache warm: {path} cannot stay whole in the page cache: {why}; reads of the pages evicted while warming reach the device"

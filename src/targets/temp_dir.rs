@@ -7,7 +7,7 @@
 //!
 //! It looks only (stat, statfs, access, /proc/self/mountinfo); it creates nothing.
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use std::path::{Path, PathBuf};
 
 /// The temporary directory a run with no target uses, once checked.

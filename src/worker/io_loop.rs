@@ -29,7 +29,7 @@ use super::control::{RunControl, stop_code};
 use super::pacing::Pacing;
 use super::{FlushGate, Worker, WorkerStop};
 use crate::engine::{Completion, Engine, Queued, Request};
-use crate::heartbeat::InFlightIo;
+use crate::worker::heartbeat::InFlightIo;
 use std::sync::atomic::Ordering;
 
 impl<E: Engine> Worker<E> {

@@ -12,6 +12,7 @@
 
 mod area;
 mod control;
+pub mod heartbeat;
 mod io_loop;
 mod op_mix;
 mod pacing;
@@ -24,17 +25,17 @@ pub use control::{RunControl, StartWord, stop_code};
 pub use size_mix::SizeStats;
 
 use crate::access::BlockSource;
-use crate::buffer::{BufferAt, SlotBuffers};
+use crate::data::verify::{self, Mismatch, VerifyCounts};
 use crate::data::{self, Pattern, RandomPool, Reducibility};
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Request};
+use crate::host::rusage;
 use crate::placement::{self, WorkerPlacement};
-use crate::rusage;
+use crate::primitives::buffer::{BufferAt, SlotBuffers};
+use crate::schedule::think::{RateSpec, ThinkSpec};
 use crate::stats::coverage::CoverageTracker;
 use crate::stats::interval::{IntervalRecorder, Snapshot};
 use crate::stats::io_errors::ErrorCounts;
 use crate::stats::{CpuTimes, OpStats};
-use crate::think::{RateSpec, ThinkSpec};
-use crate::verify::{self, Mismatch, VerifyCounts};
 use area::{DataArea, Placement};
 use op_mix::OpMix;
 use pacing::{Paced, Unpaced};

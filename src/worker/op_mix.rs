@@ -2,7 +2,7 @@
 //! fixed, or by a seeded draw per I/O.
 
 use crate::engine::Op;
-use crate::rng::Rng;
+use crate::primitives::rng::Rng;
 
 /// How reads, writes and trims are chosen.
 pub(super) enum OpMix {

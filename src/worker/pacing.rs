@@ -9,8 +9,8 @@
 //! `MAX_WAIT_SLICE_NS` so that a worker never sleeps past the stop word or its deadline.
 
 use super::{PacingCounts, PacingLatency};
-use crate::clock::Clock;
-use crate::think::{self, Pacer, RateSpec, ThinkMode, ThinkSpec, Thinker};
+use crate::primitives::clock::Clock;
+use crate::schedule::think::{self, Pacer, RateSpec, ThinkMode, ThinkSpec, Thinker};
 
 /// The longest a paced worker waits without looking at the stop word and its deadline:
 /// a SIGINT during a one-hour think is seen within this.

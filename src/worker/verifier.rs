@@ -4,8 +4,8 @@
 //! Off (no `Verifier`), none of this runs: the loop tests one `Option` per completion.
 
 use super::{SlotState, VerifyCost, VerifyPlan, Worker, WorkerPlan};
+use crate::data::verify::{self, Expect, Mismatch, VerifyCounts};
 use crate::engine::{Engine, Op};
-use crate::verify::{self, Expect, Mismatch, VerifyCounts};
 
 /// Verification state of a worker (with `--verify`).
 pub(super) struct Verifier {

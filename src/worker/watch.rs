@@ -8,7 +8,7 @@
 use super::control::RunControl;
 use super::{IDLE_NS, Worker};
 use crate::engine::Engine;
-use crate::heartbeat::{InFlightIo, SCAN_INTERVAL_NS};
+use crate::worker::heartbeat::{InFlightIo, SCAN_INTERVAL_NS};
 
 /// What the worker keeps to name an I/O in flight in its heartbeat.
 #[derive(Clone, Copy, Debug, Default)]

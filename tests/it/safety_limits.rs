@@ -121,3 +121,26 @@ fn sigint_during_set_up_never_opens_the_window() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("IOPS"), "no report of a window");
     assert!(!json.exists(), "no result for a run that never started");
 }
+
+#[test]
+fn a_job_files_jobs_together_larger_than_its_memory_cgroup_are_refused_before_any_file_exists() {
+    let what = "a job file in a memory cgroup";
+    let Some(group) = root::MemoryCgroup::new(200 << 20, what) else { return };
+    let dir = temp_dir();
+    // Eight concurrent jobs of 64 x 1 MiB buffers each on a queued engine: 512 MiB together,
+    // each of them alone well within the limit.
+    let mut text = String::from(
+        "[global]\nengine = \"libaio\"\nqueue-depth = 64\nblock-size = \"1M\"\nfile-size = \"16M\"\nduration = \"1s\"\n",
+    );
+    for j in 0..8 {
+        text.push_str(&format!("[j{j}]\ntargets = [\"{}\"]\n", path_str(&dir.path().join(format!("j{j}.dat")))));
+    }
+    let file = dir.path().join("jobs.toml");
+    std::fs::write(&file, text).unwrap();
+    let (code, stderr) = run_in(&group, &["run", &path_str(&file)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cgroup") && stderr.contains(group.limit_file()), "{stderr}");
+    for j in 0..8 {
+        assert!(!dir.path().join(format!("j{j}.dat")).exists(), "no file was created (j{j})");
+    }
+}

@@ -22,7 +22,7 @@
 mod sys;
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request};
-use crate::buffer::BufferRegion;
+use crate::primitives::buffer::BufferRegion;
 use std::io;
 use std::os::fd::RawFd;
 use std::ptr;
@@ -106,7 +106,7 @@ impl Engine for AioEngine {
     /// Native AIO requests are a system-wide budget (fs.aio-max-nr): each worker's context
     /// takes `depth` of them at set-up, so a run that needs more than are free would fail
     /// after its targets were laid out.
-    fn check_limits(workers: u32, depth: u32) -> Result<(), crate::error::UsageError> {
+    fn check_limits(workers: u32, depth: u32) -> Result<(), crate::diagnostics::error::UsageError> {
         let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|t| t.trim().parse::<u64>().ok());
         let (Some(max), Some(used)) = (read("/proc/sys/fs/aio-max-nr"), read("/proc/sys/fs/aio-nr")) else {
             return Ok(());
@@ -122,7 +122,7 @@ impl Engine for AioEngine {
         } else {
             "no libaio worker can start now".to_string()
         };
-        Err(crate::error::UsageError::new(format!(
+        Err(crate::diagnostics::error::UsageError::new(format!(
             "--queue-depth {depth} with --threads {workers} needs {needed} native AIO requests, but the kernel allows {free} more (fs.aio-max-nr = {max}, {used} in use): {hint}, or raise the limit (sysctl -w fs.aio-max-nr={})",
             (used + needed).next_power_of_two()
         )))
@@ -490,8 +490,8 @@ fn setup_error(context_events: u32, e: io::Error) -> EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::buffer::{BufferAt, SlotBuffers};
     use crate::engine::EngineOptions;
+    use crate::primitives::buffer::{BufferAt, SlotBuffers};
     use std::fs::OpenOptions;
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::FileExt;

@@ -24,7 +24,7 @@ pub mod options;
 mod sys;
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Madvise, Op, Queued, Request};
-use crate::buffer::BufferRegion;
+use crate::primitives::buffer::BufferRegion;
 use std::io;
 use std::os::fd::{BorrowedFd, RawFd};
 use std::ptr;
@@ -254,8 +254,8 @@ impl Drop for MmapEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::buffer::{BufferAt, SlotBuffers};
     use crate::engine::EngineOptions;
+    use crate::primitives::buffer::{BufferAt, SlotBuffers};
     use std::fs::OpenOptions;
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::FileExt;

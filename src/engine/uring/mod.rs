@@ -40,7 +40,7 @@ pub use faults::Faults;
 use messages::{describe_errno, describe_io_error, no_poll_queues_message, unavailable_message};
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request};
-use crate::buffer::{BufferAt, BufferRegion};
+use crate::primitives::buffer::{BufferAt, BufferRegion};
 use io_uring::{IoUring, opcode, squeue, types};
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -636,7 +636,10 @@ impl Engine for UringEngine {
         writes_through_descriptor: true,
     };
 
-    fn check_options(options: &super::EngineOptions, direct: bool) -> Result<(), crate::error::UsageError> {
+    fn check_options(
+        options: &super::EngineOptions,
+        direct: bool,
+    ) -> Result<(), crate::diagnostics::error::UsageError> {
         options::check(&options.io_uring, direct)
     }
 
@@ -756,8 +759,8 @@ impl Drop for UringEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::buffer::SlotBuffers;
     use crate::engine::EngineOptions;
+    use crate::primitives::buffer::SlotBuffers;
     use std::fs::{File, OpenOptions};
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;

@@ -2,7 +2,7 @@
 //! person asks of the ring, before anything is set up.
 
 use super::UringOptions;
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use serde::Deserialize;
 
 #[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]

@@ -12,7 +12,7 @@ pub mod parse;
 use super::{Job, Phase, Plan};
 use crate::cli::table::{FlagTable, FlagValue, KeyError};
 use crate::cli::{OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use parse::{Entry, JobFile, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -6,7 +6,7 @@
 //! It checks only the shape of the file (tables, value types a flag can take); it must
 //! not decide what a key means, and it touches nothing but the file it reads.
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use toml::de::{DeTable, DeValue};
 
 /// One key of a table, where it is, and its value.
@@ -70,7 +70,7 @@ pub fn read(path: &std::path::Path) -> Result<JobFile, UsageError> {
     let shown = path.display().to_string();
     // A job file is a few lines: /proc, a device, a FIFO or a huge file given by mistake is
     // refused unread (`input_file`).
-    let text = crate::input_file::read_text(path, 1 << 20).map_err(|e| {
+    let text = crate::targets::input_file::read_text(path, 1 << 20).map_err(|e| {
         UsageError::new(format!("job file {shown}: {e}; give the path of a TOML job file (docs/jobs.md)"))
     })?;
     parse(&shown, &text)

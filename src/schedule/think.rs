@@ -14,7 +14,7 @@
 //!
 //! This module decides times; the worker does the waiting and the I/O.
 
-use crate::clock::Clock;
+use crate::primitives::clock::Clock;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

@@ -12,7 +12,7 @@
 //! coordinator adds the merged histograms and a copy of the trackers.
 //! Thread stacks are address space reserved on demand and are not counted.
 
-use crate::error::UsageError;
+use crate::diagnostics::error::UsageError;
 use crate::stats::coverage::{CoverageTracker, SAMPLE_SLOTS};
 use crate::units::display as units;
 use serde::{Deserialize, Serialize};
@@ -128,15 +128,19 @@ fn tracker_bytes(blocks: u64, bitmap: bool) -> u64 {
 pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     let align = shape.buffer_align_bytes.max(4096).next_power_of_two();
     let stride = shape.slot_bytes.div_ceil(align).saturating_mul(align);
-    let area =
-        if shape.area_bytes > 0 { crate::buffer::reserved_bytes(shape.area_bytes as usize, 4096) as u64 } else { 0 };
+    let area = if shape.area_bytes > 0 {
+        crate::primitives::buffer::reserved_bytes(shape.area_bytes as usize, 4096) as u64
+    } else {
+        0
+    };
     let slots = u64::from(shape.slots_per_worker.max(shape.queue_depth).max(1));
     let pool = if shape.random_pool { crate::data::RandomPool::BYTES as u64 } else { 0 };
     let hist = histogram_bytes();
     let mut e = MemoryEstimate::default();
     for w in workers {
         let slots_bytes = stride.saturating_mul(slots);
-        let buffers = crate::buffer::reserved_bytes(slots_bytes as usize, align as usize) as u64 + pool + area;
+        let buffers =
+            crate::primitives::buffer::reserved_bytes(slots_bytes as usize, align as usize) as u64 + pool + area;
         let queues = SLOT_OVERHEAD_BYTES * slots;
         let snapshots = if shape.interval_snapshots { crate::stats::interval::HISTOGRAMS_PER_WORKER } else { 0 };
         let kinds = if shape.flushing { 3 } else { 2 };

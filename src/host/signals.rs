@@ -5,7 +5,7 @@
 //! session) is handled like SIGTERM, so it never leaves a half-laid-out file
 //! without a word.
 
-use crate::error::exit_code;
+use crate::diagnostics::error::exit_code;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::flag;
 use std::io;

@@ -16,12 +16,12 @@ pub const DEFAULT: &str = "default";
 
 /// Every profile, the default first.
 pub const PROFILES: &[Profile] = &[
-    Profile { name: DEFAULT, text: include_str!("../profiles/default.toml") },
-    Profile { name: "oltp", text: include_str!("../profiles/oltp.toml") },
-    Profile { name: "streaming", text: include_str!("../profiles/streaming.toml") },
-    Profile { name: "cache-cdn", text: include_str!("../profiles/cache-cdn.toml") },
-    Profile { name: "integrity", text: include_str!("../profiles/integrity.toml") },
-    Profile { name: "etcd", text: include_str!("../profiles/etcd.toml") },
+    Profile { name: DEFAULT, text: include_str!("../../profiles/default.toml") },
+    Profile { name: "oltp", text: include_str!("../../profiles/oltp.toml") },
+    Profile { name: "streaming", text: include_str!("../../profiles/streaming.toml") },
+    Profile { name: "cache-cdn", text: include_str!("../../profiles/cache-cdn.toml") },
+    Profile { name: "integrity", text: include_str!("../../profiles/integrity.toml") },
+    Profile { name: "etcd", text: include_str!("../../profiles/etcd.toml") },
 ];
 
 /// The profile named `name`.

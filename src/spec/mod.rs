@@ -5,9 +5,11 @@
 //! Checks that need to look at the targets (is it a directory? what is its DIO
 //! alignment?) live in `targets::plan`, which still touches nothing.
 
+pub mod durability;
+
 use crate::data::Pattern;
+use crate::diagnostics::error::UsageError;
 use crate::engine::EngineOptions;
-use crate::error::UsageError;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -166,10 +168,10 @@ pub struct Spec {
     pub time_series: bool,
     /// Think time between I/Os (`--think-time`, `--think-adaptive-percent`).
     #[serde(default)]
-    pub think: Option<crate::think::ThinkSpec>,
+    pub think: Option<crate::schedule::think::ThinkSpec>,
     /// Rate limit (`--rate-iops`, `--rate-bw`).
     #[serde(default)]
-    pub rate: Option<crate::think::RateSpec>,
+    pub rate: Option<crate::schedule::think::RateSpec>,
     /// What written blocks contain (without `--verify`).
     pub write_pattern: Pattern,
     /// `--dedupe-ratio`, `--compress-ratio` of random write data (none: fully unique).
@@ -196,10 +198,10 @@ pub struct Spec {
     pub end_fsync: bool,
     /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes of a worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flush: Option<crate::durability::FlushSpec>,
+    pub flush: Option<crate::spec::durability::FlushSpec>,
     /// `--sync-writes dsync|sync`: the targets are opened with O_DSYNC / O_SYNC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sync_writes: Option<crate::durability::SyncWrites>,
+    pub sync_writes: Option<crate::spec::durability::SyncWrites>,
     /// `--continue-on-error` (or `--max-errors`): failed I/Os are counted and the run goes on.
     #[serde(default)]
     pub continue_on_error: bool,
@@ -496,11 +498,11 @@ impl Spec {
             }
         }
         self.validate_block_sizes()?;
-        if self.verify.is_some() && (self.block_size_bytes as usize) < crate::verify::HEADER_BYTES {
+        if self.verify.is_some() && (self.block_size_bytes as usize) < crate::data::verify::HEADER_BYTES {
             return Err(UsageError::new(format!(
                 "--block-size {} is too small for --verify: each block carries a {}-byte header; use at least 512",
                 self.block_size_bytes,
-                crate::verify::HEADER_BYTES
+                crate::data::verify::HEADER_BYTES
             )));
         }
         if self.max_errors == Some(0) {
