@@ -34,6 +34,7 @@ fn load_hwloc(with_io: bool) -> Result<HwTopology, String> {
 }
 
 /// A synthetic topology, e.g. `pack:2 core:4 pu:2` (hwloc's synthetic syntax).
+#[cfg(test)]
 pub fn from_synthetic(description: &str) -> Result<Topology, String> {
     let topology = HwTopology::builder()
         .from_synthetic(description)
