@@ -13,24 +13,22 @@ use std::path::Path;
 
 const BS: u64 = 16384;
 
+/// The flags of a verified write run on `target` that keeps its record in `state`: 4 writes
+/// between fdatasyncs (the power-cut rig's runs use them too).
+pub(crate) fn record_args(target: &Path, state: &Path, file_size: &str, block_size: &str) -> Vec<String> {
+    let flags = ["--write-percent", "100", "--verify", "--fdatasync-every", "4"];
+    let mut args =
+        vec![path_str(target), "--file-size".into(), file_size.into(), "--block-size".into(), block_size.into()];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    args.extend(["--verify-state".to_string(), path_str(state)]);
+    args
+}
+
 /// A verified write run of `args` on `target` keeping its record in `state`.
 fn write_run(target: &Path, state: &Path, extra: &[&str]) {
-    let (t, s) = (path_str(target), path_str(state));
-    let mut args = vec![
-        t.as_str(),
-        "--file-size",
-        "2m",
-        "--block-size",
-        "16k",
-        "--write-percent",
-        "100",
-        "--verify",
-        "--fdatasync-every",
-        "4",
-        "--verify-state",
-        s.as_str(),
-        "--quiet",
-    ];
+    let mut args = record_args(target, state, "2m", "16k");
+    args.push("--quiet".into());
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
     args.extend_from_slice(extra);
     let (code, out, err) = run(&args);
     assert_eq!(code, 0, "{args:?}: {err}{out}");
@@ -90,29 +88,9 @@ fn a_kill_9_of_the_writer_breaks_no_promise() {
             super::common::root::skip("kill -9 with io_uring", "io_uring is not available here");
             continue;
         }
-        let (t, s) = (path_str(&target), path_str(&state));
         let mut child = iopulse()
-            .args([
-                t.as_str(),
-                "--file-size",
-                "2m",
-                "--block-size",
-                "16k",
-                "--write-percent",
-                "100",
-                "--verify",
-                "--fdatasync-every",
-                "4",
-                "--verify-state",
-                s.as_str(),
-                "--duration",
-                "60s",
-                "--engine",
-                engine,
-                "--queue-depth",
-                "4",
-                "--quiet",
-            ])
+            .args(record_args(&target, &state, "2m", "16k"))
+            .args(["--duration", "60s", "--engine", engine, "--queue-depth", "4", "--quiet"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

@@ -18,28 +18,8 @@ use std::time::{Duration, Instant};
 /// A verified write run for 60 s on the rig's `t.dat`, its record in `state`.
 fn start(target: &Path, state: &Path, engine: &str, block_size: &str, file_size: &str) -> Child {
     iopulse()
-        .args([
-            &path_str(target),
-            "--file-size",
-            file_size,
-            "--block-size",
-            block_size,
-            "--write-percent",
-            "100",
-            "--random",
-            "--verify",
-            "--fdatasync-every",
-            "4",
-            "--verify-state",
-            &path_str(state),
-            "--duration",
-            "60s",
-            "--engine",
-            engine,
-            "--queue-depth",
-            "4",
-            "--quiet",
-        ])
+        .args(crate::durable_record::record_args(target, state, file_size, block_size))
+        .args(["--random", "--duration", "60s", "--engine", engine, "--queue-depth", "4", "--quiet"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
