@@ -68,7 +68,7 @@ pub struct RunArgs {
     #[arg(value_name = "FILE.toml|FILE.fio")]
     pub file: PathBuf,
 
-    /// Paths after the job file: refused (targets go in the job file).
+    /// Paths after the job file: refused, naming --target.
     #[arg(value_name = "TARGET", hide = true)]
     pub stray: Vec<PathBuf>,
 
@@ -115,7 +115,8 @@ pub(crate) fn overrides(matches: &clap::ArgMatches, said_as: &str) -> plan::job_
 pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
     if let Some(t) = args.stray.first() {
         crate::stderr_line!(
-            "iopulse run: error: `{}` after the job file is not a flag; targets go in the job file (targets = [\"{}\"])",
+            "iopulse run: error: `{}` after the job file is not a flag; give --target {} to run every job on it, or targets = [\"{}\"] in the job file",
+            t.display(),
             t.display(),
             t.display()
         );
@@ -130,7 +131,7 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
         }
     };
     let mut overrides = overrides(matches, "in the flags after the job file");
-    overrides.targets = args.target.clone();
+    overrides.targets = args.target;
     let loaded = match super::from_fio::load_job_file(
         &args.file,
         &overrides,

@@ -449,6 +449,10 @@ fn a_job_files_targets_and_directory_are_overridden_after_the_file() {
     let (code, _, err) = run(&["run", &path_str(&fio), "--target", &path_str(&target), "--quiet"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::metadata(&target).unwrap().len(), 1 << 20);
+    // A path after the job file is not taken for a target: the refusal names --target.
+    let (code, _, err) = run(&["run", &path_str(&fio), &path_str(&target)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("give --target {} to run every job on it", path_str(&target))), "{err}");
     // --directory is for fio files; a TOML job file is told to use --target.
     let toml = dir.path().join("j.toml");
     std::fs::write(&toml, "[a]\nduration = \"10ms\"\n").unwrap();
