@@ -137,6 +137,8 @@ pub struct EngineOptions {
     /// `--submit-batch N` (libaio, io_uring): at most N requests per submission call;
     /// `None` for the engine's default (see `submit_batch`).
     pub submit_batch: Option<u32>,
+    /// `--completion-wait` (libaio, io_uring): spin before sleeping for a completion.
+    pub completion_wait: crate::primitives::spin_wait::CompletionWait,
 }
 
 /// Requests per submission call when `--submit-batch` is not given, for libaio and

@@ -7,6 +7,7 @@ use super::mmap::options::MmapArgs;
 use super::uring::options::UringArgs;
 use super::{EngineKind, EngineOptions};
 use crate::diagnostics::error::UsageError;
+use crate::primitives::spin_wait::CompletionWait;
 use crate::units::values::Count;
 use serde::Deserialize;
 
@@ -39,6 +40,21 @@ pub struct EngineArgs {
     #[arg(long, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub submit_batch: Option<Count<u32>>,
+
+    /// libaio and io_uring: how the worker waits for a completion. `adaptive` watches its
+    /// completion ring in user space up to 50 µs, with at most 4 I/Os in flight, while
+    /// completions come that fast, and sleeps otherwise (a slow device costs a few watches
+    /// in a thousand waits); `poll` spins until each completion
+    /// comes (a CPU busy for the run: the lowest latency at queue depth 1); `sleep` always
+    /// sleeps in the kernel, as fio does. The result's engine facts count the spins.
+    /// E.g. `--engine io_uring --queue-depth 1 --completion-wait sleep` [default: adaptive]
+    #[arg(long, value_enum, value_name = "MODE")]
+    #[serde(deserialize_with = "crate::units::values::choice")]
+    pub completion_wait: Option<CompletionWait>,
+
+    /// Same as `--completion-wait poll`. E.g. `--engine libaio --direct --poll-completions`
+    #[arg(long, conflicts_with = "completion_wait")]
+    pub poll_completions: bool,
 
     #[command(flatten)]
     #[serde(flatten)]
@@ -77,7 +93,23 @@ impl EngineArgs {
                 kind.name()
             )));
         }
+        let completion_wait = if self.poll_completions { Some(CompletionWait::Poll) } else { self.completion_wait };
+        if let Some(mode) = completion_wait
+            && !kind.caps().batches_submissions
+        {
+            let flag = if self.poll_completions {
+                "--poll-completions".to_string()
+            } else {
+                format!("--completion-wait {}", mode.name())
+            };
+            return Err(UsageError::new(format!(
+                "{flag} applies only to engines that wait for completions ({}); the engine is {}: drop it",
+                EngineKind::names_where(|c| c.batches_submissions),
+                kind.name()
+            )));
+        }
         Ok(EngineOptions {
+            completion_wait: completion_wait.unwrap_or_default(),
             mmap_populate: self.mmap.mmap_populate,
             madvise: self.mmap.madvise,
             io_uring: self.io_uring.options(),

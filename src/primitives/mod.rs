@@ -6,3 +6,4 @@ pub mod buffer;
 pub mod clock;
 pub mod futex;
 pub mod rng;
+pub mod spin_wait;

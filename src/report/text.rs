@@ -554,6 +554,15 @@ pub fn queue_depth_line(r: &RunResult) -> String {
             queue_depth(r.achieved_queue_depth.total)
         );
     }
+    if let Some(t) = r.tool_time {
+        let _ = write!(
+            line,
+            "\n{:<9} {} per I/O between a completion and the next submission ({:.1} % of the window; latencies exclude it)",
+            "Tool",
+            crate::units::display::latency_ns(t.per_io_ns.round() as u64),
+            t.share_of_window * 100.0
+        );
+    }
     line
 }
 

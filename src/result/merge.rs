@@ -11,7 +11,8 @@
 
 use crate::result::jobs::JobsResult;
 use crate::result::{
-    AchievedQueueDepth, BlockSizeFigures, CpuInfo, MergedSource, RunResult, SizeHistograms, StopReason, WindowSkew,
+    AchievedQueueDepth, BlockSizeFigures, CpuInfo, MergedSource, RunResult, SizeHistograms, StopReason, ToolTime,
+    WindowSkew,
 };
 use crate::stats::{
     CpuTimes, HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
@@ -368,6 +369,17 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let in_flight: f64 = results.iter().map(|r| r.achieved_queue_depth.total).sum();
     m.achieved_queue_depth =
         AchievedQueueDepth { total: in_flight, mean_per_worker: in_flight / m.workers.len().max(1) as f64 };
+    // The tool's own time: every result must have it (unpaced runs), or the merge has none.
+    m.tool_time = results.iter().map(|r| r.tool_time.map(|t| (r, t))).collect::<Option<Vec<_>>>().map(|times| {
+        let total_ns: u64 = times.iter().map(|(_, t)| t.total_ns).sum();
+        // Each result's share weighs by its workers' time (window × workers).
+        let worker_ns: f64 = times.iter().map(|(r, _)| r.window_ns as f64 * r.workers.len().max(1) as f64).sum();
+        ToolTime {
+            total_ns,
+            per_io_ns: if ops > 0 { total_ns as f64 / ops as f64 } else { 0.0 },
+            share_of_window: if worker_ns > 0.0 { total_ns as f64 / worker_ns } else { 0.0 },
+        }
+    });
 
     if results.iter().any(|r| r.coverage.is_some()) {
         notes.push("coverage is not merged: each result's own is in its file".into());

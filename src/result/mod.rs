@@ -101,6 +101,9 @@ pub struct RunResult {
     /// The queue depth really achieved (Little's law), next to the requested one in `engine`.
     #[serde(default)]
     pub achieved_queue_depth: AchievedQueueDepth,
+    /// The tool's own time between a completion and the next submission (unpaced runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_time: Option<ToolTime>,
     pub histograms: Histograms,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
@@ -373,6 +376,22 @@ pub struct AchievedQueueDepth {
     pub total: f64,
     /// `total` / number of workers: compare with `engine.effective_queue_depth`.
     pub mean_per_worker: f64,
+}
+
+/// The tool's own time: each worker's wall time from the clock reading that ends one
+/// I/O's latency (after the call that reaped it) to the one that starts the next's
+/// (before the call that hands it to the kernel): its accounting, the next offset and the
+/// data. Every latency excludes it; at queue depth 1 it is what the tool takes from the
+/// IOPS. Measured on the clock readings every I/O has anyway (no extra reading).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolTime {
+    /// Summed over the workers, ns.
+    pub total_ns: u64,
+    /// `total_ns` per completed I/O.
+    pub per_io_ns: f64,
+    /// `total_ns` over the workers' windows together (window × workers): the share of
+    /// each worker's time that was the tool's own.
+    pub share_of_window: f64,
 }
 
 /// One result a merged document was made from.

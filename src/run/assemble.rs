@@ -17,7 +17,7 @@ use crate::host::rusage;
 use crate::result::{
     AchievedQueueDepth, BlockSizeFigures, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacedLatency,
     PacingInfo, RateInfo, RunResult, SCHEMA_VERSION, SizeHistograms, StopReason, StuckIo, TargetInfo, ThinkInfo,
-    ToolInfo, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
+    ToolInfo, ToolTime, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
 };
 use crate::result::{SteadyStateInfo, SteadyWindow};
 use crate::spec::Spec;
@@ -345,6 +345,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             total: total.in_flight(window_ns),
             mean_per_worker: total.in_flight(window_ns) / workers.len().max(1) as f64,
         },
+        tool_time: tool_time(spec, &workers, window_ns, total.ops),
         histograms,
         verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, &worker_cpu)),
         data_reduction: data_reduction_info(spec, &workers),
@@ -588,6 +589,20 @@ fn paced_latency(s: &OpStats) -> PacedLatency {
 }
 
 /// Think time and rate figures, when the run was paced.
+/// The workers' own time (`ToolTime`); none for a paced run (its waits are the schedule's)
+/// or a run that completed nothing.
+fn tool_time(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) -> Option<ToolTime> {
+    if spec.rate.is_some() || spec.think.is_some() || ops == 0 || window_ns == 0 {
+        return None;
+    }
+    let total_ns: u64 = workers.iter().map(|w| w.own_ns).sum();
+    Some(ToolTime {
+        total_ns,
+        per_io_ns: total_ns as f64 / ops as f64,
+        share_of_window: total_ns as f64 / (window_ns as f64 * workers.len().max(1) as f64),
+    })
+}
+
 fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) -> Option<PacingInfo> {
     if spec.think.is_none() && spec.rate.is_none() {
         return None;

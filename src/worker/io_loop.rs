@@ -48,6 +48,7 @@ impl<E: Engine> Worker<E> {
         let mut in_flight = 0usize;
         let mut exhausted = false;
         let mut now = clock.now_ns();
+        self.own_mark_ns = now;
         // The next instant the loop must act on: the ramp's end while there is one, then
         // the deadline. One comparison per batch serves both, so a run without a ramp
         // pays nothing for it.
@@ -127,6 +128,7 @@ impl<E: Engine> Worker<E> {
             // submission. Completions that arrive meanwhile end the preparing (`reaped`).
             let mut reaped = 0;
             if AHEAD && !exhausted && self.wants_prepare() {
+                self.stamp_submission(&clock);
                 if let Err(e) = self.engine.submit() {
                     return self.engine_failure(control, e.to_string(), in_flight, pacing);
                 }
@@ -151,6 +153,7 @@ impl<E: Engine> Worker<E> {
             } else {
                 now = clock.now_ns();
             }
+            self.own_mark_ns = now;
             let past_deadline = now > deadline_ns;
             // A flushing worker issues from the loop above only (where the flush barrier is).
             let refill = !P::PACED
@@ -223,8 +226,12 @@ impl<E: Engine> Worker<E> {
         pacing: &mut P,
     ) -> Result<Option<u64>, String> {
         let clock = control.clock;
-        // An inline engine's latency is its call: the clock is read just before it.
+        // An inline engine's latency is its call: the clock is read just before it. The
+        // time since the previous call ended is the worker's own.
         let issue_ns = if E::CAPS.completes_inline { clock.now_ns() } else { now_ns };
+        if E::CAPS.completes_inline && !P::PACED {
+            self.own_ns += issue_ns.saturating_sub(now_ns);
+        }
         let submit_ns = pacing.take(issue_ns);
         self.slots[req.slot as usize].submit_ns = submit_ns;
         // Paced: when it really went, apart from when it was due (a constant test).
@@ -242,9 +249,19 @@ impl<E: Engine> Worker<E> {
             // inline, or it was never used), and no reference to its bytes is held
             // across this call.
             match unsafe { self.engine.queue(req) } {
-                Queued::InFlight => return Ok(None),
+                Queued::InFlight => {
+                    // Unpaced: its latency starts when the call that hands it over does.
+                    if !P::PACED && self.unstamped_len < self.unstamped.len() {
+                        self.unstamped[self.unstamped_len] = req.slot;
+                        self.unstamped_len += 1;
+                    }
+                    return Ok(None);
+                }
                 Queued::Done(result) => break result,
-                Queued::Full => self.engine.submit().map_err(|e| e.to_string())?,
+                Queued::Full => {
+                    self.stamp_submission(&clock);
+                    self.engine.submit().map_err(|e| e.to_string())?
+                }
             }
         };
         let done_ns = clock.now_ns();
@@ -294,7 +311,26 @@ impl<E: Engine> Worker<E> {
             }
         }
         // One call per batch: engines that can submit and wait in one system call do.
+        self.stamp_submission(&control.clock);
         self.engine.submit_and_reap(1, &mut self.completions).map_err(|e| e.to_string())
+    }
+
+    /// Just before a call that hands queued I/Os to the kernel: their latency starts now
+    /// (one clock reading for the batch, the second of the batch's two with the reap's),
+    /// and the time since the last completion was seen is the worker's own. Nothing
+    /// queued since the last call (a paced worker, or a wait with nothing new): no reading.
+    #[inline(always)]
+    pub(super) fn stamp_submission(&mut self, clock: &crate::primitives::clock::Clock) {
+        if self.unstamped_len == 0 {
+            return;
+        }
+        let now_ns = clock.now_ns();
+        for &slot in &self.unstamped[..self.unstamped_len] {
+            self.slots[slot as usize].submit_ns = now_ns;
+        }
+        self.unstamped_len = 0;
+        self.own_ns += now_ns.saturating_sub(self.own_mark_ns);
+        self.own_mark_ns = now_ns;
     }
 
     /// Whether another I/O may be issued now: an inline engine always has its one slot;

@@ -266,6 +266,8 @@ pub struct WorkerResult {
     pub per_size: Vec<SizeStats>,
     /// `--distribution zoned`: I/Os drawn per zone (empty otherwise).
     pub zone_ios: Vec<u64>,
+    /// The worker's own time in the window, between a completion and the next submission.
+    pub own_ns: u64,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -385,6 +387,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             ramp_ops: 0,
             per_size: Vec::new(),
             zone_ios: Vec::new(),
+            own_ns: 0,
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -521,6 +524,18 @@ struct Worker<E: Engine> {
     trimming: bool,
     /// `--bssplit`, `--block-align`: each I/O's size and the figures per size.
     sizes: Option<size_mix::SizeMix>,
+    /// Queued engines, unpaced: the slots handed to the engine since the last submitting
+    /// call. Their latency starts at the clock reading just before that call
+    /// (`stamp_submission`), not at the reap that freed their slot, so the worker's own
+    /// time between the two is not counted as the device's (capacity: the slots).
+    unstamped: Box<[u32]>,
+    unstamped_len: usize,
+    /// The clock reading the worker's own time counts from: the last reap's, or the last
+    /// submission's.
+    own_mark_ns: u64,
+    /// The tool's own time in the window: the worker's wall time from a completion's clock
+    /// reading to the next submission's (`ToolTime`).
+    own_ns: u64,
 }
 
 /// Writes whose data is ready before their slot frees (queued engines, data that varies
@@ -794,6 +809,10 @@ impl<E: Engine> Worker<E> {
                 .block_sizes
                 .as_ref()
                 .map(|m| size_mix::SizeMix::new(m, plan.seed, plan.index, plan.trim_percent > 0)),
+            unstamped: vec![0; slot_count as usize].into_boxed_slice(),
+            unstamped_len: 0,
+            own_mark_ns: 0,
+            own_ns: 0,
         })
     }
 
@@ -1105,6 +1124,7 @@ impl<E: Engine> Worker<E> {
         // The written chunks are counted from the window's writes (`write.ops`): so are
         // their duplicates.
         self.duplicate_chunks_written = 0;
+        self.own_ns = 0;
         self.window_cpu_start = Some(rusage::thread_cpu());
     }
 
@@ -1263,6 +1283,7 @@ impl<E: Engine> Worker<E> {
         let mut last_counted_ns = 0;
         while in_flight > 0 {
             self.publish_wait(control, control.clock.now_ns(), in_flight);
+            self.stamp_submission(&control.clock);
             match self.engine.submit_and_reap(1, &mut self.completions) {
                 Ok(0) | Err(_) => break,
                 Ok(n) if counting => {
@@ -1416,6 +1437,7 @@ impl<E: Engine> Worker<E> {
             ramp_ops: self.ramp_ops,
             per_size: self.sizes.map(|m| m.stats.into_vec()).unwrap_or_default(),
             zone_ios: self.source.zone_counts().to_vec(),
+            own_ns: self.own_ns,
         }
     }
 }

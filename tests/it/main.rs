@@ -47,6 +47,7 @@ mod truth_device;
 mod truth_fio_json;
 mod truth_holes;
 mod truth_layers;
+mod truth_low_depth;
 mod truth_null_cpu;
 mod truth_plot;
 mod uring_engine;

@@ -41,6 +41,7 @@ use messages::{describe_errno, describe_io_error, no_poll_queues_message, unavai
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request};
 use crate::primitives::buffer::{BufferAt, BufferRegion};
+use crate::primitives::spin_wait::{CompletionWait, SpinWait};
 use io_uring::{IoUring, opcode, squeue, types};
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -185,6 +186,8 @@ pub struct UringEngine {
     /// The ring has TASKRUN_FLAG: IORING_SQ_TASKRUN tells that completions wait to be
     /// posted (`reap_batch`).
     taskrun_flag: bool,
+    /// `--completion-wait`: how long to watch the CQ before sleeping in the kernel.
+    spin: SpinWait,
     /// An EOPNOTSUPP under --iopoll was reported (once).
     poll_failed: bool,
     /// IORING_OP_FSYNC entries queued (`--fsync-every`, `--fdatasync-every`).
@@ -454,6 +457,7 @@ impl UringEngine {
             iopoll: options.iopoll,
             timed_wait,
             taskrun_flag: flags.contains(&SetupFlag::TaskrunFlag.name()),
+            spin: SpinWait::new(if options.iopoll { CompletionWait::Sleep } else { setup.options.completion_wait }),
             poll_failed: false,
             flush_sqes: 0,
             facts,
@@ -606,6 +610,31 @@ impl UringEngine {
             // Nothing to hand over and no wait: the kernel is entered only when it has
             // completions to post (deferred task work), so that a look without waiting
             // sees every I/O that has completed.
+            // Watching the CQ before sleeping (`--completion-wait`): the queue is handed
+            // over first, then the worker spins on the CQ and on the flag that says
+            // completions wait as task work, and enters the kernel only to post them.
+            let wait = if wait > 0 && !self.sqpoll && self.pending <= self.max_submit {
+                let budget = self.spin.budget(self.in_flight as usize);
+                if budget > 0 {
+                    if self.pending > 0 {
+                        match self.enter(0, None) {
+                            Ok(()) => {}
+                            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {}
+                            Err(e) => return Err(EngineError::new("io_uring_enter", e)),
+                        }
+                    }
+                    let (ring, taskrun_flag) = (&mut self.ring, self.taskrun_flag);
+                    self.spin.spin_for(budget, || {
+                        !ring.completion().is_empty() || (taskrun_flag && ring.submission().taskrun())
+                    });
+                    let ready = self.ring.completion().len();
+                    if n + ready >= min { 0 } else { wait }
+                } else {
+                    wait
+                }
+            } else {
+                wait
+            };
             if self.pending > 0 || wait > 0 || self.sqpoll || self.completions_deferred() {
                 match self.enter(wait, None) {
                     Ok(()) => {}
@@ -713,6 +742,7 @@ impl Engine for UringEngine {
 
     fn setup_facts(&self) -> Vec<(String, String)> {
         let mut facts = self.facts.clone();
+        facts.extend(self.spin.facts());
         if self.flush_sqes > 0 {
             facts.push(("flush_sqes".into(), self.flush_sqes.to_string()));
         }

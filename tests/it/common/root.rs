@@ -100,7 +100,7 @@ pub struct LoopDev {
     pub path: String,
     pub backing: PathBuf,
     _dir: tempfile::TempDir,
-    /// The ramfs holding the backing file (`LoopOptions::on_ramfs`), unmounted after the
+    /// The ramfs or tmpfs holding the backing file (`LoopOptions`), unmounted after the
     /// device is detached.
     _ramfs: Option<Mount>,
 }
@@ -137,6 +137,9 @@ pub struct LoopOptions {
     /// Keep the backing file on a ramfs, which has no fallocate: the loop device then
     /// cannot discard (its `discard_max_hw_bytes` is 0).
     pub on_ramfs: bool,
+    /// Keep the backing file on a tmpfs (which takes O_DIRECT since Linux 6.6): with
+    /// `direct_io`, a device that serves a 4 KiB read in about 10 µs.
+    pub on_tmpfs: bool,
 }
 
 /// A loop device of `size_bytes`.
@@ -146,7 +149,13 @@ pub fn loop_device(size_bytes: u64, options: LoopOptions, what: &str) -> Option<
         return None;
     }
     let dir = super::temp_dir();
-    let ramfs = if options.on_ramfs { Some(mount_ramfs(what)?) } else { None };
+    let ramfs = if options.on_ramfs {
+        Some(mount_ramfs(what)?)
+    } else if options.on_tmpfs {
+        Some(mount_tmpfs(&format!("{}k", size_bytes / 1024 + 1024), "", what)?)
+    } else {
+        None
+    };
     let backing = ramfs.as_ref().map_or(dir.path(), |m| m.path()).join("backing.img");
     match options.fill {
         Some(b) => std::fs::write(&backing, vec![b; size_bytes as usize]).unwrap(),
