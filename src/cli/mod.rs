@@ -21,6 +21,7 @@ pub mod lists;
 pub mod output;
 mod pacing;
 mod placement;
+pub mod replay;
 mod safety;
 mod shape;
 pub mod table;

@@ -351,6 +351,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         write_data: write_data_info(spec, targets),
         holes_read: holes_read(spec, targets),
         pacing: pacing_info(spec, &workers, window_ns, total.ops),
+        replay: replay_info(spec, &workers, window_ns, layout),
         warnings: diag.warnings(),
         notes: diag.notes(),
         error: failure,
@@ -585,6 +586,46 @@ fn stuck_info(a: &Abandoned, targets: &[PreparedTarget]) -> StuckIo {
 
 fn paced_latency(s: &OpStats) -> PacedLatency {
     PacedLatency { ios: s.ops, latency_ns: s.latency_summary(), histogram: encode_histogram(&s.latency) }
+}
+
+/// A replay's figures: the trace, its timing against the run's, each I/O's lag.
+fn replay_info(
+    spec: &Spec,
+    workers: &[WorkerResult],
+    window_ns: u64,
+    layout: &super::region::RegionLayout,
+) -> Option<crate::result::ReplayInfo> {
+    let r = spec.replay.as_ref()?;
+    let lag = workers.iter().filter_map(|w| w.pacing_latency.as_ref()).fold(None, |acc: Option<OpStats>, l| {
+        let mut acc = acc.unwrap_or_default();
+        acc.merge(&l.lateness);
+        Some(acc)
+    });
+    let scheduled_span_ns = r.speed.map(|speed| (r.span_ns as f64 / speed) as u64);
+    let target_bytes = (0..layout.threads).map(|w| layout.worker(w).blocks).max().unwrap_or(0) * spec.block_size_bytes;
+    let issued =
+        lag.as_ref().map_or_else(|| workers.iter().map(|w| w.read.ops + w.write.ops + w.ramp_ops).sum(), |l| l.ops);
+    Some(crate::result::ReplayInfo {
+        trace_files: r.trace_files.iter().map(|p| p.display().to_string()).collect(),
+        format: r.format,
+        names: r.names.clone(),
+        reads: r.reads,
+        writes: r.writes,
+        skipped: r.skipped,
+        issued,
+        speed: r.speed,
+        trace_span_ns: r.span_ns,
+        scheduled_span_ns,
+        replay_ns: window_ns,
+        duration_error_percent: scheduled_span_ns
+            .filter(|&s| s > 0)
+            .map(|s| (window_ns as f64 - s as f64) / s as f64 * 100.0),
+        remap: r.remap,
+        trace_extent_bytes: r.extent_bytes,
+        target_bytes,
+        remapped: r.extent_bytes > target_bytes,
+        lag: lag.as_ref().map(paced_latency),
+    })
 }
 
 /// Think time and rate figures, when the run was paced.

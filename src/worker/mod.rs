@@ -16,12 +16,14 @@ pub mod heartbeat;
 mod io_loop;
 mod op_mix;
 mod pacing;
+mod replay;
 mod size_mix;
 mod verifier;
 mod watch;
 
 pub use area::AreaShape;
 pub use control::{RunControl, StartWord, stop_code};
+pub use replay::{ReplayIo, ReplayPlan};
 pub use size_mix::SizeStats;
 
 use crate::access::BlockSource;
@@ -109,6 +111,8 @@ pub struct WorkerPlan {
     pub durable_record: Option<crate::durable_record::format::RecordWriter>,
     /// `--end-fsync`: fsync each file at the end of the window, counted in it.
     pub end_fsync: bool,
+    /// `iopulse replay`: the I/Os come from this schedule (on file 0), not from `source`.
+    pub replay: Option<ReplayPlan>,
 }
 
 /// A flush (`op`: `Op::Fsync` or `Op::Fdatasync`) after every `every_writes` writes the
@@ -393,7 +397,9 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     };
     // Allocated before the start line, as every figure the loop records into.
     let pacing_latency = worker.rate.is_some().then(PacingLatency::new);
-    if worker.rate.is_some() {
+    let replay_timed = worker.replay_timed;
+    let replay_lag = replay_timed.then(OpStats::new);
+    if worker.rate.is_some() || replay_timed {
         // A sleep before a due time may overshoot by the thread's timer slack (50 µs by
         // default): the pacer sleeps to shortly before it, then spins, and asks for none.
         let _ = nix::sys::prctl::set_timerslack(1);
@@ -409,8 +415,23 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     // So is drawing ahead (`AHEAD`): a reader's loop has none of it.
     // And so is a block-size mix (`MIX`): a run of one size has none of it.
     let ahead = !E::CAPS.completes_inline && worker.ahead.is_some();
-    let mixed = worker.sizes.is_some();
-    let (stop, end_ns) = if worker.think.is_some() || worker.rate.is_some() {
+    let mixed = worker.sizes.is_some() || worker.replay.is_some();
+    let replay_ios = worker.replay.as_ref().map(|c| Arc::clone(&c.ios));
+    let (stop, end_ns) = if let (Some(ios), Some(lag)) = (replay_ios, replay_lag) {
+        // A timed replay: each I/O at its due time (a replay has its own sizes: `MIX`).
+        let mut pacing = replay::Replayed::new(ios, start_ns, lag);
+        let (stop, end_ns) = if ahead {
+            worker.run_loop::<_, true, true>(control, deadline_ns, &mut pacing)
+        } else {
+            worker.run_loop::<_, false, true>(control, deadline_ns, &mut pacing)
+        };
+        worker.pacing = pacing::Pacing::counts(&pacing, end_ns);
+        if worker.ramp_end_ns.is_some() {
+            pacing::Pacing::reset_figures(&mut pacing);
+        }
+        worker.pacing_latency = pacing::Pacing::take_latency(&mut pacing);
+        (stop, end_ns)
+    } else if worker.think.is_some() || worker.rate.is_some() {
         let mut pacing = Paced::new(worker.think, worker.rate, start_ns, pacing_latency);
         let (stop, end_ns) = match (ahead, mixed) {
             (true, false) => worker.run_loop::<_, true, false>(control, deadline_ns, &mut pacing),
@@ -521,6 +542,10 @@ struct Worker<E: Engine> {
     trimming: bool,
     /// `--bssplit`, `--block-align`: each I/O's size and the figures per size.
     sizes: Option<size_mix::SizeMix>,
+    /// `iopulse replay`: the schedule the requests are drawn from.
+    replay: Option<replay::ReplayCursor>,
+    /// The replay honours the trace's times (`replay::Replayed`).
+    replay_timed: bool,
 }
 
 /// Writes whose data is ready before their slot frees (queued engines, data that varies
@@ -656,7 +681,10 @@ impl<E: Engine> Worker<E> {
         let slot_count = slot_count(depth, draws);
         // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
         placement::apply_to_current_thread(&plan.placement)?;
-        let buffer_len_bytes = plan.block_sizes.as_ref().map_or(plan.block_size_bytes, |m| m.largest_bytes());
+        let buffer_len_bytes = match &plan.replay {
+            Some(r) => r.ios.iter().map(|io| u64::from(io.len_bytes)).max().unwrap_or(0).max(plan.block_size_bytes),
+            None => plan.block_sizes.as_ref().map_or(plan.block_size_bytes, |m| m.largest_bytes()),
+        };
         let area_shape = AreaShape::of(
             plan.data.pattern,
             plan.read_percent < 100,
@@ -664,7 +692,7 @@ impl<E: Engine> Worker<E> {
             E::CAPS.completes_inline,
             slot_count,
             buffer_len_bytes,
-            plan.block_sizes.is_some(),
+            plan.block_sizes.is_some() || plan.replay.is_some(),
         );
         let private_bytes = private_slot_bytes(area_shape, plan.read_percent, buffer_len_bytes);
         let mut buffers = SlotBuffers::with_area(
@@ -794,6 +822,8 @@ impl<E: Engine> Worker<E> {
                 .block_sizes
                 .as_ref()
                 .map(|m| size_mix::SizeMix::new(m, plan.seed, plan.index, plan.trim_percent > 0)),
+            replay_timed: plan.replay.as_ref().is_some_and(|r| r.timed),
+            replay: plan.replay.map(|r| replay::ReplayCursor { ios: r.ios, next: 0 }),
         })
     }
 
@@ -829,6 +859,20 @@ impl<E: Engine> Worker<E> {
     /// Verification is refused with a mix (no in-flight check here).
     #[inline(always)]
     fn next_mixed_request(&mut self, slot: u32) -> Option<Request> {
+        if let Some(cursor) = &mut self.replay {
+            // A replay: the trace's next I/O, placed on file 0 before the start line.
+            let io = cursor.take()?;
+            self.remaining_ops -= 1;
+            let region_block = io.offset_bytes / self.block_size_bytes;
+            if let Some(tracker) = &mut self.coverage {
+                tracker.touch_extent(region_block, u64::from(io.len_bytes).div_ceil(self.block_size_bytes));
+            }
+            let req = self.fill_slot::<true>(slot, io.op, 0, io.offset_bytes, region_block, io.len_bytes);
+            let state = &mut self.slots[slot as usize];
+            state.len_bytes = io.len_bytes;
+            state.size_index = 0;
+            return Some(req);
+        }
         let op = self.mix.next();
         let (size_index, len_bytes, units) = self.sizes.as_mut()?.pick(op);
         let mut region_block = self.source.next_extent(units)?;

@@ -125,6 +125,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         flush: None,
         durable_record: None,
         end_fsync: false,
+        replay: None,
         think: None,
         rate: None,
         interval: None,
