@@ -312,6 +312,7 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         durable_record: None,
         end_fsync: false,
         replay: None,
+        iolog_capacity: None,
     };
     std::thread::scope(|s| {
         let control = &control;

@@ -30,7 +30,7 @@ mod window;
 pub mod workload;
 
 pub use bench::BenchArgs;
-pub use output::{OutputArgs, TimeseriesArgs};
+pub use output::{IologArgs, OutputArgs, TimeseriesArgs};
 pub use workload::WorkloadArgs;
 
 /// The clap command of a group of flags, to look its flags up by name.

@@ -102,6 +102,7 @@ impl WorkloadArgs {
         let spec = Spec {
             expect: self.expect.texts(),
             replay: None,
+            record_iolog: false,
             ramp_ns,
             steady_state,
             targets,

@@ -6,7 +6,7 @@
 //! It reads the trace, plans and hands the run to `benchmark::run`; it computes nothing.
 
 use crate::cli::replay::ReplayFlags;
-use crate::cli::{OutputArgs, TimeseriesArgs};
+use crate::cli::{IologArgs, OutputArgs, TimeseriesArgs};
 use crate::cluster::Cluster;
 use crate::diagnostics::error::exit_code;
 use std::path::PathBuf;
@@ -52,6 +52,9 @@ pub struct ReplayArgs {
 
     #[command(flatten)]
     pub timeseries: TimeseriesArgs,
+
+    #[command(flatten)]
+    pub iolog: IologArgs,
 }
 
 pub fn replay(args: ReplayArgs) -> i32 {
@@ -82,12 +85,14 @@ pub fn replay(args: ReplayArgs) -> i32 {
             }
         },
     };
-    let output = args.output.options(&args.timeseries);
+    let mut output = args.output.options(&args.timeseries);
+    output.iolog_file = args.iolog.write_iolog;
     let target_exists = target.exists();
-    let spec = match args.replay.into_spec(&trace, target, target_exists, output.timeseries_file.is_some()) {
+    let mut spec = match args.replay.into_spec(&trace, target, target_exists, output.timeseries_file.is_some()) {
         Ok(spec) => spec,
         Err(e) => return usage(e.to_string()),
     };
+    spec.record_iolog = output.iolog_file.is_some();
     // No output may land on the trace's files either.
     let inputs: Vec<&std::path::Path> = trace.files.iter().map(PathBuf::as_path).collect();
     if let Err(e) = crate::report::check_planned(&output, crate::report::Writes::Run, &spec.targets, &inputs, &[]) {

@@ -8,6 +8,7 @@ pub use crate::cpu_state::CpuState;
 pub use crate::host::environment::Environment;
 
 pub mod figures;
+pub mod io_log;
 pub mod jobs;
 pub mod load;
 pub mod merge;
@@ -131,6 +132,9 @@ pub struct RunResult {
     /// `iopulse replay`: the trace, its timing and each I/O's lag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayInfo>,
+    /// `--write-iolog`: the I/Os issued (written by the report, not part of the document).
+    #[serde(skip)]
+    pub iolog: Option<std::sync::Arc<io_log::IoLog>>,
     /// One row per interval (`--timeseries`, `--interval`, or a live line on a terminal).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub time_series: Vec<crate::stats::interval::TimeSeriesRow>,

@@ -352,6 +352,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         holes_read: holes_read(spec, targets),
         pacing: pacing_info(spec, &workers, window_ns, total.ops),
         replay: replay_info(spec, &workers, window_ns, layout),
+        iolog: io_log(spec, &workers, start_ns, window_ns, targets, diag),
         warnings: diag.warnings(),
         notes: diag.notes(),
         error: failure,
@@ -586,6 +587,55 @@ fn stuck_info(a: &Abandoned, targets: &[PreparedTarget]) -> StuckIo {
 
 fn paced_latency(s: &OpStats) -> PacedLatency {
     PacedLatency { ios: s.ops, latency_ns: s.latency_summary(), histogram: encode_histogram(&s.latency) }
+}
+
+/// `--write-iolog`: every worker's I/Os together, in the order they were issued.
+fn io_log(
+    spec: &Spec,
+    workers: &[WorkerResult],
+    start_ns: u64,
+    window_ns: u64,
+    targets: &[PreparedTarget],
+    diag: &Diagnostics,
+) -> Option<std::sync::Arc<crate::result::io_log::IoLog>> {
+    use crate::engine::Op;
+    use crate::result::io_log::{IoAction, IoLog, LoggedIo};
+    if !spec.record_iolog {
+        return None;
+    }
+    let mut records: Vec<&crate::worker::iolog::IoRecord> =
+        workers.iter().filter_map(|w| w.iolog.as_ref()).flat_map(|l| &l.records).collect();
+    records.sort_by_key(|r| r.issue_ns);
+    let left_out: u64 = workers.iter().filter_map(|w| w.iolog.as_ref()).map(|l| l.left_out).sum();
+    if left_out > 0 {
+        diag.warn(format!(
+            "--write-iolog: the iolog holds the first {} I/Os of each worker ({} more were issued and are not in it)",
+            crate::worker::iolog::MAX_RECORDS_PER_WORKER,
+            left_out
+        ));
+    }
+    let ios = records
+        .into_iter()
+        .map(|r| LoggedIo {
+            time_us: r.issue_ns.saturating_sub(start_ns) / 1000,
+            target: r.target,
+            action: match r.op {
+                Op::Read => IoAction::Read,
+                Op::Write => IoAction::Write,
+                Op::Trim => IoAction::Trim,
+                Op::Fsync => IoAction::Sync,
+                Op::Fdatasync => IoAction::Datasync,
+            },
+            offset_bytes: r.offset_bytes,
+            len_bytes: r.len_bytes,
+        })
+        .collect();
+    // fio opens the files the log names: their absolute paths.
+    let targets = targets
+        .iter()
+        .map(|t| std::fs::canonicalize(&t.plan.path).unwrap_or_else(|_| t.plan.path.clone()).display().to_string())
+        .collect();
+    Some(std::sync::Arc::new(IoLog { targets, ios, end_us: window_ns / 1000 }))
 }
 
 /// A replay's figures: the trace, its timing against the run's, each I/O's lag.

@@ -94,6 +94,12 @@ pub(super) fn worker_plan(
         flush: spec.flush.map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() }),
         durable_record: None,
         replay,
+        iolog_capacity: spec.record_iolog.then(|| {
+            let most = crate::worker::iolog::MAX_RECORDS_PER_WORKER;
+            // Flushes are I/Os of the log too: room for one after each write at most.
+            let per_op = if spec.flush.is_some() { 2 } else { 1 };
+            ops_limit.map_or(most, |n| usize::try_from(n.saturating_mul(per_op)).unwrap_or(most).min(most))
+        }),
     }
 }
 

@@ -224,6 +224,9 @@ pub struct Spec {
     /// `iopulse replay`: the trace's I/Os are the run's, at the trace's times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplaySpec>,
+    /// `--write-iolog`: each worker records the I/Os it issues (an output's, not the workload's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub record_iolog: bool,
 }
 
 /// A trace to replay (`iopulse replay`): its I/Os, in order, and how it is timed and

@@ -30,6 +30,7 @@ use super::pacing::Pacing;
 use super::{FlushGate, Worker, WorkerStop};
 use crate::engine::{Completion, Engine, Queued, Request};
 use crate::worker::heartbeat::InFlightIo;
+use crate::worker::iolog::IoRecord;
 use std::sync::atomic::Ordering;
 
 impl<E: Engine> Worker<E> {
@@ -227,6 +228,17 @@ impl<E: Engine> Worker<E> {
         let issue_ns = if E::CAPS.completes_inline { clock.now_ns() } else { now_ns };
         let submit_ns = pacing.take(issue_ns);
         self.slots[req.slot as usize].submit_ns = submit_ns;
+        // `--write-iolog` (an `Option` test when off): the I/O as it goes, into its table.
+        if let Some(log) = &mut self.iolog {
+            let target = self.files[req.file as usize].target as u16;
+            log.record(IoRecord {
+                issue_ns,
+                offset_bytes: req.offset_bytes,
+                len_bytes: req.len_bytes,
+                target,
+                op: req.op,
+            });
+        }
         // Paced: when it really went, apart from when it was due (a constant test).
         if P::PACED {
             self.slots[req.slot as usize].issued_ns = issue_ns;

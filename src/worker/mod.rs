@@ -14,6 +14,7 @@ mod area;
 mod control;
 pub mod heartbeat;
 mod io_loop;
+pub mod iolog;
 mod op_mix;
 mod pacing;
 mod replay;
@@ -113,6 +114,8 @@ pub struct WorkerPlan {
     pub end_fsync: bool,
     /// `iopulse replay`: the I/Os come from this schedule (on file 0), not from `source`.
     pub replay: Option<ReplayPlan>,
+    /// `--write-iolog`: record each I/O issued, in a table of this many (allocated at set-up).
+    pub iolog_capacity: Option<usize>,
 }
 
 /// A flush (`op`: `Op::Fsync` or `Op::Fdatasync`) after every `every_writes` writes the
@@ -270,6 +273,8 @@ pub struct WorkerResult {
     pub per_size: Vec<SizeStats>,
     /// `--distribution zoned`: I/Os drawn per zone (empty otherwise).
     pub zone_ios: Vec<u64>,
+    /// `--write-iolog`: the I/Os it issued.
+    pub iolog: Option<iolog::IoRecorder>,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -389,6 +394,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             ramp_ops: 0,
             per_size: Vec::new(),
             zone_ios: Vec::new(),
+            iolog: None,
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -546,6 +552,8 @@ struct Worker<E: Engine> {
     replay: Option<replay::ReplayCursor>,
     /// The replay honours the trace's times (`replay::Replayed`).
     replay_timed: bool,
+    /// `--write-iolog`: the I/Os issued.
+    iolog: Option<iolog::IoRecorder>,
 }
 
 /// Writes whose data is ready before their slot frees (queued engines, data that varies
@@ -824,6 +832,7 @@ impl<E: Engine> Worker<E> {
                 .map(|m| size_mix::SizeMix::new(m, plan.seed, plan.index, plan.trim_percent > 0)),
             replay_timed: plan.replay.as_ref().is_some_and(|r| r.timed),
             replay: plan.replay.map(|r| replay::ReplayCursor { ios: r.ios, next: 0 }),
+            iolog: plan.iolog_capacity.map(iolog::IoRecorder::with_capacity),
         })
     }
 
@@ -1460,6 +1469,7 @@ impl<E: Engine> Worker<E> {
             ramp_ops: self.ramp_ops,
             per_size: self.sizes.map(|m| m.stats.into_vec()).unwrap_or_default(),
             zone_ios: self.source.zone_counts().to_vec(),
+            iolog: self.iolog,
         }
     }
 }

@@ -126,6 +126,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         durable_record: None,
         end_fsync: false,
         replay: None,
+        iolog_capacity: None,
         think: None,
         rate: None,
         interval: None,
