@@ -116,6 +116,7 @@ pub fn command() -> clap::Command {
         .mut_subcommand("run", runs)
         .mut_subcommand("sweep", runs)
         .mut_subcommand("search", runs)
+        .mut_subcommand("replay", replay::help_of_shared_flags)
         .args_override_self(true)
         .pipe(with_fio_names)
 }

@@ -57,12 +57,27 @@ pub struct ReplayArgs {
     pub iolog: IologArgs,
 }
 
+/// The shared groups' flags whose examples name flags `replay` does not take, with
+/// examples of its own.
+pub fn help_of_shared_flags(c: clap::Command) -> clap::Command {
+    const DIRECT: &str = "Open the target with O_DIRECT (bypass the page cache); refused for a trace with an I/O that is not whole sectors. E.g. `--direct --engine io_uring`";
+    const TIMESERIES: &str = "Write one CSV row per interval (1 s) to FILE: IOPS, bandwidth and latency percentiles of that interval alone (and a time_series array in the JSON). E.g. `--timeseries ts.csv`";
+    c.mut_arg("direct", |a| a.help(DIRECT).long_help(DIRECT))
+        .mut_arg("timeseries", |a| a.help(TIMESERIES).long_help(TIMESERIES))
+}
+
 pub fn replay(args: ReplayArgs) -> i32 {
     let usage = |message: String| {
         crate::stderr_line!("iopulse replay: error: {message}");
         exit_code::USAGE
     };
-    let trace = match crate::trace::load(&args.trace) {
+    // The trace's files are inputs: regular files, bounded, never a kernel interface.
+    let open = |path: &std::path::Path, max_bytes: u64| {
+        crate::targets::input_file::open(path, max_bytes)
+            .map(|f| Box::new(f) as Box<dyn std::io::Read>)
+            .map_err(|e| e.to_string())
+    };
+    let trace = match crate::trace::load(&args.trace, &open) {
         Ok(t) => t,
         Err(e) => return usage(e.to_string()),
     };

@@ -79,7 +79,7 @@ pub fn cpu_files(path: &Path) -> Option<Vec<PathBuf>> {
 }
 
 /// Reads every file of a blktrace and merges their I/Os by time.
-pub fn load(files: &[PathBuf]) -> Result<Trace, TraceError> {
+pub fn load(files: &[PathBuf], open: super::Opener<'_>) -> Result<Trace, TraceError> {
     let mut trace = Trace {
         format: TraceFormat::Blktrace,
         files: files.to_vec(),
@@ -88,8 +88,8 @@ pub fn load(files: &[PathBuf]) -> Result<Trace, TraceError> {
         names: Vec::new(),
     };
     for path in files {
-        let file = crate::targets::input_file::open(path, MAX_TRACE_BYTES)
-            .map_err(|e| TraceError::File { path: path.display().to_string(), message: e.to_string() })?;
+        let file = open(path, MAX_TRACE_BYTES)
+            .map_err(|message| TraceError::File { path: path.display().to_string(), message })?;
         read_records(BufReader::new(file), path, &mut trace)?;
     }
     trace.settle();

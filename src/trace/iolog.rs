@@ -17,9 +17,9 @@ use std::path::Path;
 const MAX_IO_BYTES: u64 = 1 << 30;
 
 /// Reads the iolog at `path`.
-pub fn load(path: &Path) -> Result<Trace, TraceError> {
-    let file = crate::targets::input_file::open(path, MAX_TRACE_BYTES)
-        .map_err(|e| TraceError::File { path: path.display().to_string(), message: e.to_string() })?;
+pub fn load(path: &Path, open: super::Opener<'_>) -> Result<Trace, TraceError> {
+    let file = open(path, MAX_TRACE_BYTES)
+        .map_err(|message| TraceError::File { path: path.display().to_string(), message })?;
     parse(BufReader::new(file), path)
 }
 

@@ -14,7 +14,12 @@ pub mod blktrace;
 pub mod iolog;
 pub mod remap;
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+/// How a trace's file is opened: judged as an input and bounded to `max_bytes` (the
+/// command passes `targets::input_file::open`; this module knows no filesystem rules).
+pub type Opener<'a> = &'a dyn Fn(&Path, u64) -> Result<Box<dyn Read>, String>;
 
 /// The largest trace file read (each file of a blktrace).
 pub const MAX_TRACE_BYTES: u64 = 8 << 30;
@@ -134,15 +139,13 @@ impl TraceError {
 /// Reads the trace at `path`: an iolog (by its first line), or blktrace records (by their
 /// magic). `NAME.blktrace.N` (or `NAME` with `NAME.blktrace.0` beside it) takes every
 /// CPU's file `NAME.blktrace.*`.
-pub fn load(path: &Path) -> Result<Trace, TraceError> {
+pub fn load(path: &Path, open: Opener<'_>) -> Result<Trace, TraceError> {
     if let Some(files) = blktrace::cpu_files(path) {
-        return blktrace::load(&files);
+        return blktrace::load(&files, open);
     }
     let mut head = [0u8; 24];
     let n = {
-        use std::io::Read;
-        let mut f = crate::targets::input_file::open(path, MAX_TRACE_BYTES)
-            .map_err(|e| TraceError::file(path, e.to_string()))?;
+        let mut f = open(path, MAX_TRACE_BYTES).map_err(|e| TraceError::file(path, e))?;
         let mut n = 0;
         while n < head.len() {
             match f.read(&mut head[n..]) {
@@ -154,10 +157,10 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
         n
     };
     if n >= 4 && blktrace::is_record(&head[..4]) {
-        return blktrace::load(&[path.to_path_buf()]);
+        return blktrace::load(&[path.to_path_buf()], open);
     }
     if head[..n].starts_with(b"fio version ") {
-        return iolog::load(path);
+        return iolog::load(path, open);
     }
     Err(TraceError::file(
         path,

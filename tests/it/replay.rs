@@ -5,7 +5,7 @@
 //! blktrace captured from a run on a loop device; bad traces refused naming the line.
 
 use crate::common::root::{LoopOptions, is_root, loop_device, skip};
-use crate::common::{path_str, read_json, run, run_ok, temp_dir};
+use crate::common::{assert_valid, path_str, read_json, run, run_ok, schema_validator, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -79,6 +79,7 @@ fn an_iolog_is_replayed_in_order_with_its_offsets_sizes_and_directions() {
     // A new target is laid out to the trace's extent, rounded up to 1 MiB.
     assert_eq!(std::fs::metadata(&target).unwrap().len(), 2 << 20);
     let r = read_json(&json);
+    assert_valid(&schema_validator(), &r, "a replay's result");
     let replay = &r["replay"];
     assert_eq!((replay["reads"].as_u64(), replay["writes"].as_u64()), (Some(3), Some(2)));
     assert_eq!(replay["skipped"]["trims"], 1);
@@ -172,29 +173,38 @@ fn the_null_engine_replays_a_trace_in_the_trace_s_own_time() {
     std::fs::write(&trace, iolog_v3("/x/t.dat", &ios)).unwrap();
     let target = dir.path().join("t.dat");
     for (speed, span_ns) in [("1", 2_000_000_000u64), ("2", 1_000_000_000)] {
-        let json = dir.path().join(format!("r{speed}.json"));
-        run_ok(&[
-            "replay",
-            &path_str(&trace),
-            &path_str(&target),
-            "--engine",
-            "null",
-            "--speed",
-            speed,
-            "--json",
-            &path_str(&json),
-            "--quiet",
-        ]);
-        let replay = read_json(&json)["replay"].clone();
-        assert_eq!(replay["scheduled_span_ns"], span_ns);
-        let took = replay["replay_ns"].as_u64().unwrap();
-        // Never early (each I/O waits for its due time); within 1 % late.
-        assert!(took >= span_ns, "--speed {speed}: replayed in {took} ns, before the trace's {span_ns}");
+        // A replay is never early (each I/O waits for its due time), and within 1 % late
+        // unless the machine starved it: up to three tries, each said.
+        let mut tries = Vec::new();
+        for attempt in 0..3 {
+            let json = dir.path().join(format!("r{speed}-{attempt}.json"));
+            run_ok(&[
+                "replay",
+                &path_str(&trace),
+                &path_str(&target),
+                "--engine",
+                "null",
+                "--speed",
+                speed,
+                "--json",
+                &path_str(&json),
+                "--quiet",
+            ]);
+            let replay = read_json(&json)["replay"].clone();
+            assert_eq!(replay["scheduled_span_ns"], span_ns);
+            assert_eq!(replay["lag"]["ios"], 2001);
+            let took = replay["replay_ns"].as_u64().unwrap();
+            assert!(took >= span_ns, "--speed {speed}: replayed in {took} ns, before the trace's {span_ns}");
+            tries.push(took);
+            if took <= span_ns + span_ns / 100 {
+                break;
+            }
+            eprintln!("note: --speed {speed}: replayed in {took} ns, more than 1 % over {span_ns}: again");
+        }
         assert!(
-            took <= span_ns + span_ns / 100,
-            "--speed {speed}: replayed in {took} ns, more than 1 % over {span_ns}"
+            tries.iter().any(|&t| t <= span_ns + span_ns / 100),
+            "--speed {speed}: every replay took more than 1 % over {span_ns} ns: {tries:?}"
         );
-        assert_eq!(replay["lag"]["ios"], 2001);
     }
     let json = dir.path().join("afap.json");
     run_ok(&["replay", &path_str(&trace), &path_str(&target), "--engine", "null", "--as-fast-as-possible"]);
@@ -463,6 +473,13 @@ fn a_blktrace_captured_from_a_run_on_a_loop_device_replays_the_same_ios() {
     assert_eq!(replayed[replayed.len() - ran.len()..], ran[..], "the trace's I/Os against the run's");
 }
 
+/// A trace whose largest I/O is 64 KiB.
+fn bad_len_trace(dir: &Path) -> PathBuf {
+    let path = dir.join("large.iolog");
+    std::fs::write(&path, iolog_v3("/x/t.dat", &[(0, "read", 0, 4096), (5, "read", 0, 65_536)])).unwrap();
+    path
+}
+
 #[test]
 fn a_bad_trace_is_refused_naming_the_file_and_line_and_nothing_is_touched() {
     let dir = temp_dir();
@@ -490,5 +507,9 @@ fn a_bad_trace_is_refused_naming_the_file_and_line_and_nothing_is_touched() {
     let (code, _, stderr) = run(&["replay", &path_str(&good), &path_str(&target), "--speed", "0"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("--speed 0"), "{stderr}");
+    let (code, _, stderr) =
+        run(&["replay", &path_str(&bad_len_trace(dir.path())), &path_str(&target), "--file-size", "4k"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("less than the trace's largest I/O (65536 bytes)"), "{stderr}");
     assert!(!target.exists(), "a refused replay touched its target");
 }
