@@ -67,32 +67,37 @@ pub fn help_of_shared_flags(c: clap::Command) -> clap::Command {
 }
 
 pub fn replay(args: ReplayArgs) -> i32 {
-    let usage = |message: String| {
-        crate::stderr_line!("iopulse replay: error: {message}");
-        exit_code::USAGE
-    };
+    match plan(args) {
+        Ok((spec, output)) => super::benchmark::run(&Cluster::alone(), &spec, output, None),
+        Err(message) => {
+            crate::stderr_line!("iopulse replay: error: {message}");
+            exit_code::USAGE
+        }
+    }
+}
+
+/// The replay's run and outputs, every check passed and nothing touched: the trace read
+/// (bounded), the target chosen, the Spec made, the outputs guarded.
+pub fn plan(args: ReplayArgs) -> Result<(crate::spec::Spec, crate::report::OutputOptions), String> {
     // The trace's files are inputs: regular files, bounded, never a kernel interface.
     let open = |path: &std::path::Path, max_bytes: u64| {
         crate::targets::input_file::open(path, max_bytes)
             .map(|f| Box::new(f) as Box<dyn std::io::Read>)
             .map_err(|e| e.to_string())
     };
-    let trace = match crate::trace::load(&args.trace, &open) {
-        Ok(t) => t,
-        Err(e) => return usage(e.to_string()),
-    };
+    let trace = crate::trace::load(&args.trace, &open).map_err(|e| e.to_string())?;
     let target = match args.target {
         Some(t) => t,
         None => match (trace.format, trace.names.as_slice()) {
             (crate::trace::TraceFormat::Blktrace, names) => {
-                return usage(format!(
+                return Err(format!(
                     "a blktrace names its device by number ({}): give the TARGET to replay on",
                     names.join(", ")
                 ));
             }
             (_, [one]) => PathBuf::from(one),
             (_, names) => {
-                return usage(format!(
+                return Err(format!(
                     "{}: the iolog names {} files: give the TARGET to replay them all on",
                     args.trace.display(),
                     names.len()
@@ -103,16 +108,14 @@ pub fn replay(args: ReplayArgs) -> i32 {
     let mut output = args.output.options(&args.timeseries);
     output.iolog_file = args.iolog.write_iolog;
     let target_exists = target.exists();
-    let mut spec = match args.replay.into_spec(&trace, target, target_exists, output.timeseries_file.is_some()) {
-        Ok(spec) => spec,
-        Err(e) => return usage(e.to_string()),
-    };
+    let mut spec = args
+        .replay
+        .into_spec(&trace, target, target_exists, output.timeseries_file.is_some())
+        .map_err(|e| e.to_string())?;
     spec.record_iolog = output.iolog_file.is_some();
     // No output may land on the trace's files either.
     let inputs: Vec<&std::path::Path> = trace.files.iter().map(PathBuf::as_path).collect();
-    if let Err(e) = crate::report::check_planned(&output, crate::report::Writes::Run, &spec.targets, &inputs, &[]) {
-        return usage(e.to_string());
-    }
-    let cluster = Cluster::alone();
-    super::benchmark::run(&cluster, &spec, output, None)
+    crate::report::check_planned(&output, crate::report::Writes::Run, &spec.targets, &inputs, &[])
+        .map_err(|e| e.to_string())?;
+    Ok((spec, output))
 }
