@@ -421,22 +421,11 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     // So is drawing ahead (`AHEAD`): a reader's loop has none of it.
     // And so is a block-size mix (`MIX`): a run of one size has none of it.
     let ahead = !E::CAPS.completes_inline && worker.ahead.is_some();
-    let mixed = worker.sizes.is_some() || worker.replay.is_some();
-    let replay_ios = worker.replay.as_ref().map(|c| Arc::clone(&c.ios));
-    let (stop, end_ns) = if let (Some(ios), Some(lag)) = (replay_ios, replay_lag) {
-        // A timed replay: each I/O at its due time (a replay has its own sizes: `MIX`).
-        let mut pacing = replay::Replayed::new(ios, start_ns, lag);
-        let (stop, end_ns) = if ahead {
-            worker.run_loop::<_, true, true>(control, deadline_ns, &mut pacing)
-        } else {
-            worker.run_loop::<_, false, true>(control, deadline_ns, &mut pacing)
-        };
-        worker.pacing = pacing::Pacing::counts(&pacing, end_ns);
-        if worker.ramp_end_ns.is_some() {
-            pacing::Pacing::reset_figures(&mut pacing);
-        }
-        worker.pacing_latency = pacing::Pacing::take_latency(&mut pacing);
-        (stop, end_ns)
+    // (`--write-iolog` records in the `MIX` loop: the others have no test for it.)
+    let mixed = worker.sizes.is_some() || worker.replay.is_some() || worker.iolog.is_some();
+    let (stop, end_ns) = if let Some(lag) = replay_lag {
+        // A timed replay, out of line: the other policies' loops are compiled as before.
+        run_replayed(&mut worker, control, deadline_ns, start_ns, lag, ahead)
     } else if worker.think.is_some() || worker.rate.is_some() {
         let mut pacing = Paced::new(worker.think, worker.rate, start_ns, pacing_latency);
         let (stop, end_ns) = match (ahead, mixed) {
@@ -476,6 +465,32 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     let mut result = worker.finish(control, stop, end_ns, cpu);
     result.sync_ns = sync_ns;
     result
+}
+
+/// A timed replay's loop (`replay::Replayed`; a replay has its own sizes: `MIX`), and its
+/// lag kept. Not inlined into `run`, whose loops for the other policies stay as they were.
+#[inline(never)]
+fn run_replayed<E: Engine>(
+    worker: &mut Worker<E>,
+    control: &RunControl,
+    deadline_ns: u64,
+    start_ns: u64,
+    lag: OpStats,
+    ahead: bool,
+) -> (WorkerStop, u64) {
+    let ios = worker.replay.as_ref().map_or_else(|| Arc::from(Vec::new()), |c| Arc::clone(&c.ios));
+    let mut pacing = replay::Replayed::new(ios, start_ns, lag);
+    let (stop, end_ns) = if ahead {
+        worker.run_loop::<_, true, true>(control, deadline_ns, &mut pacing)
+    } else {
+        worker.run_loop::<_, false, true>(control, deadline_ns, &mut pacing)
+    };
+    worker.pacing = pacing::Pacing::counts(&pacing, end_ns);
+    if worker.ramp_end_ns.is_some() {
+        pacing::Pacing::reset_figures(&mut pacing);
+    }
+    worker.pacing_latency = pacing::Pacing::take_latency(&mut pacing);
+    (stop, end_ns)
 }
 
 /// The worker's state. `engine` is declared first so it is dropped (and has
@@ -879,6 +894,15 @@ impl<E: Engine> Worker<E> {
             let req = self.fill_slot::<true>(slot, io.op, 0, io.offset_bytes, region_block, io.len_bytes);
             let state = &mut self.slots[slot as usize];
             state.len_bytes = io.len_bytes;
+            state.size_index = 0;
+            return Some(req);
+        }
+        if self.sizes.is_none() {
+            // A run of one size compiled as `MIX` to record its log: the plain draw, its
+            // length kept in the slot (which `MIX` reads).
+            let req = self.next_request::<false>(slot)?;
+            let state = &mut self.slots[slot as usize];
+            state.len_bytes = req.len_bytes;
             state.size_index = 0;
             return Some(req);
         }
