@@ -311,6 +311,8 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         flush: None,
         durable_record: None,
         end_fsync: false,
+        replay: None,
+        iolog_capacity: None,
     };
     std::thread::scope(|s| {
         let control = &control;

@@ -41,5 +41,6 @@ mod stats;
 mod sweep;
 mod targets;
 pub mod testing;
+mod trace;
 mod units;
 mod worker;

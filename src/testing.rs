@@ -55,6 +55,26 @@ where
     }
 }
 
+/// The Spec of an `iopulse replay ...` command line (the trace read), as the command
+/// plans it, without running it.
+pub fn replay_spec_of<I, T>(args: I) -> Result<Spec, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let argv = ["iopulse", "replay"].into_iter().map(std::ffi::OsString::from).chain(args.into_iter().map(Into::into));
+    let matches = crate::commands::command()
+        .try_get_matches_from(argv)
+        .map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
+    let cli =
+        crate::commands::Cli::from_arg_matches(&matches).map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
+    match cli.command {
+        Some(crate::commands::Command::Replay(args)) => crate::commands::replay::plan(*args).map(|(spec, _)| spec),
+        _ => Err("not a replay".into()),
+    }
+}
+
 /// Checks the text of a job file (TOML) as `iopulse run` plans it, without running it.
 pub fn check_job_file(name: &str, text: &str) -> Result<(), String> {
     let file = crate::plan::job_file::parse::parse(name, text).map_err(|e| e.message)?;

@@ -10,7 +10,7 @@ use iopulse::testing::Cluster;
 use iopulse::testing::Diagnostics;
 use iopulse::testing::run;
 use iopulse::testing::run::StartLine;
-use iopulse::testing::spec_of;
+use iopulse::testing::{replay_spec_of, spec_of};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -44,7 +44,11 @@ static COUNTING: Counting = Counting;
 
 /// Allocations made by one run of `args` (library calls, in this process).
 fn allocations_of(args: &[&str]) -> (u64, u64) {
-    let spec = spec_of(args.iter().copied()).unwrap();
+    let spec = if args[0] == "replay" {
+        replay_spec_of(args[1..].iter().copied()).unwrap()
+    } else {
+        spec_of(args.iter().copied()).unwrap()
+    };
     let cluster = Cluster::join().unwrap();
     let start_line = StartLine::new(&cluster, None);
     let diag = Diagnostics::silent();
@@ -84,6 +88,40 @@ fn the_loop_allocates_nothing_per_io() {
         assert!(
             a_many.abs_diff(a_few) <= 16,
             "{engine:?}: {a_few} allocations for 1,000 I/Os, {a_many} for 200,000: the loop allocates"
+        );
+    }
+    // A replay (timed, and as fast as possible) recording --write-iolog: the schedule and
+    // the log's table are made before the start line, whatever their length.
+    let trace = |n: u64| {
+        let path = dir.path().join(format!("trace-{n}.iolog"));
+        let mut text = format!("fio version 3 iolog\n0 {t} add\n");
+        for i in 0..n {
+            // Every I/O due at once: the timed policy runs without waiting.
+            let op = if i % 3 == 0 { "write" } else { "read" };
+            text.push_str(&format!("0 {t} {op} {} 4096\n", (i * 7919 % 256) * 4096));
+        }
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (few_trace, many_trace) = (trace(1000), trace(200_000));
+    let log = dir.path().join("out.iolog");
+    let log = log.to_str().unwrap();
+    for extra in [&["--engine", "null"][..], &["--engine", "sync", "--as-fast-as-possible"][..]] {
+        let args = |trace: &str| {
+            let mut a = vec!["replay", trace, t, "--write-iolog", log];
+            a.extend_from_slice(extra);
+            a.iter().map(|s| s.to_string()).collect::<Vec<String>>()
+        };
+        let (few, many) = (args(&few_trace), args(&many_trace));
+        let few: Vec<&str> = few.iter().map(String::as_str).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        allocations_of(&few);
+        let (a_few, ops_few) = allocations_of(&few);
+        let (a_many, ops_many) = allocations_of(&many);
+        assert_eq!((ops_few, ops_many), (1000, 200_000), "replay {extra:?}");
+        assert!(
+            a_many.abs_diff(a_few) <= 16,
+            "replay {extra:?}: {a_few} allocations for 1,000 I/Os, {a_many} for 200,000: the loop allocates"
         );
     }
 }

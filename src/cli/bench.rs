@@ -2,7 +2,7 @@
 //! profile to run instead, the start time shared with other hosts, and the groups of
 //! flags every run takes.
 
-use super::{OutputArgs, TimeseriesArgs, WorkloadArgs};
+use super::{IologArgs, OutputArgs, TimeseriesArgs, WorkloadArgs};
 use crate::schedule::start_at::StartAt;
 use std::path::PathBuf;
 
@@ -40,4 +40,7 @@ pub struct BenchArgs {
 
     #[command(flatten)]
     pub timeseries: TimeseriesArgs,
+
+    #[command(flatten)]
+    pub iolog: IologArgs,
 }

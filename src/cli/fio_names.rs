@@ -28,6 +28,10 @@ pub const FIO_NAMES: &[(&str, &str)] = &[
     ("rwmixwrite", "--write-percent (e.g. --write-percent 30)"),
     ("ramp_time", "--ramp (e.g. --ramp 30s)"),
     ("rate_iops", "--rate-iops (e.g. --rate-iops 2000)"),
+    ("read_iolog", "the replay command (e.g. iopulse replay app.iolog /data/t.dat)"),
+    ("write_iolog", "--write-iolog (e.g. --write-iolog run.iolog)"),
+    ("replay_no_stall", "iopulse replay's --as-fast-as-possible"),
+    ("replay_time_scale", "iopulse replay's --speed (a factor: --speed 2 for replay_time_scale=50)"),
     ("rate", "--rate-bw (e.g. --rate-bw 100M)"),
     ("thinktime", "--think-time (e.g. --think-time 50us)"),
     (

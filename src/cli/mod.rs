@@ -21,6 +21,7 @@ pub mod lists;
 pub mod output;
 mod pacing;
 mod placement;
+pub mod replay;
 mod safety;
 mod shape;
 pub mod table;
@@ -29,7 +30,7 @@ mod window;
 pub mod workload;
 
 pub use bench::BenchArgs;
-pub use output::{OutputArgs, TimeseriesArgs};
+pub use output::{IologArgs, OutputArgs, TimeseriesArgs};
 pub use workload::WorkloadArgs;
 
 /// The clap command of a group of flags, to look its flags up by name.

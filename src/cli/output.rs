@@ -39,6 +39,19 @@ pub struct OutputArgs {
     pub quiet: bool,
 }
 
+/// `--write-iolog`: the run's I/Os as a fio iolog v3, for the commands that make one run
+/// (the benchmark, `replay`).
+#[derive(Clone, Debug, Default, PartialEq, clap::Args)]
+#[command(next_help_heading = "Outputs")]
+pub struct IologArgs {
+    /// Record every I/O the run issues (time, file, read/write/trim/flush, offset, length)
+    /// in FILE as a fio iolog v3, written after the run: `iopulse replay FILE` or fio's
+    /// `--read_iolog=FILE` replays it. At most 4 Mi I/Os per worker are kept (a warning
+    /// says when more were issued). E.g. `--write-iolog run.iolog`
+    #[arg(long, value_name = "FILE")]
+    pub write_iolog: Option<PathBuf>,
+}
+
 /// `--timeseries`: a file of interval rows, for the commands whose runs have one window
 /// each to write (the benchmark, `run`).
 #[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
@@ -66,6 +79,7 @@ impl OutputArgs {
             csv_file: self.csv.clone(),
             plot_dir: self.plot.clone(),
             timeseries_file: timeseries.timeseries.clone(),
+            iolog_file: None,
         }
     }
 }

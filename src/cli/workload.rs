@@ -101,6 +101,8 @@ impl WorkloadArgs {
         let data_seed = seed.unwrap_or(if verify.is_some() { 0 } else { run_seed });
         let spec = Spec {
             expect: self.expect.texts(),
+            replay: None,
+            record_iolog: false,
             ramp_ns,
             steady_state,
             targets,

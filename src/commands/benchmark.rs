@@ -132,9 +132,15 @@ fn check_and_run(
 
 /// `{rank}` and `{host}` in the output paths.
 fn substitute_outputs(mut output: OutputOptions, start_line: &StartLine) -> OutputOptions {
-    for path in [&mut output.json_file, &mut output.csv_file, &mut output.plot_dir, &mut output.timeseries_file]
-        .into_iter()
-        .flatten()
+    for path in [
+        &mut output.json_file,
+        &mut output.csv_file,
+        &mut output.plot_dir,
+        &mut output.timeseries_file,
+        &mut output.iolog_file,
+    ]
+    .into_iter()
+    .flatten()
     {
         *path = start_line.substitute(path);
     }

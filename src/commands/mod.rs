@@ -1,7 +1,7 @@
 //! What the `iopulse` command does: the command line as one clap command (`Cli`), the
 //! benchmark itself (`benchmark.rs`: `iopulse [TARGET...] [flags]`) and one file per
 //! subcommand (`Command`): `run` (a job file), `sweep` and `search` (many runs),
-//! `from-fio`, `profiles`, `merge`, `compare`, `plot`, `report`, `verify` (after a crash),
+//! `replay` (a trace), `from-fio`, `profiles`, `merge`, `compare`, `plot`, `report`, `verify` (after a crash),
 //! `completions` and `man`. A subcommand is the
 //! first argument exactly (a target file of that name is written `./merge`).
 //!
@@ -16,6 +16,7 @@ pub mod man;
 pub mod merge;
 pub mod plot;
 pub mod profile;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod search;
@@ -57,6 +58,9 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     /// Find the highest load within a latency bound, or the smallest load that saturates.
     Search(search::SearchArgs),
+    /// Replay a trace (fio iolog v2/v3, blktrace) on a file or device at the trace's times;
+    /// each I/O's lag beside the latencies.
+    Replay(Box<replay::ReplayArgs>),
     /// Print the iopulse job file (TOML) equivalent to a fio job file.
     FromFio(from_fio::FromFioArgs),
     /// List the profiles shipped in iopulse, or print one (a job file to copy and edit).
@@ -85,6 +89,7 @@ impl Command {
             Command::Run(args) => run::run_file(*args, matches),
             Command::Sweep(args) => sweep::sweep(args),
             Command::Search(args) => search::search(args),
+            Command::Replay(args) => replay::replay(*args),
             Command::FromFio(args) => from_fio::from_fio(args),
             Command::Profiles(args) => profile::profiles(args),
             Command::Merge(args) => merge::merge(args),
@@ -111,6 +116,7 @@ pub fn command() -> clap::Command {
         .mut_subcommand("run", runs)
         .mut_subcommand("sweep", runs)
         .mut_subcommand("search", runs)
+        .mut_subcommand("replay", replay::help_of_shared_flags)
         .args_override_self(true)
         .pipe(with_fio_names)
 }

@@ -6,7 +6,9 @@ use crate::diagnostics::error::UsageError;
 
 /// The plan of the benchmark's command line (a profile is planned by `job_file.rs`).
 pub fn plan(args: &BenchArgs) -> Result<Plan, UsageError> {
-    let output = args.output.options(&args.timeseries);
-    let spec = args.workload.clone().into_spec(args.targets.clone(), output.timeseries_file.is_some())?;
+    let mut output = args.output.options(&args.timeseries);
+    output.iolog_file = args.iolog.write_iolog.clone();
+    let mut spec = args.workload.clone().into_spec(args.targets.clone(), output.timeseries_file.is_some())?;
+    spec.record_iolog = output.iolog_file.is_some();
     Ok(Plan::single(spec, output))
 }

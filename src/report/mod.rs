@@ -9,6 +9,7 @@ pub mod compare;
 pub mod csv;
 pub mod fio_json;
 pub mod html;
+pub mod iolog;
 pub mod jobs;
 pub mod journal;
 pub mod junit;
@@ -61,6 +62,8 @@ pub struct OutputOptions {
     pub plot_dir: Option<PathBuf>,
     /// `--timeseries FILE`: one CSV row per interval.
     pub timeseries_file: Option<PathBuf>,
+    /// `--write-iolog FILE`: the run's I/Os as a fio iolog v3.
+    pub iolog_file: Option<PathBuf>,
 }
 
 /// The JSON result, pretty-printed, with a final newline.
@@ -135,6 +138,9 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
             _ => outputs.push(Output::file("--timeseries", path)),
         }
     }
+    if let Some(path) = &output.iolog_file {
+        outputs.push(Output::file("--write-iolog", path));
+    }
     if let Some(dir) = &output.plot_dir {
         outputs.push(Output::dir("--plot", dir));
         // The charts it writes pass the guard too: one of them may be a link to a target or a
@@ -192,6 +198,12 @@ pub fn emit(result: &RunResult, output: &OutputOptions) -> Vec<String> {
     }
     if let Some(dir) = &output.plot_dir {
         emit_plot_outcome(plot::result_charts(result, dir), dir, output, &mut failures);
+    }
+    if let Some(path) = &output.iolog_file {
+        let text = result.iolog.as_deref().map(iolog::render).unwrap_or_default();
+        if let Err(e) = output_path::write_whole(path, text.as_bytes()) {
+            failures.push(format!("write --write-iolog {}: {e}", path.display()));
+        }
     }
     failures
 }

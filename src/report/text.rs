@@ -57,15 +57,29 @@ pub fn render(r: &RunResult) -> String {
         FileDistribution::Partitioned => " · partitioned",
     };
     let threads = if s.threads == 1 { "1 thread".to_string() } else { format!("{} threads", s.threads) };
-    let _ = writeln!(
-        out,
-        "iopulse {} · {} · {} {order} {mix} · QD {} · {threads}{layout} · {length} · seed {}",
-        r.tool.version,
-        r.engine.name,
-        super::block_size_text(s),
-        r.engine.effective_queue_depth,
-        s.seed
-    );
+    if let Some(replay) = &r.replay {
+        // A replay's sizes, order and mix are the trace's.
+        let timing = replay.speed.map_or("as fast as possible".to_string(), |x| format!("at {x}× the trace's times"));
+        let _ = writeln!(
+            out,
+            "iopulse {} · {} · replay of {} ({}) {timing} · QD {} · {length}",
+            r.tool.version,
+            r.engine.name,
+            replay.trace_files.first().map_or("", String::as_str),
+            replay.format.name(),
+            r.engine.effective_queue_depth,
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "iopulse {} · {} · {} {order} {mix} · QD {} · {threads}{layout} · {length} · seed {}",
+            r.tool.version,
+            r.engine.name,
+            super::block_size_text(s),
+            r.engine.effective_queue_depth,
+            s.seed
+        );
+    }
     if r.engine.effective_queue_depth != r.engine.requested_queue_depth {
         let _ = writeln!(
             out,
@@ -267,6 +281,9 @@ pub fn render(r: &RunResult) -> String {
     }
     if let Some(p) = &r.pacing {
         pacing_block(&mut out, p);
+    }
+    if let Some(replay) = &r.replay {
+        replay_block(&mut out, replay);
     }
     if let Some(d) = &r.data_reduction {
         data_reduction_line(&mut out, d);
@@ -1124,6 +1141,69 @@ fn describe_failure(f: &crate::data::verify::Failure) -> String {
             "lost write: holds write #{:x}, but this run last wrote #{:x} there",
             found_sequence, expected_sequence
         ),
+    }
+}
+
+/// A replay: what the trace held, its timing against the replay's, the remapping, the lag.
+fn replay_block(out: &mut String, r: &crate::result::ReplayInfo) {
+    let files = if r.trace_files.len() > 1 { format!(" ({} files)", r.trace_files.len()) } else { String::new() };
+    let skipped = r.skipped.trims + r.skipped.flushes + r.skipped.empty;
+    let skipped = if skipped > 0 {
+        format!(
+            " · skipped {} trims, {} flushes, {} empty",
+            units::count(r.skipped.trims),
+            units::count(r.skipped.flushes),
+            units::count(r.skipped.empty)
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "{:<9} {} reads, {} writes in the trace{files}{skipped} · {} issued",
+        "Replay",
+        units::count(r.reads),
+        units::count(r.writes),
+        units::count(r.issued)
+    );
+    match (r.scheduled_span_ns, r.duration_error_percent) {
+        (Some(scheduled), Some(error)) => {
+            let _ = writeln!(
+                out,
+                "          the trace spans {}, due in {} at this speed · replayed in {} ({error:+.2} %)",
+                units::seconds_ns(r.trace_span_ns),
+                units::seconds_ns(scheduled),
+                units::seconds_ns(r.replay_ns)
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "          the trace spans {} · replayed in {}",
+                units::seconds_ns(r.trace_span_ns),
+                units::seconds_ns(r.replay_ns)
+            );
+        }
+    }
+    if r.remapped {
+        let _ = writeln!(
+            out,
+            "          the trace reaches {}, the target has {}: offsets remapped {}",
+            units::bytes(r.trace_extent_bytes),
+            units::bytes(r.target_bytes),
+            r.remap.name()
+        );
+    }
+    if let Some(lag) = &r.lag {
+        let l = &lag.latency_ns;
+        let _ = writeln!(
+            out,
+            "  lag (due → submitted, not in the latencies) p50 {} · p99 {} · p99.9 {} · max {}",
+            units::latency_ns(l.p50),
+            units::latency_ns(l.p99),
+            units::latency_ns(l.p99_9),
+            units::latency_ns(l.max)
+        );
     }
 }
 

@@ -8,6 +8,7 @@ pub use crate::cpu_state::CpuState;
 pub use crate::host::environment::Environment;
 
 pub mod figures;
+pub mod io_log;
 pub mod jobs;
 pub mod load;
 pub mod merge;
@@ -131,6 +132,12 @@ pub struct RunResult {
     /// Think time and rate limit, when asked for.
     #[serde(default)]
     pub pacing: Option<PacingInfo>,
+    /// `iopulse replay`: the trace, its timing and each I/O's lag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayInfo>,
+    /// `--write-iolog`: the I/Os issued (written by the report, not part of the document).
+    #[serde(skip)]
+    pub iolog: Option<std::sync::Arc<io_log::IoLog>>,
     /// One row per interval (`--timeseries`, `--interval`, or a live line on a terminal).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub time_series: Vec<crate::stats::interval::TimeSeriesRow>,
@@ -287,6 +294,44 @@ pub struct RateInfo {
     pub reached: bool,
     /// What latency is measured from under a rate limit.
     pub latency_from: String,
+}
+
+/// A replayed trace (`iopulse replay`): what it held, how it was timed and placed, and
+/// how late the replayer issued each I/O against its due time.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReplayInfo {
+    /// The trace's files (a blktrace: every CPU's).
+    pub trace_files: Vec<String>,
+    pub format: crate::trace::TraceFormat,
+    /// The files (iolog) or devices (blktrace) the trace names.
+    pub names: Vec<String>,
+    /// The trace's reads and writes (each replayed once).
+    pub reads: u64,
+    pub writes: u64,
+    /// Entries not replayed: trims, flushes, empty I/Os.
+    pub skipped: crate::trace::Skipped,
+    /// I/Os issued (all of the trace's unless the run stopped early).
+    pub issued: u64,
+    /// `--speed`; absent: `--as-fast-as-possible`.
+    pub speed: Option<f64>,
+    /// The trace's first I/O to its last one's issue, as recorded.
+    pub trace_span_ns: u64,
+    /// The same at `--speed`: when the last I/O was due (absent as fast as possible).
+    pub scheduled_span_ns: Option<u64>,
+    /// The replay: from the start line to the last completion.
+    pub replay_ns: u64,
+    /// `replay_ns` against `scheduled_span_ns`, in percent (positive: the replay took longer).
+    pub duration_error_percent: Option<f64>,
+    pub remap: crate::trace::remap::Remap,
+    /// The end of the trace's furthest I/O, and the bytes of the target it was put on.
+    pub trace_extent_bytes: u64,
+    pub target_bytes: u64,
+    /// The trace did not fit: its offsets were remapped (`remap`).
+    pub remapped: bool,
+    /// Per I/O issued, its due time to its submission: the replayer's own lateness, not
+    /// in the latencies (absent as fast as possible).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag: Option<PacedLatency>,
 }
 
 /// One of the two parts of a paced run's latency (`RateInfo::lateness`, `service`).

@@ -352,6 +352,8 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         write_data: write_data_info(spec, targets),
         holes_read: holes_read(spec, targets),
         pacing: pacing_info(spec, &workers, window_ns, total.ops),
+        replay: replay_info(spec, &workers, window_ns, layout),
+        iolog: io_log(spec, &workers, start_ns, window_ns, targets, diag),
         warnings: diag.warnings(),
         notes: diag.notes(),
         error: failure,
@@ -588,11 +590,101 @@ fn paced_latency(s: &OpStats) -> PacedLatency {
     PacedLatency { ios: s.ops, latency_ns: s.latency_summary(), histogram: encode_histogram(&s.latency) }
 }
 
+/// `--write-iolog`: every worker's I/Os together, in the order they were issued.
+fn io_log(
+    spec: &Spec,
+    workers: &[WorkerResult],
+    start_ns: u64,
+    window_ns: u64,
+    targets: &[PreparedTarget],
+    diag: &Diagnostics,
+) -> Option<std::sync::Arc<crate::result::io_log::IoLog>> {
+    use crate::engine::Op;
+    use crate::result::io_log::{IoAction, IoLog, LoggedIo};
+    if !spec.record_iolog {
+        return None;
+    }
+    let mut records: Vec<&crate::worker::iolog::IoRecord> =
+        workers.iter().filter_map(|w| w.iolog.as_ref()).flat_map(|l| &l.records).collect();
+    records.sort_by_key(|r| r.issue_ns);
+    let left_out: u64 = workers.iter().filter_map(|w| w.iolog.as_ref()).map(|l| l.left_out).sum();
+    if left_out > 0 {
+        diag.warn(format!(
+            "--write-iolog: the iolog holds the first {} I/Os of each worker ({} more were issued and are not in it)",
+            crate::worker::iolog::MAX_RECORDS_PER_WORKER,
+            left_out
+        ));
+    }
+    let ios = records
+        .into_iter()
+        .map(|r| LoggedIo {
+            time_us: r.issue_ns.saturating_sub(start_ns) / 1000,
+            target: r.target,
+            action: match r.op {
+                Op::Read => IoAction::Read,
+                Op::Write => IoAction::Write,
+                Op::Trim => IoAction::Trim,
+                Op::Fsync => IoAction::Sync,
+                Op::Fdatasync => IoAction::Datasync,
+            },
+            offset_bytes: r.offset_bytes,
+            len_bytes: r.len_bytes,
+        })
+        .collect();
+    // fio opens the files the log names: their absolute paths.
+    let targets = targets
+        .iter()
+        .map(|t| std::fs::canonicalize(&t.plan.path).unwrap_or_else(|_| t.plan.path.clone()).display().to_string())
+        .collect();
+    Some(std::sync::Arc::new(IoLog { targets, ios, end_us: window_ns / 1000 }))
+}
+
+/// A replay's figures: the trace, its timing against the run's, each I/O's lag.
+fn replay_info(
+    spec: &Spec,
+    workers: &[WorkerResult],
+    window_ns: u64,
+    layout: &super::region::RegionLayout,
+) -> Option<crate::result::ReplayInfo> {
+    let r = spec.replay.as_ref()?;
+    let lag = workers.iter().filter_map(|w| w.pacing_latency.as_ref()).fold(None, |acc: Option<OpStats>, l| {
+        let mut acc = acc.unwrap_or_default();
+        acc.merge(&l.lateness);
+        Some(acc)
+    });
+    let scheduled_span_ns = r.speed.map(|speed| (r.span_ns as f64 / speed) as u64);
+    let target_bytes = (0..layout.threads).map(|w| layout.worker(w).blocks).max().unwrap_or(0) * spec.block_size_bytes;
+    let issued =
+        lag.as_ref().map_or_else(|| workers.iter().map(|w| w.read.ops + w.write.ops + w.ramp_ops).sum(), |l| l.ops);
+    Some(crate::result::ReplayInfo {
+        trace_files: r.trace_files.iter().map(|p| p.display().to_string()).collect(),
+        format: r.format,
+        names: r.names.clone(),
+        reads: r.reads,
+        writes: r.writes,
+        skipped: r.skipped,
+        issued,
+        speed: r.speed,
+        trace_span_ns: r.span_ns,
+        scheduled_span_ns,
+        replay_ns: window_ns,
+        duration_error_percent: scheduled_span_ns
+            .filter(|&s| s > 0)
+            .map(|s| (window_ns as f64 - s as f64) / s as f64 * 100.0),
+        remap: r.remap,
+        trace_extent_bytes: r.extent_bytes,
+        target_bytes,
+        remapped: r.extent_bytes > target_bytes,
+        lag: lag.as_ref().map(paced_latency),
+    })
+}
+
 /// Think time and rate figures, when the run was paced.
-/// The workers' own time (`ToolTime`); none for a paced run (its waits are the schedule's)
-/// or a run that completed nothing.
+/// The workers' own time (`ToolTime`); none for a paced run or a timed replay (their
+/// waits are the schedule's) or a run that completed nothing.
 fn tool_time(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) -> Option<ToolTime> {
-    if spec.rate.is_some() || spec.think.is_some() || ops == 0 || window_ns == 0 {
+    let timed_replay = spec.replay.as_ref().is_some_and(|r| r.speed.is_some());
+    if spec.rate.is_some() || spec.think.is_some() || timed_replay || ops == 0 || window_ns == 0 {
         return None;
     }
     let total_ns: u64 = workers.iter().map(|w| w.own_ns).sum();

@@ -110,7 +110,7 @@ pub(super) fn memory_estimate(
         spec.engine.caps().completes_inline,
         slots_per_worker,
         largest,
-        spec.block_sizes.is_some(),
+        spec.block_sizes.is_some() || spec.replay.is_some(),
     );
     let shape = memory::RunShape {
         queue_depth: effective_depth,

@@ -85,6 +85,15 @@ impl RegionLayout {
             threads: spec.threads,
             targets_per_worker,
         };
+        if let Some(r) = &spec.replay {
+            let region_bytes = layout.smallest_worker_region().saturating_mul(spec.block_size_bytes);
+            if region_bytes < r.largest_bytes {
+                return Err(UsageError::new(format!(
+                    "the target has {region_bytes} bytes, less than the trace's largest I/O ({} bytes): give a larger --file-size or target",
+                    r.largest_bytes
+                )));
+            }
+        }
         if let Some(mix) = &spec.block_sizes {
             // Every worker's region holds the largest I/O (with a mix, blocks are units of
             // the alignment).

@@ -51,6 +51,7 @@ pub(super) fn worker_plan(
         ops_limit = Some(ops_limit.map_or(blocks, |l| l.min(blocks)));
     }
     let keep_bitmap = CoverageTracker::bitmap_fits(region.blocks, spec.threads);
+    let replay = spec.replay.as_ref().map(|r| replay_plan(r, spec, &files, targets));
     WorkerPlan {
         index: w,
         seed: spec.seed,
@@ -92,7 +93,51 @@ pub(super) fn worker_plan(
         end_fsync: spec.end_fsync,
         flush: spec.flush.map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() }),
         durable_record: None,
+        replay,
+        iolog_capacity: spec.record_iolog.then(|| {
+            let most = crate::worker::iolog::MAX_RECORDS_PER_WORKER;
+            // Flushes are I/Os of the log too: room for one after each write at most.
+            let per_op = if spec.flush.is_some() { 2 } else { 1 };
+            ops_limit.map_or(most, |n| usize::try_from(n.saturating_mul(per_op)).unwrap_or(most).min(most))
+        }),
     }
+}
+
+/// A replay's schedule on the worker's file (the replay's one target): each I/O's due
+/// time scaled by `--speed`, its offset put on the file by `--remap` (`trace::remap`).
+fn replay_plan(
+    r: &crate::spec::ReplaySpec,
+    spec: &Spec,
+    files: &[WorkerFile],
+    targets: &[PreparedTarget],
+) -> crate::worker::ReplayPlan {
+    use crate::engine::Op;
+    use crate::trace::TraceOp;
+    let target_bytes = files.first().map_or(0, |f| f.blocks * spec.block_size_bytes);
+    let direct = targets.iter().all(|t| t.direct.effective);
+    let align_bytes =
+        if direct { targets.iter().map(|t| t.plan.dio_align_bytes).max().unwrap_or(512).max(1) } else { 1 };
+    let ios: Vec<crate::worker::ReplayIo> = r
+        .ios
+        .iter()
+        .map(|io| crate::worker::ReplayIo {
+            due_ns: r.speed.map_or(0, |speed| (io.time_ns as f64 / speed) as u64),
+            offset_bytes: crate::trace::remap::place(
+                r.remap,
+                io.offset_bytes,
+                u64::from(io.len_bytes),
+                r.extent_bytes,
+                target_bytes,
+                align_bytes,
+            ),
+            len_bytes: io.len_bytes,
+            op: match io.op {
+                TraceOp::Read => Op::Read,
+                TraceOp::Write => Op::Write,
+            },
+        })
+        .collect();
+    crate::worker::ReplayPlan { ios: ios.into(), timed: r.speed.is_some() }
 }
 
 /// Most memory the lost-write tables may take, all workers together (4 bytes per block).

@@ -221,6 +221,36 @@ pub struct Spec {
     /// after the run (`expect::evaluate`), never during it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<String>,
+    /// `iopulse replay`: the trace's I/Os are the run's, at the trace's times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplaySpec>,
+    /// `--write-iolog`: each worker records the I/Os it issues (an output's, not the workload's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub record_iolog: bool,
+}
+
+/// A trace to replay (`iopulse replay`): its I/Os, in order, and how it is timed and
+/// placed. The I/Os themselves are not part of the Spec's document (`trace_files` names
+/// them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplaySpec {
+    pub trace_files: Vec<PathBuf>,
+    pub format: crate::trace::TraceFormat,
+    #[serde(skip)]
+    pub ios: std::sync::Arc<[crate::trace::TraceIo]>,
+    /// `--speed`: the trace's times divided by this; `None`: `--as-fast-as-possible`.
+    pub speed: Option<f64>,
+    pub remap: crate::trace::remap::Remap,
+    /// The end of the trace's furthest I/O.
+    pub extent_bytes: u64,
+    pub largest_bytes: u64,
+    /// The trace's first I/O to its last one's issue, as recorded.
+    pub span_ns: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub skipped: crate::trace::Skipped,
+    /// The files (iolog) or devices (blktrace) the trace names.
+    pub names: Vec<String>,
 }
 
 fn is_zero_percent(p: &u8) -> bool {
@@ -359,6 +389,9 @@ impl Spec {
 
     /// The largest I/O of the run (the size of each slot's buffer).
     pub fn largest_block_bytes(&self) -> u64 {
+        if let Some(r) = &self.replay {
+            return r.largest_bytes.max(self.block_size_bytes);
+        }
         self.block_sizes.as_ref().map_or(self.block_size_bytes, |m| m.largest_bytes())
     }
 

@@ -14,14 +14,17 @@ mod area;
 mod control;
 pub mod heartbeat;
 mod io_loop;
+pub mod iolog;
 mod op_mix;
 mod pacing;
+mod replay;
 mod size_mix;
 mod verifier;
 mod watch;
 
 pub use area::AreaShape;
 pub use control::{RunControl, StartWord, stop_code};
+pub use replay::{ReplayIo, ReplayPlan};
 pub use size_mix::SizeStats;
 
 use crate::access::BlockSource;
@@ -109,6 +112,10 @@ pub struct WorkerPlan {
     pub durable_record: Option<crate::durable_record::format::RecordWriter>,
     /// `--end-fsync`: fsync each file at the end of the window, counted in it.
     pub end_fsync: bool,
+    /// `iopulse replay`: the I/Os come from this schedule (on file 0), not from `source`.
+    pub replay: Option<ReplayPlan>,
+    /// `--write-iolog`: record each I/O issued, in a table of this many (allocated at set-up).
+    pub iolog_capacity: Option<usize>,
 }
 
 /// A flush (`op`: `Op::Fsync` or `Op::Fdatasync`) after every `every_writes` writes the
@@ -268,6 +275,8 @@ pub struct WorkerResult {
     pub zone_ios: Vec<u64>,
     /// The worker's own time in the window, between a completion and the next submission.
     pub own_ns: u64,
+    /// `--write-iolog`: the I/Os it issued.
+    pub iolog: Option<iolog::IoRecorder>,
 }
 
 /// Per-slot facts about the request in flight on it.
@@ -388,6 +397,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             per_size: Vec::new(),
             zone_ios: Vec::new(),
             own_ns: 0,
+            iolog: None,
         }
     };
     let mut worker = match Worker::<E>::new(plan) {
@@ -396,7 +406,9 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     };
     // Allocated before the start line, as every figure the loop records into.
     let pacing_latency = worker.rate.is_some().then(PacingLatency::new);
-    if worker.rate.is_some() {
+    let replay_timed = worker.replay_timed;
+    let replay_lag = replay_timed.then(OpStats::new);
+    if worker.rate.is_some() || replay_timed {
         // A sleep before a due time may overshoot by the thread's timer slack (50 µs by
         // default): the pacer sleeps to shortly before it, then spins, and asks for none.
         let _ = nix::sys::prctl::set_timerslack(1);
@@ -412,8 +424,12 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     // So is drawing ahead (`AHEAD`): a reader's loop has none of it.
     // And so is a block-size mix (`MIX`): a run of one size has none of it.
     let ahead = !E::CAPS.completes_inline && worker.ahead.is_some();
-    let mixed = worker.sizes.is_some();
-    let (stop, end_ns) = if worker.think.is_some() || worker.rate.is_some() {
+    // (`--write-iolog` records in the `MIX` loop: the others have no test for it.)
+    let mixed = worker.sizes.is_some() || worker.replay.is_some() || worker.iolog.is_some();
+    let (stop, end_ns) = if let Some(lag) = replay_lag {
+        // A timed replay, out of line: the other policies' loops are compiled as before.
+        run_replayed(&mut worker, control, deadline_ns, start_ns, lag, ahead)
+    } else if worker.think.is_some() || worker.rate.is_some() {
         let mut pacing = Paced::new(worker.think, worker.rate, start_ns, pacing_latency);
         let (stop, end_ns) = match (ahead, mixed) {
             (true, false) => worker.run_loop::<_, true, false>(control, deadline_ns, &mut pacing),
@@ -452,6 +468,32 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     let mut result = worker.finish(control, stop, end_ns, cpu);
     result.sync_ns = sync_ns;
     result
+}
+
+/// A timed replay's loop (`replay::Replayed`; a replay has its own sizes: `MIX`), and its
+/// lag kept. Not inlined into `run`, whose loops for the other policies stay as they were.
+#[inline(never)]
+fn run_replayed<E: Engine>(
+    worker: &mut Worker<E>,
+    control: &RunControl,
+    deadline_ns: u64,
+    start_ns: u64,
+    lag: OpStats,
+    ahead: bool,
+) -> (WorkerStop, u64) {
+    let ios = worker.replay.as_ref().map_or_else(|| Arc::from(Vec::new()), |c| Arc::clone(&c.ios));
+    let mut pacing = replay::Replayed::new(ios, start_ns, lag);
+    let (stop, end_ns) = if ahead {
+        worker.run_loop::<_, true, true>(control, deadline_ns, &mut pacing)
+    } else {
+        worker.run_loop::<_, false, true>(control, deadline_ns, &mut pacing)
+    };
+    worker.pacing = pacing::Pacing::counts(&pacing, end_ns);
+    if worker.ramp_end_ns.is_some() {
+        pacing::Pacing::reset_figures(&mut pacing);
+    }
+    worker.pacing_latency = pacing::Pacing::take_latency(&mut pacing);
+    (stop, end_ns)
 }
 
 /// The worker's state. `engine` is declared first so it is dropped (and has
@@ -536,6 +578,12 @@ struct Worker<E: Engine> {
     /// The tool's own time in the window: the worker's wall time from a completion's clock
     /// reading to the next submission's (`ToolTime`).
     own_ns: u64,
+    /// `iopulse replay`: the schedule the requests are drawn from.
+    replay: Option<replay::ReplayCursor>,
+    /// The replay honours the trace's times (`replay::Replayed`).
+    replay_timed: bool,
+    /// `--write-iolog`: the I/Os issued.
+    iolog: Option<iolog::IoRecorder>,
 }
 
 /// Writes whose data is ready before their slot frees (queued engines, data that varies
@@ -671,7 +719,10 @@ impl<E: Engine> Worker<E> {
         let slot_count = slot_count(depth, draws);
         // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
         placement::apply_to_current_thread(&plan.placement)?;
-        let buffer_len_bytes = plan.block_sizes.as_ref().map_or(plan.block_size_bytes, |m| m.largest_bytes());
+        let buffer_len_bytes = match &plan.replay {
+            Some(r) => r.ios.iter().map(|io| u64::from(io.len_bytes)).max().unwrap_or(0).max(plan.block_size_bytes),
+            None => plan.block_sizes.as_ref().map_or(plan.block_size_bytes, |m| m.largest_bytes()),
+        };
         let area_shape = AreaShape::of(
             plan.data.pattern,
             plan.read_percent < 100,
@@ -679,7 +730,7 @@ impl<E: Engine> Worker<E> {
             E::CAPS.completes_inline,
             slot_count,
             buffer_len_bytes,
-            plan.block_sizes.is_some(),
+            plan.block_sizes.is_some() || plan.replay.is_some(),
         );
         let private_bytes = private_slot_bytes(area_shape, plan.read_percent, buffer_len_bytes);
         let mut buffers = SlotBuffers::with_area(
@@ -813,6 +864,9 @@ impl<E: Engine> Worker<E> {
             unstamped_len: 0,
             own_mark_ns: 0,
             own_ns: 0,
+            replay_timed: plan.replay.as_ref().is_some_and(|r| r.timed),
+            replay: plan.replay.map(|r| replay::ReplayCursor { ios: r.ios, next: 0 }),
+            iolog: plan.iolog_capacity.map(iolog::IoRecorder::with_capacity),
         })
     }
 
@@ -848,6 +902,29 @@ impl<E: Engine> Worker<E> {
     /// Verification is refused with a mix (no in-flight check here).
     #[inline(always)]
     fn next_mixed_request(&mut self, slot: u32) -> Option<Request> {
+        if let Some(cursor) = &mut self.replay {
+            // A replay: the trace's next I/O, placed on file 0 before the start line.
+            let io = cursor.take()?;
+            self.remaining_ops -= 1;
+            let region_block = io.offset_bytes / self.block_size_bytes;
+            if let Some(tracker) = &mut self.coverage {
+                tracker.touch_extent(region_block, u64::from(io.len_bytes).div_ceil(self.block_size_bytes));
+            }
+            let req = self.fill_slot::<true>(slot, io.op, 0, io.offset_bytes, region_block, io.len_bytes);
+            let state = &mut self.slots[slot as usize];
+            state.len_bytes = io.len_bytes;
+            state.size_index = 0;
+            return Some(req);
+        }
+        if self.sizes.is_none() {
+            // A run of one size compiled as `MIX` to record its log: the plain draw, its
+            // length kept in the slot (which `MIX` reads).
+            let req = self.next_request::<false>(slot)?;
+            let state = &mut self.slots[slot as usize];
+            state.len_bytes = req.len_bytes;
+            state.size_index = 0;
+            return Some(req);
+        }
         let op = self.mix.next();
         let (size_index, len_bytes, units) = self.sizes.as_mut()?.pick(op);
         let mut region_block = self.source.next_extent(units)?;
@@ -1438,6 +1515,7 @@ impl<E: Engine> Worker<E> {
             per_size: self.sizes.map(|m| m.stats.into_vec()).unwrap_or_default(),
             zone_ios: self.source.zone_counts().to_vec(),
             own_ns: self.own_ns,
+            iolog: self.iolog,
         }
     }
 }

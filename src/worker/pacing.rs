@@ -14,11 +14,11 @@ use crate::schedule::think::{self, Pacer, RateSpec, ThinkMode, ThinkSpec, Thinke
 
 /// The longest a paced worker waits without looking at the stop word and its deadline:
 /// a SIGINT during a one-hour think is seen within this.
-const MAX_WAIT_SLICE_NS: u64 = 10_000_000;
+pub(super) const MAX_WAIT_SLICE_NS: u64 = 10_000_000;
 
 /// When a queued engine has I/O in flight but the next issue is not due yet, the
 /// worker polls for completions between waits of this length.
-const POLL_QUANTUM_NS: u64 = 20_000;
+pub(super) const POLL_QUANTUM_NS: u64 = 20_000;
 
 /// A policy the worker's loop calls around each I/O.
 pub(super) trait Pacing {

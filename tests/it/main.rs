@@ -31,6 +31,7 @@ mod placement;
 mod powercut;
 mod profiles;
 mod ramp_steady;
+mod replay;
 mod resources;
 mod results_outputs;
 mod safety_inputs;

@@ -125,6 +125,8 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         flush: None,
         durable_record: None,
         end_fsync: false,
+        replay: None,
+        iolog_capacity: None,
         think: None,
         rate: None,
         interval: None,

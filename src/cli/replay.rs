@@ -1,0 +1,145 @@
+//! `iopulse replay`'s flags (help heading "Replay"): how a trace is timed (`--speed`,
+//! `--as-fast-as-possible`), where its offsets land on a smaller target (`--remap`), the
+//! depth and the new file's size, and the engine, target and safety groups every run
+//! takes; and the `Spec` of a replay, made through the same `WorkloadArgs::into_spec`
+//! (and so the same checks) as the benchmark's.
+//!
+//! Must not: open a file (the trace is read by the command, the target by `targets/`).
+
+use super::WorkloadArgs;
+use super::safety::SafetyArgs;
+use super::targets::TargetArgs;
+use crate::diagnostics::error::UsageError;
+use crate::engine::options::EngineArgs;
+use crate::spec::{ReplaySpec, Spec};
+use crate::trace::remap::Remap;
+use crate::trace::{Trace, TraceOp};
+use crate::units::values::{Bytes, Count, Percent};
+use std::path::PathBuf;
+
+/// The replay's I/Os in flight at most, unless `--queue-depth` says otherwise: enough for
+/// the concurrency of most traces, so that an I/O does not wait for a slot past its time.
+pub const DEFAULT_REPLAY_DEPTH: u32 = 32;
+
+/// The fastest `--speed`.
+const MAX_SPEED: f64 = 1_000_000.0;
+
+#[derive(Clone, Debug, Default, clap::Args)]
+#[command(next_help_heading = "Replay")]
+pub struct ReplayFlags {
+    /// Replay the trace's times divided by X: 2 runs twice as fast, 0.5 half as fast.
+    /// E.g. `--speed 2` [default: 1, the trace's own times]
+    #[arg(long, value_name = "X", conflicts_with = "as_fast_as_possible")]
+    pub speed: Option<f64>,
+
+    /// Ignore the trace's times: each I/O goes as soon as a slot is free (the order kept).
+    #[arg(long)]
+    pub as_fast_as_possible: bool,
+
+    /// Where offsets past the target's end go: modulo (offset mod the target's size: I/Os
+    /// close together stay together) or scaled (offset × size / the trace's extent: the
+    /// spread over the device is kept). A trace that fits keeps its offsets. [default: modulo]
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub remap: Option<Remap>,
+
+    /// I/Os in flight at most (async engines; sync completes one at a time): an I/O due
+    /// while every slot is busy goes late, and its lag says so. [default: 32 with an
+    /// async engine]
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    pub queue_depth: Option<Count<u32>>,
+
+    /// Size of a new target file. [default: the trace's extent, rounded up to 1 MiB; an
+    /// existing file or device keeps its size]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
+    pub file_size: Option<Bytes>,
+
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    #[command(flatten)]
+    pub targets: TargetArgs,
+
+    #[command(flatten)]
+    pub safety: SafetyArgs,
+}
+
+impl ReplayFlags {
+    /// The run replaying `trace` on `target` (`target_exists`: a new file is laid out to
+    /// the trace's extent unless --file-size says otherwise).
+    pub fn into_spec(
+        self,
+        trace: &Trace,
+        target: PathBuf,
+        target_exists: bool,
+        time_series_file: bool,
+    ) -> Result<Spec, UsageError> {
+        let speed = match (self.as_fast_as_possible, self.speed) {
+            (true, _) => None,
+            (false, None) => Some(1.0),
+            (false, Some(x)) if x.is_finite() && x > 0.0 && x <= MAX_SPEED => Some(x),
+            (false, Some(x)) => {
+                return Err(UsageError::new(format!(
+                    "--speed {x}: a factor above 0 and at most {MAX_SPEED} (2 replays twice as fast), or --as-fast-as-possible"
+                )));
+            }
+        };
+        let ios = trace.ios.len() as u64;
+        let (reads, writes) = (trace.count(TraceOp::Read), trace.count(TraceOp::Write));
+        if ios == 0 {
+            return Err(UsageError::new(format!(
+                "{}: no read or write to replay ({} trims, {} flushes, {} empty I/Os skipped)",
+                trace.files.first().map_or(String::new(), |p| p.display().to_string()),
+                trace.skipped.trims,
+                trace.skipped.flushes,
+                trace.skipped.empty
+            )));
+        }
+        if self.engine.direct
+            && let Some(io) = trace.ios.iter().find(|io| io.len_bytes % 512 != 0)
+        {
+            return Err(UsageError::new(format!(
+                "--direct: the trace has an I/O of {} bytes at offset {}, not a multiple of 512 bytes (O_DIRECT needs whole sectors): replay without --direct",
+                io.len_bytes, io.offset_bytes
+            )));
+        }
+        let extent_bytes = trace.extent_bytes();
+        let file_size = self.file_size.or((!target_exists).then(|| Bytes(extent_bytes.next_multiple_of(1 << 20))));
+        // An engine that completes one I/O at a time has no depth to default to.
+        let queue_depth = match self.queue_depth {
+            Some(d) => Some(d),
+            None if self.engine.kind().caps().completes_inline => None,
+            None => Some(Count(DEFAULT_REPLAY_DEPTH)),
+        };
+        let mut workload =
+            WorkloadArgs { engine: self.engine, targets: self.targets, safety: self.safety, ..Default::default() };
+        workload.shape.queue_depth = queue_depth;
+        workload.shape.file_size = file_size;
+        // The unit the target is counted in (a sector); each I/O has the trace's own size.
+        workload.shape.block_size = Some(Bytes(512));
+        // Which data the run prepares: writes need it, reads need buffers.
+        workload.shape.read_percent = Some(Percent(if writes == 0 {
+            100
+        } else if reads == 0 {
+            0
+        } else {
+            50
+        }));
+        workload.window.ops = Some(Count(ios));
+        let mut spec = workload.into_spec(vec![target], time_series_file)?;
+        spec.replay = Some(ReplaySpec {
+            trace_files: trace.files.clone(),
+            format: trace.format,
+            ios: trace.ios.clone().into(),
+            speed,
+            remap: self.remap.unwrap_or_default(),
+            extent_bytes,
+            largest_bytes: u64::from(trace.largest_bytes()),
+            span_ns: trace.span_ns(),
+            reads,
+            writes,
+            skipped: trace.skipped,
+            names: trace.names.clone(),
+        });
+        Ok(spec)
+    }
+}

@@ -1,0 +1,223 @@
+//! fio's iolog, versions 2 and 3 (fio's `read_iolog`, `write_iolog`), read line by line
+//! through a bound.
+//!
+//! Version 2: `NAME ACTION [OFFSET LENGTH]`; `NAME wait USEC` spaces what follows (fio
+//! ignores waits under 100 µs, and so does this). Version 3: `USEC NAME ACTION [OFFSET
+//! LENGTH]`, a timestamp on every line and no `wait`. Actions `add`, `open`, `close` name
+//! files; `read` and `write` are replayed; `trim`, `sync`, `datasync` are counted as
+//! skipped. Every I/O of every file named goes to the one target of the replay.
+//!
+//! Must not: read a line without its bound, or accept a line it does not understand.
+
+use super::{MAX_LINE_BYTES, MAX_TRACE_BYTES, MAX_TRACE_IOS, Trace, TraceError, TraceFormat, TraceIo, TraceOp};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// The largest I/O of a trace (as the benchmark's largest block).
+const MAX_IO_BYTES: u64 = 1 << 30;
+
+/// Reads the iolog at `path`.
+pub fn load(path: &Path, open: super::Opener<'_>) -> Result<Trace, TraceError> {
+    let file = open(path, MAX_TRACE_BYTES)
+        .map_err(|message| TraceError::File { path: path.display().to_string(), message })?;
+    parse(BufReader::new(file), path)
+}
+
+/// Reads an iolog from `reader`; `path` names it in errors.
+pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError> {
+    let at = |line: u64, message: String| TraceError::Line { path: path.display().to_string(), line, message };
+    let mut buf = Vec::with_capacity(256);
+    let mut line_no = 0u64;
+    let mut version = 0;
+    let mut trace = Trace {
+        format: TraceFormat::FioIologV2,
+        files: vec![path.to_path_buf()],
+        ios: Vec::new(),
+        skipped: Default::default(),
+        names: Vec::new(),
+    };
+    // Version 2: the time the waits so far add up to.
+    let mut clock_us = 0u64;
+    loop {
+        buf.clear();
+        let n = reader
+            .by_ref()
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| at(line_no + 1, format!("cannot read: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if buf.len() > MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
+            return Err(at(line_no, format!("a line longer than {MAX_LINE_BYTES} bytes: not an iolog")));
+        }
+        let text = std::str::from_utf8(&buf).map_err(|_| at(line_no, "is not UTF-8 text".into()))?;
+        let text = text.trim();
+        if version == 0 {
+            version = match text {
+                "fio version 2 iolog" => 2,
+                "fio version 3 iolog" => 3,
+                _ => {
+                    return Err(at(
+                        line_no,
+                        format!(
+                            "`{}`: the first line of an iolog is `fio version 2 iolog` or `fio version 3 iolog`",
+                            short(text)
+                        ),
+                    ));
+                }
+            };
+            if version == 3 {
+                trace.format = TraceFormat::FioIologV3;
+            }
+            continue;
+        }
+        if text.is_empty() {
+            continue;
+        }
+        let mut fields = text.split_ascii_whitespace();
+        let time_us = if version == 3 {
+            let ts = fields.next().unwrap_or_default();
+            Some(ts.parse::<u64>().map_err(|_| {
+                at(line_no, format!("`{}`: a version 3 line begins with its timestamp in microseconds", short(ts)))
+            })?)
+        } else {
+            None
+        };
+        let (Some(name), Some(action)) = (fields.next(), fields.next()) else {
+            return Err(at(line_no, format!("`{}`: expected FILE ACTION [OFFSET LENGTH]", short(text))));
+        };
+        let mut number = |what: &str| -> Result<u64, TraceError> {
+            let f = fields.next().ok_or_else(|| at(line_no, format!("`{action}` needs {what}")))?;
+            f.parse::<u64>().map_err(|_| at(line_no, format!("`{}` is not {what} (a whole number)", short(f))))
+        };
+        let op = match action {
+            "add" | "open" | "close" => {
+                if action == "add" && !trace.names.iter().any(|n| n == name) {
+                    trace.names.push(name.to_string());
+                }
+                continue;
+            }
+            "wait" if version == 3 => {
+                return Err(at(
+                    line_no,
+                    "`wait` is not allowed in a version 3 iolog (its lines carry timestamps)".into(),
+                ));
+            }
+            "wait" => {
+                let us = number("a time in microseconds")?;
+                if us >= 100 {
+                    clock_us = clock_us.saturating_add(us);
+                }
+                continue;
+            }
+            "read" => Some(TraceOp::Read),
+            "write" => Some(TraceOp::Write),
+            "trim" | "sync" | "datasync" => None,
+            other => {
+                return Err(at(
+                    line_no,
+                    format!(
+                        "`{}` is not an iolog action (add, open, close, read, write, trim, sync, datasync{})",
+                        short(other),
+                        if version == 2 { ", wait" } else { "" }
+                    ),
+                ));
+            }
+        };
+        let (offset_bytes, len_bytes) = match op {
+            Some(_) => (number("an offset in bytes")?, number("a length in bytes")?),
+            None => (0, 0),
+        };
+        let Some(op) = op else {
+            if action == "trim" {
+                trace.skipped.trims += 1;
+            } else {
+                trace.skipped.flushes += 1;
+            }
+            continue;
+        };
+        if len_bytes == 0 {
+            trace.skipped.empty += 1;
+            continue;
+        }
+        if len_bytes > MAX_IO_BYTES {
+            return Err(at(line_no, format!("a length of {len_bytes} bytes: at most 1 GiB per I/O")));
+        }
+        if offset_bytes.checked_add(len_bytes).is_none_or(|end| end > i64::MAX as u64) {
+            return Err(at(line_no, format!("offset {offset_bytes} + length {len_bytes} is past any file's end")));
+        }
+        if trace.ios.len() >= MAX_TRACE_IOS {
+            return Err(at(line_no, format!("more than {MAX_TRACE_IOS} I/Os: split the trace")));
+        }
+        let time_us = time_us.unwrap_or(clock_us);
+        trace.ios.push(TraceIo {
+            time_ns: time_us.saturating_mul(1000),
+            offset_bytes,
+            len_bytes: len_bytes as u32,
+            op,
+        });
+    }
+    if version == 0 {
+        return Err(TraceError::File { path: path.display().to_string(), message: "is empty: not an iolog".into() });
+    }
+    trace.settle();
+    Ok(trace)
+}
+
+/// A field quoted in an error: at most 40 characters of it.
+fn short(text: &str) -> String {
+    text.chars().take(40).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_text(text: &str) -> Result<Trace, TraceError> {
+        parse(text.as_bytes(), Path::new("t.log"))
+    }
+
+    #[test]
+    fn a_version_3_log_keeps_its_times_from_the_first_io() {
+        let t = parse_text(
+            "fio version 3 iolog\n24 /f add\n188 /f open\n192 /f read 61440 4096\n100148 /f write 4096 8192\n200000 /f sync 0 0\n400445 /f close\n",
+        )
+        .unwrap();
+        assert_eq!(t.format, TraceFormat::FioIologV3);
+        assert_eq!(t.ios.len(), 2);
+        assert_eq!(t.ios[0], TraceIo { time_ns: 0, offset_bytes: 61440, len_bytes: 4096, op: TraceOp::Read });
+        assert_eq!(t.ios[1].time_ns, 99_956_000);
+        assert_eq!(t.skipped.flushes, 1);
+        assert_eq!(t.names, vec!["/f".to_string()]);
+    }
+
+    #[test]
+    fn version_2_waits_space_the_ios_and_short_waits_are_ignored() {
+        let t = parse_text("fio version 2 iolog\n/f add\n/f read 0 4096\n/f wait 50\n/f read 4096 4096\n/f wait 2000\n/f write 0 512\n").unwrap();
+        let times: Vec<u64> = t.ios.iter().map(|io| io.time_ns).collect();
+        assert_eq!(times, vec![0, 0, 2_000_000]);
+    }
+
+    #[test]
+    fn bad_lines_are_named_with_their_number() {
+        let e = parse_text("fio version 3 iolog\n0 /f add\nx /f read 0 1\n").unwrap_err().to_string();
+        assert!(e.starts_with("t.log, line 3:"), "{e}");
+        let e = parse_text("fio version 3 iolog\n0 /f fly 0 1\n").unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("`fly` is not an iolog action"), "{e}");
+        let e = parse_text("fio version 3 iolog\n5 /f wait 100\n").unwrap_err().to_string();
+        assert!(e.contains("not allowed in a version 3"), "{e}");
+        let e = parse_text("fio version 9 iolog\n").unwrap_err().to_string();
+        assert!(e.contains("line 1"), "{e}");
+        let e = parse_text("fio version 2 iolog\n/f read 0\n").unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("needs a length"), "{e}");
+    }
+
+    #[test]
+    fn a_line_past_the_bound_is_refused_before_it_is_decoded() {
+        let text = format!("fio version 2 iolog\n/f read 0 {}\n", "9".repeat(MAX_LINE_BYTES + 10));
+        let e = parse_text(&text).unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("longer than"), "{e}");
+    }
+}
