@@ -30,6 +30,7 @@ pub mod workload;
 
 pub use bench::BenchArgs;
 pub use output::{OutputArgs, TimeseriesArgs};
+pub use window::WindowArgs;
 pub use workload::WorkloadArgs;
 
 /// The clap command of a group of flags, to look its flags up by name.

@@ -118,7 +118,7 @@ const TMPFS_MAGIC: i64 = 0x0102_1994;
 const RAMFS_MAGIC: i64 = 0x8584_58f6;
 
 /// The filesystem type of a file in RAM (`tmpfs`, `ramfs`), or `None`.
-fn memory_filesystem(path: &str) -> Option<&'static str> {
+pub(crate) fn memory_filesystem(path: &str) -> Option<&'static str> {
     let stat = nix::sys::statfs::statfs(path).ok()?;
     match stat.filesystem_type().0 as i64 {
         TMPFS_MAGIC => Some("tmpfs"),
