@@ -95,7 +95,7 @@ pub fn profile_help() -> String {
 /// Each job of `file` `loops` times, one pass after another (each its own phase), the
 /// passes after the first named `NAME.passK` (`jobs::profile_steps` reads them back).
 fn repeat_steps(file: &mut crate::plan::job_file::parse::JobFile, loops: u32) {
-    use crate::jobs::profile_steps::pass_name;
+    use crate::result::profile_steps::pass_name;
     if loops <= 1 {
         return;
     }

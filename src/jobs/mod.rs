@@ -2,8 +2,7 @@
 //! file is read and planned like every way in (`plan::job_file`: each job a checked
 //! `Spec`), the jobs run phase after phase, those of a phase together in one
 //! window (`phases.rs`), and their results are combined (`combined.rs`). `iopulse merge`
-//! of job-file results merges them job by job (`merge_results.rs`). A profile's jobs are
-//! read as steps, over their passes (`profile_steps.rs`).
+//! of job-file results merges them job by job (`merge_results.rs`).
 //!
 //! This module reads, runs and combines; where results go and how they read is
 //! `report/`'s and `commands/`'s.
@@ -11,4 +10,3 @@
 pub mod combined;
 pub mod merge_results;
 pub mod phases;
-pub mod profile_steps;

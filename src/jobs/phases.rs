@@ -125,8 +125,8 @@ fn run_job(
     let start = StartLine::new(&cluster, None).in_group(group, member, start_word);
     let diag = match (alone, said) {
         (true, Some(said)) => {
-            let label = super::profile_steps::step_label(&job.name);
-            Diagnostics::for_step(quiet, &label, Arc::clone(said), super::profile_steps::step_of(&job.name))
+            let label = crate::result::profile_steps::step_label(&job.name);
+            Diagnostics::for_step(quiet, &label, Arc::clone(said), crate::result::profile_steps::step_of(&job.name))
         }
         (true, None) => Diagnostics::new(quiet),
         (false, _) => Diagnostics::for_job(quiet, &job.name),

@@ -5,13 +5,13 @@
 //! by side, each in MB/s with IOPS and the p50/p99 latency beside it; another has a row per
 //! job with the I/O mode it really ran with (and, for a step that flushes, a line with the
 //! flush latency). With several passes (`--loops`), each figure is the median of the passes
-//! and the spread of MB/s is shown. The figures are `jobs::profile_steps`'; this module
+//! and the spread of MB/s is shown. The figures are `result::profile_steps`'; this module
 //! only lays them out.
 
 use super::units;
-use crate::jobs::profile_steps::{self, Step, StepFigures};
 use crate::result::RunResult;
 use crate::result::jobs::JobsResult;
+use crate::result::profile_steps::{self, Step, StepFigures};
 use std::fmt::Write as _;
 
 /// The table of `doc`, the result of profile `name`; `place`: why the temporary file is
