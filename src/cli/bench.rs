@@ -10,8 +10,9 @@ use std::path::PathBuf;
 pub struct BenchArgs {
     /// Regular files or block devices to run on. A missing file is created and laid out
     /// with real data. With no TARGET, the default profile runs (see --profile); with no
-    /// TARGET and a flag that shapes the workload, a temporary 256 MiB file in $TMPDIR is
-    /// used for 5 s and removed afterwards. `{rank}` and `{host}` in a path (also of --json, --csv, --plot,
+    /// TARGET and a flag that shapes the workload (not --duration, --file-size or --loops,
+    /// which size the default profile), a temporary 256 MiB file in $TMPDIR is used for 5 s
+    /// and removed afterwards. `{rank}` and `{host}` in a path (also of --json, --csv, --plot,
     /// --timeseries) are replaced by the MPI rank (0 without MPI) and the host name.
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
@@ -26,6 +27,12 @@ pub struct BenchArgs {
     /// the default profile.
     #[arg(long, value_name = "NAME", help_heading = "Workload")]
     pub profile: Option<String>,
+
+    /// Run each step of a profile N times, one pass after another, and show the median of
+    /// the passes with their spread (KDiskMark's loops; 5 for the default profiles, 1 for
+    /// the others). E.g. `iopulse --loops 3` or `iopulse --profile oltp --loops 3 /data/t.dat`
+    #[arg(long, value_name = "N", help_heading = "Workload", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub loops: Option<u32>,
 
     /// Open the measurement window at this wall-clock time, after layout and set-up: runs
     /// launched on several hosts by any means then measure together (`iopulse merge` says how

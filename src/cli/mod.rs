@@ -31,6 +31,7 @@ pub mod workload;
 
 pub use bench::BenchArgs;
 pub use output::{IologArgs, OutputArgs, TimeseriesArgs};
+pub use window::WindowArgs;
 pub use workload::WorkloadArgs;
 
 /// The clap command of a group of flags, to look its flags up by name.

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 #[command(next_help_heading = "Outputs")]
 #[serde(default)]
 pub struct OutputArgs {
-    /// Report format on stdout. E.g. `--output-format json` [default: text]
+    /// Report format on stdout. E.g. `--output-format json`; `--output-format fio-json+` for
+    /// fio's json+ (with the latency buckets fio_jsonplus_clat2csv reads) [default: text]
     #[arg(long, value_enum, value_name = "FORMAT")]
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub output_format: Option<OutputFormat>,

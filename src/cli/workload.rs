@@ -64,7 +64,8 @@ const EMBEDDED_FILE_SIZE_BYTES: u64 = crate::spec::EMBEDDED_FILE_SIZE_BYTES;
 
 impl WorkloadArgs {
     /// The validated `Spec` of a run on `targets` (none: the embedded default, a temporary
-    /// file); `time_series_file`: a `--timeseries` file is written (the run keeps its rows).
+    /// file); `time_series_file`: a `--timeseries` file or a fio JSON form is written (the run
+    /// keeps its rows).
     pub fn into_spec(self, targets: Vec<PathBuf>, time_series_file: bool) -> Result<Spec, UsageError> {
         let read_percent = self.shape.read_percent()?;
         let distribution = self.access.distribution()?;

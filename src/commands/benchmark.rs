@@ -43,7 +43,13 @@ pub fn main(args: BenchArgs, matches: &clap::ArgMatches) -> i32 {
     };
     if let Some(name) = profile {
         let overrides = super::run::overrides(matches, "in the flags given with --profile");
-        return super::profile::run(&name, &args.targets, &overrides);
+        return super::profile::run(&name, &args.targets, &overrides, args.loops);
+    }
+    if args.loops.is_some() {
+        crate::stderr_line!(
+            "iopulse: error: --loops repeats the steps of a profile: give --profile NAME (or no TARGET and no workload flag, for the default profile), or repeat one workload with `iopulse sweep TARGET --repeat N`"
+        );
+        return exit_code::USAGE;
     }
     // Under an MPI launcher (and built with MPI) this meets the other ranks; else a job of one.
     let cluster = match Cluster::join() {

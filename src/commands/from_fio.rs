@@ -16,6 +16,9 @@ Examples:
       the equivalent iopulse job file; each key's comment names its fio line
   iopulse from-fio legacy.fio --ignore-unsupported
       options without an iopulse equivalent become warnings (comments in the output)
+  iopulse from-fio randread.fio --duration 10s
+      every job runs 10 s instead of the file's run length (also --ops, --io-limit,
+      --ramp, --steady-state: the run-length flags, written into each job)
   iopulse run randread.fio --duration 5s
       run a fio job file directly (translated the same way)
 
@@ -48,16 +51,26 @@ pub struct FromFioArgs {
     /// E.g. `iopulse from-fio legacy.fio --ignore-unsupported`
     #[arg(long)]
     pub ignore_unsupported: bool,
+
+    /// The run length of every job, instead of the file's (runtime, size, time_based).
+    #[command(flatten)]
+    pub window: crate::cli::WindowArgs,
 }
 
-pub fn from_fio(args: FromFioArgs) -> i32 {
-    let translated = match fio_import::load(&args.file, args.ignore_unsupported, None) {
+use fio_import::RUN_LENGTH_FLAGS as RUN_LENGTH;
+
+pub fn from_fio(args: FromFioArgs, matches: &clap::ArgMatches) -> i32 {
+    let given =
+        crate::cli::table::FlagTable::from_matches(&crate::cli::command_of::<crate::cli::WindowArgs>(), matches);
+    let length_given = given.entries().any(|(k, _)| RUN_LENGTH.contains(&k));
+    let mut translated = match fio_import::load(&args.file, args.ignore_unsupported, None, length_given) {
         Ok(t) => t,
         Err(e) => {
             crate::stderr_line!("iopulse from-fio: error: {e}");
             return exit_code::USAGE;
         }
     };
+    with_run_length(&mut translated.file, &given);
     // What is printed must run: the same checks as `iopulse run`.
     if let Err(e) = job_file::plan(&translated.file, &Overrides::default(), Vec::new()) {
         crate::stderr_line!("iopulse from-fio: error: {}", translated.in_fio_terms(&e.message));
@@ -67,6 +80,28 @@ pub fn from_fio(args: FromFioArgs) -> i32 {
         crate::stderr_line!("⚠ {w}");
     }
     super::write_stdout(&fio_import::toml_out::render(&translated))
+}
+
+/// The window flags `given` written into every job (line 0: the command line); a run-length
+/// flag replaces the job's whole run length (`duration`, `ops`, `io-limit`).
+fn with_run_length(file: &mut crate::plan::job_file::parse::JobFile, given: &crate::cli::table::FlagTable) {
+    use crate::cli::table::FlagValue;
+    use crate::plan::job_file::parse::{Entry, Value};
+    let new_length = given.entries().any(|(k, _)| RUN_LENGTH.contains(&k));
+    for job in &mut file.jobs {
+        job.entries.retain(|e| !(new_length && RUN_LENGTH.contains(&e.key.as_str())) && given.get(&e.key).is_none());
+        for (key, value) in given.entries() {
+            let value = match value {
+                FlagValue::Switch(on) => Value::Switch(*on),
+                FlagValue::Text(t) => Value::Text(t.clone()),
+            };
+            job.entries.push(Entry { key: key.to_string(), line: 0, value });
+        }
+    }
+    if new_length {
+        file.global.retain(|e| !RUN_LENGTH.contains(&e.key.as_str()));
+    }
+    file.global.retain(|e| given.get(&e.key).is_none());
 }
 
 /// A job file checked for `iopulse run`: TOML, or fio's format for a `.fio` file.
@@ -101,7 +136,8 @@ pub fn load_job_file(
         let file = crate::plan::job_file::parse::read(path)?;
         return Ok(Loaded { plan: job_file::plan(&file, overrides, inputs)?, warnings: Vec::new(), notes: Vec::new() });
     }
-    let t = fio_import::load(path, ignore_unsupported, directory)?;
+    let length_given = RUN_LENGTH.iter().any(|k| overrides.table.get(k).is_some());
+    let t = fio_import::load(path, ignore_unsupported, directory, length_given)?;
     let plan = job_file::plan(&t.file, overrides, inputs).map_err(|e| UsageError::new(t.in_fio_terms(&e.message)))?;
     Ok(Loaded { plan, warnings: t.warnings, notes: t.notes })
 }

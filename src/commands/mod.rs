@@ -90,7 +90,7 @@ impl Command {
             Command::Sweep(args) => sweep::sweep(args),
             Command::Search(args) => search::search(args),
             Command::Replay(args) => replay::replay(*args),
-            Command::FromFio(args) => from_fio::from_fio(args),
+            Command::FromFio(args) => from_fio::from_fio(args, matches),
             Command::Profiles(args) => profile::profiles(args),
             Command::Merge(args) => merge::merge(args),
             Command::Compare(args) => compare::compare(args),

@@ -22,8 +22,11 @@ Examples:
   iopulse profiles oltp > oltp.toml
       a profile's job file, to copy and edit; then `iopulse run oltp.toml`
   iopulse
-      the default profile on a temporary file in $TMPDIR: sequential 1 MiB reads and
-      writes at depth 8, random 4 KiB reads and writes at depth 32 and at depth 1
+      the default profile, KDiskMark's tests (SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1,
+      RND4K Q1T1, each read and written, 5 passes of 1 s on a 1 GiB file) on a
+      temporary file on a disk ($TMPDIR, or ~/.cache where $TMPDIR is in memory)
+  iopulse --loops 3 --file-size 4G --duration 5s
+      the same, 3 passes of 5 s per step on a 4 GiB file (KDiskMark's sizes: 16M to 64G)
   iopulse --profile oltp /data/db.dat --duration 10s
       a profile on your file; flags apply to each of its steps";
 
@@ -64,8 +67,8 @@ fn unknown(name: &str) -> String {
 }
 
 /// The profile this command line runs, if any: `--profile NAME`, or the default one when
-/// no target and no flag that shapes the workload is given (`--duration` and the output
-/// flags do not shape it).
+/// no target and no flag that shapes the workload is given (`--duration`, `--file-size`,
+/// `--loops` and the output flags do not shape it).
 pub fn chosen(args: &crate::cli::BenchArgs, matches: &clap::ArgMatches) -> Option<String> {
     if let Some(name) = &args.profile {
         return Some(name.clone());
@@ -74,7 +77,9 @@ pub fn chosen(args: &crate::cli::BenchArgs, matches: &clap::ArgMatches) -> Optio
         return None;
     }
     let mut given = FlagTable::from_matches(&command_of::<WorkloadArgs>(), matches);
+    // The default profile's own knobs: how long each pass, and the file's size.
     given.remove("duration");
+    given.remove("file-size");
     given.is_empty().then(|| profiles::DEFAULT.to_string())
 }
 
@@ -87,6 +92,28 @@ pub fn profile_help() -> String {
     )
 }
 
+/// Each job of `file` `loops` times, one pass after another (each its own phase), the
+/// passes after the first named `NAME.passK` (`jobs::profile_steps` reads them back).
+fn repeat_steps(file: &mut crate::plan::job_file::parse::JobFile, loops: u32) {
+    use crate::result::profile_steps::pass_name;
+    if loops <= 1 {
+        return;
+    }
+    let jobs = std::mem::take(&mut file.jobs);
+    for job in jobs {
+        for pass in 2..=loops {
+            let mut copy = job.clone();
+            copy.name = pass_name(&job.name, pass);
+            copy.entries.retain(|e| e.key != "stonewall");
+            copy.entries.push(Entry { key: "stonewall".into(), line: job.line, value: Value::Switch(true) });
+            if pass == 2 {
+                file.jobs.push(job.clone());
+            }
+            file.jobs.push(copy);
+        }
+    }
+}
+
 /// Removes the temporary folder of a profile run when dropped.
 struct TempFolder(PathBuf);
 
@@ -96,9 +123,10 @@ impl Drop for TempFolder {
     }
 }
 
-/// Runs profile `name` on `targets` (none: a temporary file), with `overrides` applied to
-/// each step; returns the exit code.
-pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides) -> i32 {
+/// Runs profile `name` on `targets` (none: a temporary file on a disk, `temp_dir::on_disk`),
+/// with `overrides` applied to each step, each step `loops` times (`--loops`; else the
+/// profile's default); returns the exit code.
+pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option<u32>) -> i32 {
     let Some(profile) = profiles::find(name) else {
         crate::stderr_line!("iopulse: error: --profile {}", unknown(name));
         return exit_code::USAGE;
@@ -110,17 +138,20 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides) -> i32 {
             return exit_code::RUN_FAILED;
         }
     };
+    repeat_steps(&mut file, loops.unwrap_or_else(|| profiles::default_loops(name)));
     // Checked before anything is created: the folder is made only for a run that starts.
-    let temp = match targets.is_empty().then(crate::targets::temp_dir::choose).transpose() {
-        Ok(dir) => dir.map(|dir| {
-            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-            dir.join(format!("iopulse-profile-{}-{nanos}", std::process::id()))
-        }),
+    let place = match targets.is_empty().then(crate::targets::temp_dir::on_disk).transpose() {
+        Ok(place) => place,
         Err(e) => {
             crate::stderr_line!("iopulse: error: {e}");
             return exit_code::USAGE;
         }
     };
+    let temp = place.as_ref().map(|p| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        p.dir.join(format!("iopulse-profile-{}-{nanos}", std::process::id()))
+    });
+    let said = place.as_ref().and_then(|p| p.said.clone());
     let paths: Vec<String> = match &temp {
         Some(dir) => vec![dir.join(format!("{name}.dat")).display().to_string()],
         None => targets.iter().map(|t| t.display().to_string()).collect(),
@@ -154,7 +185,13 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides) -> i32 {
         },
         None => None,
     };
-    let (code, doc) = super::run::run_plan(&plan, &stop);
+    // Said once, before the steps (whose own warnings about memory are then said once too).
+    if let Some(p) = place.as_ref().filter(|p| p.in_memory)
+        && let Some(said) = &p.said
+    {
+        crate::stderr_line!("iopulse: ⚠ {said}");
+    }
+    let (code, doc) = super::run::run_plan(&plan, &stop, true);
     let Some(mut doc) = doc else { return code };
     if temp.is_some() {
         // The folder and its file go when this function returns, after the report.
@@ -167,7 +204,13 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides) -> i32 {
             t.removed_after_run = true;
         }
     }
-    let failures = crate::report::jobs::emit_as(&doc, &plan.output, &|d| crate::report::profile::text(name, d));
+    if let Some(p) = place.as_ref().filter(|p| p.in_memory)
+        && let Some(said) = &p.said
+    {
+        doc.combined.warnings.push(said.clone());
+    }
+    let failures =
+        crate::report::jobs::emit_as(&doc, &plan.output, &|d| crate::report::profile::text(name, d, said.as_deref()));
     for f in &failures {
         crate::stderr_line!("iopulse: error: {f}");
     }

@@ -156,7 +156,7 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
     for w in &loaded.warnings {
         crate::stderr_line!("⚠ {w}");
     }
-    let (code, doc) = run_plan(&loaded.plan, &stop);
+    let (code, doc) = run_plan(&loaded.plan, &stop, false);
     let Some(mut doc) = doc else { return code };
     doc.combined.warnings.extend(loaded.warnings);
     // The translation's notes (fio options without effect, approximations) stay with the result.
@@ -170,8 +170,13 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
 
 /// Every job of `plan`, phase after phase: the exit code, and the result document of the
 /// jobs that ran (none if none ran). Errors are said on stderr; the report is the caller's.
-/// `stop` is the signals' stop word (`signals::install`).
-pub(crate) fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> (i32, Option<crate::result::jobs::JobsResult>) {
+/// `stop` is the signals' stop word (`signals::install`); `steps`: a profile's plan (its
+/// jobs are steps, `phases::run_all`).
+pub(crate) fn run_plan(
+    plan: &Plan,
+    stop: &Arc<AtomicUsize>,
+    steps: bool,
+) -> (i32, Option<crate::result::jobs::JobsResult>) {
     use crate::jobs::{combined, phases};
     use crate::result::jobs::JobResult;
     // The whole plan, every phase and output, before anything is touched.
@@ -179,7 +184,7 @@ pub(crate) fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> (i32, Option<cra
         crate::stderr_line!("iopulse run: error: {e}");
         return (signal_code(stop).unwrap_or(e.exit_code()), None);
     }
-    let outcomes = phases::run_all(plan, plan.output.quiet, stop);
+    let outcomes = phases::run_all(plan, plan.output.quiet, stop, steps);
     // The first job that failed on its own gives the exit code; those stopped because of it
     // are said in one line after it.
     let mut code = exit_code::SUCCESS;

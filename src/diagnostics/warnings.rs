@@ -1,7 +1,8 @@
 //! Diagnostics for people: warnings and notes on stderr, recorded so that the
 //! result carries them too. Never on stdout, which belongs to the report.
 
-use std::sync::Mutex;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 /// Writes one line to stderr and ignores a failure to do so. A closed stderr
 /// (`2>&1 | true`) or a full one (`2>/dev/full`) must not panic the run and lose its
@@ -22,9 +23,19 @@ pub struct Diagnostics {
     show_progress: bool,
     /// Put before each line printed (`[job] `: one job of a job file among others).
     prefix: String,
+    /// The step of a profile this run is (`for_step`): named on the live line.
+    step: Option<String>,
+    /// Warnings and notes already said by an earlier step of the same profile run: said
+    /// once, recorded by every step.
+    said: Option<Arc<Mutex<HashSet<String>>>>,
+    /// The step whose passes say a text once, whatever its figures.
+    same_step: Option<String>,
     warnings: Mutex<Vec<String>>,
     notes: Mutex<Vec<String>>,
 }
+
+/// What the steps of one profile run have said (`Diagnostics::for_step`).
+pub type Said = Arc<Mutex<HashSet<String>>>;
 
 impl Diagnostics {
     /// `quiet` hides notes and progress (warnings still show).
@@ -35,6 +46,9 @@ impl Diagnostics {
             silent: false,
             show_progress: !quiet && std::io::stderr().is_terminal(),
             prefix: String::new(),
+            step: None,
+            said: None,
+            same_step: None,
             warnings: Mutex::new(Vec::new()),
             notes: Mutex::new(Vec::new()),
         }
@@ -51,10 +65,41 @@ impl Diagnostics {
         Self { show_progress: false, prefix: format!("[{name}] "), ..Self::new(quiet) }
     }
 
+    /// One step of a profile, run alone, `label` its name for people: its lines on stderr
+    /// start with `[label] `, its live line names it, and what an earlier step of the run
+    /// (sharing `said`) already said is not said again, nor what an earlier pass of the
+    /// same `step` said with other figures; each step's result still records all of it.
+    pub fn for_step(quiet: bool, label: &str, said: Said, step: &str) -> Self {
+        Self {
+            prefix: format!("[{label}] "),
+            step: Some(label.to_string()),
+            said: Some(said),
+            same_step: Some(step.to_string()),
+            ..Self::new(quiet)
+        }
+    }
+
+    /// The profile step this run is, if it is one.
+    pub fn step(&self) -> Option<&str> {
+        self.step.as_deref()
+    }
+
+    /// Whether `text` is new to the profile run (always, outside one); remembered.
+    fn first_time(&self, text: &str) -> bool {
+        let Some(said) = &self.said else { return true };
+        let mut said = said.lock().expect("diagnostics lock");
+        let new_text = said.insert(text.to_string());
+        let new_for_step = self.same_step.as_ref().is_none_or(|step| {
+            let masked: String = text.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+            said.insert(format!("{step}\u{0}{masked}"))
+        });
+        new_text && new_for_step
+    }
+
     /// Something the reader must not miss (the figures mean less than they seem).
     pub fn warn(&self, text: impl Into<String>) {
         let text = text.into();
-        if !self.silent {
+        if !self.silent && self.first_time(&text) {
             crate::stderr_line!("{}⚠ {text}", self.prefix);
         }
         self.warnings.lock().expect("diagnostics lock").push(text);
@@ -63,7 +108,7 @@ impl Diagnostics {
     /// A fact worth saying once (how the run was set up).
     pub fn note(&self, text: impl Into<String>) {
         let text = text.into();
-        if !self.quiet {
+        if !self.quiet && self.first_time(&text) {
             crate::stderr_line!("{}note: {text}", self.prefix);
         }
         self.notes.lock().expect("diagnostics lock").push(text);
@@ -71,10 +116,11 @@ impl Diagnostics {
 
     /// Warns with a line printed as given (no "⚠ " prefix added).
     pub fn warn_verbatim(&self, line: impl Into<String>, recorded: impl Into<String>) {
-        if !self.silent {
+        let recorded = recorded.into();
+        if !self.silent && self.first_time(&recorded) {
             crate::stderr_line!("{}{}", self.prefix, line.into());
         }
-        self.warnings.lock().expect("diagnostics lock").push(recorded.into());
+        self.warnings.lock().expect("diagnostics lock").push(recorded);
     }
 
     pub fn show_progress(&self) -> bool {

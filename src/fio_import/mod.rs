@@ -16,6 +16,10 @@ pub mod values;
 use crate::diagnostics::error::UsageError;
 pub use translate::Translated;
 
+/// The flags that give a run its length: one given with a fio job file replaces the
+/// file's whole run length (`runtime`, `time_based`, `size`, `io_size`).
+pub const RUN_LENGTH_FLAGS: [&str; 3] = ["duration", "ops", "io-limit"];
+
 /// Whether `path` names a fio job file (by its `.fio` extension).
 pub fn is_fio_file(path: &std::path::Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("fio"))
@@ -24,10 +28,12 @@ pub fn is_fio_file(path: &std::path::Path) -> bool {
 /// Reads and translates the fio job file at `path`, with the process's environment for
 /// `${VAR}`; options without an equivalent are warnings with `ignore_unsupported`.
 /// `directory`: every job's files are in this directory instead of the file's `directory`.
+/// `run_length_given`: the command line gives the run length, the file's is not read.
 pub fn load(
     path: &std::path::Path,
     ignore_unsupported: bool,
     directory: Option<&std::path::Path>,
+    run_length_given: bool,
 ) -> Result<Translated, UsageError> {
     let sections = ini::read(path, &|name| std::env::var(name).ok())?;
     let commands = [
@@ -37,6 +43,11 @@ pub fn load(
     ];
     let has_flag = |name: &str| commands.iter().any(|c| c.get_arguments().any(|a| a.get_long() == Some(name)));
     let directory = directory.map(|d| d.display().to_string());
-    let ctx = translate::Context { ignore_unsupported, has_flag: &has_flag, directory: directory.as_deref() };
+    let ctx = translate::Context {
+        ignore_unsupported,
+        has_flag: &has_flag,
+        directory: directory.as_deref(),
+        run_length_given,
+    };
     translate::translate(&path.display().to_string(), &sections, &ctx)
 }

@@ -71,7 +71,7 @@ pub const TABLE: &[Known] = &[
     mapped("invalidate", &[]),
     mapped("fadvise_hint", &[]),
     mapped("numjobs", &[]),
-    harmless("thread", &[], "iopulse's workers are always threads"),
+    harmless("thread", &["threads"], "iopulse's workers are always threads"),
     mapped("runtime", &["timeout"]),
     mapped("time_based", &[]),
     mapped("ramp_time", &[]),
@@ -98,6 +98,7 @@ pub const TABLE: &[Known] = &[
     mapped("cpus_allowed_policy", &[]),
     mapped("numa_cpu_nodes", &[]),
     harmless("group_reporting", &[], "iopulse reports a job's workers together, and each one in the JSON"),
+    harmless("new_group", &[], "iopulse reports each job on its own and all of them combined"),
     harmless("gtod_reduce", &[], "iopulse reads the clock at most twice per I/O and keeps every latency figure"),
     harmless(
         "randrepeat",

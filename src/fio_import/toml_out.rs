@@ -58,7 +58,11 @@ fn entry(out: &mut String, e: &Entry) {
         Value::Text(t) => quoted(t),
         Value::List(items) => format!("[{}]", items.iter().map(|i| quoted(i)).collect::<Vec<_>>().join(", ")),
     };
-    let _ = writeln!(out, "{} = {value}    # line {}", key(&e.key), e.line);
+    if e.line == 0 {
+        let _ = writeln!(out, "{} = {value}    # given to from-fio", key(&e.key));
+    } else {
+        let _ = writeln!(out, "{} = {value}    # line {}", key(&e.key), e.line);
+    }
 }
 
 fn quoted(text: &str) -> String {

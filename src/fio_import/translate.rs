@@ -53,6 +53,9 @@ pub struct Context<'a> {
     pub has_flag: &'a dyn Fn(&str) -> bool,
     /// `iopulse run FILE.fio --directory DIR`: replaces every job's `directory`.
     pub directory: Option<&'a str>,
+    /// The command line gives the run length (`--duration`, `--ops`, `--io-limit`): the
+    /// file's (`runtime`, `time_based`, `size`, `io_size`) is not translated, nor refused.
+    pub run_length_given: bool,
 }
 
 const SECOND_NS: u64 = 1_000_000_000;
@@ -153,6 +156,8 @@ struct JobTranslation<'a> {
     notes: Vec<String>,
     /// `--directory` given after the file, replacing the job's `directory`.
     directory_override: Option<String>,
+    /// `Context::run_length_given`.
+    run_length_given: bool,
 }
 
 impl<'a> JobTranslation<'a> {
@@ -221,6 +226,7 @@ impl<'a> JobTranslation<'a> {
             entries: Vec::new(),
             notes,
             directory_override: ctx.directory.map(|d| d.trim_end_matches('/').to_string()),
+            run_length_given: ctx.run_length_given,
         };
         if let Some(o) = t.get("name") {
             t.name = t.text(o)?.to_string();
@@ -493,6 +499,17 @@ impl<'a> JobTranslation<'a> {
                     self.bad(o, &format!("filename={text} names no file: give a path, e.g. filename=/data/t.dat"))
                 );
             }
+            // fio writes to /dev/null and reads /dev/zero; iopulse runs on files and block
+            // devices: a character device is a missing feature, said here rather than at the run.
+            if let Some(dev) = names.iter().find(|n| {
+                use std::os::unix::fs::FileTypeExt;
+                std::fs::metadata(n).is_ok_and(|m| m.file_type().is_char_device())
+            }) {
+                return Err(self.bad(
+                    o,
+                    &format!("{dev} is a character device: iopulse runs on regular files and block devices; give one (e.g. filename=/data/t.dat), or ioengine=null for no I/O at all"),
+                ));
+            }
             if let Some((n, nr)) = self.count_of("nrfiles")?
                 && n != names.len() as u64
             {
@@ -615,6 +632,18 @@ impl<'a> JobTranslation<'a> {
                         crate::access::zoned::ZoneExtent::Percent
                     } else {
                         crate::access::zoned::ZoneExtent::Bytes
+                    };
+                    // fio: a last zone with no region share (`20/`) takes the rest of the region.
+                    let zones = match zones.strip_suffix('/') {
+                        Some(head) if z == "zoned" => {
+                            let given: f64 = head
+                                .split(':')
+                                .filter_map(|part| part.split_once('/'))
+                                .filter_map(|(_, region)| region.trim().trim_end_matches('%').parse::<f64>().ok())
+                                .sum();
+                            format!("{head}/{}", 100.0 - given)
+                        }
+                        _ => zones,
                     };
                     crate::access::zoned::Zones::parse(&zones, extent).map_err(|e| self.bad(o, &e))?;
                     self.push_text("distribution", o, z.replace('_', "-"));
@@ -772,6 +801,9 @@ impl<'a> JobTranslation<'a> {
     /// random ones without repeats (fio's random map) that is every block once, iopulse's
     /// `duration = 0`. Returns whether the job writes every block exactly once.
     fn run_length(&mut self, jobs_n: u64, shared: bool) -> Result<bool, UsageError> {
+        if self.run_length_given {
+            return Ok(false);
+        }
         let time_based = self.switch_of("time_based")?.filter(|(on, _)| *on);
         let runtime = match self.get("runtime") {
             Some(o) => Some((time_ns(self.text(o)?, SECOND_NS).map_err(|e| self.bad(o, &e))?, o)),
@@ -813,7 +845,7 @@ impl<'a> JobTranslation<'a> {
         }
         let Some((bytes, o)) = size else {
             return Err(UsageError::new(format!(
-                "{}: job [{}]: without time_based or runtime, fio does size bytes per job: give size",
+                "{}: job [{}]: neither `size` nor `runtime` (with `time_based`) is given: fio does the whole file or device per job, whose size is not known before the run: give size (or give --duration)",
                 self.section.at, self.section.name
             )));
         };
@@ -857,7 +889,7 @@ mod tests {
         let mut sections = Vec::new();
         parse_into(text, "j.fio", std::path::Path::new("."), &|_| None, 0, &mut sections).map_err(|e| e.message)?;
         let has_flag = |name: &str| has_ramp && name == "ramp";
-        let ctx = Context { ignore_unsupported: false, has_flag: &has_flag, directory: None };
+        let ctx = Context { ignore_unsupported: false, has_flag: &has_flag, directory: None, run_length_given: false };
         translate("j.fio", &sections, &ctx).map_err(|e| e.message)
     }
 

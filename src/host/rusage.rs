@@ -1,4 +1,5 @@
-//! CPU time of the calling thread or of the whole process (getrusage), and the process's peak resident set.
+//! CPU time, context switches and page faults of the calling thread or of the whole
+//! process (getrusage), and the process's peak resident set.
 
 use crate::stats::CpuTimes;
 use nix::sys::resource::{UsageWho, getrusage};
@@ -7,7 +8,14 @@ use nix::sys::time::TimeValLike;
 fn read(who: UsageWho) -> CpuTimes {
     let Ok(usage) = getrusage(who) else { return CpuTimes::default() };
     let ns = |tv: nix::sys::time::TimeVal| u64::try_from(tv.num_nanoseconds()).unwrap_or(0);
-    CpuTimes { user_ns: ns(usage.user_time()), sys_ns: ns(usage.system_time()) }
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    CpuTimes {
+        user_ns: ns(usage.user_time()),
+        sys_ns: ns(usage.system_time()),
+        context_switches: count(usage.voluntary_context_switches()) + count(usage.involuntary_context_switches()),
+        major_faults: count(usage.major_page_faults()),
+        minor_faults: count(usage.minor_page_faults()),
+    }
 }
 
 /// CPU time of the calling thread so far.

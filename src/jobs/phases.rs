@@ -10,7 +10,7 @@
 use crate::cluster::Cluster;
 use crate::cluster::in_process::Group;
 use crate::diagnostics::error::RunError;
-use crate::diagnostics::warnings::Diagnostics;
+use crate::diagnostics::warnings::{Diagnostics, Said};
 use crate::plan::{Job, Plan};
 use crate::result::RunResult;
 use crate::run;
@@ -31,9 +31,12 @@ pub struct JobOutcome {
     pub stopped_by_others: bool,
 }
 
-/// Runs every phase of `plan` in order; an outcome per job, in file order.
-pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutcome> {
+/// Runs every phase of `plan` in order; an outcome per job, in file order. `steps`: the
+/// plan is a profile's, whose jobs are steps (each named on its lines and its live line;
+/// what one step said is not said again by the next).
+pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>, steps: bool) -> Vec<JobOutcome> {
     let mut outcomes: Vec<JobOutcome> = Vec::new();
+    let said: Option<Said> = steps.then(Default::default);
     for p in &plan.phases {
         let phase = p.number;
         let jobs: Vec<&Job> = p.jobs.iter().collect();
@@ -49,14 +52,14 @@ pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutc
             }));
             continue;
         }
-        outcomes.extend(run_phase(phase, &jobs, quiet, stop));
+        outcomes.extend(run_phase(phase, &jobs, quiet, stop, said.as_ref()));
     }
     outcomes
 }
 
 /// The jobs of one phase, at once, in one window: their workers wait on one start word,
 /// set once every worker of every job is set up.
-fn run_phase(phase: u32, jobs: &[&Job], quiet: bool, stop: &Arc<AtomicUsize>) -> Vec<JobOutcome> {
+fn run_phase(phase: u32, jobs: &[&Job], quiet: bool, stop: &Arc<AtomicUsize>, said: Option<&Said>) -> Vec<JobOutcome> {
     let group = Group::new(jobs.len());
     let start = PhaseStart::new();
     let alone = jobs.len() == 1;
@@ -80,7 +83,9 @@ fn run_phase(phase: u32, jobs: &[&Job], quiet: bool, stop: &Arc<AtomicUsize>) ->
                 let stop = Arc::clone(stop);
                 let thread = std::thread::Builder::new().name(format!("job {}", job.name));
                 thread
-                    .spawn_scoped(scope, move || run_job(phase, job, member, (group, start), alone, quiet, stop))
+                    .spawn_scoped(scope, move || {
+                        run_job(phase, job, member, (group, start), (alone, said), quiet, stop)
+                    })
                     .map_err(|e| {
                         let why = format!("cannot start its thread: {e}");
                         group.leave(member, &why);
@@ -112,13 +117,20 @@ fn run_job(
     job: &Job,
     member: usize,
     (group, start_word): (&Group, &PhaseStart),
-    alone: bool,
+    (alone, said): (bool, Option<&Said>),
     quiet: bool,
     stop: Arc<AtomicUsize>,
 ) -> JobOutcome {
     let cluster = Cluster::alone();
     let start = StartLine::new(&cluster, None).in_group(group, member, start_word);
-    let diag = if alone { Diagnostics::new(quiet) } else { Diagnostics::for_job(quiet, &job.name) };
+    let diag = match (alone, said) {
+        (true, Some(said)) => {
+            let label = crate::result::profile_steps::step_label(&job.name);
+            Diagnostics::for_step(quiet, &label, Arc::clone(said), crate::result::profile_steps::step_of(&job.name))
+        }
+        (true, None) => Diagnostics::new(quiet),
+        (false, _) => Diagnostics::for_job(quiet, &job.name),
+    };
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::run(&job.spec, &diag, stop, &start)));
     let ran =
         ran.unwrap_or_else(|_| Err(RunError::Other("the job stopped on an internal error (a panic)".into()).into()));

@@ -8,7 +8,10 @@ use crate::diagnostics::error::UsageError;
 pub fn plan(args: &BenchArgs) -> Result<Plan, UsageError> {
     let mut output = args.output.options(&args.timeseries);
     output.iolog_file = args.iolog.write_iolog.clone();
-    let mut spec = args.workload.clone().into_spec(args.targets.clone(), output.timeseries_file.is_some())?;
+    let mut spec = args
+        .workload
+        .clone()
+        .into_spec(args.targets.clone(), output.timeseries_file.is_some() || output.format.wants_interval_rows())?;
     spec.record_iolog = output.iolog_file.is_some();
     Ok(Plan::single(spec, output))
 }

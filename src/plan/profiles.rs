@@ -14,9 +14,19 @@ pub struct Profile {
 /// The profile `iopulse` runs with no target and no job.
 pub const DEFAULT: &str = "default";
 
+/// Passes of each step of the default profiles (KDiskMark's default) when `--loops` is
+/// not given; other profiles run once.
+pub const DEFAULT_LOOPS: u32 = 5;
+
+/// How many passes of each step a run of profile `name` makes without `--loops`.
+pub fn default_loops(name: &str) -> u32 {
+    if name.starts_with(DEFAULT) { DEFAULT_LOOPS } else { 1 }
+}
+
 /// Every profile, the default first.
 pub const PROFILES: &[Profile] = &[
     Profile { name: DEFAULT, text: include_str!("../../profiles/default.toml") },
+    Profile { name: "default-t16", text: include_str!("../../profiles/default-t16.toml") },
     Profile { name: "oltp", text: include_str!("../../profiles/oltp.toml") },
     Profile { name: "streaming", text: include_str!("../../profiles/streaming.toml") },
     Profile { name: "cache-cdn", text: include_str!("../../profiles/cache-cdn.toml") },
@@ -56,28 +66,53 @@ mod tests {
     }
 
     #[test]
-    fn the_default_profile_has_the_six_standard_steps_one_after_another() {
-        let file = crate::plan::job_file::parse::parse("default", find(DEFAULT).unwrap().text).unwrap();
-        let plan = crate::plan::job_file::plan(&file, &Default::default(), Vec::new()).unwrap();
-        let steps: Vec<(u64, bool, u32, u8, u32)> = plan
-            .phases
-            .iter()
-            .flat_map(|p| p.jobs.iter().map(move |j| (p.number, &j.spec)))
-            .map(|(phase, s)| {
-                (s.block_size_bytes, s.order == crate::spec::AccessOrder::Random, s.queue_depth, s.read_percent, phase)
-            })
-            .collect();
-        assert_eq!(
-            steps,
-            vec![
-                (1 << 20, false, 8, 100, 1),
-                (1 << 20, false, 8, 0, 2),
-                (4096, true, 32, 100, 3),
-                (4096, true, 32, 0, 4),
-                (4096, true, 1, 100, 5),
-                (4096, true, 1, 0, 6),
-            ]
-        );
-        assert!(plan.jobs().all(|j| j.spec.direct));
+    fn the_default_profile_has_kdiskmarks_tests_read_then_written_one_after_another() {
+        for (name, tests) in [
+            (
+                DEFAULT,
+                &[(1u64 << 20, false, 8u32, 1u32), (1 << 20, false, 1, 1), (4096, true, 32, 1), (4096, true, 1, 1)][..],
+            ),
+            (
+                "default-t16",
+                &[
+                    (1 << 20, false, 8, 1),
+                    (1 << 20, false, 1, 1),
+                    (4096, true, 32, 1),
+                    (4096, true, 32, 16),
+                    (4096, true, 1, 1),
+                ],
+            ),
+        ] {
+            let file = crate::plan::job_file::parse::parse(name, find(name).unwrap().text).unwrap();
+            let plan = crate::plan::job_file::plan(&file, &Default::default(), Vec::new()).unwrap();
+            let steps: Vec<(String, u64, bool, u32, u32, u8, u32)> = plan
+                .phases
+                .iter()
+                .flat_map(|p| p.jobs.iter().map(move |j| (p.number, j)))
+                .map(|(phase, j)| {
+                    let s = &j.spec;
+                    let random = s.order == crate::spec::AccessOrder::Random;
+                    (j.name.clone(), s.block_size_bytes, random, s.queue_depth, s.threads, s.read_percent, phase)
+                })
+                .collect();
+            let expected: Vec<(String, u64, bool, u32, u32, u8, u32)> = tests
+                .iter()
+                .flat_map(|&(bs, random, depth, threads)| {
+                    let test = format!(
+                        "{}{}-Q{depth}T{threads}",
+                        if random { "RND" } else { "SEQ" },
+                        if bs == 4096 { "4K" } else { "1M" }
+                    );
+                    [(format!("{test}-read"), 100u8), (format!("{test}-write"), 0)]
+                        .map(|(n, r)| (n, bs, random, depth, threads, r))
+                })
+                .enumerate()
+                .map(|(i, (n, bs, random, depth, threads, r))| (n, bs, random, depth, threads, r, i as u32 + 1))
+                .collect();
+            assert_eq!(steps, expected, "{name}");
+            assert!(plan.jobs().all(|j| j.spec.direct && j.spec.file_size_bytes == Some(1 << 30)), "{name}");
+            assert_eq!(default_loops(name), 5);
+        }
+        assert_eq!(default_loops("oltp"), 1);
     }
 }

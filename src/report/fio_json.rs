@@ -3,20 +3,26 @@
 //! keys and units: one job (all workers together, as with fio's
 //! `group_reporting`), bandwidth in KiB/s (`bw`) and B/s (`bw_bytes`), runtime
 //! in ms, latencies in ns, percentile keys as fio prints them ("99.900000"),
-//! CPU in percent. Latency is submission to completion: fio's `lat_ns` (with
-//! percentiles, as `fio --lat_percentiles=1`); `clat_ns` and `slat_ns` are not
-//! measured apart and are written as fio writes an unrecorded latency (zeros,
-//! `N` 0). docs/json.md lists the fields.
+//! CPU in percent. Latency is submission to completion, fio's completion latency
+//! `clat_ns` and, as iopulse has no separate submission step, also its total latency
+//! `lat_ns` (both with percentiles); in a paced run `lat_ns` counts from each I/O's due
+//! time and `clat_ns` is the service time. `slat_ns` is written as fio writes an
+//! unrecorded latency (zeros, `N` 0). The interval rows give the per-direction IOPS
+//! and bandwidth sample statistics, the histograms the latency buckets, getrusage the
+//! context switches and faults, the device witness `disk_util`. `fio-json+` adds the
+//! histograms' buckets (`bins`), as fio's json+. docs/json.md lists the fields.
 //!
 //! What fio has no key for, the targets' state when the window opened (`--cache`, holes
 //! and unwritten extents, page-cache residency), is under the top-level key `iopulse`.
 //!
 //! Formats the `RunResult`; the percentiles come from its histograms through
-//! `stats::clamped_quantile`.
+//! `stats::clamped_quantile`, the sample statistics and buckets from `stats::distribution`.
 
 use crate::result::RunResult;
 use crate::spec::AccessOrder;
-use crate::stats::{HistogramCodecError, OpSummary, clamped_quantile, decode_histogram};
+use crate::stats::distribution::{SampleStats, counts_below, recorded_buckets, sample_rows};
+use crate::stats::interval::IntervalFigures;
+use crate::stats::{HistogramCodecError, LatencySummary, OpSummary, clamped_quantile, decode_histogram};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -33,6 +39,8 @@ struct FioDocument {
     timestamp_ms: u64,
     time: String,
     jobs: Vec<FioJob>,
+    /// The block devices under the targets over the window (the device witness).
+    disk_util: Vec<DiskUtil>,
     /// Not fio's: what iopulse knows of the targets' state when the window opened (the
     /// result's `spec.cache`, `targets[].allocation`, `targets[].page_cache`), under a key
     /// of its own so that fio tooling never mistakes it for one of fio's.
@@ -67,6 +75,8 @@ struct FioJob {
     desc: Option<String>,
     groupid: u32,
     error: u32,
+    /// fio's time left when the report was written: none.
+    eta: u64,
     elapsed: u64,
     #[serde(rename = "job options")]
     job_options: JobOptions,
@@ -78,6 +88,35 @@ struct FioJob {
     job_runtime: u64,
     usr_cpu: f64,
     sys_cpu: f64,
+    ctx: u64,
+    majf: u64,
+    minf: u64,
+    iodepth_level: OrderedMap<f64>,
+    iodepth_submit: OrderedMap<f64>,
+    iodepth_complete: OrderedMap<f64>,
+    latency_ns: OrderedMap<f64>,
+    latency_us: OrderedMap<f64>,
+    latency_ms: OrderedMap<f64>,
+    /// fio's latency target (`latency_target`): none, written as fio writes it without.
+    latency_depth: u32,
+    latency_target: u64,
+    latency_percentile: f64,
+    latency_window: u64,
+}
+
+/// One device of fio's `disk_util`: its counters over the window, util the share of the
+/// window it was busy.
+#[derive(Serialize)]
+struct DiskUtil {
+    name: String,
+    read_ios: u64,
+    write_ios: u64,
+    read_merges: u64,
+    write_merges: u64,
+    read_ticks: u64,
+    write_ticks: u64,
+    in_queue: u64,
+    util: f64,
 }
 
 #[derive(Serialize)]
@@ -119,6 +158,17 @@ struct FioOp {
     slat_ns: LatencyStats,
     clat_ns: LatencyStats,
     lat_ns: LatencyStats,
+    bw_min: u64,
+    bw_max: u64,
+    bw_agg: f64,
+    bw_mean: f64,
+    bw_dev: f64,
+    bw_samples: u64,
+    iops_min: u64,
+    iops_max: u64,
+    iops_mean: f64,
+    iops_stddev: f64,
+    iops_samples: u64,
 }
 
 /// fio's `sync` section: the flushes' count and latency (fio writes `total_ios` 0 and the
@@ -138,19 +188,23 @@ struct LatencyStats {
     #[serde(rename = "N")]
     n: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    percentile: Option<Percentiles>,
+    percentile: Option<OrderedMap<u64>>,
+    /// json+ only: each recorded bucket's value (ns) and count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bins: Option<OrderedMap<u64>>,
 }
 
 impl LatencyStats {
     fn zero() -> Self {
-        Self { min: 0, max: 0, mean: 0.0, stddev: 0.0, n: 0, percentile: None }
+        Self { min: 0, max: 0, mean: 0.0, stddev: 0.0, n: 0, percentile: None, bins: None }
     }
 }
 
-/// fio's percentile map, in fio's order, keys formatted with `%f`.
-struct Percentiles(Vec<(String, u64)>);
+/// A JSON object with its keys in the given order (fio's percentile keys, formatted with
+/// `%f`; its bucket labels).
+struct OrderedMap<V>(Vec<(String, V)>);
 
-impl Serialize for Percentiles {
+impl<V: Serialize> Serialize for OrderedMap<V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for (k, v) in &self.0 {
@@ -160,10 +214,21 @@ impl Serialize for Percentiles {
     }
 }
 
+/// Which of fio's two JSON forms: `json`, or `json+` (with the latency histograms' buckets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    Json,
+    JsonPlus,
+}
+
 /// The fio-compatible document, pretty-printed, with a final newline.
-pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
+pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> {
     let read_hist = decode_histogram(&r.histograms.read)?;
     let write_hist = decode_histogram(&r.histograms.write)?;
+    let trim_hist = match &r.histograms.trim {
+        Some(text) => decode_histogram(text)?,
+        None => crate::stats::new_latency_histogram(),
+    };
     let started = humantime::parse_rfc3339(&r.started_at)
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
@@ -191,11 +256,34 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
         let denominator = cpu_window_ns as f64 * r.workers.len().max(1) as f64;
         if denominator > 0.0 { ns as f64 * 100.0 / denominator } else { 0.0 }
     };
+    // A paced run: the headline latency counts from each I/O's due time (fio's lat_ns);
+    // the service time (submission to completion, fio's clat_ns) is kept for all op types
+    // together, so it is filed under the op type only when the run did one.
+    let service = r.pacing.as_ref().and_then(|p| p.rate.as_ref()).and_then(|rate| rate.service.as_ref());
+    let service_hist = service.map(|sv| decode_histogram(&sv.histogram)).transpose()?;
+    let trim = r.trim.unwrap_or_default();
+    let one_op_type = [r.read.ops, r.write.ops, trim.ops].iter().filter(|&&n| n > 0).count() == 1;
+    let rows = sample_rows(&r.time_series, s.interval_ns);
+    let op = |summary: &OpSummary,
+              hist: &Histogram<u64>,
+              pick: fn(&crate::stats::interval::TimeSeriesRow) -> &IntervalFigures| {
+        let clat = match (service, &service_hist) {
+            (None, _) => Some((&summary.latency_ns, hist)),
+            (Some(sv), Some(h)) if one_op_type && summary.ops > 0 => Some((&sv.latency_ns, h)),
+            _ => None,
+        };
+        let samples: Vec<&IntervalFigures> = rows.iter().map(|row| pick(row)).collect();
+        fio_op(summary, hist, clat, &samples, runtime_ms, form)
+    };
+    let trim_op = op(&trim, &trim_hist, |_| &NO_FIGURES);
+    let hists = [&read_hist, &write_hist, &trim_hist];
+    let total_ios = r.read.ops + r.write.ops + trim.ops;
     let job = FioJob {
         jobname: "iopulse".into(),
         desc: r.holes_read.clone(),
         groupid: 0,
         error: u32::from(r.error.is_some()),
+        eta: 0,
         elapsed: r.window_ns.div_ceil(1_000_000_000),
         job_options: JobOptions {
             name: "iopulse".into(),
@@ -214,15 +302,13 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
             direct: u8::from(r.direct.effective).to_string(),
             randseed: s.seed.to_string(),
         },
-        read: fio_op(&r.read, &read_hist, runtime_ms),
-        write: fio_op(&r.write, &write_hist, runtime_ms),
-        trim: match (&r.trim, &r.histograms.trim) {
-            (Some(t), Some(text)) => fio_op(t, &decode_histogram(text)?, runtime_ms),
-            _ => fio_op(&OpSummary::default(), &crate::stats::new_latency_histogram(), runtime_ms),
-        },
+        read: op(&r.read, &read_hist, |row| &row.read),
+        write: op(&r.write, &write_hist, |row| &row.write),
+        trim: trim_op,
         sync: match (&r.flush, &r.histograms.flush) {
             (Some(f), Some(text)) => {
-                let op = fio_op(f, &decode_histogram(text)?, runtime_ms);
+                let h = decode_histogram(text)?;
+                let op = fio_op(f, &h, Some((&f.latency_ns, &h)), &[], runtime_ms, Form::Json);
                 FioSync { total_ios: f.ops, lat_ns: op.lat_ns }
             }
             _ => FioSync { total_ios: 0, lat_ns: LatencyStats::zero() },
@@ -230,6 +316,19 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
         job_runtime: runtime_ms,
         usr_cpu: cpu_percent(r.cpu.workers.user_ns),
         sys_cpu: cpu_percent(r.cpu.workers.sys_ns),
+        ctx: r.cpu.workers.context_switches,
+        majf: r.cpu.workers.major_faults,
+        minf: r.cpu.workers.minor_faults,
+        iodepth_level: depth_levels(r, total_ios),
+        iodepth_submit: batch_sizes(r, total_ios),
+        iodepth_complete: batch_sizes(r, total_ios),
+        latency_ns: latency_table(&hists, total_ios, 0),
+        latency_us: latency_table(&hists, total_ios, 1),
+        latency_ms: latency_table(&hists, total_ios, 2),
+        latency_depth: s.queue_depth,
+        latency_target: 0,
+        latency_percentile: 100.0,
+        latency_window: 0,
     };
     let doc = FioDocument {
         fio_version: format!("iopulse-{}", r.tool.version),
@@ -237,6 +336,7 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
         timestamp_ms: started.as_millis() as u64,
         time: ctime_utc(started.as_secs()),
         jobs: vec![job],
+        disk_util: disk_util(r),
         iopulse: IopulseExtra {
             cache: s.cache.name(),
             holes_read: r.holes_read.clone(),
@@ -257,17 +357,45 @@ pub fn render(r: &RunResult) -> Result<String, HistogramCodecError> {
     Ok(text)
 }
 
-fn fio_op(op: &OpSummary, hist: &Histogram<u64>, runtime_ms: u64) -> FioOp {
-    let l = &op.latency_ns;
-    let latency = |percentile: Option<Percentiles>| {
-        if op.ops == 0 {
+/// What an op type without interval figures (trims) has in every row.
+static NO_FIGURES: IntervalFigures =
+    IntervalFigures { ops: 0, iops: 0.0, bw_bytes_per_sec: 0.0, latency_ns: LatencySummary::ZERO };
+
+/// One op type: `lat` from `hist`, `clat` from the service time where it differs (`None`:
+/// not known for this op type), the sample statistics from the interval rows.
+fn fio_op(
+    op: &OpSummary,
+    hist: &Histogram<u64>,
+    clat: Option<(&LatencySummary, &Histogram<u64>)>,
+    samples: &[&IntervalFigures],
+    runtime_ms: u64,
+    form: Form,
+) -> FioOp {
+    let stats = |l: &LatencySummary, h: &Histogram<u64>| {
+        if op.ops == 0 || h.is_empty() {
             return LatencyStats::zero();
         }
-        LatencyStats { min: l.min, max: l.max, mean: l.mean as f64, stddev: l.stddev as f64, n: op.ops, percentile }
+        let percentile = OrderedMap(
+            FIO_PERCENTILES
+                .iter()
+                .map(|&p| (format!("{p:.6}"), clamped_quantile(h, p / 100.0, l.min, l.max)))
+                .collect(),
+        );
+        let bins = (form == Form::JsonPlus)
+            .then(|| OrderedMap(recorded_buckets(h).into_iter().map(|(v, n)| (v.to_string(), n)).collect()));
+        LatencyStats {
+            min: l.min,
+            max: l.max,
+            mean: l.mean as f64,
+            stddev: l.stddev as f64,
+            n: op.ops,
+            percentile: Some(percentile),
+            bins,
+        }
     };
-    let percentiles = Percentiles(
-        FIO_PERCENTILES.iter().map(|&p| (format!("{p:.6}"), clamped_quantile(hist, p / 100.0, l.min, l.max))).collect(),
-    );
+    let with_ops: Vec<&IntervalFigures> = if op.ops == 0 { Vec::new() } else { samples.to_vec() };
+    let bw = SampleStats::of(with_ops.iter().map(|f| f.bw_bytes_per_sec / 1024.0));
+    let iops = SampleStats::of(with_ops.iter().map(|f| f.iops));
     FioOp {
         io_bytes: op.bytes,
         io_kbytes: op.bytes / 1024,
@@ -278,14 +406,98 @@ fn fio_op(op: &OpSummary, hist: &Histogram<u64>, runtime_ms: u64) -> FioOp {
         total_ios: op.ops,
         short_ios: 0,
         drop_ios: 0,
-        // iopulse times each I/O from submission to completion: fio's total latency, `lat_ns`,
-        // with its percentiles where fio puts them with --lat_percentiles=1. Submission and
-        // completion latency are not measured apart: fio prints a latency it did not record
-        // as all zeros with N 0 and no percentile (`LatencyStats::zero`), and so does iopulse.
+        // Submission latency is not measured apart (iopulse has no separate submission
+        // step): fio prints a latency it did not record as all zeros with N 0.
         slat_ns: LatencyStats::zero(),
-        clat_ns: LatencyStats::zero(),
-        lat_ns: latency(Some(percentiles)),
+        clat_ns: clat.map_or_else(LatencyStats::zero, |(l, h)| stats(l, h)),
+        lat_ns: stats(&op.latency_ns, hist),
+        bw_min: bw.min.round() as u64,
+        bw_max: bw.max.round() as u64,
+        // The share of the group's bandwidth: one job is the whole group.
+        bw_agg: if bw.samples > 0 { 100.0 } else { 0.0 },
+        bw_mean: bw.mean,
+        bw_dev: bw.stddev,
+        bw_samples: bw.samples,
+        iops_min: iops.min.round() as u64,
+        iops_max: iops.max.round() as u64,
+        iops_mean: iops.mean,
+        iops_stddev: iops.stddev,
+        iops_samples: iops.samples,
     }
+}
+
+/// fio's latency buckets, each an exclusive upper bound in its unit: `latency_ns`,
+/// `latency_us` (from 1 µs) and `latency_ms` (from 1 ms; then 2000 and `>=2000`).
+const LATENCY_BOUNDS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+
+/// fio's `latency_ns` (`unit` 0), `latency_us` (1) or `latency_ms` (2): the percentage of
+/// all I/Os whose latency falls in each bucket.
+fn latency_table(hists: &[&Histogram<u64>], total_ios: u64, unit: u32) -> OrderedMap<f64> {
+    let bounds_ns: Vec<u64> =
+        (0..3u32).flat_map(|u| LATENCY_BOUNDS.iter().map(move |b| b * 1000u64.pow(u))).chain([2_000_000_000]).collect();
+    let counts = counts_below(hists, &bounds_ns);
+    let percent = |n: u64| if total_ios > 0 { n as f64 * 100.0 / total_ios as f64 } else { 0.0 };
+    let from = unit as usize * LATENCY_BOUNDS.len();
+    let mut table: Vec<(String, f64)> =
+        LATENCY_BOUNDS.iter().enumerate().map(|(i, b)| (b.to_string(), percent(counts[from + i]))).collect();
+    if unit == 2 {
+        table.push(("2000".into(), percent(counts[30])));
+        table.push((">=2000".into(), percent(counts[31])));
+    }
+    OrderedMap(table)
+}
+
+/// fio's `iodepth_level`: the I/Os by the depth they were issued at. iopulse does not
+/// count the depth per I/O: a run at queue depth 1 has every I/O at level 1; a deeper
+/// one is filed whole under the level of its achieved mean depth per worker.
+fn depth_levels(r: &RunResult, total_ios: u64) -> OrderedMap<f64> {
+    const LEVELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+    let depth = if r.engine.effective_queue_depth <= 1 { 1.0 } else { r.achieved_queue_depth.mean_per_worker };
+    let level = (depth.round().max(1.0) as u64).ilog2().min(6) as usize;
+    OrderedMap(
+        LEVELS
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.to_string(), if total_ios > 0 && i == level { 100.0 } else { 0.0 }))
+            .collect(),
+    )
+}
+
+/// fio's `iodepth_submit` and `iodepth_complete`: the submissions (completions) by how
+/// many I/Os each carried. Known where the queue depth is at most 4 (every batch is of 1
+/// to 4, fio's first bucket); a deeper run's batches are not counted (zeros).
+fn batch_sizes(r: &RunResult, total_ios: u64) -> OrderedMap<f64> {
+    const SIZES: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+    let known = total_ios > 0 && r.engine.effective_queue_depth <= 4;
+    OrderedMap(SIZES.iter().map(|k| (k.to_string(), if known && *k == "4" { 100.0 } else { 0.0 })).collect())
+}
+
+/// fio's `disk_util`: each device under the targets (and those stacked below it), once,
+/// with its counters over the window; none where they are unknown.
+fn disk_util(r: &RunResult) -> Vec<DiskUtil> {
+    let window_ms = (r.window_ns as f64 / 1e6).max(1.0);
+    let mut out: Vec<DiskUtil> = Vec::new();
+    for w in r.targets.iter().filter_map(|t| t.device_witness.as_ref()) {
+        let devices = std::iter::once((&w.device, &w.delta)).chain(w.stacked.iter().map(|d| (&d.name, &d.delta)));
+        for (name, delta) in devices {
+            let Some(d) = delta else { continue };
+            if out.iter().any(|u| &u.name == name) {
+                continue;
+            }
+            out.push(DiskUtil {
+                name: name.clone(),
+                read_ios: d.read_ios,
+                write_ios: d.write_ios,
+                read_merges: d.read_merges,
+                write_merges: d.write_merges,
+                read_ticks: d.read_ticks_ms,
+                write_ticks: d.write_ticks_ms,
+                in_queue: d.in_queue_ms,
+                util: (d.io_ticks_ms as f64 * 100.0 / window_ms).min(100.0),
+            });
+        }
+    }
+    out
 }
 
 /// Seconds since the epoch as C's ctime() writes them, in UTC: "Sat Nov 21 18:58:54 2026".

@@ -131,7 +131,10 @@ pub fn render(doc: &JobsResult, format: OutputFormat) -> io::Result<String> {
     Ok(match format {
         OutputFormat::Text => text(doc),
         OutputFormat::Json => json(doc),
-        OutputFormat::FioJson => fio_json::render(&doc.combined).map_err(io::Error::other)?,
+        OutputFormat::FioJson => fio_json::render(&doc.combined, fio_json::Form::Json).map_err(io::Error::other)?,
+        OutputFormat::FioJsonPlus => {
+            fio_json::render(&doc.combined, fio_json::Form::JsonPlus).map_err(io::Error::other)?
+        }
         format => {
             let scopes: Vec<(String, &crate::result::RunResult)> =
                 doc.jobs.iter().map(|j| (format!("job {}", j.job), &j.result)).collect();

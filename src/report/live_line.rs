@@ -10,11 +10,13 @@ use std::io::Write;
 pub struct LiveLine {
     /// The run's planned length, shown as "elapsed / planned".
     duration_ns: Option<u64>,
+    /// The profile step it is (named first on the line), if any.
+    step: Option<String>,
 }
 
 impl LiveLine {
-    pub fn new(duration_ns: Option<u64>) -> Self {
-        Self { duration_ns }
+    pub fn new(duration_ns: Option<u64>, step: Option<String>) -> Self {
+        Self { duration_ns, step }
     }
 
     /// Shows `row` (an interval that just ended), or clears the line at the end (`None`).
@@ -33,7 +35,8 @@ impl LiveLine {
         };
         // The ramp's rows (`--ramp`) are not counted: the line says so.
         let ramp = if row.ramp { " ramp, not counted" } else { "" };
-        let mut parts = vec![format!("[{of}{ramp}]")];
+        let step = self.step.as_deref().map_or(String::new(), |s| format!("{s} "));
+        let mut parts = vec![format!("{step}[{of}{ramp}]")];
         for (name, f) in [("read", &row.read), ("write", &row.write)] {
             if f.ops > 0 {
                 parts.push(format!(
@@ -45,5 +48,33 @@ impl LiveLine {
             }
         }
         parts.join(" · ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::interval::IntervalFigures;
+
+    #[test]
+    fn a_profile_step_is_named_first_on_the_line() {
+        let figures = IntervalFigures { ops: 10, iops: 1000.0, ..Default::default() };
+        let row = TimeSeriesRow {
+            t_ns: 1_000_000_000,
+            interval_ns: 1_000_000_000,
+            ramp: false,
+            read: figures,
+            write: IntervalFigures::default(),
+            total: figures,
+            flush: None,
+        };
+        let line = LiveLine::new(Some(5_000_000_000), Some("SEQ1M Q8T1 read, pass 2".into())).format(&row);
+        assert!(
+            line.starts_with("SEQ1M Q8T1 read, pass 2 [1.00 s / 5.00 s]")
+                || line.starts_with("SEQ1M Q8T1 read, pass 2 ["),
+            "{line}"
+        );
+        assert!(line.contains("read 1"), "{line}");
+        assert!(LiveLine::new(None, None).format(&row).starts_with('['));
     }
 }

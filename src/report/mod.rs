@@ -39,6 +39,9 @@ pub enum OutputFormat {
     Json,
     /// the subset of fio's JSON output that fio tooling reads (docs/json.md)
     FioJson,
+    /// fio's json+: fio-json with the latency histograms' buckets (clat_ns.bins, lat_ns.bins)
+    #[value(name = "fio-json+", alias = "fio-json-plus")]
+    FioJsonPlus,
     /// JUnit XML: each --expect a test case (docs/ci.md)
     Junit,
     /// a Markdown summary table, for a CI job's page (docs/ci.md)
@@ -47,6 +50,14 @@ pub enum OutputFormat {
     BenchmarkBigger,
     /// the latencies and CPU per I/O as customSmallerIsBetter JSON (docs/ci.md)
     BenchmarkSmaller,
+}
+
+impl OutputFormat {
+    /// fio's JSON forms: their IOPS and bandwidth statistics are taken over interval rows,
+    /// so a run reported in them keeps its rows.
+    pub fn wants_interval_rows(self) -> bool {
+        matches!(self, OutputFormat::FioJson | OutputFormat::FioJsonPlus)
+    }
 }
 
 /// Where the results of a run go. Not part of the `Spec`: it does not change
@@ -78,7 +89,8 @@ pub fn render(result: &RunResult, format: OutputFormat) -> io::Result<String> {
     Ok(match format {
         OutputFormat::Text => text::render(result),
         OutputFormat::Json => json(result),
-        OutputFormat::FioJson => fio_json::render(result).map_err(io::Error::other)?,
+        OutputFormat::FioJson => fio_json::render(result, fio_json::Form::Json).map_err(io::Error::other)?,
+        OutputFormat::FioJsonPlus => fio_json::render(result, fio_json::Form::JsonPlus).map_err(io::Error::other)?,
         format => ci_render(&[("run".to_string(), result)], format),
     })
 }

@@ -1,16 +1,22 @@
 //! The report of a profile run (`iopulse` with no target, `iopulse --profile NAME`): one
-//! table, a row per step (its job): the I/O mode it really ran with, MB/s, IOPS and the
-//! p50/p99 latency (and, for a step that flushes, a line with the flush latency), under a
-//! line saying which profile ran on which target. The figures are
-//! each job's result as computed; this module only lays them out.
+//! table under a line saying which profile ran on which target (and, when iopulse chose
+//! the place, why there). A profile whose jobs are KDiskMark's tests (`TEST-read`,
+//! `TEST-write`: the default profile) has a row per test with the read and the write side
+//! by side, each in MB/s with IOPS and the p50/p99 latency beside it; another has a row per
+//! job with the I/O mode it really ran with (and, for a step that flushes, a line with the
+//! flush latency). With several passes (`--loops`), each figure is the median of the passes
+//! and the spread of MB/s is shown. The figures are `result::profile_steps`'; this module
+//! only lays them out.
 
 use super::units;
 use crate::result::RunResult;
 use crate::result::jobs::JobsResult;
+use crate::result::profile_steps::{self, Step, StepFigures};
 use std::fmt::Write as _;
 
-/// The table of `doc`, the result of profile `name`.
-pub fn text(name: &str, doc: &JobsResult) -> String {
+/// The table of `doc`, the result of profile `name`; `place`: why the temporary file is
+/// where it is, when iopulse chose (said above the table).
+pub fn text(name: &str, doc: &JobsResult, place: Option<&str>) -> String {
     let mut out = String::new();
     let target = doc.jobs.first().and_then(|j| j.result.targets.first());
     let _ = write!(out, "iopulse {} · profile {name}", env!("CARGO_PKG_VERSION"));
@@ -28,44 +34,140 @@ pub fn text(name: &str, doc: &JobsResult) -> String {
         }
     }
     out.push('\n');
+    if let Some(place) = place {
+        let _ = writeln!(out, "{place}");
+    }
+    let (steps, paired) = profile_steps::steps(doc);
+    if paired {
+        tests_table(&mut out, &steps);
+    } else {
+        jobs_table(&mut out, &steps);
+    }
+    out
+}
+
+/// KDiskMark's layout: a row per test, read and write side by side.
+fn tests_table(out: &mut String, steps: &[Step]) {
+    let all: Vec<&StepFigures> = steps.iter().flat_map(|s| s.read.iter().chain(s.write.iter())).collect();
+    let passes = all.iter().map(|f| f.passes).max().unwrap_or(1);
+    let window = all.first().map_or(0, |f| f.first.window_ns);
+    let _ = write!(out, "I/O: {}", modes(&all));
+    let _ = writeln!(
+        out,
+        " · {} per step{}",
+        units::seconds_ns(window),
+        if passes > 1 { format!(", {passes} passes: the median of the passes") } else { String::new() }
+    );
+    let spread = passes > 1;
+    let side = |label: &str| {
+        let width = if spread { 45 } else { 39 };
+        format!("{label:-^width$}")
+    };
+    let _ = writeln!(out, "{:<13}{} {}", "", side(" Read "), side(" Write "));
+    let head = |out: &mut String| {
+        let _ = write!(out, " {:>9} {:>9} {:>9} {:>9}", "MB/s", "IOPS", "p50", "p99");
+        if spread {
+            let _ = write!(out, " {:>5}", "±");
+        }
+    };
+    let _ = write!(out, "{:<13}", "test");
+    head(out);
+    out.push_str(" │");
+    head(out);
+    out.push('\n');
+    for s in steps {
+        let _ = write!(out, "{:<13}", s.name);
+        cells(out, s.read.as_ref(), spread);
+        out.push_str(" │");
+        cells(out, s.write.as_ref(), spread);
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "MB/s is 10^6 bytes per second (KDiskMark's unit); latency is per I/O, from submission to completion.{} Each step's full result: --output-format json",
+        if spread { " ± is the spread of MB/s over the passes, (max − min) / median." } else { "" }
+    );
+}
+
+fn cells(out: &mut String, f: Option<&StepFigures>, spread: bool) {
+    let Some(f) = f else {
+        let _ = write!(out, " {:>9} {:>9} {:>9} {:>9}", "-", "-", "-", "-");
+        if spread {
+            let _ = write!(out, " {:>5}", "");
+        }
+        return;
+    };
+    let _ = write!(
+        out,
+        " {:>9} {:>9} {:>9} {:>9}",
+        format!("{:.1}", f.bw_bytes_per_sec.median / 1e6),
+        units::iops(f.iops.median),
+        units::latency_ns(f.p50_ns.median.round() as u64),
+        units::latency_ns(f.p99_ns.median.round() as u64)
+    );
+    if spread {
+        let _ = write!(out, " {:>5}", format!("{:.0}%", f.bw_bytes_per_sec.relative() * 100.0));
+    }
+}
+
+/// The I/O modes the steps ran with: one, or each with the steps that had it.
+fn modes(all: &[&StepFigures]) -> String {
+    let mut seen: Vec<(&'static str, Vec<&str>)> = Vec::new();
+    for f in all {
+        let mode = io_mode(&f.first);
+        match seen.iter_mut().find(|(m, _)| *m == mode) {
+            Some((_, jobs)) => jobs.push(&f.job),
+            None => seen.push((mode, vec![&f.job])),
+        }
+    }
+    if seen.len() == 1 {
+        return seen[0].0.to_string();
+    }
+    seen.iter().map(|(m, jobs)| format!("{m} ({})", jobs.join(", "))).collect::<Vec<_>>().join("; ")
+}
+
+/// A row per job: its I/O mode, MB/s, IOPS, p50, p99 and time.
+fn jobs_table(out: &mut String, steps: &[Step]) {
     let _ = writeln!(
         out,
         "{:<20} {:<22} {:>10} {:>10} {:>10} {:>10} {:>8}",
         "step", "I/O mode", "MB/s", "IOPS", "p50", "p99", "time"
     );
-    for job in &doc.jobs {
-        let r = &job.result;
+    let mut passes = 1;
+    for f in steps.iter().filter_map(|s| s.read.as_ref()) {
+        let r = &f.first;
+        passes = passes.max(f.passes);
         let _ = writeln!(
             out,
             "{:<20} {:<22} {:>10} {:>10} {:>10} {:>10} {:>8}",
-            shown(&job.job),
+            shown(&f.job),
             io_mode(r),
-            format!("{:.1}", r.total.bw_bytes_per_sec / 1e6),
-            units::iops(r.total.iops),
-            units::latency_ns(r.total.latency_ns.p50),
-            units::latency_ns(r.total.latency_ns.p99),
+            format!("{:.1}", f.bw_bytes_per_sec.median / 1e6),
+            units::iops(f.iops.median),
+            units::latency_ns(f.p50_ns.median.round() as u64),
+            units::latency_ns(f.p99_ns.median.round() as u64),
             units::seconds_ns(r.window_ns)
         );
         // A step that flushes (the etcd check): the flush latency is what it is read for.
-        if let (Some(f), Some(spec)) = (&r.flush, &r.spec.flush) {
+        if let (Some(fl), Some(spec)) = (&r.flush, &r.spec.flush) {
             let _ = writeln!(
                 out,
                 "{:<20} {} {} · p50 {} · p99 {} · p99.9 {} · max {}",
                 "  flush",
-                units::count(f.ops),
+                units::count(fl.ops),
                 spec.kind.name(),
-                units::latency_ns(f.latency_ns.p50),
-                units::latency_ns(f.latency_ns.p99),
-                units::latency_ns(f.latency_ns.p99_9),
-                units::latency_ns(f.latency_ns.max)
+                units::latency_ns(fl.latency_ns.p50),
+                units::latency_ns(fl.latency_ns.p99),
+                units::latency_ns(fl.latency_ns.p99_9),
+                units::latency_ns(fl.latency_ns.max)
             );
         }
     }
     let _ = writeln!(
         out,
-        "MB/s is 10^6 bytes per second; latency is per I/O, from submission to completion. Each step's full result: --output-format json"
+        "MB/s is 10^6 bytes per second; latency is per I/O, from submission to completion.{} Each step's full result: --output-format json",
+        if passes > 1 { format!(" Figures are the median of {passes} passes.") } else { String::new() }
     );
-    out
 }
 
 /// How the step's I/O really went: O_DIRECT, O_DIRECT on memory (tmpfs), or buffered

@@ -13,6 +13,7 @@ pub mod jobs;
 pub mod load;
 pub mod merge;
 pub mod named;
+pub mod profile_steps;
 
 use crate::placement::TopologySummary;
 

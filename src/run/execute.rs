@@ -39,6 +39,8 @@ pub(super) struct Execute<'a> {
     pub(super) placement: &'a PlacementPlan,
     /// The live line is shown: interval histograms are wanted even without a time series.
     pub(super) live_line: bool,
+    /// The profile step the run is, named on the live line.
+    pub(super) step: Option<String>,
     pub(super) start_line: &'a StartLine<'a>,
     /// The block devices under the targets, whose counters are read at the window's edges.
     pub(super) devices: &'a Devices,
@@ -87,7 +89,7 @@ pub(super) struct Execution {
 /// left behind rather than joined, and owns everything it uses (its plan, its buffers,
 /// a share of the run control).
 fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
-    let Execute { spec, targets, layout, depth, stop, placement, live_line, start_line, devices } = run;
+    let Execute { spec, targets, layout, depth, stop, placement, live_line, step, start_line, devices } = run;
     // With --io-timeout 0 nothing watches: workers get no heartbeat and publish nothing.
     let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
     // --steady-state stops this run alone: its workers read a stop word of their own, which
@@ -211,7 +213,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
             thread::Builder::new()
                 .name("iopulse-sampler".into())
                 .spawn(move || {
-                    let line = LiveLine::new(config.duration_ns);
+                    let line = LiveLine::new(config.duration_ns, step);
                     let mut show = |row: Option<&TimeSeriesRow>| line.show(row);
                     let observer: Option<RowObserver<'_>> = if live_line { Some(&mut show) } else { None };
                     let steady = watch.map(|watch| SteadyHook { watch, stop: &control.stop, code: stop_code::STEADY });

@@ -121,6 +121,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         stop: &stop,
         placement: &placed.plan,
         live_line: diag.show_progress(),
+        step: diag.step().map(str::to_string),
         start_line: start,
         devices: &devices,
     })?;

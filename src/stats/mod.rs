@@ -12,6 +12,7 @@
 //! are merged, never averaged. This folder computes; it never formats text.
 
 pub mod coverage;
+pub mod distribution;
 mod histogram_blob;
 pub mod interval;
 pub mod io_errors;
@@ -172,6 +173,9 @@ pub fn percentile_curve(hist: &Histogram<u64>, min: u64, max: u64) -> Vec<(f64, 
 }
 
 impl LatencySummary {
+    /// No latency (no I/O).
+    pub const ZERO: Self = Self { min: 0, mean: 0, stddev: 0, p50: 0, p90: 0, p99: 0, p99_9: 0, p99_99: 0, max: 0 };
+
     /// Percentiles and standard deviation from `hist`, with the exact min, max and mean
     /// kept beside it. Percentiles are held inside [min, max].
     pub fn from_histogram(hist: &Histogram<u64>, min: u64, max: u64, mean: u64) -> LatencySummary {
@@ -218,11 +222,19 @@ pub struct OpSummary {
     pub clamped_samples: u64,
 }
 
-/// CPU time spent, in nanoseconds.
+/// CPU time spent, in nanoseconds, and getrusage's other counters over the same span:
+/// context switches (voluntary and not), major and minor page faults.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuTimes {
     pub user_ns: u64,
     pub sys_ns: u64,
+    /// Absent in results of older versions.
+    #[serde(default)]
+    pub context_switches: u64,
+    #[serde(default)]
+    pub major_faults: u64,
+    #[serde(default)]
+    pub minor_faults: u64,
 }
 
 impl CpuTimes {
@@ -234,12 +246,18 @@ impl CpuTimes {
         CpuTimes {
             user_ns: self.user_ns.saturating_sub(earlier.user_ns),
             sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+            context_switches: self.context_switches.saturating_sub(earlier.context_switches),
+            major_faults: self.major_faults.saturating_sub(earlier.major_faults),
+            minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
         }
     }
 
     pub fn add(&mut self, other: &CpuTimes) {
         self.user_ns += other.user_ns;
         self.sys_ns += other.sys_ns;
+        self.context_switches += other.context_switches;
+        self.major_faults += other.major_faults;
+        self.minor_faults += other.minor_faults;
     }
 }
 

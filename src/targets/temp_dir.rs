@@ -5,6 +5,11 @@
 //! devtmpfs (a 256 MiB file there is a file in the device directory, in memory). Refused
 //! before anything is created, naming TMPDIR and the reason.
 //!
+//! A profile run with no target measures a disk (`on_disk`): where $TMPDIR is in memory
+//! (tmpfs, ramfs: Fedora's and Arch's /tmp), the user's cache directory
+//! ($XDG_CACHE_HOME, else ~/.cache) when it exists and is on a disk; when none is, $TMPDIR
+//! still, said once with the fix.
+//!
 //! It looks only (stat, statfs, access, /proc/self/mountinfo); it creates nothing.
 
 use crate::diagnostics::error::UsageError;
@@ -22,6 +27,66 @@ pub fn choose() -> Result<PathBuf, UsageError> {
     };
     check(&dir, &named)?;
     Ok(dir)
+}
+
+/// Where a profile run with no target puts its file, and what to say about the choice.
+#[derive(Debug)]
+pub struct Place {
+    pub dir: PathBuf,
+    /// Said above the table: why the file is not in $TMPDIR, or that it is in memory.
+    pub said: Option<String>,
+    /// No disk-backed place was found: the figures are memory's (a warning, said once).
+    pub in_memory: bool,
+}
+
+/// The place of a profile run with no target: $TMPDIR (checked as `choose`) when it is on
+/// a disk; else the first of $XDG_CACHE_HOME, ~/.cache that exists, passes the same checks
+/// and is on a disk; else $TMPDIR, in memory.
+pub fn on_disk() -> Result<Place, UsageError> {
+    let tmp = choose()?;
+    let Some(fs) = in_memory(&tmp) else { return Ok(Place { dir: tmp, said: None, in_memory: false }) };
+    let env = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let candidates: Vec<(PathBuf, String)> = [
+        env("XDG_CACHE_HOME").filter(|p| p.is_absolute()).map(|p| (p, "$XDG_CACHE_HOME".to_string())),
+        env("HOME").map(|h| (h.join(".cache"), "~/.cache".to_string())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    for (dir, name) in &candidates {
+        if check(dir, name).is_ok() && in_memory(dir).is_none() {
+            return Ok(Place {
+                said: Some(format!(
+                    "$TMPDIR ({}) is in memory ({fs}): the file is in {name} ({}), on a disk",
+                    tmp.display(),
+                    dir.display()
+                )),
+                dir: dir.clone(),
+                in_memory: false,
+            });
+        }
+    }
+    let tried = if candidates.is_empty() {
+        "$XDG_CACHE_HOME and $HOME are not set".to_string()
+    } else {
+        format!(
+            "neither {} is a directory on a disk",
+            candidates.iter().map(|c| c.1.as_str()).collect::<Vec<_>>().join(" nor ")
+        )
+    };
+    Ok(Place {
+        said: Some(format!(
+            "$TMPDIR ({}) is in memory ({fs}) and {tried}: these figures are memory's, not a disk's; give a file on the disk to test (iopulse --profile default /path/on/disk/test.dat) or set TMPDIR to a directory on it",
+            tmp.display()
+        )),
+        dir: tmp,
+        in_memory: true,
+    })
+}
+
+/// The memory filesystem `dir` is on (`tmpfs`, `ramfs`), if it is.
+fn in_memory(dir: &Path) -> Option<&'static str> {
+    super::device_witness::sysfs::memory_filesystem(dir.to_str()?)
 }
 
 fn check(dir: &Path, named: &str) -> Result<(), UsageError> {

@@ -1,90 +1,112 @@
-//! Profiles: `iopulse` with no target runs the default profile (sequential 1 MiB reads
-//! and writes at depth 8, random 4 KiB reads and writes at depth 32 and 1) on a
-//! temporary file, prints one table and removes the file, on ext4 and on a tmpfs;
-//! `iopulse profiles` lists the shipped profiles and prints them; `--profile NAME` runs
-//! one on a given target; a workload flag without a target is still one run.
+//! Profiles: `iopulse` with no target runs the default profile (KDiskMark's tests: SEQ1M
+//! Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, each read and written, `--loops` passes) on
+//! a temporary file, prints one table with read and write side by side (the median of the
+//! passes) and removes the file, on ext4 and on a tmpfs; where $TMPDIR is in memory it
+//! moves to $XDG_CACHE_HOME on a disk, or says once that it measures memory; `iopulse
+//! profiles` lists the shipped profiles and prints them; `--profile NAME` runs one on a
+//! given target; a workload flag without a target is still one run.
 
 use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 
-const STEPS: &[(&str, u64, bool, u64, bool)] = &[
-    // name, block size, random, queue depth, writes
-    ("seq-read-1M-q8", 1 << 20, false, 8, false),
-    ("seq-write-1M-q8", 1 << 20, false, 8, true),
-    ("rand-read-4K-q32", 4096, true, 32, false),
-    ("rand-write-4K-q32", 4096, true, 32, true),
-    ("rand-read-4K-q1", 4096, true, 1, false),
-    ("rand-write-4K-q1", 4096, true, 1, true),
+const TESTS: &[(&str, u64, bool, u64)] = &[
+    // KDiskMark's name, block size, random, queue depth
+    ("SEQ1M Q8T1", 1 << 20, false, 8),
+    ("SEQ1M Q1T1", 1 << 20, false, 1),
+    ("RND4K Q32T1", 4096, true, 32),
+    ("RND4K Q1T1", 4096, true, 1),
 ];
 
-/// `iopulse --duration 200ms --json FILE` with TMPDIR=`tmpdir`: the default profile. Checks
-/// the table and the result against each other and the steps; returns the I/O modes shown.
-fn default_profile_in(tmpdir: &Path, filesystem: &str) -> Vec<String> {
+/// The default profile, 2 passes of 200 ms on a 32 MiB file, with `env` set: the table and
+/// the result checked against each other and KDiskMark's tests. Returns the I/O mode line,
+/// the place line (if any), stderr and the JSON document.
+fn default_profile_with(env: &[(&str, &Path)], filesystem: &str) -> (String, Option<String>, String, Value) {
     let out = temp_dir();
     let json = out.path().join("profile.json");
     let mut cmd = iopulse();
-    cmd.env("TMPDIR", tmpdir).args(["--duration", "200ms", "--json", &path_str(&json)]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(["--duration", "200ms", "--loops", "2", "--file-size", "32M", "--json", &path_str(&json)]);
     let (code, stdout, stderr) = run_command(&mut cmd);
     assert_eq!(code, 0, "{stderr}");
     let mut lines = stdout.lines();
     let header = lines.next().unwrap();
     assert!(header.contains("profile default") && header.contains("(temporary, removed)"), "{stdout}");
     assert!(header.contains(filesystem), "not on {filesystem}: {header}");
-    assert!(lines.next().unwrap().split_whitespace().eq(["step", "I/O", "mode", "MB/s", "IOPS", "p50", "p99", "time"]));
+    assert!(header.contains("32 MiB"), "{header}");
+    let mut line = lines.next().unwrap();
+    let place = (!line.starts_with("I/O: ")).then(|| line.to_string());
+    if place.is_some() {
+        line = lines.next().unwrap();
+    }
+    let mode = line.to_string();
+    assert!(mode.contains("0.200 s per step, 2 passes: the median of the passes"), "{mode}");
+    assert!(lines.next().unwrap().contains("Read"), "{stdout}");
+    let head: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(head, ["test", "MB/s", "IOPS", "p50", "p99", "±", "│", "MB/s", "IOPS", "p50", "p99", "±"], "{stdout}");
     let doc = read_json(&json);
     let jobs = doc["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), STEPS.len());
-    let mut modes = Vec::new();
+    assert_eq!(jobs.len(), TESTS.len() * 4, "each test read and written, twice");
+    let job = |name: &str| {
+        jobs.iter()
+            .find(|j| j["job"] == name)
+            .unwrap_or_else(|| panic!("no job {name}: {:?}", jobs.iter().map(|j| &j["job"]).collect::<Vec<_>>()))
+    };
     let mut total_writes = 0;
-    for ((name, bs, random, depth, writes), job) in STEPS.iter().zip(jobs) {
-        let row = lines.next().unwrap_or_else(|| panic!("no row for {name}: {stdout}"));
-        assert!(row.starts_with(name), "{row}");
-        assert_eq!(job["job"], *name);
-        let spec = &job["spec"];
-        assert_eq!(u64_at(spec, &["block_size_bytes"]), *bs, "{name}");
-        assert_eq!(u64_at(spec, &["queue_depth"]), *depth, "{name}");
-        assert_eq!(spec["order"] == "random", *random, "{name}: {}", spec["order"]);
-        assert_eq!(spec["direct"], true, "{name}: O_DIRECT is asked for");
-        let (reads, writes_done) = (u64_at(job, &["read", "ops"]), u64_at(job, &["write", "ops"]));
-        // A step does only its own direction; a slow device may complete no 1 MiB write in
-        // a 200 ms step, so the writes are counted over all write steps below.
-        assert!(
-            if *writes { reads == 0 } else { reads > 0 && writes_done == 0 },
-            "{name}: {reads} reads, {writes_done} writes"
-        );
-        total_writes += writes_done;
-        // The mode shown is the one the step really ran with.
-        let direct = &job["direct"];
-        let mode = match (direct["effective"].as_bool().unwrap(), direct["memory_backed"].as_bool().unwrap_or(false)) {
-            (true, true) => "O_DIRECT (in memory)",
-            (true, false) => "O_DIRECT",
-            (false, _) => "buffered (no O_DIRECT)",
-        };
-        assert!(row[20..].trim_start().starts_with(mode), "{name}: {mode} expected: {row}");
-        // The figures shown are the result's: IOPS as the report writes them.
-        // Columns: step 20, mode 22, MB/s 10, IOPS 10, one space apart.
-        let shown_iops: String = row.chars().skip(55).take(10).collect();
-        assert_eq!(shown_iops.trim(), iops_text(job), "{row}");
-        assert_eq!(job["targets"][0]["removed_after_run"], true);
-        modes.push(mode.to_string());
+    for (test, bs, random, depth) in TESTS {
+        let row = lines.next().unwrap_or_else(|| panic!("no row for {test}: {stdout}"));
+        assert!(row.starts_with(test), "{row}");
+        let (read_cells, write_cells) = row[test.len()..].split_once('│').unwrap();
+        for (cells, dir, write) in [(read_cells, "read", false), (write_cells, "write", true)] {
+            let name = format!("{}-{dir}", test.replace(' ', "-"));
+            let passes = [job(&name), job(&format!("{name}.pass2"))];
+            for (i, j) in passes.iter().enumerate() {
+                let spec = &j["spec"];
+                assert_eq!(u64_at(spec, &["block_size_bytes"]), *bs, "{name}");
+                assert_eq!(u64_at(spec, &["queue_depth"]), *depth, "{name}");
+                assert_eq!(u64_at(spec, &["threads"]), 1, "{name}");
+                assert_eq!(spec["order"] == "random", *random, "{name}: {}", spec["order"]);
+                assert_eq!(spec["direct"], true, "{name}: O_DIRECT is asked for");
+                assert_eq!(
+                    u64_at(j, &["phase"]) as usize,
+                    jobs.iter().position(|x| x == *j).unwrap() + 1,
+                    "{name}: a phase each"
+                );
+                let (reads, writes) = (u64_at(j, &["read", "ops"]), u64_at(j, &["write", "ops"]));
+                // A slow device may complete no 1 MiB write in a 200 ms step: the writes
+                // are counted over all write steps below.
+                assert!(
+                    if write { reads == 0 } else { reads > 0 && writes == 0 },
+                    "{name} pass {i}: {reads} reads, {writes} writes"
+                );
+                total_writes += writes;
+                assert_eq!(j["targets"][0]["removed_after_run"], true);
+            }
+            // MB/s shown is the median (of two: their mean) of the passes' figures.
+            let mbs: Vec<f64> = passes.iter().map(|j| j["total"]["bw_bytes_per_sec"].as_f64().unwrap() / 1e6).collect();
+            let shown: Vec<&str> = cells.split_whitespace().collect();
+            assert_eq!(shown[0], format!("{:.1}", (mbs[0] + mbs[1]) / 2.0), "{name}: {row}");
+            let spread = (mbs[0] - mbs[1]).abs() / ((mbs[0] + mbs[1]) / 2.0);
+            let spread_shown = if spread.is_finite() { format!("{:.0}%", spread * 100.0) } else { "0%".into() };
+            assert_eq!(*shown.last().unwrap(), spread_shown, "{name}: {row}");
+        }
     }
     assert!(total_writes > 0, "no write step wrote");
-    let path = jobs[0]["targets"][0]["path"].as_str().unwrap();
-    assert!(path.starts_with(&path_str(tmpdir)), "{path}");
-    assert!(!Path::new(path).exists(), "{path} was left behind");
-    assert_eq!(std::fs::read_dir(tmpdir).unwrap().count(), 0, "the temporary folder was left behind");
-    modes
+    (mode, place, stderr, doc)
 }
 
-/// IOPS of `job` as the text report shows them (the report's own rounding).
-fn iops_text(job: &Value) -> String {
-    let iops = job["total"]["iops"].as_f64().unwrap();
-    iopulse::testing::shown_iops(iops)
+/// The folder the profile's file was in: empty (the file and its folder removed).
+fn assert_removed(doc: &Value, dir: &Path) {
+    let path = doc["jobs"][0]["targets"][0]["path"].as_str().unwrap();
+    assert!(path.starts_with(&path_str(dir)), "{path} is not in {}", dir.display());
+    assert!(!Path::new(path).exists(), "{path} was left behind");
+    assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "the temporary folder was left behind");
 }
 
 #[test]
-fn the_default_profile_runs_on_ext4_and_removes_its_file() {
+fn the_default_profile_runs_kdiskmarks_tests_on_ext4_and_removes_its_file() {
     let dir = temp_dir();
     let fs = String::from_utf8(
         std::process::Command::new("stat").args(["-f", "-c", "%T", &path_str(dir.path())]).output().unwrap().stdout,
@@ -94,18 +116,85 @@ fn the_default_profile_runs_on_ext4_and_removes_its_file() {
         eprintln!("SKIP: {} is on {}, not ext4", dir.path().display(), fs.trim());
         return;
     }
-    let modes = default_profile_in(dir.path(), "ext4");
-    eprintln!("ext4: {modes:?}");
+    let (mode, place, stderr, doc) = default_profile_with(&[("TMPDIR", dir.path())], "ext4");
+    assert_eq!(place, None, "$TMPDIR is on a disk: nothing to say");
+    assert!(mode.starts_with("I/O: O_DIRECT ·"), "{mode}");
+    assert_removed(&doc, dir.path());
+    // Every line of a step names it; a step's passes say a warning once, whatever its figures.
+    for line in stderr.lines().filter(|l| l.contains('⚠')) {
+        assert!(line.starts_with('['), "a warning without its step: {line}");
+    }
+    let mut seen = std::collections::HashSet::new();
+    for line in stderr.lines().filter(|l| l.contains('⚠')) {
+        let (step, text) = line.split_once(']').unwrap();
+        let step = step.split(", pass").next().unwrap();
+        let masked: String = text.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+        assert!(seen.insert((step.to_string(), masked)), "said twice for one step: {stderr}");
+    }
 }
 
 #[test]
-fn the_default_profile_runs_on_a_tmpfs_with_the_mode_it_really_got() {
+fn where_tmpdir_is_in_memory_the_cache_directory_on_a_disk_is_used() {
+    let Some(mount) = crate::common::root::mount_tmpfs("100M", "", "the default profile with $TMPDIR on a tmpfs")
+    else {
+        return;
+    };
+    let cache = temp_dir();
+    let (_, place, _, doc) =
+        default_profile_with(&[("TMPDIR", mount.path()), ("XDG_CACHE_HOME", cache.path())], "ext4");
+    let place = place.expect("the place is said above the table");
+    assert!(
+        place.contains("is in memory (tmpfs): the file is in $XDG_CACHE_HOME")
+            && place.contains(&path_str(cache.path())),
+        "{place}"
+    );
+    assert_removed(&doc, cache.path());
+    assert_eq!(std::fs::read_dir(mount.path()).unwrap().count(), 0, "nothing in $TMPDIR");
+}
+
+#[test]
+fn with_no_disk_to_be_found_the_profile_says_once_that_it_measures_memory() {
     let Some(mount) = crate::common::root::mount_tmpfs("300M", "", "the default profile on a tmpfs") else { return };
-    let modes = default_profile_in(mount.path(), "tmpfs");
+    let home = mount.path().join("home");
+    std::fs::create_dir_all(home.join(".cache")).unwrap();
+    let (mode, place, stderr, doc) = default_profile_with(
+        &[("TMPDIR", mount.path()), ("XDG_CACHE_HOME", &home.join(".cache")), ("HOME", &home)],
+        "tmpfs",
+    );
     // Older kernels refuse O_DIRECT on tmpfs (the loud fallback), newer ones accept it on
-    // memory: either way the table says which.
-    eprintln!("tmpfs: {modes:?}");
-    assert!(modes.iter().all(|m| m != "O_DIRECT"), "a tmpfs has no device: {modes:?}");
+    // memory: either way the table says which, and never plain O_DIRECT.
+    assert!(!mode.starts_with("I/O: O_DIRECT ·"), "a tmpfs has no device: {mode}");
+    let place = place.expect("said above the table");
+    assert!(
+        place.contains("is in memory (tmpfs) and neither $XDG_CACHE_HOME nor ~/.cache is a directory on a disk"),
+        "{place}"
+    );
+    assert!(place.contains("give a file on the disk to test"), "the fix: {place}");
+    assert_eq!(stderr.matches("these figures are memory's").count(), 1, "said once: {stderr}");
+    // The steps' own word on memory (the same for each) is said once too, not per step.
+    let memory_lines = stderr.lines().filter(|l| l.contains("memory") && l.contains('⚠')).count();
+    assert!(memory_lines <= 2, "one warning about memory, not one per step: {stderr}");
+    assert!(
+        doc["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("these figures are memory's"))
+    );
+    let path = doc["jobs"][0]["targets"][0]["path"].as_str().unwrap();
+    assert!(path.starts_with(&path_str(mount.path())), "{path}");
+    std::fs::remove_dir_all(&home).unwrap();
+    assert_eq!(std::fs::read_dir(mount.path()).unwrap().count(), 0, "the temporary folder was left behind");
+}
+
+#[test]
+fn loops_without_a_profile_are_refused_naming_the_fix() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("t.dat"));
+    let (code, stdout, stderr) = run(&[&f, "--loops", "3", "--duration", "0.1"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("--loops repeats the steps of a profile: give --profile NAME"), "{stderr}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing created");
+    let (code, _, stderr) = run(&["--loops", "0"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--loops"), "{stderr}");
 }
 
 #[test]
@@ -136,7 +225,7 @@ fn a_profile_printed_runs_as_a_job_file_and_bad_names_are_refused() {
     assert_eq!(code, 2);
     assert!(stdout.is_empty());
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("--profile no profile `nope`: give one of default, oltp"), "{stderr}");
+    assert!(stderr.contains("--profile no profile `nope`: give one of default, default-t16, oltp"), "{stderr}");
     let (code, _, stderr) = run(&["profiles", "nope"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("no profile `nope`"), "{stderr}");

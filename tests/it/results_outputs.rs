@@ -311,13 +311,16 @@ fn fio_json_has_fios_keys_and_units() {
         assert_eq!(u64_at(o, &["bw"]), (bw_bytes / 1024.0).round() as u64, "bw is KiB/s");
         assert!((o["iops"].as_f64().unwrap() - r[op]["iops"].as_f64().unwrap()).abs() < 1e-6);
         assert_eq!(u64_at(o, &["runtime"]), window_ms, "runtime is ms");
-        // Submission to completion: fio's lat_ns (clat_ns and slat_ns are not measured apart).
+        // Submission to completion: fio's lat_ns and, unpaced, its clat_ns too (slat_ns is
+        // not measured apart).
         let lat = &o["lat_ns"];
         assert_eq!(lat["min"], r[op]["latency_ns"]["min"]);
         assert_eq!(lat["max"], r[op]["latency_ns"]["max"]);
         assert_eq!(lat["N"], r[op]["ops"]);
         assert!(lat["mean"].is_f64() && lat["stddev"].is_f64());
-        assert_eq!(o["clat_ns"]["N"], 0);
+        assert_eq!(o["clat_ns"]["N"], r[op]["ops"]);
+        assert_eq!(o["clat_ns"]["percentile"], lat["percentile"]);
+        assert_eq!(o["slat_ns"]["N"], 0);
         let p = lat["percentile"].as_object().unwrap();
         assert_eq!(p.len(), 17);
         assert_eq!(p["50.000000"], r[op]["latency_ns"]["p50"]);

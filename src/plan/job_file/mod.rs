@@ -143,8 +143,9 @@ fn output_of(
         |(key, e): (String, KeyError)| UsageError::new(format!("{}: --{key}: {}", overrides.said_as, e.describe(&key)));
     let output: OutputArgs = table.fill(&commands.output).map_err(fill_error)?;
     let series: TimeseriesArgs = table.fill(&commands.timeseries).map_err(fill_error)?;
-    *timeseries = series.timeseries.is_some();
-    Ok(output.options(&series))
+    let options = output.options(&series);
+    *timeseries = series.timeseries.is_some() || options.format.wants_interval_rows();
+    Ok(options)
 }
 
 /// A key must be a flag's long name (or `targets`, `stonewall`) with a value of its kind.

@@ -46,6 +46,17 @@ pub struct DeviceDelta {
     pub write_ios: u64,
     pub write_merges: u64,
     pub write_bytes: u64,
+    /// Milliseconds the device spent on reads and on writes (summed over I/Os in flight),
+    /// busy with any I/O, and the weighted time in queue: what fio's `disk_util` reports.
+    /// Absent in results of older versions.
+    #[serde(default)]
+    pub read_ticks_ms: u64,
+    #[serde(default)]
+    pub write_ticks_ms: u64,
+    #[serde(default)]
+    pub io_ticks_ms: u64,
+    #[serde(default)]
+    pub in_queue_ms: u64,
 }
 
 /// A device stacked under the target's device (below a dm or md device).
@@ -281,6 +292,12 @@ fn delta(start: Result<DiskCounters, String>, end: Result<DiskCounters, String>)
         write_ios: d(s.write_ios, e.write_ios)?,
         write_merges: d(s.write_merges, e.write_merges)?,
         write_bytes: d(s.write_sectors, e.write_sectors)? * SECTOR_BYTES,
+        // Busy times are not promised to only grow (a queue's accounting may be reset):
+        // a step back reads as none.
+        read_ticks_ms: e.read_ticks_ms.saturating_sub(s.read_ticks_ms),
+        write_ticks_ms: e.write_ticks_ms.saturating_sub(s.write_ticks_ms),
+        io_ticks_ms: e.io_ticks_ms.saturating_sub(s.io_ticks_ms),
+        in_queue_ms: e.in_queue_ms.saturating_sub(s.in_queue_ms),
     })
 }
 

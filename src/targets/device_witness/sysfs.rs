@@ -52,6 +52,12 @@ pub struct DiskCounters {
     pub write_ios: u64,
     pub write_merges: u64,
     pub write_sectors: u64,
+    /// Milliseconds spent on reads, on writes, with I/O in flight (the busy time), and
+    /// the weighted time in queue (0 where the kernel's line is too short to say).
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    pub io_ticks_ms: u64,
+    pub in_queue_ms: u64,
 }
 
 /// The device numbered `major:minor` and every device stacked under it, the device first.
@@ -112,7 +118,7 @@ const TMPFS_MAGIC: i64 = 0x0102_1994;
 const RAMFS_MAGIC: i64 = 0x8584_58f6;
 
 /// The filesystem type of a file in RAM (`tmpfs`, `ramfs`), or `None`.
-fn memory_filesystem(path: &str) -> Option<&'static str> {
+pub(crate) fn memory_filesystem(path: &str) -> Option<&'static str> {
     let stat = nix::sys::statfs::statfs(path).ok()?;
     match stat.filesystem_type().0 as i64 {
         TMPFS_MAGIC => Some("tmpfs"),
@@ -184,14 +190,20 @@ pub fn read_counters(dir: &Path) -> Result<DiskCounters, String> {
 
 /// Parses a block device's `stat` line (Documentation/block/stat.rst): reads completed,
 /// reads merged, sectors read, ms reading, writes completed, writes merged, sectors
-/// written, then fields the witness does not use.
+/// written, ms writing, I/Os in progress, ms doing I/O, weighted ms doing I/O, then
+/// fields not used.
 pub fn parse_stat(text: &str) -> Result<DiskCounters, String> {
     let fields: Vec<&str> = text.split_whitespace().collect();
     if fields.len() < 7 {
         return Err(format!("{} fields where at least 7 were expected", fields.len()));
     }
-    let field =
-        |i: usize| fields[i].parse::<u64>().map_err(|_| format!("field {} is not a count: {:?}", i + 1, fields[i]));
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .ok_or_else(|| format!("no field {}", i + 1))?
+            .parse::<u64>()
+            .map_err(|_| format!("field {} is not a count: {:?}", i + 1, fields[i]))
+    };
     Ok(DiskCounters {
         read_ios: field(0)?,
         read_merges: field(1)?,
@@ -199,6 +211,10 @@ pub fn parse_stat(text: &str) -> Result<DiskCounters, String> {
         write_ios: field(4)?,
         write_merges: field(5)?,
         write_sectors: field(6)?,
+        read_ticks_ms: field(3)?,
+        write_ticks_ms: field(7).unwrap_or(0),
+        io_ticks_ms: field(9).unwrap_or(0),
+        in_queue_ms: field(10).unwrap_or(0),
     })
 }
 
@@ -298,7 +314,11 @@ mod tests {
                 read_sectors: 96000,
                 write_ios: 800,
                 write_merges: 10,
-                write_sectors: 64000
+                write_sectors: 64000,
+                read_ticks_ms: 512,
+                write_ticks_ms: 300,
+                io_ticks_ms: 700,
+                in_queue_ms: 812,
             }
         );
         // Old kernels have 11 fields: enough.
