@@ -9,6 +9,7 @@ use super::access::AccessArgs;
 use super::data::DataArgs;
 use super::durability::DurabilityArgs;
 use super::expect::ExpectArgs;
+use super::metadata::MetadataArgs;
 use super::pacing::PacingArgs;
 use super::placement::PlacementArgs;
 use super::safety::SafetyArgs;
@@ -57,6 +58,9 @@ pub struct WorkloadArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub expect: ExpectArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub metadata: MetadataArgs,
 }
 
 /// File size of the embedded default target (no TARGET given).
@@ -147,6 +151,7 @@ impl WorkloadArgs {
             verify_state: self.data.verify_state.clone(),
             data_seed,
             placement: self.placement.spec(),
+            metadata: self.metadata.spec()?,
         };
         spec.validate()?;
         Ok(spec)
