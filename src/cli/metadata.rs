@@ -43,7 +43,7 @@ pub struct MetadataArgs {
     /// OP=SHARE pairs of create, read (open-read-close), write (open-write-close), append,
     /// stat, readdir, rename, unlink, mkdir, rmdir, fsync, fsync-dir. E.g. `--meta-mix
     /// create=30,stat=30,read=30,unlink=5,readdir=5`
-    #[arg(long, value_name = "OP=SHARE,...", conflicts_with = "meta_phases")]
+    #[arg(long, value_name = "OP=SHARE,...")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub meta_mix: Option<MetaMix>,
 
@@ -94,7 +94,12 @@ impl MetadataArgs {
             )));
         }
         let workload = match (&self.meta_mix, &self.meta_phases) {
-            (Some(mix), _) => MetaWorkload::Mix(mix.0.clone()),
+            (Some(_), Some(_)) => {
+                return Err(UsageError::new(
+                    "--meta-mix and --meta-phases both given: a run is a mix in one window or phases in order; give one of them",
+                ));
+            }
+            (Some(mix), None) => MetaWorkload::Mix(mix.0.clone()),
             (None, Some(phases)) => MetaWorkload::Phases(phases.0.clone()),
             (None, None) => MetaWorkload::Phases(vec![MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Unlink]),
         };

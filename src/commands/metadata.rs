@@ -26,6 +26,11 @@ fn refuse(plan: &Plan) -> Option<String> {
             if plan.source.is_empty() { "the command line" } else { &plan.source }
         ));
     }
+    if plan.jobs().any(|j| j.spec.targets.is_empty()) {
+        return Some(
+            "--files runs on a directory: give the tree's root as TARGET (e.g. `iopulse /mnt/t --files 10000`)".into(),
+        );
+    }
     if !matches!(plan.output.format, OutputFormat::Text | OutputFormat::Json) {
         return Some("--output: a metadata run (--files) reports as text or json; give one of them".into());
     }

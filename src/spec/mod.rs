@@ -267,7 +267,8 @@ impl Spec {
         if self.metadata.is_none() {
             return Ok(());
         }
-        if self.targets.len() != 1 {
+        // None: a profile's, given its target when it runs (`commands/metadata.rs` refuses none).
+        if self.targets.len() > 1 {
             return Err(UsageError::new(
                 "--files runs on one directory: give exactly one TARGET, the tree's root (e.g. `iopulse /mnt/t --files 10000`)",
             ));
