@@ -16,7 +16,8 @@ use serde::Deserialize;
 pub struct MetadataArgs {
     /// Run on a tree of N files under the TARGET directory instead of blocks of files: iopulse
     /// creates it (in parallel, with the workers), marks it as its own, runs metadata
-    /// operations on it and removes what it created (docs/metadata.md). E.g. `iopulse
+    /// operations on it (--engine sync, or io_uring at --queue-depth) and removes what it
+    /// created (docs/metadata.md). E.g. `iopulse
     /// /mnt/t --files 1M --dirs-per-dir 10 --depth 3 --meta-phases create,stat,unlink`
     #[arg(long, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]

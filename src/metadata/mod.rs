@@ -2,7 +2,8 @@
 //! the root and refuse what is not iopulse's (`ownership.rs`), check space, inodes and the
 //! open-file limit (`limits.rs`), set the tree up in parallel (`setup.rs`), run the
 //! workers (`worker.rs`: a mix in one window, or phases in order) on the sync engine's
-//! system calls (`sync_ops.rs`) with the tree's names (`tree.rs`), remove what was created
+//! system calls (`sync_ops.rs`) or io_uring's operations at a queue depth
+//! (`uring_worker.rs`) with the tree's names (`tree.rs`), remove what was created
 //! unless `--keep-tree`, and hand back the figures (`result.rs`).
 //!
 //! Everything refused is refused before anything is touched (exit 2). A limit met (full
@@ -16,10 +17,12 @@ pub mod result;
 mod setup;
 mod sync_ops;
 mod tree;
+mod uring_worker;
 mod worker;
 
 use crate::diagnostics::error::{Error, RunError, UsageError, exit_code};
 use crate::diagnostics::warnings::Diagnostics;
+use crate::engine::MetadataIssue;
 use crate::primitives::clock::Clock;
 use crate::spec::metadata::{MetaOp, MetaSpec, MetaWorkload};
 use crate::spec::{RunLength, Spec};
@@ -150,6 +153,20 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
     let mut touched = 0u64;
     let mut stop_reason = "complete";
     let set_up_done = failure.is_none() && stop.load(Ordering::Relaxed) == 0;
+    // io_uring: this many operations in flight per worker; none: one system call at a time.
+    let uring_depth = match spec.engine.metadata_issue() {
+        Some(MetadataIssue::Uring) => Some(spec.queue_depth),
+        _ => {
+            if spec.queue_depth > 1 {
+                diag.note(format!(
+                    "engine {} issues one metadata operation at a time per worker: --queue-depth {} runs at depth 1 (use --threads, or --engine io_uring)",
+                    spec.engine.name(),
+                    spec.queue_depth
+                ));
+            }
+            None
+        }
+    };
     if set_up_done {
         match &meta.workload {
             MetaWorkload::Mix(shares) => {
@@ -165,7 +182,12 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                         .map(|w| {
                             let quota = quota.map(|q| q / t + u64::from(u64::from(w) < q % t));
                             let (shared, start) = (&shared, &start);
-                            s.spawn(move || worker::run_mix(shared, w, shares, start, duration_ns, quota))
+                            s.spawn(move || match uring_depth {
+                                None => worker::run_mix(shared, w, shares, start, duration_ns, quota),
+                                Some(depth) => {
+                                    uring_worker::run_mix(shared, w, shares, depth, start, duration_ns, quota)
+                                }
+                            })
                         })
                         .collect();
                     handles.into_iter().map(|h| h.join().expect("a metadata worker panicked")).collect()
@@ -198,7 +220,10 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                     let handles: Vec<_> = (0..spec.threads)
                         .map(|w| {
                             let (shared, barrier) = (&shared, &barrier);
-                            s.spawn(move || worker::run_phases(shared, w, ops, files_exist, barrier))
+                            s.spawn(move || match uring_depth {
+                                None => worker::run_phases(shared, w, ops, files_exist, barrier),
+                                Some(depth) => uring_worker::run_phases(shared, w, ops, files_exist, depth, barrier),
+                            })
                         })
                         .collect();
                     handles.into_iter().map(|h| h.join().expect("a metadata worker panicked")).collect()

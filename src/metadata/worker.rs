@@ -37,7 +37,7 @@ pub struct Shared<'a> {
 }
 
 impl Shared<'_> {
-    fn stopped(&self) -> bool {
+    pub(super) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed) != 0 || self.failed.load(Ordering::Relaxed)
     }
 }
@@ -62,7 +62,7 @@ pub struct WorkerFigures {
 }
 
 impl WorkerFigures {
-    fn new(ops: &[MetaOp]) -> WorkerFigures {
+    pub(super) fn new(ops: &[MetaOp]) -> WorkerFigures {
         let per_op =
             MetaOp::ALL.iter().map(|op| if ops.contains(op) { OpStats::new() } else { OpStats::unused() }).collect();
         WorkerFigures { per_op, start_ns: 0, end_ns: 0, touched: 0, failure: None }
@@ -70,13 +70,13 @@ impl WorkerFigures {
 }
 
 /// A worker's own state: its files, its names, its buffers.
-struct Worker<'a> {
-    shared: &'a Shared<'a>,
+pub(super) struct Worker<'a> {
+    pub(super) shared: &'a Shared<'a>,
     index: u32,
     rng: Rng,
     path: RelPath,
     other: RelPath,
-    buf: Vec<u8>,
+    pub(super) buf: Vec<u8>,
     present: Vec<u64>,
     next_new: u64,
     made_dirs: Vec<u64>,
@@ -87,7 +87,7 @@ struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(shared: &'a Shared<'a>, index: u32, files_exist: bool) -> Worker<'a> {
+    pub(super) fn new(shared: &'a Shared<'a>, index: u32, files_exist: bool) -> Worker<'a> {
         let t = u64::from(shared.threads);
         let files = shared.meta.files;
         let first_new = files + (u64::from(index) + t - files % t) % t;
@@ -116,19 +116,19 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn touch(&mut self, file: u64) {
+    pub(super) fn touch(&mut self, file: u64) {
         if file < self.shared.meta.files {
             let k = file / u64::from(self.shared.threads);
             self.touched_bits[(k / 64) as usize] |= 1 << (k % 64);
         }
     }
 
-    fn size_of(&self, file: u64) -> u64 {
+    pub(super) fn size_of(&self, file: u64) -> u64 {
         self.shared.meta.sizes.size_of(file, 0)
     }
 
     /// Runs `op` on `file` (or a directory); the bytes moved, or the errno.
-    fn file_op(&mut self, op: MetaOp, file: u64) -> OpResult {
+    pub(super) fn file_op(&mut self, op: MetaOp, file: u64) -> OpResult {
         let s = self.shared;
         let root = s.root;
         match op {
@@ -185,7 +185,7 @@ impl<'a> Worker<'a> {
     }
 
     #[cold]
-    fn failed(&self, op: MetaOp, errno: i32) -> OpFailure {
+    pub(super) fn failed(&self, op: MetaOp, errno: i32) -> OpFailure {
         self.shared.failed.store(true, Ordering::Relaxed);
         OpFailure { op, path: self.path.as_str().to_string(), errno }
     }
@@ -193,22 +193,13 @@ impl<'a> Worker<'a> {
     /// The mix: `shares` picked by smooth weighted round robin (each kind exactly at its
     /// share over every cycle of the weights' sum), until `end_ns`, `ops_quota` or a stop.
     fn mix(&mut self, shares: &[MetaShare], end_ns: Option<u64>, ops_quota: Option<u64>, out: &mut WorkerFigures) {
-        let total: i64 = shares.iter().map(|s| i64::from(s.weight)).sum();
-        let mut current = [0i64; 12];
+        let mut turns = RoundRobin::default();
         let mut done = 0u64;
         let clock = self.shared.clock;
         out.start_ns = clock.now_ns();
         out.end_ns = out.start_ns;
         while !self.shared.stopped() && ops_quota.is_none_or(|q| done < q) {
-            let mut best = 0usize;
-            for (i, s) in shares.iter().enumerate() {
-                current[i] += i64::from(s.weight);
-                if current[i] > current[best] {
-                    best = i;
-                }
-            }
-            current[best] -= total;
-            let asked = shares[best].op;
+            let asked = turns.next(shares);
             let (op, target) = self.choose(asked);
             let t0 = clock.now_ns();
             let result = self.file_op(op, target);
@@ -283,6 +274,56 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// As `choose`, for many operations in flight: the file chosen leaves the worker's
+    /// present files until its operation completes (`put_back`), so that no two operations
+    /// in flight act on one name. The third value is a rename's new name.
+    pub(super) fn take(&mut self, asked: MetaOp) -> (MetaOp, u64, u64) {
+        let t = u64::from(self.shared.threads);
+        let fresh = |next: &mut u64| {
+            let n = *next;
+            *next += t;
+            n
+        };
+        match asked {
+            MetaOp::Create => (MetaOp::Create, fresh(&mut self.next_new), 0),
+            MetaOp::Mkdir => (MetaOp::Mkdir, fresh(&mut self.next_made), 0),
+            MetaOp::Rmdir => match self.made_dirs.pop() {
+                Some(d) => (MetaOp::Rmdir, d, 0),
+                None => (MetaOp::Mkdir, fresh(&mut self.next_made), 0),
+            },
+            MetaOp::Readdir => (MetaOp::Readdir, self.rng.below(self.shared.shape.leaves), 0),
+            _ if self.present.is_empty() => (MetaOp::Create, fresh(&mut self.next_new), 0),
+            op => {
+                let i = self.rng.below(self.present.len() as u64) as usize;
+                let file = self.present.swap_remove(i);
+                let to = if op == MetaOp::Rename { fresh(&mut self.next_new) } else { 0 };
+                (op, file, to)
+            }
+        }
+    }
+
+    /// The worker's lists once an operation `take` gave completed.
+    pub(super) fn put_back(&mut self, op: MetaOp, file: u64, to: u64) {
+        match op {
+            MetaOp::Create => self.present.push(file),
+            MetaOp::Mkdir => self.made_dirs.push(file),
+            MetaOp::Rmdir | MetaOp::Readdir => {}
+            MetaOp::Rename => {
+                self.touch(file);
+                self.present.push(to);
+            }
+            MetaOp::Unlink => self.touch(file),
+            _ => {
+                self.touch(file);
+                self.present.push(file);
+            }
+        }
+    }
+
+    pub(super) fn touched(&self) -> u64 {
+        self.touched_bits.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
     /// One phase: `op` over every file (or leaf directory, for readdir) the worker owns.
     fn phase(&mut self, op: MetaOp, stats: &mut OpStats) -> Option<OpFailure> {
         let s = self.shared;
@@ -309,6 +350,29 @@ impl<'a> Worker<'a> {
             item += t;
         }
         None
+    }
+}
+
+/// Smooth weighted round robin over a mix's shares: over every cycle of the weights' sum,
+/// each kind comes exactly its weight's number of times, spread out.
+#[derive(Default)]
+pub(super) struct RoundRobin {
+    current: [i64; 12],
+}
+
+impl RoundRobin {
+    pub(super) fn next(&mut self, shares: &[MetaShare]) -> MetaOp {
+        let mut total = 0;
+        let mut best = 0usize;
+        for (i, s) in shares.iter().enumerate() {
+            self.current[i] += i64::from(s.weight);
+            total += i64::from(s.weight);
+            if self.current[i] > self.current[best] {
+                best = i;
+            }
+        }
+        self.current[best] -= total;
+        shares[best].op
     }
 }
 

@@ -273,9 +273,9 @@ impl Spec {
                 "--files runs on one directory: give exactly one TARGET, the tree's root (e.g. `iopulse /mnt/t --files 10000`)",
             ));
         }
-        if !matches!(self.engine, EngineKind::Sync) {
+        if self.engine.metadata_issue().is_none() {
             return Err(UsageError::new(format!(
-                "--files with --engine {}: metadata operations run on the sync engine; give --engine sync",
+                "--files with --engine {}: metadata operations run on the sync or io_uring engine; give --engine sync or io_uring",
                 self.engine.name()
             )));
         }

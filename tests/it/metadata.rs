@@ -345,3 +345,41 @@ fn a_kept_tree_of_the_same_shape_is_used_as_it_is() {
     assert_eq!(last["tree"]["reused"], true);
     assert!(!dir.path().join("tree").exists());
 }
+
+#[test]
+fn io_uring_keeps_many_metadata_operations_in_flight_with_the_same_counts() {
+    if !engine_available("io_uring") {
+        return;
+    }
+    let dir = temp_dir();
+    let tree = dir.path().join("tree");
+    let t = path_str(&tree);
+    let uring = ["--engine", "io_uring", "--queue-depth", "16", "--threads", "2"];
+    let mut args =
+        vec![&t[..], "--files", "2000", "--file-size-dist", "4k", "--meta-phases", "create,stat,read", "--keep-tree"];
+    args.extend(uring);
+    let r = run_json(&args);
+    assert_eq!((ops(&r, "create", "create"), ops(&r, "stat", "stat"), ops(&r, "read", "read")), (2000, 2000, 2000));
+    assert_eq!(op(&r, "create", "create")["bytes"], 2000 * 4096);
+    assert_eq!(op(&r, "read", "read")["bytes"], 2000 * 4096);
+    let list = listing(&tree);
+    assert_eq!(files_named_f(&list), 2000);
+    for p in list.iter().filter(|p| p.file_name().unwrap().to_string_lossy().starts_with('f')) {
+        assert_eq!(std::fs::metadata(tree.join(p)).unwrap().len(), 4096, "{}", p.display());
+    }
+    // Every operation kind at once, in flight together, at its share; then all of it removed.
+    let mix =
+        "create=20,read=20,write=10,append=10,stat=10,readdir=5,rename=5,unlink=5,mkdir=5,rmdir=4,fsync=3,fsync-dir=3";
+    let mut args = vec![&t[..], "--files", "2000", "--file-size-dist", "4k", "--meta-mix", mix, "--ops", "20000"];
+    args.extend(uring);
+    let r = run_json(&args);
+    let per_op = r["phases"][0]["per_op"].as_array().unwrap();
+    let total: u64 = per_op.iter().map(|o| o["ops"].as_u64().unwrap()).sum();
+    assert_eq!(total, 20_000);
+    for o in per_op {
+        let (asked, got) = (o["share_asked_percent"].as_f64().unwrap(), o["share_achieved_percent"].as_f64().unwrap());
+        assert!((asked - got).abs() <= asked * 0.02, "{}: asked {asked}%, achieved {got}%", o["op"]);
+        assert!(o["ops"].as_u64().unwrap() > 0, "{}", o["op"]);
+    }
+    assert!(!tree.exists(), "the tree and its root are removed");
+}
