@@ -383,3 +383,23 @@ fn io_uring_keeps_many_metadata_operations_in_flight_with_the_same_counts() {
     }
     assert!(!tree.exists(), "the tree and its root are removed");
 }
+
+#[test]
+fn a_job_file_of_metadata_jobs_runs_them_in_order_each_on_its_tree() {
+    let dir = temp_dir();
+    let job = dir.path().join("meta.toml");
+    std::fs::write(
+        &job,
+        "[a]\nfiles = \"500\"\nmeta-phases = \"create,stat\"\n\n[b]\nstonewall = true\nfiles = \"300\"\nmeta-mix = \"stat=1,read=1\"\nops = \"1000\"\n",
+    )
+    .unwrap();
+    let tree = dir.path().join("tree");
+    let (stdout, stderr) = run_ok(&["run", &path_str(&job), "--target", &path_str(&tree)]);
+    assert!(stderr.contains("job a") && stderr.contains("job b"), "{stderr}");
+    assert!(
+        stdout.contains("500 files in 10 directories") && stdout.contains("300 files in 10 directories"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("tree: removed").count(), 2, "{stdout}");
+    assert!(!tree.exists());
+}
