@@ -287,6 +287,7 @@ impl Spec {
             (self.ramp_ns > 0, "--ramp"),
             (self.steady_state.is_some(), "--steady-state"),
             (self.rate.is_some() || self.think.is_some(), "--rate-iops/--think-time"),
+            (!self.expect.is_empty(), "--expect"),
         ];
         if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
             return Err(UsageError::new(format!("{flag} with --files: it applies to block I/O only; leave it out")));
