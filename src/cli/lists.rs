@@ -8,7 +8,8 @@ use clap::error::ErrorKind;
 use std::ffi::OsStr;
 
 /// Flags whose one value has commas of its own: never an axis.
-pub const LIST_VALUED: &[&str] = &["cpu-cores", "numa-zones", "bssplit", "expect"];
+pub const LIST_VALUED: &[&str] =
+    &["cpu-cores", "numa-zones", "bssplit", "expect", "meta-mix", "meta-phases", "file-size-dist"];
 
 /// The values a flag was given: one, or the items of its comma list, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -18,6 +18,7 @@ mod durability;
 mod expect;
 pub mod fio_names;
 pub mod lists;
+mod metadata;
 pub mod output;
 mod pacing;
 mod placement;

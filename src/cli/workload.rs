@@ -9,6 +9,7 @@ use super::access::AccessArgs;
 use super::data::DataArgs;
 use super::durability::DurabilityArgs;
 use super::expect::ExpectArgs;
+use super::metadata::MetadataArgs;
 use super::pacing::PacingArgs;
 use super::placement::PlacementArgs;
 use super::safety::SafetyArgs;
@@ -57,6 +58,9 @@ pub struct WorkloadArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub expect: ExpectArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub metadata: MetadataArgs,
 }
 
 /// File size of the embedded default target (no TARGET given).
@@ -150,6 +154,7 @@ impl WorkloadArgs {
             verify_state: self.data.verify_state.clone(),
             data_seed,
             placement: self.placement.spec(),
+            metadata: self.metadata.spec()?,
         };
         spec.validate()?;
         Ok(spec)
@@ -282,6 +287,9 @@ mod tests {
             ("numa-zones", _) => "auto".into(),
             ("bssplit", _) => "4k/50:64k/50".into(),
             ("expect", _) => "read.p99<=2ms,iops>=40k".into(),
+            ("meta-mix", _) => "create=30,stat=70".into(),
+            ("meta-phases", _) => "create,stat".into(),
+            ("file-size-dist", _) => "0:20,4k:80".into(),
             (_, "SIZE") => "64k".into(),
             (_, "DURATION") => "3s".into(),
             (_, "PERCENT") => "30".into(),

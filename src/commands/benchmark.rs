@@ -51,6 +51,16 @@ pub fn main(args: BenchArgs, matches: &clap::ArgMatches) -> i32 {
         );
         return exit_code::USAGE;
     }
+    // A tree of files (`--files`): its own run and report, in this process alone.
+    if super::metadata::is_metadata(&plan) {
+        return match signals::install() {
+            Ok(stop) => super::metadata::run_plan(&plan, &stop),
+            Err(e) => {
+                crate::stderr_line!("iopulse: error: cannot install signal handlers: {e}");
+                exit_code::RUN_FAILED
+            }
+        };
+    }
     // Under an MPI launcher (and built with MPI) this meets the other ranks; else a job of one.
     let cluster = match Cluster::join() {
         Ok(c) => c,

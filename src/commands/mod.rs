@@ -14,6 +14,7 @@ pub mod completions;
 pub mod from_fio;
 pub mod man;
 pub mod merge;
+pub mod metadata;
 pub mod plot;
 pub mod profile;
 pub mod replay;

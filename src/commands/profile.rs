@@ -158,7 +158,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
     };
     file.global.retain(|e| e.key != "targets");
     file.global.push(Entry { key: "targets".into(), line: 0, value: Value::List(paths) });
-    let plan = match job_file::plan(&file, overrides, Vec::new()) {
+    let mut plan = match job_file::plan(&file, overrides, Vec::new()) {
         Ok(plan) => plan,
         Err(e) => {
             crate::stderr_line!("iopulse: error: {e}");
@@ -190,6 +190,15 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
         && let Some(said) = &p.said
     {
         crate::stderr_line!("iopulse: ⚠ {said}");
+    }
+    if super::metadata::is_metadata(&plan) {
+        // A personality's tree: a directory of its own in the temporary folder.
+        if let Some(dir) = &temp {
+            for job in plan.phases.iter_mut().flat_map(|p| p.jobs.iter_mut()) {
+                job.spec.targets = vec![dir.join(format!("{name}-tree"))];
+            }
+        }
+        return super::metadata::run_plan(&plan, &stop);
     }
     let (code, doc) = super::run::run_plan(&plan, &stop, true);
     let Some(mut doc) = doc else { return code };

@@ -156,6 +156,9 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
     for w in &loaded.warnings {
         crate::stderr_line!("⚠ {w}");
     }
+    if super::metadata::is_metadata(&loaded.plan) {
+        return super::metadata::run_plan(&loaded.plan, &stop);
+    }
     let (code, doc) = run_plan(&loaded.plan, &stop, false);
     let Some(mut doc) = doc else { return code };
     doc.combined.warnings.extend(loaded.warnings);

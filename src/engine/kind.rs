@@ -29,7 +29,25 @@ pub enum EngineKind {
     IoUring,
 }
 
+/// How a metadata run (`--files`) issues its operations with an engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetadataIssue {
+    /// Plain system calls, one at a time per worker.
+    SystemCalls,
+    /// io_uring's own operations (openat, statx, read, write, close, ...), many in flight.
+    Uring,
+}
+
 impl EngineKind {
+    /// How this engine issues metadata operations; none: it has none.
+    pub fn metadata_issue(self) -> Option<MetadataIssue> {
+        match self {
+            EngineKind::Sync => Some(MetadataIssue::SystemCalls),
+            EngineKind::IoUring => Some(MetadataIssue::Uring),
+            EngineKind::Null | EngineKind::Libaio | EngineKind::Mmap => None,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Sync => "sync",

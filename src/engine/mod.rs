@@ -27,7 +27,7 @@ pub mod options;
 pub mod sync;
 pub mod uring;
 
-pub use kind::{EngineKind, WithEngine};
+pub use kind::{EngineKind, MetadataIssue, WithEngine};
 pub use mmap::options::Madvise;
 
 pub use crate::primitives::buffer::BufferAt;

@@ -32,6 +32,9 @@ pub const PROFILES: &[Profile] = &[
     Profile { name: "cache-cdn", text: include_str!("../../profiles/cache-cdn.toml") },
     Profile { name: "integrity", text: include_str!("../../profiles/integrity.toml") },
     Profile { name: "etcd", text: include_str!("../../profiles/etcd.toml") },
+    Profile { name: "varmail", text: include_str!("../../profiles/varmail.toml") },
+    Profile { name: "fileserver", text: include_str!("../../profiles/fileserver.toml") },
+    Profile { name: "webserver", text: include_str!("../../profiles/webserver.toml") },
 ];
 
 /// The profile named `name`.

@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod journal;
 pub mod junit;
 pub mod live_line;
+pub mod metadata;
 pub mod output_path;
 pub mod plot;
 pub mod profile;

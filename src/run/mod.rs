@@ -47,6 +47,9 @@ pub struct RunOutcome {
 /// is what happens between set-up and the window (other ranks, `--start-at`) and what
 /// `{rank}` and `{host}` in target paths stand for.
 pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &StartLine) -> Result<RunOutcome, Error> {
+    if spec.metadata.is_some() {
+        check(spec)?;
+    }
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let caps = spec.engine.caps();
 
@@ -209,6 +212,12 @@ fn interrupted_before_set_up(stop: &AtomicUsize) -> Result<(), Error> {
 /// jobs to be checked together (none for the embedded default, whose temporary file is the
 /// run's own).
 pub fn check(spec: &Spec) -> Result<Option<crate::host::memory::MemoryEstimate>, Error> {
+    if spec.metadata.is_some() {
+        return Err(crate::diagnostics::error::UsageError::new(
+            "--files (a tree of files) runs alone, from the command line, a job file or --profile: not in a sweep, a search or beside block-I/O jobs",
+        )
+        .into());
+    }
     if spec.is_embedded_default() {
         // A temporary file of the run's own: nothing of the user's to refuse but where it goes.
         targets::temp_dir::choose()?;

@@ -6,6 +6,7 @@
 //! alignment?) live in `targets::plan`, which still touches nothing.
 
 pub mod durability;
+pub mod metadata;
 
 use crate::data::Pattern;
 use crate::diagnostics::error::UsageError;
@@ -227,6 +228,10 @@ pub struct Spec {
     /// `--write-iolog`: each worker records the I/Os it issues (an output's, not the workload's).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub record_iolog: bool,
+    /// `--files`: a metadata run on a tree of files under the one target directory
+    /// (`metadata/` runs it); absent for block I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<metadata::MetaSpec>,
 }
 
 /// A trace to replay (`iopulse replay`): its I/Os, in order, and how it is timed and
@@ -286,6 +291,40 @@ pub struct VerifySpec {
 }
 
 impl Spec {
+    /// `--files`: one target directory, an engine with metadata operations, and none of the
+    /// block-I/O flags that would mean nothing on a tree.
+    fn validate_metadata(&self) -> Result<(), UsageError> {
+        if self.metadata.is_none() {
+            return Ok(());
+        }
+        // None: a profile's, given its target when it runs (`commands/metadata.rs` refuses none).
+        if self.targets.len() > 1 {
+            return Err(UsageError::new(
+                "--files runs on one directory: give exactly one TARGET, the tree's root (e.g. `iopulse /mnt/t --files 10000`)",
+            ));
+        }
+        if self.engine.metadata_issue().is_none() {
+            return Err(UsageError::new(format!(
+                "--files with --engine {}: metadata operations run on the sync or io_uring engine; give --engine sync or io_uring",
+                self.engine.name()
+            )));
+        }
+        let refused = [
+            (self.verify.is_some(), "--verify"),
+            (self.trim_percent > 0, "--trim-percent"),
+            (self.flush.is_some(), "--fsync-every/--fdatasync-every (use fsync in --meta-mix)"),
+            (self.verify_state.is_some(), "--verify-state"),
+            (self.ramp_ns > 0, "--ramp"),
+            (self.steady_state.is_some(), "--steady-state"),
+            (self.rate.is_some() || self.think.is_some(), "--rate-iops/--think-time"),
+            (!self.expect.is_empty(), "--expect"),
+        ];
+        if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+            return Err(UsageError::new(format!("{flag} with --files: it applies to block I/O only; leave it out")));
+        }
+        Ok(())
+    }
+
     /// `--fsync-every`, `--fdatasync-every`, `--sync-writes`: refused where they would do nothing.
     fn validate_durability(&self) -> Result<(), UsageError> {
         if let Some(f) = self.flush {
@@ -426,6 +465,7 @@ impl Spec {
 
     /// Checks that need no file system. Each message names the flag and what is accepted.
     pub fn validate(&self) -> Result<(), UsageError> {
+        self.validate_metadata()?;
         if self.block_size_bytes == 0 {
             return Err(UsageError::new("--block-size 0: the block size must be at least 1 byte (e.g. 4k)"));
         }

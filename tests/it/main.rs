@@ -25,6 +25,7 @@ mod job_files;
 mod job_results;
 mod job_window;
 mod libaio_mmap;
+mod metadata;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod paced_runs;

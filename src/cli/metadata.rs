@@ -1,0 +1,142 @@
+//! The flags of a metadata run (help heading "Metadata and small files"): a tree of files
+//! as the target (`--files`, its shape and file sizes), what runs on it (`--meta-mix` at set
+//! shares in one window, or `--meta-phases` in order) and whether it stays (`--keep-tree`).
+//! Converts them into `spec::metadata::MetaSpec`; touches no file system.
+
+use crate::diagnostics::error::UsageError;
+use crate::spec::metadata::{
+    FileCount, MAX_DEPTH, MAX_DIRS_PER_DIR, MAX_LEAVES, MetaMix, MetaOp, MetaPhases, MetaSpec, MetaWorkload, SizeDist,
+};
+use crate::units::values::Count;
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
+#[command(next_help_heading = "Metadata and small files")]
+#[serde(default)]
+pub struct MetadataArgs {
+    /// Run on a tree of N files under the TARGET directory instead of blocks of files: iopulse
+    /// creates it (in parallel, with the workers), marks it as its own, runs metadata
+    /// operations on it (--engine sync, or io_uring at --queue-depth) and removes what it
+    /// created (docs/metadata.md). E.g. `iopulse
+    /// /mnt/t --files 1M --dirs-per-dir 10 --depth 3 --meta-phases create,stat,unlink`
+    #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub files: Option<FileCount>,
+
+    /// Sub-directories of each directory of the tree (with --files). [default: 10]
+    #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub dirs_per_dir: Option<Count<u32>>,
+
+    /// Levels of directories above the files (with --files); 0 puts every file in TARGET.
+    /// [default: 1]
+    #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub depth: Option<Count<u32>>,
+
+    /// The sizes of the tree's files (with --files): one size, or SIZE:WEIGHT pairs drawn per
+    /// file, e.g. `0:20,4k:50,64k:30`. [default: 0, empty files]
+    #[arg(long, value_name = "SIZES")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub file_size_dist: Option<SizeDist>,
+
+    /// Metadata operations at set shares, interleaved in one window (--duration or --ops):
+    /// OP=SHARE pairs of create, read (open-read-close), write (open-write-close), append,
+    /// stat, readdir, rename, unlink, mkdir, rmdir, fsync, fsync-dir. E.g. `--files 10000
+    /// --meta-mix create=30,stat=30,read=30,unlink=5,readdir=5`
+    #[arg(long, value_name = "OP=SHARE,...")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub meta_mix: Option<MetaMix>,
+
+    /// Operations over every file of the tree, one phase after another, each timed on its
+    /// own (as mdtest). A first `create` phase creates the files; else the set-up does.
+    /// [default: create,stat,read,unlink]
+    #[arg(long, value_name = "OP,...")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub meta_phases: Option<MetaPhases>,
+
+    /// Keep the tree after the run (a later run of the same shape uses it as it is); by
+    /// default iopulse removes every file and directory it created, and nothing else.
+    #[arg(long)]
+    pub keep_tree: bool,
+}
+
+impl MetadataArgs {
+    /// The metadata run asked for: none without --files (and then none of its flags).
+    pub fn spec(&self) -> Result<Option<MetaSpec>, UsageError> {
+        let Some(FileCount(files)) = self.files else {
+            let given = [
+                (self.dirs_per_dir.is_some(), "--dirs-per-dir"),
+                (self.depth.is_some(), "--depth"),
+                (self.file_size_dist.is_some(), "--file-size-dist"),
+                (self.meta_mix.is_some(), "--meta-mix"),
+                (self.meta_phases.is_some(), "--meta-phases"),
+                (self.keep_tree, "--keep-tree"),
+            ];
+            if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+                return Err(UsageError::new(format!(
+                    "{flag} shapes a tree of files: give --files N too (e.g. `--files 10000`)"
+                )));
+            }
+            return Ok(None);
+        };
+        let dirs_per_dir = self.dirs_per_dir.map_or(10, |c| c.0);
+        let depth = self.depth.map_or(1, |c| c.0);
+        if !(1..=MAX_DIRS_PER_DIR).contains(&dirs_per_dir) {
+            return Err(UsageError::new(format!("--dirs-per-dir {dirs_per_dir}: give 1 to {MAX_DIRS_PER_DIR}")));
+        }
+        if depth > MAX_DEPTH {
+            return Err(UsageError::new(format!("--depth {depth}: give 0 to {MAX_DEPTH}")));
+        }
+        let leaves = u64::from(dirs_per_dir).checked_pow(depth).filter(|l| *l <= MAX_LEAVES);
+        if leaves.is_none() {
+            return Err(UsageError::new(format!(
+                "--dirs-per-dir {dirs_per_dir} --depth {depth}: more than {MAX_LEAVES} leaf directories; give fewer levels or directories"
+            )));
+        }
+        let workload = match (&self.meta_mix, &self.meta_phases) {
+            (Some(_), Some(_)) => {
+                return Err(UsageError::new(
+                    "--meta-mix and --meta-phases both given: a run is a mix in one window or phases in order; give one of them",
+                ));
+            }
+            (Some(mix), None) => MetaWorkload::Mix(mix.0.clone()),
+            (None, Some(phases)) => MetaWorkload::Phases(phases.0.clone()),
+            (None, None) => MetaWorkload::Phases(vec![MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Unlink]),
+        };
+        Ok(Some(MetaSpec {
+            files,
+            dirs_per_dir,
+            depth,
+            sizes: self.file_size_dist.clone().unwrap_or_else(|| "0".parse().expect("a size")),
+            workload,
+            keep_tree: self.keep_tree,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::metadata::{MetaOp, MetaWorkload};
+
+    fn spec_of(args: &[&str]) -> Result<crate::spec::Spec, String> {
+        crate::testing::spec_of(args.iter().copied())
+    }
+
+    #[test]
+    fn files_make_a_metadata_run_and_its_flags_need_them() {
+        let s = spec_of(&["/d", "--files", "2k", "--depth", "2", "--meta-mix", "create=1,stat=3"]).unwrap();
+        let m = s.metadata.unwrap();
+        assert_eq!((m.files, m.dirs_per_dir, m.depth, m.leaves(), m.directories()), (2000, 10, 2, 100, 110));
+        assert!(matches!(m.workload, MetaWorkload::Mix(ref s) if s.len() == 2));
+        let d = spec_of(&["/d", "--files", "10"]).unwrap().metadata.unwrap();
+        assert_eq!(d.workload, MetaWorkload::Phases(vec![MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Unlink]));
+        assert!(spec_of(&["/d"]).unwrap().metadata.is_none());
+        let e = spec_of(&["/d", "--keep-tree"]).unwrap_err();
+        assert!(e.contains("--keep-tree") && e.contains("--files"), "{e}");
+        let e = spec_of(&["/d", "--files", "10", "--dirs-per-dir", "1000", "--depth", "4"]).unwrap_err();
+        assert!(e.contains("leaf directories"), "{e}");
+        let e = spec_of(&["/d", "--files", "10", "--meta-mix", "stat=1", "--meta-phases", "stat"]).unwrap_err();
+        assert!(e.contains("--meta-phases"), "{e}");
+    }
+}

@@ -1,0 +1,91 @@
+//! A metadata run's result: the tree (its shape, set-up, what was kept or removed), the
+//! figures of each operation kind of each phase (the mix is one phase), coverage, and how
+//! the run ended. Plain data, written as JSON (docs/metadata.md describes it); reports
+//! format it, and nothing here formats.
+
+use crate::spec::Spec;
+use crate::stats::LatencySummary;
+use serde::{Deserialize, Serialize};
+
+/// What the document is: a metadata run's result.
+pub const KIND: &str = "iopulse-metadata";
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MetaResult {
+    pub kind: String,
+    pub schema_version: u32,
+    pub tool_version: String,
+    pub started_at: String,
+    /// The tree's root.
+    pub target: String,
+    pub spec: Spec,
+    pub tree: TreeInfo,
+    /// The mix's window (one phase named `mix`), or each phase in order.
+    pub phases: Vec<PhaseResult>,
+    /// Files of the tree touched at least once by a measured operation, over its files.
+    pub coverage_percent: f64,
+    /// `complete`, `duration`, `ops`, `interrupted`, `limit` (a filesystem or process
+    /// limit) or `error`.
+    pub stop_reason: String,
+    /// What stopped the run early: the failed operation, its path and errno.
+    pub error: Option<String>,
+    /// The limit met (ENOSPC, EDQUOT, EMFILE, ENFILE), in words.
+    pub limit: Option<String>,
+    pub warnings: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TreeInfo {
+    pub files: u64,
+    pub directories: u64,
+    pub leaf_directories: u64,
+    pub dirs_per_dir: u32,
+    pub depth: u32,
+    /// The tree was there from an earlier `--keep-tree` run, and used as it was.
+    pub reused: bool,
+    pub setup_ns: u64,
+    pub setup_files_created: u64,
+    pub setup_directories_created: u64,
+    pub setup_bytes_written: u64,
+    /// Kept after the run (`--keep-tree`, or a removal that could not be done).
+    pub kept: bool,
+    pub removed_files: u64,
+    pub removed_directories: u64,
+    /// Directories left in place because they hold entries iopulse did not create.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept_directories: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// `mix`, or the phase's operation.
+    pub name: String,
+    pub window_ns: u64,
+    pub ops: u64,
+    pub ops_per_sec: f64,
+    pub files_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub per_op: Vec<OpFigures>,
+}
+
+/// One operation kind's figures over a phase's window.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpFigures {
+    pub op: crate::spec::metadata::MetaOp,
+    pub ops: u64,
+    /// Operations on one file of the tree (all but readdir, mkdir, rmdir, fsync-dir).
+    pub files: u64,
+    pub bytes: u64,
+    pub ops_per_sec: f64,
+    pub files_per_sec: f64,
+    pub bytes_per_sec: f64,
+    /// Mix only: the share asked for and the share achieved, in percent of the operations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_asked_percent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_achieved_percent: Option<f64>,
+    pub latency_ns: LatencySummary,
+    /// The exact HDR histogram of the latencies (base64 of its V2 deflate serialisation).
+    pub histogram: String,
+}

@@ -1,0 +1,162 @@
+//! The names of a tree of files: directory `dI` at each level, file `fN` in the leaf
+//! directory `N mod leaves`, directories made by `mkdir` as `mN`. Every name iopulse
+//! creates follows these patterns, so that its removal can tell its own entries from
+//! anything else (`ownership.rs`). Paths are written relative to the tree's root into a
+//! caller's fixed buffer, NUL-terminated for the `*at` system calls: no allocation.
+
+use crate::spec::metadata::MetaSpec;
+
+/// Longest relative path: `depth` levels of `d` and up to 10 digits, and a file name.
+pub const PATH_BYTES: usize = 16 * 12 + 32;
+
+/// The shape of a tree.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub dirs_per_dir: u32,
+    pub depth: u32,
+    pub leaves: u64,
+}
+
+impl Shape {
+    pub fn of(meta: &MetaSpec) -> Shape {
+        Shape { dirs_per_dir: meta.dirs_per_dir, depth: meta.depth, leaves: meta.leaves().max(1) }
+    }
+
+    /// The leaf directory of file `index`.
+    #[inline]
+    pub fn leaf_of(&self, index: u64) -> u64 {
+        index % self.leaves
+    }
+}
+
+/// A NUL-terminated relative path in a fixed buffer.
+pub struct RelPath {
+    buf: [u8; PATH_BYTES],
+    len: usize,
+}
+
+impl Default for RelPath {
+    fn default() -> Self {
+        RelPath { buf: [0; PATH_BYTES], len: 0 }
+    }
+}
+
+impl RelPath {
+    /// The path as a C string (`.` for the root itself).
+    pub fn c_ptr(&self) -> *const libc::c_char {
+        self.buf.as_ptr().cast()
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("?")
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    fn push_byte(&mut self, b: u8) {
+        if self.len + 1 < PATH_BYTES {
+            self.buf[self.len] = b;
+            self.len += 1;
+        }
+    }
+
+    fn push_number(&mut self, mut n: u64) {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        for &d in &digits[i..] {
+            self.push_byte(d);
+        }
+    }
+
+    fn terminate(&mut self) {
+        if self.len == 0 {
+            self.push_byte(b'.');
+        }
+        self.buf[self.len] = 0;
+    }
+
+    /// The directory `leaf` at `level` levels (the full depth for a leaf).
+    pub fn set_dir(&mut self, shape: &Shape, leaf: u64, levels: u32) {
+        self.clear();
+        self.push_dirs(shape, leaf, levels);
+        self.terminate();
+    }
+
+    fn push_dirs(&mut self, shape: &Shape, leaf: u64, levels: u32) {
+        let k = u64::from(shape.dirs_per_dir);
+        for level in 0..levels {
+            // Most significant digit first: leaf 0..k^depth in base k.
+            let div = k.pow(shape.depth - 1 - level);
+            if level > 0 {
+                self.push_byte(b'/');
+            }
+            self.push_byte(b'd');
+            self.push_number((leaf / div) % k);
+        }
+    }
+
+    /// File `index`: `d../d../fINDEX`.
+    pub fn set_file(&mut self, shape: &Shape, index: u64) {
+        self.set_entry(shape, shape.leaf_of(index), b'f', index);
+    }
+
+    /// Directory `mINDEX` made by `mkdir` in leaf `index mod leaves`.
+    pub fn set_made_dir(&mut self, shape: &Shape, index: u64) {
+        self.set_entry(shape, shape.leaf_of(index), b'm', index);
+    }
+
+    fn set_entry(&mut self, shape: &Shape, leaf: u64, kind: u8, index: u64) {
+        self.clear();
+        self.push_dirs(shape, leaf, shape.depth);
+        if shape.depth > 0 {
+            self.push_byte(b'/');
+        }
+        self.push_byte(kind);
+        self.push_number(index);
+        self.terminate();
+    }
+}
+
+/// Whether `name` is one iopulse gives entries of a tree (`d7`, `f123`, `m4`).
+pub fn is_our_name(name: &[u8]) -> bool {
+    name.len() >= 2
+        && matches!(name[0], b'd' | b'f' | b'm')
+        && name[1..].iter().all(u8::is_ascii_digit)
+        && (name.len() == 2 || name[1] != b'0')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_follow_the_shape() {
+        let shape = Shape { dirs_per_dir: 10, depth: 3, leaves: 1000 };
+        let mut p = RelPath::default();
+        p.set_file(&shape, 1234);
+        assert_eq!(p.as_str(), "d2/d3/d4/f1234");
+        p.set_dir(&shape, 234, 3);
+        assert_eq!(p.as_str(), "d2/d3/d4");
+        p.set_dir(&shape, 234, 2);
+        assert_eq!(p.as_str(), "d2/d3");
+        p.set_made_dir(&shape, 7);
+        assert_eq!(p.as_str(), "d0/d0/d7/m7");
+        let flat = Shape { dirs_per_dir: 10, depth: 0, leaves: 1 };
+        p.set_file(&flat, 5);
+        assert_eq!(p.as_str(), "f5");
+        p.set_dir(&flat, 0, 0);
+        assert_eq!(p.as_str(), ".");
+        assert!(is_our_name(b"f0") && is_our_name(b"d12") && is_our_name(b"m3"));
+        assert!(!is_our_name(b"f01") && !is_our_name(b"notes") && !is_our_name(b"f") && !is_our_name(b"f1x"));
+    }
+}

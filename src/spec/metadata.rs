@@ -1,0 +1,364 @@
+//! A metadata run's spec (`--files`): the shape of the tree of files, the sizes of its
+//! files, and the operations run on it (a mix at set shares in one window, or phases in
+//! order). Plain data and the parsing of its flag values; it touches no file system
+//! (`metadata/` plans, creates and runs the tree).
+
+use serde::{Deserialize, Serialize};
+use std::str::FromStr;
+
+/// Most files a tree may have.
+pub const MAX_FILES: u64 = 1 << 40;
+/// Most sub-directories per directory, and levels of them.
+pub const MAX_DIRS_PER_DIR: u32 = 100_000;
+pub const MAX_DEPTH: u32 = 16;
+/// Most leaf directories a tree may have (`dirs_per_dir ^ depth`).
+pub const MAX_LEAVES: u64 = 10_000_000;
+/// Largest file of a tree.
+pub const MAX_FILE_SIZE_BYTES: u64 = 1 << 30;
+
+/// One metadata operation kind. Each has its own figures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MetaOp {
+    /// open with O_CREAT|O_EXCL, write the file's bytes, close.
+    Create,
+    /// open, read the whole file, close.
+    Read,
+    /// open, write the whole file over (its size unchanged), close.
+    Write,
+    /// open with O_APPEND, write one block, close.
+    Append,
+    /// stat (statx) of a file.
+    Stat,
+    /// open a directory and read all its entries.
+    Readdir,
+    /// rename a file to a new name (possibly in another directory).
+    Rename,
+    /// unlink a file.
+    Unlink,
+    /// create a directory.
+    Mkdir,
+    /// remove a directory made by `mkdir`.
+    Rmdir,
+    /// open a file, fsync it, close.
+    Fsync,
+    /// open a file's directory, fsync it, close.
+    FsyncDir,
+}
+
+impl MetaOp {
+    pub const ALL: [MetaOp; 12] = [
+        MetaOp::Create,
+        MetaOp::Read,
+        MetaOp::Write,
+        MetaOp::Append,
+        MetaOp::Stat,
+        MetaOp::Readdir,
+        MetaOp::Rename,
+        MetaOp::Unlink,
+        MetaOp::Mkdir,
+        MetaOp::Rmdir,
+        MetaOp::Fsync,
+        MetaOp::FsyncDir,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MetaOp::Create => "create",
+            MetaOp::Read => "read",
+            MetaOp::Write => "write",
+            MetaOp::Append => "append",
+            MetaOp::Stat => "stat",
+            MetaOp::Readdir => "readdir",
+            MetaOp::Rename => "rename",
+            MetaOp::Unlink => "unlink",
+            MetaOp::Mkdir => "mkdir",
+            MetaOp::Rmdir => "rmdir",
+            MetaOp::Fsync => "fsync",
+            MetaOp::FsyncDir => "fsync-dir",
+        }
+    }
+
+    /// Index into per-kind arrays (`ALL`'s order).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Whether the operation acts on one file of the tree (counted in files/s).
+    pub fn on_a_file(self) -> bool {
+        !matches!(self, MetaOp::Readdir | MetaOp::Mkdir | MetaOp::Rmdir | MetaOp::FsyncDir)
+    }
+}
+
+impl FromStr for MetaOp {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        MetaOp::ALL.iter().copied().find(|op| op.name() == t).ok_or_else(|| {
+            let names: Vec<&str> = MetaOp::ALL.iter().map(|o| o.name()).collect();
+            format!("unknown operation '{t}': give one of {}", names.join(", "))
+        })
+    }
+}
+
+/// One operation's share of a mix, as a weight (the shares are the weights over their sum).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetaShare {
+    pub op: MetaOp,
+    pub weight: u32,
+}
+
+/// `--meta-mix create=30,stat=30,read=30,unlink=5,readdir=5`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetaMix(pub Vec<MetaShare>);
+
+impl FromStr for MetaMix {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut shares: Vec<MetaShare> = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, weight) = item
+                .split_once(['=', ':'])
+                .ok_or_else(|| format!("'{item}' has no share: write OP=SHARE, e.g. create=30,stat=70"))?;
+            let op: MetaOp = name.parse()?;
+            let weight: u32 = weight
+                .trim()
+                .trim_end_matches('%')
+                .parse()
+                .map_err(|_| format!("'{item}': the share must be a whole number, e.g. {}=30", op.name()))?;
+            if shares.iter().any(|s| s.op == op) {
+                return Err(format!("{} is given twice", op.name()));
+            }
+            if weight > 0 {
+                shares.push(MetaShare { op, weight });
+            }
+        }
+        if shares.is_empty() {
+            return Err("no operation with a share above 0: e.g. create=30,stat=30,read=30,unlink=5,readdir=5".into());
+        }
+        Ok(MetaMix(shares))
+    }
+}
+
+/// `--meta-phases create,stat,read,unlink`: operations over the whole tree, one after another.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetaPhases(pub Vec<MetaOp>);
+
+/// Operations a phase can run over every file of the tree.
+pub const PHASE_OPS: [MetaOp; 8] = [
+    MetaOp::Create,
+    MetaOp::Read,
+    MetaOp::Write,
+    MetaOp::Append,
+    MetaOp::Stat,
+    MetaOp::Unlink,
+    MetaOp::Fsync,
+    MetaOp::Readdir,
+];
+
+impl FromStr for MetaPhases {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let ops = text
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::parse::<MetaOp>)
+            .collect::<Result<Vec<_>, _>>()?;
+        if ops.is_empty() {
+            return Err("no phase: e.g. create,stat,read,unlink".into());
+        }
+        if let Some(op) = ops.iter().find(|op| !PHASE_OPS.contains(op)) {
+            let names: Vec<&str> = PHASE_OPS.iter().map(|o| o.name()).collect();
+            return Err(format!("{} cannot be a phase over every file: phases are {}", op.name(), names.join(", ")));
+        }
+        Ok(MetaPhases(ops))
+    }
+}
+
+/// `--files 1M`: a count with an optional decimal unit k, m, g (1k = 1000).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileCount(pub u64);
+
+impl FromStr for FileCount {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        let (digits, scale) = match t.char_indices().last() {
+            Some((i, 'k' | 'K')) => (&t[..i], 1_000),
+            Some((i, 'm' | 'M')) => (&t[..i], 1_000_000),
+            Some((i, 'g' | 'G')) => (&t[..i], 1_000_000_000),
+            _ => (t, 1),
+        };
+        let n: u64 =
+            digits.parse().map_err(|_| format!("'{text}' is not a count: give a whole number, e.g. 10000 or 1M"))?;
+        n.checked_mul(scale)
+            .filter(|n| (1..=MAX_FILES).contains(n))
+            .map(FileCount)
+            .ok_or_else(|| format!("'{text}': give 1 to {MAX_FILES} files"))
+    }
+}
+
+/// `--file-size-dist 4k`, or `0:20,4k:50,64k:30` (SIZE:WEIGHT): the sizes of the tree's
+/// files, drawn per file from the weights (file i's size is fixed by i and the seed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SizeDist(pub Vec<SizeWeight>);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SizeWeight {
+    pub size_bytes: u64,
+    pub weight: u32,
+}
+
+impl FromStr for SizeDist {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut out = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (size, weight) = match item.split_once(':') {
+                Some((s, w)) => {
+                    (s, w.trim().parse::<u32>().map_err(|_| format!("'{item}': the weight must be a whole number"))?)
+                }
+                None => (item, 1),
+            };
+            let size_bytes = crate::units::parse_size(size)?;
+            if size_bytes > MAX_FILE_SIZE_BYTES {
+                return Err(format!("'{item}': files of at most {} MiB", MAX_FILE_SIZE_BYTES >> 20));
+            }
+            if weight > 0 {
+                out.push(SizeWeight { size_bytes, weight });
+            }
+        }
+        if out.is_empty() {
+            return Err("no size with a weight above 0: e.g. 4k, or 0:20,4k:50,64k:30".into());
+        }
+        Ok(SizeDist(out))
+    }
+}
+
+impl SizeDist {
+    pub fn largest_bytes(&self) -> u64 {
+        self.0.iter().map(|s| s.size_bytes).max().unwrap_or(0)
+    }
+
+    /// The size of file `index` of a tree made with `seed`: a weighted draw, the same in
+    /// every run with that seed, so a kept tree is known without reading it.
+    pub fn size_of(&self, index: u64, seed: u64) -> u64 {
+        if self.0.len() == 1 {
+            return self.0[0].size_bytes;
+        }
+        let total: u64 = self.0.iter().map(|s| u64::from(s.weight)).sum();
+        let mut pick = splitmix(index ^ seed.rotate_left(17)) % total;
+        for s in &self.0 {
+            if pick < u64::from(s.weight) {
+                return s.size_bytes;
+            }
+            pick -= u64::from(s.weight);
+        }
+        self.0[0].size_bytes
+    }
+
+    /// Mean file size, for the space a tree needs.
+    pub fn mean_bytes(&self) -> u64 {
+        let total: u64 = self.0.iter().map(|s| u64::from(s.weight)).sum();
+        let sum: u128 = self.0.iter().map(|s| u128::from(s.size_bytes) * u128::from(s.weight)).sum();
+        (sum / u128::from(total.max(1))) as u64
+    }
+}
+
+/// A stateless 64-bit mix (splitmix64's finaliser).
+pub fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// What runs on the tree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetaWorkload {
+    /// Operations at set shares, interleaved, in one window.
+    Mix(Vec<MetaShare>),
+    /// Each operation over every file, one phase after another.
+    Phases(Vec<MetaOp>),
+}
+
+/// A metadata run: a tree of `files` files under `dirs_per_dir ^ depth` leaf directories.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetaSpec {
+    pub files: u64,
+    pub dirs_per_dir: u32,
+    pub depth: u32,
+    pub sizes: SizeDist,
+    pub workload: MetaWorkload,
+    /// `--keep-tree`: the tree stays after the run (a later run with the same shape uses it).
+    pub keep_tree: bool,
+}
+
+impl MetaSpec {
+    /// Leaf directories (`dirs_per_dir ^ depth`; 1 with depth 0: the root).
+    pub fn leaves(&self) -> u64 {
+        u64::from(self.dirs_per_dir).saturating_pow(self.depth)
+    }
+
+    /// Every directory of the tree below its root.
+    pub fn directories(&self) -> u64 {
+        (1..=self.depth).map(|d| u64::from(self.dirs_per_dir).saturating_pow(d)).fold(0u64, u64::saturating_add)
+    }
+
+    /// The operations the run issues (for checks: a kind never issued costs nothing).
+    pub fn ops(&self) -> Vec<MetaOp> {
+        match &self.workload {
+            MetaWorkload::Mix(shares) => shares.iter().map(|s| s.op).collect(),
+            MetaWorkload::Phases(ops) => ops.clone(),
+        }
+    }
+
+    /// Whether the set-up creates the files (else a first `create` phase does).
+    pub fn setup_creates_files(&self) -> bool {
+        !matches!(&self.workload, MetaWorkload::Phases(ops) if ops.first() == Some(&MetaOp::Create))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_parse_and_refusals_name_the_fix() {
+        assert_eq!("1M".parse::<FileCount>().unwrap().0, 1_000_000);
+        assert_eq!("250k".parse::<FileCount>().unwrap().0, 250_000);
+        assert!("0".parse::<FileCount>().unwrap_err().contains("give 1 to"));
+        assert!("x".parse::<FileCount>().unwrap_err().contains("not a count"));
+        let mix: MetaMix = "create=30,stat=30,read=30,unlink=5,readdir=5".parse().unwrap();
+        assert_eq!(mix.0.len(), 5);
+        assert_eq!(mix.0[4], MetaShare { op: MetaOp::Readdir, weight: 5 });
+        assert!("create=1,create=2".parse::<MetaMix>().unwrap_err().contains("twice"));
+        assert!("open=3".parse::<MetaMix>().unwrap_err().contains("unknown operation 'open'"));
+        assert!("stat".parse::<MetaMix>().unwrap_err().contains("OP=SHARE"));
+        let phases: MetaPhases = "create,stat,read,unlink".parse().unwrap();
+        assert_eq!(phases.0, vec![MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Unlink]);
+        assert!("rename".parse::<MetaPhases>().unwrap_err().contains("cannot be a phase"));
+        let sizes: SizeDist = "0:20,4k:50,64k:30".parse().unwrap();
+        assert_eq!(sizes.largest_bytes(), 65536);
+        assert_eq!(sizes.mean_bytes(), (4096 * 50 + 65536 * 30) / 100);
+    }
+
+    #[test]
+    fn a_size_distribution_draws_its_weights() {
+        let sizes: SizeDist = "0:20,4k:50,64k:30".parse().unwrap();
+        let mut counts = [0u64; 3];
+        for i in 0..100_000 {
+            match sizes.size_of(i, 7) {
+                0 => counts[0] += 1,
+                4096 => counts[1] += 1,
+                _ => counts[2] += 1,
+            }
+        }
+        for (got, want) in counts.iter().zip([20_000u64, 50_000, 30_000]) {
+            assert!(got.abs_diff(want) < 1_000, "{counts:?}");
+        }
+        assert_eq!(sizes.size_of(5, 1), sizes.size_of(5, 1));
+    }
+}
