@@ -5,8 +5,8 @@
 //! follows durability, the targets with their paths and blocks, and each worker's extents:
 //! which blocks of which target its table covers), then per worker a section of 4 KiB
 //! pages: two copies of its summary (generation, wall-clock time of the update, the
-//! write-sequence base, writes completed, pages written by the update), then two copies
-//! of each page of its table. A table page holds the low 32 bits of the last durable
+//! write-sequence base, writes completed, pages written by the update), then two banks
+//! of copies of the pages of its table (bank 0: every page's first copy, then bank 1). A table page holds the low 32 bits of the last durable
 //! write of 1,008 blocks (0: none) of one extent (a page never spans two targets), its
 //! generation and a crc32c.
 //!
@@ -52,7 +52,9 @@ const MAX_PATH_BYTES: usize = 4096;
 pub const MAX_FILE_BYTES: u64 = (5 << 28) + (64 << 20);
 /// Crc field of the header, summaries and pages.
 const CRC_AT: usize = 56;
-/// `Slot::copy` of a page never written.
+/// Most pages one write of an update carries.
+const RUN_PAGES: usize = 64;
+/// `RecordWriter::copy` of a page never written.
 const NO_COPY: u8 = 2;
 
 /// How the record follows what is durable.
@@ -293,7 +295,10 @@ pub struct RecordWriter {
     dirty: Vec<bool>,
     /// Per file: its dirty pages (capacity: the file's pages, so a push never grows it).
     dirty_pages: Vec<Vec<u32>>,
+    /// Pages written at once (up to `RUN_PAGES`).
     buf: Vec<u8>,
+    /// Table pages of the worker (a bank of copies).
+    pages: u64,
     generation: u64,
     sequence_base: u64,
     /// Writes completed (noted).
@@ -328,7 +333,8 @@ impl RecordWriter {
             copy: vec![NO_COPY; pages],
             dirty: vec![false; pages],
             dirty_pages,
-            buf: vec![0u8; PAGE_BYTES as usize],
+            buf: vec![0u8; RUN_PAGES.min(pages.max(1)) * PAGE_BYTES as usize],
+            pages: pages as u64,
             generation: 0,
             sequence_base,
             completed: 0,
@@ -375,27 +381,46 @@ impl RecordWriter {
     }
 
     /// Writes the changed pages of `only` (every file: `None`), then the summary, then
-    /// fdatasync.
+    /// fdatasync. Pages are written in order, those that land next to each other in one
+    /// write (every page changed at each update alternates its copies in step: they all
+    /// land in one bank).
     fn update(&mut self, only: Option<u32>, table: &[u32]) -> io::Result<()> {
         self.generation += 1;
         self.since_update = 0;
         let mut written = 0u32;
+        let (mut run_at, mut run_pages) = (0u64, 0usize);
         for f in 0..self.files.len() {
             if only.is_some_and(|o| o as usize != f) {
                 continue;
             }
             let wf = self.files[f];
+            self.dirty_pages[f].sort_unstable();
             for i in 0..self.dirty_pages[f].len() {
                 let page = self.dirty_pages[f][i];
-                self.write_page(&wf, page, table)?;
+                let copy = if self.copy[page as usize] == 0 { 1 } else { 0 };
+                let at = self.section_at + (2 + u64::from(copy) * self.pages + u64::from(page)) * PAGE_BYTES;
+                if run_pages == RUN_PAGES || (run_pages > 0 && at != run_at + run_pages as u64 * PAGE_BYTES) {
+                    self.file.write_all_at(&self.buf[..run_pages * PAGE_BYTES as usize], run_at)?;
+                    run_pages = 0;
+                }
+                if run_pages == 0 {
+                    run_at = at;
+                }
+                let b = &mut self.buf[run_pages * PAGE_BYTES as usize..(run_pages + 1) * PAGE_BYTES as usize];
+                encode_page(b, &wf, page, table, self.generation, self.sequence_base, self.worker);
+                run_pages += 1;
+                self.copy[page as usize] = copy;
                 self.dirty[page as usize] = false;
                 written += 1;
             }
             self.dirty_pages[f].clear();
         }
+        if run_pages > 0 {
+            self.file.write_all_at(&self.buf[..run_pages * PAGE_BYTES as usize], run_at)?;
+        }
         let flush_unix_ns =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        let b = &mut self.buf;
+        let b = &mut self.buf[..PAGE_BYTES as usize];
         b.fill(0);
         b[..8].copy_from_slice(&SUMMARY_MAGIC);
         b[8..16].copy_from_slice(&self.generation.to_le_bytes());
@@ -409,28 +434,22 @@ impl RecordWriter {
         self.file.write_all_at(b, at)?;
         self.file.sync_data()
     }
+}
 
-    /// Page `page` (of file `wf`) from `table`, into the copy its newest version is not in.
-    fn write_page(&mut self, wf: &WriterFile, page: u32, table: &[u32]) -> io::Result<()> {
-        let first = wf.region_start + u64::from(page - wf.page_base) * ENTRIES_PER_PAGE;
-        let end = (first + ENTRIES_PER_PAGE).min(wf.region_start + wf.blocks);
-        let b = &mut self.buf;
-        b.fill(0);
-        b[..8].copy_from_slice(&PAGE_MAGIC);
-        b[8..16].copy_from_slice(&self.generation.to_le_bytes());
-        b[16..24].copy_from_slice(&self.sequence_base.to_le_bytes());
-        b[24..28].copy_from_slice(&page.to_le_bytes());
-        b[28..32].copy_from_slice(&self.worker.to_le_bytes());
-        for (dst, &s) in b[FIXED_BYTES..].chunks_exact_mut(4).zip(&table[first as usize..end as usize]) {
-            dst.copy_from_slice(&s.to_le_bytes());
-        }
-        seal(b);
-        let copy = if self.copy[page as usize] == 0 { 1 } else { 0 };
-        let at = self.section_at + (2 + 2 * u64::from(page) + u64::from(copy)) * PAGE_BYTES;
-        self.file.write_all_at(b, at)?;
-        self.copy[page as usize] = copy;
-        Ok(())
+/// Page `page` (of file `wf`) of a worker's table, from `table`, into `b`.
+fn encode_page(b: &mut [u8], wf: &WriterFile, page: u32, table: &[u32], generation: u64, base: u64, worker: u32) {
+    let first = wf.region_start + u64::from(page - wf.page_base) * ENTRIES_PER_PAGE;
+    let end = (first + ENTRIES_PER_PAGE).min(wf.region_start + wf.blocks);
+    b.fill(0);
+    b[..8].copy_from_slice(&PAGE_MAGIC);
+    b[8..16].copy_from_slice(&generation.to_le_bytes());
+    b[16..24].copy_from_slice(&base.to_le_bytes());
+    b[24..28].copy_from_slice(&page.to_le_bytes());
+    b[28..32].copy_from_slice(&worker.to_le_bytes());
+    for (dst, &s) in b[FIXED_BYTES..].chunks_exact_mut(4).zip(&table[first as usize..end as usize]) {
+        dst.copy_from_slice(&s.to_le_bytes());
     }
+    seal(b);
 }
 
 /// A worker's extents and its writer's files: `files` are the worker's files as (target,
@@ -611,6 +630,7 @@ fn decode_worker(section: &[u8], worker: u32, extents: &[Extent]) -> Option<Slot
         })
         .collect();
     let blocks: u64 = extents.iter().map(|e| e.blocks).sum();
+    let total_pages = worker_pages(extents);
     let mut table = vec![0u32; blocks as usize];
     let (mut newest, mut of_newest, mut page_base) = (0u64, 0u32, 0u64);
     let mut sequence_base = None;
@@ -620,7 +640,7 @@ fn decode_worker(section: &[u8], worker: u32, extents: &[Extent]) -> Option<Slot
             let page = page_base + p;
             let mut best: Option<&[u8]> = None;
             for k in 0..2 {
-                let b = page_at(section, 2 + 2 * page + k);
+                let b = page_at(section, 2 + k * total_pages + page);
                 let ok =
                     b[..8] == PAGE_MAGIC && u64::from(u32_at(b, 24)) == page && u32_at(b, 28) == worker && sealed(b);
                 torn |= !ok && b.iter().any(|&x| x != 0);
@@ -770,7 +790,8 @@ mod tests {
         let after = std::fs::read(&path).unwrap();
         let section = section_of(&good, 1);
         // Update 2 wrote page 0 and page 1 into their copies 1 and the summary into copy 0.
-        let page = |p: usize, k: usize| section + (2 + 2 * p + k) * PAGE_BYTES as usize;
+        // Worker 1 has 4 table pages: copies 0 then copies 1.
+        let page = |p: usize, k: usize| section + (2 + 4 * k + p) * PAGE_BYTES as usize;
         let summary0 = section;
         let mut cut = good.clone();
         // Only page 0's new copy landed (its summary and page 1's did not).
