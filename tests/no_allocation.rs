@@ -124,4 +124,25 @@ fn the_loop_allocates_nothing_per_io() {
             "replay {extra:?}: {a_few} allocations for 1,000 I/Os, {a_many} for 200,000: the loop allocates"
         );
     }
+    // `--verify-state`: a page noted per write, the record updated at each flush or every N
+    // writes durable at completion (on tmpfs where there is one: its flushes cost nothing).
+    let shm = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir()).unwrap();
+    let (target, state) = (shm.path().join("r.dat"), shm.path().join("r.state"));
+    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    let (t, s) = (target.to_str().unwrap(), state.to_str().unwrap());
+    for durability in [&["--fdatasync-every", "4"][..], &["--sync-writes", "dsync", "--verify-state-every", "8"][..]] {
+        let mut few = vec![t, "--ops", "1000", "--random", "--write-percent", "100", "--seed", "1", "--engine", "sync"];
+        few.extend_from_slice(&["--verify", "--verify-state", s]);
+        few.extend_from_slice(durability);
+        let mut many = few.clone();
+        many[2] = "100000";
+        allocations_of(&few);
+        let (a_few, ops_few) = allocations_of(&few);
+        let (a_many, ops_many) = allocations_of(&many);
+        assert_eq!((ops_few, ops_many), (1000, 100_000), "{durability:?}");
+        assert!(
+            a_many.abs_diff(a_few) <= 16,
+            "{durability:?}: {a_few} allocations for 1,000 I/Os, {a_many} for 100,000: the record allocates"
+        );
+    }
 }

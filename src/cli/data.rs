@@ -54,14 +54,25 @@ pub struct DataArgs {
     pub verify_max_reports: Option<Count<u32>>,
 
     /// Keep a durable record in FILE of what each completed flush made durable (the write of
-    /// each block it covered), updated crash-safely at every flush; after a power cut or a
-    /// crash, `iopulse verify TARGET --state FILE` tells lost-though-flushed blocks from
-    /// unflushed ones (docs/durability.md). Needs --verify, one target and --fsync-every or
-    /// --fdatasync-every. E.g. `iopulse t.dat --file-size 64m --write-percent 100 --verify
-    /// --fdatasync-every 8 --verify-state t.state`
+    /// each block it covered), updated crash-safely at every flush (only the pages changed);
+    /// after a power cut or a crash, `iopulse verify --state FILE` tells lost-though-flushed
+    /// blocks from unflushed ones, on every target (docs/durability.md). Needs --verify and
+    /// a flush stream (--fsync-every or --fdatasync-every) or writes durable at completion
+    /// (--sync-writes, or --direct on block devices whose write cache is write through). In
+    /// a cluster each rank keeps FILE.rankN (or the path `{rank}` gives). E.g. `iopulse t.dat
+    /// --file-size 64m --write-percent 100 --verify --fdatasync-every 8 --verify-state t.state`
     #[arg(long, value_name = "FILE")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub verify_state: Option<std::path::PathBuf>,
+
+    /// With writes durable at completion and no flush stream, the --verify-state record is
+    /// updated after every N completed writes of a worker (and at its end): a smaller N
+    /// checks more of the last writes after a cut, at one record write and fdatasync per N
+    /// writes. E.g. `iopulse /dev/sdb --force --write-percent 100 --verify --sync-writes dsync
+    /// --verify-state sdb.state --verify-state-every 16` [default: 64]
+    #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub verify_state_every: Option<Count<u64>>,
 
     /// Seed of every random choice (offsets, read/write mix, data). Same seed, same run.
     /// Default: drawn at start and recorded in the JSON result. E.g. `--seed 42`

@@ -152,6 +152,7 @@ impl WorkloadArgs {
             reducibility,
             verify,
             verify_state: self.data.verify_state.clone(),
+            verify_state_every: self.data.verify_state_every.map(|c| c.0),
             data_seed,
             placement: self.placement.spec(),
             metadata: self.metadata.spec()?,

@@ -138,10 +138,15 @@ fn check_and_run(
     start_line: &StartLine,
     stop: &Arc<AtomicUsize>,
 ) -> Result<RunOutcome, Error> {
-    // Only rank 0 writes the outputs, so only its paths must be writable.
+    // Only rank 0 writes the outputs, so only its paths must be writable; every rank
+    // writes its own --verify-state record (FILE.rankN in a job of several).
+    let targets: Vec<_> = spec.targets.iter().map(|t| start_line.substitute(t)).collect();
+    let record = spec.verify_state.as_ref().map(|p| start_line.record_path(p));
     if cluster.is_root() {
-        let targets: Vec<_> = spec.targets.iter().map(|t| start_line.substitute(t)).collect();
-        check_output(output, &targets, spec.verify_state.as_ref())?;
+        check_output(output, &targets, record.as_ref())?;
+    } else if let Some(record) = &record {
+        let run_files = [("--verify-state", record.clone())];
+        report::check_run_files(&targets, &run_files)?;
     }
     run::run(spec, diag, Arc::clone(stop), start_line)
 }

@@ -1,6 +1,7 @@
-//! `iopulse verify TARGET --state FILE`: after a power cut or a crash, each block of a
-//! target written with `--verify --verify-state FILE` judged against the durable record
-//! (`durable_record::check`), and the verdict printed as text or JSON.
+//! `iopulse verify [TARGET]... --state FILE`: after a power cut or a crash, each block of
+//! the targets written with `--verify --verify-state FILE` judged against the durable record
+//! (`durable_record::check`), and the verdict printed as text or JSON. The targets are the
+//! paths the record holds, or those given (a device renamed after a reboot), in its order.
 //!
 //! It reads the record and the target and prints; it never writes.
 
@@ -18,6 +19,11 @@ Examples:
       each block intact, lost though flushed, unflushed (old or new), torn or corrupt
   iopulse verify /dev/sdb --state sdb.state --output-format json > verdict.json
       the same as JSON (counts per class, first offsets, torn blocks with their parts)
+  iopulse verify --state t.state
+      every target the record holds, at the paths the run wrote (several targets,
+      --file-distribution per-worker files)
+  iopulse verify --state t.state.rank1
+      rank 1's record of a cluster run (each rank keeps its own: FILE.rankN)
 
 A block whose flushed write is gone (an older write, zeros, another run's data) is a
 broken promise of the storage: it is reported with its offset, and the exit code is 3.
@@ -37,9 +43,10 @@ pub enum VerdictFormat {
 #[derive(Debug, clap::Args)]
 #[command(after_help = VERIFY_EXAMPLES)]
 pub struct VerifyArgs {
-    /// The file or device the run wrote.
+    /// The files or devices the run wrote, in the order the record holds them; none: the
+    /// paths the record holds. E.g. `iopulse verify /dev/sdc --state sdb.state`
     #[arg(value_name = "TARGET")]
-    pub target: PathBuf,
+    pub targets: Vec<PathBuf>,
 
     /// The durable record the run kept (`--verify-state FILE`). E.g. `--state t.state`
     #[arg(long, value_name = "FILE")]
@@ -59,27 +66,46 @@ pub fn verify(args: VerifyArgs) -> i32 {
             return exit_code::USAGE;
         }
     };
-    let opened = std::fs::File::open(&args.target).and_then(|mut f| {
-        let len = f.seek(SeekFrom::End(0))?;
-        Ok((f, len))
-    });
-    let (target, len_bytes) = match opened {
-        Ok(t) => t,
-        Err(e) => {
-            crate::stderr_line!("iopulse verify: error: open {}: {e}", args.target.display());
-            return exit_code::USAGE;
+    let recorded = &record.header.targets;
+    if !args.targets.is_empty() && args.targets.len() != recorded.len() {
+        crate::stderr_line!(
+            "iopulse verify: error: TARGET: {} given, but the record holds {} ({}): give all of them in that order, or none to use those paths",
+            args.targets.len(),
+            recorded.len(),
+            recorded.iter().map(|t| t.path.display().to_string()).collect::<Vec<_>>().join(", ")
+        );
+        return exit_code::USAGE;
+    }
+    let paths: Vec<PathBuf> =
+        if args.targets.is_empty() { recorded.iter().map(|t| t.path.clone()).collect() } else { args.targets.clone() };
+    let mut targets = Vec::with_capacity(paths.len());
+    for path in &paths {
+        let opened = std::fs::File::open(path).and_then(|mut f| {
+            let len = f.seek(SeekFrom::End(0))?;
+            Ok((f, len))
+        });
+        match opened {
+            Ok((file, len_bytes)) => {
+                targets.push(check::OpenTarget { file, len_bytes, name: path.display().to_string() })
+            }
+            Err(e) => {
+                crate::stderr_line!("iopulse verify: error: open {}: {e}", path.display());
+                return exit_code::USAGE;
+            }
         }
-    };
-    let report = match check::check(&target, len_bytes, &record) {
+    }
+    let report = match check::check(&targets, &record) {
         Ok(r) => r,
         Err(e) => {
-            crate::stderr_line!("iopulse verify: error: {}: {e}", args.target.display());
+            crate::stderr_line!("iopulse verify: error: {e}");
             return exit_code::USAGE;
         }
     };
+    let names: Vec<String> = targets.into_iter().map(|t| t.name).collect();
+    let verdict = Verdict { names: &names, state: &args.state, durability: record.header.durability.describe() };
     let text = match args.output_format {
-        VerdictFormat::Text => render_text(&args, &report),
-        VerdictFormat::Json => super::json_text(&JsonVerdict::of(&args, &report)),
+        VerdictFormat::Text => render_text(&verdict, &report),
+        VerdictFormat::Json => super::json_text(&JsonVerdict::of(&verdict, &report)),
     };
     let code = super::write_stdout(&text);
     if code != exit_code::SUCCESS {
@@ -104,25 +130,48 @@ fn part_name(source: PartSource) -> String {
     }
 }
 
-fn render_text(args: &VerifyArgs, r: &CheckReport) -> String {
+/// What the verdict names besides the report.
+struct Verdict<'a> {
+    names: &'a [String],
+    state: &'a std::path::Path,
+    durability: &'static str,
+}
+
+impl Verdict<'_> {
+    /// A block's place: its offset, after its target's name when there are several.
+    fn place(&self, p: &check::Place) -> String {
+        if self.names.len() == 1 {
+            p.offset_bytes.to_string()
+        } else {
+            format!("{}:{}", self.names[p.target as usize], p.offset_bytes)
+        }
+    }
+}
+
+fn class_counts(counts: &[u64; 6]) -> std::collections::BTreeMap<&'static str, u64> {
+    Class::ALL.iter().map(|&c| (c.name(), counts[c as usize])).collect()
+}
+
+fn render_text(v: &Verdict<'_>, r: &CheckReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: {} blocks of {} bytes checked against {}",
-        args.target.display(),
+        "{}: {} blocks of {} bytes checked against {} (the record of {})",
+        v.names.join(", "),
         r.blocks,
         r.block_size_bytes,
-        args.state.display()
+        v.state.display(),
+        v.durability
     );
     let _ = writeln!(
         out,
-        "last flush recorded: {} ({} of {} workers without a recorded flush{})",
+        "last record update: {} ({} of {} workers without one{})",
         when(r.last_flush_unix_ns),
         r.workers_without_flush,
         r.workers,
         if r.damaged_slots > 0 {
-            format!("; {} record update(s) cut short, the previous used", r.damaged_slots)
+            format!("; {} record update(s) cut short, the pages before them used", r.damaged_slots)
         } else {
             String::new()
         }
@@ -132,9 +181,19 @@ fn render_text(args: &VerifyArgs, r: &CheckReport) -> String {
         let list = if firsts.is_empty() {
             String::new()
         } else {
-            format!("  first at {}", firsts.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "))
+            format!("  first at {}", firsts.iter().map(|p| v.place(p)).collect::<Vec<_>>().join(", "))
         };
         let _ = writeln!(out, "  {:<20} {:>10}{list}", c.name(), r.count(c));
+    }
+    if v.names.len() > 1 {
+        for (name, counts) in v.names.iter().zip(&r.counts_by_target) {
+            let line: Vec<String> = Class::ALL
+                .iter()
+                .filter(|&&c| counts[c as usize] > 0)
+                .map(|&c| format!("{} {}", c.name(), counts[c as usize]))
+                .collect();
+            let _ = writeln!(out, "  {name}: {}", line.join(", "));
+        }
     }
     for t in &r.torn {
         let parts: Vec<String> =
@@ -142,7 +201,7 @@ fn render_text(args: &VerifyArgs, r: &CheckReport) -> String {
         let _ = writeln!(
             out,
             "  torn at {}: {} (flushed write {}{})",
-            t.offset_bytes,
+            v.place(&check::Place { target: t.target, offset_bytes: t.offset_bytes }),
             parts.join(", "),
             t.durable_sequence,
             if t.broken_promise { ", partly lost: a broken promise" } else { "" }
@@ -160,40 +219,77 @@ fn render_text(args: &VerifyArgs, r: &CheckReport) -> String {
     out
 }
 
+/// A block named in the JSON verdict.
+#[derive(Serialize)]
+struct JsonPlace<'a> {
+    target: &'a str,
+    offset_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct JsonTarget<'a> {
+    path: &'a str,
+    counts: std::collections::BTreeMap<&'static str, u64>,
+}
+
+#[derive(Serialize)]
+struct JsonTorn<'a> {
+    target: &'a str,
+    #[serde(flatten)]
+    block: &'a check::TornBlock,
+}
+
 /// The JSON verdict: counts and first offsets by class name.
 #[derive(Serialize)]
 struct JsonVerdict<'a> {
-    target: String,
+    targets: Vec<JsonTarget<'a>>,
     state: String,
+    durable_by: &'static str,
     blocks: u64,
     block_size_bytes: u32,
     last_flush_unix_ns: u64,
     last_flush: String,
     workers: u32,
     workers_without_flush: u32,
-    damaged_record_slots: u32,
+    record_updates_cut_short: u32,
     counts: std::collections::BTreeMap<&'static str, u64>,
-    first_offsets: std::collections::BTreeMap<&'static str, &'a [u64]>,
-    torn: &'a [check::TornBlock],
+    first_offsets: std::collections::BTreeMap<&'static str, Vec<JsonPlace<'a>>>,
+    torn: Vec<JsonTorn<'a>>,
     torn_broken_promises: u64,
     violated: bool,
 }
 
 impl<'a> JsonVerdict<'a> {
-    fn of(args: &VerifyArgs, r: &'a CheckReport) -> Self {
+    fn of(v: &'a Verdict<'a>, r: &'a CheckReport) -> Self {
+        let name = |t: u32| v.names[t as usize].as_str();
         JsonVerdict {
-            target: args.target.display().to_string(),
-            state: args.state.display().to_string(),
+            targets: v
+                .names
+                .iter()
+                .zip(&r.counts_by_target)
+                .map(|(n, c)| JsonTarget { path: n, counts: class_counts(c) })
+                .collect(),
+            state: v.state.display().to_string(),
+            durable_by: v.durability,
             blocks: r.blocks,
             block_size_bytes: r.block_size_bytes,
             last_flush_unix_ns: r.last_flush_unix_ns,
             last_flush: when(r.last_flush_unix_ns),
             workers: r.workers,
             workers_without_flush: r.workers_without_flush,
-            damaged_record_slots: r.damaged_slots,
-            counts: Class::ALL.iter().map(|&c| (c.name(), r.count(c))).collect(),
-            first_offsets: Class::ALL.iter().map(|&c| (c.name(), r.first_offsets[c as usize].as_slice())).collect(),
-            torn: &r.torn,
+            record_updates_cut_short: r.damaged_slots,
+            counts: class_counts(&r.counts),
+            first_offsets: Class::ALL
+                .iter()
+                .map(|&c| {
+                    let places = r.first_offsets[c as usize]
+                        .iter()
+                        .map(|p| JsonPlace { target: name(p.target), offset_bytes: p.offset_bytes })
+                        .collect();
+                    (c.name(), places)
+                })
+                .collect(),
+            torn: r.torn.iter().map(|t| JsonTorn { target: name(t.target), block: t }).collect(),
             torn_broken_promises: r.torn_broken_promises,
             violated: r.violated(),
         }

@@ -1,5 +1,5 @@
-//! `iopulse verify TARGET --state FILE`: each block of the target judged against the
-//! durable record (what the last recorded flush of its worker made durable).
+//! `iopulse verify [TARGET]... --state FILE`: each block of every target of the record judged
+//! against it (what the last recorded update of its worker's record said was durable).
 //!
 //! With `d` the write the record says a block's flush made durable (0: none):
 //! - intact: the block holds write `d` (d > 0);
@@ -87,9 +87,19 @@ pub struct TornPart {
     pub source: PartSource,
 }
 
+/// Where a block is: its target (index in the record) and offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Place {
+    pub target: u32,
+    pub offset_bytes: u64,
+}
+
 /// A torn block: its parts in order, and whether it lost part of its flushed write.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TornBlock {
+    /// The target's index in the record (named by the command).
+    #[serde(skip)]
+    pub target: u32,
     pub offset_bytes: u64,
     /// The write the record says is durable there (0: none).
     pub durable_sequence: u32,
@@ -104,8 +114,10 @@ pub struct CheckReport {
     pub block_size_bytes: u32,
     /// Counts per class, in `Class::ALL`'s order (named in the JSON by the command).
     pub counts: [u64; 6],
+    /// Counts per class of each target, in the record's order.
+    pub counts_by_target: Vec<[u64; 6]>,
     /// The first offsets of each class, up to `FIRST_OFFSETS`.
-    pub first_offsets: [Vec<u64>; 6],
+    pub first_offsets: [Vec<Place>; 6],
     /// The first torn blocks with their parts.
     pub torn: Vec<TornBlock>,
     /// Torn blocks that lost part of a flushed write (broken promises among `torn`).
@@ -115,7 +127,7 @@ pub struct CheckReport {
     /// Flushes (record updates) of the newest worker record; workers with none.
     pub workers: u32,
     pub workers_without_flush: u32,
-    /// Slots found damaged (a cut during an update): the previous record was used.
+    /// Workers whose last record update was cut short (their pages before it were used).
     pub damaged_slots: u32,
 }
 
@@ -129,85 +141,113 @@ impl CheckReport {
         self.count(Class::LostThoughFlushed) > 0 || self.torn_broken_promises > 0 || self.count(Class::Corrupt) > 0
     }
 
-    fn add(&mut self, c: Class, offset_bytes: u64) {
+    fn add(&mut self, c: Class, place: Place) {
         self.counts[c.index()] += 1;
+        self.counts_by_target[place.target as usize][c.index()] += 1;
         let first = &mut self.first_offsets[c.index()];
         if first.len() < FIRST_OFFSETS {
-            first.push(offset_bytes);
+            first.push(place);
         }
     }
 }
 
-/// Why the target could not be checked.
+/// Why the targets could not be checked.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
-    #[error("the record is of a target of {record} blocks of {block_size} bytes, but the target holds {found} of them")]
-    TooSmall { record: u64, block_size: u32, found: u64 },
+    #[error("{path}: the record is of a target of {record} blocks of {block_size} bytes, but it holds {found} of them")]
+    TooSmall { path: String, record: u64, block_size: u32, found: u64 },
     #[error("the record names pattern {0}, which this iopulse does not know")]
     UnknownPattern(u32),
-    #[error("read at offset {offset_bytes}: {source}")]
-    Read { offset_bytes: u64, source: std::io::Error },
+    #[error("{path}: read at offset {offset_bytes}: {source}")]
+    Read { path: String, offset_bytes: u64, source: std::io::Error },
 }
 
-/// Judges every block of every worker's slice of `target` against `record`.
-pub fn check(target: &File, target_len_bytes: u64, record: &Record) -> Result<CheckReport, CheckError> {
+/// One target opened for the check: the file, its length, and its name for messages.
+pub struct OpenTarget {
+    pub file: File,
+    pub len_bytes: u64,
+    pub name: String,
+}
+
+/// Judges every block of every worker's extents against `record`; `targets` in the
+/// record's order.
+pub fn check(targets: &[OpenTarget], record: &Record) -> Result<CheckReport, CheckError> {
     let h = &record.header;
     let bs = h.block_size_bytes as u64;
     let pattern = Pattern::from_id(h.pattern_id).ok_or(CheckError::UnknownPattern(h.pattern_id))?;
-    let found = target_len_bytes / bs.max(1);
-    if found < h.target_blocks {
-        return Err(CheckError::TooSmall { record: h.target_blocks, block_size: h.block_size_bytes, found });
+    for (t, rt) in targets.iter().zip(&h.targets) {
+        let found = t.len_bytes / bs.max(1);
+        if found < rt.blocks {
+            return Err(CheckError::TooSmall {
+                path: t.name.clone(),
+                record: rt.blocks,
+                block_size: h.block_size_bytes,
+                found,
+            });
+        }
     }
     let mut report = CheckReport {
         block_size_bytes: h.block_size_bytes,
-        workers: h.slices.len() as u32,
+        workers: h.workers.len() as u32,
         damaged_slots: record.damaged_slots,
+        counts_by_target: vec![[0; 6]; h.targets.len()],
         ..Default::default()
     };
     let mut buf = vec![0u8; (READ_BLOCKS * bs) as usize];
     let mut scratch = vec![0u8; bs as usize];
-    for (w, &(first, blocks)) in h.slices.iter().enumerate() {
+    for (w, extents) in h.workers.iter().enumerate() {
         let slot = record.slots[w].as_ref();
         match slot {
             Some(s) => report.last_flush_unix_ns = report.last_flush_unix_ns.max(s.flush_unix_ns),
             None => report.workers_without_flush += 1,
         }
         let base_high = slot.map_or(0, |s| s.sequence_base >> 32);
-        let mut r = 0;
-        while r < blocks {
-            let n = (blocks - r).min(READ_BLOCKS);
-            let offset_bytes = (first + r) * bs;
-            let chunk = &mut buf[..(n * bs) as usize];
-            target.read_exact_at(chunk, offset_bytes).map_err(|source| CheckError::Read { offset_bytes, source })?;
-            for i in 0..n {
-                let block = &chunk[(i * bs) as usize..((i + 1) * bs) as usize];
-                let durable = slot.map_or(0, |s| s.table[(r + i) as usize]);
-                let at = offset_bytes + i * bs;
-                let judge = Judge { seed: h.seed, pattern, offset_bytes: at, durable, base_high };
-                match judge.classify(block, &mut scratch) {
-                    Verdict::Class(c) => report.add(c, at),
-                    Verdict::Torn(parts) => {
-                        report.add(Class::Torn, at);
-                        let broken = durable != 0
-                            && parts.iter().any(|p| match p.source {
-                                PartSource::Write { sequence } => sequence < durable,
-                                _ => true,
-                            });
-                        report.torn_broken_promises += u64::from(broken);
-                        if report.torn.len() < FIRST_OFFSETS {
-                            report.torn.push(TornBlock {
-                                offset_bytes: at,
-                                durable_sequence: durable,
-                                broken_promise: broken,
-                                parts,
-                            });
+        let mut table_at = 0usize;
+        for e in extents {
+            let target = &targets[e.target as usize];
+            let mut r = 0;
+            while r < e.blocks {
+                let n = (e.blocks - r).min(READ_BLOCKS);
+                let offset_bytes = (e.first_block + r) * bs;
+                let chunk = &mut buf[..(n * bs) as usize];
+                target.file.read_exact_at(chunk, offset_bytes).map_err(|source| CheckError::Read {
+                    path: target.name.clone(),
+                    offset_bytes,
+                    source,
+                })?;
+                for i in 0..n {
+                    let block = &chunk[(i * bs) as usize..((i + 1) * bs) as usize];
+                    let durable = slot.map_or(0, |s| s.table[table_at + (r + i) as usize]);
+                    let at = offset_bytes + i * bs;
+                    let judge = Judge { seed: h.seed, pattern, offset_bytes: at, durable, base_high };
+                    let place = Place { target: e.target, offset_bytes: at };
+                    match judge.classify(block, &mut scratch) {
+                        Verdict::Class(c) => report.add(c, place),
+                        Verdict::Torn(parts) => {
+                            report.add(Class::Torn, place);
+                            let broken = durable != 0
+                                && parts.iter().any(|p| match p.source {
+                                    PartSource::Write { sequence } => sequence < durable,
+                                    _ => true,
+                                });
+                            report.torn_broken_promises += u64::from(broken);
+                            if report.torn.len() < FIRST_OFFSETS {
+                                report.torn.push(TornBlock {
+                                    target: e.target,
+                                    offset_bytes: at,
+                                    durable_sequence: durable,
+                                    broken_promise: broken,
+                                    parts,
+                                });
+                            }
                         }
                     }
                 }
+                r += n;
             }
-            r += n;
+            table_at += e.blocks as usize;
+            report.blocks += e.blocks;
         }
-        report.blocks += blocks;
     }
     Ok(report)
 }

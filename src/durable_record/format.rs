@@ -1,41 +1,121 @@
 //! The durable record's file (`--verify-state FILE`): its layout, how a worker updates its
-//! part crash-safely, and how the file is read back, bounded and checked.
+//! part crash-safely and incrementally, and how the file is read back, bounded and checked.
 //!
-//! Layout: a header (magic, the run's data seed, block size, pattern, each worker's slice
-//! of the target), then per worker two slots of the same size. A slot holds one record:
-//! a generation, the wall-clock time of the flush, the worker's write-sequence base and
-//! high-water mark, and a table of one 32-bit sequence per block of the worker's slice
-//! (0: no flushed write), all under a crc32c. A worker writes the slot its last record is
-//! not in and then fdatasyncs, so a cut during an update leaves the other slot whole: the
-//! reader takes the valid slot of the highest generation. Each worker owns its slots (no
-//! lock between workers), and the file is sized and its header made durable before the
-//! first I/O (written beside, fsynced, renamed into place, the directory fsynced).
+//! Layout: a header (magic, the run's data seed, block size, pattern, how the record
+//! follows durability, the targets with their paths and blocks, and each worker's extents:
+//! which blocks of which target its table covers), then per worker a section of 4 KiB
+//! pages: two copies of its summary (generation, wall-clock time of the update, the
+//! write-sequence base, writes completed, pages written by the update), then two banks
+//! of copies of the pages of its table (bank 0: every page's first copy, then bank 1). A table page holds the low 32 bits of the last durable
+//! write of 1,008 blocks (0: none) of one extent (a page never spans two targets), its
+//! generation and a crc32c.
 //!
-//! Must not: allocate when a record is written (the buffer is the writer's own), or parse
-//! anything beyond the fixed layout.
+//! An update writes only the pages changed since the last one, each into the copy that
+//! does not hold its newest version, and the summary into the copy of the generation's
+//! parity, then fdatasyncs. A cut during the update leaves each page's previous copy
+//! whole: the reader takes, page by page, the valid copy of the highest generation. Every
+//! copy it can take states writes that a completed flush (or a write durable at
+//! completion) made durable, so a record mixing pages of the cut update with older ones
+//! still promises nothing that was not promised; the reader says the update was cut short
+//! (a torn copy, or fewer pages of the newest generation than its summary names, or no
+//! summary of it). Each worker owns its section (no lock between workers), and the file
+//! is sized and its header made durable before the first I/O (written beside, fsynced,
+//! renamed into place, the directory fsynced).
+//!
+//! Must not: allocate when a record is written or a write is noted (every buffer is the
+//! writer's own, sized once), or parse anything beyond the bounded layout.
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const FILE_MAGIC: [u8; 8] = *b"IOPDREC\x01";
-const SLOT_MAGIC: [u8; 8] = *b"IOPSLOT\x01";
-const VERSION: u32 = 1;
-/// Bytes of a slot before its table, and of the header before its slices.
+const FILE_MAGIC: [u8; 8] = *b"IOPDREC\x02";
+const SUMMARY_MAGIC: [u8; 8] = *b"IOPSUMM\x02";
+const PAGE_MAGIC: [u8; 8] = *b"IOPPAGE\x02";
+const VERSION: u32 = 2;
+/// Bytes of a page (and of the header's fixed part) before its entries.
 const FIXED_BYTES: usize = 64;
-/// Bytes of one worker's slice in the header (first block, blocks).
-const SLICE_BYTES: usize = 16;
-/// Slots and the header are whole pages, so that a slot's write never shares a page with another's.
-const PAGE_BYTES: u64 = 4096;
-/// Most workers a record holds (the header stays small).
+/// Every part of the file is whole pages, so that no write shares a page with another's.
+pub const PAGE_BYTES: u64 = 4096;
+/// Blocks one table page covers.
+pub const ENTRIES_PER_PAGE: u64 = (PAGE_BYTES - FIXED_BYTES as u64) / 4;
+/// Most workers and targets a record holds (the header stays small).
 pub const MAX_WORKERS: u32 = 4096;
+pub const MAX_TARGETS: u32 = 1 << 20;
+/// Longest target path recorded.
+const MAX_PATH_BYTES: usize = 4096;
 /// Largest state file read: the tables of 512 MiB of sequences (the most a run keeps),
-/// twice, and the header.
-pub const MAX_FILE_BYTES: u64 = (1 << 30) + (1 << 20);
-/// Crc field of header and slots.
+/// twice, and their page headers, summaries and the header.
+pub const MAX_FILE_BYTES: u64 = (5 << 28) + (64 << 20);
+/// Crc field of the header, summaries and pages.
 const CRC_AT: usize = 56;
+/// Most pages one write of an update carries.
+const RUN_PAGES: usize = 64;
+/// `RecordWriter::copy` of a page never written.
+const NO_COPY: u8 = 2;
+
+/// How the record follows what is durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// At each completed flush (`--fsync-every`, `--fdatasync-every`), the blocks of the
+    /// file it flushed.
+    Flushes,
+    /// Every completed write is durable (`--sync-writes`: O_DSYNC/O_SYNC): the record is
+    /// updated every N completed writes and at the end, and at flushes when there are some.
+    SyncWrites,
+    /// Every completed write is durable (O_DIRECT on block devices whose write cache is
+    /// write through): as `SyncWrites`.
+    DirectWriteThrough,
+}
+
+impl Durability {
+    fn id(self) -> u32 {
+        match self {
+            Durability::Flushes => 1,
+            Durability::SyncWrites => 2,
+            Durability::DirectWriteThrough => 3,
+        }
+    }
+
+    fn from_id(id: u32) -> Option<Self> {
+        [Durability::Flushes, Durability::SyncWrites, Durability::DirectWriteThrough].into_iter().find(|d| d.id() == id)
+    }
+
+    /// What made the recorded writes durable, for the report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Durability::Flushes => "completed flushes",
+            Durability::SyncWrites => "writes durable at completion (O_DSYNC/O_SYNC)",
+            Durability::DirectWriteThrough => "writes durable at completion (O_DIRECT, write-through cache)",
+        }
+    }
+
+    /// Every completed write is durable, whatever file a flush was of.
+    pub fn at_completion(self) -> bool {
+        self != Durability::Flushes
+    }
+}
+
+/// One target of the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordTarget {
+    /// The path the run wrote (absolute).
+    pub path: PathBuf,
+    /// Its blocks when the run started.
+    pub blocks: u64,
+}
+
+/// A run of blocks of one target that a worker's table covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    pub target: u32,
+    /// First block in the target.
+    pub first_block: u64,
+    pub blocks: u64,
+}
 
 /// What the run was, for the checker to regenerate its blocks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,32 +123,36 @@ pub struct RecordHeader {
     pub block_size_bytes: u32,
     pub pattern_id: u32,
     pub seed: u64,
-    /// The target's blocks when the run started.
-    pub target_blocks: u64,
-    /// Each worker's slice: (first target block, blocks).
-    pub slices: Vec<(u64, u64)>,
+    pub durability: Durability,
+    pub targets: Vec<RecordTarget>,
+    /// Each worker's extents, in the order of its table.
+    pub workers: Vec<Vec<Extent>>,
 }
 
-/// One worker's last durable record.
+/// One worker's record as read back.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Slot {
+    /// The newest update read whole (a cut one's pages are used too: see the module).
     pub generation: u64,
     pub flush_unix_ns: u64,
     /// The high 32 bits of every sequence the worker wrote (worker index and run nonce).
     pub sequence_base: u64,
-    /// The worker's last write sequence (low 32 bits) covered by the flush.
+    /// The worker's writes completed when that update was made.
     pub high_water: u64,
-    /// Per block of the slice: the low 32 bits of the write the flush made durable (0: none).
+    /// Per block of the worker's extents, in order: the low 32 bits of the write made
+    /// durable (0: none).
     pub table: Vec<u32>,
+    /// The worker's last update was cut short (torn, or not all of its pages written).
+    pub cut_short: bool,
 }
 
-/// The record as read back: the header and, per worker, its newest valid slot (`None`: no
-/// flush of that worker was recorded).
+/// The record as read back: the header and, per worker, its record (`None`: no update of
+/// that worker was recorded).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
     pub header: RecordHeader,
     pub slots: Vec<Option<Slot>>,
-    /// Slots found damaged (a cut during their update); the other slot was used.
+    /// Workers whose last update was cut short (their previous pages were used).
     pub damaged_slots: u32,
 }
 
@@ -83,21 +167,27 @@ pub enum RecordError {
     Damaged(String),
 }
 
-fn slot_bytes(blocks: u64) -> u64 {
-    (FIXED_BYTES as u64 + 4 * blocks).div_ceil(PAGE_BYTES) * PAGE_BYTES
+fn pages_of(blocks: u64) -> u64 {
+    blocks.div_ceil(ENTRIES_PER_PAGE)
 }
 
-fn header_bytes(workers: usize) -> u64 {
-    ((FIXED_BYTES + SLICE_BYTES * workers) as u64).div_ceil(PAGE_BYTES) * PAGE_BYTES
+/// Table pages of a worker (each extent starts a page).
+fn worker_pages(extents: &[Extent]) -> u64 {
+    extents.iter().map(|e| pages_of(e.blocks)).sum()
 }
 
-/// Where each worker's two slots start, and the file's length.
-fn sections(slices: &[(u64, u64)]) -> (Vec<u64>, u64) {
-    let mut at = header_bytes(slices.len());
-    let mut starts = Vec::with_capacity(slices.len());
-    for &(_, blocks) in slices {
+/// A worker's section: two summary pages, two copies of each table page.
+fn section_bytes(extents: &[Extent]) -> u64 {
+    (2 + 2 * worker_pages(extents)) * PAGE_BYTES
+}
+
+/// Where each worker's section starts, and the file's length.
+fn sections(header_len: u64, workers: &[Vec<Extent>]) -> (Vec<u64>, u64) {
+    let mut at = header_len;
+    let mut starts = Vec::with_capacity(workers.len());
+    for extents in workers {
         starts.push(at);
-        at += 2 * slot_bytes(blocks);
+        at += section_bytes(extents);
     }
     (starts, at)
 }
@@ -114,35 +204,58 @@ fn crc_without_field(b: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(&b[..CRC_AT]), &b[CRC_AT + 4..])
 }
 
+fn seal(b: &mut [u8]) {
+    b[CRC_AT..CRC_AT + 4].fill(0);
+    let crc = crc_without_field(b);
+    b[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn sealed(b: &[u8]) -> bool {
+    u32_at(b, CRC_AT) == crc_without_field(b)
+}
+
 fn encode_header(h: &RecordHeader) -> Vec<u8> {
-    let mut b = vec![0u8; header_bytes(h.slices.len()) as usize];
+    let mut b = vec![0u8; FIXED_BYTES];
     b[..8].copy_from_slice(&FILE_MAGIC);
     b[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    b[12..16].copy_from_slice(&(h.slices.len() as u32).to_le_bytes());
+    b[12..16].copy_from_slice(&(h.workers.len() as u32).to_le_bytes());
     b[16..20].copy_from_slice(&h.block_size_bytes.to_le_bytes());
     b[20..24].copy_from_slice(&h.pattern_id.to_le_bytes());
     b[24..32].copy_from_slice(&h.seed.to_le_bytes());
-    b[32..40].copy_from_slice(&h.target_blocks.to_le_bytes());
-    for (i, &(first, blocks)) in h.slices.iter().enumerate() {
-        let at = FIXED_BYTES + SLICE_BYTES * i;
-        b[at..at + 8].copy_from_slice(&first.to_le_bytes());
-        b[at + 8..at + 16].copy_from_slice(&blocks.to_le_bytes());
+    b[32..36].copy_from_slice(&(h.targets.len() as u32).to_le_bytes());
+    b[36..40].copy_from_slice(&h.durability.id().to_le_bytes());
+    for t in &h.targets {
+        let path = t.path.as_os_str().as_bytes();
+        b.extend_from_slice(&t.blocks.to_le_bytes());
+        b.extend_from_slice(&(path.len() as u32).to_le_bytes());
+        b.extend_from_slice(path);
     }
-    let crc = crc_without_field(&b);
-    b[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+    for extents in &h.workers {
+        b.extend_from_slice(&(extents.len() as u32).to_le_bytes());
+        for e in extents {
+            b.extend_from_slice(&e.target.to_le_bytes());
+            b.extend_from_slice(&e.first_block.to_le_bytes());
+            b.extend_from_slice(&e.blocks.to_le_bytes());
+        }
+    }
+    let len = (b.len() as u64).div_ceil(PAGE_BYTES) * PAGE_BYTES;
+    b.resize(len as usize, 0);
+    b[40..48].copy_from_slice(&len.to_le_bytes());
+    seal(&mut b);
     b
 }
 
-/// Creates the state file for a run: sized, its header durable, no slot written yet.
+/// Creates the state file for a run: sized, its header durable, no update written yet.
 /// Returns the open file each worker's `RecordWriter` shares.
 pub fn create(path: &Path, header: &RecordHeader) -> io::Result<Arc<File>> {
-    let (_, len_bytes) = sections(&header.slices);
+    let head = encode_header(header);
+    let (_, len_bytes) = sections(head.len() as u64, &header.workers);
     let mut beside = path.as_os_str().to_os_string();
     beside.push(".new");
-    let beside = std::path::PathBuf::from(beside);
+    let beside = PathBuf::from(beside);
     let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&beside)?;
     file.set_len(len_bytes)?;
-    file.write_all_at(&encode_header(header), 0)?;
+    file.write_all_at(&head, 0)?;
     file.sync_all()?;
     std::fs::rename(&beside, path)?;
     sync_directory_of(path)?;
@@ -158,52 +271,209 @@ fn sync_directory_of(path: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// Where a worker's slots start and how long each is (for `RecordWriter::new`).
-pub fn worker_section(header: &RecordHeader, worker: usize) -> (u64, u64) {
-    let (starts, _) = sections(&header.slices);
-    (starts[worker], slot_bytes(header.slices[worker].1))
+/// One of a worker's files, as its writer addresses it: where the file's blocks start in
+/// the worker's table (`region_start`: a worker-region block), how many of them the table
+/// covers (0: none of the worker's region lies in it), and its first page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriterFile {
+    pub region_start: u64,
+    pub blocks: u64,
+    pub page_base: u32,
 }
 
-/// One worker's writer of its slots: its buffer is made once, so a record allocates nothing.
+/// One worker's writer of its section. Everything it uses is sized at its start: noting a
+/// write and recording an update allocate nothing.
 pub struct RecordWriter {
     file: Arc<File>,
+    worker: u32,
     section_at: u64,
-    slot_bytes: u64,
+    /// The worker's files, by its file index.
+    files: Vec<WriterFile>,
+    /// Per page: the copy holding its newest version (`NO_COPY`: none yet).
+    copy: Vec<u8>,
+    /// Per page: written to since its last update.
+    dirty: Vec<bool>,
+    /// Per file: its dirty pages (capacity: the file's pages, so a push never grows it).
+    dirty_pages: Vec<Vec<u32>>,
+    /// Pages written at once (up to `RUN_PAGES`).
     buf: Vec<u8>,
+    /// Table pages of the worker (a bank of copies).
+    pages: u64,
     generation: u64,
     sequence_base: u64,
+    /// Writes completed (noted).
+    completed: u64,
+    durability: Durability,
+    /// With writes durable at completion: an update after every this many (0: at flushes only).
+    every_writes: u64,
+    since_update: u64,
 }
 
 impl RecordWriter {
-    pub fn new(file: Arc<File>, section_at: u64, slot_bytes: u64, blocks: u64, sequence_base: u64) -> Self {
-        let mut buf = vec![0u8; FIXED_BYTES + 4 * blocks as usize];
-        buf[..8].copy_from_slice(&SLOT_MAGIC);
-        buf[48..56].copy_from_slice(&blocks.to_le_bytes());
-        Self { file, section_at, slot_bytes, buf, generation: 0, sequence_base }
+    /// `every_writes`: with writes durable at completion, an update after every this many
+    /// completed writes (0: only at flushes).
+    pub fn new(
+        file: Arc<File>,
+        header: &RecordHeader,
+        worker: u32,
+        files: Vec<WriterFile>,
+        sequence_base: u64,
+        every_writes: u64,
+    ) -> Self {
+        let head_len = encode_header(header).len() as u64;
+        let (starts, _) = sections(head_len, &header.workers);
+        let pages = worker_pages(&header.workers[worker as usize]) as usize;
+        let dirty_pages =
+            files.iter().map(|f| Vec::with_capacity(pages_of(f.blocks) as usize)).collect::<Vec<Vec<u32>>>();
+        Self {
+            file,
+            worker,
+            section_at: starts[worker as usize],
+            files,
+            copy: vec![NO_COPY; pages],
+            dirty: vec![false; pages],
+            dirty_pages,
+            buf: vec![0u8; RUN_PAGES.min(pages.max(1)) * PAGE_BYTES as usize],
+            pages: pages as u64,
+            generation: 0,
+            sequence_base,
+            completed: 0,
+            durability: header.durability,
+            every_writes,
+            since_update: 0,
+        }
     }
 
-    /// Records that the flush that just completed made `table` (the low 32 bits of the last
-    /// write to each block) durable, up to write `high_water`: into the slot the previous
-    /// record is not in, then fdatasync.
-    pub fn record(&mut self, table: &[u32], high_water: u64) -> io::Result<()> {
+    /// A write to `region_block` of the worker's file `file` completed. Returns whether an
+    /// update is due (writes durable at completion, every N of them).
+    #[inline]
+    pub fn note_write(&mut self, file: u32, region_block: u64) -> bool {
+        self.completed += 1;
+        let f = self.files[file as usize];
+        let page = f.page_base + ((region_block - f.region_start) / ENTRIES_PER_PAGE) as u32;
+        if !self.dirty[page as usize] {
+            self.dirty[page as usize] = true;
+            self.dirty_pages[file as usize].push(page);
+        }
+        self.since_update += 1;
+        self.every_writes != 0 && self.since_update >= self.every_writes
+    }
+
+    /// A flush of the worker's file `file` completed, with every write before it: records
+    /// what it made durable (`table`: the low 32 bits of each block's last completed
+    /// write). With writes durable at completion, every file's changed pages are recorded.
+    pub fn flushed(&mut self, file: u32, table: &[u32]) -> io::Result<()> {
+        if self.durability.at_completion() { self.update(None, table) } else { self.update(Some(file), table) }
+    }
+
+    /// Every completed write is durable (the record is kept at the worker's end too).
+    pub fn durable_at_completion(&self) -> bool {
+        self.durability.at_completion()
+    }
+
+    /// Records every completed write (writes durable at completion): every N of them, and
+    /// at the worker's end.
+    pub fn checkpoint(&mut self, table: &[u32]) -> io::Result<()> {
+        if self.dirty_pages.iter().all(Vec::is_empty) {
+            return Ok(());
+        }
+        self.update(None, table)
+    }
+
+    /// Writes the changed pages of `only` (every file: `None`), then the summary, then
+    /// fdatasync. Pages are written in order, those that land next to each other in one
+    /// write (every page changed at each update alternates its copies in step: they all
+    /// land in one bank).
+    fn update(&mut self, only: Option<u32>, table: &[u32]) -> io::Result<()> {
         self.generation += 1;
+        self.since_update = 0;
+        let mut written = 0u32;
+        let (mut run_at, mut run_pages) = (0u64, 0usize);
+        for f in 0..self.files.len() {
+            if only.is_some_and(|o| o as usize != f) {
+                continue;
+            }
+            let wf = self.files[f];
+            self.dirty_pages[f].sort_unstable();
+            for i in 0..self.dirty_pages[f].len() {
+                let page = self.dirty_pages[f][i];
+                let copy = if self.copy[page as usize] == 0 { 1 } else { 0 };
+                let at = self.section_at + (2 + u64::from(copy) * self.pages + u64::from(page)) * PAGE_BYTES;
+                if run_pages == RUN_PAGES || (run_pages > 0 && at != run_at + run_pages as u64 * PAGE_BYTES) {
+                    self.file.write_all_at(&self.buf[..run_pages * PAGE_BYTES as usize], run_at)?;
+                    run_pages = 0;
+                }
+                if run_pages == 0 {
+                    run_at = at;
+                }
+                let b = &mut self.buf[run_pages * PAGE_BYTES as usize..(run_pages + 1) * PAGE_BYTES as usize];
+                encode_page(b, &wf, page, table, self.generation, self.sequence_base, self.worker);
+                run_pages += 1;
+                self.copy[page as usize] = copy;
+                self.dirty[page as usize] = false;
+                written += 1;
+            }
+            self.dirty_pages[f].clear();
+        }
+        if run_pages > 0 {
+            self.file.write_all_at(&self.buf[..run_pages * PAGE_BYTES as usize], run_at)?;
+        }
         let flush_unix_ns =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        let b = &mut self.buf;
+        let b = &mut self.buf[..PAGE_BYTES as usize];
+        b.fill(0);
+        b[..8].copy_from_slice(&SUMMARY_MAGIC);
         b[8..16].copy_from_slice(&self.generation.to_le_bytes());
         b[16..24].copy_from_slice(&flush_unix_ns.to_le_bytes());
         b[24..32].copy_from_slice(&self.sequence_base.to_le_bytes());
-        b[32..40].copy_from_slice(&high_water.to_le_bytes());
-        for (dst, &s) in b[FIXED_BYTES..].chunks_exact_mut(4).zip(table) {
-            dst.copy_from_slice(&s.to_le_bytes());
-        }
-        b[CRC_AT..CRC_AT + 4].fill(0);
-        let crc = crc_without_field(b);
-        b[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
-        let at = self.section_at + (self.generation % 2) * self.slot_bytes;
+        b[32..40].copy_from_slice(&self.completed.to_le_bytes());
+        b[40..44].copy_from_slice(&written.to_le_bytes());
+        b[44..48].copy_from_slice(&self.worker.to_le_bytes());
+        seal(b);
+        let at = self.section_at + (self.generation % 2) * PAGE_BYTES;
         self.file.write_all_at(b, at)?;
         self.file.sync_data()
     }
+}
+
+/// Page `page` (of file `wf`) of a worker's table, from `table`, into `b`.
+fn encode_page(b: &mut [u8], wf: &WriterFile, page: u32, table: &[u32], generation: u64, base: u64, worker: u32) {
+    let first = wf.region_start + u64::from(page - wf.page_base) * ENTRIES_PER_PAGE;
+    let end = (first + ENTRIES_PER_PAGE).min(wf.region_start + wf.blocks);
+    b.fill(0);
+    b[..8].copy_from_slice(&PAGE_MAGIC);
+    b[8..16].copy_from_slice(&generation.to_le_bytes());
+    b[16..24].copy_from_slice(&base.to_le_bytes());
+    b[24..28].copy_from_slice(&page.to_le_bytes());
+    b[28..32].copy_from_slice(&worker.to_le_bytes());
+    for (dst, &s) in b[FIXED_BYTES..].chunks_exact_mut(4).zip(&table[first as usize..end as usize]) {
+        dst.copy_from_slice(&s.to_le_bytes());
+    }
+    seal(b);
+}
+
+/// A worker's extents and its writer's files: `files` are the worker's files as (target,
+/// first block among the worker's files' blocks laid end to end, blocks), and its region
+/// is `region_blocks` from `region_first_block` there.
+pub fn worker_geometry(
+    files: &[(u32, u64, u64)],
+    region_first_block: u64,
+    region_blocks: u64,
+) -> (Vec<Extent>, Vec<WriterFile>) {
+    let (mut extents, mut writer_files) = (Vec::new(), Vec::with_capacity(files.len()));
+    let region_end = region_first_block + region_blocks;
+    let mut page_base = 0u32;
+    for &(target, first, blocks) in files {
+        let (lo, hi) = (first.max(region_first_block), (first + blocks).min(region_end));
+        if hi <= lo {
+            writer_files.push(WriterFile { region_start: 0, blocks: 0, page_base });
+            continue;
+        }
+        extents.push(Extent { target, first_block: lo - first, blocks: hi - lo });
+        writer_files.push(WriterFile { region_start: lo - region_first_block, blocks: hi - lo, page_base });
+        page_base += pages_of(hi - lo) as u32;
+    }
+    (extents, writer_files)
 }
 
 /// Reads the state file at `path` (a regular file of at most `MAX_FILE_BYTES`).
@@ -215,8 +485,31 @@ pub fn read(path: &Path) -> Result<Record, RecordError> {
     decode(&bytes)
 }
 
-/// The record held in `bytes` (a whole state file).
-pub fn decode(bytes: &[u8]) -> Result<Record, RecordError> {
+/// A bounded reader of the header's variable part.
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], RecordError> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len());
+        let end = end.ok_or_else(|| RecordError::Damaged("its header ends inside a field".into()))?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn u32(&mut self) -> Result<u32, RecordError> {
+        Ok(u32_at(self.take(4)?, 0))
+    }
+
+    fn u64(&mut self) -> Result<u64, RecordError> {
+        Ok(u64_at(self.take(8)?, 0))
+    }
+}
+
+fn decode_header(bytes: &[u8]) -> Result<(RecordHeader, usize), RecordError> {
     if bytes.len() < FIXED_BYTES || bytes[..8] != FILE_MAGIC {
         return Err(RecordError::NotARecord("no record magic at its start"));
     }
@@ -227,28 +520,66 @@ pub fn decode(bytes: &[u8]) -> Result<Record, RecordError> {
     if workers == 0 || workers > MAX_WORKERS {
         return Err(RecordError::Damaged(format!("its header names {workers} workers")));
     }
-    let head_len = header_bytes(workers as usize) as usize;
-    if bytes.len() < head_len {
-        return Err(RecordError::Damaged(format!("{} bytes, shorter than its header", bytes.len())));
+    let targets = u32_at(bytes, 32);
+    if targets == 0 || targets > MAX_TARGETS {
+        return Err(RecordError::Damaged(format!("its header names {targets} targets")));
     }
-    let head = &bytes[..head_len];
-    if u32_at(head, CRC_AT) != crc_without_field(head) {
+    let head_len = u64_at(bytes, 40);
+    if head_len < PAGE_BYTES || !head_len.is_multiple_of(PAGE_BYTES) || head_len > bytes.len() as u64 {
+        return Err(RecordError::Damaged(format!("its header claims {head_len} bytes of {}", bytes.len())));
+    }
+    let head = &bytes[..head_len as usize];
+    if !sealed(head) {
         return Err(RecordError::Damaged("its header's checksum fails".into()));
     }
-    let slices: Vec<(u64, u64)> = (0..workers as usize)
-        .map(|i| (u64_at(head, FIXED_BYTES + SLICE_BYTES * i), u64_at(head, FIXED_BYTES + SLICE_BYTES * i + 8)))
-        .collect();
+    let durability = Durability::from_id(u32_at(head, 36))
+        .ok_or_else(|| RecordError::Damaged(format!("durability {} is unknown", u32_at(head, 36))))?;
+    let mut c = Cursor { b: head, at: FIXED_BYTES };
+    let mut list = Vec::new();
+    for _ in 0..targets {
+        let blocks = c.u64()?;
+        let len = c.u32()? as usize;
+        if len > MAX_PATH_BYTES {
+            return Err(RecordError::Damaged(format!("a target path of {len} bytes")));
+        }
+        let path = PathBuf::from(std::ffi::OsString::from_vec(c.take(len)?.to_vec()));
+        list.push(RecordTarget { path, blocks });
+    }
+    let mut per_worker = Vec::with_capacity(workers as usize);
+    for _ in 0..workers {
+        let n = c.u32()?;
+        let mut extents = Vec::new();
+        for _ in 0..n {
+            let e = Extent { target: c.u32()?, first_block: c.u64()?, blocks: c.u64()? };
+            let inside = list
+                .get(e.target as usize)
+                .is_some_and(|t| e.first_block.checked_add(e.blocks).is_some_and(|end| end <= t.blocks));
+            if !inside {
+                return Err(RecordError::Damaged("a worker's extent lies outside its target".into()));
+            }
+            extents.push(e);
+        }
+        per_worker.push(extents);
+    }
     let header = RecordHeader {
         block_size_bytes: u32_at(head, 16),
         pattern_id: u32_at(head, 20),
         seed: u64_at(head, 24),
-        target_blocks: u64_at(head, 32),
-        slices,
+        durability,
+        targets: list,
+        workers: per_worker,
     };
-    if header.slices.iter().any(|&(first, blocks)| first.checked_add(blocks).is_none_or(|e| e > header.target_blocks)) {
-        return Err(RecordError::Damaged("a worker's slice lies outside the target".into()));
+    Ok((header, head_len as usize))
+}
+
+/// The record held in `bytes` (a whole state file).
+pub fn decode(bytes: &[u8]) -> Result<Record, RecordError> {
+    let (header, head_len) = decode_header(bytes)?;
+    let total_pages: u64 = header.workers.iter().map(|e| worker_pages(e)).sum();
+    if total_pages.saturating_mul(2 * PAGE_BYTES) > MAX_FILE_BYTES {
+        return Err(RecordError::Damaged("its header describes tables larger than any run keeps".into()));
     }
-    let (starts, len_bytes) = sections(&header.slices);
+    let (starts, len_bytes) = sections(head_len as u64, &header.workers);
     if bytes.len() as u64 != len_bytes {
         return Err(RecordError::Damaged(format!(
             "{} bytes where its header implies {len_bytes} (truncated or grown)",
@@ -256,35 +587,109 @@ pub fn decode(bytes: &[u8]) -> Result<Record, RecordError> {
         )));
     }
     let mut damaged_slots = 0;
-    let mut slots = Vec::with_capacity(header.slices.len());
-    for (w, &(_, blocks)) in header.slices.iter().enumerate() {
-        let len = slot_bytes(blocks) as usize;
-        let mut best: Option<Slot> = None;
-        for k in 0..2 {
-            let at = starts[w] as usize + k * len;
-            let raw = &bytes[at..at + FIXED_BYTES + 4 * blocks as usize];
-            match decode_slot(raw, blocks) {
-                Some(s) if best.as_ref().is_none_or(|b| s.generation > b.generation) => best = Some(s),
-                Some(_) => {}
-                None if raw.iter().any(|&b| b != 0) => damaged_slots += 1,
-                None => {}
-            }
-        }
-        slots.push(best);
-    }
+    let slots = header
+        .workers
+        .iter()
+        .enumerate()
+        .map(|(w, extents)| {
+            let slot = decode_worker(&bytes[starts[w] as usize..], w as u32, extents);
+            damaged_slots += u32::from(slot.as_ref().is_some_and(|s| s.cut_short));
+            slot
+        })
+        .collect();
     Ok(Record { header, slots, damaged_slots })
 }
 
-fn decode_slot(raw: &[u8], blocks: u64) -> Option<Slot> {
-    if raw[..8] != SLOT_MAGIC || u64_at(raw, 48) != blocks || u32_at(raw, CRC_AT) != crc_without_field(raw) {
-        return None;
+struct Summary {
+    generation: u64,
+    flush_unix_ns: u64,
+    sequence_base: u64,
+    high_water: u64,
+    pages_written: u32,
+}
+
+fn page_at(section: &[u8], index: u64) -> &[u8] {
+    let at = (index * PAGE_BYTES) as usize;
+    &section[at..at + PAGE_BYTES as usize]
+}
+
+fn decode_worker(section: &[u8], worker: u32, extents: &[Extent]) -> Option<Slot> {
+    let mut torn = false;
+    let summaries: Vec<Summary> = (0..2)
+        .filter_map(|k| {
+            let b = page_at(section, k);
+            let ok = b[..8] == SUMMARY_MAGIC && u32_at(b, 44) == worker && sealed(b);
+            torn |= !ok && b.iter().any(|&x| x != 0);
+            ok.then(|| Summary {
+                generation: u64_at(b, 8),
+                flush_unix_ns: u64_at(b, 16),
+                sequence_base: u64_at(b, 24),
+                high_water: u64_at(b, 32),
+                pages_written: u32_at(b, 40),
+            })
+        })
+        .collect();
+    let blocks: u64 = extents.iter().map(|e| e.blocks).sum();
+    let total_pages = worker_pages(extents);
+    let mut table = vec![0u32; blocks as usize];
+    let (mut newest, mut of_newest, mut page_base) = (0u64, 0u32, 0u64);
+    let mut sequence_base = None;
+    let mut region = 0usize;
+    for e in extents {
+        for p in 0..pages_of(e.blocks) {
+            let page = page_base + p;
+            let mut best: Option<&[u8]> = None;
+            for k in 0..2 {
+                let b = page_at(section, 2 + k * total_pages + page);
+                let ok =
+                    b[..8] == PAGE_MAGIC && u64::from(u32_at(b, 24)) == page && u32_at(b, 28) == worker && sealed(b);
+                torn |= !ok && b.iter().any(|&x| x != 0);
+                if !ok {
+                    continue;
+                }
+                let g = u64_at(b, 8);
+                match g.cmp(&newest) {
+                    std::cmp::Ordering::Greater => (newest, of_newest) = (g, 1),
+                    std::cmp::Ordering::Equal => of_newest += 1,
+                    std::cmp::Ordering::Less => {}
+                }
+                if best.is_none_or(|o| g > u64_at(o, 8)) {
+                    best = Some(b);
+                }
+            }
+            let first = (p * ENTRIES_PER_PAGE) as usize;
+            let n = (e.blocks as usize - first).min(ENTRIES_PER_PAGE as usize);
+            if let Some(b) = best {
+                sequence_base = Some(u64_at(b, 16));
+                for (dst, src) in
+                    table[region + first..region + first + n].iter_mut().zip(b[FIXED_BYTES..].chunks_exact(4))
+                {
+                    *dst = u32::from_le_bytes(src.try_into().expect("4"));
+                }
+            }
+        }
+        page_base += pages_of(e.blocks);
+        region += e.blocks as usize;
     }
+    let summary = summaries.iter().max_by_key(|s| s.generation);
+    if summary.is_none() && newest == 0 {
+        return torn.then(|| Slot { table, cut_short: true, ..Slot::default() });
+    }
+    let summary_generation = summary.map_or(0, |s| s.generation);
+    let g_max = newest.max(summary_generation);
+    let pages_promised = summary.filter(|s| s.generation == g_max).map(|s| s.pages_written);
+    let of_g_max = if newest == g_max { of_newest } else { 0 };
+    let cut_short = torn || summary_generation < g_max || pages_promised.is_some_and(|n| of_g_max < n);
+    let generation = if cut_short { g_max.saturating_sub(1) } else { g_max };
+    // The summary of the newest whole update (or the newest there is).
+    let described = summaries.iter().find(|s| s.generation == generation).or(summary);
     Some(Slot {
-        generation: u64_at(raw, 8),
-        flush_unix_ns: u64_at(raw, 16),
-        sequence_base: u64_at(raw, 24),
-        high_water: u64_at(raw, 32),
-        table: raw[FIXED_BYTES..].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4"))).collect(),
+        generation,
+        flush_unix_ns: described.map_or(0, |s| s.flush_unix_ns),
+        sequence_base: described.map(|s| s.sequence_base).or(sequence_base).unwrap_or(0),
+        high_water: described.map_or(0, |s| s.high_water),
+        table,
+        cut_short,
     })
 }
 
@@ -293,31 +698,130 @@ mod tests {
     use super::*;
 
     fn header() -> RecordHeader {
-        RecordHeader { block_size_bytes: 4096, pattern_id: 1, seed: 7, target_blocks: 10, slices: vec![(0, 4), (4, 6)] }
+        RecordHeader {
+            block_size_bytes: 4096,
+            pattern_id: 1,
+            seed: 7,
+            durability: Durability::Flushes,
+            targets: vec![
+                RecordTarget { path: "/a".into(), blocks: 3000 },
+                RecordTarget { path: "/b".into(), blocks: 10 },
+            ],
+            workers: vec![
+                vec![Extent { target: 0, first_block: 0, blocks: 4 }],
+                vec![
+                    Extent { target: 0, first_block: 4, blocks: 2996 },
+                    Extent { target: 1, first_block: 0, blocks: 10 },
+                ],
+            ],
+        }
+    }
+
+    /// Worker 1's writer: its files are /a from block 0 and /b from block 3000 of the
+    /// concatenation; its region starts at block 4.
+    fn writer(file: Arc<File>) -> RecordWriter {
+        let h = header();
+        let (extents, files) = worker_geometry(&[(0, 0, 3000), (1, 3000, 10)], 4, 3006);
+        assert_eq!(extents, h.workers[1]);
+        assert_eq!(
+            files,
+            vec![
+                WriterFile { region_start: 0, blocks: 2996, page_base: 0 },
+                WriterFile { region_start: 2996, blocks: 10, page_base: 3 }
+            ]
+        );
+        assert_eq!(worker_geometry(&[(0, 0, 3000), (1, 3000, 10)], 0, 4).0, h.workers[0]);
+        RecordWriter::new(file, &h, 1, files, 5 << 32, 0)
+    }
+
+    fn section_of(bytes: &[u8], worker: usize) -> usize {
+        let (h, len) = decode_header(bytes).unwrap();
+        sections(len as u64, &h.workers).0[worker] as usize
     }
 
     #[test]
-    fn the_newest_whole_slot_is_read_and_a_torn_update_leaves_the_previous() {
+    fn each_flush_writes_only_its_files_changed_pages_and_the_newest_copies_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state");
         let file = create(&path, &header()).unwrap();
-        let (at, len) = worker_section(&header(), 1);
-        let mut w = RecordWriter::new(Arc::clone(&file), at, len, 6, 5 << 32);
-        w.record(&[1, 2, 3, 0, 0, 9], 9).unwrap();
-        w.record(&[1, 2, 3, 10, 0, 9], 10).unwrap();
+        let mut w = writer(Arc::clone(&file));
+        let mut table = vec![0u32; 3006];
+        for (i, block) in [5u64, 2000, 2997].into_iter().enumerate() {
+            table[block as usize] = i as u32 + 1;
+            w.note_write(if block >= 2996 { 1 } else { 0 }, block);
+        }
+        // A flush of /a: its two changed pages, not /b's.
+        w.flushed(0, &table).unwrap();
         let r = read(&path).unwrap();
         assert_eq!(r.slots[0], None);
         let s = r.slots[1].as_ref().unwrap();
-        assert_eq!((s.generation, s.high_water, s.sequence_base), (2, 10, 5 << 32));
-        assert_eq!(s.table, vec![1, 2, 3, 10, 0, 9]);
-        // A cut in the middle of the third update (into generation 1's slot): generation 2 stays.
-        let mut bytes = std::fs::read(&path).unwrap();
-        let third = (at + len) as usize;
-        bytes[third + FIXED_BYTES..third + FIXED_BYTES + 8].fill(0xee);
-        bytes[third + 8] = 3;
-        let r = decode(&bytes).unwrap();
-        assert_eq!(r.slots[1].as_ref().unwrap().generation, 2);
-        assert_eq!(r.damaged_slots, 1);
+        assert_eq!((s.generation, s.high_water, s.sequence_base, s.cut_short), (1, 3, 5 << 32, false));
+        assert_eq!((s.table[5], s.table[2000], s.table[2997]), (1, 2, 0));
+        // Then /b, and /a's first page again: each page's newest copy is read.
+        table[5] = 4;
+        w.note_write(0, 5);
+        w.flushed(1, &table).unwrap();
+        let s = read(&path).unwrap().slots[1].clone().unwrap();
+        assert_eq!((s.generation, s.table[5], s.table[2997]), (2, 1, 3));
+        w.flushed(0, &table).unwrap();
+        let s = read(&path).unwrap().slots[1].clone().unwrap();
+        assert_eq!((s.generation, s.table[5], s.table[2000], s.table[2997]), (3, 4, 2, 3));
+        assert!(!s.cut_short);
+    }
+
+    #[test]
+    fn a_cut_update_leaves_each_pages_previous_copy_and_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state");
+        let file = create(&path, &header()).unwrap();
+        let mut w = writer(Arc::clone(&file));
+        let mut table = vec![0u32; 3006];
+        for (block, seq) in [(5u64, 1u32), (2000, 2)] {
+            table[block as usize] = seq;
+            w.note_write(0, block);
+        }
+        w.flushed(0, &table).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        for (block, seq) in [(5u64, 3u32), (2000, 4)] {
+            table[block as usize] = seq;
+            w.note_write(0, block);
+        }
+        w.flushed(0, &table).unwrap();
+        let after = std::fs::read(&path).unwrap();
+        let section = section_of(&good, 1);
+        // Update 2 wrote page 0 and page 1 into their copies 1 and the summary into copy 0.
+        // Worker 1 has 4 table pages: copies 0 then copies 1.
+        let page = |p: usize, k: usize| section + (2 + 4 * k + p) * PAGE_BYTES as usize;
+        let summary0 = section;
+        let mut cut = good.clone();
+        // Only page 0's new copy landed (its summary and page 1's did not).
+        cut[page(0, 1)..page(0, 1) + PAGE_BYTES as usize]
+            .copy_from_slice(&after[page(0, 1)..page(0, 1) + PAGE_BYTES as usize]);
+        let s = decode(&cut).unwrap().slots[1].clone().unwrap();
+        assert!(s.cut_short);
+        assert_eq!((s.generation, s.table[5], s.table[2000]), (1, 3, 2));
+        // The summary landed, page 1's copy is torn half way: page 1's previous copy is read.
+        let mut cut = after.clone();
+        cut[page(1, 1) + 2048..page(1, 1) + PAGE_BYTES as usize]
+            .copy_from_slice(&good[page(1, 1) + 2048..page(1, 1) + PAGE_BYTES as usize]);
+        cut[page(1, 1) + 100] ^= 1;
+        let r = decode(&cut).unwrap();
+        let s = r.slots[1].clone().unwrap();
+        assert_eq!((s.cut_short, r.damaged_slots, s.generation), (true, 1, 1));
+        assert_eq!((s.table[5], s.table[2000]), (3, 2));
+        // Pages whole, the summary page lost: still cut short, the pages are used.
+        let mut cut = after.clone();
+        cut[summary0..summary0 + PAGE_BYTES as usize].fill(0);
+        let s = decode(&cut).unwrap().slots[1].clone().unwrap();
+        assert_eq!((s.cut_short, s.table[5], s.table[2000]), (true, 3, 4));
+        // Only the summary landed: cut short, the pages before it are read.
+        let mut cut = good.clone();
+        cut[summary0..summary0 + PAGE_BYTES as usize].copy_from_slice(&after[summary0..summary0 + PAGE_BYTES as usize]);
+        let s = decode(&cut).unwrap().slots[1].clone().unwrap();
+        assert_eq!((s.cut_short, s.generation, s.table[5], s.table[2000]), (true, 1, 1, 2));
+        // All of it: whole.
+        let s = decode(&after).unwrap().slots[1].clone().unwrap();
+        assert_eq!((s.cut_short, s.generation), (false, 2));
     }
 
     #[test]
@@ -333,5 +837,7 @@ mod tests {
         let mut bad = bytes.clone();
         bad[20] ^= 1;
         assert!(decode(&bad).unwrap_err().to_string().contains("checksum"));
+        let (h, _) = decode_header(&bytes).unwrap();
+        assert_eq!(h, header());
     }
 }

@@ -169,6 +169,13 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
     Ok(outputs)
 }
 
+/// Files a run itself writes (`--verify-state`: flag, path) where no report output is
+/// written (a cluster's ranks other than 0), judged as `check_planned` judges them.
+pub fn check_run_files(targets: &[PathBuf], run_files: &[(&'static str, PathBuf)]) -> Result<(), UsageError> {
+    let outputs: Vec<Output> = run_files.iter().map(|(flag, path)| Output::file(flag, path.clone())).collect();
+    output_path::check_all(&outputs, targets, &[])
+}
+
 /// The whole guard over what a command given `output` writes (`planned_outputs`), before
 /// anything is touched: every path through `output_path::check_all` against `targets` (of
 /// every phase) and `inputs` (the job file read), then `--csv`'s header (a table of this

@@ -1,26 +1,91 @@
-//! `--verify-state FILE`: the durable record's file made for a run (sized, its header
-//! durable) before the workers start, and each worker's writer of its slots.
+//! `--verify-state FILE`: what makes a run's completed writes durable (decided when the run
+//! is planned, before anything is touched: a run with no such moment is refused), the
+//! record's file made for the run (sized, its header durable) before the workers start,
+//! and each worker's writer of its section.
 //!
-//! Must not: write a slot (the workers do, at their flush completions).
+//! Must not: write a record update (the workers do, at their flush completions or every N
+//! writes durable at completion).
 
 use super::region::RegionLayout;
 use super::worker_plan::tracks_sequences;
-use crate::diagnostics::error::{Error, RunError};
-use crate::durable_record::format::{self, RecordHeader, RecordWriter};
+use crate::diagnostics::error::{Error, RunError, UsageError};
+use crate::durable_record::format::{self, Durability, RecordHeader, RecordTarget, RecordWriter, WriterFile};
 use crate::spec::Spec;
+use crate::targets::{PreparedTarget, TargetKind, TargetPlan};
 use std::fs::File;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::PathBuf;
 use std::sync::Arc;
+
+/// Completed writes between record updates when they are durable at completion and
+/// `--verify-state-every` is not given.
+pub(super) const DEFAULT_EVERY_WRITES: u64 = 64;
+
+/// How the record of `spec` follows durability, given its targets (nothing touched yet):
+/// `None` without `--verify-state`. A flush stream; `--sync-writes` (every completed write
+/// durable); or `--direct` with no flush stream, only on block devices whose write cache
+/// is write through (with a volatile cache an O_DIRECT write is durable only after a
+/// flush; on a file, only once the filesystem's metadata is).
+pub(super) fn durability(spec: &Spec, plans: &[TargetPlan]) -> Result<Option<Durability>, UsageError> {
+    let Some(state) = &spec.verify_state else { return Ok(None) };
+    if spec.sync_writes.is_some() {
+        return Ok(Some(Durability::SyncWrites));
+    }
+    if spec.flush.is_some() {
+        return Ok(Some(Durability::Flushes));
+    }
+    let fix = "add --fdatasync-every N (or --fsync-every N) or --sync-writes dsync";
+    for plan in plans {
+        let path = plan.path.display();
+        if plan.kind != TargetKind::BlockDevice {
+            return Err(UsageError::new(format!(
+                "--verify-state {} with --direct and no flush stream: {path} is a file, and an O_DIRECT write to a file is durable only once the filesystem's metadata is flushed: {fix}",
+                state.display()
+            )));
+        }
+        let cache = std::fs::metadata(&plan.path)
+            .ok()
+            .filter(|m| m.file_type().is_block_device())
+            .and_then(|m| crate::targets::fsinfo::write_cache(m.rdev()));
+        match cache.as_deref() {
+            Some("write through") => {}
+            Some(other) => {
+                return Err(UsageError::new(format!(
+                    "--verify-state {} with --direct and no flush stream: {path} has a volatile write cache (queue/write_cache reads \"{other}\"), so a completed write is durable only after a flush: {fix}",
+                    state.display()
+                )));
+            }
+            None => {
+                return Err(UsageError::new(format!(
+                    "--verify-state {} with --direct and no flush stream: the write cache of {path} cannot be read (queue/write_cache in sysfs), so no completed write is known durable: {fix}",
+                    state.display()
+                )));
+            }
+        }
+    }
+    Ok(Some(Durability::DirectWriteThrough))
+}
 
 /// The record's file, shared by the workers, and its header.
 pub(super) struct DurableRecord {
     file: Arc<File>,
     header: RecordHeader,
+    /// Per worker: its writer's files.
+    files: Vec<Vec<WriterFile>>,
+    every_writes: u64,
 }
 
 impl DurableRecord {
-    /// Creates the file of `spec.verify_state` (none without the flag).
-    pub(super) fn create(spec: &Spec, layout: &RegionLayout) -> Result<Option<Self>, Error> {
-        let Some(path) = &spec.verify_state else { return Ok(None) };
+    /// Creates the file of `state` (the run's `--verify-state`, per rank) for a record that
+    /// follows `durability`; none without one.
+    pub(super) fn create(
+        spec: &Spec,
+        state: Option<&PathBuf>,
+        durability: Option<Durability>,
+        layout: &RegionLayout,
+        targets: &[PreparedTarget],
+    ) -> Result<Option<Self>, Error> {
+        let (Some(path), Some(durability)) = (state, durability) else { return Ok(None) };
         let verify = spec.verify.expect("--verify-state is refused without --verify");
         if !tracks_sequences(spec, layout) || layout.threads > format::MAX_WORKERS {
             return Err(RunError::Other(format!(
@@ -29,27 +94,52 @@ impl DurableRecord {
             ))
             .into());
         }
+        let mut workers = Vec::with_capacity(layout.threads as usize);
+        let mut files = Vec::with_capacity(layout.threads as usize);
+        for w in 0..layout.threads {
+            let region = layout.worker(w);
+            let mut first = 0;
+            let mut worker_files = Vec::with_capacity(region.files.len());
+            for &(t, blocks) in &region.files {
+                worker_files.push((t, first, blocks));
+                first += blocks;
+            }
+            let (extents, writer_files) = format::worker_geometry(&worker_files, region.first_block, region.blocks);
+            workers.push(extents);
+            files.push(writer_files);
+        }
         let header = RecordHeader {
             block_size_bytes: spec.block_size_bytes as u32,
             pattern_id: verify.pattern.id(),
             seed: spec.data_seed,
-            target_blocks: layout.total_blocks,
-            slices: (0..layout.threads)
-                .map(|w| {
-                    let r = layout.worker(w);
-                    (r.first_block, r.blocks)
+            durability,
+            targets: targets
+                .iter()
+                .zip(&layout.target_blocks)
+                .map(|(t, &blocks)| RecordTarget {
+                    path: std::path::absolute(&t.plan.path).unwrap_or_else(|_| t.plan.path.clone()),
+                    blocks,
                 })
                 .collect(),
+            workers,
         };
         let file = format::create(path, &header)
             .map_err(|e| RunError::Other(format!("create the --verify-state record {}: {e}", path.display())))?;
-        Ok(Some(Self { file, header }))
+        // With a flush stream the record follows the flushes; otherwise every N writes.
+        let every_writes =
+            if spec.flush.is_some() { 0 } else { spec.verify_state_every.unwrap_or(DEFAULT_EVERY_WRITES) };
+        Ok(Some(Self { file, header, files, every_writes }))
     }
 
     /// Worker `w`'s writer; `sequence_base` is the high bits of its write sequences.
     pub(super) fn writer(&self, w: u32, sequence_base: u64) -> RecordWriter {
-        let (at, slot_bytes) = format::worker_section(&self.header, w as usize);
-        let blocks = self.header.slices[w as usize].1;
-        RecordWriter::new(Arc::clone(&self.file), at, slot_bytes, blocks, sequence_base)
+        RecordWriter::new(
+            Arc::clone(&self.file),
+            &self.header,
+            w,
+            self.files[w as usize].clone(),
+            sequence_base,
+            self.every_writes,
+        )
     }
 }

@@ -44,6 +44,8 @@ pub(super) struct Execute<'a> {
     pub(super) start_line: &'a StartLine<'a>,
     /// The block devices under the targets, whose counters are read at the window's edges.
     pub(super) devices: &'a Devices,
+    /// `--verify-state`: this rank's record path and how the record follows durability.
+    pub(super) record: Option<(&'a std::path::PathBuf, crate::durable_record::format::Durability)>,
 }
 
 impl WithEngine for Execute<'_> {
@@ -89,7 +91,7 @@ pub(super) struct Execution {
 /// left behind rather than joined, and owns everything it uses (its plan, its buffers,
 /// a share of the run control).
 fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
-    let Execute { spec, targets, layout, depth, stop, placement, live_line, step, start_line, devices } = run;
+    let Execute { spec, targets, layout, depth, stop, placement, live_line, step, start_line, devices, record } = run;
     // With --io-timeout 0 nothing watches: workers get no heartbeat and publish nothing.
     let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
     // --steady-state stops this run alone: its workers read a stop word of their own, which
@@ -114,7 +116,8 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     } else {
         (None, (0..spec.threads).map(|_| None).collect())
     };
-    let record = super::durable_record::DurableRecord::create(spec, layout)?;
+    let record =
+        super::durable_record::DurableRecord::create(spec, record.map(|r| r.0), record.map(|r| r.1), layout, targets)?;
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let mut handles = Vec::with_capacity(spec.threads as usize);
     let mut spawn_error = None;

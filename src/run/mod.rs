@@ -75,8 +75,10 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     };
     // A signal while planning (thousands of jobs plan at once): nothing is touched.
     interrupted_before_set_up(&stop)?;
-    let Checked { plans, distribution, layout, effective_depth, memory, placed } =
+    let Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability } =
         checked(spec, &given, diag, spec.time_series || diag.show_progress())?;
+    // Each rank of a cluster keeps its own record.
+    let record_path = spec.verify_state.as_ref().map(|p| start.record_path(p));
     interrupted_before_set_up(&stop)?;
     // Every check is done and nothing is touched yet: in a cluster, every rank says so.
     start.planned()?;
@@ -127,6 +129,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         step: diag.step().map(str::to_string),
         start_line: start,
         devices: &devices,
+        record: record_path.as_ref().zip(record_durability),
     })?;
     // The targets of a real run stay; the embedded default's files go with the run.
     if temp.is_none() {
@@ -237,6 +240,8 @@ struct Checked {
     effective_depth: u32,
     memory: crate::host::memory::MemoryEstimate,
     placed: place::Placed,
+    /// How the `--verify-state` record follows durability (none without it).
+    record_durability: Option<crate::durable_record::format::Durability>,
 }
 
 /// The one planning sequence of a run on the targets `given`, for `run` and `check`: it
@@ -251,7 +256,8 @@ fn checked(spec: &Spec, given: &[PathBuf], diag: &Diagnostics, interval_snapshot
     let memory = limits::memory_estimate(spec, &plans, &layout, effective_depth, interval_snapshots);
     crate::host::memory::check(&memory, spec.threads, effective_depth, spec.largest_block_bytes())?;
     let placed = place::place(spec, &paths, diag)?;
-    Ok(Checked { plans, distribution, layout, effective_depth, memory, placed })
+    let record_durability = durable_record::durability(spec, &plans)?;
+    Ok(Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability })
 }
 
 pub use limits::check_thread_room;

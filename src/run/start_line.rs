@@ -77,6 +77,18 @@ pub struct Opened {
     pub late_warning: Option<String>,
 }
 
+/// `path` for rank `rank` of `ranks` on `host` (see `StartLine::record_path`).
+fn per_rank_record(path: &Path, rank: u32, ranks: u32, host: &str) -> PathBuf {
+    let named = path.as_os_str().as_encoded_bytes().windows(6).any(|w| w == b"{rank}");
+    let substituted = crate::cluster::template::substitute(path, rank, host);
+    if ranks <= 1 || named {
+        return substituted;
+    }
+    let mut name = substituted.into_os_string();
+    name.push(format!(".rank{rank}"));
+    PathBuf::from(name)
+}
+
 impl<'a> StartLine<'a> {
     pub fn new(cluster: &'a Cluster, start_at: Option<StartAt>) -> Self {
         Self {
@@ -138,6 +150,18 @@ impl<'a> StartLine<'a> {
     /// `path` with `{rank}` and `{host}` replaced by this process's.
     pub fn substitute(&self, path: &Path) -> PathBuf {
         crate::cluster::template::substitute(path, self.rank, self.cluster.host())
+    }
+
+    /// This rank's `--verify-state` record: `path` with `{rank}` and `{host}` replaced, and
+    /// when the job has several ranks and `path` names no `{rank}`, `.rankN` after it, so
+    /// that no two ranks ever write one record (on a shared filesystem they would).
+    pub fn record_path(&self, path: &Path) -> PathBuf {
+        let ranks = if self.cluster.is_distributed() {
+            self.cluster.size()
+        } else {
+            crate::cluster::launcher_rank().map_or(1, |l| l.size)
+        };
+        per_rank_record(path, self.rank, ranks, self.cluster.host())
     }
 
     /// Called by the coordinator once every check is done and before anything is touched:
@@ -209,5 +233,20 @@ impl<'a> StartLine<'a> {
             return None;
         }
         self.cluster.checkpoint(&status).err()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::per_rank_record;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn each_rank_of_several_keeps_its_own_record() {
+        let p = Path::new("/r/t.state");
+        assert_eq!(per_rank_record(p, 0, 1, "h"), PathBuf::from("/r/t.state"));
+        assert_eq!(per_rank_record(p, 3, 4, "h"), PathBuf::from("/r/t.state.rank3"));
+        assert_eq!(per_rank_record(Path::new("/r/t.{rank}.state"), 3, 4, "h"), PathBuf::from("/r/t.3.state"));
+        assert_eq!(per_rank_record(Path::new("/r/{host}.state"), 1, 2, "n1"), PathBuf::from("/r/n1.state.rank1"));
     }
 }

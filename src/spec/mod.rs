@@ -183,6 +183,10 @@ pub struct Spec {
     /// `--verify-state FILE`: the durable record of what each flush made durable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_state: Option<std::path::PathBuf>,
+    /// `--verify-state-every N`: with writes durable at completion and no flush stream, the
+    /// record is updated every N completed writes (none: the default, 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_state_every: Option<u64>,
     /// Seed of written data and of verification: `--seed`; when not given, 0 for verified
     /// data (so that a later run can check what an earlier one wrote) and the run's own
     /// `seed` otherwise (so that two runs never write the same bytes).
@@ -374,10 +378,17 @@ impl Spec {
         Ok(())
     }
 
-    /// `--verify-state FILE`: a verifying write run with a flush stream, on one target (or
-    /// the embedded default), its data not reduced.
+    /// `--verify-state FILE`: a verifying write run whose completed writes become durable
+    /// at known moments (a flush stream, or writes durable at completion: `--sync-writes`,
+    /// or `--direct`, whose devices are looked at when the run is planned), its data not
+    /// reduced.
     fn validate_verify_state(&self) -> Result<(), UsageError> {
         if self.verify_state.is_none() {
+            if self.verify_state_every.is_some() {
+                return Err(UsageError::new(
+                    "--verify-state-every sets how often the --verify-state record is updated: add --verify-state FILE or drop it",
+                ));
+            }
             return Ok(());
         }
         if self.verify.is_none() {
@@ -385,14 +396,17 @@ impl Spec {
                 "--verify-state records which verified writes each flush made durable: add --verify",
             ));
         }
-        if self.flush.is_none() {
+        if self.flush.is_none() && self.sync_writes.is_none() && !self.direct {
             return Err(UsageError::new(
-                "--verify-state is updated at each flush of the stream: add --fsync-every N or --fdatasync-every N",
+                "--verify-state needs writes that become durable at known moments: add --fdatasync-every N (or --fsync-every N), or --sync-writes dsync, or --direct on a block device whose write cache is write through",
             ));
         }
-        if self.targets.len() > 1 || self.file_distribution == FileDistribution::PerWorker {
+        if self.verify_state_every == Some(0) {
+            return Err(UsageError::new("--verify-state-every 0: give at least 1 write between record updates"));
+        }
+        if self.verify_state_every.is_some() && self.flush.is_some() {
             return Err(UsageError::new(
-                "--verify-state records one target: give one TARGET (and not --file-distribution per-worker)",
+                "--verify-state-every applies to writes durable at completion; with --fsync-every/--fdatasync-every the record is updated at each flush: drop --verify-state-every",
             ));
         }
         if !self.reducibility.is_none() {

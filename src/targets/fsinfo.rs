@@ -118,6 +118,17 @@ pub fn discard_max_bytes(dev: u64) -> Option<u64> {
         .find_map(|p| fs::read_to_string(p).ok().and_then(|t| t.trim().parse::<u64>().ok()))
 }
 
+/// What block device `dev` (major:minor) says of its write cache, from sysfs
+/// (`queue/write_cache`: "write back" is volatile, "write through" is not); `None` when
+/// unknown.
+pub fn write_cache(dev: u64) -> Option<String> {
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let base = format!("/sys/dev/block/{major}:{minor}");
+    [format!("{base}/queue/write_cache"), format!("{base}/../queue/write_cache")]
+        .iter()
+        .find_map(|p| fs::read_to_string(p).ok().map(|t| t.trim().to_string()))
+}
+
 /// The O_DIRECT offset alignment to plan with for `path` (existing or to be created
 /// in `dir`): statx when it answers, else the device's logical block size, else 4096.
 pub fn dio_align_for(path: &Path, existing: bool, dir_for_new: &Path) -> u64 {

@@ -456,6 +456,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     if worker.ramp_end_ns.is_some() {
         worker.end_ramp(0);
     }
+    worker.close_record();
     // `--end-fsync`: the window of a worker that ran to its end takes in its flushes.
     let end_ns =
         if worker.end_fsync && E::CAPS.touches_storage && matches!(stop, WorkerStop::Deadline | WorkerStop::Done) {
@@ -1261,12 +1262,10 @@ impl<E: Engine> Worker<E> {
         // issued since: the table of last writes is exactly what it made durable.
         if let Some(v) = &mut self.verifier
             && let Some(record) = &mut v.durable_record
-            && let Err(e) = record.record(&v.last_written, self.write_sequence & 0xffff_ffff)
+            && let Err(e) = record.flushed(state.file, &v.last_written)
         {
             let target = self.files[state.file as usize].target;
-            let errno = e.raw_os_error().unwrap_or(libc::EIO);
-            self.failure =
-                Some(IoFailure { op: state.op, target, offset_bytes: 0, kind: IoFailureKind::Record(errno) });
+            self.failure = Some(verifier::record_failure(state.op, target, &e));
         }
         if counts {
             self.stats[state.file as usize].flush.record(0, lat_ns);

@@ -71,7 +71,28 @@ pub(super) fn stamp_reduced(buf: &mut [u8], v: &Verifier, seed: u64, offset_byte
     }
 }
 
+/// The record of a completed flush or write could not be written (`IoFailureKind::Record`).
+#[cold]
+pub(super) fn record_failure(op: Op, target: u32, e: &std::io::Error) -> super::IoFailure {
+    let errno = e.raw_os_error().unwrap_or(libc::EIO);
+    super::IoFailure { op, target, offset_bytes: 0, kind: super::IoFailureKind::Record(errno) }
+}
+
 impl<E: Engine> Worker<E> {
+    /// At the worker's end, with writes durable at completion: the writes completed since
+    /// the record's last update are recorded.
+    pub(super) fn close_record(&mut self) {
+        let target = self.files.first().map_or(0, |f| f.target);
+        let Some(v) = &mut self.verifier else { return };
+        let Some(record) = &mut v.durable_record else { return };
+        if record.durable_at_completion()
+            && let Err(e) = record.checkpoint(&v.last_written)
+            && self.failure.is_none()
+        {
+            self.failure = Some(record_failure(Op::Write, target, &e));
+        }
+    }
+
     /// Checks a completed read, or records a completed write, of a verifying run.
     #[inline]
     pub(super) fn verify_completion(&mut self, slot: u32, state: &SlotState) {
@@ -85,6 +106,14 @@ impl<E: Engine> Worker<E> {
             Op::Write => {
                 if let Some(last) = v.last_written.get_mut(block) {
                     *last = state.sequence as u32;
+                    // `--verify-state`: the block's page is noted; with writes durable at
+                    // completion, every N of them the record is updated.
+                    if let Some(record) = &mut v.durable_record
+                        && record.note_write(state.file, block as u64)
+                        && let Err(e) = record.checkpoint(&v.last_written)
+                    {
+                        self.failure = Some(record_failure(Op::Write, target, &e));
+                    }
                 }
             }
             // Trims are refused with --verify (spec.rs); flushes touch no block.

@@ -176,3 +176,44 @@ fn a_build_without_mpi_under_an_mpi_launcher_runs_alone_with_the_launchers_rank(
     assert!(stderr.contains("built without MPI") && stderr.contains("rank 1 of 2"), "{stderr}");
     assert!(dir.path().join("t.1.dat").exists() && !dir.path().join("t.0.dat").exists());
 }
+
+/// The ranks of a job never share one `--verify-state` record: each keeps FILE.rankN (or
+/// the path `{rank}` gives), and `iopulse verify` reads each against its rank's target.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn each_rank_keeps_its_own_verify_state_record() {
+    let dir = temp_dir();
+    let template = path_str(&dir.path().join("t.{rank}.dat"));
+    let state = dir.path().join("s.state");
+    for rank in ["0", "1"] {
+        let out = iopulse()
+            .args([&template, "--file-size", "256k", "--block-size", "16k", "--write-percent", "100", "--verify"])
+            .args(["--fdatasync-every", "4", "--ops", "32", "--quiet", "--verify-state", &path_str(&state)])
+            .env("OMPI_COMM_WORLD_RANK", rank)
+            .env("OMPI_COMM_WORLD_SIZE", "2")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(!state.exists(), "two ranks shared the record");
+    for rank in 0..2 {
+        let record = dir.path().join(format!("s.state.rank{rank}"));
+        let r = iopulse::testing::durable_record::read(&record).unwrap();
+        assert_eq!(r.header.targets[0].path, dir.path().join(format!("t.{rank}.dat")));
+        let out = iopulse().args(["verify", "--state", &path_str(&record)]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        assert!(text.contains(&format!("t.{rank}.dat")) && text.contains("intact"), "{text}");
+    }
+    // A path that names the rank is taken as it is.
+    let named = path_str(&dir.path().join("s.{rank}.state"));
+    let out = iopulse()
+        .args([&template, "--file-size", "256k", "--block-size", "16k", "--write-percent", "100", "--verify"])
+        .args(["--fdatasync-every", "4", "--ops", "32", "--quiet", "--verify-state", &named])
+        .env("OMPI_COMM_WORLD_RANK", "1")
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.path().join("s.1.state").exists());
+}

@@ -125,7 +125,7 @@ fn a_flushed_block_given_older_data_or_zeros_is_lost_though_flushed() {
     let (code, doc, err) = verify_json(&target, &state);
     assert_eq!(code, 3, "{err}{doc}");
     assert_eq!(count(&doc, "lost_though_flushed"), 1, "{doc}");
-    assert_eq!(doc["first_offsets"]["lost_though_flushed"][0].as_u64(), Some(offset));
+    assert_eq!(doc["first_offsets"]["lost_though_flushed"][0]["offset_bytes"].as_u64(), Some(offset));
     // Zeros in another flushed block: two now.
     let record = read(&state).unwrap();
     let table = &record.slots[0].as_ref().unwrap().table;
@@ -134,8 +134,12 @@ fn a_flushed_block_given_older_data_or_zeros_is_lost_though_flushed() {
     let (code, doc, _) = verify_json(&target, &state);
     assert_eq!(code, 3);
     assert_eq!(count(&doc, "lost_though_flushed"), 2, "{doc}");
-    let mut firsts: Vec<u64> =
-        doc["first_offsets"]["lost_though_flushed"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let mut firsts: Vec<u64> = doc["first_offsets"]["lost_though_flushed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["offset_bytes"].as_u64().unwrap())
+        .collect();
     firsts.sort();
     let mut want = vec![offset, other];
     want.sort();
@@ -180,7 +184,7 @@ fn four_kib_of_an_older_write_in_a_16_kib_block_is_torn_with_its_parts() {
     let (code, doc, _) = verify_json(&target, &state);
     assert_eq!(code, 3);
     assert_eq!(count(&doc, "corrupt"), 1, "{doc}");
-    assert_eq!(doc["first_offsets"]["corrupt"][0].as_u64(), Some(other));
+    assert_eq!(doc["first_offsets"]["corrupt"][0]["offset_bytes"].as_u64(), Some(other));
 }
 
 #[test]
@@ -203,11 +207,14 @@ fn a_damaged_state_file_is_refused_and_a_cut_update_leaves_the_previous() {
     let (code, _, err) = run(&["verify", &path_str(&target), "--state", "/dev/zero"]);
     assert_eq!(code, 2);
     assert!(err.contains("/dev/zero"), "{err}");
-    // The newest slot's table damaged (a cut during its update): the update before is read.
+    // The newest copy of the table's page damaged (a cut during its update): the copy
+    // before it is read. The header is a page, then the worker's two summary pages, then
+    // the two copies of its one table page (128 blocks).
     let record = read(&state).unwrap();
     let newest = record.slots[0].as_ref().unwrap().generation;
-    let slot_bytes = (64 + 4 * 128u64).div_ceil(4096) * 4096;
-    let at = (4096 + (newest % 2) * slot_bytes + 64) as usize;
+    let generation_at = |at: usize| u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap());
+    let at = [3 * 4096, 4 * 4096].into_iter().max_by_key(|&at| generation_at(at)).unwrap() + 64;
+    assert_eq!(generation_at(at - 64), newest);
     let mut damaged = bytes.clone();
     damaged[at..at + 16].fill(0xa5);
     std::fs::write(&state, &damaged).unwrap();
@@ -216,7 +223,7 @@ fn a_damaged_state_file_is_refused_and_a_cut_update_leaves_the_previous() {
     assert_eq!(previous.slots[0].as_ref().unwrap().generation, newest - 1);
     let (code, doc, err) = verify_json(&target, &state);
     assert_eq!(code, 0, "{err}{doc}");
-    assert_eq!(doc["damaged_record_slots"].as_u64(), Some(1));
+    assert_eq!(doc["record_updates_cut_short"].as_u64(), Some(1));
     // The writes of the last flush are newer than the record used: unflushed new.
     assert!(count(&doc, "unflushed_new") >= 1, "{doc}");
     assert_eq!(count(&doc, "lost_though_flushed"), 0, "{doc}");
@@ -229,7 +236,8 @@ fn verify_state_is_refused_without_what_it_needs() {
     let s = path_str(&dir.path().join("t.state"));
     for (extra, want) in [
         (vec!["--fdatasync-every", "4"], "add --verify"),
-        (vec!["--verify"], "add --fsync-every N or --fdatasync-every N"),
+        (vec!["--verify"], "add --fdatasync-every N (or --fsync-every N), or --sync-writes dsync, or --direct"),
+        (vec!["--verify", "--fdatasync-every", "4", "--verify-state-every", "8"], "drop --verify-state-every"),
     ] {
         let mut args = vec![t.as_str(), "--write-percent", "100", "--verify-state", s.as_str()];
         args.extend(extra);
@@ -268,6 +276,16 @@ fn a_job_file_keeps_a_record_too_and_its_path_passes_the_guard() {
     let (code, doc, err) = verify_json(&dir.path().join("t.dat"), &dir.path().join("t.state"));
     assert_eq!(code, 0, "{err}{doc}");
     assert_eq!(read(&dir.path().join("t.state")).unwrap().slots[0].as_ref().unwrap().high_water, 100);
+    // Two jobs of one phase (run at once, as ranks of one job) never share a record.
+    let two = format!(
+        "{}\n[other]\ntargets = [\"{d}/u.dat\"]\nfile-size = \"1M\"\nwrite-percent = 100\nverify = true\nfdatasync-every = 4\nops = 100\nverify-state = \"{d}/t.state\"\n",
+        job(&format!("{d}/t.state"))
+    );
+    std::fs::write(&file, two).unwrap();
+    let (code, _, err) = run(&["run", &path_str(&file), "--quiet"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--verify-state") && err.lines().count() == 1, "{err}");
+    assert!(!dir.path().join("u.dat").exists(), "nothing is touched");
 }
 
 #[test]
@@ -307,4 +325,198 @@ fn a_sweep_guards_its_record_like_a_run() {
     assert_eq!(code, 0, "{err}{out}");
     let (code, doc, err) = verify_json(&dir.path().join("t.dat"), &state);
     assert_eq!(code, 0, "{err}{doc}");
+}
+
+#[test]
+fn several_targets_are_recorded_and_verify_checks_each_naming_the_target() {
+    let dir = temp_dir();
+    let (a, b, state) = (dir.path().join("a.dat"), dir.path().join("b.dat"), dir.path().join("m.state"));
+    let (sa, sb, ss) = (path_str(&a), path_str(&b), path_str(&state));
+    let args = [
+        &sa,
+        &sb,
+        "--file-size",
+        "1m",
+        "--block-size",
+        "16k",
+        "--threads",
+        "3",
+        "--write-percent",
+        "100",
+        "--verify",
+        "--fdatasync-every",
+        "4",
+        "--ops",
+        "600",
+        "--verify-state",
+        &ss,
+        "--quiet",
+    ];
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}{out}");
+    let record = read(&state).unwrap();
+    let paths: Vec<_> = record.header.targets.iter().map(|t| t.path.clone()).collect();
+    assert_eq!(paths, vec![a.clone(), b.clone()]);
+    // Three workers' slices of the two targets laid end to end: one straddles them.
+    let extents: usize = record.header.workers.iter().map(Vec::len).sum();
+    assert_eq!(extents, 4, "{:?}", record.header.workers);
+    // The recorded paths are used when none is given; every block of both is judged.
+    let (code, out, err) = run(&["verify", "--state", &ss, "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["blocks"].as_u64(), Some(128));
+    for t in doc["targets"].as_array().unwrap() {
+        assert!(t["counts"]["intact"].as_u64().unwrap() > 0, "{doc}");
+    }
+    // A flushed block of b.dat given zeros: found in b.dat, at its offset in b.dat.
+    let mut found = None;
+    for (w, extents) in record.header.workers.iter().enumerate() {
+        let table = &record.slots[w].as_ref().unwrap().table;
+        let mut at = 0;
+        for e in extents {
+            if e.target == 1 && found.is_none() {
+                found = (0..e.blocks as usize).find(|&k| table[at + k] > 0).map(|k| e.first_block + k as u64);
+            }
+            at += e.blocks as usize;
+        }
+    }
+    let i = found.expect("a flushed block of b.dat");
+    let file = std::fs::OpenOptions::new().write(true).open(&b).unwrap();
+    file.write_all_at(&vec![0u8; BS as usize], i * BS).unwrap();
+    let (code, out, _) = run(&["verify", "--state", &ss, "--output-format", "json"]);
+    assert_eq!(code, 3, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(count(&doc, "lost_though_flushed"), 1, "{doc}");
+    let first = &doc["first_offsets"]["lost_though_flushed"][0];
+    assert_eq!((first["target"].as_str(), first["offset_bytes"].as_u64()), (Some(sb.as_str()), Some(i * BS)));
+    assert_eq!(doc["targets"][1]["counts"]["lost_though_flushed"].as_u64(), Some(1));
+    assert_eq!(doc["targets"][0]["counts"]["lost_though_flushed"].as_u64(), Some(0));
+    // The targets moved (a device renamed after a reboot): given in the record's order.
+    let moved = dir.path().join("moved");
+    std::fs::create_dir(&moved).unwrap();
+    std::fs::copy(&a, moved.join("a")).unwrap();
+    std::fs::copy(&b, moved.join("b")).unwrap();
+    let (ma, mb) = (path_str(&moved.join("a")), path_str(&moved.join("b")));
+    let (code, text, _) = run(&["verify", &ma, &mb, "--state", &ss]);
+    assert_eq!(code, 3);
+    assert!(text.contains(&format!("first at {mb}:{}", i * BS)), "{text}");
+    // One of two: refused, naming what the record holds.
+    let (code, _, err) = run(&["verify", &ma, "--state", &ss]);
+    assert_eq!(code, 2);
+    assert!(err.contains("the record holds 2") && err.contains(&sa) && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn per_worker_files_with_writes_durable_at_completion_are_recorded_every_n_writes() {
+    let dir = temp_dir();
+    let (p, state) = (dir.path().join("p.dat"), dir.path().join("p.state"));
+    let (sp, ss) = (path_str(&p), path_str(&state));
+    let args = [
+        &sp,
+        "--file-size",
+        "1m",
+        "--block-size",
+        "16k",
+        "--threads",
+        "2",
+        "--file-distribution",
+        "per-worker",
+        "--write-percent",
+        "100",
+        "--verify",
+        "--sync-writes",
+        "dsync",
+        "--verify-state",
+        &ss,
+        "--verify-state-every",
+        "8",
+        "--ops",
+        "100",
+        "--quiet",
+    ];
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}{out}");
+    let record = read(&state).unwrap();
+    let names: Vec<String> =
+        record.header.targets.iter().map(|t| t.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["p.dat.0", "p.dat.1"]);
+    for s in &record.slots {
+        // 50 writes each: 6 updates of 8, and the last 2 at the worker's end.
+        let s = s.as_ref().unwrap();
+        assert_eq!((s.generation, s.high_water), (7, 50), "{s:?}");
+        assert_eq!(s.table.iter().filter(|&&d| d > 0).count(), 50);
+    }
+    let (code, out, err) = run(&["verify", "--state", &ss, "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(count(&doc, "intact"), 100, "{doc}");
+    assert!(doc["durable_by"].as_str().unwrap().contains("O_DSYNC"), "{doc}");
+}
+
+#[test]
+fn direct_writes_feed_the_record_only_where_the_device_cache_is_write_through() {
+    let dir = temp_dir();
+    let (t, state) = (dir.path().join("t.dat"), dir.path().join("t.state"));
+    let (st, ss) = (path_str(&t), path_str(&state));
+    // On a file an O_DIRECT write is durable only once the filesystem's metadata is.
+    let (code, _, err) =
+        run(&[&st, "--file-size", "1m", "--write-percent", "100", "--verify", "--direct", "--verify-state", &ss]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is a file") && err.contains("--fdatasync-every N") && err.lines().count() == 1, "{err}");
+    assert!(!t.exists() && !state.exists(), "nothing is touched");
+    let Some(dev) = super::common::root::loop_device(
+        8 << 20,
+        super::common::root::LoopOptions::default(),
+        "--verify-state with --direct on a loop device",
+    ) else {
+        return;
+    };
+    let cache = format!("/sys/block/{}/queue/write_cache", Path::new(&dev.path).file_name().unwrap().to_string_lossy());
+    let Ok(was) = std::fs::read_to_string(&cache) else {
+        super::common::root::skip("--verify-state with --direct", "no queue/write_cache in sysfs");
+        return;
+    };
+    let direct = |extra: &[&str]| {
+        let mut args = vec![
+            dev.path.as_str(),
+            "--force",
+            "--block-size",
+            "16k",
+            "--write-percent",
+            "100",
+            "--verify",
+            "--direct",
+            "--verify-state",
+            &ss,
+            "--ops",
+            "64",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    // A volatile cache: a completed write is durable only after a flush.
+    std::fs::write(&cache, "write back").unwrap();
+    let (code, _, err) = direct(&[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("volatile write cache") && err.contains("write back") && err.contains("--sync-writes"),
+        "{err}"
+    );
+    assert!(!state.exists());
+    // With a flush stream it is accepted, whatever the cache.
+    let (code, out, err) = direct(&["--fdatasync-every", "8"]);
+    assert_eq!(code, 0, "{err}{out}");
+    // Write through: every completed write is durable, and the record follows them.
+    std::fs::write(&cache, "write through").unwrap();
+    let (code, out, err) = direct(&["--verify-state-every", "16"]);
+    std::fs::write(&cache, was.trim()).unwrap();
+    assert_eq!(code, 0, "{err}{out}");
+    let s = read(&state).unwrap().slots[0].clone().unwrap();
+    assert_eq!((s.generation, s.high_water), (4, 64));
+    let (code, out, err) = run(&["verify", "--state", &ss, "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(count(&doc, "intact"), 64, "{doc}");
+    assert!(doc["durable_by"].as_str().unwrap().contains("write-through"), "{doc}");
 }

@@ -319,3 +319,38 @@ fn cluster_results_of_different_specs_merge_only_with_force() {
     assert_eq!(u64_at(&m, &["total", "ops"]), u64_at(&a, &["total", "ops"]) + u64_at(&b, &["total", "ops"]));
     assert!(m["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("cluster results merged")));
 }
+
+#[test]
+fn the_ranks_of_a_job_keep_a_verify_state_record_each() {
+    let dir = temp_dir();
+    let template = path_str(&dir.path().join("t.{rank}.dat"));
+    let state = dir.path().join("s.state");
+    let s = path_str(&state);
+    let args = [
+        template.as_str(),
+        "--file-size",
+        "256k",
+        "--block-size",
+        "16k",
+        "--write-percent",
+        "100",
+        "--verify",
+        "--fdatasync-every",
+        "4",
+        "--ops",
+        "32",
+        "--verify-state",
+        &s,
+        "--quiet",
+    ];
+    let Some((code, stdout, stderr)) = mpirun(2, &args, || {}) else { return };
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(!state.exists(), "two ranks shared the record");
+    for rank in 0..2 {
+        let record = dir.path().join(format!("s.state.rank{rank}"));
+        let r = iopulse::testing::durable_record::read(&record).unwrap();
+        assert_eq!(r.header.targets[0].path, dir.path().join(format!("t.{rank}.dat")));
+        let (code, out, err) = run(&["verify", "--state", &path_str(&record)]);
+        assert_eq!(code, 0, "{err}{out}");
+    }
+}

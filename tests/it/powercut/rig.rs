@@ -1,7 +1,8 @@
 //! The power-cut rig: a FUSE filesystem (one flat directory, in memory) that keeps what is
 //! written in volatile memory until fsync/fdatasync of the file (fsyncdir for names), and on
 //! a `cut` drops whatever was not flushed, keeping the 4 KiB pages a closure picks (a random
-//! subset tears writes at 4 KiB). `Mode::Lying` acknowledges every flush and keeps nothing.
+//! subset tears writes at 4 KiB). A write to a file opened O_DSYNC/O_SYNC is durable once
+//! answered. `Mode::Lying` acknowledges every flush (and O_DSYNC write) and keeps nothing.
 //! A flush of a chosen file can be held (never answered until the cut), to cut in the
 //! middle of its update. Pages are served with direct I/O: the kernel caches nothing.
 //!
@@ -195,6 +196,14 @@ fn attr(ino: u64, inode: Option<&Inode>) -> FileAttr {
     }
 }
 
+/// The handle of a file opened O_DSYNC or O_SYNC (the kernel may not pass the open flags
+/// with each write).
+const SYNC_HANDLE: u64 = 1;
+
+fn handle_of(open_flags: i32) -> u64 {
+    if open_flags & libc::O_DSYNC != 0 { SYNC_HANDLE } else { 0 }
+}
+
 fn resize(inode: &mut Inode, len: usize) {
     inode.data.resize(len, 0);
     // The length is metadata the rig keeps at once; the bytes stay volatile.
@@ -250,10 +259,10 @@ impl Filesystem for Fs {
         reply.attr(&TTL, &attr(ino, Some(inode)));
     }
 
-    fn open(&mut self, _req: &Request<'_>, ino: u64, _flags: i32, reply: ReplyOpen) {
+    fn open(&mut self, _req: &Request<'_>, ino: u64, flags: i32, reply: ReplyOpen) {
         let s = self.0.lock().unwrap();
         if s.inodes.contains_key(&ino) {
-            reply.opened(0, fuser::consts::FOPEN_DIRECT_IO);
+            reply.opened(handle_of(flags), fuser::consts::FOPEN_DIRECT_IO);
         } else {
             reply.error(libc::ENOENT);
         }
@@ -266,7 +275,7 @@ impl Filesystem for Fs {
         name: &OsStr,
         _mode: u32,
         _umask: u32,
-        _flags: i32,
+        flags: i32,
         reply: ReplyCreate,
     ) {
         let mut s = self.0.lock().unwrap();
@@ -277,7 +286,7 @@ impl Filesystem for Fs {
         s.next_ino += 1;
         s.inodes.insert(ino, Inode { name: name.to_os_string(), ..Default::default() });
         s.names.insert(name.to_os_string(), ino);
-        reply.created(&TTL, &attr(ino, s.inodes.get(&ino)), 0, 0, fuser::consts::FOPEN_DIRECT_IO);
+        reply.created(&TTL, &attr(ino, s.inodes.get(&ino)), 0, handle_of(flags), fuser::consts::FOPEN_DIRECT_IO);
     }
 
     fn read(
@@ -302,15 +311,16 @@ impl Filesystem for Fs {
         &mut self,
         _req: &Request<'_>,
         ino: u64,
-        _fh: u64,
+        fh: u64,
         offset: i64,
         data: &[u8],
         _write_flags: u32,
-        _flags: i32,
+        flags: i32,
         _lock: Option<u64>,
         reply: ReplyWrite,
     ) {
         let mut s = self.0.lock().unwrap();
+        let honest = s.mode == Mode::Honest;
         let Some(inode) = s.inodes.get_mut(&ino) else { return reply.error(libc::ENOENT) };
         let from = offset as usize;
         let to = from + data.len();
@@ -318,6 +328,10 @@ impl Filesystem for Fs {
             resize(inode, to);
         }
         inode.data[from..to].copy_from_slice(data);
+        // A write of a file opened O_DSYNC/O_SYNC is durable once answered (the honest rig).
+        if honest && (fh == SYNC_HANDLE || flags & libc::O_DSYNC != 0) && to <= inode.durable.len() {
+            inode.durable[from..to].copy_from_slice(data);
+        }
         for page in from / PAGE_BYTES..to.div_ceil(PAGE_BYTES) {
             inode.dirty.insert(page);
         }
