@@ -17,9 +17,11 @@
 //!   itself failing (`engine_failure`).
 //!
 //! Timing: an inline engine (sync, mmap) has the clock read just before and just after
-//! its call. A queued engine has it read once per batch, right after the reap: that
-//! instant is the completion time of the batch and the submission time of every I/O
-//! queued in reply (docs/engines.md states the bound this puts on error). Under a rate
+//! its call. A queued engine has it read twice per batch: just before the call that hands
+//! the queued I/Os to the kernel (`stamp_submission`: their submission time; skipped when
+//! nothing was queued) and right after the reap (the completion time of the batch); the
+//! worker's own time between the two is counted apart (`own_ns`, the result's
+//! `tool_time`). docs/engines.md states the bound this puts on error. Under a rate
 //! schedule latency counts from the due time instead (`Pacing::take`).
 //!
 //! Must not: allocate, lock, do an atomic read-modify-write or format (see
