@@ -279,6 +279,24 @@ fn an_update_cut_half_way_through_its_pages_leaves_a_record_that_promises_only_w
     assert!(mixed > 0, "no cut left pages of both updates");
 }
 
+/// A verified 4 KiB random write run on `target` with O_DSYNC writes feeding the record in
+/// `state` every 4 writes (its updates are then the run's only flushes).
+fn sync_write_record_args(target: &str, state: &str) -> Vec<String> {
+    let mut args = strings(&[target, "--file-size", "2m", "--block-size", "4k", "--write-percent", "100"]);
+    args.extend(strings(&["--random", "--verify", "--sync-writes", "dsync"]));
+    args.extend(strings(&["--verify-state", state, "--verify-state-every", "4"]));
+    args
+}
+
+/// Two workers' verified 4 KiB random writes, a flush every 4, recorded in `state`; the
+/// targets come before these flags.
+fn two_worker_record_flags(state: &Path) -> Vec<String> {
+    let mut args = strings(&["--file-size", "2m", "--block-size", "4k", "--threads", "2"]);
+    args.extend(strings(&["--write-percent", "100", "--random", "--verify", "--fdatasync-every", "4"]));
+    args.extend(["--verify-state".to_string(), path_str(state)]);
+    args
+}
+
 #[test]
 fn sync_writes_feed_the_record_no_write_durable_at_completion_is_lost_and_the_liar_is_caught() {
     let mut draw = Draw(0x1234_5678_9abc_def1);
@@ -291,27 +309,9 @@ fn sync_writes_feed_the_record_no_write_durable_at_completion_is_lost_and_the_li
         for _ in 0..3 {
             let Some(rig) = Rig::mount(Mode::Honest, &[("t.dat", 2 << 20)]) else { return };
             let (t, s) = (path_str(&rig.dir.join("t.dat")), path_str(&rig.dir.join("t.state")));
-            let mut child = spawn(&strings(&[
-                &t,
-                "--file-size",
-                "2m",
-                "--block-size",
-                "4k",
-                "--write-percent",
-                "100",
-                "--random",
-                "--verify",
-                "--sync-writes",
-                "dsync",
-                "--verify-state",
-                &s,
-                "--verify-state-every",
-                "4",
-                "--engine",
-                engine,
-                "--queue-depth",
-                "4",
-            ]));
+            let mut args = sync_write_record_args(&t, &s);
+            args.extend(strings(&["--engine", engine, "--queue-depth", "4"]));
+            let mut child = spawn(&args);
             // Record updates are the only flushes: each after 4 writes.
             wait_for_flushes(&rig, &mut child, 8 + draw.next() % 32);
             kill_9(&mut child);
@@ -334,23 +334,7 @@ fn sync_writes_feed_the_record_no_write_durable_at_completion_is_lost_and_the_li
     let Some(rig) = Rig::mount(Mode::Lying, &[("t.dat", 2 << 20)]) else { return };
     let state = outside.path().join("t.state");
     let (t, s) = (path_str(&rig.dir.join("t.dat")), path_str(&state));
-    let mut child = spawn(&strings(&[
-        &t,
-        "--file-size",
-        "2m",
-        "--block-size",
-        "4k",
-        "--write-percent",
-        "100",
-        "--random",
-        "--verify",
-        "--sync-writes",
-        "dsync",
-        "--verify-state",
-        &s,
-        "--verify-state-every",
-        "4",
-    ]));
+    let mut child = spawn(&sync_write_record_args(&t, &s));
     let deadline = Instant::now() + Duration::from_secs(30);
     while read(&state).ok().and_then(|r| r.slots[0].as_ref().map(|s| s.generation)).unwrap_or(0) < 10 {
         assert!(Instant::now() < deadline, "no record update in 30 s");
@@ -384,22 +368,7 @@ fn several_targets_and_per_worker_files_are_each_recorded_and_checked_across_cut
             } else {
                 vec![path_str(&rig.dir.join("p.dat"))]
             };
-            args.extend(strings(&[
-                "--file-size",
-                "2m",
-                "--block-size",
-                "4k",
-                "--threads",
-                "2",
-                "--write-percent",
-                "100",
-                "--random",
-                "--verify",
-                "--fdatasync-every",
-                "4",
-                "--verify-state",
-                &path_str(&state),
-            ]));
+            args.extend(two_worker_record_flags(&state));
             args.extend(strings(extra));
             let mut child = spawn(&args);
             wait_for_flushes(&rig, &mut child, 40 + draw.next() % 40);
@@ -424,24 +393,9 @@ fn several_targets_and_per_worker_files_are_each_recorded_and_checked_across_cut
     let outside = tempfile::tempdir().unwrap();
     let Some(rig) = Rig::mount(Mode::Lying, &[("a.dat", 2 << 20), ("b.dat", 2 << 20)]) else { return };
     let state = outside.path().join("m.state");
-    let mut child = spawn(&strings(&[
-        &path_str(&rig.dir.join("a.dat")),
-        &path_str(&rig.dir.join("b.dat")),
-        "--file-size",
-        "2m",
-        "--block-size",
-        "4k",
-        "--threads",
-        "2",
-        "--write-percent",
-        "100",
-        "--random",
-        "--verify",
-        "--fdatasync-every",
-        "4",
-        "--verify-state",
-        &path_str(&state),
-    ]));
+    let mut args = vec![path_str(&rig.dir.join("a.dat")), path_str(&rig.dir.join("b.dat"))];
+    args.extend(two_worker_record_flags(&state));
+    let mut child = spawn(&args);
     wait_for_flushes(&rig, &mut child, 80);
     kill_9(&mut child);
     child.wait().unwrap();
