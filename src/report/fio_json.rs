@@ -319,9 +319,9 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
         ctx: r.cpu.workers.context_switches,
         majf: r.cpu.workers.major_faults,
         minf: r.cpu.workers.minor_faults,
-        iodepth_level: depth_levels(r, total_ios),
-        iodepth_submit: batch_sizes(r, total_ios),
-        iodepth_complete: batch_sizes(r, total_ios),
+        iodepth_level: depth_levels(r),
+        iodepth_submit: batch_sizes(r, false),
+        iodepth_complete: batch_sizes(r, true),
         latency_ns: latency_table(&hists, total_ios, 0),
         latency_us: latency_table(&hists, total_ios, 1),
         latency_ms: latency_table(&hists, total_ios, 2),
@@ -447,29 +447,37 @@ fn latency_table(hists: &[&Histogram<u64>], total_ios: u64, unit: u32) -> Ordere
     OrderedMap(table)
 }
 
-/// fio's `iodepth_level`: the I/Os by the depth they were issued at. iopulse does not
-/// count the depth per I/O: a run at queue depth 1 has every I/O at level 1; a deeper
-/// one is filed whole under the level of its achieved mean depth per worker.
-fn depth_levels(r: &RunResult, total_ios: u64) -> OrderedMap<f64> {
+/// fio's `iodepth_level`: the I/Os by the depth they were issued at (the result's
+/// counted `io_depths.at_issue`), in fio's buckets 1, 2-3, 4-7, 8-15, 16-31, 32-63, 64+,
+/// as shares of the I/Os; zeros when the result has no counts (an older result).
+fn depth_levels(r: &RunResult) -> OrderedMap<f64> {
     const LEVELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
-    let depth = if r.engine.effective_queue_depth <= 1 { 1.0 } else { r.achieved_queue_depth.mean_per_worker };
-    let level = (depth.round().max(1.0) as u64).ilog2().min(6) as usize;
-    OrderedMap(
-        LEVELS
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (k.to_string(), if total_ios > 0 && i == level { 100.0 } else { 0.0 }))
-            .collect(),
-    )
+    // The bucket of depth d: 1 -> 0, 2-3 -> 1, 4-7 -> 2, ..., 64 and more -> 6.
+    let bucket = |d: u32| (d.max(1).ilog2() as usize).min(6);
+    shares(&LEVELS, r.io_depths.as_ref().map(|d| d.at_issue.as_slice()), bucket)
 }
 
-/// fio's `iodepth_submit` and `iodepth_complete`: the submissions (completions) by how
-/// many I/Os each carried. Known where the queue depth is at most 4 (every batch is of 1
-/// to 4, fio's first bucket); a deeper run's batches are not counted (zeros).
-fn batch_sizes(r: &RunResult, total_ios: u64) -> OrderedMap<f64> {
+/// fio's `iodepth_submit` (`complete`: false) and `iodepth_complete`: the submitting
+/// system calls (the reaps) by the I/Os each carried, from the result's counted
+/// `io_depths`, in fio's buckets 0, 1-4, 5-8, 9-16, 17-32, 33-64, above 64, as shares.
+fn batch_sizes(r: &RunResult, complete: bool) -> OrderedMap<f64> {
     const SIZES: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
-    let known = total_ios > 0 && r.engine.effective_queue_depth <= 4;
-    OrderedMap(SIZES.iter().map(|k| (k.to_string(), if known && *k == "4" { 100.0 } else { 0.0 })).collect())
+    // The bucket of n: 0 -> 0, 1-4 -> 1, 5-8 -> 2, 9-16 -> 3, 17-32 -> 4, 33-64 -> 5, more -> 6.
+    let bucket = |n: u32| if n == 0 { 0 } else { ((n - 1).max(2).ilog2() as usize).min(6) };
+    let counts = r.io_depths.as_ref().map(|d| if complete { d.per_reap.as_slice() } else { d.per_submit.as_slice() });
+    shares(&SIZES, counts, bucket)
+}
+
+/// `counts` (`[value, count]` pairs) put in fio's buckets (`bucket` of a value) under
+/// `keys`, as percentages of their sum.
+fn shares(keys: &[&str], counts: Option<&[(u32, u64)]>, bucket: impl Fn(u32) -> usize) -> OrderedMap<f64> {
+    let mut sums = vec![0u64; keys.len()];
+    for &(value, count) in counts.unwrap_or_default() {
+        sums[bucket(value).min(keys.len() - 1)] += count;
+    }
+    let total: u64 = sums.iter().sum();
+    let percent = |n: u64| if total == 0 { 0.0 } else { n as f64 * 100.0 / total as f64 };
+    OrderedMap(keys.iter().zip(&sums).map(|(k, &n)| (k.to_string(), percent(n))).collect())
 }
 
 /// fio's `disk_util`: each device under the targets (and those stacked below it), once,

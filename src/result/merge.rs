@@ -11,8 +11,8 @@
 
 use crate::result::jobs::JobsResult;
 use crate::result::{
-    AchievedQueueDepth, BlockSizeFigures, CpuInfo, MergedSource, RunResult, SizeHistograms, StopReason, ToolTime,
-    WindowSkew,
+    AchievedQueueDepth, BlockSizeFigures, CpuInfo, IoDepths, MergedSource, RunResult, SizeHistograms, StopReason,
+    ToolTime, WindowSkew,
 };
 use crate::stats::{
     CpuTimes, HistogramCodecError, LatencySummary, OpSummary, decode_histogram, encode_histogram, new_latency_histogram,
@@ -381,6 +381,13 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
         }
     });
 
+    // Depth counts add up; a result without them (an older one) leaves the merge without.
+    m.io_depths = results.iter().map(|r| r.io_depths.as_ref()).collect::<Option<Vec<_>>>().map(|all| IoDepths {
+        at_issue: add_pairs(all.iter().map(|d| &d.at_issue)),
+        per_submit: add_pairs(all.iter().map(|d| &d.per_submit)),
+        per_reap: add_pairs(all.iter().map(|d| &d.per_reap)),
+    });
+
     if results.iter().any(|r| r.coverage.is_some()) {
         notes.push("coverage is not merged: each result's own is in its file".into());
     }
@@ -611,6 +618,15 @@ fn merge_op(field: &str, parts: &[(&str, &OpSummary)], hist: &Histogram<u64>) ->
         latency_ns: latency,
         clamped_samples,
     })
+}
+
+/// `[value, count]` lists added value by value, ascending.
+fn add_pairs<'a>(lists: impl Iterator<Item = &'a Vec<(u32, u64)>>) -> Vec<(u32, u64)> {
+    let mut sum = std::collections::BTreeMap::new();
+    for (value, count) in lists.flatten() {
+        *sum.entry(*value).or_insert(0u64) += count;
+    }
+    sum.into_iter().collect()
 }
 
 #[cfg(test)]

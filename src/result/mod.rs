@@ -106,6 +106,10 @@ pub struct RunResult {
     /// The tool's own time between a completion and the next submission (unpaced runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_time: Option<ToolTime>,
+    /// The queue's depth at each issue and the I/Os per submitting call and per reap,
+    /// counted (fio-json's iodepth maps are their shares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_depths: Option<IoDepths>,
     pub histograms: Histograms,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
@@ -438,6 +442,20 @@ pub struct ToolTime {
     /// `total_ns` over the workers' windows together (window × workers): the share of
     /// each worker's time that was the tool's own.
     pub share_of_window: f64,
+}
+
+/// How deep the queue ran, counted per event by exact value: each entry is a
+/// `[value, count]` pair, ascending, zeros left out; the value 64 stands for 64 or more.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IoDepths {
+    /// I/Os by the number in flight once each was issued (itself included).
+    pub at_issue: Vec<(u32, u64)>,
+    /// Submitting system calls by the I/Os each carried, as the engine made them (a batch
+    /// the worker handed over is split into calls of at most `engine.setup`'s
+    /// `submit_batch_max`); an inline engine's every I/O is one call of 1.
+    pub per_submit: Vec<(u32, u64)>,
+    /// Reaps that returned completions, by how many each returned.
+    pub per_reap: Vec<(u32, u64)>,
 }
 
 /// One result a merged document was made from.

@@ -15,13 +15,14 @@ use crate::diagnostics::warnings::Diagnostics;
 use crate::host::environment;
 use crate::host::rusage;
 use crate::result::{
-    AchievedQueueDepth, BlockSizeFigures, CpuInfo, Durability, EngineInfo, Histograms, MismatchInfo, PacedLatency,
-    PacingInfo, RateInfo, RunResult, SCHEMA_VERSION, SizeHistograms, StopReason, StuckIo, TargetInfo, ThinkInfo,
-    ToolInfo, ToolTime, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
+    AchievedQueueDepth, BlockSizeFigures, CpuInfo, Durability, EngineInfo, Histograms, IoDepths, MismatchInfo,
+    PacedLatency, PacingInfo, RateInfo, RunResult, SCHEMA_VERSION, SizeHistograms, StopReason, StuckIo, TargetInfo,
+    ThinkInfo, ToolInfo, ToolTime, VerificationInfo, WorkerInfo, WorkerPlacementInfo,
 };
 use crate::result::{SteadyStateInfo, SteadyWindow};
 use crate::spec::Spec;
 use crate::stats::coverage::{self, CoverageTracker};
+use crate::stats::depth_counts::{DEPTH_CAP, DepthTally, nonzero, split_calls};
 use crate::stats::interval;
 use crate::stats::steady_state::{Metric, SteadyWatch, Test};
 use crate::stats::{CpuTimes, OpStats, encode_histogram};
@@ -346,6 +347,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             mean_per_worker: total.in_flight(window_ns) / workers.len().max(1) as f64,
         },
         tool_time: tool_time(spec, &workers, window_ns, total.ops),
+        io_depths: io_depths(&workers),
         histograms,
         verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, &worker_cpu)),
         data_reduction: data_reduction_info(spec, &workers),
@@ -676,6 +678,34 @@ fn replay_info(
         target_bytes,
         remapped: r.extent_bytes > target_bytes,
         lag: lag.as_ref().map(paced_latency),
+    })
+}
+
+/// The workers' depth counts added up, each worker's submitting calls split as its engine
+/// split them into system calls (`submit_batch_max` of its set-up facts); none when nothing
+/// was issued.
+fn io_depths(workers: &[WorkerResult]) -> Option<IoDepths> {
+    let mut issued = DepthTally::default();
+    let mut calls = [0; DEPTH_CAP + 1];
+    for w in workers {
+        issued.add(&w.depths);
+        let batch = w
+            .engine_setup
+            .iter()
+            .find(|(k, _)| k == "submit_batch_max")
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+            .unwrap_or(0);
+        for (sum, n) in calls.iter_mut().zip(split_calls(&w.depths.per_submit, batch)) {
+            *sum += n;
+        }
+    }
+    if issued.at_issue.iter().all(|&n| n == 0) {
+        return None;
+    }
+    Some(IoDepths {
+        at_issue: nonzero(&issued.at_issue),
+        per_submit: nonzero(&calls),
+        per_reap: nonzero(&issued.per_reap),
     })
 }
 

@@ -12,6 +12,7 @@
 //! are merged, never averaged. This folder computes; it never formats text.
 
 pub mod coverage;
+pub mod depth_counts;
 pub mod distribution;
 mod histogram_blob;
 pub mod interval;

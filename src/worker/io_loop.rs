@@ -92,7 +92,10 @@ impl<E: Engine> Worker<E> {
                     break;
                 };
                 match self.issue::<P, MIX>(control, req, now, deadline_ns, pacing) {
-                    Ok(None) => in_flight += 1,
+                    Ok(None) => {
+                        in_flight += 1;
+                        self.depths.issued(in_flight);
+                    }
                     Ok(Some(done_ns)) => {
                         now = done_ns;
                         if E::CAPS.completes_inline {
@@ -157,6 +160,9 @@ impl<E: Engine> Worker<E> {
                 now = clock.now_ns();
             }
             self.own_mark_ns = now;
+            if reaped > 0 {
+                self.depths.reaped(reaped);
+            }
             let past_deadline = now > deadline_ns;
             // A flushing worker issues from the loop above only (where the flush barrier is).
             let refill = !P::PACED
@@ -194,7 +200,10 @@ impl<E: Engine> Worker<E> {
                 };
                 match next {
                     Some(req) => match self.issue::<P, MIX>(control, req, now, deadline_ns, pacing) {
-                        Ok(None) => in_flight += 1,
+                        Ok(None) => {
+                            in_flight += 1;
+                            self.depths.issued(in_flight);
+                        }
                         Ok(Some(_)) => {}
                         Err(message) => return self.engine_failure(control, message, in_flight, pacing),
                     },
@@ -258,6 +267,7 @@ impl<E: Engine> Worker<E> {
             // across this call.
             match unsafe { self.engine.queue(req) } {
                 Queued::InFlight => {
+                    self.queued_since_submit += 1;
                     // Unpaced: its latency starts when the call that hands it over does.
                     if !P::PACED && self.unstamped_len < self.unstamped.len() {
                         self.unstamped[self.unstamped_len] = req.slot;
@@ -275,6 +285,12 @@ impl<E: Engine> Worker<E> {
         let done_ns = clock.now_ns();
         if let Some(hb) = heartbeat {
             hb.done_waiting();
+        }
+        // Inline: each I/O is its own call, alone in flight, and completes in it.
+        if E::CAPS.completes_inline {
+            self.depths.issued(1);
+            self.depths.submitted(1);
+            self.depths.reaped(1);
         }
         let lat_ns = done_ns.saturating_sub(submit_ns);
         let counts = done_ns <= deadline_ns;
@@ -322,6 +338,8 @@ impl<E: Engine> Worker<E> {
         if P::PACED && !cannot_issue {
             let wake_ns = pacing.next_issue_ns(now_ns).min(deadline_ns.saturating_add(1));
             if wake_ns > now_ns {
+                // Counts the call's I/Os; a paced run stamps none, so no clock is read.
+                self.stamp_submission(&control.clock);
                 self.engine.submit().map_err(|e| e.to_string())?;
                 let timeout_ns = pacing.reap_timeout_ns(now_ns, wake_ns);
                 let reaped = self.engine.reap_within(&mut self.completions, timeout_ns).map_err(|e| e.to_string())?;
@@ -344,8 +362,14 @@ impl<E: Engine> Worker<E> {
     /// (one clock reading for the batch, the second of the batch's two with the reap's),
     /// and the time since the last completion was seen is the worker's own. Nothing
     /// queued since the last call (a paced worker, or a wait with nothing new): no reading.
+    /// The call is counted by the I/Os it carries (`DepthTally::submitted`).
     #[inline(always)]
     pub(super) fn stamp_submission(&mut self, clock: &crate::primitives::clock::Clock) {
+        if self.queued_since_submit == 0 {
+            return;
+        }
+        self.depths.submitted(self.queued_since_submit);
+        self.queued_since_submit = 0;
         if self.unstamped_len == 0 {
             return;
         }

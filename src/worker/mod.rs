@@ -36,6 +36,7 @@ use crate::placement::{self, WorkerPlacement};
 use crate::primitives::buffer::{BufferAt, SlotBuffers};
 use crate::schedule::think::{RateSpec, ThinkSpec};
 use crate::stats::coverage::CoverageTracker;
+use crate::stats::depth_counts::DepthTally;
 use crate::stats::interval::{IntervalRecorder, Snapshot};
 use crate::stats::io_errors::ErrorCounts;
 use crate::stats::{CpuTimes, OpStats};
@@ -275,6 +276,8 @@ pub struct WorkerResult {
     pub zone_ios: Vec<u64>,
     /// The worker's own time in the window, between a completion and the next submission.
     pub own_ns: u64,
+    /// The depth at each issue and the I/Os each submitting call and reap carried.
+    pub depths: DepthTally,
     /// `--write-iolog`: the I/Os it issued.
     pub iolog: Option<iolog::IoRecorder>,
 }
@@ -397,6 +400,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
             per_size: Vec::new(),
             zone_ios: Vec::new(),
             own_ns: 0,
+            depths: DepthTally::default(),
             iolog: None,
         }
     };
@@ -579,6 +583,12 @@ struct Worker<E: Engine> {
     /// The tool's own time in the window: the worker's wall time from a completion's clock
     /// reading to the next submission's (`ToolTime`).
     own_ns: u64,
+    /// I/Os handed to the engine since its last submitting call (every pacing; `unstamped`
+    /// holds the same count for unpaced runs, but a paced run stamps none).
+    queued_since_submit: usize,
+    /// The depth at each issue, the I/Os per submitting call and per reap (fio's
+    /// iodepth maps, counted).
+    depths: DepthTally,
     /// `iopulse replay`: the schedule the requests are drawn from.
     replay: Option<replay::ReplayCursor>,
     /// The replay honours the trace's times (`replay::Replayed`).
@@ -865,6 +875,8 @@ impl<E: Engine> Worker<E> {
             unstamped_len: 0,
             own_mark_ns: 0,
             own_ns: 0,
+            queued_since_submit: 0,
+            depths: DepthTally::default(),
             replay_timed: plan.replay.as_ref().is_some_and(|r| r.timed),
             replay: plan.replay.map(|r| replay::ReplayCursor { ios: r.ios, next: 0 }),
             iolog: plan.iolog_capacity.map(iolog::IoRecorder::with_capacity),
@@ -1203,6 +1215,7 @@ impl<E: Engine> Worker<E> {
         // their duplicates.
         self.duplicate_chunks_written = 0;
         self.own_ns = 0;
+        self.depths = DepthTally::default();
         self.window_cpu_start = Some(rusage::thread_cpu());
     }
 
@@ -1360,7 +1373,11 @@ impl<E: Engine> Worker<E> {
         while in_flight > 0 {
             self.publish_wait(control, control.clock.now_ns(), in_flight);
             self.stamp_submission(&control.clock);
-            match self.engine.submit_and_reap(1, &mut self.completions) {
+            let reaped = self.engine.submit_and_reap(1, &mut self.completions);
+            if let Ok(n @ 1..) = reaped {
+                self.depths.reaped(n);
+            }
+            match reaped {
                 Ok(0) | Err(_) => break,
                 Ok(n) if counting => {
                     in_flight = in_flight.saturating_sub(n);
@@ -1514,6 +1531,7 @@ impl<E: Engine> Worker<E> {
             per_size: self.sizes.map(|m| m.stats.into_vec()).unwrap_or_default(),
             zone_ios: self.source.zone_counts().to_vec(),
             own_ns: self.own_ns,
+            depths: self.depths,
             iolog: self.iolog,
         }
     }

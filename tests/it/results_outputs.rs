@@ -143,6 +143,20 @@ fn merge_of_two_runs_equals_their_histograms_added() {
     let sum =
         a["achieved_queue_depth"]["total"].as_f64().unwrap() + b["achieved_queue_depth"]["total"].as_f64().unwrap();
     assert!((aqd - sum).abs() < 1e-9);
+    // The depth counts add up value by value (each run's I/Os were all issued once).
+    for key in ["at_issue", "per_submit", "per_reap"] {
+        let counts = |v: &Value| -> std::collections::BTreeMap<u64, u64> {
+            let list = v["io_depths"][key].as_array().unwrap_or_else(|| panic!("no io_depths.{key}: {v}"));
+            list.iter().map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap())).collect()
+        };
+        let mut expected = counts(&a);
+        for (n, c) in counts(&b) {
+            *expected.entry(n).or_default() += c;
+        }
+        assert_eq!(counts(&m), expected, "{key}");
+    }
+    let issued: u64 = m["io_depths"]["at_issue"].as_array().unwrap().iter().map(|p| p[1].as_u64().unwrap()).sum();
+    assert!(issued >= u64_at(&m, &["total", "ops"]), "every counted I/O was issued: {}", m["io_depths"]);
 
     // The text report of a merge names its sources.
     let (text, _) =

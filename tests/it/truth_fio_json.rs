@@ -436,3 +436,69 @@ fn fio_plot() -> Option<std::path::PathBuf> {
         }
     }
 }
+
+/// The iodepth maps are counted: libaio O_DIRECT at depth 24 handing its I/Os over in
+/// batches of 6. The result's `io_depths.per_submit` is the io_submit calls strace sees,
+/// value by value; every I/O is issued, submitted and reaped once; and fio-json's
+/// `iodepth_submit` is their shares in fio's buckets (a call of 6 in "8").
+#[test]
+fn iodepth_maps_are_the_calls_strace_sees() {
+    if !engine_available("libaio") {
+        eprintln!("SKIP: libaio is not available here: its io_submit calls cannot be counted");
+        return;
+    }
+    if std::process::Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("SKIP: strace is not installed (apt-get install strace): the system calls cannot be counted");
+        return;
+    }
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("d.dat"));
+    let json = path_str(&dir.path().join("r.json"));
+    let shape = ["--file-size", "16m", "--engine", "libaio", "--direct", "--random", "--queue-depth", "24"];
+    // Laid out first, so that the traced run's only io_submit calls are its reads.
+    run_ok(&[&[f.as_str(), "--ops", "10", "--quiet"][..], &shape[..]].concat());
+    let trace = dir.path().join("strace.txt");
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-f", "-qq", "-e", "trace=io_submit", "-o"]).arg(&trace).arg(env!("CARGO_BIN_EXE_iopulse"));
+    cmd.arg(&f).args(shape).args(["--submit-batch", "6", "--ops", "3000", "--output-format", "fio-json"]);
+    cmd.args(["--json", &json]);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let r = read_json(&json);
+    let depths = &r["io_depths"];
+    let pairs = |key: &str| -> Vec<(u64, u64)> {
+        let list = depths[key].as_array().unwrap_or_else(|| panic!("no io_depths.{key}: {r}"));
+        list.iter().map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap())).collect()
+    };
+    // io_submit(ctx, nr, iocbs) = submitted: the calls by what each submitted.
+    let mut seen = std::collections::BTreeMap::<u64, u64>::new();
+    for line in std::fs::read_to_string(&trace).unwrap().lines().filter(|l| l.contains("io_submit(")) {
+        let ret: u64 = line.rsplit("= ").next().unwrap().trim().parse().unwrap_or_else(|_| panic!("{line}"));
+        *seen.entry(ret).or_default() += 1;
+    }
+    assert_eq!(pairs("per_submit"), seen.into_iter().collect::<Vec<_>>(), "{depths}");
+    let ios = |key: &str| pairs(key).iter().map(|(n, c)| n * c).sum::<u64>();
+    assert_eq!(ios("per_submit"), 3000, "{depths}");
+    assert_eq!(ios("per_reap"), 3000, "{depths}");
+    assert_eq!(pairs("at_issue").iter().map(|(_, c)| c).sum::<u64>(), 3000, "{depths}");
+    assert!(pairs("at_issue").iter().all(|(d, _)| (1..=24).contains(d)), "{depths}");
+    // Most I/Os went out with the queue full (a slot is refilled as soon as it frees).
+    let full = pairs("at_issue").iter().filter(|(d, _)| *d >= 16).map(|(_, c)| c).sum::<u64>();
+    assert!(full > 2000, "{depths}");
+    let fio: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let job = &fio["jobs"][0];
+    // fio's buckets of the calls strace saw: 1-4 under "4", 5-8 under "8".
+    let calls: u64 = pairs("per_submit").iter().map(|(_, c)| c).sum();
+    let share = |lo: u64, hi: u64| {
+        pairs("per_submit").iter().filter(|(n, _)| (lo..=hi).contains(n)).map(|(_, c)| c).sum::<u64>() as f64 * 100.0
+            / calls as f64
+    };
+    assert!(share(5, 8) > 90.0, "most calls carry a whole batch of 6: {depths}");
+    for (key, lo, hi) in [("4", 1, 4), ("8", 5, 8)] {
+        assert!((job["iodepth_submit"][key].as_f64().unwrap() - share(lo, hi)).abs() < 1e-9, "{key}: {job}");
+    }
+    let level_16 = job["iodepth_level"]["16"].as_f64().unwrap();
+    assert!((level_16 - full as f64 * 100.0 / 3000.0).abs() < 1e-9, "{job}");
+    let complete: f64 = job["iodepth_complete"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
+    assert!((complete - 100.0).abs() < 1e-9, "{job}");
+}
