@@ -40,15 +40,18 @@ pub struct OutputArgs {
     pub quiet: bool,
 }
 
-/// `--write-iolog`: the run's I/Os as a fio iolog v3, for the commands that make one run
-/// (the benchmark, `replay`).
+/// `--write-iolog`: the run's I/Os as a fio iolog v3: the benchmark's and `replay`'s one
+/// run, and a file per run of `run`, a profile, `sweep` and `search` (`plan::iologs`).
 #[derive(Clone, Debug, Default, PartialEq, clap::Args)]
 #[command(next_help_heading = "Outputs")]
 pub struct IologArgs {
     /// Record every I/O the run issues (time, file, read/write/trim/flush, offset, length)
     /// in FILE as a fio iolog v3, written after the run: `iopulse replay FILE` or fio's
     /// `--read_iolog=FILE` replays it. At most 4 Mi I/Os per worker are kept (a warning
-    /// says when more were issued). E.g. `--write-iolog run.iolog`
+    /// says when more were issued). With many runs, a file per run named after it: per job
+    /// of `iopulse run FILE` or step of `--profile` (run-JOB.iolog), per sweep point and
+    /// repetition (run-point0-rep1.iolog), per search run (run-run1.iolog). E.g.
+    /// `--write-iolog run.iolog`
     #[arg(long, value_name = "FILE")]
     pub write_iolog: Option<PathBuf>,
 }

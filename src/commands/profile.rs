@@ -28,7 +28,10 @@ Examples:
   iopulse --loops 3 --file-size 4G --duration 5s
       the same, 3 passes of 5 s per step on a 4 GiB file (KDiskMark's sizes: 16M to 64G)
   iopulse --profile oltp /data/db.dat --duration 10s
-      a profile on your file; flags apply to each of its steps";
+      a profile on your file; flags apply to each of its steps
+  iopulse --profile oltp /data/db.dat --write-iolog oltp.iolog
+      each step's I/Os as a fio iolog of its own: oltp-STEP.iolog (a pass after the
+      first: oltp-STEP.passK.iolog)";
 
 /// List the profiles shipped in iopulse, or print one (a job file to copy and edit).
 #[derive(Debug, clap::Args)]
@@ -218,8 +221,10 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
     {
         doc.combined.warnings.push(said.clone());
     }
-    let failures =
-        crate::report::jobs::emit_as(&doc, &plan.output, &|d| crate::report::profile::text(name, d, said.as_deref()));
+    let mut failures = super::run::write_iologs(&plan, &mut doc);
+    failures.extend(crate::report::jobs::emit_as(&doc, &plan.output, &|d| {
+        crate::report::profile::text(name, d, said.as_deref())
+    }));
     for f in &failures {
         crate::stderr_line!("iopulse: error: {f}");
     }

@@ -3,7 +3,7 @@
 //! phases in order (`jobs::phases`), the report and the exit code.
 
 use crate::cli::table::FlagTable;
-use crate::cli::{OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
+use crate::cli::{IologArgs, OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
 use crate::diagnostics::error::exit_code;
 use crate::plan::{self, Plan};
 use crate::report;
@@ -26,6 +26,9 @@ Examples:
   iopulse run db-host.toml --interval 1s --timeseries ts.csv --csv runs.csv
       a time series file per job (ts-oltp.csv, ts-log-writer.csv, ts-measure.csv) and
       a CSV row per job, its last columns `job` and `phase`
+  iopulse run db-host.toml --write-iolog run.iolog
+      each job's I/Os as a fio iolog v3 of its own (run-oltp.iolog, run-log-writer.iolog,
+      run-measure.iolog), for `iopulse replay` or fio's --read_iolog
   iopulse run randread.fio --ignore-unsupported
       a fio job file, translated as `iopulse from-fio` does (docs/fio.md); options
       without an equivalent are warnings, recorded in the result
@@ -57,6 +60,8 @@ A job file (docs/jobs.md):
 Keys are the long names of the flags of `iopulse --help`, with the same meaning; `targets`
 lists a job's targets (none: a temporary file, as `iopulse` alone). Output flags (json,
 csv, plot, timeseries, output-format, quiet) belong to [global] or after the file.
+`write-iolog = \"FILE\"` in a job is that job's iolog; in [global] (or --write-iolog after
+the file) it is a file per job, FILE with the job's name before the extension.
 The report has a section per job and the combined figures; the JSON a `jobs` array.
 Exit codes: as `iopulse` (0 ok, 1 a job failed, 2 a bad job file, nothing touched).";
 
@@ -98,13 +103,21 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub timeseries: TimeseriesArgs,
+
+    #[command(flatten)]
+    pub iolog: IologArgs,
 }
 
 /// The flags given on the command line with the job file (`matches`: this subcommand's),
 /// as the overrides of every job.
 pub(crate) fn overrides(matches: &clap::ArgMatches, said_as: &str) -> plan::job_file::Overrides {
     let mut table = FlagTable::new();
-    for command in [command_of::<WorkloadArgs>(), command_of::<OutputArgs>(), command_of::<TimeseriesArgs>()] {
+    for command in [
+        command_of::<WorkloadArgs>(),
+        command_of::<OutputArgs>(),
+        command_of::<TimeseriesArgs>(),
+        command_of::<IologArgs>(),
+    ] {
         table.overlay(&FlagTable::from_matches(&command, matches));
     }
     plan::job_file::Overrides { table, targets: Vec::new(), said_as: said_as.to_string() }
@@ -164,7 +177,8 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
     doc.combined.warnings.extend(loaded.warnings);
     // The translation's notes (fio options without effect, approximations) stay with the result.
     doc.combined.notes.extend(loaded.notes);
-    let failures = report::jobs::emit(&doc, &loaded.plan.output);
+    let mut failures = write_iologs(&loaded.plan, &mut doc);
+    failures.extend(report::jobs::emit(&doc, &loaded.plan.output));
     for f in &failures {
         crate::stderr_line!("iopulse: error: {f}");
     }
@@ -220,4 +234,21 @@ pub(crate) fn run_plan(
         .filter_map(|o| o.result.map(|result| JobResult { job: o.name, phase: o.phase, result }))
         .collect();
     (code, combined::build(&plan.source, ran))
+}
+
+/// Each job's `--write-iolog` file (`plan::Job::iolog`), of the jobs that ran: the I/Os it
+/// issued as a fio iolog v3. The logs leave the results once written. A failure is
+/// returned, one line each naming the file and the job.
+pub(crate) fn write_iologs(plan: &Plan, doc: &mut crate::result::jobs::JobsResult) -> Vec<String> {
+    let files: std::collections::HashMap<&str, &plan::IologFile> =
+        plan.jobs().filter_map(|j| j.iolog.as_ref().map(|log| (j.name.as_str(), log))).collect();
+    let mut failures = Vec::new();
+    for job in &mut doc.jobs {
+        let Some(file) = files.get(job.job.as_str()) else { continue };
+        let text = job.result.iolog.take().map(|log| report::iolog::render(&log)).unwrap_or_default();
+        if let Err(e) = report::output_path::write_whole(&file.path, text.as_bytes()) {
+            failures.push(format!("write --write-iolog {} (job [{}]): {e}", file.path.display(), job.job));
+        }
+    }
+    failures
 }

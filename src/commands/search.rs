@@ -10,8 +10,8 @@
 
 use super::json_text;
 use super::sweep::{Session, Step, check_outputs};
-use crate::cli::WorkloadArgs;
 use crate::cli::lists::ManyRunsArgs;
+use crate::cli::{IologArgs, WorkloadArgs};
 use crate::diagnostics::error::exit_code;
 use crate::report::{self, OutputFormat, output_path, units};
 use crate::result::RunResult;
@@ -37,6 +37,9 @@ Examples:
       of the IOPS at 64×4
   iopulse search --engine null --think-time 100us --duration 500ms --p99-max 2ms --output-format json
       JSON: `curve` (a point per run: offered and achieved IOPS, p50 ... p99.99), `answer`, `runs`
+  iopulse search /data/t.dat --random --queue-depth 32 --p99-max 1ms --write-iolog q.iolog
+      each run's I/Os as a fio iolog of its own: q-run1.iolog (the maximum), q-run2.iolog,
+      ... (run N is the JSON's runs[N-1] and curve[N-1])
 
 The flags are the benchmark's (iopulse --help), without lists and without --rate-iops,
 --rate-bw or --rate-total, which the search sets. Bounded latency is over all I/Os.
@@ -86,6 +89,10 @@ pub struct SearchArgs {
 
     #[command(flatten)]
     pub runs: ManyRunsArgs,
+
+    /// `--write-iolog FILE`: a log per run, FILE-runN (`plan::iologs`).
+    #[command(flatten)]
+    pub iolog: IologArgs,
 }
 
 /// Percentages of the maximum, ascending.
@@ -196,7 +203,16 @@ pub fn search(args: SearchArgs) -> i32 {
     }
     let output = args.runs.output.options(&Default::default());
     let records: Vec<std::path::PathBuf> = base_spec.verify_state.iter().cloned().collect();
-    if let Err(e) = check_outputs(&output, report::Writes::Search, &base_spec.targets, &records) {
+    // `--write-iolog`: a file per run, every one the search may make checked before the first.
+    if let Some(path) = &args.iolog.write_iolog
+        && let Err(e) = crate::plan::iologs::refuse_stream(path, "--write-iolog", "each run of a search")
+    {
+        return usage(e);
+    }
+    let logs: Vec<std::path::PathBuf> = (1..=args.max_runs as usize)
+        .filter_map(|run| args.iolog.write_iolog.as_deref().map(|p| crate::plan::iologs::per_search_run(p, run)))
+        .collect();
+    if let Err(e) = check_outputs(&output, report::Writes::Search, &base_spec.targets, &records, &logs) {
         return usage(e);
     }
     let Ok(stop) = crate::host::signals::install() else {
@@ -261,7 +277,17 @@ impl Searcher<'_> {
             Some(rate) => format!("{phase} at {} IOPS offered", units::iops(rate)),
             None => format!("{phase} · queue depth {} × {} threads", spec.queue_depth, spec.threads),
         };
-        match self.session.run(spec, &what, None) {
+        // `--write-iolog`: this run's own file, and a spec that records.
+        let iolog =
+            self.args.iolog.write_iolog.as_deref().map(|p| crate::plan::iologs::per_search_run(p, self.runs.len() + 1));
+        let recording;
+        let spec = if iolog.is_some() {
+            recording = crate::spec::Spec { record_iolog: true, ..spec.clone() };
+            &recording
+        } else {
+            spec
+        };
+        match self.session.run(spec, &what, None, iolog.as_deref()) {
             Step::Done(result, code) => {
                 if code != exit_code::SUCCESS && self.code == exit_code::SUCCESS {
                     self.code = code;

@@ -11,6 +11,7 @@
 //! figures come from sweep/summary.rs, the words from report/sweep.rs.
 
 use super::json_text;
+use crate::cli::IologArgs;
 use crate::cli::lists::ManyRunsArgs;
 use crate::cluster::Cluster;
 use crate::diagnostics::error::exit_code;
@@ -39,6 +40,9 @@ Examples:
       after an interruption (Ctrl-C, a reboot): only the runs not yet in s.csv.journal run
   iopulse sweep --engine null --duration 1s --queue-depth 1,8 --output-format json > s.json
       JSON: `runs` (every run's whole result, in the order run) and `points` (a summary each)
+  iopulse sweep /data/t.dat --random --queue-depth 1,8 --repeat 2 --write-iolog s.iolog
+      each run's I/Os as a fio iolog of its own: s-point0-rep1.iolog, s-point1-rep1.iolog,
+      s-point0-rep2.iolog, s-point1-rep2.iolog (N as in the JSON's `points`, from 0)
 
 Any flag of `iopulse --help` takes a comma list (except --cpu-cores and --numa-zones, whose
 values are lists); flags without a list apply to every point. Every point is checked
@@ -69,6 +73,10 @@ pub struct SweepArgs {
 
     #[command(flatten)]
     pub runs: ManyRunsArgs,
+
+    /// `--write-iolog FILE`: a log per run, FILE-pointN-repR (`plan::iologs`).
+    #[command(flatten)]
+    pub iolog: IologArgs,
 }
 
 /// Most runs a sweep may plan: points × --repeat.
@@ -83,7 +91,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
     if let Some((flag, why)) = args.runs.refused {
         return usage(format!("{flag} with `iopulse sweep`: {why}"));
     }
-    let grid = match crate::plan::sweep::grid(&args.runs.targets, &args.runs.flags) {
+    let mut grid = match crate::plan::sweep::grid(&args.runs.targets, &args.runs.flags) {
         Ok(g) => g,
         Err(e) => return usage(e),
     };
@@ -102,6 +110,19 @@ pub fn sweep(args: SweepArgs) -> i32 {
         );
     }
     let output = args.runs.output.options(&Default::default());
+    // `--write-iolog`: every point records; each run's log is a file of its own.
+    let iolog = args.iolog.write_iolog.clone();
+    if let Some(path) = &iolog {
+        if let Err(e) = crate::plan::iologs::refuse_stream(path, "--write-iolog", "each run of a sweep") {
+            return usage(e);
+        }
+        for p in &mut grid.points {
+            p.spec.record_iolog = true;
+        }
+    }
+    let log_of = |point: usize, repetition: u32| {
+        iolog.as_deref().map(|path| crate::plan::iologs::per_sweep_run(path, point, repetition))
+    };
     let Ok(stop) = crate::host::signals::install() else {
         crate::stderr_line!("iopulse sweep: error: cannot install signal handlers");
         return exit_code::RUN_FAILED;
@@ -125,7 +146,9 @@ pub fn sweep(args: SweepArgs) -> i32 {
     let mut records: Vec<PathBuf> = grid.points.iter().filter_map(|p| p.spec.verify_state.clone()).collect();
     records.sort();
     records.dedup();
-    if let Err(e) = check_outputs(&output, report::Writes::Sweep(&axes), &targets, &records) {
+    let logs: Vec<PathBuf> =
+        (1..=args.repeat).flat_map(|rep| (0..grid.points.len()).filter_map(move |p| log_of(p, rep))).collect();
+    if let Err(e) = check_outputs(&output, report::Writes::Sweep(&axes), &targets, &records, &logs) {
         return usage(e);
     }
     let point_keys: Vec<String> = grid.points.iter().map(|p| p.key.clone()).collect();
@@ -190,7 +213,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
     for (point, repetition) in todo {
         let p = &grid.points[point];
         let what = format!("{} · repetition {repetition}/{repeat}", p.label());
-        match session.run(&p.spec, &what, Some(repetition)) {
+        match session.run(&p.spec, &what, Some(repetition), log_of(point, repetition).as_deref()) {
             Step::Done(result, run_code) => {
                 if run_code != exit_code::SUCCESS && code == exit_code::SUCCESS {
                     code = run_code;
@@ -322,14 +345,20 @@ fn plot_sweep(doc: &SweepDocument, metric: Metric, dir: &std::path::Path) -> Res
 }
 
 /// The guard over every output (`report::check_planned`: the journal and the charts
-/// included, and the runs' `--verify-state` records), before anything runs.
+/// included, the runs' `--verify-state` records and `--write-iolog` files), before
+/// anything runs.
 pub(crate) fn check_outputs(
     output: &OutputOptions,
     writes: report::Writes<'_>,
     targets: &[PathBuf],
     records: &[PathBuf],
+    logs: &[PathBuf],
 ) -> Result<(), crate::diagnostics::error::UsageError> {
-    let run_files: Vec<_> = records.iter().map(|p| ("--verify-state", p.clone())).collect();
+    let run_files: Vec<_> = records
+        .iter()
+        .map(|p| ("--verify-state", p.clone()))
+        .chain(logs.iter().map(|p| ("--write-iolog", p.clone())))
+        .collect();
     report::check_planned(output, writes, targets, &[], &run_files)
 }
 
@@ -406,8 +435,15 @@ impl Session {
     }
 
     /// Runs `spec` (unless a signal came first); its row goes to --csv, with its
-    /// `repetition` of the point (a sweep's; none for a search).
-    pub(crate) fn run(&mut self, spec: &crate::spec::Spec, what: &str, repetition: Option<u32>) -> Step {
+    /// `repetition` of the point (a sweep's; none for a search), and its I/Os to `iolog`
+    /// (`--write-iolog`'s file of this run; `spec.record_iolog` is set with it).
+    pub(crate) fn run(
+        &mut self,
+        spec: &crate::spec::Spec,
+        what: &str,
+        repetition: Option<u32>,
+        iolog: Option<&std::path::Path>,
+    ) -> Step {
         let signal = self.stop.load(Ordering::Relaxed);
         if signal != 0 {
             return Step::Interrupted(signal as i32);
@@ -425,7 +461,15 @@ impl Session {
             Ok(o) if signal != 0 || o.result.interrupted => {
                 Step::Interrupted(if signal != 0 { signal as i32 } else { exit_code::INTERRUPTED })
             }
-            Ok(o) => {
+            Ok(mut o) => {
+                // Written as the run ends, as its --csv row is; the log leaves the result
+                // (which the sweep keeps) once written.
+                if let Some(path) = iolog {
+                    let text = o.result.iolog.take().map(|log| report::iolog::render(&log)).unwrap_or_default();
+                    if let Err(e) = output_path::write_whole(path, text.as_bytes()) {
+                        self.output_failure(format!("write --write-iolog {}: {e}", path.display()));
+                    }
+                }
                 // Said once per kind: the same warning with other figures is not new.
                 let notes = o.result.notes.iter().filter(|_| !self.quiet).map(|n| format!("iopulse: note: {n}"));
                 for line in o.result.warnings.iter().map(|w| format!("⚠ {w}")).chain(notes).collect::<Vec<_>>() {

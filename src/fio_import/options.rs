@@ -82,6 +82,7 @@ pub const TABLE: &[Known] = &[
     mapped("write_bw_log", &[]),
     mapped("write_iops_log", &[]),
     mapped("log_avg_msec", &[]),
+    mapped("write_iolog", &[]),
     mapped("norandommap", &[]),
     mapped("random_distribution", &[]),
     mapped("randseed", &[]),

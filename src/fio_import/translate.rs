@@ -312,6 +312,7 @@ impl<'a> JobTranslation<'a> {
         let (jobs_n, shared) = self.targets()?;
         self.engine()?;
         self.pacing_and_placement()?;
+        self.write_iolog()?;
         let covers = self.run_length(jobs_n, shared)?;
         if let Some((true, o)) = self.switch_of("stonewall")? {
             self.push("stonewall", o, Value::Switch(true));
@@ -854,6 +855,23 @@ impl<'a> JobTranslation<'a> {
     }
 
     /// The read pass that checks what a verified write job wrote, in the phase after it.
+    /// `write_iolog`: the job's `write-iolog`, a log per job. Given in a [global] section, it
+    /// is every job's, each its own file: the name with the job's before the extension, as
+    /// iopulse's [global] key names them (fio would mix the jobs into one file).
+    fn write_iolog(&mut self) -> Result<(), UsageError> {
+        let Some(o) = self.get("write_iolog") else { return Ok(()) };
+        let path = self.text(o)?.to_string();
+        if self.section.options.iter().any(|own| own == o) {
+            self.push_text("write-iolog", o, path);
+            return Ok(());
+        }
+        let safe = crate::report::output_path::file_safe_names(&[self.name.as_str()]).remove(0);
+        let own = crate::plan::iologs::beside(std::path::Path::new(&path), &safe).display().to_string();
+        self.notes.push(format!("{}: write_iolog in [global]: job [{}] writes its own log, {own}", o.at, self.name));
+        self.push_text("write-iolog", o, own);
+        Ok(())
+    }
+
     fn read_back(&mut self, o: &FioOption, covers: bool, next_stonewalls: bool) -> Result<Job, UsageError> {
         if !covers {
             return Err(self.bad(
@@ -867,7 +885,9 @@ impl<'a> JobTranslation<'a> {
                 "iopulse checks the written blocks in a phase after this job, so the next job must start after it too: add stonewall to the next job",
             ));
         }
-        let dropped = ["write-percent", "stonewall", "rate-iops", "rate-bw", "think-time", "think-every"];
+        // The read-back is iopulse's own pass: fio's write_iolog logs the job's I/Os only.
+        let dropped =
+            ["write-percent", "stonewall", "rate-iops", "rate-bw", "think-time", "think-every", "write-iolog"];
         let mut entries: Vec<Entry> =
             self.entries.iter().filter(|e| !dropped.contains(&e.key.as_str())).cloned().collect();
         entries.push(Entry { key: "stonewall".into(), line: o.at.line, value: Value::Switch(true) });
@@ -956,6 +976,24 @@ mod tests {
         let t = translate_text("[global]\nstonewall\n[a]\nrw=write\nverify=md5\n[b]\n", false).unwrap();
         assert_eq!(t.file.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), vec!["a", "a-verify", "b"]);
         assert!(has(&t, 1, "verify", "true") && has(&t, 1, "stonewall", "true") && has(&t, 2, "stonewall", "true"));
+    }
+
+    #[test]
+    fn write_iolog_is_a_jobs_own_file_and_from_global_a_file_per_job() {
+        let t = translate_text(
+            "[global]\nwrite_iolog=/l/run.iolog\n[a]\nrw=write\nverify=md5\n[b]\nstonewall\nwrite_iolog=own.log\n",
+            false,
+        )
+        .unwrap();
+        let names: Vec<&str> = t.file.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["a", "a-verify", "b"]);
+        assert!(has(&t, 0, "write-iolog", "/l/run-a.iolog"), "{:?}", keys(&t, 0));
+        // The read-back pass is iopulse's own: it logs nothing.
+        assert!(!keys(&t, 1).iter().any(|(k, _)| k == "write-iolog"), "{:?}", keys(&t, 1));
+        assert!(has(&t, 2, "write-iolog", "own.log"), "{:?}", keys(&t, 2));
+        assert!(
+            t.notes.iter().any(|n| n.contains("write_iolog in [global]: job [a] writes its own log, /l/run-a.iolog"))
+        );
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The plan: what a command will run and write, as one typed value, whatever way it came
 //! in. The command line (`flags.rs`), a TOML or fio job file and a profile
 //! (`job_file.rs`), each point of a sweep and each step of a search all become a `Plan`:
-//! its phases, each phase's jobs, each job's `Spec`, and every path the run will write
-//! (`outputs.rs`). `check` then checks the whole of it before the first byte is written
+//! its phases, each phase's jobs, each job's `Spec` and `--write-iolog` file (`iologs.rs`),
+//! and every path the run will write (`outputs.rs`). `check` then checks the whole of it before the first byte is written
 //! or the first worker starts: every phase's targets, every output, the memory and the
 //! threads of the largest phase.
 //!
@@ -10,6 +10,7 @@
 //! result (`report/`).
 
 pub mod flags;
+pub mod iologs;
 pub mod job_file;
 pub mod outputs;
 pub mod profiles;
@@ -26,6 +27,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct Job {
     pub name: String,
     pub spec: Spec,
+    /// `--write-iolog` of a job of a job file or profile (a single run's is its output's,
+    /// `OutputOptions::iolog_file`); `spec.record_iolog` is set with it.
+    pub iolog: Option<IologFile>,
+}
+
+/// Where one job's iolog goes, and what asked for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IologFile {
+    pub path: PathBuf,
+    /// For messages: "j.toml:3: key `write-iolog` of [global] (job [a])", "--write-iolog
+    /// run.iolog in the flags after the job file (job [a])".
+    pub asked_by: String,
 }
 
 /// Jobs that run at once, in one window.
@@ -55,7 +68,7 @@ impl Plan {
     pub fn single(spec: Spec, output: OutputOptions) -> Plan {
         Plan {
             source: String::new(),
-            phases: vec![Phase { number: 1, jobs: vec![Job { name: String::new(), spec }] }],
+            phases: vec![Phase { number: 1, jobs: vec![Job { name: String::new(), spec, iolog: None }] }],
             output,
             inputs: Vec::new(),
         }

@@ -1,9 +1,11 @@
 //! Every path a plan writes, checked whole before anything runs, through the output guard
 //! (`report::check_planned`: every `--json`, `--csv`, `--timeseries` file of each job and
-//! chart of `--plot`, and every run's `--verify-state` record, judged where it lands: never a device, a FIFO, /proc, a target of any
-//! phase, a file the plan was read from, or a path two outputs share).
+//! chart of `--plot`, every run's `--verify-state` record and every job's `--write-iolog`
+//! file, judged where it lands: never a device, a FIFO, /proc, a target of any phase, a
+//! file the plan was read from, or a path two outputs share). A refusal about a job's
+//! iolog names what asked for it (the flag, or the file, line and key).
 
-use super::Plan;
+use super::{Job, Plan, iologs};
 use crate::diagnostics::error::UsageError;
 use crate::report::{self, Writes};
 use std::path::Path;
@@ -14,7 +16,18 @@ pub fn check(plan: &Plan) -> Result<(), UsageError> {
     let inputs: Vec<&Path> = plan.inputs.iter().map(|p| p.as_path()).collect();
     let names = plan.job_names();
     let writes = if plan.is_job_file() { Writes::Jobs(&names) } else { Writes::Run };
-    let run_files: Vec<(&'static str, std::path::PathBuf)> =
-        plan.jobs().filter_map(|j| j.spec.verify_state.clone()).map(|p| ("--verify-state", p)).collect();
-    report::check_planned(&plan.output, writes, &targets, &inputs, &run_files)
+    let jobs: Vec<&Job> = plan.jobs().collect();
+    iologs::check_distinct(&plan.source, &jobs)?;
+    let run_files: Vec<(&'static str, std::path::PathBuf)> = jobs
+        .iter()
+        .filter_map(|j| j.spec.verify_state.clone())
+        .map(|p| ("--verify-state", p))
+        .chain(jobs.iter().filter_map(|j| j.iolog.as_ref()).map(|log| ("--write-iolog", log.path.clone())))
+        .collect();
+    report::check_planned(&plan.output, writes, &targets, &inputs, &run_files).map_err(|e| {
+        match iologs::about(&jobs, &e.message) {
+            Some(log) => UsageError::new(format!("{}: {}", log.asked_by, e.message)),
+            None => e,
+        }
+    })
 }

@@ -57,3 +57,4 @@ mod uring_engine;
 mod verification;
 mod watchdog;
 mod write_data;
+mod write_iolog;

@@ -1,7 +1,9 @@
 //! The plan of a job file (TOML, a fio file translated, or a profile): each job's table
 //! over `[global]`'s, then the flags given with the file (`overrides`), fills the same
 //! typed flag groups a command line fills (`cli::table`), and becomes a `Spec` through the
-//! same checks. A refusal names the file, the line and the key that caused it.
+//! same checks. A refusal names the file, the line and the key that caused it. A job's
+//! `write-iolog` is its own file as given; one in `[global]` or given with the file is a
+//! file per job (`plan::iologs`).
 //!
 //! Everything is checked here, for every job of every phase, before any job runs. It
 //! must not touch a target; it knows which keys exist only through the clap commands of
@@ -9,9 +11,9 @@
 
 pub mod parse;
 
-use super::{Job, Phase, Plan};
+use super::{IologFile, Job, Phase, Plan, iologs};
 use crate::cli::table::{FlagTable, FlagValue, KeyError};
-use crate::cli::{OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
+use crate::cli::{IologArgs, OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
 use crate::diagnostics::error::UsageError;
 use parse::{Entry, JobFile, Value};
 use std::collections::HashMap;
@@ -31,11 +33,13 @@ const REFUSED: &[(&str, &str)] = &[
     ("version", "not a job file key"),
 ];
 
-/// The flags of a job file: the workload's, and the outputs' (which belong to the whole run).
+/// The flags of a job file: the workload's, the outputs' (which belong to the whole run),
+/// and `write-iolog` (a job's own, or a file per job).
 struct Commands {
     workload: clap::Command,
     output: clap::Command,
     timeseries: clap::Command,
+    iolog: clap::Command,
 }
 
 impl Commands {
@@ -44,6 +48,7 @@ impl Commands {
             workload: command_of::<WorkloadArgs>(),
             output: command_of::<OutputArgs>(),
             timeseries: command_of::<TimeseriesArgs>(),
+            iolog: command_of::<IologArgs>(),
         }
     }
 
@@ -53,7 +58,7 @@ impl Commands {
 
     /// The command `key` belongs to (the workload's when none: its refusal names the key).
     fn of(&self, key: &str) -> &clap::Command {
-        [&self.output, &self.timeseries]
+        [&self.output, &self.timeseries, &self.iolog]
             .into_iter()
             .find(|c| c.get_arguments().any(|a| a.get_long() == Some(key)))
             .unwrap_or(&self.workload)
@@ -85,6 +90,9 @@ pub fn plan(file: &JobFile, overrides: &Overrides, inputs: Vec<PathBuf>) -> Resu
     let mut phase_targets = HashMap::new();
     let mut timeseries = false;
     let output = output_of(file, overrides, &commands, &mut timeseries)?;
+    // A `write-iolog` given for every job becomes a file per job, named after it.
+    let names: Vec<&str> = file.jobs.iter().map(|j| j.name.as_str()).collect();
+    let mut per_job = None;
     for (index, job) in file.jobs.iter().enumerate() {
         for e in &job.entries {
             check_entry(&commands, file, &job.name, e)?;
@@ -102,7 +110,17 @@ pub fn plan(file: &JobFile, overrides: &Overrides, inputs: Vec<PathBuf>) -> Resu
             phases.push(Phase { number: phases.len() as u32 + 1, jobs: Vec::new() });
         }
         let entries = merged(&file.global, &job.entries, &commands);
-        let spec = to_spec(file, &job.name, job.line, &entries, overrides, &commands, timeseries)?;
+        let mut spec = to_spec(file, &job.name, job.line, &entries, overrides, &commands, timeseries)?;
+        let iolog = iolog_of(file, job, &entries, overrides, index, &names, &mut per_job)?;
+        if let Some(log) = &iolog
+            && spec.metadata.is_some()
+        {
+            return Err(UsageError::new(format!(
+                "{}: an iolog records block I/O, and job [{}] runs on a tree of files (`files`), which issues none: leave write-iolog out of it",
+                log.asked_by, job.name
+            )));
+        }
+        spec.record_iolog = iolog.is_some();
         if new_phase {
             phase_targets.clear();
         }
@@ -122,9 +140,50 @@ pub fn plan(file: &JobFile, overrides: &Overrides, inputs: Vec<PathBuf>) -> Resu
             own.insert(id, phase.jobs.len());
         }
         phase_targets.extend(own);
-        phase.jobs.push(Job { name: job.name.clone(), spec });
+        phase.jobs.push(Job { name: job.name.clone(), spec, iolog });
     }
     Ok(Plan { source: file.path.clone(), phases, output, inputs })
+}
+
+/// Job `index`'s `write-iolog`: the flags given with the file (a file per job), else the
+/// job's own key (its file as given), else `[global]`'s (a file per job). `names`: every
+/// job's, in file order; `per_job`: the files per job once made from a shared path.
+fn iolog_of(
+    file: &JobFile,
+    job: &parse::Job,
+    entries: &[(&Entry, bool)],
+    overrides: &Overrides,
+    index: usize,
+    names: &[&str],
+    per_job: &mut Option<(PathBuf, Vec<PathBuf>)>,
+) -> Result<Option<IologFile>, UsageError> {
+    let mut shared = |path: PathBuf, said_as: String| -> Result<Option<IologFile>, UsageError> {
+        iologs::refuse_stream(&path, &said_as, "each job")?;
+        if per_job.as_ref().is_none_or(|(p, _)| *p != path) {
+            *per_job = Some((path.clone(), iologs::per_job(&path, names)));
+        }
+        let paths = &per_job.as_ref().expect("made above").1;
+        Ok(Some(IologFile { path: paths[index].clone(), asked_by: format!("{said_as} (job [{}])", job.name) }))
+    };
+    if let Some(value) = overrides.table.get(iologs::KEY) {
+        let FlagValue::Text(path) = value else {
+            return Err(UsageError::new(format!(
+                "{}: --write-iolog takes a file, e.g. --write-iolog run.iolog",
+                overrides.said_as
+            )));
+        };
+        return shared(PathBuf::from(path), format!("--write-iolog {}", overrides.said_as));
+    }
+    let Some((e, from_global)) = entries.iter().find(|(e, _)| e.key == iologs::KEY) else { return Ok(None) };
+    // `check_entry` let only a text through.
+    let Value::Text(path) = &e.value else { return Ok(None) };
+    if *from_global {
+        let said_as = format!("{}:{}: key `{}` of [global]", file.path, e.line, e.key);
+        return shared(PathBuf::from(path), said_as);
+    }
+    let asked_by = format!("{}:{}: key `{}` of [{}]", file.path, e.line, e.key, job.name);
+    iologs::refuse_stream(std::path::Path::new(path), &asked_by, "each job")?;
+    Ok(Some(IologFile { path: PathBuf::from(path), asked_by }))
 }
 
 /// Where the results go: `[global]`'s output keys, then the flags given with the file.
@@ -301,6 +360,39 @@ mod tests {
             assert_eq!(j.spec.run_length, crate::spec::RunLength::Duration { ns: 2_000_000_000 });
         }
         assert_eq!(p.phases.iter().map(|ph| ph.jobs.len()).collect::<Vec<_>>(), [1, 1]);
+    }
+
+    #[test]
+    fn write_iolog_is_a_jobs_own_file_or_one_per_job_from_global_or_the_flags() {
+        let logs = |p: &Plan| -> Vec<(Option<PathBuf>, bool)> {
+            p.jobs().map(|j| (j.iolog.as_ref().map(|l| l.path.clone()), j.spec.record_iolog)).collect()
+        };
+        let file = "[global]\nwrite-iolog = \"/l/run.iolog\"\n[a]\n[\"b/c\"]\nwrite-iolog = \"/l/own.iolog\"\n[d]\n";
+        let p = plan_of(file, &[]).unwrap();
+        assert_eq!(
+            logs(&p),
+            [
+                (Some("/l/run-a.iolog".into()), true),
+                (Some("/l/own.iolog".into()), true),
+                (Some("/l/run-d.iolog".into()), true)
+            ]
+        );
+        let asked: Vec<&str> = p.jobs().map(|j| j.iolog.as_ref().unwrap().asked_by.as_str()).collect();
+        assert_eq!(asked[0], "j.toml:2: key `write-iolog` of [global] (job [a])");
+        assert_eq!(asked[1], "j.toml:5: key `write-iolog` of [b/c]");
+        // The flag after the file: a file per job, over every key of the file.
+        let p = plan_of(file, &[("write-iolog", text("/f/x.log"))]).unwrap();
+        assert_eq!(
+            logs(&p),
+            [(Some("/f/x-a.log".into()), true), (Some("/f/x-b_c.log".into()), true), (Some("/f/x-d.log".into()), true)]
+        );
+        assert!(p.jobs().next().unwrap().iolog.as_ref().unwrap().asked_by.starts_with("--write-iolog in the flags"));
+        // None asked: nothing recorded, nothing planned.
+        assert_eq!(logs(&plan_of("[a]\n[b]\n", &[]).unwrap()), [(None, false), (None, false)]);
+        let e = plan_of("[a]\nwrite-iolog = \"/dev/stdout\"\n", &[]).unwrap_err();
+        assert!(e.starts_with("j.toml:2: key `write-iolog` of [a]: /dev/stdout is a stream"), "{e}");
+        let e = plan_of("[a]\nwrite-iolog = true\n", &[]).unwrap_err();
+        assert!(e.starts_with("j.toml:2: key `write-iolog` of [a]: --write-iolog takes a value"), "{e}");
     }
 
     #[test]
