@@ -16,6 +16,7 @@ mod end_to_end;
 mod engine_conformance;
 mod examples;
 mod faults;
+mod fio_coverage;
 mod fio_examples;
 mod fio_import;
 mod flush;
