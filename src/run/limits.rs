@@ -100,7 +100,7 @@ pub(super) fn memory_estimate(
         spec.read_percent,
         verifying,
         spec.write_pattern,
-    ) && spec.flush.is_none(); // a flushing worker does not draw ahead (worker::Worker::new)
+    ) && !flushes_counted_or_replayed(spec); // a flushing worker does not draw ahead (worker::Worker::new)
     let slots_per_worker = crate::worker::slot_count(effective_depth, draws);
     let largest = spec.largest_block_bytes();
     let area = crate::worker::AreaShape::of(
@@ -123,7 +123,13 @@ pub(super) fn memory_estimate(
         targets: plans.len() as u64,
         verify_max_reports: spec.verify.map(|v| v.max_reports),
         interval_snapshots,
-        flushing: spec.flush.is_some() || spec.end_fsync,
+        flushing: spec.issues_flushes(),
     };
     memory::estimate(&shape, &workers)
+}
+
+/// The worker issues flushes through its barrier (`worker::FlushPlan`): counted ones, or
+/// a replayed trace's.
+fn flushes_counted_or_replayed(spec: &Spec) -> bool {
+    spec.flush.is_some() || spec.replay.as_ref().is_some_and(|r| r.flushes > 0)
 }
