@@ -413,6 +413,8 @@ fn fault_lines(out: &mut String, r: &RunResult) {
             ("coverage", m.coverage_bytes),
             ("verify", m.verify_bytes),
             ("queues", m.queues_bytes),
+            ("replay schedule", m.schedule_bytes),
+            ("iolog", m.iolog_bytes),
         ] {
             if bytes > 0 {
                 parts.push(format!("{what} {}", units::bytes(bytes)));

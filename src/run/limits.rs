@@ -125,7 +125,28 @@ pub(super) fn memory_estimate(
         interval_snapshots,
         flushing: spec.issues_flushes(),
     };
-    memory::estimate(&shape, &workers)
+    let mut estimate = memory::estimate(&shape, &workers);
+    let threads = u64::from(spec.threads);
+    if let Some(r) = &spec.replay {
+        // Each worker's schedule, made before the start line (`worker_plan::replay_plan`).
+        let trace = r.trace_files.first().map_or_else(String::new, |p| p.display().to_string());
+        let per_entry = size_of::<crate::worker::ReplayIo>() as u64;
+        estimate.add_schedule(trace, r.ios.len() as u64, per_entry, threads);
+    }
+    if spec.record_iolog {
+        let per_record = size_of::<crate::worker::iolog::IoRecord>() as u64;
+        let tables: Vec<u64> = (0..spec.threads)
+            .map(|w| {
+                let share = spec.ops_limit.map(|n| {
+                    crate::access::share_boundary(n, w + 1, spec.threads)
+                        - crate::access::share_boundary(n, w, spec.threads)
+                });
+                super::worker_plan::iolog_records(spec, share) as u64 * per_record
+            })
+            .collect();
+        estimate.add_iolog(tables.iter().sum(), tables.iter().copied().max().unwrap_or(0));
+    }
+    estimate
 }
 
 /// The worker issues flushes through its barrier (`worker::FlushPlan`): counted ones, or

@@ -103,13 +103,19 @@ pub(super) fn worker_plan(
         ),
         durable_record: None,
         replay,
-        iolog_capacity: spec.record_iolog.then(|| {
-            let most = crate::worker::iolog::MAX_RECORDS_PER_WORKER;
-            // Flushes are I/Os of the log too: room for one after each write at most.
-            let per_op = if spec.flush.is_some() { 2 } else { 1 };
-            ops_limit.map_or(most, |n| usize::try_from(n.saturating_mul(per_op)).unwrap_or(most).min(most))
-        }),
+        iolog_capacity: spec.record_iolog.then(|| iolog_records(spec, ops_limit)),
     }
+}
+
+/// `--write-iolog`: the records one worker's table holds (allocated before the start
+/// line): its share of `--ops` (`ops_limit`), and a flush after each at most, up to
+/// `MAX_RECORDS_PER_WORKER`. The memory check counts the same (`limits`).
+pub(super) fn iolog_records(spec: &Spec, ops_limit: Option<u64>) -> usize {
+    let most = crate::worker::iolog::MAX_RECORDS_PER_WORKER;
+    // Flushes are I/Os of the log too: room for one after each write at most (a replay's
+    // are entries of its trace, counted in its --ops already).
+    let per_op = if spec.flush.is_some() { 2 } else { 1 };
+    ops_limit.map_or(most, |n| usize::try_from(n.saturating_mul(per_op)).unwrap_or(most).min(most))
 }
 
 /// A replay's schedule on the worker's file (the replay's one target): each I/O's due

@@ -25,7 +25,8 @@ pub type Opener<'a> = &'a dyn Fn(&Path, u64) -> Result<Box<dyn Read>, String>;
 pub const MAX_TRACE_BYTES: u64 = 8 << 30;
 /// The longest line of an iolog.
 pub const MAX_LINE_BYTES: usize = 4096;
-/// The most entries a trace may hold (`TraceIo`, 24 bytes each in memory).
+/// The most entries a trace may hold (`TraceIo`, 24 bytes each in memory; the run's
+/// memory check counts the worker's schedule made of them: `host::memory`).
 pub const MAX_TRACE_IOS: usize = 32 << 20;
 
 /// What an entry of the trace does.

@@ -4,11 +4,11 @@
 //! engine; fio replaying what iopulse wrote and iopulse replaying what fio wrote; a
 //! blktrace captured from a run on a loop device; bad traces refused naming the line; a
 //! trace's trims and flushes issued in its order (seen through strace and the file's
-//! holes) and counted.
+//! holes) and counted; a trace too large for its memory cgroup refused.
 
-use crate::common::root::{LoopOptions, is_root, loop_device, skip};
+use crate::common::root::{self, LoopOptions, is_root, loop_device, skip};
 use crate::common::{
-    assert_valid, engine_available, path_str, read_json, run, run_command, run_ok, schema_validator, temp_dir,
+    assert_valid, engine_available, iopulse, path_str, read_json, run, run_command, run_ok, schema_validator, temp_dir,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -811,4 +811,43 @@ fn fio_and_iopulse_replay_a_log_with_trims_and_flushes_that_iopulse_wrote() {
         // Another fio: it replays every trim, or skips every one saying so.
         assert!((fio_trims, bad) == (0, trims) || fio_trims == trims, "{fio_trims} replayed, {bad} refused of {trims}");
     }
+}
+
+#[test]
+fn a_trace_too_large_for_its_memory_cgroup_is_refused_naming_it_before_the_target_exists() {
+    let what = "a trace larger than its memory cgroup";
+    // Reading 2 Mi entries takes 48 MiB; the worker's schedule 48 MiB more: at 80 MiB,
+    // the trace is read and the schedule does not fit.
+    let Some(group) = root::MemoryCgroup::new(80 << 20, what) else { return };
+    let dir = temp_dir();
+    let trace = dir.path().join("big.iolog");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&trace).unwrap());
+        writeln!(f, "fio version 3 iolog\n0 /x/big.dat add\n0 /x/big.dat open").unwrap();
+        for i in 0..(2u64 << 20) {
+            let action = if i % 2 == 0 { "read" } else { "write" };
+            writeln!(f, "{i} /x/big.dat {action} {} 4096", (i * 4096) % (64 << 20)).unwrap();
+        }
+    }
+    let target = dir.path().join("big.dat");
+    let mut cmd = iopulse();
+    cmd.args(["replay", &path_str(&trace), &path_str(&target), "--as-fast-as-possible"]);
+    group.confine(&mut cmd);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(group.limit_file()) && stderr.contains("cgroup"), "{stderr}");
+    assert!(stderr.contains(&format!("the replay's schedule of {}", path_str(&trace))), "{stderr}");
+    assert!(stderr.contains("2,097,152 entries"), "{stderr}");
+    assert!(stderr.contains(&format!("split the trace {}", path_str(&trace))), "{stderr}");
+    assert!(!target.exists(), "the refused replay created its target");
+    // A short trace replays in the same group.
+    let short = dir.path().join("short.iolog");
+    std::fs::write(&short, iolog_v3("/x/s.dat", &[(0, "write", 0, 4096), (5, "read", 0, 4096)])).unwrap();
+    let mut cmd = iopulse();
+    cmd.args(["replay", &path_str(&short), &path_str(&dir.path().join("s.dat")), "--quiet"]);
+    group.confine(&mut cmd);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stdout}{stderr}");
 }
