@@ -105,7 +105,8 @@ pub struct WorkerPlan {
     pub error_limit: u64,
     /// The run-wide count of failed I/Os (`RunControl::errors_seen`).
     pub errors_seen: Arc<AtomicU64>,
-    /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes issued.
+    /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes issued; or a
+    /// replay's flushes, its schedule's entries (`every_writes` then `u64::MAX`: never).
     pub flush: Option<FlushPlan>,
     /// `--verify-state`: this worker's writer of the durable record, updated at each
     /// completed flush (with `data.verify` and `flush` only).
