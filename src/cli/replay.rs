@@ -65,10 +65,11 @@ pub struct ReplayFlags {
 
 impl ReplayFlags {
     /// The run replaying `trace` on `target` (`target_exists`: a new file is laid out to
-    /// the trace's extent unless --file-size says otherwise).
+    /// the trace's extent unless --file-size says otherwise). The trace's entries move
+    /// into the Spec (`trace.ios` is left empty).
     pub fn into_spec(
         self,
-        trace: &Trace,
+        trace: &mut Trace,
         target: PathBuf,
         target_exists: bool,
         time_series_file: bool,
@@ -85,17 +86,17 @@ impl ReplayFlags {
         };
         let ios = trace.ios.len() as u64;
         let (reads, writes) = (trace.count(TraceOp::Read), trace.count(TraceOp::Write));
+        let (trims, flushes) = (trace.count(TraceOp::Trim), trace.flushes());
         if ios == 0 {
             return Err(UsageError::new(format!(
-                "{}: no read or write to replay ({} trims, {} flushes, {} empty I/Os skipped)",
+                "{}: nothing to replay (no read, write, trim or flush; {} empty I/Os skipped)",
                 trace.files.first().map_or(String::new(), |p| p.display().to_string()),
-                trace.skipped.trims,
-                trace.skipped.flushes,
                 trace.skipped.empty
             )));
         }
+        // (A trim has no buffer: O_DIRECT's alignment is for transfers.)
         if self.engine.direct
-            && let Some(io) = trace.ios.iter().find(|io| io.len_bytes % 512 != 0)
+            && let Some(io) = trace.ios.iter().find(|io| io.op.is_transfer() && io.len_bytes % 512 != 0)
         {
             return Err(UsageError::new(format!(
                 "--direct: the trace has an I/O of {} bytes at offset {}, not a multiple of 512 bytes (O_DIRECT needs whole sectors): replay without --direct",
@@ -116,7 +117,8 @@ impl ReplayFlags {
         workload.shape.file_size = file_size;
         // The unit the target is counted in (a sector); each I/O has the trace's own size.
         workload.shape.block_size = Some(Bytes(512));
-        // Which data the run prepares: writes need it, reads need buffers.
+        // Which data the run prepares: writes need it, reads need buffers. (Trims make the
+        // run one that changes the target too: `Spec::writes`.)
         workload.shape.read_percent = Some(Percent(if writes == 0 {
             100
         } else if reads == 0 {
@@ -126,17 +128,21 @@ impl ReplayFlags {
         }));
         workload.window.ops = Some(Count(ios));
         let mut spec = workload.into_spec(vec![target], time_series_file)?;
+        // (Measured before the entries move into the Spec.)
+        let (largest_bytes, span_ns) = (u64::from(trace.largest_bytes()), trace.span_ns());
         spec.replay = Some(ReplaySpec {
             trace_files: trace.files.clone(),
             format: trace.format,
-            ios: trace.ios.clone().into(),
+            ios: std::sync::Arc::new(std::mem::take(&mut trace.ios)),
             speed,
             remap: self.remap.unwrap_or_default(),
             extent_bytes,
-            largest_bytes: u64::from(trace.largest_bytes()),
-            span_ns: trace.span_ns(),
+            largest_bytes,
+            span_ns,
             reads,
             writes,
+            trims,
+            flushes,
             skipped: trace.skipped,
             names: trace.names.clone(),
         });

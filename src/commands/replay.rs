@@ -26,8 +26,10 @@ Examples:
   iopulse t.dat --random --duration 10s --write-iolog run.iolog
       record any run as a fio iolog v3 (fio --read_iolog=run.iolog replays it too)
 
-Without TARGET, an iolog naming one file replays on that file. Trims and flushes of a
-trace are counted and skipped. docs/replay.md says how timing, lag and remapping work.
+Without TARGET, an iolog naming one file replays on that file. A trace's trims are
+issued as trims (a punched hole in a file, BLKDISCARD on a device) and its flushes as
+fsync/fdatasync, each after the I/Os before it. docs/replay.md says how timing, lag,
+remapping, trims and flushes work.
 Exit codes: 0 replayed, 1 an I/O or the run failed, 2 a bad trace or flag (nothing touched).";
 
 /// Replay a trace (fio iolog v2/v3, blktrace) on a file or device at the trace's times.
@@ -85,7 +87,7 @@ pub fn plan(args: ReplayArgs) -> Result<(crate::spec::Spec, crate::report::Outpu
             .map(|f| Box::new(f) as Box<dyn std::io::Read>)
             .map_err(|e| e.to_string())
     };
-    let trace = crate::trace::load(&args.trace, &open).map_err(|e| e.to_string())?;
+    let mut trace = crate::trace::load(&args.trace, &open).map_err(|e| e.to_string())?;
     let target = match args.target {
         Some(t) => t,
         None => match (trace.format, trace.names.as_slice()) {
@@ -110,7 +112,7 @@ pub fn plan(args: ReplayArgs) -> Result<(crate::spec::Spec, crate::report::Outpu
     let target_exists = target.exists();
     let mut spec = args
         .replay
-        .into_spec(&trace, target, target_exists, output.timeseries_file.is_some())
+        .into_spec(&mut trace, target, target_exists, output.timeseries_file.is_some())
         .map_err(|e| e.to_string())?;
     spec.record_iolog = output.iolog_file.is_some();
     // No output may land on the trace's files either.

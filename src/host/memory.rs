@@ -9,7 +9,11 @@
 //! for the time series or the live line: the interval snapshots); a coverage
 //! tracker (a bitmap of its region when it fits, and a sample of hit
 //! counters); with `--verify`, the last sequence written to each block. The
-//! coordinator adds the merged histograms and a copy of the trackers.
+//! coordinator adds the merged histograms and a copy of the trackers. A replay adds
+//! each worker's schedule (`worker::ReplayIo` per entry of the trace), and
+//! `--write-iolog` each worker's table of records (`worker::iolog::IoRecord` per I/O it
+//! may log): both grow with the trace or `--ops`, not with a flag of the shape, so a
+//! refusal for them names the trace or `--write-iolog`.
 //! Thread stacks are address space reserved on demand and are not counted.
 
 use crate::diagnostics::error::UsageError;
@@ -37,6 +41,17 @@ pub struct MemoryEstimate {
     pub coverage_bytes: u64,
     /// `--verify`: the last sequence written to each block, scratch blocks, reports.
     pub verify_bytes: u64,
+    /// `iopulse replay`: every worker's schedule (its entries of the trace, due time,
+    /// offset, length and op each). The trace as read is resident when the run is
+    /// planned (in the memory in use the limits are checked against), so it is not here.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub schedule_bytes: u64,
+    /// `--write-iolog`: every worker's table of the I/Os it records.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub iolog_bytes: u64,
+    /// The trace and its entries (`schedule_bytes`), for the refusal's message.
+    #[serde(skip)]
+    pub schedule_of: Option<(String, u64)>,
     /// The largest share of one worker.
     pub per_worker_max_bytes: u64,
     /// Memory available when the run was planned (MemAvailable of /proc/meminfo).
@@ -65,6 +80,29 @@ pub struct CgroupLimit {
     pub max_bytes: u64,
     /// `max_bytes` less what the cgroup's processes used then.
     pub room_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl MemoryEstimate {
+    /// Adds a replay's schedules: `entries` of `trace`, `per_entry_bytes` each, held by
+    /// each of `workers`.
+    pub fn add_schedule(&mut self, trace: String, entries: u64, per_entry_bytes: u64, workers: u64) {
+        let bytes = entries.saturating_mul(per_entry_bytes);
+        self.schedule_bytes = bytes.saturating_mul(workers);
+        self.schedule_of = Some((trace, entries));
+        self.per_worker_max_bytes = self.per_worker_max_bytes.saturating_add(bytes);
+        self.total_bytes = self.total_bytes.saturating_add(self.schedule_bytes);
+    }
+
+    /// Adds `--write-iolog`'s tables (all workers', and the largest one's).
+    pub fn add_iolog(&mut self, bytes: u64, per_worker_max_bytes: u64) {
+        self.iolog_bytes = bytes;
+        self.per_worker_max_bytes = self.per_worker_max_bytes.saturating_add(per_worker_max_bytes);
+        self.total_bytes = self.total_bytes.saturating_add(bytes);
+    }
 }
 
 /// One worker's part of the run, as the estimate needs it.
@@ -264,6 +302,11 @@ pub fn check_together(estimates: &[MemoryEstimate], workers: u32, who: &str) -> 
         sum.histograms_bytes = sum.histograms_bytes.saturating_add(e.histograms_bytes);
         sum.coverage_bytes = sum.coverage_bytes.saturating_add(e.coverage_bytes);
         sum.verify_bytes = sum.verify_bytes.saturating_add(e.verify_bytes);
+        sum.schedule_bytes = sum.schedule_bytes.saturating_add(e.schedule_bytes);
+        sum.iolog_bytes = sum.iolog_bytes.saturating_add(e.iolog_bytes);
+        if sum.schedule_of.is_none() {
+            sum.schedule_of.clone_from(&e.schedule_of);
+        }
         sum.per_worker_max_bytes = sum.per_worker_max_bytes.max(e.per_worker_max_bytes);
     }
     let limits = MemoryLimits { available_bytes: sum.available_bytes, ..MemoryLimits::of_this_process() };
@@ -285,13 +328,29 @@ fn check_against(
         ("coverage trackers", e.coverage_bytes),
         ("verification tables", e.verify_bytes),
         ("queues", e.queues_bytes),
+        ("--write-iolog tables", e.iolog_bytes),
     ] {
         if bytes > 0 {
             parts.push(format!("{what} {}", units::bytes(bytes)));
         }
     }
+    if let Some((trace, entries)) = e.schedule_of.as_ref().filter(|_| e.schedule_bytes > 0) {
+        parts.push(format!(
+            "the replay's schedule of {trace} {} ({} entries)",
+            units::bytes(e.schedule_bytes),
+            units::count(*entries)
+        ));
+    }
     let needs = format!("{needs} about {} of memory ({})", units::bytes(e.total_bytes), parts.join(", "));
-    let fix = "lower --threads, --queue-depth or --block-size";
+    // The fix is for what takes most: a long trace or log is not a matter of the shape.
+    let largest = e.buffers_bytes.max(e.histograms_bytes).max(e.coverage_bytes).max(e.verify_bytes).max(e.queues_bytes);
+    let fix = match &e.schedule_of {
+        Some((trace, _)) if e.schedule_bytes >= largest.max(e.iolog_bytes) => {
+            format!("split the trace {trace} into shorter ones and replay them one after the other")
+        }
+        _ if e.iolog_bytes >= largest => "drop --write-iolog, or record fewer I/Os (--ops, --io-limit)".to_string(),
+        _ => "lower --threads, --queue-depth or --block-size".to_string(),
+    };
     if let Some(available) = limits.available_bytes
         && e.total_bytes > available
     {
@@ -485,6 +544,34 @@ mod tests {
             .is_ok(),
             "unknown memory: no refusal"
         );
+    }
+
+    #[test]
+    fn a_replay_s_schedule_and_the_iolog_tables_are_counted_and_the_refusal_names_them() {
+        let limits = |available: u64| MemoryLimits { available_bytes: Some(available), ..MemoryLimits::default() };
+        let refusal = |e: &MemoryEstimate, available: u64| {
+            check_against(e, &limits(available), 1, "this run needs", "buffers").map_err(|e| e.message)
+        };
+        let base = estimate(&shape(1, 4096), &[worker(10)]);
+        let mut e = base.clone();
+        e.add_schedule("big.iolog".into(), 2 << 20, 24, 2);
+        assert_eq!(e.schedule_bytes, 2 * (48 << 20), "each worker's schedule");
+        assert_eq!(e.total_bytes, base.total_bytes + (96 << 20));
+        assert_eq!(e.per_worker_max_bytes, base.per_worker_max_bytes + (48 << 20));
+        assert!(refusal(&e, base.total_bytes + (96 << 20)).is_ok(), "it fits exactly");
+        let err = refusal(&e, base.total_bytes + (95 << 20)).unwrap_err();
+        assert!(err.contains("the replay's schedule of big.iolog 96 MiB (2,097,152 entries)"), "{err}");
+        assert!(err.contains("split the trace big.iolog"), "{err}");
+        let mut e = base.clone();
+        e.add_iolog(4 << 20 << 5, 4 << 20 << 5);
+        assert_eq!(e.total_bytes, base.total_bytes + (128 << 20));
+        let err = refusal(&e, 64 << 20).unwrap_err();
+        assert!(err.contains("--write-iolog tables 128 MiB") && err.contains("drop --write-iolog"), "{err}");
+        // Small schedules leave the usual fix: the shape takes most.
+        let mut e = estimate(&shape(1024, 1 << 20), &[worker(10)]);
+        e.add_schedule("small.iolog".into(), 10, 24, 1);
+        let err = refusal(&e, 1 << 20).unwrap_err();
+        assert!(err.contains("lower --threads, --queue-depth or --block-size"), "{err}");
     }
 
     #[test]

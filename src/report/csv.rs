@@ -182,15 +182,20 @@ fn target_fields(r: &RunResult) -> [String; 5] {
 }
 
 /// `--fsync-every`/`--fdatasync-every` (kind, N, ops, rate, mean, p50, p99, p99.9 of the
-/// flushes) and `--sync-writes`; empty when not asked.
+/// flushes; a replay's flushes: `trace`, no N) and `--sync-writes`; empty when not asked.
 fn flush_fields(r: &RunResult) -> [String; 9] {
     let mut fields: [String; 9] = Default::default();
-    if let (Some(spec), Some(op)) = (&r.spec.flush, &r.flush) {
+    let kind = match (&r.spec.flush, &r.spec.replay) {
+        (Some(spec), _) => Some((spec.kind.name().to_string(), spec.every_writes.to_string())),
+        (None, Some(t)) if t.flushes > 0 => Some(("trace".to_string(), String::new())),
+        _ => None,
+    };
+    if let (Some((kind, every)), Some(op)) = (kind, &r.flush) {
         let lat = |v: u64| if op.ops == 0 { String::new() } else { v.to_string() };
         let l = &op.latency_ns;
         fields[..8].clone_from_slice(&[
-            spec.kind.name().to_string(),
-            spec.every_writes.to_string(),
+            kind,
+            every,
             op.ops.to_string(),
             format!("{:.1}", op.iops),
             lat(l.mean),

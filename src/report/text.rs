@@ -185,8 +185,9 @@ pub fn render(r: &RunResult) -> String {
     // Every figure of a run that read holes carries the mark.
     let mark = if r.holes_read.is_some() { format!(" · {HOLES_MARK}") } else { String::new() };
     let both = r.read.ops > 0 && r.write.ops > 0;
-    // With every I/O a trim (`--trim-percent 100`) there are no reads or writes to show.
-    let transfers = s.trim_percent < 100;
+    // With every I/O a trim (`--trim-percent 100`) there are no reads or writes to show,
+    // nor in a replay of a trace without any.
+    let transfers = s.trim_percent < 100 && s.replay.as_ref().is_none_or(|t| t.reads + t.writes > 0);
     if r.read.ops > 0 || (transfers && s.read_percent > 0) {
         op_block(&mut out, "read", &r.read, &mark);
     }
@@ -197,6 +198,18 @@ pub fn render(r: &RunResult) -> String {
         // The call a flush is: fsync/fdatasync, or msync where writes are stores into a mapping.
         let call = r.engine.setup.get("flush_call").map_or(spec.kind.name(), String::as_str);
         flush_block(&mut out, f, spec, call);
+    } else if let (Some(f), Some(t)) = (&r.flush, s.replay.as_ref().filter(|t| t.flushes > 0)) {
+        // A replay's flushes: the trace's own, each once the I/Os before it completed.
+        let _ = writeln!(
+            out,
+            "{:<9} {} of the trace's {} (fsync/fdatasync, each after the I/Os before it) · {}/s · p99 {}",
+            "flush",
+            units::count(f.ops),
+            units::count(t.flushes),
+            units::iops(f.iops),
+            units::latency_ns(f.latency_ns.p99)
+        );
+        latency_lines(&mut out, f);
     } else if let (Some(f), true) = (&r.flush, s.end_fsync) {
         // `--end-fsync` alone: the flushes at the end, inside the window.
         let _ = writeln!(
@@ -400,6 +413,8 @@ fn fault_lines(out: &mut String, r: &RunResult) {
             ("coverage", m.coverage_bytes),
             ("verify", m.verify_bytes),
             ("queues", m.queues_bytes),
+            ("replay schedule", m.schedule_bytes),
+            ("iolog", m.iolog_bytes),
         ] {
             if bytes > 0 {
                 parts.push(format!("{what} {}", units::bytes(bytes)));
@@ -1147,23 +1162,23 @@ fn describe_failure(f: &crate::data::verify::Failure) -> String {
 /// A replay: what the trace held, its timing against the replay's, the remapping, the lag.
 fn replay_block(out: &mut String, r: &crate::result::ReplayInfo) {
     let files = if r.trace_files.len() > 1 { format!(" ({} files)", r.trace_files.len()) } else { String::new() };
-    let skipped = r.skipped.trims + r.skipped.flushes + r.skipped.empty;
-    let skipped = if skipped > 0 {
-        format!(
-            " · skipped {} trims, {} flushes, {} empty",
-            units::count(r.skipped.trims),
-            units::count(r.skipped.flushes),
-            units::count(r.skipped.empty)
-        )
+    let skipped = if r.skipped.empty > 0 {
+        format!(" · skipped {} empty", units::count(r.skipped.empty))
     } else {
         String::new()
     };
+    let mut held = vec![format!("{} reads", units::count(r.reads)), format!("{} writes", units::count(r.writes))];
+    if r.trims > 0 {
+        held.push(format!("{} trims", units::count(r.trims)));
+    }
+    if r.flushes > 0 {
+        held.push(format!("{} flushes", units::count(r.flushes)));
+    }
     let _ = writeln!(
         out,
-        "{:<9} {} reads, {} writes in the trace{files}{skipped} · {} issued",
+        "{:<9} {} in the trace{files}{skipped} · {} issued",
         "Replay",
-        units::count(r.reads),
-        units::count(r.writes),
+        held.join(", "),
         units::count(r.issued)
     );
     match (r.scheduled_span_ns, r.duration_error_percent) {

@@ -310,10 +310,16 @@ pub struct ReplayInfo {
     pub format: crate::trace::TraceFormat,
     /// The files (iolog) or devices (blktrace) the trace names.
     pub names: Vec<String>,
-    /// The trace's reads and writes (each replayed once).
+    /// The trace's reads, writes, trims and flushes (each replayed once; a blktrace's
+    /// PREFLUSH and FUA writes each add a flush). The trims and flushes issued are the
+    /// result's `trim` and `flush`.
     pub reads: u64,
     pub writes: u64,
-    /// Entries not replayed: trims, flushes, empty I/Os.
+    #[serde(default)]
+    pub trims: u64,
+    #[serde(default)]
+    pub flushes: u64,
+    /// Entries not replayed: empty I/Os.
     pub skipped: crate::trace::Skipped,
     /// I/Os issued (all of the trace's unless the run stopped early).
     pub issued: u64,

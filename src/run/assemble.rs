@@ -237,9 +237,9 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         ),
     };
     // Flushes are shown whenever the run asked for them (zero when none completed).
-    let flushing = spec.flush.is_some() || spec.end_fsync;
+    let flushing = spec.issues_flushes();
     // So are trims.
-    let trimming = spec.trim_percent > 0;
+    let trimming = spec.trims();
     let histograms = Histograms {
         encoding: "hdrhistogram-v2-deflate-base64".into(),
         unit: "ns".into(),
@@ -656,14 +656,18 @@ fn replay_info(
     });
     let scheduled_span_ns = r.speed.map(|speed| (r.span_ns as f64 / speed) as u64);
     let target_bytes = (0..layout.threads).map(|w| layout.worker(w).blocks).max().unwrap_or(0) * spec.block_size_bytes;
-    let issued =
-        lag.as_ref().map_or_else(|| workers.iter().map(|w| w.read.ops + w.write.ops + w.ramp_ops).sum(), |l| l.ops);
+    let issued = lag.as_ref().map_or_else(
+        || workers.iter().map(|w| w.read.ops + w.write.ops + w.trim.ops + w.flush.ops + w.ramp_ops).sum(),
+        |l| l.ops,
+    );
     Some(crate::result::ReplayInfo {
         trace_files: r.trace_files.iter().map(|p| p.display().to_string()).collect(),
         format: r.format,
         names: r.names.clone(),
         reads: r.reads,
         writes: r.writes,
+        trims: r.trims,
+        flushes: r.flushes,
         skipped: r.skipped,
         issued,
         speed: r.speed,

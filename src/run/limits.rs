@@ -100,7 +100,7 @@ pub(super) fn memory_estimate(
         spec.read_percent,
         verifying,
         spec.write_pattern,
-    ) && spec.flush.is_none(); // a flushing worker does not draw ahead (worker::Worker::new)
+    ) && !flushes_counted_or_replayed(spec); // a flushing worker does not draw ahead (worker::Worker::new)
     let slots_per_worker = crate::worker::slot_count(effective_depth, draws);
     let largest = spec.largest_block_bytes();
     let area = crate::worker::AreaShape::of(
@@ -123,7 +123,34 @@ pub(super) fn memory_estimate(
         targets: plans.len() as u64,
         verify_max_reports: spec.verify.map(|v| v.max_reports),
         interval_snapshots,
-        flushing: spec.flush.is_some() || spec.end_fsync,
+        flushing: spec.issues_flushes(),
     };
-    memory::estimate(&shape, &workers)
+    let mut estimate = memory::estimate(&shape, &workers);
+    let threads = u64::from(spec.threads);
+    if let Some(r) = &spec.replay {
+        // Each worker's schedule, made before the start line (`worker_plan::replay_plan`).
+        let trace = r.trace_files.first().map_or_else(String::new, |p| p.display().to_string());
+        let per_entry = size_of::<crate::worker::ReplayIo>() as u64;
+        estimate.add_schedule(trace, r.ios.len() as u64, per_entry, threads);
+    }
+    if spec.record_iolog {
+        let per_record = size_of::<crate::worker::iolog::IoRecord>() as u64;
+        let tables: Vec<u64> = (0..spec.threads)
+            .map(|w| {
+                let share = spec.ops_limit.map(|n| {
+                    crate::access::share_boundary(n, w + 1, spec.threads)
+                        - crate::access::share_boundary(n, w, spec.threads)
+                });
+                super::worker_plan::iolog_records(spec, share) as u64 * per_record
+            })
+            .collect();
+        estimate.add_iolog(tables.iter().sum(), tables.iter().copied().max().unwrap_or(0));
+    }
+    estimate
+}
+
+/// The worker issues flushes through its barrier (`worker::FlushPlan`): counted ones, or
+/// a replayed trace's.
+fn flushes_counted_or_replayed(spec: &Spec) -> bool {
+    spec.flush.is_some() || spec.replay.as_ref().is_some_and(|r| r.flushes > 0)
 }

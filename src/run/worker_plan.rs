@@ -91,16 +91,31 @@ pub(super) fn worker_plan(
         error_limit: spec.error_limit().unwrap_or(u64::MAX),
         errors_seen: Arc::clone(&control.errors_seen),
         end_fsync: spec.end_fsync,
-        flush: spec.flush.map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() }),
+        flush: spec.flush.map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() }).or_else(
+            || {
+                // A replay's flushes come from its schedule, through the same barrier: never
+                // after a count of writes (the op is each flush's own).
+                spec.replay
+                    .as_ref()
+                    .filter(|r| r.flushes > 0)
+                    .map(|_| crate::worker::FlushPlan { every_writes: u64::MAX, op: crate::engine::Op::Fsync })
+            },
+        ),
         durable_record: None,
         replay,
-        iolog_capacity: spec.record_iolog.then(|| {
-            let most = crate::worker::iolog::MAX_RECORDS_PER_WORKER;
-            // Flushes are I/Os of the log too: room for one after each write at most.
-            let per_op = if spec.flush.is_some() { 2 } else { 1 };
-            ops_limit.map_or(most, |n| usize::try_from(n.saturating_mul(per_op)).unwrap_or(most).min(most))
-        }),
+        iolog_capacity: spec.record_iolog.then(|| iolog_records(spec, ops_limit)),
     }
+}
+
+/// `--write-iolog`: the records one worker's table holds (allocated before the start
+/// line): its share of `--ops` (`ops_limit`), and a flush after each at most, up to
+/// `MAX_RECORDS_PER_WORKER`. The memory check counts the same (`limits`).
+pub(super) fn iolog_records(spec: &Spec, ops_limit: Option<u64>) -> usize {
+    let most = crate::worker::iolog::MAX_RECORDS_PER_WORKER;
+    // Flushes are I/Os of the log too: room for one after each write at most (a replay's
+    // are entries of its trace, counted in its --ops already).
+    let per_op = if spec.flush.is_some() { 2 } else { 1 };
+    ops_limit.map_or(most, |n| usize::try_from(n.saturating_mul(per_op)).unwrap_or(most).min(most))
 }
 
 /// A replay's schedule on the worker's file (the replay's one target): each I/O's due
@@ -117,27 +132,41 @@ fn replay_plan(
     let direct = targets.iter().all(|t| t.direct.effective);
     let align_bytes =
         if direct { targets.iter().map(|t| t.plan.dio_align_bytes).max().unwrap_or(512).max(1) } else { 1 };
-    let ios: Vec<crate::worker::ReplayIo> = r
+    // Collected straight into the shared table: no second copy of a large schedule.
+    let ios: std::sync::Arc<[crate::worker::ReplayIo]> = r
         .ios
         .iter()
-        .map(|io| crate::worker::ReplayIo {
-            due_ns: r.speed.map_or(0, |speed| (io.time_ns as f64 / speed) as u64),
-            offset_bytes: crate::trace::remap::place(
+        .map(|io| {
+            let due_ns = r.speed.map_or(0, |speed| (io.time_ns as f64 / speed) as u64);
+            let op = match io.op {
+                TraceOp::Read => Op::Read,
+                TraceOp::Write => Op::Write,
+                TraceOp::Trim => Op::Trim,
+                TraceOp::Sync => Op::Fsync,
+                TraceOp::Datasync => Op::Fdatasync,
+            };
+            if op.is_flush() {
+                // A flush has no range: the worker's flush barrier issues it on file 0.
+                return crate::worker::ReplayIo { due_ns, offset_bytes: 0, len_bytes: 0, op };
+            }
+            // A trim longer than the target (a discard of a whole device) discards all of it.
+            let len_bytes = if op == Op::Trim {
+                io.len_bytes.min(u32::try_from(target_bytes).unwrap_or(u32::MAX))
+            } else {
+                io.len_bytes
+            };
+            let offset_bytes = crate::trace::remap::place(
                 r.remap,
                 io.offset_bytes,
-                u64::from(io.len_bytes),
+                u64::from(len_bytes),
                 r.extent_bytes,
                 target_bytes,
                 align_bytes,
-            ),
-            len_bytes: io.len_bytes,
-            op: match io.op {
-                TraceOp::Read => Op::Read,
-                TraceOp::Write => Op::Write,
-            },
+            );
+            crate::worker::ReplayIo { due_ns, offset_bytes, len_bytes, op }
         })
         .collect();
-    crate::worker::ReplayPlan { ios: ios.into(), timed: r.speed.is_some() }
+    crate::worker::ReplayPlan { ios, timed: r.speed.is_some() }
 }
 
 /// Most memory the lost-write tables may take, all workers together (4 bytes per block).

@@ -245,8 +245,9 @@ pub struct Spec {
 pub struct ReplaySpec {
     pub trace_files: Vec<PathBuf>,
     pub format: crate::trace::TraceFormat,
+    /// The trace's entries as read (moved here, not copied: a trace may be large).
     #[serde(skip)]
-    pub ios: std::sync::Arc<[crate::trace::TraceIo]>,
+    pub ios: std::sync::Arc<Vec<crate::trace::TraceIo>>,
     /// `--speed`: the trace's times divided by this; `None`: `--as-fast-as-possible`.
     pub speed: Option<f64>,
     pub remap: crate::trace::remap::Remap,
@@ -257,6 +258,12 @@ pub struct ReplaySpec {
     pub span_ns: u64,
     pub reads: u64,
     pub writes: u64,
+    /// The trace's trims and flushes (a blktrace's PREFLUSH and FUA writes each add one),
+    /// issued as the benchmark's trims and fsync/fdatasync.
+    #[serde(default)]
+    pub trims: u64,
+    #[serde(default)]
+    pub flushes: u64,
     pub skipped: crate::trace::Skipped,
     /// The files (iolog) or devices (blktrace) the trace names.
     pub names: Vec<String>,
@@ -455,7 +462,18 @@ impl Spec {
     /// The run changes the target: it writes, or trims (a trim discards data as a write
     /// overwrites it, and is refused or allowed as writes are).
     pub fn writes(&self) -> bool {
-        self.read_percent < 100 || self.trim_percent > 0
+        self.read_percent < 100 || self.trims()
+    }
+
+    /// The run issues trims: `--trim-percent`, or a replayed trace's.
+    pub fn trims(&self) -> bool {
+        self.trim_percent > 0 || self.replay.as_ref().is_some_and(|r| r.trims > 0)
+    }
+
+    /// The run issues flushes: `--fsync-every`/`--fdatasync-every`, `--end-fsync`, or a
+    /// replayed trace's.
+    pub fn issues_flushes(&self) -> bool {
+        self.flush.is_some() || self.end_fsync || self.replay.as_ref().is_some_and(|r| r.flushes > 0)
     }
 
     /// The run reads: some of its I/Os are reads (with every I/O a trim, none are).

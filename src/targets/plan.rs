@@ -175,6 +175,8 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
                 if spec.writes() && !spec.force {
                     let how = if spec.trim_percent > 0 {
                         format!("--trim-percent {}", spec.trim_percent)
+                    } else if let Some(r) = spec.replay.as_ref().filter(|r| r.writes == 0 && r.trims > 0) {
+                        format!("the trace's {} trims", r.trims)
                     } else {
                         format!("--write-percent {}", spec.write_percent())
                     };
@@ -182,12 +184,20 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
                         "TARGET {shown} is a block device and this run writes to it ({how}): this destroys its contents; add --force if that is what you want"
                     )));
                 }
-                if spec.trim_percent > 0 {
+                if spec.trims() {
                     use std::os::unix::fs::MetadataExt;
                     if super::fsinfo::discard_max_bytes(meta.rdev()) == Some(0) {
+                        let (what, fix) = match &spec.replay {
+                            Some(r) => {
+                                (format!("the trace's {} trims", r.trims), "replay on a device or file that can")
+                            }
+                            None => (
+                                format!("--trim-percent {}", spec.trim_percent),
+                                "drop --trim-percent, or give a device or file that can",
+                            ),
+                        };
                         return Err(UsageError::new(format!(
-                            "--trim-percent {}: TARGET {shown} cannot discard (its queue/discard_max_bytes is 0): drop --trim-percent, or give a device or file that can",
-                            spec.trim_percent
+                            "{what}: TARGET {shown} cannot discard (its queue/discard_max_bytes is 0): {fix}"
                         )));
                     }
                 }

@@ -6,9 +6,14 @@
 //! ns, sector, bytes, action, pid, device, cpu, error, payload length), followed by its
 //! payload. The I/Os replayed are the queue events (`__BLK_TA_QUEUE`, the moment the
 //! I/O entered the block layer), as fio replays them: reads and writes by their
-//! category bits; discards and flushes without data are counted as skipped; notes
-//! (`BLK_TC_NOTIFY`) and passthrough requests (`BLK_TC_PC`) are not I/O. The files of
-//! every CPU are merged by time.
+//! category bits; a discard is a trim of its range; a flush without data
+//! (`BLK_TC_FLUSH`, 0 bytes) is a flush, a write with PREFLUSH (`BLK_TC_FLUSH` and data)
+//! a flush then the write, a FUA write (`BLK_TC_FUA`) the write then a flush (the
+//! kernel's own order: the cache is flushed before the write, the write is stable
+//! before it completes); notes (`BLK_TC_NOTIFY`) and passthrough requests (`BLK_TC_PC`)
+//! are not I/O. A flush is `TraceOp::Datasync` (a device's cache flush makes the data
+//! written so far stable, as fdatasync does on a file). The files of every CPU are merged
+//! by time (the entries of one record keep their order at its time).
 //!
 //! Must not: read a payload without its bound, or trust a length it has not checked.
 
@@ -33,6 +38,7 @@ const TC_FLUSH: u32 = 1 << 2;
 const TC_PC: u32 = 1 << 9;
 const TC_NOTIFY: u32 = 1 << 10;
 const TC_DISCARD: u32 = 1 << 13;
+const TC_FUA: u32 = 1 << 15;
 
 /// Whether `first4` is a record's magic, in either byte order.
 pub fn is_record(first4: &[u8]) -> bool {
@@ -148,13 +154,12 @@ pub fn read_records(mut reader: impl Read, path: &Path, trace: &mut Trace) -> Re
         if !trace.names.contains(&name) {
             trace.names.push(name);
         }
-        if category & TC_DISCARD != 0 {
-            trace.skipped.trims += 1;
-            continue;
-        }
+        let flush = category & TC_FLUSH != 0;
+        let discard = category & TC_DISCARD != 0;
         if bytes == 0 {
-            if category & TC_FLUSH != 0 {
-                trace.skipped.flushes += 1;
+            if flush && !discard {
+                push(trace, TraceIo { time_ns, offset_bytes: 0, len_bytes: 0, op: TraceOp::Datasync })
+                    .map_err(|m| at(record, byte, m))?;
             } else {
                 trace.skipped.empty += 1;
             }
@@ -164,12 +169,33 @@ pub fn read_records(mut reader: impl Read, path: &Path, trace: &mut Trace) -> Re
             .checked_mul(512)
             .filter(|o| o.checked_add(u64::from(bytes)).is_some_and(|end| end <= i64::MAX as u64))
             .ok_or_else(|| at(record, byte, format!("sector {sector} is past any device's end")))?;
-        if trace.ios.len() >= MAX_TRACE_IOS {
-            return Err(at(record, byte, format!("more than {MAX_TRACE_IOS} I/Os: split the trace")));
+        let op = if discard {
+            TraceOp::Trim
+        } else if category & TC_WRITE != 0 {
+            TraceOp::Write
+        } else {
+            TraceOp::Read
+        };
+        let flush_io = TraceIo { time_ns, offset_bytes: 0, len_bytes: 0, op: TraceOp::Datasync };
+        // PREFLUSH: the cache is flushed before the write goes (a discard carries none).
+        if flush && op == TraceOp::Write {
+            push(trace, flush_io).map_err(|m| at(record, byte, m))?;
         }
-        let op = if category & TC_WRITE != 0 { TraceOp::Write } else { TraceOp::Read };
-        trace.ios.push(TraceIo { time_ns, offset_bytes, len_bytes: bytes, op });
+        push(trace, TraceIo { time_ns, offset_bytes, len_bytes: bytes, op }).map_err(|m| at(record, byte, m))?;
+        // FUA: the write is stable before it completes; a flush after it is the same.
+        if category & TC_FUA != 0 && op == TraceOp::Write {
+            push(trace, flush_io).map_err(|m| at(record, byte, m))?;
+        }
     }
+    Ok(())
+}
+
+/// Adds an entry, within the bound on a trace's entries.
+fn push(trace: &mut Trace, io: TraceIo) -> Result<(), String> {
+    if trace.ios.len() >= MAX_TRACE_IOS {
+        return Err(format!("more than {MAX_TRACE_IOS} entries: split the trace"));
+    }
+    trace.ios.push(io);
     Ok(())
 }
 
@@ -220,10 +246,41 @@ mod tests {
         bytes.extend(record(5000, 0, 0, TC_NOTIFY << 16, b"name"));
         let mut t = empty_trace();
         read_records(&bytes[..], Path::new("t.blktrace.0"), &mut t).unwrap();
-        assert_eq!(t.ios.len(), 2);
+        assert_eq!(t.ios.len(), 3);
         assert_eq!(t.ios[0], TraceIo { time_ns: 1000, offset_bytes: 4096, len_bytes: 4096, op: TraceOp::Write });
         assert_eq!(t.ios[1], TraceIo { time_ns: 3000, offset_bytes: 8192, len_bytes: 8192, op: TraceOp::Read });
-        assert_eq!(t.skipped.flushes, 1);
+        assert_eq!(t.ios[2], TraceIo { time_ns: 4000, offset_bytes: 0, len_bytes: 0, op: TraceOp::Datasync });
+        assert_eq!(t.skipped.empty, 0);
+    }
+
+    #[test]
+    fn discards_are_trims_and_preflush_and_fua_put_flushes_around_their_write() {
+        let queue = |cat: u32| (cat << 16) | TA_QUEUE;
+        let mut bytes = record(1000, 8, 1 << 20, queue(TC_DISCARD | TC_WRITE), &[]);
+        bytes.extend(record(2000, 16, 4096, queue(TC_WRITE | TC_FLUSH), &[])); // PREFLUSH
+        bytes.extend(record(3000, 24, 4096, queue(TC_WRITE | TC_FUA), &[])); // FUA
+        bytes.extend(record(4000, 32, 4096, queue(TC_WRITE | TC_FLUSH | TC_FUA), &[])); // both
+        bytes.extend(record(5000, 40, 0, queue(TC_DISCARD | TC_WRITE), &[])); // empty
+        let mut t = empty_trace();
+        read_records(&bytes[..], Path::new("t.blktrace.0"), &mut t).unwrap();
+        let seen: Vec<(u64, TraceOp, u64, u32)> =
+            t.ios.iter().map(|io| (io.time_ns, io.op, io.offset_bytes, io.len_bytes)).collect();
+        use TraceOp::{Datasync as F, Trim, Write};
+        assert_eq!(
+            seen,
+            vec![
+                (1000, Trim, 4096, 1 << 20),
+                (2000, F, 0, 0),
+                (2000, Write, 8192, 4096),
+                (3000, Write, 12288, 4096),
+                (3000, F, 0, 0),
+                (4000, F, 0, 0),
+                (4000, Write, 16384, 4096),
+                (4000, F, 0, 0),
+            ]
+        );
+        assert_eq!((t.flushes(), t.count(Trim), t.skipped.empty), (4, 1, 1));
+        assert_eq!(t.largest_bytes(), 4096, "a trim needs no buffer");
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! Version 2: `NAME ACTION [OFFSET LENGTH]`; `NAME wait USEC` spaces what follows (fio
 //! ignores waits under 100 µs, and so does this). Version 3: `USEC NAME ACTION [OFFSET
 //! LENGTH]`, a timestamp on every line and no `wait`. Actions `add`, `open`, `close` name
-//! files; `read` and `write` are replayed; `trim`, `sync`, `datasync` are counted as
-//! skipped. Every I/O of every file named goes to the one target of the replay.
+//! files; `read`, `write` and `trim` (OFFSET LENGTH) and `sync`, `datasync` (a flush: fio
+//! writes `0 0` after it, which is read and not needed) are replayed. Every I/O of every
+//! file named goes to the one target of the replay.
 //!
 //! Must not: read a line without its bound, or accept a line it does not understand.
 
@@ -88,6 +89,8 @@ pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError>
         let (Some(name), Some(action)) = (fields.next(), fields.next()) else {
             return Err(at(line_no, format!("`{}`: expected FILE ACTION [OFFSET LENGTH]", short(text))));
         };
+        // (A flush's `0 0` is optional: whether it is there, before `number` takes them.)
+        let range_given = fields.clone().next().is_some();
         let mut number = |what: &str| -> Result<u64, TraceError> {
             let f = fields.next().ok_or_else(|| at(line_no, format!("`{action}` needs {what}")))?;
             f.parse::<u64>().map_err(|_| at(line_no, format!("`{}` is not {what} (a whole number)", short(f))))
@@ -112,9 +115,11 @@ pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError>
                 }
                 continue;
             }
-            "read" => Some(TraceOp::Read),
-            "write" => Some(TraceOp::Write),
-            "trim" | "sync" | "datasync" => None,
+            "read" => TraceOp::Read,
+            "write" => TraceOp::Write,
+            "trim" => TraceOp::Trim,
+            "sync" => TraceOp::Sync,
+            "datasync" => TraceOp::Datasync,
             other => {
                 return Err(at(
                     line_no,
@@ -126,19 +131,18 @@ pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError>
                 ));
             }
         };
-        let (offset_bytes, len_bytes) = match op {
-            Some(_) => (number("an offset in bytes")?, number("a length in bytes")?),
-            None => (0, 0),
-        };
-        let Some(op) = op else {
-            if action == "trim" {
-                trace.skipped.trims += 1;
-            } else {
-                trace.skipped.flushes += 1;
+        let (offset_bytes, len_bytes) = if op.is_flush() {
+            // A flush has no range: fio writes `0 0` (and needs them to read the line);
+            // whatever is there is checked as numbers and dropped.
+            if range_given {
+                number("an offset in bytes")?;
+                number("a length in bytes")?;
             }
-            continue;
+            (0, 0)
+        } else {
+            (number("an offset in bytes")?, number("a length in bytes")?)
         };
-        if len_bytes == 0 {
+        if len_bytes == 0 && !op.is_flush() {
             trace.skipped.empty += 1;
             continue;
         }
@@ -186,10 +190,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.format, TraceFormat::FioIologV3);
-        assert_eq!(t.ios.len(), 2);
+        assert_eq!(t.ios.len(), 3);
         assert_eq!(t.ios[0], TraceIo { time_ns: 0, offset_bytes: 61440, len_bytes: 4096, op: TraceOp::Read });
         assert_eq!(t.ios[1].time_ns, 99_956_000);
-        assert_eq!(t.skipped.flushes, 1);
+        assert_eq!(t.ios[2], TraceIo { time_ns: 199_808_000, offset_bytes: 0, len_bytes: 0, op: TraceOp::Sync });
+        assert_eq!(t.skipped.empty, 0);
         assert_eq!(t.names, vec!["/f".to_string()]);
     }
 
@@ -198,6 +203,23 @@ mod tests {
         let t = parse_text("fio version 2 iolog\n/f add\n/f read 0 4096\n/f wait 50\n/f read 4096 4096\n/f wait 2000\n/f write 0 512\n").unwrap();
         let times: Vec<u64> = t.ios.iter().map(|io| io.time_ns).collect();
         assert_eq!(times, vec![0, 0, 2_000_000]);
+    }
+
+    #[test]
+    fn trims_and_flushes_are_entries_in_the_trace_s_order_and_empty_ios_are_skipped() {
+        let t = parse_text(
+            "fio version 2 iolog\n/f add\n/f write 0 8192\n/f trim 4096 4096\n/f datasync\n/f sync 0 0\n/f read 0 0\n/f trim 0 0\n",
+        )
+        .unwrap();
+        let ops: Vec<TraceOp> = t.ios.iter().map(|io| io.op).collect();
+        assert_eq!(ops, vec![TraceOp::Write, TraceOp::Trim, TraceOp::Datasync, TraceOp::Sync]);
+        assert_eq!((t.ios[1].offset_bytes, t.ios[1].len_bytes), (4096, 4096));
+        assert_eq!((t.count(TraceOp::Trim), t.flushes(), t.skipped.empty), (1, 2, 2));
+        assert_eq!(t.largest_bytes(), 8192);
+        let e = parse_text("fio version 2 iolog\n/f trim 4096\n").unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("`trim` needs a length"), "{e}");
+        let e = parse_text("fio version 2 iolog\n/f sync x 0\n").unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("`x` is not an offset"), "{e}");
     }
 
     #[test]

@@ -25,18 +25,39 @@ pub type Opener<'a> = &'a dyn Fn(&Path, u64) -> Result<Box<dyn Read>, String>;
 pub const MAX_TRACE_BYTES: u64 = 8 << 30;
 /// The longest line of an iolog.
 pub const MAX_LINE_BYTES: usize = 4096;
-/// The most I/Os a trace may hold (24 bytes each in memory, twice while it is remapped).
+/// The most entries a trace may hold (`TraceIo`, 24 bytes each in memory; the run's
+/// memory check counts the worker's schedule made of them: `host::memory`).
 pub const MAX_TRACE_IOS: usize = 32 << 20;
 
-/// A read or a write of the trace.
+/// What an entry of the trace does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceOp {
     Read,
     Write,
+    /// A discard of its range (iolog `trim`, a blktrace discard).
+    Trim,
+    /// A flush of everything written (iolog `sync`): issued as fsync.
+    Sync,
+    /// A flush of the data written (iolog `datasync`, a blktrace flush, PREFLUSH or FUA):
+    /// issued as fdatasync.
+    Datasync,
 }
 
-/// One I/O of a trace: when (from the trace's first I/O), where and how much.
+impl TraceOp {
+    /// A flush: no range, a barrier for the I/Os before it.
+    pub fn is_flush(self) -> bool {
+        matches!(self, TraceOp::Sync | TraceOp::Datasync)
+    }
+
+    /// A read or a write: moves data through a buffer.
+    pub fn is_transfer(self) -> bool {
+        matches!(self, TraceOp::Read | TraceOp::Write)
+    }
+}
+
+/// One entry of a trace: when (from the trace's first entry), where and how much (a
+/// flush: offset and length 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceIo {
     pub time_ns: u64,
@@ -67,14 +88,10 @@ impl TraceFormat {
     }
 }
 
-/// Entries of a trace that are not replayed, by kind.
+/// Entries of a trace that are not replayed, by kind (trims and flushes are replayed).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Skipped {
-    /// Trims (iolog `trim`, blktrace discards).
-    pub trims: u64,
-    /// Flushes (iolog `sync`, `datasync`; blktrace flushes without data).
-    pub flushes: u64,
-    /// I/Os of length 0.
+    /// Reads, writes and trims of length 0 (nothing to issue).
     pub empty: u64,
 }
 
@@ -96,22 +113,33 @@ impl Trace {
         self.ios.last().map_or(0, |io| io.time_ns)
     }
 
-    /// The end of the furthest I/O: the bytes a target needs to take every offset as it is.
+    /// The end of the furthest I/O (trims included): the bytes a target needs to take
+    /// every offset as it is.
     pub fn extent_bytes(&self) -> u64 {
         self.ios.iter().map(|io| io.offset_bytes + u64::from(io.len_bytes)).max().unwrap_or(0)
     }
 
+    /// The largest read or write: the size of a slot's buffer (a trim needs none).
     pub fn largest_bytes(&self) -> u32 {
-        self.ios.iter().map(|io| io.len_bytes).max().unwrap_or(0)
+        self.ios.iter().filter(|io| io.op.is_transfer()).map(|io| io.len_bytes).max().unwrap_or(0)
     }
 
     pub fn count(&self, op: TraceOp) -> u64 {
         self.ios.iter().filter(|io| io.op == op).count() as u64
     }
 
+    /// Flushes of either kind.
+    pub fn flushes(&self) -> u64 {
+        self.ios.iter().filter(|io| io.op.is_flush()).count() as u64
+    }
+
     /// Times from the first I/O, in order (stable: equal times keep the trace's order).
+    /// A trace already in order (every iolog v2, most v3 logs) is not sorted: a stable
+    /// sort would take half the trace's memory again.
     fn settle(&mut self) {
-        self.ios.sort_by_key(|io| io.time_ns);
+        if !self.ios.is_sorted_by_key(|io| io.time_ns) {
+            self.ios.sort_by_key(|io| io.time_ns);
+        }
         let first_ns = self.ios.first().map_or(0, |io| io.time_ns);
         for io in &mut self.ios {
             io.time_ns -= first_ns;

@@ -106,7 +106,8 @@ pub struct WorkerPlan {
     pub error_limit: u64,
     /// The run-wide count of failed I/Os (`RunControl::errors_seen`).
     pub errors_seen: Arc<AtomicU64>,
-    /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes issued.
+    /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes issued; or a
+    /// replay's flushes, its schedule's entries (`every_writes` then `u64::MAX`: never).
     pub flush: Option<FlushPlan>,
     /// `--verify-state`: this worker's writer of the durable record, updated at each
     /// completed flush (with `data.verify` and `flush` only).
@@ -699,6 +700,9 @@ const IDLE_NS: u64 = u64::MAX;
 impl<E: Engine> Worker<E> {
     fn new(mut plan: WorkerPlan) -> Result<Self, String> {
         let durable_record = plan.durable_record.take();
+        // Trims are counted when the mix has them, or the replayed trace does.
+        let trimming =
+            plan.trim_percent > 0 || plan.replay.as_ref().is_some_and(|r| r.ios.iter().any(|io| io.op == Op::Trim));
         let depth = plan.queue_depth.max(1);
         let writes_vary = plan.read_percent < 100 && plan.data.verify.is_none();
         // A flushing worker does not draw ahead: its writes are counted as they are
@@ -730,8 +734,16 @@ impl<E: Engine> Worker<E> {
         let slot_count = slot_count(depth, draws);
         // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
         placement::apply_to_current_thread(&plan.placement)?;
+        // A replay's trims and flushes move no data: its buffers are as long as its transfers.
         let buffer_len_bytes = match &plan.replay {
-            Some(r) => r.ios.iter().map(|io| u64::from(io.len_bytes)).max().unwrap_or(0).max(plan.block_size_bytes),
+            Some(r) => r
+                .ios
+                .iter()
+                .filter(|io| matches!(io.op, Op::Read | Op::Write))
+                .map(|io| u64::from(io.len_bytes))
+                .max()
+                .unwrap_or(0)
+                .max(plan.block_size_bytes),
             None => plan.block_sizes.as_ref().map_or(plan.block_size_bytes, |m| m.largest_bytes()),
         };
         let area_shape = AreaShape::of(
@@ -829,7 +841,7 @@ impl<E: Engine> Worker<E> {
                     read: OpStats::new(),
                     write: OpStats::new(),
                     flush: if plan.flush.is_some() || plan.end_fsync { OpStats::new() } else { OpStats::unused() },
-                    trim: if plan.trim_percent > 0 { OpStats::new() } else { OpStats::unused() },
+                    trim: if trimming { OpStats::new() } else { OpStats::unused() },
                 })
                 .collect(),
             mix: OpMix::new(plan.read_percent, plan.trim_percent, plan.seed, plan.index),
@@ -866,7 +878,7 @@ impl<E: Engine> Worker<E> {
             duplicate_chunks_written: 0,
             flush: plan.flush.map(|plan| FlushState { plan, writes_since: 0, due: false, file: 0, in_flight: false }),
             end_fsync: plan.end_fsync,
-            trimming: plan.trim_percent > 0,
+            trimming,
             sizes: plan
                 .block_sizes
                 .as_ref()
@@ -916,7 +928,8 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     fn next_mixed_request(&mut self, slot: u32) -> Option<Request> {
         if let Some(cursor) = &mut self.replay {
-            // A replay: the trace's next I/O, placed on file 0 before the start line.
+            // A replay: the trace's next I/O, placed on file 0 before the start line. (Its
+            // flushes never come here: `flush_gate` takes them first.)
             let io = cursor.take()?;
             self.remaining_ops -= 1;
             let region_block = io.offset_bytes / self.block_size_bytes;
@@ -1295,7 +1308,19 @@ impl<E: Engine> Worker<E> {
             return FlushGate::Hold;
         }
         if !f.due {
-            return FlushGate::Open;
+            // A replay: the schedule's next entry may be a flush (of its own kind). It is
+            // taken from the schedule here, and is due like a counted flush: it waits for
+            // the I/Os before it, and nothing after it goes before it completes.
+            let Some(cursor) = &mut self.replay else { return FlushGate::Open };
+            let Some(io) = cursor.peek().filter(|io| io.op.is_flush()) else { return FlushGate::Open };
+            cursor.next += 1;
+            self.remaining_ops = self.remaining_ops.saturating_sub(1);
+            f.due = true;
+            f.plan.op = io.op;
+            f.file = 0;
+            if in_flight > 0 {
+                return FlushGate::Hold;
+            }
         }
         let slot = if E::CAPS.completes_inline { Some(0) } else { self.free.pop() };
         let Some(slot) = slot else { return FlushGate::Hold };

@@ -3,6 +3,11 @@
 //! file before the start line), the cursor its requests are drawn from, and the pacing
 //! policy that issues each I/O at its due time and records how late it went (`Replayed`).
 //!
+//! Reads, writes and trims are drawn as requests; a flush (`Op::Fsync`, `Op::Fdatasync`)
+//! is taken by the worker's flush barrier (`Worker::flush_gate`: a replay with flushes
+//! runs with a `FlushPlan` that never counts writes), so it goes once the I/Os before it
+//! completed and nothing after it goes before it completes, as the trace's flush did.
+//!
 //! The lag of an I/O is the time from its due time (the trace's timestamp, scaled by
 //! `--speed`, from the start line) to its submission: the replayer's own lateness, kept
 //! apart from the I/O's latency (submission to completion), as an HDR histogram. A
@@ -41,6 +46,12 @@ pub(super) struct ReplayCursor {
 }
 
 impl ReplayCursor {
+    /// The next I/O, without drawing it (`Worker::flush_gate` looks for flushes).
+    #[inline(always)]
+    pub(super) fn peek(&self) -> Option<ReplayIo> {
+        self.ios.get(self.next).copied()
+    }
+
     /// The next I/O to draw, if any is left.
     #[inline(always)]
     pub(super) fn take(&mut self) -> Option<ReplayIo> {

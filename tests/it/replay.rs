@@ -2,10 +2,14 @@
 //! the same offsets, sizes and directions in the same order (seen through the iolog the
 //! replay itself writes), remapped onto a smaller target, at the trace's times on the null
 //! engine; fio replaying what iopulse wrote and iopulse replaying what fio wrote; a
-//! blktrace captured from a run on a loop device; bad traces refused naming the line.
+//! blktrace captured from a run on a loop device; bad traces refused naming the line; a
+//! trace's trims and flushes issued in its order (seen through strace and the file's
+//! holes) and counted; a trace too large for its memory cgroup refused.
 
-use crate::common::root::{LoopOptions, is_root, loop_device, skip};
-use crate::common::{assert_valid, path_str, read_json, run, run_ok, schema_validator, temp_dir};
+use crate::common::root::{self, LoopOptions, is_root, loop_device, skip};
+use crate::common::{
+    assert_valid, engine_available, iopulse, path_str, read_json, run, run_command, run_ok, schema_validator, temp_dir,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -26,6 +30,29 @@ fn ios_of(log: &Path) -> Vec<(String, u64, u64)> {
             }
         })
         .collect()
+}
+
+/// Every entry of an iolog (v2 or v3), in order: (action, offset, length), flushes too.
+fn entries_of(log: &Path) -> Vec<(String, u64, u64)> {
+    let text = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    let version3 = text.starts_with("fio version 3 iolog");
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let f = if version3 { &f[1..] } else { &f[..] };
+            match f {
+                [_, action @ ("read" | "write" | "trim" | "sync" | "datasync"), off, len] => {
+                    Some((action.to_string(), off.parse().unwrap(), len.parse().unwrap()))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn entry(action: &str, offset: u64, len: u64) -> (String, u64, u64) {
+    (action.to_string(), offset, len)
 }
 
 fn fio_available(what: &str) -> bool {
@@ -82,11 +109,12 @@ fn an_iolog_is_replayed_in_order_with_its_offsets_sizes_and_directions() {
     assert_valid(&schema_validator(), &r, "a replay's result");
     let replay = &r["replay"];
     assert_eq!((replay["reads"].as_u64(), replay["writes"].as_u64()), (Some(3), Some(2)));
-    assert_eq!(replay["skipped"]["trims"], 1);
-    assert_eq!(replay["skipped"]["flushes"], 1);
-    assert_eq!(replay["issued"], 5);
+    assert_eq!((replay["trims"].as_u64(), replay["flushes"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(replay["skipped"]["empty"], 0);
+    assert_eq!(replay["issued"], 7, "3 reads, 2 writes, a trim and a flush");
+    assert_eq!((r["trim"]["ops"].as_u64(), r["flush"]["ops"].as_u64()), (Some(1), Some(1)));
     assert_eq!(replay["remapped"], false);
-    assert_eq!(replay["lag"]["ios"], 5, "every I/O's lag is in the histogram");
+    assert_eq!(replay["lag"]["ios"], 7, "every I/O's lag is in the histogram");
     assert!(replay["lag"]["histogram"].as_str().is_some_and(|h| !h.is_empty()));
     assert_eq!(r["read"]["ops"].as_u64().unwrap() + r["write"]["ops"].as_u64().unwrap(), 5);
     // The trace's written bytes are the run's.
@@ -317,7 +345,8 @@ fn a_blktrace_of_two_cpus_is_merged_by_time_and_replayed() {
         assert_eq!(ios_of(&out), expected, "replaying {given}");
         let replay = read_json(&json)["replay"].clone();
         assert_eq!(replay["trace_files"].as_array().unwrap().len(), 2);
-        assert_eq!(replay["skipped"]["trims"], 1);
+        assert_eq!((replay["trims"].as_u64(), replay["skipped"]["empty"].as_u64()), (Some(1), Some(0)));
+        assert_eq!(read_json(&json)["trim"]["ops"], 1, "the discard is issued as a trim");
         assert_eq!(replay["names"][0], "7:3");
         assert_eq!(replay["trace_span_ns"], 3_000_000);
     }
@@ -512,4 +541,313 @@ fn a_bad_trace_is_refused_naming_the_file_and_line_and_nothing_is_touched() {
     assert_eq!(code, 2);
     assert!(stderr.contains("less than the trace's largest I/O (65536 bytes)"), "{stderr}");
     assert!(!target.exists(), "a refused replay touched its target");
+}
+
+/// The calls strace saw the worker thread make on `target`: (call, offset, length) of each
+/// pwrite64, fallocate, fsync, fdatasync (0, 0 for a flush). The worker is the thread that
+/// punched holes (the main thread lays the file out and drops its cache, with pwrite64 and
+/// fdatasync of its own).
+fn worker_calls(strace_out: &Path, target: &Path) -> Vec<(String, u64, u64)> {
+    let text = std::fs::read_to_string(strace_out).unwrap();
+    let on_target = format!("<{}>", target.display());
+    let calls: Vec<(&str, String, u64, u64)> = text
+        .lines()
+        .filter_map(|line| {
+            let (tid, rest) = line.split_once(' ')?;
+            let (name, args) = rest.trim_start().split_once('(')?;
+            if !args.starts_with(|c: char| c.is_ascii_digit()) || !args.contains(&on_target) {
+                return None;
+            }
+            // The arguments end at `) = ` (or at `<unfinished ...>` when another thread's
+            // call came between); the last two of pwrite64 and fallocate are numbers.
+            let args = match args.split_once(" <unfinished") {
+                Some((a, _)) => a,
+                None => args.rsplit_once(") = ")?.0,
+            };
+            let numbers: Vec<u64> = args.rsplitn(3, ", ").take(2).filter_map(|n| n.trim().parse().ok()).collect();
+            match (name, numbers.as_slice()) {
+                ("pwrite64", [offset, len]) => Some((tid, name.to_string(), *offset, *len)),
+                ("fallocate", [len, offset]) => Some((tid, name.to_string(), *offset, *len)),
+                ("fsync" | "fdatasync", _) => Some((tid, name.to_string(), 0, 0)),
+                _ => None,
+            }
+        })
+        .collect();
+    let worker = calls.iter().find(|c| c.1 == "fallocate").map(|c| c.0).expect("the worker punched no hole");
+    calls.into_iter().filter(|c| c.0 == worker).map(|(_, n, o, l)| (n, o, l)).collect()
+}
+
+/// `lseek(fd, from, whence)` on `path` (SEEK_HOLE, SEEK_DATA).
+fn seek(path: &Path, from: i64, whence: i32) -> i64 {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    // SAFETY: lseek on a descriptor this function owns; no memory is passed.
+    unsafe { libc::lseek(f.as_raw_fd(), from, whence) }
+}
+
+#[test]
+fn an_iolog_s_trims_and_flushes_are_issued_in_its_order_as_punched_holes_and_fsyncs() {
+    let what = "a trace's trims and flushes under strace";
+    if Command::new("strace").arg("-V").output().is_err() {
+        skip(what, "strace is not installed");
+        return;
+    }
+    let dir = temp_dir();
+    let trace = dir.path().join("app.iolog");
+    let ios = [
+        (0, "write", 0, 65_536),
+        (10, "write", 65_536, 65_536),
+        (20, "sync", 0, 0),
+        (30, "trim", 16_384, 32_768),
+        (40, "datasync", 0, 0),
+        (50, "write", 131_072, 8192),
+        (60, "trim", 135_168, 4096),
+        (70, "sync", 0, 0),
+    ];
+    std::fs::write(&trace, iolog_v3("/x/app.dat", &ios)).unwrap();
+    let target = dir.path().join("t.dat");
+    let json = dir.path().join("r.json");
+    let traced = dir.path().join("strace.txt");
+    let mut cmd = Command::new("strace");
+    cmd.args(["-f", "-y", "-qq", "-e", "trace=pwrite64,fallocate,fsync,fdatasync", "-o"])
+        .arg(&traced)
+        .arg(env!("CARGO_BIN_EXE_iopulse"))
+        .args(["replay", &path_str(&trace), &path_str(&target), "--json", &path_str(&json)]);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // The worker's calls are the trace's entries, in its order: a trim is a punched hole,
+    // `sync` an fsync, `datasync` an fdatasync.
+    let expected = vec![
+        entry("pwrite64", 0, 65_536),
+        entry("pwrite64", 65_536, 65_536),
+        entry("fsync", 0, 0),
+        entry("fallocate", 16_384, 32_768),
+        entry("fdatasync", 0, 0),
+        entry("pwrite64", 131_072, 8192),
+        entry("fallocate", 135_168, 4096),
+        entry("fsync", 0, 0),
+    ];
+    assert_eq!(worker_calls(&traced, &target), expected);
+    // The file has holes where the trace trimmed, and data around them (the new file was
+    // laid out whole).
+    assert_eq!(seek(&target, 0, libc::SEEK_HOLE), 16_384);
+    assert_eq!(seek(&target, 16_384, libc::SEEK_DATA), 49_152);
+    assert_eq!(seek(&target, 49_152, libc::SEEK_HOLE), 135_168);
+    assert_eq!(seek(&target, 135_168, libc::SEEK_DATA), 139_264);
+    // The JSON counts them as the benchmark's trims and flushes, as many as the trace has.
+    let r = read_json(&json);
+    assert_valid(&schema_validator(), &r, "a replay with trims and flushes");
+    assert_eq!((r["trim"]["ops"].as_u64(), r["flush"]["ops"].as_u64()), (Some(2), Some(3)));
+    assert_eq!(r["trim"]["bytes"], 32_768 + 4096);
+    assert_eq!((r["replay"]["trims"].as_u64(), r["replay"]["flushes"].as_u64()), (Some(2), Some(3)));
+    assert_eq!(r["write"]["ops"], 3);
+    assert_eq!(r["replay"]["issued"], 8);
+    assert_eq!(r["replay"]["skipped"]["empty"], 0);
+    assert!(stdout.lines().any(|l| l.starts_with("trim ")), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("flush ") && l.contains("3 of the trace's 3")), "{stdout}");
+    assert!(stdout.contains("3 writes, 2 trims, 3 flushes in the trace"), "{stdout}");
+}
+
+#[test]
+fn a_replay_of_only_trims_and_flushes_shows_no_empty_read_or_write_rows() {
+    let dir = temp_dir();
+    let trace = dir.path().join("trims.iolog");
+    let ios = [(0, "trim", 0, 4096), (5, "datasync", 0, 0), (9, "trim", 8192, 8192), (12, "read", 0, 0)];
+    std::fs::write(&trace, iolog_v3("/x/t.dat", &ios)).unwrap();
+    let target = dir.path().join("t.dat");
+    let json = dir.path().join("r.json");
+    let csv = dir.path().join("r.csv");
+    let (stdout, _) = run_ok(&[
+        "replay",
+        &path_str(&trace),
+        &path_str(&target),
+        "--json",
+        &path_str(&json),
+        "--csv",
+        &path_str(&csv),
+    ]);
+    let rows = |text: &str, name: &str| text.lines().filter(|l| l.starts_with(&format!("{name} "))).count();
+    // As a run of trims only shows no read or write rows...
+    let normal = dir.path().join("n.dat");
+    let (plain, _) = run_ok(&[&path_str(&normal), "--file-size", "1M", "--trim-percent", "100", "--ops", "4"]);
+    assert_eq!((rows(&plain, "read"), rows(&plain, "write"), rows(&plain, "trim")), (0, 0, 1), "{plain}");
+    // ...neither does a replay of trims and flushes.
+    assert_eq!((rows(&stdout, "read"), rows(&stdout, "write")), (0, 0), "{stdout}");
+    assert_eq!((rows(&stdout, "trim"), rows(&stdout, "flush")), (1, 1), "{stdout}");
+    let r = read_json(&json);
+    assert_eq!((r["trim"]["ops"].as_u64(), r["flush"]["ops"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(r["replay"]["skipped"]["empty"], 1, "the read of 0 bytes");
+    assert!(stdout.contains("skipped 1 empty"), "{stdout}");
+    // The CSV has them too: the flushes of the trace, the trims.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!((column("flush"), column("flush_ops"), column("trim_ops")), ("trace", "1", "2"), "{text}");
+}
+
+#[test]
+fn a_blktrace_s_discards_flushes_and_fua_writes_are_replayed_as_trims_and_flushes() {
+    const QUEUE: u32 = 1;
+    let (read, write, flush, discard, fua) = (1u32 << 16, 2u32 << 16, 4u32 << 16, 1u32 << 29, 1u32 << 31);
+    let ms = 1_000_000;
+    let mut cpu0 = blk_record(ms, 0, 8192, write | QUEUE, &[]);
+    cpu0.extend(blk_record(2 * ms, 8, 4096, write | discard | QUEUE, &[]));
+    cpu0.extend(blk_record(3 * ms, 0, 0, write | flush | QUEUE, &[])); // a flush without data
+    cpu0.extend(blk_record(4 * ms, 16, 4096, write | flush | QUEUE, &[])); // PREFLUSH
+    cpu0.extend(blk_record(5 * ms, 24, 4096, write | fua | QUEUE, &[])); // FUA
+    cpu0.extend(blk_record(6 * ms, 32, 8192, write | discard | QUEUE, &[]));
+    cpu0.extend(blk_record(7 * ms, 48, 4096, write | flush | fua | QUEUE, &[])); // both
+    cpu0.extend(blk_record(8 * ms, 0, 4096, read | QUEUE, &[]));
+    cpu0.extend(blk_record(9 * ms, 64, 0, write | discard | QUEUE, &[])); // empty: skipped
+    let dir = temp_dir();
+    std::fs::write(dir.path().join("dev.blktrace.0"), cpu0).unwrap();
+    // In the trace's order: PREFLUSH's flush before its write, FUA's after.
+    let expected = vec![
+        entry("write", 0, 8192),
+        entry("trim", 4096, 4096),
+        entry("datasync", 0, 0),
+        entry("datasync", 0, 0),
+        entry("write", 8192, 4096),
+        entry("write", 12_288, 4096),
+        entry("datasync", 0, 0),
+        entry("trim", 16_384, 8192),
+        entry("datasync", 0, 0),
+        entry("write", 24_576, 4096),
+        entry("datasync", 0, 0),
+        entry("read", 0, 4096),
+    ];
+    let mut engines = vec!["sync"];
+    if engine_available("io_uring") {
+        // A queued engine: each flush waits for the I/Os in flight before it.
+        engines.push("io_uring");
+    }
+    for engine in engines {
+        let target = dir.path().join(format!("{engine}.dat"));
+        let log = dir.path().join(format!("{engine}.iolog"));
+        let json = dir.path().join(format!("{engine}.json"));
+        run_ok(&[
+            "replay",
+            &path_str(&dir.path().join("dev")),
+            &path_str(&target),
+            "--engine",
+            engine,
+            "--write-iolog",
+            &path_str(&log),
+            "--json",
+            &path_str(&json),
+            "--quiet",
+        ]);
+        assert_eq!(entries_of(&log), expected, "{engine}: the replay's own log");
+        let r = read_json(&json);
+        let replay = &r["replay"];
+        assert_eq!((replay["trims"].as_u64(), replay["flushes"].as_u64()), (Some(2), Some(5)), "{engine}");
+        assert_eq!((r["trim"]["ops"].as_u64(), r["flush"]["ops"].as_u64()), (Some(2), Some(5)), "{engine}");
+        assert_eq!((r["read"]["ops"].as_u64(), r["write"]["ops"].as_u64()), (Some(1), Some(4)), "{engine}");
+        assert_eq!(replay["skipped"]["empty"], 1, "{engine}");
+        assert_eq!(replay["issued"], 12, "{engine}");
+    }
+}
+
+#[test]
+fn fio_and_iopulse_replay_a_log_with_trims_and_flushes_that_iopulse_wrote() {
+    if !fio_available("fio replaying iopulse's trims and flushes") {
+        return;
+    }
+    let dir = temp_dir();
+    let target = dir.path().join("ip.dat");
+    let log = dir.path().join("ip.iolog");
+    let json = dir.path().join("ip.json");
+    run_ok(&[
+        &path_str(&target),
+        "--file-size",
+        "4M",
+        "--random",
+        "--write-percent",
+        "100",
+        "--trim-percent",
+        "20",
+        "--fsync-every",
+        "4",
+        "--ops",
+        "200",
+        "--write-iolog",
+        &path_str(&log),
+        "--json",
+        &path_str(&json),
+        "--quiet",
+    ]);
+    let r = read_json(&json);
+    let count = |op: &str| r[op]["ops"].as_u64().unwrap();
+    let (writes, trims, flushes) = (count("write"), count("trim"), count("flush"));
+    assert!(trims > 0 && flushes > 0, "the run trimmed and flushed: {trims} trims, {flushes} flushes");
+    let logged = entries_of(&log);
+    let logged_count = |a: &str| logged.iter().filter(|e| e.0 == a).count() as u64;
+    assert_eq!((logged_count("write"), logged_count("trim"), logged_count("sync")), (writes, trims, flushes));
+    // iopulse replays it with the same counts of each...
+    let back = dir.path().join("back.json");
+    run_ok(&["replay", &path_str(&log), &path_str(&dir.path().join("b.dat")), "--json", &path_str(&back), "--quiet"]);
+    let b = read_json(&back);
+    let again = |op: &str| b[op]["ops"].as_u64().unwrap();
+    assert_eq!((again("write"), again("trim"), again("flush")), (writes, trims, flushes));
+    // ...and fio 3.33 its writes and syncs; it does not replay an iolog's trims: it says
+    // `bad ddir: 2` (DDIR_TRIM) for each and skips it, so its trim count is 0.
+    let fio = Command::new("fio")
+        .args(["--name=r", &format!("--read_iolog={}", path_str(&log)), "--ioengine=psync", "--output-format=json"])
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "{}", String::from_utf8_lossy(&fio.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&fio.stdout).unwrap();
+    let job = &doc["jobs"][0];
+    assert_eq!(job["write"]["total_ios"].as_u64(), Some(writes));
+    assert_eq!(job["sync"]["total_ios"].as_u64(), Some(flushes));
+    let fio_trims = job["trim"]["total_ios"].as_u64().unwrap();
+    let bad = String::from_utf8_lossy(&fio.stderr).lines().filter(|l| l.contains("bad ddir: 2")).count() as u64;
+    let version = Command::new("fio").arg("--version").output().unwrap().stdout;
+    if String::from_utf8_lossy(&version).trim() == "fio-3.33" {
+        assert_eq!((fio_trims, bad), (0, trims), "fio 3.33 skips each trim of an iolog, saying so");
+    } else {
+        // Another fio: it replays every trim, or skips every one saying so.
+        assert!((fio_trims, bad) == (0, trims) || fio_trims == trims, "{fio_trims} replayed, {bad} refused of {trims}");
+    }
+}
+
+#[test]
+fn a_trace_too_large_for_its_memory_cgroup_is_refused_naming_it_before_the_target_exists() {
+    let what = "a trace larger than its memory cgroup";
+    // Reading 2 Mi entries takes 48 MiB; the worker's schedule 48 MiB more: at 80 MiB,
+    // the trace is read and the schedule does not fit.
+    let Some(group) = root::MemoryCgroup::new(80 << 20, what) else { return };
+    let dir = temp_dir();
+    let trace = dir.path().join("big.iolog");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&trace).unwrap());
+        writeln!(f, "fio version 3 iolog\n0 /x/big.dat add\n0 /x/big.dat open").unwrap();
+        for i in 0..(2u64 << 20) {
+            let action = if i % 2 == 0 { "read" } else { "write" };
+            writeln!(f, "{i} /x/big.dat {action} {} 4096", (i * 4096) % (64 << 20)).unwrap();
+        }
+    }
+    let target = dir.path().join("big.dat");
+    let mut cmd = iopulse();
+    cmd.args(["replay", &path_str(&trace), &path_str(&target), "--as-fast-as-possible"]);
+    group.confine(&mut cmd);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(group.limit_file()) && stderr.contains("cgroup"), "{stderr}");
+    assert!(stderr.contains(&format!("the replay's schedule of {}", path_str(&trace))), "{stderr}");
+    assert!(stderr.contains("2,097,152 entries"), "{stderr}");
+    assert!(stderr.contains(&format!("split the trace {}", path_str(&trace))), "{stderr}");
+    assert!(!target.exists(), "the refused replay created its target");
+    // A short trace replays in the same group.
+    let short = dir.path().join("short.iolog");
+    std::fs::write(&short, iolog_v3("/x/s.dat", &[(0, "write", 0, 4096), (5, "read", 0, 4096)])).unwrap();
+    let mut cmd = iopulse();
+    cmd.args(["replay", &path_str(&short), &path_str(&dir.path().join("s.dat")), "--quiet"]);
+    group.confine(&mut cmd);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{stdout}{stderr}");
 }
