@@ -396,6 +396,10 @@ impl Capture {
             let _ = Command::new("umount").arg("/sys/kernel/debug").status();
         }
         let t = "/sys/kernel/tracing";
+        // A fresh machine may not have tracefs mounted (the kernel has it all the same).
+        if !Path::new(&format!("{t}/available_tracers")).exists() {
+            let _ = Command::new("mount").args(["-t", "tracefs", "nodev", t]).status();
+        }
         let ok = std::fs::read_to_string(format!("{t}/available_tracers")).is_ok_and(|s| s.contains("blk"));
         if !ok {
             skip(what, "neither blktrace nor the kernel's blk tracer (tracefs) can trace here");
