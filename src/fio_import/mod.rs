@@ -17,7 +17,7 @@ use crate::diagnostics::error::UsageError;
 pub use translate::Translated;
 
 /// The flags that give a run its length: one given with a fio job file replaces the
-/// file's whole run length (`runtime`, `time_based`, `size`, `io_size`).
+/// file's whole run length (`runtime`, `time_based`, `size`, `io_size`, `number_ios`).
 pub const RUN_LENGTH_FLAGS: [&str; 3] = ["duration", "ops", "io-limit"];
 
 /// Whether `path` names a fio job file (by its `.fio` extension).

@@ -61,11 +61,15 @@ pub const TABLE: &[Known] = &[
     },
     mapped("size", &[]),
     mapped("io_size", &["io_limit"]),
+    mapped("filesize", &[]),
+    mapped("number_ios", &[]),
     mapped("filename", &[]),
     mapped("directory", &[]),
     mapped("nrfiles", &["nr_files"]),
     mapped("ioengine", &[]),
     mapped("iodepth", &[]),
+    mapped("sqthread_poll", &[]),
+    mapped("sqthread_poll_cpu", &[]),
     mapped("direct", &[]),
     mapped("buffered", &[]),
     mapped("invalidate", &[]),
@@ -91,6 +95,8 @@ pub const TABLE: &[Known] = &[
     mapped("thinktime", &[]),
     mapped("thinktime_blocks", &[]),
     mapped("verify", &[]),
+    mapped("dedupe_percentage", &[]),
+    mapped("buffer_compress_percentage", &[]),
     mapped("fsync", &[]),
     mapped("fdatasync", &[]),
     mapped("sync", &[]),
@@ -137,6 +143,10 @@ mod tests {
         assert_eq!(lookup("ba").unwrap().name, "blockalign");
         assert!(matches!(lookup("zonemode").unwrap().support, Support::Refused(_)));
         assert!(lookup("loops").is_none());
+        // fio's dedupe and compression controls iopulse has no equivalent of stay unknown.
+        for name in ["dedupe_mode", "dedupe_global", "dedupe_working_set_percentage", "buffer_compress_chunk"] {
+            assert!(lookup(name).is_none(), "{name}");
+        }
         let mut names: Vec<&str> =
             TABLE.iter().flat_map(|k| std::iter::once(k.name).chain(k.aliases.iter().copied())).collect();
         let before = names.len();

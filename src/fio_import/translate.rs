@@ -54,7 +54,8 @@ pub struct Context<'a> {
     /// `iopulse run FILE.fio --directory DIR`: replaces every job's `directory`.
     pub directory: Option<&'a str>,
     /// The command line gives the run length (`--duration`, `--ops`, `--io-limit`): the
-    /// file's (`runtime`, `time_based`, `size`, `io_size`) is not translated, nor refused.
+    /// file's (`runtime`, `time_based`, `size`, `io_size`, `number_ios`) is not translated,
+    /// nor refused.
     pub run_length_given: bool,
 }
 
@@ -158,6 +159,13 @@ struct JobTranslation<'a> {
     directory_override: Option<String>,
     /// `Context::run_length_given`.
     run_length_given: bool,
+    /// The job's files (targets), set by `targets`.
+    files: u64,
+    /// `filesize`: each file's size (fio's `size` is then the job's amount of I/O).
+    filesize: Option<(u64, &'a FioOption)>,
+    /// Bytes per I/O (`bs`, fio's 4k by default); `None` with a mix of sizes (`bssplit`,
+    /// `blockalign`), whose I/Os have no one size.
+    block_bytes: Option<u64>,
 }
 
 impl<'a> JobTranslation<'a> {
@@ -227,6 +235,9 @@ impl<'a> JobTranslation<'a> {
             notes,
             directory_override: ctx.directory.map(|d| d.trim_end_matches('/').to_string()),
             run_length_given: ctx.run_length_given,
+            files: 1,
+            filesize: None,
+            block_bytes: Some(4096),
         };
         if let Some(o) = t.get("name") {
             t.name = t.text(o)?.to_string();
@@ -286,6 +297,26 @@ impl<'a> JobTranslation<'a> {
         }
     }
 
+    /// `filesize`: one size for every file (a range, from which fio draws each file's size,
+    /// is refused).
+    fn filesize_of(&self) -> Result<Option<(u64, &'a FioOption)>, UsageError> {
+        let Some(o) = self.get("filesize") else { return Ok(None) };
+        let v = self.text(o)?;
+        let (low, high) = v.split_once('-').unwrap_or((v, v));
+        let low = size_bytes(low).map_err(|e| self.bad(o, &e))?;
+        let high = size_bytes(high).map_err(|e| self.bad(o, &e))?;
+        if low != high {
+            return Err(self.bad(
+                o,
+                &format!("filesize={v}: a range of file sizes (fio draws each file's size in it) has no iopulse equivalent: give one size (e.g. filesize={})", v.split_once('-').map_or(v, |(l, _)| l)),
+            ));
+        }
+        if low == 0 {
+            return Err(self.bad(o, "give a size above 0"));
+        }
+        Ok(Some((low, o)))
+    }
+
     fn count_of(&self, name: &str) -> Result<Option<(u64, &'a FioOption)>, UsageError> {
         match self.get(name) {
             None => Ok(None),
@@ -311,6 +342,7 @@ impl<'a> JobTranslation<'a> {
         self.block_size()?;
         let (jobs_n, shared) = self.targets()?;
         self.engine()?;
+        self.data()?;
         self.pacing_and_placement()?;
         self.write_iolog()?;
         let covers = self.run_length(jobs_n, shared)?;
@@ -427,18 +459,21 @@ impl<'a> JobTranslation<'a> {
             let v = self.same_for_both(o, self.text(o)?)?;
             let bytes = size_bytes(v).map_err(|e| self.bad(o, &e))?;
             self.push_text("block-align", o, iopulse_size(bytes));
+            self.block_bytes = None;
         }
         if let Some(o) = self.get("bssplit") {
             // fio's syntax is iopulse's (reads,writes[,trims]); a split overrides bs, as in fio.
             let v = self.text(o)?.trim().to_string();
             crate::access::block_sizes::BlockSizeMix::parse(&v, None).map_err(|e| self.bad(o, &e))?;
             self.push_text("bssplit", o, v);
+            self.block_bytes = None;
             return Ok(());
         }
         if let Some(o) = self.get("bs") {
             let v = self.same_for_both(o, self.text(o)?)?;
             let bytes = size_bytes(v).map_err(|e| self.bad(o, &e))?;
             self.push_text("block-size", o, iopulse_size(bytes));
+            self.block_bytes = self.block_bytes.map(|_| bytes);
         }
         if let Some(o) = self.get("bsrange") {
             let v = self.same_for_both(o, self.text(o)?)?;
@@ -449,6 +484,7 @@ impl<'a> JobTranslation<'a> {
                 return Err(self.bad(o, "a range of block sizes has no iopulse equivalent yet: give one size (bs=4k)"));
             }
             self.push_text("block-size", o, iopulse_size(low));
+            self.block_bytes = self.block_bytes.map(|_| low);
         }
         Ok(())
     }
@@ -544,8 +580,13 @@ impl<'a> JobTranslation<'a> {
             self.entries.push(Entry { key: "sequential-overlap".into(), line, value: Value::Switch(true) });
         }
         let files = targets.len() as u64;
+        self.files = files;
         self.entries.push(Entry { key: "targets".into(), line, value: Value::List(targets) });
-        if let Some((size, o)) = self.size_of("size")? {
+        self.filesize = self.filesize_of()?;
+        if let Some((bytes, o)) = self.filesize {
+            // filesize: each file's size; size is then the job's amount of I/O (run_length).
+            self.push_text("file-size", o, iopulse_size(bytes));
+        } else if let Some((size, o)) = self.size_of("size")? {
             // fio's size is the job's total over its files.
             self.push_text("file-size", o, iopulse_size(size / files.max(1)));
         }
@@ -588,6 +629,22 @@ impl<'a> JobTranslation<'a> {
             (Some((true, o)), _) | (_, Some((false, o))) => self.push("direct", o, Value::Switch(true)),
             _ => {}
         }
+        // sqthread_poll: a kernel thread polls the submission queue (io_uring's SQPOLL);
+        // sqthread_poll_cpu binds it, and does nothing without sqthread_poll, as in fio.
+        let sqpoll = self.switch_of("sqthread_poll")?.filter(|(on, _)| *on);
+        if let Some((_, o)) = sqpoll {
+            self.push("sqpoll", o, Value::Switch(true));
+        }
+        if let Some((cpu, o)) = self.count_of("sqthread_poll_cpu")? {
+            if sqpoll.is_some() {
+                self.push_text("sqpoll-cpu", o, cpu.to_string());
+            } else {
+                self.notes.push(format!(
+                    "{}: sqthread_poll_cpu={cpu} binds the polling thread of sqthread_poll, which this job does not set: no effect, as in fio",
+                    o.at
+                ));
+            }
+        }
         if let Some((false, o)) = self.switch_of("invalidate")? {
             self.push_text("cache", o, "keep".into());
         }
@@ -600,6 +657,54 @@ impl<'a> JobTranslation<'a> {
                 "1" | "true" | "on" | "yes" | "random" | "sequential" => {}
                 _ => return Err(self.bad(o, "fadvise_hint takes 0, 1, sequential or random")),
             }
+        }
+        Ok(())
+    }
+
+    /// `dedupe_percentage`, `buffer_compress_percentage`: what written blocks hold. P % of
+    /// fio's buffers are duplicates (or compressible) where iopulse takes a ratio: 100/(100-P).
+    fn data(&mut self) -> Result<(), UsageError> {
+        let percent = |t: &Self, name: &str| -> Result<Option<(u64, &'a FioOption)>, UsageError> {
+            match t.count_of(name)? {
+                Some((p, o)) if p > 100 => Err(t.bad(o, &format!("{name}={p}: give a percentage from 0 to 100"))),
+                other => Ok(other.filter(|(p, _)| *p > 0)),
+            }
+        };
+        let dedupe = percent(self, "dedupe_percentage")?;
+        let compress = percent(self, "buffer_compress_percentage")?;
+        if let Some((100, o)) = dedupe {
+            return Err(self.bad(
+                o,
+                "dedupe_percentage=100 makes every written block a copy of another: there is no finite dedupe ratio (iopulse's --dedupe-ratio is 100/(100-P)): give at most 99 (99 is --dedupe-ratio 100)",
+            ));
+        }
+        if let (Some((100, _)), Some((_, o))) = (compress, dedupe) {
+            return Err(self.bad(
+                o,
+                "with buffer_compress_percentage=100 every block is zeros, each a duplicate of the others: drop dedupe_percentage, or give buffer_compress_percentage below 100",
+            ));
+        }
+        if let Some((p, o)) = dedupe {
+            self.push_text("dedupe-ratio", o, ratio_of_percent(p));
+            if self.block_bytes != Some(4096) {
+                self.notes.push(format!(
+                    "{}: dedupe_percentage={p}: fio makes whole blocks duplicates, iopulse 4 KiB chunks (--dedupe-ratio {}): the same ratio for a store that deduplicates by 4 KiB",
+                    o.at,
+                    ratio_of_percent(p)
+                ));
+            }
+        }
+        match compress {
+            Some((100, o)) => self.push_text("write-pattern", o, "zeros".into()),
+            Some((p, o)) => {
+                self.push_text("compress-ratio", o, ratio_of_percent(p));
+                self.notes.push(format!(
+                    "{}: buffer_compress_percentage={p}: fio repeats its random bytes then zeros every buffer_compress_chunk (512 bytes by default), iopulse every 4 KiB (--compress-ratio {}): the same ratio for a standard compressor",
+                    o.at,
+                    ratio_of_percent(p)
+                ));
+            }
+            None => {}
         }
         Ok(())
     }
@@ -797,10 +902,11 @@ impl<'a> JobTranslation<'a> {
         Ok(())
     }
 
-    /// `time_based`, `runtime`, `size`, `io_size`, `norandommap`: when the job ends. fio
-    /// without time_based ends when size bytes are done: with sequential offsets or
-    /// random ones without repeats (fio's random map) that is every block once, iopulse's
-    /// `duration = 0`. Returns whether the job writes every block exactly once.
+    /// `time_based`, `runtime`, `size`, `io_size`, `filesize`, `number_ios`, `norandommap`:
+    /// when the job ends. fio without time_based ends when size bytes are done: with
+    /// sequential offsets or random ones without repeats (fio's random map) that is every
+    /// block once, iopulse's `duration = 0`. Returns whether the job writes every block
+    /// exactly once.
     fn run_length(&mut self, jobs_n: u64, shared: bool) -> Result<bool, UsageError> {
         if self.run_length_given {
             return Ok(false);
@@ -810,8 +916,23 @@ impl<'a> JobTranslation<'a> {
             Some(o) => Some((time_ns(self.text(o)?, SECOND_NS).map_err(|e| self.bad(o, &e))?, o)),
             None => None,
         };
-        let size = self.size_of("size")?;
         let io_size = self.size_of("io_size")?;
+        // number_ios=N: each fio job (numjobs clone) stops after N I/Os, or before when its
+        // size or io_size is done; 0 is no limit.
+        let number_ios = self.count_of("number_ios")?.filter(|(n, _)| *n > 0);
+        // With filesize, size is the job's amount of I/O over its files: at most their
+        // total (fio caps it there), their total when not given. `part`: less than that.
+        let (size, part) = match (self.filesize, self.size_of("size")?) {
+            (Some((per_file, fo)), size) => {
+                let total = per_file.saturating_mul(self.files);
+                match size {
+                    Some((bytes, o)) if bytes < total => (Some((bytes, o)), true),
+                    Some((_, o)) => (Some((total, o)), false),
+                    None => (Some((total, fo)), false),
+                }
+            }
+            (None, size) => (size, false),
+        };
         let amount = io_size.or(size);
         if let Some((_, o)) = time_based {
             let Some((ns, ro)) = runtime.filter(|(ns, _)| *ns > 0) else {
@@ -820,21 +941,30 @@ impl<'a> JobTranslation<'a> {
                 );
             };
             self.push_text("duration", ro, iopulse_time(ns));
+            if let Some((n, no)) = number_ios {
+                // Measured with fio 3.33: a time_based job with number_ios runs its runtime.
+                self.notes.push(format!(
+                    "{}: number_ios={n}: fio runs a time_based job for its whole runtime whatever number_ios says; so does iopulse",
+                    no.at
+                ));
+            }
             return Ok(false);
         }
         if let Some((ns, ro)) = runtime.filter(|(ns, _)| *ns > 0) {
             self.push_text("duration", ro, iopulse_time(ns));
             if let Some((bytes, o)) = amount {
-                self.push_text("io-limit", o, iopulse_size(bytes * jobs_n));
+                self.io_limit(bytes, o, jobs_n, number_ios)?;
                 self.notes.push(format!(
                     "{}: runtime without time_based: iopulse stops at the runtime or after size × numjobs bytes, whichever comes first; its random offsets may repeat (fio's norandommap)",
                     ro.at
                 ));
+            } else if let Some((n, no)) = number_ios {
+                self.push_text("ops", no, n.saturating_mul(jobs_n).to_string());
             }
             return Ok(false);
         }
         if let Some((bytes, o)) = io_size {
-            self.push_text("io-limit", o, iopulse_size(bytes * jobs_n));
+            self.io_limit(bytes, o, jobs_n, number_ios)?;
             return Ok(false);
         }
         let random = self.entries.iter().any(|e| e.key == "random");
@@ -842,7 +972,15 @@ impl<'a> JobTranslation<'a> {
         if (!random || !norandommap) && (jobs_n == 1 || !shared) {
             let line = size.map_or(self.section.at.line, |(_, o)| o.at.line);
             self.entries.push(Entry { key: "duration".into(), line, value: Value::Text("0".into()) });
-            return Ok(true);
+            // Each block once, and no more than size bytes (filesize's part of the files:
+            // fio's random map spreads them over the whole files, so does iopulse's) or
+            // number_ios I/Os per worker.
+            match (size, number_ios) {
+                (Some((bytes, o)), _) if part => self.io_limit(bytes, o, jobs_n, number_ios)?,
+                (_, Some((n, no))) => self.push_text("ops", no, n.saturating_mul(jobs_n).to_string()),
+                _ => return Ok(true),
+            }
+            return Ok(false);
         }
         let Some((bytes, o)) = size else {
             return Err(UsageError::new(format!(
@@ -850,8 +988,34 @@ impl<'a> JobTranslation<'a> {
                 self.section.at, self.section.name
             )));
         };
-        self.push_text("io-limit", o, iopulse_size(bytes * jobs_n));
+        self.io_limit(bytes, o, jobs_n, number_ios)?;
         Ok(false)
+    }
+
+    /// The job stops after `bytes` of I/O per fio job (`o`'s amount: size or io_size), or
+    /// after number_ios I/Os when that comes first: `io-limit` or `ops` for all its workers.
+    fn io_limit(
+        &mut self,
+        bytes: u64,
+        o: &FioOption,
+        jobs_n: u64,
+        number_ios: Option<(u64, &FioOption)>,
+    ) -> Result<(), UsageError> {
+        let Some((n, no)) = number_ios else {
+            self.push_text("io-limit", o, iopulse_size(bytes.saturating_mul(jobs_n)));
+            return Ok(());
+        };
+        // iopulse takes one limit, an I/O count or bytes: the smaller of the two, in I/Os.
+        let Some(block_bytes) = self.block_bytes else {
+            return Err(self.bad(
+                no,
+                &format!("number_ios with a mix of block sizes and `{}`: the job would end at whichever of an I/O count and a byte amount comes first, which iopulse cannot give a mix: give runtime and time_based, or drop number_ios", o.key),
+            ));
+        };
+        let by_amount = bytes / block_bytes;
+        let (per_job, line_of) = if n <= by_amount { (n, no) } else { (by_amount, o) };
+        self.push_text("ops", line_of, per_job.saturating_mul(jobs_n).to_string());
+        Ok(())
     }
 
     /// The read pass that checks what a verified write job wrote, in the phase after it.
@@ -876,7 +1040,7 @@ impl<'a> JobTranslation<'a> {
         if !covers {
             return Err(self.bad(
                 o,
-                "iopulse reads back and checks every block after a verified write job, so the job must write every block once: drop time_based, runtime and io_size (and numjobs on a shared file), or remove verify",
+                "iopulse reads back and checks every block after a verified write job, so the job must write every block once: drop time_based, runtime, io_size and number_ios (and numjobs on a shared file; size below filesize's total), or remove verify",
             ));
         }
         if !next_stonewalls {
@@ -898,6 +1062,13 @@ impl<'a> JobTranslation<'a> {
         ));
         Ok(Job { name, line: o.at.line, entries })
     }
+}
+
+/// fio's percentage of duplicate (or compressible) data as iopulse's ratio, 100/(100-P):
+/// `50` is `2`, `34` is `1.5152`.
+fn ratio_of_percent(percent: u64) -> String {
+    let ratio = format!("{:.4}", 100.0 / (100 - percent.min(99)) as f64);
+    ratio.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 #[cfg(test)]
@@ -1005,6 +1176,55 @@ mod tests {
     }
 
     #[test]
+    fn number_ios_and_filesize_end_the_job_at_the_smaller_amount() {
+        // filesize is each file's size, size the job's I/O; the smaller of it and number_ios
+        // ends each clone, iopulse's --ops counting for all of them.
+        let t =
+            translate_text("[a]\nrw=randwrite\nfilesize=1m\nsize=512k\nnumjobs=2\nnumber_ios=100\n", false).unwrap();
+        for (k, v) in [("file-size", "1M"), ("duration", "0"), ("ops", "200"), ("file-distribution", "per-worker")] {
+            assert!(has(&t, 0, k, v), "{k} = {v}: {:?}", keys(&t, 0));
+        }
+        let t = translate_text("[a]\nrw=write\nfilesize=1m\nsize=512k\nnumber_ios=1000\nbs=8k\n", false).unwrap();
+        assert!(has(&t, 0, "ops", "64") && has(&t, 0, "duration", "0"), "{:?}", keys(&t, 0));
+        // A size past the files' total is capped there, as fio does: every block once.
+        let t = translate_text("[a]\nrw=write\nfilesize=1m\nsize=3m\n", false).unwrap();
+        assert!(has(&t, 0, "file-size", "1M") && has(&t, 0, "duration", "0"), "{:?}", keys(&t, 0));
+        assert!(!keys(&t, 0).iter().any(|(k, _)| k == "io-limit" || k == "ops"), "{:?}", keys(&t, 0));
+        // io_size with filesize: the I/O amount; number_ios alone with a runtime.
+        let t = translate_text("[a]\nfilesize=1m\nsize=3m\nio_size=2m\n", false).unwrap();
+        assert!(has(&t, 0, "io-limit", "2M") && has(&t, 0, "file-size", "1M"), "{:?}", keys(&t, 0));
+        let t = translate_text("[a]\nfilename=/x\nruntime=5\nnumber_ios=7\nnumjobs=3\n", false).unwrap();
+        assert!(has(&t, 0, "duration", "5s") && has(&t, 0, "ops", "21"), "{:?}", keys(&t, 0));
+        // time_based: fio runs its runtime whatever number_ios says (a note).
+        let t = translate_text("[a]\nsize=1m\ntime_based\nruntime=2\nnumber_ios=10\n", false).unwrap();
+        assert!(!keys(&t, 0).iter().any(|(k, _)| k == "ops"), "{:?}", keys(&t, 0));
+        assert!(t.notes.iter().any(|n| n.contains("number_ios=10: fio runs a time_based job")), "{:?}", t.notes);
+        // A verified write that number_ios cuts short cannot be read back whole.
+        let e = translate_text("[a]\nrw=write\nsize=1m\nverify=crc32c\nnumber_ios=10\n", false).unwrap_err();
+        assert!(e.contains("option `verify`") && e.contains("number_ios"), "{e}");
+    }
+
+    #[test]
+    fn reducible_data_and_sqpoll_become_their_keys() {
+        let t = translate_text(
+            "[a]\nrw=write\nsize=1m\ndedupe_percentage=34\nbuffer_compress_percentage=50\nioengine=io_uring\nsqthread_poll\nsqthread_poll_cpu=1\n",
+            false,
+        )
+        .unwrap();
+        for (k, v) in [("dedupe-ratio", "1.5152"), ("compress-ratio", "2"), ("sqpoll", "true"), ("sqpoll-cpu", "1")] {
+            assert!(has(&t, 0, k, v), "{k} = {v}: {:?}", keys(&t, 0));
+        }
+        let t = translate_text("[a]\nrw=write\nsize=1m\nbuffer_compress_percentage=100\ndedupe_percentage=0\n", false)
+            .unwrap();
+        assert!(has(&t, 0, "write-pattern", "zeros"), "{:?}", keys(&t, 0));
+        assert!(!keys(&t, 0).iter().any(|(k, _)| k == "dedupe-ratio" || k == "compress-ratio"), "{:?}", keys(&t, 0));
+        // sqthread_poll=0: no SQPOLL; its CPU then does nothing (a note), as in fio.
+        let t = translate_text("[a]\nioengine=io_uring\nsqthread_poll=0\nsqthread_poll_cpu=1\n", false).unwrap();
+        assert!(!keys(&t, 0).iter().any(|(k, _)| k.starts_with("sqpoll")), "{:?}", keys(&t, 0));
+        assert!(t.notes.iter().any(|n| n.contains("sqthread_poll_cpu=1 binds")), "{:?}", t.notes);
+    }
+
+    #[test]
     fn what_iopulse_cannot_do_is_refused_with_its_line() {
         for (text, expected) in [
             (
@@ -1028,6 +1248,16 @@ mod tests {
                 "j.fio:3: option `verify` of [a]: iopulse checks the written blocks in a phase after",
             ),
             ("[global]\nbs=4k\n", "j.fio: no job"),
+            ("[a]\ndedupe_percentage=100\n", "j.fio:2: option `dedupe_percentage` of [a]: dedupe_percentage=100"),
+            (
+                "[a]\nbuffer_compress_percentage=101\n",
+                "j.fio:2: option `buffer_compress_percentage` of [a]: buffer_compress_percentage=101: give a percentage",
+            ),
+            ("[a]\nfilesize=1m-2m\n", "j.fio:2: option `filesize` of [a]: filesize=1m-2m: a range of file sizes"),
+            (
+                "[a]\nbssplit=4k/50:8k/50\nsize=1m\nnumber_ios=10\nio_size=1m\n",
+                "j.fio:4: option `number_ios` of [a]: number_ios with a mix of block sizes and `io_size`",
+            ),
         ] {
             let e = translate_text(text, false).unwrap_err();
             assert!(e.starts_with(expected), "{text:?}: {e}");

@@ -460,3 +460,204 @@ fn a_job_files_targets_and_directory_are_overridden_after_the_file() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--directory applies to fio job files") && err.contains("--target PATH"), "{err}");
 }
+
+/// `iopulse run FILE.fio` with ${IOPULSE_FIO_DIR} set to `dir`: the JSON result.
+fn run_fio_file(file: &Path, dir: &Path, extra: &[&str]) -> Value {
+    let json = dir.join("result.json");
+    let mut cmd = iopulse();
+    cmd.env("IOPULSE_FIO_DIR", dir).args(["run", &path_str(file), "--json", &path_str(&json), "--quiet"]).args(extra);
+    let (code, _, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "run {}: {stderr}", file.display());
+    read_json(&json)
+}
+
+/// Each job's writes in a result, by job name.
+fn writes_by_job(r: &Value) -> Vec<(String, u64)> {
+    r["jobs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no jobs: {r}"))
+        .iter()
+        .map(|j| (j["job"].as_str().unwrap().to_string(), u64_at(j, &["write", "ops"])))
+        .collect()
+}
+
+/// fio's own run of `file` (${IOPULSE_FIO_DIR} = `dir`): each job's writes, its clones summed.
+fn fio_writes_by_job(file: &Path, dir: &Path) -> Option<Vec<(String, u64)>> {
+    let out = Command::new("fio")
+        .env("IOPULSE_FIO_DIR", dir)
+        .args(["--output-format=json", &path_str(file)])
+        .output()
+        .ok()?;
+    assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let doc: Value = serde_json::from_str(&text[text.find('{')?..]).ok()?;
+    let mut jobs: Vec<(String, u64)> = Vec::new();
+    for j in doc["jobs"].as_array()? {
+        let (name, ios) = (j["jobname"].as_str()?.to_string(), j["write"]["total_ios"].as_u64()?);
+        match jobs.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, total)) => *total += ios,
+            None => jobs.push((name, ios)),
+        }
+    }
+    Some(jobs)
+}
+
+#[test]
+fn number_ios_and_filesize_end_each_clone_as_fio_does_on_files_of_filesize() {
+    let dir = temp_dir();
+    let file = fio_jobs().join("number-ios.fio");
+    let t = from_fio(&file, dir.path(), &[]);
+    // Two clones: number_ios counts per clone, iopulse's --ops for the whole job.
+    assert_eq!(text(&t, "counted", "ops"), "200", "min(100, 1m / 4k) × 2: {t:#?}");
+    assert_eq!(text(&t, "sized", "ops"), "512", "min(1000, 1m / 4k) × 2: {t:#?}");
+    for j in ["counted", "sized"] {
+        assert_eq!(text(&t, j, "file-size"), "2M", "filesize, not size: {t:#?}");
+        assert_eq!(text(&t, j, "duration"), "0", "each block at most once, as fio's random map");
+        assert!(key(&t, j, "io-limit").is_none(), "one limit, the smaller: {t:#?}");
+    }
+    let r = run_fio_file(&file, dir.path(), &[]);
+    let expected = vec![("counted".to_string(), 200), ("sized".to_string(), 512)];
+    assert_eq!(writes_by_job(&r), expected);
+    for job in r["jobs"].as_array().unwrap() {
+        let per_worker: Vec<u64> =
+            job["workers"].as_array().unwrap().iter().map(|w| u64_at(w, &["write", "ops"])).collect();
+        let each = if job["job"] == "counted" { 100 } else { 256 };
+        assert_eq!(per_worker, [each, each], "each clone's count, as fio's: {job}");
+    }
+    // Each clone's file is filesize on disk, though only size bytes of it were done.
+    for name in ["counted.0", "counted.1", "sized.0", "sized.1"] {
+        assert_eq!(std::fs::metadata(dir.path().join(name)).unwrap().len(), 2 << 20, "{name}");
+    }
+    // fio's own run of the file agrees, job by job.
+    if Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("SKIP: fio is not installed: its counts are not compared");
+        return;
+    }
+    let fio_dir = temp_dir();
+    if let Some(fio) = fio_writes_by_job(&file, fio_dir.path()) {
+        assert_eq!(fio, expected, "fio's counts");
+        assert_eq!(std::fs::metadata(fio_dir.path().join("counted.0.0")).unwrap().len(), 2 << 20);
+    }
+}
+
+/// The 4 KiB chunks of `data`: how many, and how many distinct.
+fn chunks_and_distinct(data: &[u8]) -> (usize, usize) {
+    let chunks: Vec<&[u8]> = data.chunks(4096).collect();
+    let distinct: std::collections::HashSet<&[u8]> = chunks.iter().copied().collect();
+    (chunks.len(), distinct.len())
+}
+
+#[test]
+fn dedupe_and_compress_percentages_shape_the_written_bytes() {
+    let dir = temp_dir();
+    let file = fio_jobs().join("reducible.fio");
+    let t = from_fio(&file, dir.path(), &[]);
+    assert_eq!(text(&t, "dedupe", "dedupe-ratio"), "2", "100 / (100 - 50)");
+    assert_eq!(text(&t, "compress", "compress-ratio"), "4", "100 / (100 - 75)");
+    assert_eq!(text(&t, "zeros", "write-pattern"), "zeros", "buffer_compress_percentage=100");
+    // The zeros job's file holds other bytes first: only its writes can make it zeros.
+    let zeros = dir.path().join("zeros.0.0");
+    std::fs::write(&zeros, vec![0xa5u8; 8 << 20]).unwrap();
+    let r = run_fio_file(&file, dir.path(), &[]);
+    let ios = 8 << 20 >> 16;
+    assert_eq!(writes_by_job(&r), [("dedupe".into(), ios), ("compress".into(), ios), ("zeros".into(), ios)]);
+
+    let dedupe = std::fs::read(dir.path().join("dedupe.0.0")).unwrap();
+    assert_eq!(dedupe.len(), 8 << 20);
+    let (chunks, distinct) = chunks_and_distinct(&dedupe);
+    let ratio = chunks as f64 / distinct as f64;
+    assert!((ratio - 2.0).abs() <= 0.1, "dedupe_percentage=50: {chunks} chunks, {distinct} distinct ({ratio:.3})");
+
+    // Each 4 KiB chunk: 1 KiB of random bytes, then zeros.
+    let compress = std::fs::read(dir.path().join("compress.0.0")).unwrap();
+    assert_eq!(compress.len(), 8 << 20);
+    for (i, chunk) in compress.chunks(4096).enumerate() {
+        assert!(chunk[1024..].iter().all(|&b| b == 0), "chunk {i}: not zeros after its first KiB");
+        let zero_bytes = chunk[..1024].iter().filter(|&&b| b == 0).count();
+        assert!(zero_bytes < 32, "chunk {i}: {zero_bytes} zero bytes in its random KiB");
+    }
+    let (_, distinct) = chunks_and_distinct(&compress);
+    assert_eq!(distinct, 2048, "compression alone: every chunk unique");
+    let packed = zstd::bulk::compress(&compress, 3).unwrap();
+    let ratio = compress.len() as f64 / packed.len() as f64;
+    assert!((3.6..=4.0).contains(&ratio), "buffer_compress_percentage=75: zstd ratio {ratio:.3}");
+
+    let zeros = std::fs::read(&zeros).unwrap();
+    assert!(zeros.len() == 8 << 20 && zeros.iter().all(|&b| b == 0), "buffer_compress_percentage=100: zeros");
+}
+
+#[test]
+fn sqthread_poll_sets_up_the_ring_with_sqpoll_bound_to_its_cpu() {
+    let dir = temp_dir();
+    let file = fio_jobs().join("sqpoll.fio");
+    let t = from_fio(&file, dir.path(), &[]);
+    assert_eq!(key(&t, "poll", "sqpoll").and_then(toml::Value::as_bool), Some(true), "{t:#?}");
+    assert_eq!(text(&t, "poll", "sqpoll-cpu"), "0");
+    if !engine_available("io_uring") {
+        return;
+    }
+    let json = dir.path().join("r.json");
+    let mut cmd = iopulse();
+    cmd.env("IOPULSE_FIO_DIR", dir.path()).args(["run", &path_str(&file), "--json", &path_str(&json), "--quiet"]);
+    let (code, _, stderr) = run_command(&mut cmd);
+    if code != 0 && stderr.contains("SQPOLL") {
+        eprintln!("SKIP: io_uring's SQPOLL is not available here: {stderr}");
+        return;
+    }
+    assert_eq!(code, 0, "{stderr}");
+    let r = read_json(&json);
+    let flags = r["jobs"][0]["engine"]["setup"]["setup_flags"]
+        .as_str()
+        .or_else(|| r["engine"]["setup"]["setup_flags"].as_str())
+        .unwrap_or_else(|| panic!("no setup_flags: {}", r["engine"]));
+    let flags: Vec<&str> = flags.split('|').collect();
+    assert!(flags.contains(&"SQPOLL") && flags.contains(&"SQ_AFF"), "the ring's flags: {flags:?}");
+    assert!(u64_at(&r, &["read", "ops"]) > 0);
+    // Without sqthread_poll, sqthread_poll_cpu does nothing, as in fio: said in a note.
+    let fio = dir.path().join("cpu-only.fio");
+    std::fs::write(&fio, std::fs::read_to_string(&file).unwrap().replace("sqthread_poll=1\n", "")).unwrap();
+    let r = run_fio_file(&fio, dir.path(), &[]);
+    let flags = r["engine"]["setup"]["setup_flags"].as_str().unwrap_or_default().to_string();
+    assert!(!flags.contains("SQPOLL"), "{flags}");
+    assert!(r["notes"].to_string().contains("sqthread_poll_cpu=0 binds the polling thread"), "{}", r["notes"]);
+}
+
+#[test]
+fn a_total_dedupe_and_fios_other_dedupe_controls_are_refused_by_file_and_line() {
+    let dir = temp_dir();
+    let fio = dir.path().join("d.fio");
+    let target = dir.path().join("d.dat");
+    let refuse = |text: String| {
+        std::fs::write(&fio, text).unwrap();
+        let (code, _, stderr) = run(&["run", &path_str(&fio), "--quiet"]);
+        assert_eq!(code, 2, "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+        assert!(!target.exists(), "nothing is touched: {stderr}");
+        stderr
+    };
+    let head = format!("[global]\nfilename={}\nrw=write\nsize=1m\n[j]\n", path_str(&target));
+    let err = refuse(format!("{head}dedupe_percentage=100\n"));
+    assert!(
+        err.contains("d.fio:6: option `dedupe_percentage` of [j]: dedupe_percentage=100")
+            && err.contains("give at most 99"),
+        "{err}"
+    );
+    let err = refuse(format!("{head}filesize=1m-4m\n"));
+    assert!(err.contains("d.fio:6: option `filesize` of [j]: filesize=1m-4m: a range of file sizes"), "{err}");
+    let err = refuse(format!("{head}buffer_compress_percentage=100\ndedupe_percentage=50\n"));
+    assert!(err.contains("d.fio:7: option `dedupe_percentage`") && err.contains("every block is zeros"), "{err}");
+    // fio's other dedupe and compression controls have no equivalent: each named.
+    let err = refuse(format!(
+        "{head}dedupe_percentage=50\ndedupe_mode=working_set\ndedupe_working_set_percentage=50\ndedupe_global=1\nbuffer_compress_percentage=50\nbuffer_compress_chunk=4k\n"
+    ));
+    for (option, line) in
+        [("dedupe_mode", 7), ("dedupe_working_set_percentage", 8), ("dedupe_global", 9), ("buffer_compress_chunk", 11)]
+    {
+        assert!(err.contains(&format!("`{option}` ({}:{line})", path_str(&fio))), "{option}: {err}");
+    }
+    assert!(err.contains("4 options with no iopulse equivalent"), "{err}");
+    assert!(!err.contains("`dedupe_percentage`") && !err.contains("`buffer_compress_percentage`"), "{err}");
+    // sqthread_poll with another engine: iopulse's own check, naming the fio option.
+    let err = refuse(format!("{head}ioengine=libaio\nsqthread_poll=1\n"));
+    assert!(err.contains("d.fio:7: option `sqthread_poll` (iopulse key `sqpoll`)"), "{err}");
+}
