@@ -340,4 +340,27 @@ mod tests {
         assert_eq!(out.iter().filter(|r| r.phase == "stat").count(), 4, "330 ns in intervals of 100: 4 rows");
         assert!(out.iter().all(|r| r.interval_ns > 0 && r.interval_ns <= 100));
     }
+
+    /// With the collector behind (no spare at a boundary), a worker keeps its figures: they
+    /// count in a later interval, and nothing is lost or counted twice.
+    #[test]
+    fn a_boundary_without_a_spare_moves_the_operations_to_a_later_interval() {
+        let origins = [OnceLock::new()];
+        let (collector, mut taps) = channels(1, &[MetaOp::Stat], 100, &origins);
+        let mut tap = taps.pop().unwrap();
+        tap.begin(0, 0);
+        tap.record(MetaOp::Stat, 1, 10, 50); // interval 0
+        tap.record(MetaOp::Stat, 1, 10, 150); // interval 1: interval 0 handed over, the spare taken
+        tap.record(MetaOp::Stat, 1, 10, 250); // interval 2: no spare yet, interval 1's kept
+        tap.record(MetaOp::Stat, 1, 10, 260);
+        let collected = std::thread::scope(|s| {
+            let c = s.spawn(move || collector.run());
+            tap.end_phase();
+            drop(tap);
+            c.join().unwrap()
+        });
+        let span = PhaseSpan { name: "mix", origin_ns: Some(0), end_ns: 300, kinds: vec![MetaOp::Stat] };
+        let ops: Vec<u64> = collected.rows(&[span], 100).iter().map(|r| r.ops).collect();
+        assert_eq!(ops, [1, 0, 3]);
+    }
 }

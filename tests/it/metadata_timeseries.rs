@@ -221,6 +221,31 @@ fn each_phase_has_rows_of_its_own_that_add_up_to_its_totals() {
 }
 
 #[test]
+fn each_job_of_a_job_file_writes_its_own_time_series() {
+    let dir = temp_dir();
+    let job = dir.path().join("meta.toml");
+    std::fs::write(
+        &job,
+        "[a]\nfiles = \"300\"\nmeta-phases = \"create,stat\"\n\n[b]\nstonewall = true\nfiles = \"200\"\nmeta-mix = \"stat=1,read=1\"\nops = \"1000\"\n",
+    )
+    .unwrap();
+    let tree = dir.path().join("tree");
+    let csv = dir.path().join("ts.csv");
+    run_ok(&["run", &path_str(&job), "--target", &path_str(&tree), "--timeseries", &path_str(&csv), "--quiet"]);
+    assert!(!csv.exists(), "each job has a file of its own");
+    let ops_of = |name: &str, phase: &str| -> u64 {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        text.lines()
+            .skip(1)
+            .filter(|l| l.starts_with(&format!("{phase},")))
+            .map(|l| l.split(',').nth(4).unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!((ops_of("ts-a.csv", "create"), ops_of("ts-a.csv", "stat")), (300, 300));
+    assert_eq!(ops_of("ts-b.csv", "mix"), 1000);
+}
+
+#[test]
 fn without_a_time_series_the_result_has_none() {
     let dir = temp_dir();
     let tree = path_str(&dir.path().join("tree"));
