@@ -2,8 +2,11 @@
 //! one), one row per interval per operation kind, with that interval's operations, bytes
 //! and latency.
 //!
-//! Each worker records every operation a second time into its own per-interval figures (a
-//! `Tap`: one `OpStats` per kind it runs, allocated before the window). The intervals are on
+//! With a time series, each worker records every operation into its own per-interval
+//! figures (a `Tap`: one `OpStats` per kind it runs, allocated before the window) instead of
+//! its totals, and the run's totals are the sum of what it hands over: the rows add up to
+//! them by construction, and an operation costs what it costs without a series (one
+//! record) plus a comparison with the interval's end. The intervals are on
 //! a grid from the phase's origin, the clock of the first worker to start the phase; a
 //! worker notices a boundary from the completion time it already read (no clock read, no
 //! atomic, no lock per operation). At a boundary it sends its finished figures to the
@@ -12,15 +15,15 @@
 //! and those operations land in the next interval. At a phase's end it hands over what is
 //! left, so each phase's rows hold exactly its operations.
 //!
-//! Why a second record rather than the block runs' snapshots (`stats::interval`): those
-//! copy a fixed read/write/flush triple and need a sampler thread to set epochs; a metadata
-//! operation is a system call of microseconds, against which a second histogram record
-//! (nanoseconds) is noise, and up to twelve kinds would each need a snapshot copy.
+//! Why not the block runs' snapshots (`stats::interval`): those copy a fixed
+//! read/write/flush triple of cumulative histograms on epochs a sampler thread sets; a
+//! metadata run has up to twelve kinds, and per-interval figures need no subtraction.
 //!
-//! The collector (a thread of the run) adds the workers' figures into rows and shrinks each
-//! to its summary and encoded histogram once every worker has moved past it. Summed over
-//! the rows, each kind's operations, bytes and histogram equal the phase's. It must not
-//! format a report (`report::timeseries::render_metadata` does).
+//! The collector (a thread of the run) adds the workers' figures into rows and into each
+//! phase's totals, and shrinks a row to its summary and encoded histogram once every worker
+//! has moved past it. Summed over the rows, each kind's operations, bytes and histogram
+//! equal the phase's. It must not format a report (`report::timeseries::render_metadata`
+//! does).
 
 use crate::spec::metadata::MetaOp;
 use crate::stats::{LatencySummary, OpStats};
@@ -141,9 +144,11 @@ pub struct Collector {
     kinds: Vec<MetaOp>,
 }
 
-/// The rows of every phase, by (phase, interval), each kind's figures finished.
+/// The rows of every phase, by (phase, interval), each kind's figures finished, and each
+/// phase's totals.
 pub struct Collected {
     rows: BTreeMap<(u32, u64), Vec<Finished>>,
+    totals: BTreeMap<u32, Vec<OpStats>>,
 }
 
 /// One kind's figures of one interval, its histogram encoded.
@@ -193,14 +198,17 @@ impl Collector {
     pub fn run(self) -> Collected {
         let mut open: BTreeMap<(u32, u64), Vec<OpStats>> = BTreeMap::new();
         let mut done = BTreeMap::new();
+        let mut totals: BTreeMap<u32, Vec<OpStats>> = BTreeMap::new();
         // The last (phase, interval) each worker handed in: it sends only later ones.
         let mut handed: Vec<Option<(u32, u64)>> = vec![None; self.spares.len()];
         while let Ok(mut piece) = self.rx.recv() {
             if piece.stats.iter().any(|s| s.ops > 0) {
                 let row = open.entry((piece.phase, piece.epoch)).or_insert_with(|| figures(&self.kinds));
-                for (sum, one) in row.iter_mut().zip(&piece.stats) {
+                let total = totals.entry(piece.phase).or_insert_with(|| figures(&self.kinds));
+                for ((sum, all), one) in row.iter_mut().zip(total.iter_mut()).zip(&piece.stats) {
                     if one.ops > 0 {
                         sum.merge(one);
+                        all.merge(one);
                     }
                 }
             }
@@ -222,7 +230,7 @@ impl Collector {
         for (key, stats) in open {
             done.insert(key, finish(&stats));
         }
-        Collected { rows: done }
+        Collected { rows: done, totals }
     }
 }
 
@@ -253,6 +261,12 @@ pub struct PhaseSpan<'a> {
 }
 
 impl Collected {
+    /// Phase `phase`'s figures of each kind (`MetaOp::index`), the sum of its rows: the
+    /// run's totals when it has a time series (none: nothing completed in it).
+    pub fn take_totals(&mut self, phase: usize) -> Option<Vec<OpStats>> {
+        self.totals.remove(&(phase as u32))
+    }
+
     /// The rows of each phase in order: every interval from its start to its end, each kind.
     pub fn rows(&self, phases: &[PhaseSpan<'_>], interval_ns: u64) -> Vec<MetaIntervalRow> {
         let interval_ns = interval_ns.max(1);
@@ -328,6 +342,9 @@ mod tests {
             },
             PhaseSpan { name: "stat", origin_ns: Some(5000), end_ns: 5330, kinds: vec![MetaOp::Stat] },
         ];
+        let mut rows = rows;
+        let create = rows.take_totals(0).unwrap();
+        assert_eq!((create[MetaOp::Create.index()].ops, create[MetaOp::Create.index()].latency.len()), (100, 100));
         let out = rows.rows(&spans, 100);
         let sum = |phase: &str| {
             out.iter()

@@ -185,7 +185,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                 let mut kinds: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
                 kinds.extend([MetaOp::Create, MetaOp::Mkdir]);
                 let (collector, taps) = series_parts(spec, &kinds, &origins);
-                let (figures, collected): (Vec<worker::WorkerFigures>, _) = std::thread::scope(|s| {
+                let (figures, mut collected): (Vec<worker::WorkerFigures>, _) = std::thread::scope(|s| {
                     let collector = collector.map(|c| s.spawn(move || c.run()));
                     let handles: Vec<_> = taps
                         .into_iter()
@@ -214,6 +214,11 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                         merge(sum, one);
                     }
                 }
+                // With a time series the workers recorded into their intervals: the totals are
+                // those intervals added.
+                if let Some(totals) = collected.as_mut().and_then(|c| c.take_totals(0)) {
+                    per_op = totals;
+                }
                 touched = figures.iter().map(|f| f.touched).sum();
                 failure = figures.into_iter().find_map(|f| f.failure);
                 let total_weight: u32 = shares.iter().map(|s| s.weight).sum();
@@ -240,7 +245,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                 let files_exist = meta.setup_creates_files();
                 let origins: Vec<OnceLock<u64>> = ops.iter().map(|_| OnceLock::new()).collect();
                 let (collector, taps) = series_parts(spec, ops, &origins);
-                let (outs, collected): (Vec<_>, _) = std::thread::scope(|s| {
+                let (outs, mut collected): (Vec<_>, _) = std::thread::scope(|s| {
                     let collector = collector.map(|c| s.spawn(move || c.run()));
                     let handles: Vec<_> = taps
                         .into_iter()
@@ -268,6 +273,10 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                     let mut stats = OpStats::new();
                     for o in &outs {
                         stats.merge(&o.0[p].stats);
+                    }
+                    // With a time series the workers recorded into their intervals.
+                    if let Some(mut totals) = collected.as_mut().and_then(|c| c.take_totals(p)) {
+                        stats = std::mem::replace(&mut totals[op.index()], OpStats::unused());
                     }
                     per_op[op.index()] = stats;
                     phases.push(phase_result(op.name(), window_ns, &per_op, None));

@@ -293,7 +293,8 @@ impl<'w, 'a> Uring<'w, 'a> {
 }
 
 /// A mix on io_uring at `depth` operations in flight: until `end_ns`, `ops_quota` or a stop;
-/// with `tap`, into the time series too.
+/// with `tap`, into its intervals instead
+/// of its totals (the run's totals are their sum).
 #[allow(clippy::too_many_arguments)]
 pub fn run_mix(
     shared: &Shared<'_>,
@@ -351,12 +352,10 @@ pub fn run_mix(
                 let r = sync_ops::readdir(shared.root, &dir, &mut ring.worker.buf);
                 let t1 = clock.now_ns();
                 match r {
-                    Ok(_) => {
-                        out.per_op[op.index()].record(0, t1 - now);
-                        if let Some(tap) = tap.as_mut() {
-                            tap.record(op, 0, t1 - now, t1);
-                        }
-                    }
+                    Ok(_) => match tap.as_mut() {
+                        Some(tap) => tap.record(op, 0, t1 - now, t1),
+                        None => out.per_op[op.index()].record(0, t1 - now),
+                    },
                     Err(errno) => {
                         failure.get_or_insert_with(|| ring.failure(op, file, to, errno));
                         over = true;
@@ -377,9 +376,9 @@ pub fn run_mix(
         let tap_now = &mut tap;
         ring.reap(&mut |w, c| match c.result {
             Ok(bytes) => {
-                per_op[c.op.index()].record(bytes, c.lat_ns);
-                if let Some(tap) = tap_now.as_mut() {
-                    tap.record(c.op, bytes, c.lat_ns, c.end_ns);
+                match tap_now.as_mut() {
+                    Some(tap) => tap.record(c.op, bytes, c.lat_ns, c.end_ns),
+                    None => per_op[c.op.index()].record(bytes, c.lat_ns),
                 }
                 w.put_back(c.op, c.file, c.to);
             }
@@ -402,7 +401,8 @@ pub fn run_mix(
 }
 
 /// Phases on io_uring, as `worker::run_phases`, each with `depth` operations in flight;
-/// with `tap`, into the time series too.
+/// with `tap`, into its intervals instead
+/// of its totals (the run's totals are their sum).
 pub fn run_phases(
     shared: &Shared<'_>,
     index: u32,
@@ -474,9 +474,9 @@ fn phase(
                 match sync_ops::readdir(shared.root, &dir, &mut ring.worker.buf) {
                     Ok(_) => {
                         let t1 = clock.now_ns();
-                        stats.record(0, t1 - now);
-                        if let Some(tap) = tap.as_deref_mut() {
-                            tap.record(op, 0, t1 - now, t1);
+                        match tap.as_deref_mut() {
+                            Some(tap) => tap.record(op, 0, t1 - now, t1),
+                            None => stats.record(0, t1 - now),
                         }
                     }
                     Err(errno) => failure = Some(ring.failure(op, item, 0, errno)),
@@ -495,9 +495,9 @@ fn phase(
         let mut failed_now = None;
         ring.reap(&mut |w, c| match c.result {
             Ok(bytes) => {
-                stats.record(bytes, c.lat_ns);
-                if let Some(tap) = tap.as_deref_mut() {
-                    tap.record(c.op, bytes, c.lat_ns, c.end_ns);
+                match tap.as_deref_mut() {
+                    Some(tap) => tap.record(c.op, bytes, c.lat_ns, c.end_ns),
+                    None => stats.record(bytes, c.lat_ns),
                 }
                 w.touch(c.file);
             }

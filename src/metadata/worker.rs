@@ -217,9 +217,9 @@ impl<'a> Worker<'a> {
             let t1 = clock.now_ns();
             match result {
                 Ok(bytes) => {
-                    out.per_op[op.index()].record(bytes, t1 - t0);
-                    if let Some(tap) = tap.as_deref_mut() {
-                        tap.record(op, bytes, t1 - t0, t1);
+                    match tap.as_deref_mut() {
+                        Some(tap) => tap.record(op, bytes, t1 - t0, t1),
+                        None => out.per_op[op.index()].record(bytes, t1 - t0),
                     }
                     self.after(op, target);
                 }
@@ -354,9 +354,9 @@ impl<'a> Worker<'a> {
             let t1 = clock.now_ns();
             match result {
                 Ok(bytes) => {
-                    stats.record(bytes, t1 - t0);
-                    if let Some(tap) = tap.as_deref_mut() {
-                        tap.record(op, bytes, t1 - t0, t1);
+                    match tap.as_deref_mut() {
+                        Some(tap) => tap.record(op, bytes, t1 - t0, t1),
+                        None => stats.record(bytes, t1 - t0),
                     }
                     if op != MetaOp::Readdir {
                         self.touch(item);
@@ -400,7 +400,8 @@ pub fn owned_count(files: u64, index: u32, threads: u32) -> u64 {
 }
 
 /// A mix in one window: until `end_ns` (on the shared clock), `ops_quota` operations, or a
-/// stop; with `tap`, into the time series too.
+/// stop; with `tap`, into its intervals instead
+/// of its totals (the run's totals are their sum).
 pub fn run_mix(
     shared: &Shared<'_>,
     index: u32,
@@ -434,8 +435,8 @@ pub struct PhaseFigures {
 }
 
 /// Phases in order, meeting the other workers at `barrier` before and after each, so that
-/// every phase starts together and its window is the slowest worker's; with `tap`, into the
-/// time series too.
+/// every phase starts together and its window is the slowest worker's; with `tap`, into its
+/// intervals instead of its totals (the run's totals are their sum).
 pub fn run_phases(
     shared: &Shared<'_>,
     index: u32,
