@@ -245,6 +245,43 @@ fn each_job_of_a_job_file_writes_its_own_time_series() {
     assert_eq!(ops_of("ts-b.csv", "mix"), 1000);
 }
 
+/// With a time series the run's figures are its intervals added: they still count each
+/// operation once, against the number asked for and the bytes the files hold.
+#[test]
+fn a_mix_for_a_number_of_operations_counts_each_once() {
+    let mut engines: Vec<(&str, Vec<&str>)> = vec![("sync", vec!["--engine", "sync"])];
+    if engine_available("io_uring") {
+        engines.push(("io_uring", vec!["--engine", "io_uring", "--queue-depth", "8"]));
+    }
+    for (what, engine) in engines {
+        let dir = temp_dir();
+        let tree = path_str(&dir.path().join("tree"));
+        let mut args = vec![
+            &tree[..],
+            "--files",
+            "1000",
+            "--file-size-dist",
+            "2k",
+            "--meta-mix",
+            "read=1,stat=1",
+            "--ops",
+            "6000",
+            "--interval",
+            "10ms",
+            "--threads",
+            "3",
+        ];
+        args.extend(&engine);
+        let r = run_json(&args);
+        assert_rows_add_up(&r, 10_000_000, what);
+        let rows: u64 = r["time_series"].as_array().unwrap().iter().map(|row| row["ops"].as_u64().unwrap()).sum();
+        assert_eq!(rows, 6000, "{what}");
+        let read = r["phases"][0]["per_op"].as_array().unwrap().iter().find(|o| o["op"] == "read").unwrap();
+        // Round robin at 1:1 in each of 3 workers of 2000 operations: 1000 reads of 2 KiB each.
+        assert_eq!((read["ops"].as_u64().unwrap(), read["bytes"].as_u64().unwrap()), (3000, 3000 * 2048), "{what}");
+    }
+}
+
 #[test]
 fn without_a_time_series_the_result_has_none() {
     let dir = temp_dir();
