@@ -43,7 +43,9 @@ pub struct MetadataArgs {
     /// Metadata operations at set shares, interleaved in one window (--duration or --ops):
     /// OP=SHARE pairs of create, read (open-read-close), write (open-write-close), append,
     /// stat, readdir, rename, unlink, mkdir, rmdir, fsync, fsync-dir. E.g. `--files 10000
-    /// --meta-mix create=30,stat=30,read=30,unlink=5,readdir=5`
+    /// --meta-mix create=30,stat=30,read=30,unlink=5,readdir=5`. With --timeseries FILE, a CSV
+    /// row per --interval per operation kind (of --meta-phases too). E.g. `--files 10000
+    /// --meta-mix create=50,stat=50 --duration 10s --interval 500ms --timeseries ts.csv`
     #[arg(long, value_name = "OP=SHARE,...")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub meta_mix: Option<MetaMix>,

@@ -1,14 +1,15 @@
 //! Metadata runs from the command line (`iopulse DIR --files N ...`) and from profiles
 //! and job files whose jobs have `files` (the personalities: `iopulse --profile varmail
 //! DIR`): each job checked before anything is touched, run in order on its tree, and its
-//! report printed. It chooses, runs and prints; `metadata/` runs, `report/metadata.rs`
-//! formats.
+//! report printed, and its time series written (`--timeseries`). It chooses, runs and
+//! prints; `metadata/` runs, `report/metadata.rs` and `report/timeseries.rs` format.
 
 use crate::diagnostics::error::{Error, exit_code};
 use crate::diagnostics::warnings::Diagnostics;
 use crate::plan::Plan;
 use crate::report::{OutputFormat, OutputOptions};
 use crate::spec::Spec;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 
 /// Whether a plan is a metadata one (every job has `files`); a plan mixing metadata and
@@ -34,9 +35,9 @@ fn refuse(plan: &Plan) -> Option<String> {
     if !matches!(plan.output.format, OutputFormat::Text | OutputFormat::Json) {
         return Some("--output: a metadata run (--files) reports as text or json; give one of them".into());
     }
-    if plan.output.plot_dir.is_some() || plan.output.timeseries_file.is_some() {
+    if plan.output.plot_dir.is_some() {
         return Some(
-            "--plot and --timeseries are not written for a metadata run (--files): leave them out; --json and --csv carry its figures"
+            "--plot is not written for a metadata run (--files): leave it out; --json, --csv and --timeseries carry its figures"
                 .into(),
         );
     }
@@ -62,15 +63,28 @@ pub fn run_plan(plan: &Plan, stop: &AtomicUsize) -> i32 {
         }
     }
     let several = plan.jobs().count() > 1;
+    // `--timeseries`: one file, or with a job file one per job (FILE-JOB.csv), as block runs.
+    let names = plan.job_names();
+    let series_files: Vec<Option<PathBuf>> = match &plan.output.timeseries_file {
+        None => names.iter().map(|_| None).collect(),
+        Some(path) if plan.is_job_file() => match crate::report::jobs::timeseries_paths(path, &names) {
+            Ok(paths) => paths.into_iter().map(Some).collect(),
+            Err(e) => {
+                crate::stderr_line!("iopulse: error: {e}");
+                return exit_code::USAGE;
+            }
+        },
+        Some(path) => names.iter().map(|_| Some(path.clone())).collect(),
+    };
     let mut code = exit_code::SUCCESS;
-    for job in plan.jobs() {
+    for (job, series_file) in plan.jobs().zip(series_files) {
         if several && plan.output.format == OutputFormat::Text && !plan.output.quiet {
             crate::stderr_line!("iopulse: job {}", job.name);
         }
         if stop.load(std::sync::atomic::Ordering::Relaxed) != 0 {
             break;
         }
-        let job_code = run_spec(&job.spec, &plan.output, stop, &job.name);
+        let job_code = run_spec(&job.spec, &plan.output, series_file.as_deref(), stop, &job.name);
         if code == exit_code::SUCCESS {
             code = job_code;
         }
@@ -85,12 +99,18 @@ fn prefix(name: &str) -> String {
     if name.is_empty() { String::new() } else { format!("job {name}: ") }
 }
 
-/// One metadata run and its report; the exit code.
-fn run_spec(spec: &Spec, output: &OutputOptions, stop: &AtomicUsize, name: &str) -> i32 {
+/// One metadata run, its report and its time series (to `series_file`); the exit code.
+fn run_spec(spec: &Spec, output: &OutputOptions, series_file: Option<&Path>, stop: &AtomicUsize, name: &str) -> i32 {
     let diag = if name.is_empty() { Diagnostics::new(output.quiet) } else { Diagnostics::for_job(output.quiet, name) };
     match crate::metadata::run(spec, &diag, stop) {
         Ok(outcome) => {
-            let failures = crate::report::metadata::emit(&outcome.result, output);
+            let mut failures = crate::report::metadata::emit(&outcome.result, output);
+            if let Some(path) = series_file
+                && let Err(e) = crate::report::timeseries::render_metadata(&outcome.result.time_series)
+                    .and_then(|bytes| crate::report::output_path::write_whole(path, &bytes))
+            {
+                failures.push(format!("write --timeseries {}: {e}", path.display()));
+            }
             if let Some(error) = &outcome.result.error {
                 crate::stderr_line!("iopulse: error: {}{error}", prefix(name));
             }

@@ -4,13 +4,15 @@
 //! workers (`worker.rs`: a mix in one window, or phases in order) on the sync engine's
 //! system calls (`sync_ops.rs`) or io_uring's operations at a queue depth
 //! (`uring_worker.rs`) with the tree's names (`tree.rs`), remove what was created
-//! unless `--keep-tree`, and hand back the figures (`result.rs`).
+//! unless `--keep-tree`, and hand back the figures (`result.rs`), with their time series
+//! when asked for (`intervals.rs`).
 //!
 //! Everything refused is refused before anything is touched (exit 2). A limit met (full
 //! filesystem, no inodes, quota, open files) or a signal ends the run with the figures so
 //! far; the tree is then removed, or kept marked so that the next run can use or remove
 //! it. It never formats a report (`report/metadata.rs`).
 
+pub mod intervals;
 mod limits;
 mod ownership;
 pub mod result;
@@ -31,8 +33,8 @@ use ownership::{Found, Marker};
 use result::{MetaResult, OpFigures, PhaseResult, TreeInfo};
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Barrier, OnceLock};
 use worker::{OpFailure, Shared};
 
 /// A finished metadata run and the exit code it calls for.
@@ -150,6 +152,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
         seed: spec.seed,
     };
     let mut phases = Vec::new();
+    let mut time_series = Vec::new();
     let mut touched = 0u64;
     let mut stop_reason = "complete";
     let set_up_done = failure.is_none() && stop.load(Ordering::Relaxed) == 0;
@@ -177,29 +180,44 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                 stop_reason = if duration_ns.is_some() { "duration" } else { "ops" };
                 let t = u64::from(spec.threads);
                 let start = Barrier::new(spec.threads as usize);
-                let figures: Vec<worker::WorkerFigures> = std::thread::scope(|s| {
-                    let handles: Vec<_> = (0..spec.threads)
-                        .map(|w| {
+                let origins = [OnceLock::new()];
+                // The kinds asked for, and those a worker falls back to (create, mkdir).
+                let mut kinds: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
+                kinds.extend([MetaOp::Create, MetaOp::Mkdir]);
+                let (collector, taps) = series_parts(spec, &kinds, &origins);
+                let (figures, mut collected): (Vec<worker::WorkerFigures>, _) = std::thread::scope(|s| {
+                    let collector = collector.map(|c| s.spawn(move || c.run()));
+                    let handles: Vec<_> = taps
+                        .into_iter()
+                        .enumerate()
+                        .map(|(w, tap)| {
+                            let w = w as u32;
                             let quota = quota.map(|q| q / t + u64::from(u64::from(w) < q % t));
                             let (shared, start) = (&shared, &start);
                             s.spawn(move || match uring_depth {
-                                None => worker::run_mix(shared, w, shares, start, duration_ns, quota),
+                                None => worker::run_mix(shared, w, shares, start, duration_ns, quota, tap),
                                 Some(depth) => {
-                                    uring_worker::run_mix(shared, w, shares, depth, start, duration_ns, quota)
+                                    uring_worker::run_mix(shared, w, shares, depth, start, duration_ns, quota, tap)
                                 }
                             })
                         })
                         .collect();
-                    handles.into_iter().map(|h| h.join().expect("a metadata worker panicked")).collect()
+                    let figures = handles.into_iter().map(|h| h.join().expect("a metadata worker panicked")).collect();
+                    (figures, collector.map(|c| c.join().expect("the time series' collector panicked")))
                 });
-                let window_ns = figures.iter().map(|f| f.end_ns).max().unwrap_or(0)
-                    - figures.iter().map(|f| f.start_ns).min().unwrap_or(0);
+                let figures_end_ns = figures.iter().map(|f| f.end_ns).max().unwrap_or(0);
+                let window_ns = figures_end_ns - figures.iter().map(|f| f.start_ns).min().unwrap_or(0);
                 let mut per_op: Vec<OpStats> =
                     MetaOp::ALL.iter().map(|op| figures[0].per_op[op.index()].clone()).collect();
                 for f in &figures[1..] {
                     for (sum, one) in per_op.iter_mut().zip(&f.per_op) {
                         merge(sum, one);
                     }
+                }
+                // With a time series the workers recorded into their intervals: the totals are
+                // those intervals added.
+                if let Some(totals) = collected.as_mut().and_then(|c| c.take_totals(0)) {
+                    per_op = totals;
                 }
                 touched = figures.iter().map(|f| f.touched).sum();
                 failure = figures.into_iter().find_map(|f| f.failure);
@@ -212,22 +230,41 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                         .unwrap_or(0.0)
                 };
                 phases.push(phase_result("mix", window_ns, &per_op, Some(&asked)));
+                if let Some(collected) = collected {
+                    let span = intervals::PhaseSpan {
+                        name: "mix",
+                        origin_ns: origins[0].get().copied(),
+                        end_ns: figures_end_ns,
+                        kinds: phases[0].per_op.iter().map(|f| f.op).collect(),
+                    };
+                    time_series = collected.rows(&[span], spec.interval_ns);
+                }
             }
             MetaWorkload::Phases(ops) => {
                 let barrier = Barrier::new(spec.threads as usize);
                 let files_exist = meta.setup_creates_files();
-                let outs: Vec<_> = std::thread::scope(|s| {
-                    let handles: Vec<_> = (0..spec.threads)
-                        .map(|w| {
+                let origins: Vec<OnceLock<u64>> = ops.iter().map(|_| OnceLock::new()).collect();
+                let (collector, taps) = series_parts(spec, ops, &origins);
+                let (outs, mut collected): (Vec<_>, _) = std::thread::scope(|s| {
+                    let collector = collector.map(|c| s.spawn(move || c.run()));
+                    let handles: Vec<_> = taps
+                        .into_iter()
+                        .enumerate()
+                        .map(|(w, tap)| {
+                            let w = w as u32;
                             let (shared, barrier) = (&shared, &barrier);
                             s.spawn(move || match uring_depth {
-                                None => worker::run_phases(shared, w, ops, files_exist, barrier),
-                                Some(depth) => uring_worker::run_phases(shared, w, ops, files_exist, depth, barrier),
+                                None => worker::run_phases(shared, w, ops, files_exist, barrier, tap),
+                                Some(depth) => {
+                                    uring_worker::run_phases(shared, w, ops, files_exist, depth, barrier, tap)
+                                }
                             })
                         })
                         .collect();
-                    handles.into_iter().map(|h| h.join().expect("a metadata worker panicked")).collect()
+                    let outs = handles.into_iter().map(|h| h.join().expect("a metadata worker panicked")).collect();
+                    (outs, collector.map(|c| c.join().expect("the time series' collector panicked")))
                 });
+                let mut spans = Vec::new();
                 for (p, op) in ops.iter().enumerate() {
                     let start = outs.iter().map(|o: &(Vec<worker::PhaseFigures>, u64, _)| o.0[p].start_ns).min();
                     let end = outs.iter().map(|o| o.0[p].end_ns).max();
@@ -237,8 +274,21 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                     for o in &outs {
                         stats.merge(&o.0[p].stats);
                     }
+                    // With a time series the workers recorded into their intervals.
+                    if let Some(mut totals) = collected.as_mut().and_then(|c| c.take_totals(p)) {
+                        stats = std::mem::replace(&mut totals[op.index()], OpStats::unused());
+                    }
                     per_op[op.index()] = stats;
                     phases.push(phase_result(op.name(), window_ns, &per_op, None));
+                    spans.push(intervals::PhaseSpan {
+                        name: op.name(),
+                        origin_ns: origins[p].get().copied(),
+                        end_ns: end.unwrap_or(0),
+                        kinds: phases[p].per_op.iter().map(|f| f.op).collect(),
+                    });
+                }
+                if let Some(collected) = collected {
+                    time_series = collected.rows(&spans, spec.interval_ns);
                 }
                 touched = outs.iter().map(|o| o.1).sum();
                 failure = outs.into_iter().find_map(|o| o.2);
@@ -325,8 +375,24 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
         limit,
         warnings: diag.warnings(),
         notes: diag.notes(),
+        time_series,
     };
     Ok(MetaOutcome { result, exit_code: exit })
+}
+
+/// With a time series (`spec.time_series`): its collector and one tap per worker; else
+/// none, and nothing is recorded twice.
+fn series_parts<'a>(
+    spec: &Spec,
+    kinds: &[MetaOp],
+    origins: &'a [OnceLock<u64>],
+) -> (Option<intervals::Collector>, Vec<Option<intervals::Tap<'a>>>) {
+    if spec.time_series {
+        let (collector, taps) = intervals::channels(spec.threads, kinds, spec.interval_ns, origins);
+        (Some(collector), taps.into_iter().map(Some).collect())
+    } else {
+        (None, (0..spec.threads).map(|_| None).collect())
+    }
 }
 
 /// `sum` plus `one`; an unused stand-in in `sum` is replaced (its histogram is too small).

@@ -33,6 +33,9 @@ pub struct MetaResult {
     pub limit: Option<String>,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
+    /// `--timeseries`, `--interval`: per phase, one row per interval per operation kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub time_series: Vec<crate::metadata::intervals::MetaIntervalRow>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -9,6 +9,7 @@
 //! (`Worker::take`/`put_back`), so no two operations race on a name. Per batch: one
 //! submission, one clock read per completion reaped, no allocation, no lock.
 
+use super::intervals::Tap;
 use super::sync_ops;
 use super::tree::RelPath;
 use super::worker::{OpFailure, PhaseFigures, RoundRobin, Shared, Worker, WorkerFigures};
@@ -87,6 +88,8 @@ struct Completed {
     to: u64,
     result: Result<u64, i32>,
     lat_ns: u64,
+    /// When it completed, on the run's clock.
+    end_ns: u64,
 }
 
 /// What a completion did to its slot.
@@ -263,7 +266,7 @@ impl<'w, 'a> Uring<'w, 'a> {
                     self.in_flight -= 1;
                     self.free.push(i);
                     let lat_ns = now_ns.saturating_sub(s.start_ns);
-                    done(self.worker, Completed { op: s.op, file: s.file, to: s.to, result, lat_ns });
+                    done(self.worker, Completed { op: s.op, file: s.file, to: s.to, result, lat_ns, end_ns: now_ns });
                 }
             }
             if self.ring.submission().is_empty() {
@@ -289,7 +292,10 @@ impl<'w, 'a> Uring<'w, 'a> {
     }
 }
 
-/// A mix on io_uring at `depth` operations in flight: until `end_ns`, `ops_quota` or a stop.
+/// A mix on io_uring at `depth` operations in flight: until `end_ns`, `ops_quota` or a stop;
+/// with `tap`, into its intervals instead
+/// of its totals (the run's totals are their sum).
+#[allow(clippy::too_many_arguments)]
 pub fn run_mix(
     shared: &Shared<'_>,
     index: u32,
@@ -298,6 +304,7 @@ pub fn run_mix(
     start: &Barrier,
     end_ns: Option<u64>,
     ops_quota: Option<u64>,
+    mut tap: Option<Tap<'_>>,
 ) -> WorkerFigures {
     crate::host::signals::block_in_this_thread();
     let mut ops: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
@@ -321,6 +328,9 @@ pub fn run_mix(
     let clock = shared.clock;
     let end_ns = end_ns.map(|d| clock.now_ns() + d);
     out.start_ns = clock.now_ns();
+    if let Some(tap) = tap.as_mut() {
+        tap.begin(0, out.start_ns);
+    }
     let mut turns = RoundRobin::default();
     let mut issued = 0u64;
     let mut failure: Option<OpFailure> = None;
@@ -342,7 +352,10 @@ pub fn run_mix(
                 let r = sync_ops::readdir(shared.root, &dir, &mut ring.worker.buf);
                 let t1 = clock.now_ns();
                 match r {
-                    Ok(_) => out.per_op[op.index()].record(0, t1 - now),
+                    Ok(_) => match tap.as_mut() {
+                        Some(tap) => tap.record(op, 0, t1 - now, t1),
+                        None => out.per_op[op.index()].record(0, t1 - now),
+                    },
                     Err(errno) => {
                         failure.get_or_insert_with(|| ring.failure(op, file, to, errno));
                         over = true;
@@ -360,9 +373,13 @@ pub fn run_mix(
         }
         let per_op = &mut out.per_op;
         let mut failed_now: Option<(MetaOp, u64, u64, i32)> = None;
+        let tap_now = &mut tap;
         ring.reap(&mut |w, c| match c.result {
             Ok(bytes) => {
-                per_op[c.op.index()].record(bytes, c.lat_ns);
+                match tap_now.as_mut() {
+                    Some(tap) => tap.record(c.op, bytes, c.lat_ns, c.end_ns),
+                    None => per_op[c.op.index()].record(bytes, c.lat_ns),
+                }
                 w.put_back(c.op, c.file, c.to);
             }
             Err(errno) => {
@@ -375,12 +392,17 @@ pub fn run_mix(
         }
     }
     out.end_ns = clock.now_ns();
+    if let Some(tap) = tap.as_mut() {
+        tap.end_phase();
+    }
     out.touched = ring.worker.touched();
     out.failure = failure;
     out
 }
 
-/// Phases on io_uring, as `worker::run_phases`, each with `depth` operations in flight.
+/// Phases on io_uring, as `worker::run_phases`, each with `depth` operations in flight;
+/// with `tap`, into its intervals instead
+/// of its totals (the run's totals are their sum).
 pub fn run_phases(
     shared: &Shared<'_>,
     index: u32,
@@ -388,6 +410,7 @@ pub fn run_phases(
     files_exist: bool,
     depth: u32,
     barrier: &Barrier,
+    mut tap: Option<Tap<'_>>,
 ) -> (Vec<PhaseFigures>, u64, Option<OpFailure>) {
     crate::host::signals::block_in_this_thread();
     let mut worker = Worker::new(shared, index, files_exist);
@@ -404,13 +427,19 @@ pub fn run_phases(
     }
     let t = u64::from(shared.threads);
     // Every worker passes every barrier, stopped or not: none is left waiting.
-    for (op, fig) in phases.iter().zip(&mut figures) {
+    for (p, (op, fig)) in phases.iter().zip(&mut figures).enumerate() {
         barrier.wait();
         fig.start_ns = shared.clock.now_ns();
+        if let Some(tap) = tap.as_mut() {
+            tap.begin(p, fig.start_ns);
+        }
         if let (None, Ok(ring)) = (&failure, ring.as_mut()) {
-            failure = phase(ring, *op, u64::from(index), t, &mut fig.stats);
+            failure = phase(ring, *op, u64::from(index), t, &mut fig.stats, tap.as_mut());
         }
         fig.end_ns = shared.clock.now_ns();
+        if let Some(tap) = tap.as_mut() {
+            tap.end_phase();
+        }
         barrier.wait();
     }
     let touched = match &ring {
@@ -422,7 +451,14 @@ pub fn run_phases(
 }
 
 /// One phase on io_uring: `op` over items `first`, `first + step`, ...
-fn phase(ring: &mut Uring<'_, '_>, op: MetaOp, first: u64, step: u64, stats: &mut OpStats) -> Option<OpFailure> {
+fn phase(
+    ring: &mut Uring<'_, '_>,
+    op: MetaOp,
+    first: u64,
+    step: u64,
+    stats: &mut OpStats,
+    mut tap: Option<&mut Tap<'_>>,
+) -> Option<OpFailure> {
     let shared = ring.worker.shared;
     let count = if op == MetaOp::Readdir { shared.shape.leaves } else { shared.meta.files };
     let clock = shared.clock;
@@ -436,7 +472,13 @@ fn phase(ring: &mut Uring<'_, '_>, op: MetaOp, first: u64, step: u64, stats: &mu
                 let mut dir = RelPath::default();
                 dir.set_dir(&shared.shape, item, shared.shape.depth);
                 match sync_ops::readdir(shared.root, &dir, &mut ring.worker.buf) {
-                    Ok(_) => stats.record(0, clock.now_ns() - now),
+                    Ok(_) => {
+                        let t1 = clock.now_ns();
+                        match tap.as_deref_mut() {
+                            Some(tap) => tap.record(op, 0, t1 - now, t1),
+                            None => stats.record(0, t1 - now),
+                        }
+                    }
                     Err(errno) => failure = Some(ring.failure(op, item, 0, errno)),
                 }
             } else {
@@ -453,7 +495,10 @@ fn phase(ring: &mut Uring<'_, '_>, op: MetaOp, first: u64, step: u64, stats: &mu
         let mut failed_now = None;
         ring.reap(&mut |w, c| match c.result {
             Ok(bytes) => {
-                stats.record(bytes, c.lat_ns);
+                match tap.as_deref_mut() {
+                    Some(tap) => tap.record(c.op, bytes, c.lat_ns, c.end_ns),
+                    None => stats.record(bytes, c.lat_ns),
+                }
                 w.touch(c.file);
             }
             Err(errno) => {

@@ -7,6 +7,7 @@
 //! formatting; the lists of its files are allocated before the window. It must not print
 //! or compute figures beyond recording them.
 
+use super::intervals::Tap;
 use super::sync_ops::{self, OpResult};
 use super::tree::{RelPath, Shape};
 use crate::primitives::clock::Clock;
@@ -192,12 +193,22 @@ impl<'a> Worker<'a> {
 
     /// The mix: `shares` picked by smooth weighted round robin (each kind exactly at its
     /// share over every cycle of the weights' sum), until `end_ns`, `ops_quota` or a stop.
-    fn mix(&mut self, shares: &[MetaShare], end_ns: Option<u64>, ops_quota: Option<u64>, out: &mut WorkerFigures) {
+    fn mix(
+        &mut self,
+        shares: &[MetaShare],
+        end_ns: Option<u64>,
+        ops_quota: Option<u64>,
+        out: &mut WorkerFigures,
+        mut tap: Option<&mut Tap<'_>>,
+    ) {
         let mut turns = RoundRobin::default();
         let mut done = 0u64;
         let clock = self.shared.clock;
         out.start_ns = clock.now_ns();
         out.end_ns = out.start_ns;
+        if let Some(tap) = tap.as_deref_mut() {
+            tap.begin(0, out.start_ns);
+        }
         while !self.shared.stopped() && ops_quota.is_none_or(|q| done < q) {
             let asked = turns.next(shares);
             let (op, target) = self.choose(asked);
@@ -206,7 +217,10 @@ impl<'a> Worker<'a> {
             let t1 = clock.now_ns();
             match result {
                 Ok(bytes) => {
-                    out.per_op[op.index()].record(bytes, t1 - t0);
+                    match tap.as_deref_mut() {
+                        Some(tap) => tap.record(op, bytes, t1 - t0, t1),
+                        None => out.per_op[op.index()].record(bytes, t1 - t0),
+                    }
                     self.after(op, target);
                 }
                 Err(errno) => {
@@ -325,7 +339,7 @@ impl<'a> Worker<'a> {
     }
 
     /// One phase: `op` over every file (or leaf directory, for readdir) the worker owns.
-    fn phase(&mut self, op: MetaOp, stats: &mut OpStats) -> Option<OpFailure> {
+    fn phase(&mut self, op: MetaOp, stats: &mut OpStats, mut tap: Option<&mut Tap<'_>>) -> Option<OpFailure> {
         let s = self.shared;
         let t = u64::from(s.threads);
         let count = if op == MetaOp::Readdir { s.shape.leaves } else { s.meta.files };
@@ -340,7 +354,10 @@ impl<'a> Worker<'a> {
             let t1 = clock.now_ns();
             match result {
                 Ok(bytes) => {
-                    stats.record(bytes, t1 - t0);
+                    match tap.as_deref_mut() {
+                        Some(tap) => tap.record(op, bytes, t1 - t0, t1),
+                        None => stats.record(bytes, t1 - t0),
+                    }
                     if op != MetaOp::Readdir {
                         self.touch(item);
                     }
@@ -382,7 +399,9 @@ pub fn owned_count(files: u64, index: u32, threads: u32) -> u64 {
     if i >= files { 0 } else { (files - i).div_ceil(t) }
 }
 
-/// A mix in one window: until `end_ns` (on the shared clock), `ops_quota` operations, or a stop.
+/// A mix in one window: until `end_ns` (on the shared clock), `ops_quota` operations, or a
+/// stop; with `tap`, into its intervals instead
+/// of its totals (the run's totals are their sum).
 pub fn run_mix(
     shared: &Shared<'_>,
     index: u32,
@@ -390,6 +409,7 @@ pub fn run_mix(
     start: &Barrier,
     end_ns: Option<u64>,
     ops_quota: Option<u64>,
+    mut tap: Option<Tap<'_>>,
 ) -> WorkerFigures {
     crate::host::signals::block_in_this_thread();
     // The kinds asked for, and those a worker falls back to (create, mkdir).
@@ -399,7 +419,10 @@ pub fn run_mix(
     let mut worker = Worker::new(shared, index, true);
     start.wait();
     let end_ns = end_ns.map(|d| shared.clock.now_ns() + d);
-    worker.mix(shares, end_ns, ops_quota, &mut out);
+    worker.mix(shares, end_ns, ops_quota, &mut out, tap.as_mut());
+    if let Some(tap) = tap.as_mut() {
+        tap.end_phase();
+    }
     out.touched = worker.touched_bits.iter().map(|w| u64::from(w.count_ones())).sum();
     out
 }
@@ -412,13 +435,15 @@ pub struct PhaseFigures {
 }
 
 /// Phases in order, meeting the other workers at `barrier` before and after each, so that
-/// every phase starts together and its window is the slowest worker's.
+/// every phase starts together and its window is the slowest worker's; with `tap`, into its
+/// intervals instead of its totals (the run's totals are their sum).
 pub fn run_phases(
     shared: &Shared<'_>,
     index: u32,
     phases: &[MetaOp],
     files_exist: bool,
     barrier: &Barrier,
+    mut tap: Option<Tap<'_>>,
 ) -> (Vec<PhaseFigures>, u64, Option<OpFailure>) {
     crate::host::signals::block_in_this_thread();
     let mut worker = Worker::new(shared, index, files_exist);
@@ -426,13 +451,19 @@ pub fn run_phases(
         phases.iter().map(|_| PhaseFigures { start_ns: 0, end_ns: 0, stats: OpStats::new() }).collect();
     let mut failure = None;
     // Every worker passes every barrier, stopped or not: none is left waiting.
-    for (op, fig) in phases.iter().zip(&mut figures) {
+    for (p, (op, fig)) in phases.iter().zip(&mut figures).enumerate() {
         barrier.wait();
         fig.start_ns = shared.clock.now_ns();
+        if let Some(tap) = tap.as_mut() {
+            tap.begin(p, fig.start_ns);
+        }
         if failure.is_none() {
-            failure = worker.phase(*op, &mut fig.stats);
+            failure = worker.phase(*op, &mut fig.stats, tap.as_mut());
         }
         fig.end_ns = shared.clock.now_ns();
+        if let Some(tap) = tap.as_mut() {
+            tap.end_phase();
+        }
         barrier.wait();
     }
     let touched = worker.touched_bits.iter().map(|w| u64::from(w.count_ones())).sum();

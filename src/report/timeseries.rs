@@ -93,3 +93,32 @@ fn rows(w: &mut csv::Writer<Vec<u8>>, result: &RunResult, rank: Option<u32>) -> 
     }
     Ok(())
 }
+
+/// Columns of a metadata run's time series (`--files`), in order: one row per interval per
+/// operation kind of each phase. Times in seconds from the phase's start, latencies in
+/// nanoseconds.
+pub const METADATA_COLUMNS: &[&str] =
+    &["phase", "op", "t_s", "interval_s", "ops", "ops_per_sec", "bytes", "bytes_per_sec", "p50_ns", "p99_ns", "max_ns"];
+
+/// The CSV text of a metadata run's time series (`MetaResult::time_series`).
+pub fn render_metadata(rows: &[crate::metadata::intervals::MetaIntervalRow]) -> std::io::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(METADATA_COLUMNS)?;
+    for row in rows {
+        let l = &row.latency_ns;
+        w.write_record([
+            row.phase.clone(),
+            row.op.name().to_string(),
+            format!("{:.3}", row.t_ns as f64 / 1e9),
+            format!("{:.3}", row.interval_ns as f64 / 1e9),
+            row.ops.to_string(),
+            format!("{:.1}", row.ops_per_sec),
+            row.bytes.to_string(),
+            format!("{:.1}", row.bytes_per_sec),
+            l.p50.to_string(),
+            l.p99.to_string(),
+            l.max.to_string(),
+        ])?;
+    }
+    w.into_inner().map_err(|e| std::io::Error::other(e.to_string()))
+}
