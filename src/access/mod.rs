@@ -30,11 +30,12 @@ pub mod zipf;
 pub mod zoned;
 
 use crate::primitives::rng::Rng;
+use block_sizes::SizeFor;
 use gaussian::Gaussian;
 use pareto::Pareto;
 pub use permutation::Permutation;
 use zipf::Zipf;
-use zoned::{ZonedSource, Zones};
+use zoned::{ZoneSets, ZonedSource};
 
 use serde::{Deserialize, Serialize};
 
@@ -47,7 +48,7 @@ pub enum AccessOrder {
 }
 
 /// How random offsets are drawn (`--distribution`).
-// The zoned variant holds its zones inline (some 260 bytes) so that the distribution stays
+// The zoned variant holds its zones inline (three sets, some 800 bytes) so that the distribution stays
 // `Copy` plain data; it is planning data, copied a few times per run, never per I/O.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,7 +70,7 @@ pub enum Distribution {
     },
     /// fio's `zoned` and `zoned_abs`: set shares of the I/Os to consecutive zones.
     Zoned {
-        zones: Zones,
+        zones: ZoneSets,
     },
 }
 
@@ -218,19 +219,27 @@ impl BlockSource {
         matches!(self, BlockSource::SequentialOnce { .. } | BlockSource::PermutedOnce { .. })
     }
 
-    /// I/Os drawn per zone of a zoned distribution (the jumps' of partly random access);
-    /// empty otherwise.
-    pub fn zone_counts(&self) -> &[u64] {
+    /// I/Os drawn per zone of a zoned distribution (the jumps' of partly random access),
+    /// set after set when the directions have zones of their own; empty otherwise.
+    pub fn zone_counts(&self) -> Vec<u64> {
         match self {
             BlockSource::Zoned(z) => z.counts(),
             BlockSource::PartlyRandom(p) => p.jumps.zone_counts(),
-            _ => &[],
+            _ => Vec::new(),
         }
     }
 
-    /// The next block, or `None` when this worker's share is done.
+    /// The next block, or `None` when this worker's share is done (for a read: only zoned
+    /// distributions draw by direction, `next_block_for`).
     #[inline(always)]
     pub fn next_block(&mut self) -> Option<u64> {
+        self.next_block_for(SizeFor::Read)
+    }
+
+    /// The next block of an I/O of direction `of` (zoned distributions with zones per
+    /// direction draw from its zones; every other source ignores it).
+    #[inline(always)]
+    pub fn next_block_for(&mut self, of: SizeFor) -> Option<u64> {
         match self {
             BlockSource::SequentialLoop { next, blocks } => {
                 let block = *next;
@@ -261,10 +270,10 @@ impl BlockSource {
                 Some(scramble.as_ref().map_or(rank, |p| p.at(rank)))
             }
             BlockSource::Gaussian { gaussian, rng } => Some(gaussian.sample(rng)),
-            BlockSource::Zoned(z) => Some(z.next_block()),
+            BlockSource::Zoned(z) => Some(z.next_block(of)),
             BlockSource::PartlyRandom(p) => {
                 let block = if p.rng.below(100) < p.random_percent {
-                    p.jumps.next_block()?
+                    p.jumps.next_block_for(of)?
                 } else if p.last + 1 == p.blocks {
                     0
                 } else {
@@ -285,7 +294,7 @@ impl BlockSource {
     /// block and move back to the last start that fits. Runs until covered do not take
     /// mixes (the spec refuses them).
     #[inline(always)]
-    pub fn next_extent(&mut self, units: u64) -> Option<u64> {
+    pub fn next_extent(&mut self, units: u64, of: SizeFor) -> Option<u64> {
         match self {
             BlockSource::SequentialLoop { next, blocks } => {
                 let start = if *next + units > *blocks { 0 } else { *next };
@@ -296,7 +305,7 @@ impl BlockSource {
             BlockSource::PartlyRandom(p) => {
                 let blocks = p.blocks;
                 let start = if p.rng.below(100) < p.random_percent {
-                    p.jumps.next_block()?.min(blocks - units.min(blocks))
+                    p.jumps.next_block_for(of)?.min(blocks - units.min(blocks))
                 } else if p.last + 1 + units > blocks {
                     0
                 } else {
@@ -307,7 +316,7 @@ impl BlockSource {
             }
             _ => {
                 let blocks = self.region_blocks();
-                Some(self.next_block()?.min(blocks - units.min(blocks)))
+                Some(self.next_block_for(of)?.min(blocks - units.min(blocks)))
             }
         }
     }
@@ -398,7 +407,7 @@ mod tests {
     #[test]
     fn extents_fit_in_the_region_and_sequential_ones_follow_each_other() {
         let mut s = BlockSource::new(&plan(AccessOrder::Sequential, Distribution::Uniform, false, 10, 0, 1));
-        let got: Vec<u64> = [4, 4, 4, 1, 16].iter().map(|&u| s.next_extent(u).unwrap()).collect();
+        let got: Vec<u64> = [4, 4, 4, 1, 16].iter().map(|&u| s.next_extent(u, SizeFor::Read).unwrap()).collect();
         // 0..4, 4..8, then 4 more do not fit before 10: back to 0; then 4..5.
         assert_eq!(got[..4], [0, 4, 0, 4]);
         let distributions = [
@@ -414,7 +423,7 @@ mod tests {
                 let mut last_start = 0;
                 for i in 0..10_000u64 {
                     let units = [1, 8, 64][(i % 3) as usize];
-                    let start = s.next_extent(units).unwrap();
+                    let start = s.next_extent(units, SizeFor::Read).unwrap();
                     assert!(start + units <= 100, "{d:?} {random_percent}: {start}+{units}");
                     last_start = last_start.max(start);
                 }

@@ -1,7 +1,7 @@
 //! The flags that say which block comes next: sequential or random, the offset distribution
 //! and its parameters (help heading "Access pattern").
 
-use crate::access::zoned::{ZoneExtent, Zones};
+use crate::access::zoned::{ZoneExtent, ZoneSets};
 use crate::diagnostics::error::UsageError;
 use crate::spec::{AccessOrder, Distribution};
 use crate::units::values::{Percent, Real};
@@ -67,8 +67,11 @@ pub struct AccessArgs {
 
     /// The zones of --distribution zoned or zoned-abs, in fio's syntax: IO%/REGION% pairs
     /// (zoned; both columns add up to 100) or IO%/SIZE pairs (zoned-abs; what lies after the
-    /// last zone is not touched), from the start of the region, at most 16. The report shows
-    /// each zone's share achieved. E.g. `--random --distribution zoned --zones 60/10:30/20:10/70`
+    /// last zone is not touched), from the start of the region, at most 16. Reads, writes and
+    /// trims may each have their own set, comma-separated in that order (trims follow the
+    /// writes' when not given). The report shows each zone's share achieved. E.g. `--random
+    /// --distribution zoned --zones 60/10:30/20:10/70`, or per direction `--random
+    /// --write-percent 30 --distribution zoned --zones 80/10:20/90,20/50:80/50`
     #[arg(long, value_name = "ZONES")]
     pub zones: Option<String>,
 
@@ -116,7 +119,7 @@ impl AccessArgs {
                     if extent == ZoneExtent::Bytes { "60/64M:40/1G" } else { "60/10:30/20:10/70" }
                 ))
             })?;
-            Zones::parse(text, extent).map_err(|e| UsageError::new(format!("--zones: {e}")))
+            ZoneSets::parse(text, extent).map_err(|e| UsageError::new(format!("--zones: {e}")))
         };
         let real = |v: Option<Real>, default: f64| v.map_or(default, |r| r.0);
         Ok(match kind {

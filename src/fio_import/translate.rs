@@ -739,19 +739,24 @@ impl<'a> JobTranslation<'a> {
                     } else {
                         crate::access::zoned::ZoneExtent::Bytes
                     };
-                    // fio: a last zone with no region share (`20/`) takes the rest of the region.
-                    let zones = match zones.strip_suffix('/') {
-                        Some(head) if z == "zoned" => {
-                            let given: f64 = head
-                                .split(':')
-                                .filter_map(|part| part.split_once('/'))
-                                .filter_map(|(_, region)| region.trim().trim_end_matches('%').parse::<f64>().ok())
-                                .sum();
-                            format!("{head}/{}", 100.0 - given)
-                        }
-                        _ => zones,
-                    };
-                    crate::access::zoned::Zones::parse(&zones, extent).map_err(|e| self.bad(o, &e))?;
+                    // fio: a last zone with no region share (`20/`) takes the rest of the region,
+                    // in each direction's set (sets after commas: reads, writes, trims).
+                    let zones = zones
+                        .split(',')
+                        .map(|set| match set.strip_suffix('/') {
+                            Some(head) if z == "zoned" => {
+                                let given: f64 = head
+                                    .split(':')
+                                    .filter_map(|part| part.split_once('/'))
+                                    .filter_map(|(_, region)| region.trim().trim_end_matches('%').parse::<f64>().ok())
+                                    .sum();
+                                format!("{head}/{}", 100.0 - given)
+                            }
+                            _ => set.to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(",");
+                    crate::access::zoned::ZoneSets::parse(&zones, extent).map_err(|e| self.bad(o, &e))?;
                     self.push_text("distribution", o, z.replace('_', "-"));
                     self.push_text("zones", o, zones);
                 }

@@ -288,9 +288,25 @@ pub fn render(r: &RunResult) -> String {
         );
     }
     if !r.zones.is_empty() {
-        let shares: Vec<String> =
-            r.zones.iter().map(|z| format!("{:.1}% (asked {}%)", z.io_percent_achieved, z.io_percent_asked)).collect();
-        let _ = writeln!(out, "{:<9} I/Os per zone, in order: {}", "Zones", shares.join(" · "));
+        let share =
+            |z: &crate::result::ZoneShare| format!("{:.1}% (asked {}%)", z.io_percent_achieved, z.io_percent_asked);
+        if r.zones.iter().all(|z| z.direction.is_none()) {
+            let shares: Vec<String> = r.zones.iter().map(share).collect();
+            let _ = writeln!(out, "{:<9} I/Os per zone, in order: {}", "Zones", shares.join(" · "));
+        } else {
+            // Zones per direction: a line for each direction's set, its shares of its own I/Os.
+            let mut first = true;
+            for direction in ["read", "write", "trim"] {
+                let set: Vec<String> =
+                    r.zones.iter().filter(|z| z.direction.as_deref() == Some(direction)).map(share).collect();
+                if set.is_empty() {
+                    continue;
+                }
+                let head = if first { "Zones" } else { "" };
+                let _ = writeln!(out, "{head:<9} {direction}s' zones, in order: {}", set.join(" · "));
+                first = false;
+            }
+        }
     }
     if let Some(p) = &r.pacing {
         pacing_block(&mut out, p);

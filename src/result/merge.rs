@@ -494,13 +494,17 @@ fn merge_zones(results: &[&RunResult]) -> Vec<crate::result::ZoneShare> {
     if results.iter().any(|r| r.zones.iter().map(|z| z.io_percent_asked).ne(asked.iter().copied())) {
         return Vec::new();
     }
-    let mut ios = vec![0u64; asked.len()];
+    let mut zones = first.zones.clone();
+    for z in zones.iter_mut() {
+        z.ios = 0;
+    }
     for r in results {
-        for (sum, z) in ios.iter_mut().zip(&r.zones) {
-            *sum = sum.saturating_add(z.ios);
+        for (sum, z) in zones.iter_mut().zip(&r.zones) {
+            sum.ios = sum.ios.saturating_add(z.ios);
         }
     }
-    crate::result::ZoneShare::of(&asked, &ios)
+    crate::result::ZoneShare::refigure(&mut zones);
+    zones
 }
 
 fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeError> {

@@ -728,25 +728,43 @@ pub struct SizeHistograms {
 /// One zone of a zoned distribution: the share of the I/Os it was asked to get and got.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ZoneShare {
+    /// Zones per direction: whose zone it is (`read`, `write`, `trim`; trims are drawn from
+    /// the writes' zones when they have none of their own). Absent when one set of zones
+    /// serves every I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
     pub io_percent_asked: f64,
     /// I/Os drawn in the zone, by every worker.
     pub ios: u64,
+    /// Of the I/Os drawn from its set of zones (its direction's).
     pub io_percent_achieved: f64,
 }
 
 impl ZoneShare {
-    /// The shares of zones asked `asked` (percent) that received `ios` I/Os each.
-    pub fn of(asked: &[f64], ios: &[u64]) -> Vec<ZoneShare> {
-        let total: u64 = ios.iter().sum();
-        asked
+    /// The shares of zones asked `asked` (percent) that received `ios` I/Os each, of
+    /// `direction` (`None`: one set for every I/O).
+    pub fn of(direction: Option<&str>, asked: &[f64], ios: &[u64]) -> Vec<ZoneShare> {
+        let mut zones: Vec<ZoneShare> = asked
             .iter()
             .zip(ios)
             .map(|(&a, &n)| ZoneShare {
+                direction: direction.map(str::to_string),
                 io_percent_asked: a,
                 ios: n,
-                io_percent_achieved: if total == 0 { 0.0 } else { n as f64 * 100.0 / total as f64 },
+                io_percent_achieved: 0.0,
             })
-            .collect()
+            .collect();
+        ZoneShare::refigure(&mut zones);
+        zones
+    }
+
+    /// Each zone's achieved share, of the I/Os of the zones of its direction.
+    pub fn refigure(zones: &mut [ZoneShare]) {
+        for zone in 0..zones.len() {
+            let total: u64 = zones.iter().filter(|z| z.direction == zones[zone].direction).map(|z| z.ios).sum();
+            let n = zones[zone].ios;
+            zones[zone].io_percent_achieved = if total == 0 { 0.0 } else { n as f64 * 100.0 / total as f64 };
+        }
     }
 }
 

@@ -203,13 +203,22 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     let ramp_ops = workers.iter().map(|w| w.ramp_ops).sum();
     let zones = match spec.distribution {
         crate::spec::Distribution::Zoned { zones } => {
-            let mut ios = vec![0u64; zones.len()];
+            // The workers' counts are set after set (the reads' zones first).
+            let mut ios = vec![0u64; zones.given().iter().map(|z| z.len()).sum()];
             for w in workers.iter() {
                 for (sum, n) in ios.iter_mut().zip(&w.zone_ios) {
                     *sum += n;
                 }
             }
-            crate::result::ZoneShare::of(zones.io_percent(), &ios)
+            const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
+            let mut shares = Vec::with_capacity(ios.len());
+            let mut at = 0;
+            for (i, set) in zones.given().iter().enumerate() {
+                let direction = zones.per_direction().then_some(DIRECTIONS[i]);
+                shares.extend(crate::result::ZoneShare::of(direction, set.io_percent(), &ios[at..at + set.len()]));
+                at += set.len();
+            }
+            shares
         }
         _ => Vec::new(),
     };

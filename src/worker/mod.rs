@@ -28,6 +28,7 @@ pub use replay::{ReplayIo, ReplayPlan};
 pub use size_mix::SizeStats;
 
 use crate::access::BlockSource;
+use crate::access::block_sizes::SizeFor;
 use crate::data::verify::{self, Mismatch, VerifyCounts};
 use crate::data::{self, Pattern, RandomPool, Reducibility};
 use crate::engine::{Completion, Engine, EngineOptions, EngineSetup, Op, Request};
@@ -697,6 +698,16 @@ enum FlushGate {
 /// `SlotState::submit_ns` of a slot with no I/O in flight.
 const IDLE_NS: u64 = u64::MAX;
 
+/// Whose zones (and sizes) an op draws from: a flush counts as a write, as in fio.
+#[inline(always)]
+fn direction(op: Op) -> SizeFor {
+    match op {
+        Op::Read => SizeFor::Read,
+        Op::Trim => SizeFor::Trim,
+        Op::Write | Op::Fsync | Op::Fdatasync => SizeFor::Write,
+    }
+}
+
 impl<E: Engine> Worker<E> {
     fn new(mut plan: WorkerPlan) -> Result<Self, String> {
         let durable_record = plan.durable_record.take();
@@ -904,11 +915,14 @@ impl<E: Engine> Worker<E> {
         if MIX {
             return self.next_mixed_request(slot);
         }
-        let mut region_block = self.source.next_block()?;
+        // The op first: zones per direction draw its block from its direction's zones.
+        let op = self.mix.next();
+        let of = direction(op);
+        let mut region_block = self.source.next_block_for(of)?;
         if let Some(v) = &self.verifier {
             // Never two I/Os on one block at once: a read racing a write would see either.
             while v.in_flight.contains(&region_block) {
-                region_block = self.source.next_block()?;
+                region_block = self.source.next_block_for(of)?;
             }
         }
         self.remaining_ops -= 1;
@@ -918,7 +932,6 @@ impl<E: Engine> Worker<E> {
         let block = self.region_first_block + region_block;
         let file = self.locate(block);
         let offset_bytes = (block - self.files[file as usize].first_block) * self.block_size_bytes;
-        let op = self.mix.next();
         Some(self.fill_slot::<false>(slot, op, file, offset_bytes, region_block, self.block_size_bytes as u32))
     }
 
@@ -953,7 +966,7 @@ impl<E: Engine> Worker<E> {
         }
         let op = self.mix.next();
         let (size_index, len_bytes, units) = self.sizes.as_mut()?.pick(op);
-        let mut region_block = self.source.next_extent(units)?;
+        let mut region_block = self.source.next_extent(units, direction(op))?;
         self.remaining_ops -= 1;
         let mut block = self.region_first_block + region_block;
         let file = self.locate(block);
@@ -1554,7 +1567,7 @@ impl<E: Engine> Worker<E> {
             duplicate_chunks_written: self.duplicate_chunks_written,
             ramp_ops: self.ramp_ops,
             per_size: self.sizes.map(|m| m.stats.into_vec()).unwrap_or_default(),
-            zone_ios: self.source.zone_counts().to_vec(),
+            zone_ios: self.source.zone_counts(),
             own_ns: self.own_ns,
             depths: self.depths,
             iolog: self.iolog,

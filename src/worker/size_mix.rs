@@ -5,7 +5,7 @@
 //! Only a worker with a mix has one: without, the loop takes none of this. Per I/O it
 //! allocates nothing: one draw, one table lookup, one record into the size's figures.
 
-use crate::access::block_sizes::{BlockSizeMix, SizeFor, SizePicker};
+use crate::access::block_sizes::{BlockSizeMix, SizePicker};
 use crate::engine::Op;
 use crate::stats::OpStats;
 
@@ -41,12 +41,7 @@ impl SizeMix {
     /// The next I/O's size for `op`: (index of the size, bytes, units of the alignment).
     #[inline(always)]
     pub(super) fn pick(&mut self, op: Op) -> (u8, u32, u64) {
-        let of = match op {
-            Op::Read => SizeFor::Read,
-            Op::Trim => SizeFor::Trim,
-            Op::Write | Op::Fsync | Op::Fdatasync => SizeFor::Write,
-        };
-        self.picker.pick(of)
+        self.picker.pick(super::direction(op))
     }
 
     /// A completed I/O of size `index`.

@@ -320,6 +320,66 @@ fn zoned_distributions_give_each_zone_its_share_of_the_offsets_read() {
     assert!((in_first - 70.0).abs() < 2.0, "{in_first} % in the first zone");
 }
 
+/// Zones per direction (fio's `READS,WRITES`): a 50/50 mix's reads fall in the reads'
+/// zones and its writes in the writes', as strace sees the preads and pwrites, and the
+/// result counts each direction's zones apart.
+#[test]
+fn zones_per_direction_send_reads_and_writes_to_their_own_zones() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("zd.dat"));
+    let json = path_str(&dir.path().join("zd.json"));
+    let probe = std::process::Command::new("strace").arg("-V").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP: strace is not installed (apt-get install strace): the offsets cannot be seen");
+        return;
+    }
+    // Laid out first, so that the traced run's only 4 KiB calls are its own.
+    run_ok(&[&f, "--engine", "sync", "--file-size", "64m", "--ops", "1", "--quiet"]);
+    let trace = dir.path().join("trace");
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-f", "-qq", "-e", "trace=pread64,pwrite64", "-e", "signal=none", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_iopulse"));
+    cmd.args([&f, "--engine", "sync", "--file-size", "64m", "--random", "--write-percent", "50"]);
+    cmd.args(["--distribution", "zoned", "--zones", "80/10:20/90,20/50:80/50", "--ops", "100000"]);
+    cmd.args(["--json", &json, "--quiet"]);
+    let (code, _, err) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let offsets = |call: &str| -> Vec<u64> {
+        text.lines()
+            .filter(|l| l.contains(&format!("{call}(")) && l.trim_end().ends_with("= 4096"))
+            .map(|l| {
+                let args_end = l.rfind(')').unwrap();
+                l[l[..args_end].rfind(", ").unwrap() + 2..args_end].parse::<u64>().unwrap()
+            })
+            .collect()
+    };
+    let (reads, writes) = (offsets("pread64"), offsets("pwrite64"));
+    assert_eq!(reads.len() + writes.len(), 100_000, "one call per I/O");
+    // The zones' bounds: a tenth and a half of the file's blocks, rounded to whole blocks.
+    let blocks = (64u64 << 20) / 4096;
+    let (tenth, half) = ((blocks as f64 * 0.1).round() as u64 * 4096, blocks / 2 * 4096);
+    let share_below = |v: &[u64], bound: u64| v.iter().filter(|&&o| o < bound).count() as f64 * 100.0 / v.len() as f64;
+    // Reads: 80 % in the first tenth; writes: 20 % in the first half.
+    let reads_low = share_below(&reads, tenth);
+    let writes_low = share_below(&writes, half);
+    assert!((reads_low - 80.0).abs() < 2.0, "{reads_low:.2} % of the reads in the first tenth");
+    assert!((writes_low - 20.0).abs() < 2.0, "{writes_low:.2} % of the writes in the first half");
+    let r = read_json(&json);
+    let zones = r["zones"].as_array().unwrap();
+    let of =
+        |direction: &str| -> Vec<&serde_json::Value> { zones.iter().filter(|z| z["direction"] == direction).collect() };
+    let (zr, zw) = (of("read"), of("write"));
+    assert_eq!((zr.len(), zw.len()), (2, 2), "{zones:?}");
+    // The result's counts are what strace saw, direction by direction.
+    assert_eq!(zr[0]["ios"], reads.iter().filter(|&&o| o < tenth).count() as u64);
+    assert_eq!(zr[0]["ios"].as_u64().unwrap() + zr[1]["ios"].as_u64().unwrap(), reads.len() as u64);
+    assert_eq!(zw[0]["ios"], writes.iter().filter(|&&o| o < half).count() as u64);
+    assert_eq!((zr[0]["io_percent_asked"].as_f64(), zw[0]["io_percent_asked"].as_f64()), (Some(80.0), Some(20.0)));
+    assert!((zw[0]["io_percent_achieved"].as_f64().unwrap() - writes_low).abs() < 1e-9, "{zones:?}");
+}
+
 #[test]
 fn zoned_distributions_are_refused_naming_the_flag_and_the_fix() {
     let dir = temp_dir();
@@ -332,7 +392,11 @@ fn zoned_distributions_are_refused_naming_the_flag_and_the_fix() {
         ),
         (&["--zones", "50/50:50/50"][..], "--zones applies to --distribution zoned, not uniform"),
         (&["--distribution", "zoned-abs", "--zones", "50/1m:50/2g", "--file-size", "1g"][..], "more than --file-size"),
-        (&["--distribution", "zoned", "--zones", "50/50:50/50,100/100"][..], "separate zones per direction"),
+        (
+            &["--distribution", "zoned", "--zones", "50/50:50/50,100/100,100/100,100/100"][..],
+            "4 comma-separated sets of zones",
+        ),
+        (&["--distribution", "zoned", "--zones", "50/50:50/50,60/100"][..], "the writes' zones `60/100`"),
     ] {
         let mut args = vec![f.as_str(), "--engine", "sync", "--random", "--ops", "10"];
         args.extend_from_slice(extra);

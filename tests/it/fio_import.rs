@@ -347,15 +347,23 @@ fn zoned_random_distributions_translate_and_run_with_their_zones() {
         let ios: u64 = zones.iter().map(|z| z["ios"].as_u64().unwrap()).sum();
         assert_eq!(ios, 4000, "{job}");
     }
-    // Zones fio has per direction are refused naming the option and line.
+    // Zones per direction (reads, writes), each set's last zone taking the rest of the region.
     std::fs::write(
         &fio,
-        format!("[j]\nfilename={target}\nrw=randrw\nsize=8m\nrandom_distribution=zoned:50/50:50/50,100/100\n"),
+        format!("[j]\nfilename={target}\nrw=randrw\nsize=8m\nrandom_distribution=zoned:50/50:50/,90/10:10/\n"),
+    )
+    .unwrap();
+    let t = from_fio(&fio, dir.path(), &[]);
+    assert_eq!(text(&t, "j", "zones"), "50/50:50/50,90/10:10/90");
+    // A set that does not add up is named with the option and line.
+    std::fs::write(
+        &fio,
+        format!("[j]\nfilename={target}\nrw=randrw\nsize=8m\nrandom_distribution=zoned:50/50:50/50,90/100\n"),
     )
     .unwrap();
     let (code, _, err) = run(&["from-fio", &path_str(&fio)]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("random_distribution") && err.contains("separate zones per direction"), "{err}");
+    assert!(err.contains("random_distribution") && err.contains("the writes' zones"), "{err}");
 }
 
 #[test]
