@@ -325,6 +325,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
         limit,
         warnings: diag.warnings(),
         notes: diag.notes(),
+        merged_from: None,
     };
     Ok(MetaOutcome { result, exit_code: exit })
 }

@@ -33,6 +33,24 @@ pub struct MetaResult {
     pub limit: Option<String>,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
+    /// Only in a result of `iopulse merge`: each input, in the order given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Vec<MetaMergedSource>>,
+}
+
+/// One input of a merged metadata result.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MetaMergedSource {
+    /// The file as given.
+    pub file: String,
+    /// Its tree's root.
+    pub target: String,
+    pub started_at: String,
+    pub seed: u64,
+    /// Its operations, all phases together.
+    pub ops: u64,
+    /// Its phases' windows, added.
+    pub window_ns: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -85,11 +85,23 @@ pub enum MergeError {
         "{file} has the jobs {found} but {first} has {expected}: merge the results of one job file (the same jobs, by name and phase), or merge one job of each (jq '.jobs[] | select(.job == \"NAME\")')"
     )]
     JobNames { file: String, found: String, first: String, expected: String },
+    #[error(
+        "{metadata} is a metadata run's result (--files) but {block} is a block run's: merge metadata results only with metadata results of the same workload"
+    )]
+    MetadataAndBlock { metadata: String, block: String },
+    #[error(
+        "{file} has the phases {found} but {first} has {expected}: merge metadata results of one workload (the same --meta-mix or --meta-phases)"
+    )]
+    MetadataPhases { file: String, found: String, first: String, expected: String },
+    #[error(
+        "{file}: job {job} has `files` (a metadata job) in a block result: a job file of metadata jobs writes a metadata result per job; merge those (iopulse DIR --files N --json FILE)"
+    )]
+    MetadataJob { file: String, job: String },
     #[error("{first} and {other} have different specs: {}; merge results of one workload, or pass --force to merge them anyway", describe(.differences, .first, .other))]
     SpecMismatch { first: String, other: String, differences: Vec<SpecDifference> },
 }
 
-fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String {
+pub(crate) fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String {
     differences
         .iter()
         .map(|d| format!("{} is {} in {first} but {} in {other}", d.field, d.first, d.other))
@@ -97,13 +109,12 @@ fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String 
         .join("; ")
 }
 
-/// Reads one JSON result (`load::without_time_series`: a regular file on a real
-/// filesystem of at most `load::MAX_RESULT_BYTES`, parsed without its time series, which
-/// merging drops, its figures judged). With it, the job-file document (`jobs[]`,
+/// A block result read (`load::document`: a regular file on a real filesystem of at most
+/// `load::MAX_RESULT_BYTES`, parsed without its time series, which merging drops, its
+/// figures judged) as an input to merge, with the job-file document (`jobs[]`,
 /// `phases[]`) when the file is the result of a job file (`iopulse run`).
-pub fn load_document(path: &Path) -> Result<(Input, Option<JobsResult>), MergeError> {
-    let loaded = super::load::without_time_series(path)?;
-    Ok((Input { file: loaded.file, result: loaded.result, id: Some(loaded.id) }, loaded.jobs))
+pub fn document_of(loaded: super::load::Loaded) -> (Input, Option<JobsResult>) {
+    (Input { file: loaded.file, result: loaded.result, id: Some(loaded.id) }, loaded.jobs)
 }
 
 /// Refuses an input that is also where the merged result goes (stdout, a regular file
@@ -149,10 +160,16 @@ pub fn refuse_duplicates(inputs: &[Input]) -> Result<(), MergeError> {
 
 /// The fields of two specs that differ (by their JSON form), the seeds aside.
 pub fn spec_differences(a: &RunResult, b: &RunResult) -> Vec<SpecDifference> {
+    spec_differences_of(&a.spec, &b.spec)
+}
+
+/// The fields of two specs that differ (by their JSON form), the seeds aside: what
+/// `spec_differences` compares, for any result that carries a spec (a metadata run's).
+pub fn spec_differences_of(a: &crate::spec::Spec, b: &crate::spec::Spec) -> Vec<SpecDifference> {
     let mut fa = BTreeMap::new();
     let mut fb = BTreeMap::new();
-    flatten("spec", &serde_json::to_value(&a.spec).unwrap_or(Value::Null), &mut fa);
-    flatten("spec", &serde_json::to_value(&b.spec).unwrap_or(Value::Null), &mut fb);
+    flatten("spec", &serde_json::to_value(a).unwrap_or(Value::Null), &mut fa);
+    flatten("spec", &serde_json::to_value(b).unwrap_or(Value::Null), &mut fb);
     let mut keys: Vec<&String> = fa.keys().chain(fb.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -560,7 +577,7 @@ fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeErr
     Ok(())
 }
 
-fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) {
+pub(crate) fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) {
     // Both come from new_latency_histogram's bounds; a foreign histogram of other
     // bounds is added value by value.
     if into.add(other).is_err() {
