@@ -26,6 +26,7 @@ mod job_results;
 mod job_window;
 mod libaio_mmap;
 mod metadata;
+mod metadata_outputs;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod paced_runs;
