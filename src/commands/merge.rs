@@ -176,6 +176,13 @@ fn merge_job_files(
 /// `iopulse merge` of metadata results (`iopulse DIR --files N --json FILE`): each phase's
 /// kinds merged, reported as a metadata run's result.
 fn merge_metadata(args: &MergeArgs, loaded: Vec<Document>) -> i32 {
+    if !matches!(args.output_format, OutputFormat::Text | OutputFormat::Json) {
+        let file = loaded.first().map(Document::file).unwrap_or_default();
+        crate::stderr_line!(
+            "iopulse merge: error: --output-format: {file} is a metadata run's result (--files), merged as text or json; give one of them"
+        );
+        return exit_code::USAGE;
+    }
     let inputs: Vec<metadata::Input> = loaded
         .into_iter()
         .filter_map(|d| match d {
@@ -197,11 +204,8 @@ fn merge_metadata(args: &MergeArgs, loaded: Vec<Document>) -> i32 {
         }
     };
     let rendered = match args.output_format {
-        OutputFormat::Text => Ok(report::metadata::text(&merged.result)),
-        OutputFormat::Json => Ok(report::metadata::json(&merged.result)),
-        other => {
-            Err(format!("--output-format {other:?} is not available for metadata results (--files): give text or json"))
-        }
+        OutputFormat::Text => report::metadata::text(&merged.result),
+        _ => report::metadata::json(&merged.result),
     };
-    print_merged(args, &merged.notes, &[], rendered)
+    print_merged(args, &merged.notes, &[], Ok::<_, String>(rendered))
 }

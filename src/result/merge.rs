@@ -86,6 +86,10 @@ pub enum MergeError {
     )]
     JobNames { file: String, found: String, first: String, expected: String },
     #[error(
+        "{file}: its {field} ({value}) added to the other results' passes 2^63 - 1, the most samples one histogram holds: a result was altered or damaged; merge results of runs side by side"
+    )]
+    HistogramCount { file: String, field: String, value: u64 },
+    #[error(
         "{metadata} is a metadata run's result (--files) but {block} is a block run's: merge metadata results only with metadata results of the same workload"
     )]
     MetadataAndBlock { metadata: String, block: String },
@@ -248,8 +252,8 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let mut read_hist = new_latency_histogram();
     let mut write_hist = new_latency_histogram();
     for input in inputs {
-        add(&mut read_hist, &decode(input, &input.result.histograms.read)?);
-        add(&mut write_hist, &decode(input, &input.result.histograms.write)?);
+        add_within(&mut read_hist, &decode(input, &input.result.histograms.read)?, &input.file, "histograms.read")?;
+        add_within(&mut write_hist, &decode(input, &input.result.histograms.write)?, &input.file, "histograms.write")?;
     }
     let mut total_hist = read_hist.clone();
     add(&mut total_hist, &write_hist);
@@ -259,10 +263,10 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let mut trim_hist = new_latency_histogram();
     for input in inputs {
         if let Some(text) = &input.result.histograms.flush {
-            add(&mut flush_hist, &decode(input, text)?);
+            add_within(&mut flush_hist, &decode(input, text)?, &input.file, "histograms.flush")?;
         }
         if let Some(text) = &input.result.histograms.trim {
-            add(&mut trim_hist, &decode(input, text)?);
+            add_within(&mut trim_hist, &decode(input, text)?, &input.file, "histograms.trim")?;
         }
     }
 
@@ -532,11 +536,12 @@ fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeErr
         for input in inputs {
             let Some(f) = input.result.block_sizes.iter().find(|b| b.size_bytes == size) else { continue };
             if let Some(h) = input.result.histograms.block_sizes.iter().find(|h| h.size_bytes == size) {
-                for (into, text) in hists.iter_mut().zip([Some(&h.read), Some(&h.write), h.trim.as_ref()]) {
+                let texts = [("read", Some(&h.read)), ("write", Some(&h.write)), ("trim", h.trim.as_ref())];
+                for (into, (op, text)) in hists.iter_mut().zip(texts) {
                     if let Some(text) = text {
                         let decoded = decode_histogram(text)
                             .map_err(|source| MergeError::Histogram { file: input.file.clone(), source })?;
-                        add(into, &decoded);
+                        add_within(into, &decoded, &input.file, &format!("histograms.block_sizes[{size}].{op}"))?;
                     }
                 }
             }
@@ -574,6 +579,26 @@ fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeErr
     }
     m.block_sizes = figures;
     m.histograms.block_sizes = histograms;
+    Ok(())
+}
+
+/// `add`, refusing a sum of more samples than a histogram can be written with (its V2
+/// serialisation holds counts as i64: encoding more would panic), naming the `file` and
+/// `field` of `other`, whose samples crossed the line.
+pub(crate) fn add_within(
+    into: &mut Histogram<u64>,
+    other: &Histogram<u64>,
+    file: &str,
+    field: &str,
+) -> Result<(), MergeError> {
+    if into.len().saturating_add(other.len()) > i64::MAX as u64 {
+        return Err(MergeError::HistogramCount {
+            file: file.to_string(),
+            field: field.to_string(),
+            value: other.len(),
+        });
+    }
+    add(into, other);
     Ok(())
 }
 
@@ -687,6 +712,19 @@ mod tests {
         assert!(early_end.contains("ended 700 ms apart"), "{early_end}");
         assert_eq!(overlap_warning(None, 1), None);
         assert_eq!(min_max([5u64, 2, 9].into_iter()), (2, 9));
+    }
+
+    #[test]
+    fn a_sum_of_more_samples_than_a_histogram_can_be_written_with_is_refused() {
+        let mut one = new_latency_histogram();
+        one.record_n(1_000, i64::MAX as u64).unwrap();
+        let mut sum = new_latency_histogram();
+        add_within(&mut sum, &one, "a.json", "histograms.read").unwrap();
+        // Still encodable: exactly i64::MAX samples.
+        assert!(decode_histogram(&encode_histogram(&sum)).is_ok());
+        let e = add_within(&mut sum, &one, "b.json", "histograms.read").unwrap_err().to_string();
+        assert!(e.starts_with("b.json: its histograms.read (9223372036854775807)"), "{e}");
+        assert_eq!(sum.len(), i64::MAX as u64, "nothing was added");
     }
 
     #[test]

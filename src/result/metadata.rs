@@ -7,7 +7,7 @@
 //!
 //! It merges; it reads no file (`load.rs`) and formats nothing (`report/metadata.rs`).
 
-use super::merge::{MergeError, add, describe, spec_differences_of};
+use super::merge::{MergeError, add_within, describe, spec_differences_of};
 use crate::metadata::result::{MetaMergedSource, MetaResult, OpFigures, PhaseResult};
 use crate::spec::metadata::MetaOp;
 use crate::stats::{LatencySummary, decode_histogram, encode_histogram, new_latency_histogram};
@@ -237,7 +237,7 @@ fn merge_kind(index: usize, op: MetaOp, kinds: &[(&str, &OpFigures)]) -> Result<
     for (file, o) in kinds.iter().filter(|(_, o)| o.ops > 0) {
         let h = decode_histogram(&o.histogram)
             .map_err(|source| MergeError::Histogram { file: file.to_string(), source })?;
-        add(&mut hist, &h);
+        add_within(&mut hist, &h, file, &format!("phases[{index}].per_op[{}].histogram", op.name()))?;
     }
     let active = || kinds.iter().map(|(_, o)| *o).filter(|o| o.ops > 0);
     let latency_ns = if ops == 0 {

@@ -256,6 +256,62 @@ fn damaged_metadata_results_are_refused_with_exit_2() {
 }
 
 #[test]
+fn counts_past_what_a_histogram_holds_and_formats_a_metadata_result_has_not_are_refused() {
+    let dir = temp_dir();
+    let (a_file, a) = mix_run(dir.path(), "a", "1");
+    // Results whose stat kind holds 2^63 − 1 operations each (the histogram says so too,
+    // so each passes on its own): two add up past what one histogram holds (its counts
+    // serialize as i64), three past 64 bits; either is refused, naming the file that
+    // crossed the line.
+    let huge = i64::MAX as u64;
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+    h.record_n(1_000, huge).unwrap();
+    let mut big = a.clone();
+    let phase = &mut big["phases"][0];
+    let others: u64 = phase["per_op"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["op"] != "stat")
+        .map(|o| o["ops"].as_u64().unwrap())
+        .sum();
+    phase["ops"] = Value::from(others + huge);
+    let stat = phase["per_op"].as_array_mut().unwrap().iter_mut().find(|o| o["op"] == "stat").unwrap();
+    stat["ops"] = Value::from(huge);
+    stat["files"] = Value::from(huge);
+    stat["histogram"] = Value::from(encode(&h));
+    let mut files = Vec::new();
+    for (name, started) in
+        [("big1", "2020-01-01T00:00:00Z"), ("big2", "2020-01-01T00:00:01Z"), ("big3", "2020-01-01T00:00:02Z")]
+    {
+        big["started_at"] = Value::from(started);
+        let f = dir.path().join(format!("{name}.json"));
+        std::fs::write(&f, serde_json::to_string(&big).unwrap()).unwrap();
+        files.push(path_str(&f));
+    }
+    let says = [
+        "big2.json: its phases[0].per_op[stat].histogram (9223372036854775807) added to the other results' passes 2^63 - 1",
+        "big3.json: its phases[0].per_op[stat].ops (9223372036854775807) added to the other results' overflows 64 bits",
+    ];
+    for (n, says) in [2, 3].into_iter().zip(says) {
+        let mut args = vec!["merge"];
+        args.extend(files[..n].iter().map(String::as_str));
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stdout.is_empty() && !stderr.contains("panicked"), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+
+    // Merged metadata results are text or JSON: another format is refused before printing.
+    let b = dir.path().join("b.json");
+    mix_run(dir.path(), "b", "2");
+    let (code, stdout, stderr) = run(&["merge", &path_str(&a_file), &path_str(&b), "--output-format", "fio-json"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty() && stderr.contains("--output-format") && stderr.contains("text or json"), "{stderr}");
+}
+
+#[test]
 fn a_job_files_metadata_results_in_one_stream_are_refused_naming_the_file() {
     let dir = temp_dir();
     let job_file = dir.path().join("two.toml");
