@@ -1,7 +1,8 @@
 //! Metadata results (`--files`) read back: `iopulse merge` of two runs adds each kind's
 //! counts and histograms (checked against the two inputs' own histograms),
 //! `iopulse compare` judges each kind (a run against itself, against a copy whose
-//! latencies were tripled, against a block result), and damaged results, a job file's
+//! latencies were tripled, five runs against five by the rank test, against a block
+//! result), and damaged results, a job file's
 //! several results in one stream and a block result beside a metadata one are refused
 //! with exit 2, never a panic.
 
@@ -336,4 +337,80 @@ fn a_job_files_metadata_results_in_one_stream_are_refused_naming_the_file() {
         stderr.contains("both.json: has more after its JSON result") && stderr.contains("one result per job"),
         "{stderr}"
     );
+}
+
+#[test]
+fn repetitions_are_judged_by_the_rank_test() {
+    let dir = temp_dir();
+    let root = path_str(&dir.path().join("tree"));
+    let mut base = Vec::new();
+    let mut slow = Vec::new();
+    for i in 0..5 {
+        let json = dir.path().join(format!("base{i}.json"));
+        let seed = (i + 1).to_string();
+        run_ok(&[
+            &root,
+            "--files",
+            "300",
+            "--meta-mix",
+            "stat=9,create=1",
+            "--ops",
+            "2000",
+            "--seed",
+            &seed,
+            "--json",
+            &path_str(&json),
+            "-q",
+        ]);
+        // The same run with stat ten times as slow, and so a tenth of its rate: far beyond
+        // the spread between runs on a busy machine, so every pair of runs says slower.
+        let mut r = slowed(&read_json(&json), "stat", 10);
+        let stat = r["phases"][0]["per_op"].as_array_mut().unwrap().iter_mut().find(|o| o["op"] == "stat").unwrap();
+        stat["ops_per_sec"] = Value::from(stat["ops_per_sec"].as_f64().unwrap() / 10.0);
+        let slow_json = dir.path().join(format!("slow{i}.json"));
+        std::fs::write(&slow_json, serde_json::to_string(&r).unwrap()).unwrap();
+        base.push(path_str(&json));
+        slow.push(path_str(&slow_json));
+    }
+    let side = |flag: &'static str, files: &[String]| -> Vec<String> {
+        std::iter::once(flag.to_string()).chain(files.iter().cloned()).collect()
+    };
+    let judge = |new: &[String]| -> (i32, Value) {
+        let mut args: Vec<String> = vec!["compare".into()];
+        args.extend(side("--base", &base));
+        args.extend(side("--new", new));
+        args.extend(["--output-format".into(), "json".into()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = run(&args);
+        (code, serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout} {stderr}")))
+    };
+    let figure = |c: &Value, name: &str| -> Value {
+        c["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["figure"] == name)
+            .unwrap_or_else(|| panic!("{name}: {c}"))
+            .clone()
+    };
+    // The five runs against themselves: each figure by the rank test, nothing regressed.
+    let (code, c) = judge(&base);
+    assert_eq!(code, 0, "{c}");
+    assert_eq!((c["base"]["runs"].as_u64(), c["new"]["runs"].as_u64()), (Some(5), Some(5)));
+    let rate = figure(&c, "stat.ops_per_sec");
+    // Identical sets: no shift and p = 1 (the interval is the runs' own spread, which may
+    // be wider than the threshold: then inconclusive, never regressed).
+    assert_eq!(rate["method"], "rank_test", "{rate}");
+    assert_eq!((rate["change_percent"].as_f64(), rate["p_value"].as_f64()), (Some(0.0), Some(1.0)), "{rate}");
+    assert_ne!(rate["verdict"], "regressed");
+    // Against the slowed copies: stat's rate and latency regressed, create's did not move.
+    let (code, c) = judge(&slow);
+    assert_eq!(code, 5, "{c}");
+    for name in ["stat.ops_per_sec", "stat.p50"] {
+        let f = figure(&c, name);
+        assert_eq!((f["method"].as_str(), f["verdict"].as_str()), (Some("rank_test"), Some("regressed")), "{f}");
+    }
+    let create = figure(&c, "create.p50");
+    assert_eq!((create["change_percent"].as_f64(), create["p_value"].as_f64()), (Some(0.0), Some(1.0)), "{create}");
+    assert_ne!(create["verdict"], "regressed");
 }
