@@ -24,6 +24,9 @@ Examples:
       each verdict a JUnit test case (a regression fails, inconclusive is skipped)
   iopulse compare old-kernel/ new-kernel/ --force
       compare although the sides differ (here the kernel): each difference warned about
+  iopulse compare meta-base.json meta-new.json
+      metadata results (--files): each phase's ops/s, each operation kind's ops/s and
+      p50/p99/p99.9 (stat.p99, create.ops_per_sec); a block result against one is refused
 
 Figures: iops, bw, p50/p99/p99.9 of each op type (read.p99, write.p50, ...), cpu.per_io;
 per run, per job of a job file, per point of a sweep.
@@ -130,6 +133,9 @@ pub fn compare(args: CompareArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if !base.metadata.is_empty() || !new.metadata.is_empty() {
+        return compare_metadata(&args, &base, &new);
+    }
     if !base.scopes.iter().any(|(s, _)| new.runs(s).is_some()) {
         let names = |s: &inputs::Side| s.scopes.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>().join(", ");
         crate::stderr_line!(
@@ -159,14 +165,57 @@ pub fn compare(args: CompareArgs) -> i32 {
         }
     }
     let options = compare::Options { threshold: args.threshold, confidence: args.confidence };
-    let comparison = compare::compare(&base, &new, differences, options);
+    print(&args, &compare::compare(&base, &new, differences, options))
+}
+
+/// `iopulse compare` of metadata runs' results: refused against block results (naming a
+/// file of each kind), else judged phase by phase, kind by kind (`compare::metadata`).
+fn compare_metadata(args: &CompareArgs, base: &inputs::Side, new: &inputs::Side) -> i32 {
+    let block = |s: &inputs::Side| s.scopes.iter().flat_map(|(_, runs)| runs.first()).map(|r| r.file.clone()).next();
+    let meta = |s: &inputs::Side| s.metadata.first().map(|r| r.file.clone());
+    let mixed =
+        [(meta(base), block(base)), (meta(new), block(new)), (meta(base), block(new)), (meta(new), block(base))]
+            .into_iter()
+            .find_map(|pair| match pair {
+                (Some(m), Some(b)) => Some((m, b)),
+                _ => None,
+            });
+    if let Some((m, b)) = mixed {
+        crate::stderr_line!(
+            "iopulse compare: error: {m} is a metadata run's result (--files) but {b} is a block run's: compare metadata results only with metadata results"
+        );
+        return exit_code::USAGE;
+    }
+    let differences = compare::metadata::differences(base, new);
+    if !differences.is_empty() {
+        let list: Vec<String> = differences
+            .iter()
+            .map(|d| format!("{} is {} in {} but {} in {}", d.field, d.base, d.base_file, d.new, d.new_file))
+            .collect();
+        if !args.force {
+            crate::stderr_line!(
+                "iopulse compare: error: the results are not comparable: {}; compare runs of one workload on one setup, or pass --force to compare them anyway",
+                list.join("; ")
+            );
+            return exit_code::USAGE;
+        }
+        for d in &list {
+            crate::stderr_line!("⚠ NOT COMPARABLE (compared anyway, --force): {d}");
+        }
+    }
+    let options = compare::Options { threshold: args.threshold, confidence: args.confidence };
+    print(args, &compare::metadata::compare(base, new, differences, options))
+}
+
+/// The comparison in the format asked for on stdout; the exit code.
+fn print(args: &CompareArgs, comparison: &compare::Comparison) -> i32 {
     let text = match args.output_format {
-        CompareFormat::Text => report::compare::text(&comparison),
-        CompareFormat::Json => super::json_text(&comparison),
-        CompareFormat::Markdown => report::compare::markdown(&comparison),
-        CompareFormat::Junit => report::compare::junit(&comparison),
-        CompareFormat::BenchmarkBigger => report::bench_action::compare(&comparison, true),
-        CompareFormat::BenchmarkSmaller => report::bench_action::compare(&comparison, false),
+        CompareFormat::Text => report::compare::text(comparison),
+        CompareFormat::Json => super::json_text(comparison),
+        CompareFormat::Markdown => report::compare::markdown(comparison),
+        CompareFormat::Junit => report::compare::junit(comparison),
+        CompareFormat::BenchmarkBigger => report::bench_action::compare(comparison, true),
+        CompareFormat::BenchmarkSmaller => report::bench_action::compare(comparison, false),
     };
     let code = super::write_stdout(&text);
     if code != exit_code::SUCCESS {

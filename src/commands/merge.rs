@@ -3,7 +3,8 @@
 
 use crate::diagnostics::error::exit_code;
 use crate::report::{self, OutputFormat};
-use crate::result::merge;
+use crate::result::load::{self, Document};
+use crate::result::{merge, metadata};
 use std::path::PathBuf;
 
 const MERGE_EXAMPLES: &str = "\
@@ -20,6 +21,10 @@ Examples:
       results of one job file (`iopulse run FILE --json`): merged job by job, each
       phase's and the combined figures recomputed; other jobs, or a single run's
       result among them, are refused naming the file
+  iopulse merge meta-host1.json meta-host2.json
+      metadata results (iopulse DIR --files N --json FILE) of runs side by side, each
+      on its own tree: each operation kind's counts and histograms added; a block
+      result among them is refused naming the file
 
 Percentiles come from the added histograms, never from averaged percentiles;
 IOPS, bandwidth and CPU time are summed (the runs are taken as concurrent).
@@ -27,7 +32,8 @@ Inputs must be regular files of at most 256 MiB (no FIFO, device or /proc file),
 they are parsed; a histogram whose header lies, a figure no run has (negative, 1e308 IOPS)
 or counts whose sum overflows are refused naming the file and field; one result given
 twice, or an input that is also stdout (`> a.json`), is refused.
-Exit codes: 0 merged, 2 unreadable input, a duplicate, or different specs without --force,
+Exit codes: 0 merged, 2 unreadable input, a duplicate, different specs without --force,
+or metadata and block results together,
 130/143/129 on SIGINT/SIGTERM/SIGHUP.";
 
 /// Combine the JSON results of concurrent runs (several processes or hosts) into one report.
@@ -62,13 +68,46 @@ pub fn merge(args: MergeArgs) -> i32 {
         crate::stderr_line!("iopulse merge: error: {e}");
         return exit_code::USAGE;
     }
-    let documents = match args.results.iter().map(|p| merge::load_document(p)).collect::<Result<Vec<_>, _>>() {
-        Ok(documents) => documents,
+    let loaded = match args.results.iter().map(|p| load::document(p)).collect::<Result<Vec<_>, _>>() {
+        Ok(loaded) => loaded,
         Err(e) => {
             crate::stderr_line!("iopulse merge: error: {e}");
             return exit_code::USAGE;
         }
     };
+    let metadata = loaded.iter().find(|d| matches!(d, Document::Metadata(_))).map(|d| d.file().to_string());
+    let block = loaded.iter().find(|d| matches!(d, Document::Run(_))).map(|d| d.file().to_string());
+    match (metadata, block) {
+        (Some(metadata), Some(block)) => {
+            crate::stderr_line!("iopulse merge: error: {}", merge::MergeError::MetadataAndBlock { metadata, block });
+            return exit_code::USAGE;
+        }
+        (Some(_), None) => return merge_metadata(&args, loaded),
+        _ => {}
+    }
+    let documents: Vec<_> = loaded
+        .into_iter()
+        .filter_map(|d| match d {
+            Document::Run(l) => Some(merge::document_of(*l)),
+            Document::Metadata(_) => None,
+        })
+        .collect();
+    // A block result that says it ran a tree of files was made by hand: metadata jobs
+    // write metadata results, never a block result's jobs.
+    for (input, jobs) in &documents {
+        let job = jobs.as_ref().and_then(|doc| doc.jobs.iter().find(|j| j.result.spec.metadata.is_some()));
+        let name = match job {
+            Some(j) => Some(j.job.clone()),
+            None => input.result.spec.metadata.is_some().then(|| "(the run)".to_string()),
+        };
+        if let Some(job) = name {
+            crate::stderr_line!(
+                "iopulse merge: error: {}",
+                merge::MergeError::MetadataJob { file: input.file.clone(), job }
+            );
+            return exit_code::USAGE;
+        }
+    }
     let job_file = documents.iter().find(|(_, jobs)| jobs.is_some()).map(|(i, _)| i.file.clone());
     let single = documents.iter().find(|(_, jobs)| jobs.is_none()).map(|(i, _)| i.file.clone());
     if let (Some(file), Some(plain)) = (job_file.clone(), single) {
@@ -132,4 +171,41 @@ fn merge_job_files(
         }
     };
     print_merged(args, &merged.notes, &merged.warnings, report::jobs::render(&merged.doc, args.output_format))
+}
+
+/// `iopulse merge` of metadata results (`iopulse DIR --files N --json FILE`): each phase's
+/// kinds merged, reported as a metadata run's result.
+fn merge_metadata(args: &MergeArgs, loaded: Vec<Document>) -> i32 {
+    if !matches!(args.output_format, OutputFormat::Text | OutputFormat::Json) {
+        let file = loaded.first().map(Document::file).unwrap_or_default();
+        crate::stderr_line!(
+            "iopulse merge: error: --output-format: {file} is a metadata run's result (--files), merged as text or json; give one of them"
+        );
+        return exit_code::USAGE;
+    }
+    let inputs: Vec<metadata::Input> = loaded
+        .into_iter()
+        .filter_map(|d| match d {
+            Document::Metadata(l) => Some(metadata::Input { file: l.file, result: l.result, id: Some(l.id) }),
+            Document::Run(_) => None,
+        })
+        .collect();
+    if !args.allow_duplicates
+        && let Err(e) = metadata::refuse_duplicates(&inputs)
+    {
+        crate::stderr_line!("iopulse merge: error: {e}");
+        return exit_code::USAGE;
+    }
+    let merged = match metadata::merge(&inputs, args.force) {
+        Ok(m) => m,
+        Err(e) => {
+            crate::stderr_line!("iopulse merge: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    let rendered = match args.output_format {
+        OutputFormat::Text => report::metadata::text(&merged.result),
+        _ => report::metadata::json(&merged.result),
+    };
+    print_merged(args, &merged.notes, &[], Ok::<_, String>(rendered))
 }

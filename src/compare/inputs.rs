@@ -2,10 +2,12 @@
 //! result, a job file's, a sweep's, a directory of them), bounded and judged as every
 //! result read is (`result::load`), and grouped by what they measured: `run` for a single
 //! run, `job NAME` for each job of a job file, `point block_size=4k ...` for each point of
-//! a sweep (whose repetitions are that point's runs).
+//! a sweep (whose repetitions are that point's runs). A metadata run's result is kept
+//! whole, for `compare::metadata`.
 //!
 //! It reads and groups; it compares nothing.
 
+use crate::metadata::result::MetaResult;
 use crate::result::RunResult;
 use crate::result::jobs::JobsResult;
 use crate::result::load::{self, LoadError};
@@ -25,6 +27,16 @@ pub struct Run {
 pub struct Side {
     pub files: Vec<String>,
     pub scopes: Vec<(String, Vec<Run>)>,
+    /// Metadata runs' results (`--files`), compared by `compare::metadata`; a side holds
+    /// these or block results, never both (`iopulse compare` refuses a mix).
+    pub metadata: Vec<MetaRun>,
+}
+
+/// One metadata run of a side.
+#[derive(Clone, Debug)]
+pub struct MetaRun {
+    pub file: String,
+    pub result: MetaResult,
 }
 
 impl Side {
@@ -89,6 +101,13 @@ fn read_file(path: &Path, side: &mut Side) -> Result<(), InputError> {
     side.files.push(file.clone());
     match value.get("kind").and_then(|k| k.as_str()) {
         Some("search") => return Err(InputError::Search { file }),
+        Some(crate::metadata::result::KIND) => {
+            let result: MetaResult = load::typed_document(&file, &value)?;
+            drop(value);
+            load::check_metadata(&file, &result)?;
+            side.metadata.push(MetaRun { file, result });
+            return Ok(());
+        }
         Some("sweep") => {
             let doc: SweepDocument = load::typed_document(&file, &value)?;
             drop(value);

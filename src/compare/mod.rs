@@ -5,7 +5,8 @@
 //! - `inputs.rs`: the sides, read from files and directories, grouped by scope (a run, a
 //!   job of a job file, a point of a sweep);
 //! - `comparable.rs`: what differs between the sides (spec, engine, device, kernel, ...);
-//! - `rank.rs`: the statistics (rank test, Hodges-Lehmann interval, a percentile's interval).
+//! - `rank.rs`: the statistics (rank test, Hodges-Lehmann interval, a percentile's interval);
+//! - `metadata.rs`: metadata runs' results (`--files`) compared phase by phase, kind by kind.
 //!
 //! With several runs on each side a figure is judged by the spread of its runs (the rank
 //! test); with one run on each side latency percentiles are judged from the histograms
@@ -15,6 +16,7 @@
 
 pub mod comparable;
 pub mod inputs;
+pub mod metadata;
 mod rank;
 
 use crate::result::RunResult;
@@ -172,6 +174,23 @@ pub fn compare(base: &Side, new: &Side, differences: Vec<Difference>, options: O
             figures.push(figure(scope, &name, base_runs, new_runs, options));
         }
     }
+    let only = |a: &Side, b: &Side| -> Vec<String> {
+        a.scopes.iter().filter(|(s, _)| b.runs(s).is_none()).map(|(s, _)| s.clone()).collect()
+    };
+    let summary = |s: &Side| SideSummary { files: s.files.clone(), runs: s.scopes.iter().map(|(_, r)| r.len()).sum() };
+    let only_in = [only(base, new), only(new, base)];
+    comparison([summary(base), summary(new)], differences, only_in, figures, options)
+}
+
+/// The comparison of `figures`, counted, with the two sides' summaries, their
+/// differences and the scopes of one side only (base's, then new's).
+pub(crate) fn comparison(
+    [base, new]: [SideSummary; 2],
+    differences: Vec<Difference>,
+    [only_in_base, only_in_new]: [Vec<String>; 2],
+    figures: Vec<FigureComparison>,
+    options: Options,
+) -> Comparison {
     let mut counts = Counts::default();
     for f in &figures {
         match f.verdict {
@@ -181,20 +200,16 @@ pub fn compare(base: &Side, new: &Side, differences: Vec<Difference>, options: O
             Verdict::Inconclusive => counts.inconclusive += 1,
         }
     }
-    let only = |a: &Side, b: &Side| -> Vec<String> {
-        a.scopes.iter().filter(|(s, _)| b.runs(s).is_none()).map(|(s, _)| s.clone()).collect()
-    };
-    let summary = |s: &Side| SideSummary { files: s.files.clone(), runs: s.scopes.iter().map(|(_, r)| r.len()).sum() };
     Comparison {
         kind: "compare".into(),
         iopulse_version: env!("CARGO_PKG_VERSION").into(),
         threshold_percent: options.threshold * 100.0,
         confidence_percent: options.confidence * 100.0,
-        base: summary(base),
-        new: summary(new),
+        base,
+        new,
         differences,
-        only_in_base: only(base, new),
-        only_in_new: only(new, base),
+        only_in_base,
+        only_in_new,
         regressed: counts.regressed > 0,
         figures,
         counts,
@@ -211,7 +226,38 @@ fn median(values: &[f64]) -> Option<f64> {
 fn figure(scope: &str, name: &str, base: &[Run], new: &[Run], options: Options) -> FigureComparison {
     let parsed = named::parse(name).expect("compared figures have names");
     let values = |runs: &[Run]| -> Vec<f64> { runs.iter().filter_map(|r| named::value(&r.result, &parsed)).collect() };
-    let (bv, nv) = (values(base), values(new));
+    let histogram = |r: &RunResult| crate::stats::decode_histogram(named::histogram(r, parsed.op)?).ok();
+    let figure = Figure {
+        scope,
+        name,
+        unit: parsed.unit,
+        // `total` has no histogram of its own: its percentiles are judged only with repetitions.
+        quantile: parsed.quantile.filter(|_| parsed.op != "total"),
+    };
+    judge(&figure, &values(base), &values(new), || (histogram(&base[0].result), histogram(&new[0].result)), options)
+}
+
+/// What a figure is, for `judge`.
+pub(crate) struct Figure<'a> {
+    pub scope: &'a str,
+    pub name: &'a str,
+    pub unit: Unit,
+    /// The quantile of a percentile that a single run's histogram holds.
+    pub quantile: Option<f64>,
+}
+
+/// Judges one figure from its values over the base's runs `bv` and the new side's `nv`:
+/// with repetitions by the rank test, with one run each (a percentile only) from the two
+/// histograms `histograms` gives.
+pub(crate) fn judge(
+    fig: &Figure,
+    bv: &[f64],
+    nv: &[f64],
+    histograms: impl FnOnce() -> (Option<hdrhistogram::Histogram<u64>>, Option<hdrhistogram::Histogram<u64>>),
+    options: Options,
+) -> FigureComparison {
+    let (scope, name) = (fig.scope, fig.name);
+    let parsed = fig;
     let mut f = FigureComparison {
         scope: scope.to_string(),
         figure: name.to_string(),
@@ -220,8 +266,8 @@ fn figure(scope: &str, name: &str, base: &[Run], new: &[Run], options: Options) 
         method: Method::None,
         base_runs: bv.len(),
         new_runs: nv.len(),
-        base: median(&bv),
-        new: median(&nv),
+        base: median(bv),
+        new: median(nv),
         change_percent: None,
         interval_percent: None,
         p_value: None,
@@ -239,20 +285,16 @@ fn figure(scope: &str, name: &str, base: &[Run], new: &[Run], options: Options) 
     }
     let confidence_text = format!("{}%", options.confidence * 100.0);
     if bv.len() == 1 && nv.len() == 1 {
-        let Some(q) = parsed.quantile.filter(|_| parsed.op != "total") else {
+        let Some(q) = parsed.quantile else {
             f.note = Some(
                 "one run per side: IOPS, bandwidth and CPU per I/O from single runs cannot be judged (their run-to-run spread is unknown); give five runs per side (a sweep with --repeat 5, or five --json files)"
                     .into(),
             );
             return f;
         };
-        let interval = |r: &RunResult| {
-            let blob = named::histogram(r, parsed.op)?;
-            let h = crate::stats::decode_histogram(blob).ok()?;
-            rank::percentile_interval(&h, q, options.confidence)
-        };
-        let (Some((b, b_lo, b_hi)), Some((n, n_lo, n_hi))) = (interval(&base[0].result), interval(&new[0].result))
-        else {
+        let interval = |h: Option<hdrhistogram::Histogram<u64>>| rank::percentile_interval(&h?, q, options.confidence);
+        let (base_hist, new_hist) = histograms();
+        let (Some((b, b_lo, b_hi)), Some((n, n_lo, n_hi))) = (interval(base_hist), interval(new_hist)) else {
             f.note = Some("a histogram is empty".into());
             return f;
         };
@@ -270,7 +312,7 @@ fn figure(scope: &str, name: &str, base: &[Run], new: &[Run], options: Options) 
         );
         return f;
     }
-    let Some(s) = rank::shift(&bv, &nv, options.confidence) else {
+    let Some(s) = rank::shift(bv, nv, options.confidence) else {
         f.note = Some("a figure of zero has no ratio".into());
         return f;
     };

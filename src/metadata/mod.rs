@@ -376,6 +376,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
         warnings: diag.warnings(),
         notes: diag.notes(),
         time_series,
+        merged_from: None,
     };
     Ok(MetaOutcome { result, exit_code: exit })
 }

@@ -36,6 +36,24 @@ pub struct MetaResult {
     /// `--timeseries`, `--interval`: per phase, one row per interval per operation kind.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub time_series: Vec<crate::metadata::intervals::MetaIntervalRow>,
+    /// Only in a result of `iopulse merge`: each input, in the order given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Vec<MetaMergedSource>>,
+}
+
+/// One input of a merged metadata result.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MetaMergedSource {
+    /// The file as given.
+    pub file: String,
+    /// Its tree's root.
+    pub target: String,
+    pub started_at: String,
+    pub seed: u64,
+    /// Its operations, all phases together.
+    pub ops: u64,
+    /// Its phases' windows, added.
+    pub window_ns: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

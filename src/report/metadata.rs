@@ -21,6 +21,20 @@ pub fn text(r: &MetaResult) -> String {
         t.depth,
         r.spec.threads
     );
+    if let Some(sources) = &r.merged_from {
+        let _ = writeln!(out, "merged from {} results of concurrent runs (the trees' figures added):", sources.len());
+        for s in sources {
+            let _ = writeln!(
+                out,
+                "  {} · {} · started {} · {} ops in {}",
+                s.file,
+                s.target,
+                s.started_at,
+                units::count(s.ops),
+                units::seconds_ns(s.window_ns)
+            );
+        }
+    }
     if t.reused {
         let _ = writeln!(out, "set-up: the tree kept by an earlier run, used as it was");
     } else {

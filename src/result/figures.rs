@@ -4,10 +4,12 @@
 //! otherwise was altered or damaged, and `merge`, `plot` and a sweep's `--resume` refuse it,
 //! naming the field: added or drawn, such a figure would wrap a sum or print as 300 digits.
 //!
-//! It judges the figures of a `RunResult`; it computes and formats none.
+//! It judges the figures of a `RunResult`, and of a metadata run's `MetaResult`
+//! (`check_metadata`: with its histograms' counts); it computes and formats none.
 
 use super::RunResult;
-use crate::stats::OpSummary;
+use crate::metadata::result::MetaResult;
+use crate::stats::{OpSummary, decode_histogram};
 
 /// Most I/Os (or operations of any kind) per second a result may say: 10^12, a hundred
 /// thousand of today's fastest devices side by side.
@@ -38,6 +40,92 @@ pub fn check(r: &RunResult) -> Result<(), Absurd> {
     let mut c = Checker::default();
     c.result("", r);
     c.first.map_or(Ok(()), Err)
+}
+
+/// What is wrong with a metadata run's result: a figure no run has, or a histogram blob
+/// that does not decode (its path, and why).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetaFault {
+    Figure(Absurd),
+    Histogram { field: String, why: String },
+}
+
+// The words refusing a metadata result's figure.
+const NOT_FINITE: &str = "not a finite number";
+const NEGATIVE: &str = "negative";
+const ABOVE_RATE: &str = "above 1e12 per second";
+const ABOVE_BANDWIDTH: &str = "above 1e16 bytes per second";
+const ABOVE_SHARE: &str = "above 100 %";
+
+/// The first figure of a metadata run's result `r` that no metadata run has, if any: a rate
+/// or share that is not finite, negative or beyond any machine; a histogram whose blob
+/// does not decode or whose count is not its kind's `ops`; a kind twice in one phase; a
+/// phase whose `ops` is not the sum of its kinds'. Each histogram is decoded once here
+/// (its header checked before anything is allocated).
+pub fn check_metadata(r: &MetaResult) -> Result<(), MetaFault> {
+    let figure = |field: String, value: String, why: &'static str| MetaFault::Figure(Absurd { field, value, why });
+    let bounded = |field: String, v: f64, max: f64, above: &'static str| {
+        let why = if !v.is_finite() {
+            NOT_FINITE
+        } else if v < 0.0 {
+            NEGATIVE
+        } else if v > max {
+            above
+        } else {
+            return Ok(());
+        };
+        Err(figure(field, v.to_string(), why))
+    };
+    let rate = MAX_RATE;
+    let bandwidth = MAX_BANDWIDTH;
+    bounded("coverage_percent".into(), r.coverage_percent, 100.0 + 1e-6, ABOVE_SHARE)?;
+    for (i, p) in r.phases.iter().enumerate() {
+        let at = |field: &str| format!("phases[{i}].{field}");
+        bounded(at("ops_per_sec"), p.ops_per_sec, rate, ABOVE_RATE)?;
+        bounded(at("files_per_sec"), p.files_per_sec, rate, ABOVE_RATE)?;
+        bounded(at("bytes_per_sec"), p.bytes_per_sec, bandwidth, ABOVE_BANDWIDTH)?;
+        let mut sum = 0u64;
+        for (j, o) in p.per_op.iter().enumerate() {
+            let at = |field: &str| format!("phases[{i}].per_op[{j}].{field}");
+            if p.per_op[..j].iter().any(|earlier| earlier.op == o.op) {
+                return Err(figure(at("op"), o.op.name().into(), "a kind given twice in one phase"));
+            }
+            bounded(at("ops_per_sec"), o.ops_per_sec, rate, ABOVE_RATE)?;
+            bounded(at("files_per_sec"), o.files_per_sec, rate, ABOVE_RATE)?;
+            bounded(at("bytes_per_sec"), o.bytes_per_sec, bandwidth, ABOVE_BANDWIDTH)?;
+            for (name, share) in
+                [("share_asked_percent", o.share_asked_percent), ("share_achieved_percent", o.share_achieved_percent)]
+            {
+                if let Some(v) = share {
+                    bounded(at(name), v, 100.0 + 1e-6, ABOVE_SHARE)?;
+                }
+            }
+            if o.files > o.ops {
+                return Err(figure(at("files"), o.files.to_string(), "more than its operations"));
+            }
+            sum = sum
+                .checked_add(o.ops)
+                .ok_or_else(|| figure(at("ops"), o.ops.to_string(), "the phase's kinds add up beyond 64 bits"))?;
+            let counted = if o.histogram.is_empty() {
+                0
+            } else {
+                decode_histogram(&o.histogram)
+                    .map_err(|e| MetaFault::Histogram { field: at("histogram"), why: e.to_string() })?
+                    .len()
+            };
+            if counted != o.ops {
+                return Err(figure(
+                    at("ops"),
+                    o.ops.to_string(),
+                    "not the count of its histogram (each operation is one sample)",
+                ));
+            }
+        }
+        if sum != p.ops {
+            return Err(figure(at("ops"), p.ops.to_string(), "not the sum of its kinds' operations"));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Default)]

@@ -8,13 +8,16 @@
 //! leaves every time series out while parsing (it merges none), `plot` reads the rows into
 //! their typed form. A field that does not parse is named by its path (`total.ops`), a
 //! figure no run can have (negative, 1e308 IOPS) by its path and value (`figures.rs`), and a
-//! histogram blob whose header lies (`stats::decode_histogram`) by its path.
+//! histogram blob whose header lies (`stats::decode_histogram`) by its path. A metadata
+//! run's result (`kind: "iopulse-metadata"`) is told by its kind and judged as one
+//! (`figures::check_metadata`).
 //!
 //! It reads and judges; it merges, draws and formats nothing.
 
 use super::RunResult;
 use super::figures;
 use super::jobs::JobsResult;
+use crate::metadata::result::MetaResult;
 use crate::targets::identity::{FileId, special_kind};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -61,16 +64,76 @@ pub struct Loaded {
     pub jobs: Option<JobsResult>,
 }
 
-/// Reads the result at `path` without any time series (what `merge` needs): the parsed
-/// text holds everything but the rows, which are skipped as they are read.
-pub fn without_time_series(path: &Path) -> Result<Loaded, LoadError> {
+/// A metadata run's result as read from its file (`iopulse DIR --files N --json FILE`).
+pub struct LoadedMetadata {
+    /// The file as given.
+    pub file: String,
+    /// The file read (device and inode of the opened file).
+    pub id: FileId,
+    pub result: MetaResult,
+}
+
+/// What a result file holds: a block run's result (or a job file's), or a metadata run's.
+pub enum Document {
+    Run(Box<Loaded>),
+    Metadata(Box<LoadedMetadata>),
+}
+
+impl Document {
+    pub fn file(&self) -> &str {
+        match self {
+            Document::Run(l) => &l.file,
+            Document::Metadata(l) => &l.file,
+        }
+    }
+}
+
+/// Reads the result at `path` without any time series (what `merge` needs: the parsed
+/// text holds everything but the rows, which are skipped as they are read), whichever
+/// kind it is: a metadata run's result (`kind: "iopulse-metadata"`) is typed as
+/// one and judged (`check_metadata`), anything else as a block run's.
+pub fn document(path: &Path) -> Result<Document, LoadError> {
     let (file, opened) = open(path)?;
     let id = opened.id;
+    let value = read_without_series(&file, &opened)?;
+    if value.get("kind").and_then(Value::as_str) == Some(crate::metadata::result::KIND) {
+        let result = typed::<MetaResult>(&file, &value)?;
+        drop(value);
+        check_metadata(&file, &result)?;
+        return Ok(Document::Metadata(Box::new(LoadedMetadata { file, id, result })));
+    }
+    typed_loaded(file, id, value).map(|l| Document::Run(Box::new(l)))
+}
+
+/// The document of `opened`, every `time_series` array skipped as it is read.
+fn read_without_series(file: &str, opened: &Opened) -> Result<Value, LoadError> {
     let mut reader = opened.reader();
     let mut de = serde_json::Deserializer::from_reader(&mut reader);
-    let value = WithoutSeries.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
-    reader.check_size(&file)?;
-    let value = value.map_err(|e| parse_error(&file, "", e))?;
+    let value = WithoutSeries.deserialize(&mut de);
+    let end = value.as_ref().ok().map(|_| de.end());
+    reader.check_size(file)?;
+    let value = value.map_err(|e| parse_error(file, "", e))?;
+    if let Some(Err(e)) = end {
+        // A second document after a whole first one: the stdout of a job file of metadata
+        // jobs (`iopulse run FILE --output-format json`) holds one per job.
+        return Err(LoadError::NotAResultFile {
+            file: file.to_string(),
+            why: format!(
+                "has more after its JSON result ({e}): the output of a job file of metadata jobs holds one result per job; give each in its own file (jq -c . {file} | split -l 1 - result-)"
+            ),
+        });
+    }
+    Ok(value)
+}
+
+/// A block run's (or a job file's) result from its parsed document, judged.
+fn typed_loaded(file: String, id: FileId, value: Value) -> Result<Loaded, LoadError> {
+    if value.get("kind").and_then(Value::as_str) == Some(crate::metadata::result::KIND) {
+        return Err(LoadError::NotAResultFile {
+            file,
+            why: "is a metadata run's result (--files), not a block run's".into(),
+        });
+    }
     let jobs = match value.get("jobs") {
         Some(Value::Array(_)) => Some(typed::<JobsResult>(&file, &value)?),
         _ => None,
@@ -124,6 +187,17 @@ fn checked(loaded: Loaded) -> Result<Loaded, LoadError> {
     Ok(loaded)
 }
 
+/// The figures and histograms of a metadata run's result `r` read from `file` judged
+/// (`figures::check_metadata`), the first fault named.
+pub fn check_metadata(file: &str, r: &MetaResult) -> Result<(), LoadError> {
+    figures::check_metadata(r).map_err(|fault| match fault {
+        figures::MetaFault::Figure(a) => {
+            LoadError::Figure { file: file.to_string(), field: a.field, value: a.value, why: a.why }
+        }
+        figures::MetaFault::Histogram { field, why } => LoadError::Histogram { file: file.to_string(), field, why },
+    })
+}
+
 /// The figures and histograms of one result `r` found at path `at` of `file` judged, as
 /// `checked` judges a whole file's (a sweep's runs, read by `iopulse compare`).
 pub fn check_result(file: &str, at: &str, r: &RunResult) -> Result<(), LoadError> {
@@ -144,17 +218,13 @@ pub fn check_result(file: &str, at: &str, r: &RunResult) -> Result<(), LoadError
     Ok(())
 }
 
-/// Reads the JSON document at `path` as `without_time_series` reads a result (bounded,
+/// Reads the JSON document at `path` as `document` reads a result (bounded,
 /// every `time_series` array skipped), for documents that hold results without being one
 /// (a sweep's): the caller types it (`typed_document`) and judges each result in it
 /// (`check_result`).
 pub fn document_without_time_series(path: &Path) -> Result<(String, Value), LoadError> {
     let (file, opened) = open(path)?;
-    let mut reader = opened.reader();
-    let mut de = serde_json::Deserializer::from_reader(&mut reader);
-    let value = WithoutSeries.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
-    reader.check_size(&file)?;
-    let value = value.map_err(|e| parse_error(&file, "", e))?;
+    let value = read_without_series(&file, &opened)?;
     Ok((file, value))
 }
 

@@ -85,11 +85,27 @@ pub enum MergeError {
         "{file} has the jobs {found} but {first} has {expected}: merge the results of one job file (the same jobs, by name and phase), or merge one job of each (jq '.jobs[] | select(.job == \"NAME\")')"
     )]
     JobNames { file: String, found: String, first: String, expected: String },
+    #[error(
+        "{file}: its {field} ({value}) added to the other results' passes 2^63 - 1, the most samples one histogram holds: a result was altered or damaged; merge results of runs side by side"
+    )]
+    HistogramCount { file: String, field: String, value: u64 },
+    #[error(
+        "{metadata} is a metadata run's result (--files) but {block} is a block run's: merge metadata results only with metadata results of the same workload"
+    )]
+    MetadataAndBlock { metadata: String, block: String },
+    #[error(
+        "{file} has the phases {found} but {first} has {expected}: merge metadata results of one workload (the same --meta-mix or --meta-phases)"
+    )]
+    MetadataPhases { file: String, found: String, first: String, expected: String },
+    #[error(
+        "{file}: job {job} has `files` (a metadata job) in a block result: a job file of metadata jobs writes a metadata result per job; merge those (iopulse DIR --files N --json FILE)"
+    )]
+    MetadataJob { file: String, job: String },
     #[error("{first} and {other} have different specs: {}; merge results of one workload, or pass --force to merge them anyway", describe(.differences, .first, .other))]
     SpecMismatch { first: String, other: String, differences: Vec<SpecDifference> },
 }
 
-fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String {
+pub(crate) fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String {
     differences
         .iter()
         .map(|d| format!("{} is {} in {first} but {} in {other}", d.field, d.first, d.other))
@@ -97,13 +113,12 @@ fn describe(differences: &[SpecDifference], first: &str, other: &str) -> String 
         .join("; ")
 }
 
-/// Reads one JSON result (`load::without_time_series`: a regular file on a real
-/// filesystem of at most `load::MAX_RESULT_BYTES`, parsed without its time series, which
-/// merging drops, its figures judged). With it, the job-file document (`jobs[]`,
+/// A block result read (`load::document`: a regular file on a real filesystem of at most
+/// `load::MAX_RESULT_BYTES`, parsed without its time series, which merging drops, its
+/// figures judged) as an input to merge, with the job-file document (`jobs[]`,
 /// `phases[]`) when the file is the result of a job file (`iopulse run`).
-pub fn load_document(path: &Path) -> Result<(Input, Option<JobsResult>), MergeError> {
-    let loaded = super::load::without_time_series(path)?;
-    Ok((Input { file: loaded.file, result: loaded.result, id: Some(loaded.id) }, loaded.jobs))
+pub fn document_of(loaded: super::load::Loaded) -> (Input, Option<JobsResult>) {
+    (Input { file: loaded.file, result: loaded.result, id: Some(loaded.id) }, loaded.jobs)
 }
 
 /// Refuses an input that is also where the merged result goes (stdout, a regular file
@@ -149,10 +164,16 @@ pub fn refuse_duplicates(inputs: &[Input]) -> Result<(), MergeError> {
 
 /// The fields of two specs that differ (by their JSON form), the seeds aside.
 pub fn spec_differences(a: &RunResult, b: &RunResult) -> Vec<SpecDifference> {
+    spec_differences_of(&a.spec, &b.spec)
+}
+
+/// The fields of two specs that differ (by their JSON form), the seeds aside: what
+/// `spec_differences` compares, for any result that carries a spec (a metadata run's).
+pub fn spec_differences_of(a: &crate::spec::Spec, b: &crate::spec::Spec) -> Vec<SpecDifference> {
     let mut fa = BTreeMap::new();
     let mut fb = BTreeMap::new();
-    flatten("spec", &serde_json::to_value(&a.spec).unwrap_or(Value::Null), &mut fa);
-    flatten("spec", &serde_json::to_value(&b.spec).unwrap_or(Value::Null), &mut fb);
+    flatten("spec", &serde_json::to_value(a).unwrap_or(Value::Null), &mut fa);
+    flatten("spec", &serde_json::to_value(b).unwrap_or(Value::Null), &mut fb);
     let mut keys: Vec<&String> = fa.keys().chain(fb.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -231,8 +252,8 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let mut read_hist = new_latency_histogram();
     let mut write_hist = new_latency_histogram();
     for input in inputs {
-        add(&mut read_hist, &decode(input, &input.result.histograms.read)?);
-        add(&mut write_hist, &decode(input, &input.result.histograms.write)?);
+        add_within(&mut read_hist, &decode(input, &input.result.histograms.read)?, &input.file, "histograms.read")?;
+        add_within(&mut write_hist, &decode(input, &input.result.histograms.write)?, &input.file, "histograms.write")?;
     }
     let mut total_hist = read_hist.clone();
     add(&mut total_hist, &write_hist);
@@ -242,10 +263,10 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let mut trim_hist = new_latency_histogram();
     for input in inputs {
         if let Some(text) = &input.result.histograms.flush {
-            add(&mut flush_hist, &decode(input, text)?);
+            add_within(&mut flush_hist, &decode(input, text)?, &input.file, "histograms.flush")?;
         }
         if let Some(text) = &input.result.histograms.trim {
-            add(&mut trim_hist, &decode(input, text)?);
+            add_within(&mut trim_hist, &decode(input, text)?, &input.file, "histograms.trim")?;
         }
     }
 
@@ -519,11 +540,12 @@ fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeErr
         for input in inputs {
             let Some(f) = input.result.block_sizes.iter().find(|b| b.size_bytes == size) else { continue };
             if let Some(h) = input.result.histograms.block_sizes.iter().find(|h| h.size_bytes == size) {
-                for (into, text) in hists.iter_mut().zip([Some(&h.read), Some(&h.write), h.trim.as_ref()]) {
+                let texts = [("read", Some(&h.read)), ("write", Some(&h.write)), ("trim", h.trim.as_ref())];
+                for (into, (op, text)) in hists.iter_mut().zip(texts) {
                     if let Some(text) = text {
                         let decoded = decode_histogram(text)
                             .map_err(|source| MergeError::Histogram { file: input.file.clone(), source })?;
-                        add(into, &decoded);
+                        add_within(into, &decoded, &input.file, &format!("histograms.block_sizes[{size}].{op}"))?;
                     }
                 }
             }
@@ -564,7 +586,27 @@ fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeErr
     Ok(())
 }
 
-fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) {
+/// `add`, refusing a sum of more samples than a histogram can be written with (its V2
+/// serialisation holds counts as i64: encoding more would panic), naming the `file` and
+/// `field` of `other`, whose samples crossed the line.
+pub(crate) fn add_within(
+    into: &mut Histogram<u64>,
+    other: &Histogram<u64>,
+    file: &str,
+    field: &str,
+) -> Result<(), MergeError> {
+    if into.len().saturating_add(other.len()) > i64::MAX as u64 {
+        return Err(MergeError::HistogramCount {
+            file: file.to_string(),
+            field: field.to_string(),
+            value: other.len(),
+        });
+    }
+    add(into, other);
+    Ok(())
+}
+
+pub(crate) fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) {
     // Both come from new_latency_histogram's bounds; a foreign histogram of other
     // bounds is added value by value.
     if into.add(other).is_err() {
@@ -674,6 +716,19 @@ mod tests {
         assert!(early_end.contains("ended 700 ms apart"), "{early_end}");
         assert_eq!(overlap_warning(None, 1), None);
         assert_eq!(min_max([5u64, 2, 9].into_iter()), (2, 9));
+    }
+
+    #[test]
+    fn a_sum_of_more_samples_than_a_histogram_can_be_written_with_is_refused() {
+        let mut one = new_latency_histogram();
+        one.record_n(1_000, i64::MAX as u64).unwrap();
+        let mut sum = new_latency_histogram();
+        add_within(&mut sum, &one, "a.json", "histograms.read").unwrap();
+        // Still encodable: exactly i64::MAX samples.
+        assert!(decode_histogram(&encode_histogram(&sum)).is_ok());
+        let e = add_within(&mut sum, &one, "b.json", "histograms.read").unwrap_err().to_string();
+        assert!(e.starts_with("b.json: its histograms.read (9223372036854775807)"), "{e}");
+        assert_eq!(sum.len(), i64::MAX as u64, "nothing was added");
     }
 
     #[test]

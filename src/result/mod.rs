@@ -12,6 +12,7 @@ pub mod io_log;
 pub mod jobs;
 pub mod load;
 pub mod merge;
+pub mod metadata;
 pub mod named;
 pub mod profile_steps;
 

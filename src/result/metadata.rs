@@ -1,0 +1,270 @@
+//! Metadata runs' results (`iopulse DIR --files N --json FILE`) merged into one (several
+//! hosts on one shared filesystem, or two processes side by side), their figures judged
+//! when read (`load.rs`, `figures::check_metadata`), by the rules of a block result's
+//! merge (`merge.rs`): counts
+//! added, each kind's histograms added exactly (never an average of percentiles), rates
+//! summed, the longest window, different specs refused unless forced.
+//!
+//! It merges; it reads no file (`load.rs`) and formats nothing (`report/metadata.rs`).
+
+use super::merge::{MergeError, add_within, describe, spec_differences_of};
+use crate::metadata::result::{MetaMergedSource, MetaResult, OpFigures, PhaseResult};
+use crate::spec::metadata::MetaOp;
+use crate::stats::{LatencySummary, decode_histogram, encode_histogram, new_latency_histogram};
+use crate::targets::identity::FileId;
+
+/// The spec fields that may differ between metadata runs merged, besides the seeds: each
+/// run makes and removes a tree of its own, so concurrent runs on one filesystem have
+/// different roots.
+const TARGETS: &str = "spec.targets";
+
+/// One metadata result to merge, with the name it was given by.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub file: String,
+    pub result: MetaResult,
+    /// The file it was read from, to refuse one file given twice by two names.
+    pub id: Option<FileId>,
+}
+
+/// The merged result and the notes the merge adds (also in its `notes`).
+pub struct Merged {
+    pub result: MetaResult,
+    pub notes: Vec<String>,
+}
+
+/// Refuses one result given twice: the same file (by device and inode), or two copies of
+/// one run (same start, tree and spec with its seed): merged, it would double the figures.
+pub fn refuse_duplicates(inputs: &[Input]) -> Result<(), MergeError> {
+    for (i, a) in inputs.iter().enumerate() {
+        for b in &inputs[i + 1..] {
+            let same_file = a.id.is_some() && a.id == b.id;
+            let (ra, rb) = (&a.result, &b.result);
+            let same_run = ra.started_at == rb.started_at
+                && ra.target == rb.target
+                && ra.spec.seed == rb.spec.seed
+                && spec_differences_of(&ra.spec, &rb.spec).is_empty();
+            let how = if same_file {
+                "one file, by device and inode"
+            } else if same_run {
+                "same start, tree and spec"
+            } else {
+                continue;
+            };
+            return Err(MergeError::Duplicate { first: a.file.clone(), other: b.file.clone(), how });
+        }
+    }
+    Ok(())
+}
+
+/// Merges `inputs` (metadata results of concurrent runs). With `force`, different specs
+/// are merged anyway (the first one's spec is kept, and each difference is noted); the
+/// tree's root (`spec.targets`) may always differ. Different phases are always refused:
+/// there is nothing to add a phase to.
+pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
+    let Some(first) = inputs.first() else { return Err(MergeError::Empty) };
+    let mut notes = Vec::new();
+    let phase_names = |r: &MetaResult| r.phases.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+    for other in &inputs[1..] {
+        if other.result.schema_version != first.result.schema_version {
+            return Err(MergeError::SchemaVersion {
+                file: other.file.clone(),
+                found: other.result.schema_version,
+                first: first.file.clone(),
+                expected: first.result.schema_version,
+            });
+        }
+        let differences: Vec<_> = spec_differences_of(&first.result.spec, &other.result.spec)
+            .into_iter()
+            .filter(|d| d.field != TARGETS && !d.field.starts_with(&format!("{TARGETS}.")))
+            .collect();
+        if !differences.is_empty() {
+            if !force {
+                return Err(MergeError::SpecMismatch {
+                    first: first.file.clone(),
+                    other: other.file.clone(),
+                    differences,
+                });
+            }
+            notes.push(format!(
+                "--force: merged despite different specs ({}); the spec shown is {}'s",
+                describe(&differences, &first.file, &other.file),
+                first.file
+            ));
+        }
+        if phase_names(&other.result) != phase_names(&first.result) {
+            return Err(MergeError::MetadataPhases {
+                file: other.file.clone(),
+                found: phase_names(&other.result).join(", "),
+                first: first.file.clone(),
+                expected: phase_names(&first.result).join(", "),
+            });
+        }
+    }
+
+    let mut phases = Vec::with_capacity(first.result.phases.len());
+    for (i, name) in phase_names(&first.result).iter().enumerate() {
+        let parts: Vec<(&str, &PhaseResult)> =
+            inputs.iter().map(|input| (input.file.as_str(), &input.result.phases[i])).collect();
+        phases.push(merge_phase(i, name, &parts)?);
+    }
+
+    let results: Vec<&MetaResult> = inputs.iter().map(|i| &i.result).collect();
+    let mut m = first.result.clone();
+    m.tool_version = env!("CARGO_PKG_VERSION").into();
+    m.started_at = results.iter().map(|r| r.started_at.clone()).min().unwrap_or_default();
+    let mut targets: Vec<&str> = Vec::new();
+    for r in &results {
+        if !targets.contains(&r.target.as_str()) {
+            targets.push(&r.target);
+        }
+    }
+    m.target = targets.join(",");
+    m.phases = phases;
+
+    // The trees: each run made and removed its own, so their counts add; the shape is
+    // the spec's, the same in each.
+    let tree_sum = |name: &str, get: fn(&MetaResult) -> u64| {
+        inputs.iter().try_fold(0u64, |total, input| {
+            total.checked_add(get(&input.result)).ok_or_else(|| MergeError::Overflow {
+                file: input.file.clone(),
+                field: format!("tree.{name}"),
+                value: get(&input.result),
+            })
+        })
+    };
+    m.tree.files = tree_sum("files", |r| r.tree.files)?;
+    m.tree.directories = tree_sum("directories", |r| r.tree.directories)?;
+    m.tree.leaf_directories = tree_sum("leaf_directories", |r| r.tree.leaf_directories)?;
+    m.tree.setup_files_created = tree_sum("setup_files_created", |r| r.tree.setup_files_created)?;
+    m.tree.setup_directories_created = tree_sum("setup_directories_created", |r| r.tree.setup_directories_created)?;
+    m.tree.setup_bytes_written = tree_sum("setup_bytes_written", |r| r.tree.setup_bytes_written)?;
+    m.tree.removed_files = tree_sum("removed_files", |r| r.tree.removed_files)?;
+    m.tree.removed_directories = tree_sum("removed_directories", |r| r.tree.removed_directories)?;
+    // The set-ups ran side by side: the longest is how long setting up took.
+    m.tree.setup_ns = results.iter().map(|r| r.tree.setup_ns).max().unwrap_or(0);
+    m.tree.reused = results.iter().all(|r| r.tree.reused);
+    m.tree.kept = results.iter().any(|r| r.tree.kept);
+    m.tree.kept_directories = results.iter().flat_map(|r| r.tree.kept_directories.iter().cloned()).collect();
+    // Files touched over files of all the trees (each coverage is over its own tree).
+    let touched: f64 = results.iter().map(|r| r.coverage_percent * r.tree.files as f64).sum();
+    m.coverage_percent = if m.tree.files == 0 { 0.0 } else { touched / m.tree.files as f64 };
+
+    m.stop_reason = ["error", "limit", "interrupted"]
+        .into_iter()
+        .find(|worst| results.iter().any(|r| r.stop_reason == *worst))
+        .map(str::to_string)
+        .unwrap_or_else(|| first.result.stop_reason.clone());
+    m.error = inputs.iter().find_map(|i| i.result.error.as_ref().map(|e| format!("{}: {e}", i.file)));
+    m.limit = inputs.iter().find_map(|i| i.result.limit.as_ref().map(|e| format!("{}: {e}", i.file)));
+    m.warnings =
+        inputs.iter().flat_map(|i| i.result.warnings.iter().map(move |w| format!("{}: {w}", i.file))).collect();
+    notes.insert(
+        0,
+        format!(
+            "merged from {} metadata results of concurrent runs: latency from each kind's added histograms, ops/s, files/s and bytes/s summed",
+            inputs.len()
+        ),
+    );
+    // Each run's intervals are its own clock's: the series are not added.
+    m.time_series = Vec::new();
+    if inputs.iter().any(|i| !i.result.time_series.is_empty()) {
+        notes.push("time series are not merged: each result's own is in its file".into());
+    }
+    m.notes = notes.clone();
+    m.merged_from = Some(
+        inputs
+            .iter()
+            .map(|i| MetaMergedSource {
+                file: i.file.clone(),
+                target: i.result.target.clone(),
+                started_at: i.result.started_at.clone(),
+                seed: i.result.spec.seed,
+                ops: i.result.phases.iter().map(|p| p.ops).fold(0u64, u64::saturating_add),
+                window_ns: i.result.phases.iter().map(|p| p.window_ns).fold(0u64, u64::saturating_add),
+            })
+            .collect(),
+    );
+    Ok(Merged { result: m, notes })
+}
+
+/// One phase (`phases[index]`, named `name`) over concurrent runs, each part with the
+/// file it came from: each kind's counts added and histograms added, rates summed.
+fn merge_phase(index: usize, name: &str, parts: &[(&str, &PhaseResult)]) -> Result<PhaseResult, MergeError> {
+    let mut per_op = Vec::new();
+    for op in MetaOp::ALL {
+        let kinds: Vec<(&str, &OpFigures)> =
+            parts.iter().filter_map(|(file, p)| Some((*file, p.per_op.iter().find(|o| o.op == op)?))).collect();
+        if let Some(merged) = merge_kind(index, op, &kinds)? {
+            per_op.push(merged);
+        }
+    }
+    let total = per_op.iter().try_fold(0u64, |sum, o: &OpFigures| sum.checked_add(o.ops));
+    let Some(total) = total else {
+        return Err(MergeError::Overflow {
+            file: parts[0].0.to_string(),
+            field: format!("phases[{index}].ops"),
+            value: parts[0].1.ops,
+        });
+    };
+    for o in &mut per_op {
+        if o.share_asked_percent.is_some() {
+            o.share_achieved_percent = Some(if total == 0 { 0.0 } else { o.ops as f64 * 100.0 / total as f64 });
+        }
+    }
+    Ok(PhaseResult {
+        name: name.to_string(),
+        window_ns: parts.iter().map(|(_, p)| p.window_ns).max().unwrap_or(0),
+        ops: total,
+        ops_per_sec: parts.iter().map(|(_, p)| p.ops_per_sec).sum(),
+        files_per_sec: parts.iter().map(|(_, p)| p.files_per_sec).sum(),
+        bytes_per_sec: parts.iter().map(|(_, p)| p.bytes_per_sec).sum(),
+        per_op,
+    })
+}
+
+/// One kind `op` of phase `index` over the inputs that have it; `None` when none has.
+fn merge_kind(index: usize, op: MetaOp, kinds: &[(&str, &OpFigures)]) -> Result<Option<OpFigures>, MergeError> {
+    let Some((_, first)) = kinds.first() else { return Ok(None) };
+    let sum = |name: &str, get: fn(&OpFigures) -> u64| {
+        kinds.iter().try_fold(0u64, |total, (file, o)| {
+            total.checked_add(get(o)).ok_or_else(|| MergeError::Overflow {
+                file: file.to_string(),
+                field: format!("phases[{index}].per_op[{}].{name}", op.name()),
+                value: get(o),
+            })
+        })
+    };
+    let ops = sum("ops", |o| o.ops)?;
+    let files = sum("files", |o| o.files)?;
+    let bytes = sum("bytes", |o| o.bytes)?;
+    let mut hist = new_latency_histogram();
+    for (file, o) in kinds.iter().filter(|(_, o)| o.ops > 0) {
+        let h = decode_histogram(&o.histogram)
+            .map_err(|source| MergeError::Histogram { file: file.to_string(), source })?;
+        add_within(&mut hist, &h, file, &format!("phases[{index}].per_op[{}].histogram", op.name()))?;
+    }
+    let active = || kinds.iter().map(|(_, o)| *o).filter(|o| o.ops > 0);
+    let latency_ns = if ops == 0 {
+        LatencySummary::default()
+    } else {
+        let min = active().map(|o| o.latency_ns.min).min().unwrap_or(0);
+        let max = active().map(|o| o.latency_ns.max).max().unwrap_or(0);
+        // Each mean × its ops is below 2^128 over the ops' sum, which fits 64 bits.
+        let weighted: u128 = active().map(|o| u128::from(o.latency_ns.mean) * u128::from(o.ops)).sum();
+        LatencySummary::from_histogram(&hist, min, max, (weighted / u128::from(ops)) as u64)
+    };
+    Ok(Some(OpFigures {
+        op,
+        ops,
+        files,
+        bytes,
+        ops_per_sec: kinds.iter().map(|(_, o)| o.ops_per_sec).sum(),
+        files_per_sec: kinds.iter().map(|(_, o)| o.files_per_sec).sum(),
+        bytes_per_sec: kinds.iter().map(|(_, o)| o.bytes_per_sec).sum(),
+        share_asked_percent: first.share_asked_percent,
+        share_achieved_percent: first.share_achieved_percent,
+        latency_ns,
+        histogram: if ops == 0 { String::new() } else { encode_histogram(&hist) },
+    }))
+}
