@@ -27,6 +27,7 @@ mod job_results;
 mod job_window;
 mod libaio_mmap;
 mod metadata;
+mod metadata_plot;
 mod metadata_timeseries;
 #[cfg(feature = "mpi")]
 mod mpi;
