@@ -141,10 +141,13 @@ fn latency_chart(r: &MetaResult) -> Result<Option<String>, PlotError> {
         lines.push(Line { label, points, ranges: vec![] });
     }
     let y_range = y_lo.floor()..(y_hi.ceil()).max(y_lo.floor() + 1.0);
+    // Every kind is named in the title: with many, it is set smaller to fit.
+    let title = format!("Latency percentiles · {}", workload(r));
     plot::render(
         LATENCY_CHART,
         &Chart {
-            title: format!("Latency percentiles · {}", workload(r)),
+            title_px: plot::fitted_title_px(&title),
+            title,
             x_desc: "percentile (log scale: each step is one more nine)".into(),
             y_desc: "latency of one operation (log scale)".into(),
             x_range: 0.0..x_max,
@@ -213,6 +216,7 @@ fn time_chart(
     plot::render(
         name,
         &Chart {
+            title_px: plot::fitted_title_px(&title),
             title,
             x_desc: x_desc(r),
             y_desc: y_desc.into(),
@@ -237,5 +241,16 @@ mod tests {
         assert_eq!(jobs.len(), 6);
         assert_eq!(jobs[0], "job-a-latency.svg");
         assert_eq!(jobs[5], "job-b_c-p99.svg");
+    }
+
+    #[test]
+    fn a_title_naming_every_kind_is_set_smaller_to_fit() {
+        let kinds: Vec<&str> = crate::spec::metadata::MetaOp::ALL.iter().map(|o| o.name()).collect();
+        let long = format!("Latency percentiles · metadata mix of {} · 100,000 files · 16 threads", kinds.join(", "));
+        let px = plot::fitted_title_px(&long);
+        assert!((10..plot::TITLE_PX).contains(&px), "{px}");
+        // Estimated at half the font size per character, it spans the chart's width at most.
+        assert!(f64::from(px) * 0.5 * long.chars().count() as f64 <= 928.0, "{px}");
+        assert_eq!(plot::fitted_title_px("Latency percentiles · metadata mix of create, stat · 1,000 files"), 18);
     }
 }

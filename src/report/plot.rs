@@ -36,6 +36,20 @@ pub const SEARCH_CHART: &str = "search-curve.svg";
 pub const SWEEP_CHART_METRICS: [Metric; 2] = [Metric::Iops, Metric::P99];
 
 const SIZE: (u32, u32) = (960, 600);
+/// The charts' title size.
+pub(super) const TITLE_PX: u32 = 18;
+/// The chart's margin on each side, in pixels.
+const MARGIN_PX: u32 = 16;
+
+/// `TITLE_PX`, or less (down to 10 px) for a title that would not fit across the chart at
+/// it: the viewer draws the text, so its width is estimated (an average sans-serif
+/// character is at most half as wide as the font is high).
+pub(super) fn fitted_title_px(title: &str) -> u32 {
+    let width_px = f64::from(SIZE.0 - 2 * MARGIN_PX);
+    let chars = title.chars().count().max(1) as f64;
+    let fit = (width_px / (0.5 * chars)).floor() as u32;
+    fit.clamp(10, TITLE_PX)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
@@ -267,6 +281,7 @@ fn latency_chart(r: &RunResult) -> Result<Option<String>, PlotError> {
         LATENCY_CHART,
         &Chart {
             title: format!("Latency percentiles · {}", workload(r)),
+            title_px: TITLE_PX,
             x_desc: "percentile (log scale: each step is one more nine)".into(),
             y_desc: "latency (log scale)".into(),
             x_range: 0.0..x_max,
@@ -361,6 +376,7 @@ fn time_chart(
         name,
         &Chart {
             title,
+            title_px: TITLE_PX,
             x_desc: "time (s)".into(),
             y_desc: y_desc.into(),
             x_range: x_range.clone(),
@@ -432,6 +448,7 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
                 sweep.rows,
                 if reps > 1 { " (line: median, band: min-max of the repetitions)" } else { "" }
             ),
+            title_px: TITLE_PX,
             x_desc: if log_x { format!("{x_label} (log scale)") } else { x_label.clone() },
             y_desc: y_label.clone(),
             x_range: (lo - pad)..(hi + pad),
@@ -558,6 +575,9 @@ pub(super) struct Line {
 
 pub(super) struct Chart<'a> {
     pub(super) title: String,
+    /// The title's font size in pixels (`TITLE_PX`, or `fitted_title_px` for a title that
+    /// may be long).
+    pub(super) title_px: u32,
     pub(super) x_desc: String,
     pub(super) y_desc: String,
     pub(super) x_range: Range<f64>,
@@ -635,8 +655,8 @@ fn draw_into(svg: &mut String, path: &Path, chart: &Chart) -> Result<(), PlotErr
     let legend_entries = chart.lines.len() + chart.bands.len();
     let y_range = with_legend_room(chart.y_range.clone(), legend_entries);
     let mut ctx = ChartBuilder::on(&root)
-        .caption(&chart.title, ("sans-serif", 18))
-        .margin(16)
+        .caption(&chart.title, ("sans-serif", chart.title_px))
+        .margin(MARGIN_PX)
         .x_label_area_size(48)
         .y_label_area_size(80)
         .build_cartesian_2d(chart.x_range.clone(), y_range.clone())
