@@ -45,7 +45,10 @@ pub struct MetadataArgs {
     /// stat, readdir, rename, unlink, mkdir, rmdir, fsync, fsync-dir. E.g. `--files 10000
     /// --meta-mix create=30,stat=30,read=30,unlink=5,readdir=5`. With --timeseries FILE, a CSV
     /// row per --interval per operation kind (of --meta-phases too). E.g. `--files 10000
-    /// --meta-mix create=50,stat=50 --duration 10s --interval 500ms --timeseries ts.csv`
+    /// --meta-mix create=50,stat=50 --duration 10s --interval 500ms --timeseries ts.csv`.
+    /// With --plot DIR, SVG charts: latency.svg (each kind's latency percentiles) and, with a
+    /// time series, ops.svg and p99.svg over time. E.g. `--files 10000 --meta-mix
+    /// create=30,stat=60,unlink=10 --duration 10s --interval 500ms --plot plots/`
     #[arg(long, value_name = "OP=SHARE,...")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub meta_mix: Option<MetaMix>,

@@ -30,7 +30,8 @@ pub struct OutputArgs {
 
     /// Write SVG charts into DIR (created if missing): latency percentiles, and IOPS and p99
     /// over time when the result has a time series (a sweep: IOPS and p99 against the first
-    /// list's flag; a search: latency percentiles against IOPS). E.g. `--plot plots/`
+    /// list's flag; a search: latency percentiles against IOPS; a metadata run: each
+    /// operation kind's, and ops/s for IOPS, docs/metadata.md). E.g. `--plot plots/`
     #[arg(long, value_name = "DIR")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub plot: Option<PathBuf>,

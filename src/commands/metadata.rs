@@ -1,8 +1,9 @@
 //! Metadata runs from the command line (`iopulse DIR --files N ...`) and from profiles
 //! and job files whose jobs have `files` (the personalities: `iopulse --profile varmail
 //! DIR`): each job checked before anything is touched, run in order on its tree, and its
-//! report printed, and its time series written (`--timeseries`). It chooses, runs and
-//! prints; `metadata/` runs, `report/metadata.rs` and `report/timeseries.rs` format.
+//! report printed, its time series written (`--timeseries`) and its charts drawn
+//! (`--plot`). It chooses, runs and prints; `metadata/` runs, `report/metadata.rs`,
+//! `report/timeseries.rs` and `report/metadata_plot.rs` format.
 
 use crate::diagnostics::error::{Error, exit_code};
 use crate::diagnostics::warnings::Diagnostics;
@@ -34,12 +35,6 @@ fn refuse(plan: &Plan) -> Option<String> {
     }
     if !matches!(plan.output.format, OutputFormat::Text | OutputFormat::Json) {
         return Some("--output: a metadata run (--files) reports as text or json; give one of them".into());
-    }
-    if plan.output.plot_dir.is_some() {
-        return Some(
-            "--plot is not written for a metadata run (--files): leave it out; --json, --csv and --timeseries carry its figures"
-                .into(),
-        );
     }
     None
 }
@@ -76,15 +71,22 @@ pub fn run_plan(plan: &Plan, stop: &AtomicUsize) -> i32 {
         },
         Some(path) => names.iter().map(|_| Some(path.clone())).collect(),
     };
+    // `--plot`: a job file's jobs each write their own charts (`job-NAME-latency.svg`).
+    let chart_prefixes: Vec<String> = if plan.is_job_file() {
+        crate::report::plot::job_chart_prefixes(&names)
+    } else {
+        names.iter().map(|_| String::new()).collect()
+    };
     let mut code = exit_code::SUCCESS;
-    for (job, series_file) in plan.jobs().zip(series_files) {
+    for ((job, series_file), chart_prefix) in plan.jobs().zip(series_files).zip(&chart_prefixes) {
         if several && plan.output.format == OutputFormat::Text && !plan.output.quiet {
             crate::stderr_line!("iopulse: job {}", job.name);
         }
         if stop.load(std::sync::atomic::Ordering::Relaxed) != 0 {
             break;
         }
-        let job_code = run_spec(&job.spec, &plan.output, series_file.as_deref(), stop, &job.name);
+        let files = JobFiles { series: series_file.as_deref(), chart_prefix };
+        let job_code = run_spec(&job.spec, &plan.output, files, stop, &job.name);
         if code == exit_code::SUCCESS {
             code = job_code;
         }
@@ -99,17 +101,35 @@ fn prefix(name: &str) -> String {
     if name.is_empty() { String::new() } else { format!("job {name}: ") }
 }
 
-/// One metadata run, its report and its time series (to `series_file`); the exit code.
-fn run_spec(spec: &Spec, output: &OutputOptions, series_file: Option<&Path>, stop: &AtomicUsize, name: &str) -> i32 {
+/// Where one job's own outputs go: its `--timeseries` file, and its charts' prefix in
+/// `--plot DIR`.
+struct JobFiles<'a> {
+    series: Option<&'a Path>,
+    chart_prefix: &'a str,
+}
+
+/// One metadata run, its report, its time series and its charts; the exit code.
+fn run_spec(spec: &Spec, output: &OutputOptions, files: JobFiles, stop: &AtomicUsize, name: &str) -> i32 {
     let diag = if name.is_empty() { Diagnostics::new(output.quiet) } else { Diagnostics::for_job(output.quiet, name) };
     match crate::metadata::run(spec, &diag, stop) {
         Ok(outcome) => {
             let mut failures = crate::report::metadata::emit(&outcome.result, output);
-            if let Some(path) = series_file
+            if let Some(path) = files.series
                 && let Err(e) = crate::report::timeseries::render_metadata(&outcome.result.time_series)
                     .and_then(|bytes| crate::report::output_path::write_whole(path, &bytes))
             {
                 failures.push(format!("write --timeseries {}: {e}", path.display()));
+            }
+            if let Some(dir) = &output.plot_dir {
+                match crate::report::metadata_plot::charts(&outcome.result, dir, files.chart_prefix) {
+                    Ok(charts) if !output.quiet => {
+                        for note in &charts.notes {
+                            crate::stderr_line!("iopulse: note: --plot: {note}");
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => failures.push(format!("write --plot {}: {e}", dir.display())),
+                }
             }
             if let Some(error) = &outcome.result.error {
                 crate::stderr_line!("iopulse: error: {}{error}", prefix(name));

@@ -15,7 +15,14 @@ pub fn check(plan: &Plan) -> Result<(), UsageError> {
     let targets = plan.targets();
     let inputs: Vec<&Path> = plan.inputs.iter().map(|p| p.as_path()).collect();
     let names = plan.job_names();
-    let writes = if plan.is_job_file() { Writes::Jobs(&names) } else { Writes::Run };
+    // A metadata run writes its own charts (`report::metadata_plot`).
+    let metadata = plan.jobs().any(|j| j.spec.metadata.is_some());
+    let writes = match (metadata, plan.is_job_file()) {
+        (true, true) => Writes::Metadata(Some(&names)),
+        (true, false) => Writes::Metadata(None),
+        (false, true) => Writes::Jobs(&names),
+        (false, false) => Writes::Run,
+    };
     let jobs: Vec<&Job> = plan.jobs().collect();
     iologs::check_distinct(&plan.source, &jobs)?;
     let run_files: Vec<(&'static str, std::path::PathBuf)> = jobs

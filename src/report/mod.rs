@@ -15,6 +15,7 @@ pub mod journal;
 pub mod junit;
 pub mod live_line;
 pub mod metadata;
+pub mod metadata_plot;
 pub mod output_path;
 pub mod plot;
 pub mod profile;
@@ -120,6 +121,9 @@ pub enum Writes<'a> {
     Sweep(&'a [crate::sweep::document::Axis]),
     /// A search: its curve.
     Search,
+    /// A metadata run (`--files`): its charts (`metadata_plot`), of one run (None) or of
+    /// each job of a job file (a `--timeseries` file per job too).
+    Metadata(Option<&'a [&'a str]>),
 }
 
 /// Every path a command given `output` will write, each with the flag that names it, in
@@ -146,7 +150,7 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
     }
     if let Some(path) = &output.timeseries_file {
         match writes {
-            Writes::Jobs(names) => outputs
+            Writes::Jobs(names) | Writes::Metadata(Some(names)) => outputs
                 .extend(jobs::timeseries_paths(path, names)?.into_iter().map(|p| Output::file("--timeseries", p))),
             _ => outputs.push(Output::file("--timeseries", path)),
         }
@@ -163,6 +167,7 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
             Writes::Jobs(names) => plot::job_chart_names(names),
             Writes::Sweep(axes) => plot::sweep_chart_names(axes),
             Writes::Search => plot::search_chart_names(),
+            Writes::Metadata(jobs) => metadata_plot::chart_names(jobs),
         };
         outputs.extend(names.into_iter().map(|name| Output::file("--plot", dir.join(name))));
     }

@@ -36,6 +36,20 @@ pub const SEARCH_CHART: &str = "search-curve.svg";
 pub const SWEEP_CHART_METRICS: [Metric; 2] = [Metric::Iops, Metric::P99];
 
 const SIZE: (u32, u32) = (960, 600);
+/// The charts' title size.
+pub(super) const TITLE_PX: u32 = 18;
+/// The chart's margin on each side, in pixels.
+const MARGIN_PX: u32 = 16;
+
+/// `TITLE_PX`, or less (down to 10 px) for a title that would not fit across the chart at
+/// it: the viewer draws the text, so its width is estimated (an average sans-serif
+/// character is at most half as wide as the font is high).
+pub(super) fn fitted_title_px(title: &str) -> u32 {
+    let width_px = f64::from(SIZE.0 - 2 * MARGIN_PX);
+    let chars = title.chars().count().max(1) as f64;
+    let fit = (width_px / (0.5 * chars)).floor() as u32;
+    fit.clamp(10, TITLE_PX)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
@@ -213,18 +227,18 @@ fn workload(r: &RunResult) -> String {
 }
 
 /// Percentile p (0-100) → x = log10(1 / (1 - p/100)): 90 % at 1, 99 % at 2, 99.9 % at 3.
-fn percentile_x(p: f64) -> f64 {
+pub(super) fn percentile_x(p: f64) -> f64 {
     (1.0 / (1.0 - p / 100.0)).log10()
 }
 
 /// x → "99.9%": the inverse of `percentile_x`, with as many decimals as it has nines.
-fn percentile_label(x: f64) -> String {
+pub(super) fn percentile_label(x: f64) -> String {
     let p = 100.0 * (1.0 - 10f64.powf(-x));
     let decimals = (x.ceil() as i64 - 2).clamp(0, 6) as usize;
     format!("{p:.decimals$}%")
 }
 
-fn latency_label(log10_ns: f64) -> String {
+pub(super) fn latency_label(log10_ns: f64) -> String {
     units::latency_ns(10f64.powf(log10_ns).round() as u64)
 }
 
@@ -267,6 +281,7 @@ fn latency_chart(r: &RunResult) -> Result<Option<String>, PlotError> {
         LATENCY_CHART,
         &Chart {
             title: format!("Latency percentiles · {}", workload(r)),
+            title_px: TITLE_PX,
             x_desc: "percentile (log scale: each step is one more nine)".into(),
             y_desc: "latency (log scale)".into(),
             x_range: 0.0..x_max,
@@ -361,6 +376,7 @@ fn time_chart(
         name,
         &Chart {
             title,
+            title_px: TITLE_PX,
             x_desc: "time (s)".into(),
             y_desc: y_desc.into(),
             x_range: x_range.clone(),
@@ -432,6 +448,7 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
                 sweep.rows,
                 if reps > 1 { " (line: median, band: min-max of the repetitions)" } else { "" }
             ),
+            title_px: TITLE_PX,
             x_desc: if log_x { format!("{x_label} (log scale)") } else { x_label.clone() },
             y_desc: y_label.clone(),
             x_range: (lo - pad)..(hi + pad),
@@ -528,7 +545,7 @@ fn size_label(bytes: u64) -> String {
 /// zeros dropped (0, 0.25, 0.5, 1 on a 250 ms time axis; 0, 20, 40 on a long one). The
 /// ticks are 1, 2 or 5 times a power of ten and at least a tenth of the axis apart, so
 /// one decimal more than that tenth has keeps every label distinct and exact.
-fn axis_label(x: f64, width: f64) -> String {
+pub(super) fn axis_label(x: f64, width: f64) -> String {
     let decimals = if width > 0.0 && width.is_finite() {
         (1.0 - (width / 10.0).log10().floor()).clamp(0.0, 9.0) as usize
     } else {
@@ -545,32 +562,35 @@ fn compact(v: f64) -> String {
 }
 
 /// The top of a linear axis: a little above the largest value (1 when all are 0).
-fn nice_top(max: f64) -> f64 {
+pub(super) fn nice_top(max: f64) -> f64 {
     if max > 0.0 { max * 1.08 } else { 1.0 }
 }
 
-struct Line {
-    label: String,
-    points: Vec<(f64, f64)>,
+pub(super) struct Line {
+    pub(super) label: String,
+    pub(super) points: Vec<(f64, f64)>,
     /// (x, low, high): a band from the first to the last (a bar when only one).
-    ranges: Vec<(f64, f64, f64)>,
+    pub(super) ranges: Vec<(f64, f64, f64)>,
 }
 
-struct Chart<'a> {
-    title: String,
-    x_desc: String,
-    y_desc: String,
-    x_range: Range<f64>,
-    y_range: Range<f64>,
-    x_format: &'a dyn Fn(&f64) -> String,
-    y_format: &'a dyn Fn(&f64) -> String,
-    lines: Vec<Line>,
+pub(super) struct Chart<'a> {
+    pub(super) title: String,
+    /// The title's font size in pixels (`TITLE_PX`, or `fitted_title_px` for a title that
+    /// may be long).
+    pub(super) title_px: u32,
+    pub(super) x_desc: String,
+    pub(super) y_desc: String,
+    pub(super) x_range: Range<f64>,
+    pub(super) y_range: Range<f64>,
+    pub(super) x_format: &'a dyn Fn(&f64) -> String,
+    pub(super) y_format: &'a dyn Fn(&f64) -> String,
+    pub(super) lines: Vec<Line>,
     /// Shaded spans of x, drawn under the lines, each with its legend entry.
-    bands: Vec<Band>,
+    pub(super) bands: Vec<Band>,
 }
 
 /// A shaded span of x: the ramp, the steady-state window.
-struct Band {
+pub(super) struct Band {
     from: f64,
     to: f64,
     label: String,
@@ -614,7 +634,7 @@ fn with_legend_room(y: Range<f64>, entries: usize) -> Range<f64> {
 }
 
 /// Draws `chart` (named `name` in errors) into memory: an SVG document.
-fn render(name: &str, chart: &Chart) -> Result<String, PlotError> {
+pub(super) fn render(name: &str, chart: &Chart) -> Result<String, PlotError> {
     let mut svg = String::new();
     draw_into(&mut svg, Path::new(name), chart)?;
     Ok(svg)
@@ -623,7 +643,7 @@ fn render(name: &str, chart: &Chart) -> Result<String, PlotError> {
 /// Writes a chart whole (temporary file and rename), so an interrupted or failed write
 /// never leaves half a chart. The write follows a symlink only to where the output guard
 /// saw it land, never onto a target or an input (`output_path::write_whole`).
-fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
+pub(super) fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
     super::output_path::write_whole(path, svg.as_bytes())
         .map_err(|e| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() })
 }
@@ -635,8 +655,8 @@ fn draw_into(svg: &mut String, path: &Path, chart: &Chart) -> Result<(), PlotErr
     let legend_entries = chart.lines.len() + chart.bands.len();
     let y_range = with_legend_room(chart.y_range.clone(), legend_entries);
     let mut ctx = ChartBuilder::on(&root)
-        .caption(&chart.title, ("sans-serif", 18))
-        .margin(16)
+        .caption(&chart.title, ("sans-serif", chart.title_px))
+        .margin(MARGIN_PX)
         .x_label_area_size(48)
         .y_label_area_size(80)
         .build_cartesian_2d(chart.x_range.clone(), y_range.clone())

@@ -28,6 +28,7 @@ mod job_window;
 mod libaio_mmap;
 mod metadata;
 mod metadata_outputs;
+mod metadata_plot;
 mod metadata_timeseries;
 #[cfg(feature = "mpi")]
 mod mpi;
