@@ -71,6 +71,17 @@ pub fn run_plan(plan: &Plan, stop: &AtomicUsize) -> i32 {
         },
         Some(path) => names.iter().map(|_| Some(path.clone())).collect(),
     };
+    // `--json`: several jobs write a result each (FILE-JOB.json); one job, FILE itself.
+    let json_files: Vec<Option<PathBuf>> = match &plan.output.json_file {
+        Some(path) if plan.is_job_file() && several => match crate::report::jobs::metadata_json_paths(path, &names) {
+            Ok(paths) => paths.into_iter().map(Some).collect(),
+            Err(e) => {
+                crate::stderr_line!("iopulse: error: {e}");
+                return exit_code::USAGE;
+            }
+        },
+        json => names.iter().map(|_| json.clone()).collect(),
+    };
     // `--plot`: a job file's jobs each write their own charts (`job-NAME-latency.svg`).
     let chart_prefixes: Vec<String> = if plan.is_job_file() {
         crate::report::plot::job_chart_prefixes(&names)
@@ -78,7 +89,9 @@ pub fn run_plan(plan: &Plan, stop: &AtomicUsize) -> i32 {
         names.iter().map(|_| String::new()).collect()
     };
     let mut code = exit_code::SUCCESS;
-    for ((job, series_file), chart_prefix) in plan.jobs().zip(series_files).zip(&chart_prefixes) {
+    for (((job, series_file), chart_prefix), json_file) in
+        plan.jobs().zip(series_files).zip(&chart_prefixes).zip(json_files)
+    {
         if several && plan.output.format == OutputFormat::Text && !plan.output.quiet {
             crate::stderr_line!("iopulse: job {}", job.name);
         }
@@ -86,7 +99,8 @@ pub fn run_plan(plan: &Plan, stop: &AtomicUsize) -> i32 {
             break;
         }
         let files = JobFiles { series: series_file.as_deref(), chart_prefix };
-        let job_code = run_spec(&job.spec, &plan.output, files, stop, &job.name);
+        let output = OutputOptions { json_file, ..plan.output.clone() };
+        let job_code = run_spec(&job.spec, &output, files, stop, &job.name);
         if code == exit_code::SUCCESS {
             code = job_code;
         }

@@ -189,9 +189,23 @@ pub fn emit_as(doc: &JobsResult, output: &OutputOptions, text_report: &dyn Fn(&J
 /// (`output_path::file_safe_names`). A stream (`/dev/stdout`) is refused: each job needs
 /// a file of its own. (Any other path passes the output guard as a single run's does.)
 pub fn timeseries_paths(path: &Path, names: &[&str]) -> Result<Vec<PathBuf>, UsageError> {
+    per_job_paths("--timeseries", "ts.csv", path, names)
+}
+
+/// `--json FILE` of a job file of several metadata jobs: a document per job
+/// (`FILE-JOB.json`), since a metadata result holds one run.
+pub fn metadata_json_paths(path: &Path, names: &[&str]) -> Result<Vec<PathBuf>, UsageError> {
+    per_job_paths("--json", "result.json", path, names)
+}
+
+/// `flag`'s `path` for each job of `names`, named after it (`FILE-JOB.EXT`: the job's
+/// name made file-safe); a stream is refused (each job needs a file of its own).
+/// `example` is a file name the message suggests.
+pub fn per_job_paths(flag: &str, example: &str, path: &Path, names: &[&str]) -> Result<Vec<PathBuf>, UsageError> {
     if output_path::is_stream(path) {
+        let extension = Path::new(example).extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
         return Err(UsageError::new(format!(
-            "--timeseries {} with a job file: each job writes its own file (FILE-JOB.csv): give a file, e.g. --timeseries ts.csv",
+            "{flag} {} with a job file: each job writes its own file (FILE-JOB.{extension}): give a file, e.g. {flag} {example}",
             path.display()
         )));
     }

@@ -133,7 +133,13 @@ pub enum Writes<'a> {
 pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec<Output>, UsageError> {
     let mut outputs = Vec::new();
     if let Some(path) = &output.json_file {
-        outputs.push(Output::file("--json", path));
+        match writes {
+            // Several metadata jobs: a result document each (`FILE-JOB.json`).
+            Writes::Metadata(Some(names)) if names.len() > 1 => {
+                outputs.extend(jobs::metadata_json_paths(path, names)?.into_iter().map(|p| Output::file("--json", p)))
+            }
+            _ => outputs.push(Output::file("--json", path)),
+        }
     }
     if let Some(path) = &output.csv_file {
         outputs.push(Output::file("--csv", path));

@@ -414,3 +414,42 @@ fn repetitions_are_judged_by_the_rank_test() {
     assert_eq!((create["change_percent"].as_f64(), create["p_value"].as_f64()), (Some(0.0), Some(1.0)), "{create}");
     assert_ne!(create["verdict"], "regressed");
 }
+
+/// `--json FILE` with a job file of several metadata jobs writes a result per job
+/// (`FILE-JOB.json`, each its job's own run: its tree, its operations), where it used to
+/// write every job's result over the last; the files are checked before anything runs.
+#[test]
+fn json_of_several_metadata_jobs_is_a_file_per_job() {
+    let dir = temp_dir();
+    let job_file = dir.path().join("two.toml");
+    let root = |n: &str| path_str(&dir.path().join(n));
+    std::fs::write(
+        &job_file,
+        format!(
+            "[one]\ntargets = [\"{}\"]\nfiles = \"100\"\nmeta-mix = \"stat=1\"\nops = 300\n\n[two]\ntargets = [\"{}\"]\nfiles = \"50\"\nmeta-mix = \"stat=1\"\nops = 200\n",
+            root("j1"),
+            root("j2")
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    run_ok(&["run", &path_str(&job_file), "--json", &path_str(&json), "--quiet"]);
+    assert!(!json.exists(), "no single file: each job has its own");
+    for (job, tree, files, ops) in [("one", "j1", 100, 300), ("two", "j2", 50, 200)] {
+        let r = read_json(path_str(&dir.path().join(format!("r-{job}.json"))));
+        assert!(r["target"].as_str().unwrap().ends_with(tree), "{job}: {}", r["target"]);
+        assert_eq!(r["tree"]["files"], files, "{job}");
+        assert_eq!(r["phases"][0]["ops"], ops, "{job}");
+    }
+    // A job's file that is a link to the job file is refused before any tree is made.
+    std::fs::remove_dir_all(dir.path().join("j1")).ok();
+    let clash = dir.path().join("x-one.json");
+    std::fs::write(&clash, "keep").unwrap();
+    std::os::unix::fs::symlink(&job_file, dir.path().join("x-two.json")).unwrap();
+    let (code, _, stderr) = run(&["run", &path_str(&job_file), "--json", &path_str(&dir.path().join("x.json"))]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--json") && stderr.lines().count() == 1, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&clash).unwrap(), "keep");
+    assert!(std::fs::read_to_string(&job_file).unwrap().contains("[two]"), "the job file is untouched");
+    assert!(!dir.path().join("j1").exists(), "no tree was made");
+}
