@@ -13,6 +13,7 @@ pub const FIO_NAMES: &[(&str, &str)] = &[
     ("size", "--file-size (e.g. --file-size 10G)"),
     ("filesize", "--file-size (e.g. --file-size 10G)"),
     ("io_size", "--io-limit (e.g. --io-limit 1G)"),
+    ("number_ios", "--ops (e.g. --ops 100000: I/Os of the whole run, all workers together)"),
     ("ioengine", "--engine (e.g. --engine io_uring; libaio, sync, mmap and null too)"),
     ("filename", "a TARGET: iopulse takes the paths themselves (e.g. iopulse /data/t.dat --random)"),
     ("directory", "a TARGET: give the file's path (e.g. iopulse /data/t.dat)"),

@@ -154,6 +154,12 @@ pub fn with_time_series(path: &Path) -> Result<Loaded, LoadError> {
     let probe: Result<Probe, _> = serde_json::from_reader(&mut reader);
     reader.check_size(&file)?;
     let probe = probe.map_err(|e| parse_error(&file, "", e))?;
+    if probe.kind.as_deref() == Some(crate::metadata::result::KIND) {
+        return Err(LoadError::NotAResultFile {
+            file,
+            why: "a metadata run's result (--files), which this command does not read: its charts come from the run's own --plot DIR, and `iopulse merge` and `iopulse compare` read it".into(),
+        });
+    }
     opened.rewind().map_err(|source| LoadError::Read { file: file.clone(), source })?;
     let mut reader = opened.reader();
     let loaded = if probe.jobs == Some(Shape::Array) {
@@ -354,6 +360,9 @@ impl<R> Counted<R> {
 struct Probe {
     #[serde(default)]
     jobs: Option<Shape>,
+    /// `iopulse-metadata` for a metadata run's result.
+    #[serde(default)]
+    kind: Option<String>,
 }
 
 #[derive(Debug, PartialEq)]

@@ -453,3 +453,22 @@ fn json_of_several_metadata_jobs_is_a_file_per_job() {
     assert!(std::fs::read_to_string(&job_file).unwrap().contains("[two]"), "the job file is untouched");
     assert!(!dir.path().join("j1").exists(), "no tree was made");
 }
+
+/// `iopulse plot` and `iopulse report --html` read block results: a metadata result is
+/// refused saying so and where its charts come from, not as a damaged file.
+#[test]
+fn plot_and_report_refuse_a_metadata_result_saying_what_it_is() {
+    let dir = temp_dir();
+    let (json, _) = mix_run(dir.path(), "m", "1");
+    let plots = dir.path().join("plots");
+    let (code, _, stderr) = run(&["plot", &path_str(&json), "--plot", &path_str(&plots)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("a metadata run's result") && stderr.contains("--plot"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!plots.exists(), "nothing drawn");
+    let html = dir.path().join("r.html");
+    let (code, _, stderr) = run(&["report", &path_str(&json), "--html", &path_str(&html)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("a metadata run's result"), "{stderr}");
+    assert!(!html.exists(), "nothing written");
+}
