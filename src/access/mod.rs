@@ -233,13 +233,13 @@ impl BlockSource {
     /// distributions draw by direction, `next_block_for`).
     #[inline(always)]
     pub fn next_block(&mut self) -> Option<u64> {
-        self.next_block_for(SizeFor::Read)
+        self.next_block_for(|| SizeFor::Read)
     }
 
-    /// The next block of an I/O of direction `of` (zoned distributions with zones per
-    /// direction draw from its zones; every other source ignores it).
+    /// The next block of an I/O of direction `of()` (zoned distributions draw from its
+    /// zones; every other source never asks, so the direction costs them nothing).
     #[inline(always)]
-    pub fn next_block_for(&mut self, of: SizeFor) -> Option<u64> {
+    pub fn next_block_for(&mut self, of: impl FnOnce() -> SizeFor) -> Option<u64> {
         match self {
             BlockSource::SequentialLoop { next, blocks } => {
                 let block = *next;
@@ -270,7 +270,7 @@ impl BlockSource {
                 Some(scramble.as_ref().map_or(rank, |p| p.at(rank)))
             }
             BlockSource::Gaussian { gaussian, rng } => Some(gaussian.sample(rng)),
-            BlockSource::Zoned(z) => Some(z.next_block(of)),
+            BlockSource::Zoned(z) => Some(z.next_block(of())),
             BlockSource::PartlyRandom(p) => {
                 let block = if p.rng.below(100) < p.random_percent {
                     p.jumps.next_block_for(of)?
@@ -294,7 +294,7 @@ impl BlockSource {
     /// block and move back to the last start that fits. Runs until covered do not take
     /// mixes (the spec refuses them).
     #[inline(always)]
-    pub fn next_extent(&mut self, units: u64, of: SizeFor) -> Option<u64> {
+    pub fn next_extent(&mut self, units: u64, of: impl FnOnce() -> SizeFor) -> Option<u64> {
         match self {
             BlockSource::SequentialLoop { next, blocks } => {
                 let start = if *next + units > *blocks { 0 } else { *next };
@@ -407,7 +407,7 @@ mod tests {
     #[test]
     fn extents_fit_in_the_region_and_sequential_ones_follow_each_other() {
         let mut s = BlockSource::new(&plan(AccessOrder::Sequential, Distribution::Uniform, false, 10, 0, 1));
-        let got: Vec<u64> = [4, 4, 4, 1, 16].iter().map(|&u| s.next_extent(u, SizeFor::Read).unwrap()).collect();
+        let got: Vec<u64> = [4, 4, 4, 1, 16].iter().map(|&u| s.next_extent(u, || SizeFor::Read).unwrap()).collect();
         // 0..4, 4..8, then 4 more do not fit before 10: back to 0; then 4..5.
         assert_eq!(got[..4], [0, 4, 0, 4]);
         let distributions = [
@@ -423,7 +423,7 @@ mod tests {
                 let mut last_start = 0;
                 for i in 0..10_000u64 {
                     let units = [1, 8, 64][(i % 3) as usize];
-                    let start = s.next_extent(units, SizeFor::Read).unwrap();
+                    let start = s.next_extent(units, || SizeFor::Read).unwrap();
                     assert!(start + units <= 100, "{d:?} {random_percent}: {start}+{units}");
                     last_start = last_start.max(start);
                 }

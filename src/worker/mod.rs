@@ -917,12 +917,11 @@ impl<E: Engine> Worker<E> {
         }
         // The op first: zones per direction draw its block from its direction's zones.
         let op = self.mix.next();
-        let of = direction(op);
-        let mut region_block = self.source.next_block_for(of)?;
+        let mut region_block = self.source.next_block_for(|| direction(op))?;
         if let Some(v) = &self.verifier {
             // Never two I/Os on one block at once: a read racing a write would see either.
             while v.in_flight.contains(&region_block) {
-                region_block = self.source.next_block_for(of)?;
+                region_block = self.source.next_block_for(|| direction(op))?;
             }
         }
         self.remaining_ops -= 1;
@@ -966,7 +965,7 @@ impl<E: Engine> Worker<E> {
         }
         let op = self.mix.next();
         let (size_index, len_bytes, units) = self.sizes.as_mut()?.pick(op);
-        let mut region_block = self.source.next_extent(units, direction(op))?;
+        let mut region_block = self.source.next_extent(units, || direction(op))?;
         self.remaining_ops -= 1;
         let mut block = self.region_first_block + region_block;
         let file = self.locate(block);
