@@ -2,7 +2,8 @@
 //! report), then one table of every job and the combined figures (per phase when there are
 //! several); the JSON document with its `jobs` array; a CSV row per job (with its `job`
 //! and `phase`); each job's time series (`--timeseries`, a file per job); the charts of
-//! the combined figures and of each job. Formats the
+//! the combined figures and of each job. Jobs with `files` (metadata trees) beside the
+//! block jobs have their own sections (`metadata_jobs`), outside the combined figures. Formats the
 //! `JobsResult`; computes nothing.
 
 use super::{OutputFormat, OutputOptions, csv, fio_json, output_path, plot, text, timeseries, units};
@@ -28,6 +29,26 @@ pub fn text(doc: &JobsResult) -> String {
         let phase = if several_phases { format!(" · phase {}", job.phase) } else { String::new() };
         let _ = writeln!(out, "══ job [{}]{phase} ══", job.job);
         out.push_str(&text::render(&job.result));
+        out.push('\n');
+    }
+    // Jobs with `files` beside them: each one's metadata report, and how soon after the
+    // phase's release (one start word for every job) its first operation began.
+    for m in &doc.metadata_jobs {
+        let phase = if several_phases { format!(" · phase {}", m.phase) } else { String::new() };
+        let _ = writeln!(out, "══ job [{}]{phase} · files ══", m.job);
+        out.push_str(&super::metadata::text(&m.result));
+        let with_block = doc
+            .jobs
+            .iter()
+            .any(|j| j.phase == m.phase && j.result.window_start_unix_ns == m.result.window_start_unix_ns);
+        if let Some(lag_ns) = m.result.window_start_lag_ns {
+            let _ = writeln!(
+                out,
+                "window: {} · first operation {} after the release",
+                if with_block { "released with the block jobs of its phase (one start word)" } else { "its phase's" },
+                units::latency_ns(lag_ns)
+            );
+        }
         out.push('\n');
     }
     let _ = writeln!(out, "══ {} ══", doc.job_file);
