@@ -25,8 +25,11 @@ pub fn json(doc: &JobsResult) -> String {
 pub fn text(doc: &JobsResult) -> String {
     let mut out = String::new();
     let several_phases = !doc.phases.is_empty();
+    // A metadata job may be alone in a later phase, which the block jobs' phases do not
+    // show: the sections then say each job's phase.
+    let labelled = several_phases || doc.metadata_jobs.iter().any(|m| m.phase > 1);
     for job in &doc.jobs {
-        let phase = if several_phases { format!(" · phase {}", job.phase) } else { String::new() };
+        let phase = if labelled { format!(" · phase {}", job.phase) } else { String::new() };
         let _ = writeln!(out, "══ job [{}]{phase} ══", job.job);
         out.push_str(&text::render(&job.result));
         out.push('\n');
@@ -34,7 +37,7 @@ pub fn text(doc: &JobsResult) -> String {
     // Jobs with `files` beside them: each one's metadata report, and how soon after the
     // phase's release (one start word for every job) its first operation began.
     for m in &doc.metadata_jobs {
-        let phase = if several_phases { format!(" · phase {}", m.phase) } else { String::new() };
+        let phase = if labelled { format!(" · phase {}", m.phase) } else { String::new() };
         let _ = writeln!(out, "══ job [{}]{phase} · files ══", m.job);
         out.push_str(&super::metadata::text(&m.result));
         let with_block = doc
@@ -45,7 +48,11 @@ pub fn text(doc: &JobsResult) -> String {
             let _ = writeln!(
                 out,
                 "window: {} · first operation {} after the release",
-                if with_block { "released with the block jobs of its phase (one start word)" } else { "its phase's" },
+                if with_block {
+                    "released with the block jobs of its phase (one start word)"
+                } else {
+                    "released by its phase's start word"
+                },
                 units::latency_ns(lag_ns)
             );
         }

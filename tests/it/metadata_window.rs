@@ -249,3 +249,44 @@ fn a_full_filesystem_in_the_metadata_job_ends_the_phase_for_both_jobs() {
     assert!(u64_at(reader, &["window_ns"]) < 50_000_000_000);
     assert!(!tree.exists(), "the tree is removed, and its space with it");
 }
+
+#[test]
+fn two_trees_beside_a_block_job_and_a_tree_alone_in_the_next_phase() {
+    let dir = temp_dir();
+    let d = path_str(dir.path());
+    let file = dir.path().join("multi.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[global]\nduration = \"300ms\"\n\n[reader]\ntargets = [\"{d}/blk.dat\"]\nfile-size = \"1M\"\nengine = \"sync\"\n\n\
+             [t1]\ntargets = [\"{d}/tree1\"]\nfiles = \"100\"\nmeta-mix = \"stat=1,read=1\"\n\n\
+             [t2]\ntargets = [\"{d}/tree2\"]\nfiles = \"100\"\nmeta-mix = \"create=1,unlink=1\"\nthreads = 2\n\n\
+             [t3]\nstonewall = true\ntargets = [\"{d}/tree3\"]\nfiles = \"100\"\nmeta-mix = \"stat=1\"\n"
+        ),
+    )
+    .unwrap();
+    let json = path_str(&dir.path().join("r.json"));
+    let (stdout, stderr) = run_ok(&["run", &path_str(&file), "--json", &json, "--quiet"]);
+    let doc = read_json(&json);
+    let start = u64_at(&doc["jobs"][0], &["window_start_unix_ns"]);
+    let trees = doc["metadata_jobs"].as_array().unwrap();
+    let names: Vec<(&str, u64)> =
+        trees.iter().map(|m| (m["job"].as_str().unwrap(), m["phase"].as_u64().unwrap())).collect();
+    assert_eq!(names, [("t1", 1), ("t2", 1), ("t3", 2)], "{stderr}");
+    for m in trees {
+        assert!(u64_at(&m["phases"][0], &["ops"]) > 0, "{m}");
+        assert_eq!(m["stop_reason"], "duration");
+    }
+    // Phase 1's three jobs were released by one start word; phase 2 opened after it ended.
+    assert_eq!(u64_at(&trees[0], &["window_start_unix_ns"]), start);
+    assert_eq!(u64_at(&trees[1], &["window_start_unix_ns"]), start);
+    assert!(u64_at(&trees[2], &["window_start_unix_ns"]) >= start + 300_000_000);
+    for header in
+        ["══ job [reader] · phase 1 ══", "══ job [t2] · phase 1 · files ══", "══ job [t3] · phase 2 · files ══"]
+    {
+        assert!(stdout.contains(header), "{header}: {stdout}");
+    }
+    for t in ["tree1", "tree2", "tree3"] {
+        assert!(!dir.path().join(t).exists(), "{t} removed");
+    }
+}
