@@ -13,10 +13,51 @@ use crate::spec::Spec;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 
-/// Whether a plan is a metadata one (every job has `files`); a plan mixing metadata and
-/// block jobs is refused by `refuse_mixed`.
+/// Whether a plan is a metadata one (a job has `files`). A profile mixing metadata and
+/// block jobs is refused by `refuse`; a job file mixing them runs them side by side
+/// (`is_mixed`, `iopulse run`).
 pub fn is_metadata(plan: &Plan) -> bool {
     plan.jobs().any(|j| j.spec.metadata.is_some())
+}
+
+/// Whether a plan has both jobs with `files` and jobs of block I/O: a job file whose
+/// phases run metadata jobs beside block jobs in one window (`jobs::phases`).
+pub fn is_mixed(plan: &Plan) -> bool {
+    is_metadata(plan) && plan.jobs().any(|j| j.spec.metadata.is_none())
+}
+
+/// What a job file mixing metadata and block jobs cannot honour yet, in one line naming
+/// the flags; checked before anything is touched.
+pub fn refuse_mixed(plan: &Plan) -> Option<String> {
+    let o = &plan.output;
+    let mut flags = Vec::new();
+    if o.csv_file.is_some() {
+        flags.push("--csv");
+    }
+    if o.plot_dir.is_some() {
+        flags.push("--plot");
+    }
+    if o.timeseries_file.is_some() {
+        flags.push("--timeseries");
+    }
+    if !matches!(o.format, OutputFormat::Text | OutputFormat::Json) {
+        flags.push("--output-format (other than text or json)");
+    }
+    if !flags.is_empty() {
+        return Some(format!(
+            "{}: {} not yet with jobs with `files` (a tree of files) beside jobs of block I/O: drop {}, or run the metadata jobs from a job file of their own",
+            plan.source,
+            flags.join(", "),
+            if flags.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    if let Some(job) = plan.jobs().find(|j| j.spec.metadata.is_some() && j.spec.targets.is_empty()) {
+        return Some(format!(
+            "{}: job [{}] has `files` but no tree root: give targets = [\"DIR\"] (the tree's root)",
+            plan.source, job.name
+        ));
+    }
+    None
 }
 
 /// The checks of a metadata plan that need no file system: the report's format, and no

@@ -29,6 +29,9 @@ Examples:
   iopulse run db-host.toml --write-iolog run.iolog
       each job's I/Os as a fio iolog v3 of its own (run-oltp.iolog, run-log-writer.iolog,
       run-measure.iolog), for `iopulse replay` or fio's --read_iolog
+  iopulse run mail-and-db.toml --json r.json
+      a job with `files` (a tree of files, docs/metadata.md) beside block jobs in one
+      phase: one start word releases both; `metadata_jobs` beside `jobs` in the JSON
   iopulse run randread.fio --ignore-unsupported
       a fio job file, translated as `iopulse from-fio` does (docs/fio.md); options
       without an equivalent are warnings, recorded in the result
@@ -169,11 +172,29 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
     for w in &loaded.warnings {
         crate::stderr_line!("⚠ {w}");
     }
-    if super::metadata::is_metadata(&loaded.plan) {
+    let mixed = super::metadata::is_mixed(&loaded.plan);
+    if mixed {
+        // Metadata jobs beside block jobs: what the mixed form cannot honour yet is
+        // refused before anything is touched.
+        if let Some(message) = super::metadata::refuse_mixed(&loaded.plan) {
+            crate::stderr_line!("iopulse run: error: {message}");
+            return exit_code::USAGE;
+        }
+    } else if super::metadata::is_metadata(&loaded.plan) {
         return super::metadata::run_plan(&loaded.plan, &stop);
     }
-    let (code, doc) = run_plan(&loaded.plan, &stop, false);
-    let Some(mut doc) = doc else { return code };
+    let (code, doc, metadata_jobs) = run_plan_with_trees(&loaded.plan, &stop, false);
+    let Some(mut doc) = doc else {
+        // No block job ran (they failed before the window): the metadata jobs' reports.
+        let output = report::OutputOptions { json_file: None, ..loaded.plan.output.clone() };
+        for m in &metadata_jobs {
+            for f in report::metadata::emit(&m.result, &output) {
+                crate::stderr_line!("iopulse: error: {f}");
+            }
+        }
+        return code;
+    };
+    doc.metadata_jobs = metadata_jobs;
     doc.combined.warnings.extend(loaded.warnings);
     // The translation's notes (fio options without effect, approximations) stay with the result.
     doc.combined.notes.extend(loaded.notes);
@@ -194,12 +215,23 @@ pub(crate) fn run_plan(
     stop: &Arc<AtomicUsize>,
     steps: bool,
 ) -> (i32, Option<crate::result::jobs::JobsResult>) {
+    let (code, doc, _) = run_plan_with_trees(plan, stop, steps);
+    (code, doc)
+}
+
+/// As `run_plan`, with the results of the jobs with `files` (metadata trees) that ran
+/// beside the block jobs, in file order.
+fn run_plan_with_trees(
+    plan: &Plan,
+    stop: &Arc<AtomicUsize>,
+    steps: bool,
+) -> (i32, Option<crate::result::jobs::JobsResult>, Vec<crate::result::jobs::MetaJobResult>) {
     use crate::jobs::{combined, phases};
-    use crate::result::jobs::JobResult;
+    use crate::result::jobs::{JobResult, MetaJobResult};
     // The whole plan, every phase and output, before anything is touched.
     if let Err(e) = plan::check(plan, stop) {
         crate::stderr_line!("iopulse run: error: {e}");
-        return (signal_code(stop).unwrap_or(e.exit_code()), None);
+        return (signal_code(stop).unwrap_or(e.exit_code()), None, Vec::new());
     }
     let outcomes = phases::run_all(plan, plan.output.quiet, stop, steps);
     // The first job that failed on its own gives the exit code; those stopped because of it
@@ -207,7 +239,7 @@ pub(crate) fn run_plan(
     let mut code = exit_code::SUCCESS;
     for o in &outcomes {
         if let Some(error) = &o.error
-            && (!o.stopped_by_others || o.result.is_some())
+            && (!o.stopped_by_others || o.result.is_some() || o.metadata.is_some())
         {
             crate::stderr_line!("iopulse run: error: job [{}]: {error}", o.name);
         }
@@ -217,7 +249,7 @@ pub(crate) fn run_plan(
     }
     let not_run: Vec<String> = outcomes
         .iter()
-        .filter(|o| o.result.is_none() && o.stopped_by_others)
+        .filter(|o| o.result.is_none() && o.metadata.is_none() && o.stopped_by_others)
         .map(|o| format!("[{}]", o.name))
         .collect();
     if !not_run.is_empty() && code != exit_code::USAGE {
@@ -225,15 +257,20 @@ pub(crate) fn run_plan(
     }
     // Interrupted: a job that failed, or one that never ran, makes the signal's code.
     if let Some(signal) = signal_code(stop)
-        && (code != exit_code::SUCCESS || outcomes.iter().any(|o| o.result.is_none()))
+        && (code != exit_code::SUCCESS || outcomes.iter().any(|o| o.result.is_none() && o.metadata.is_none()))
     {
         code = signal;
     }
-    let ran: Vec<JobResult> = outcomes
-        .into_iter()
-        .filter_map(|o| o.result.map(|result| JobResult { job: o.name, phase: o.phase, result }))
-        .collect();
-    (code, combined::build(&plan.source, ran))
+    let mut ran: Vec<JobResult> = Vec::new();
+    let mut trees: Vec<MetaJobResult> = Vec::new();
+    for o in outcomes {
+        if let Some(result) = o.result {
+            ran.push(JobResult { job: o.name, phase: o.phase, result });
+        } else if let Some(result) = o.metadata {
+            trees.push(MetaJobResult { job: o.name, phase: o.phase, result: *result });
+        }
+    }
+    (code, combined::build(&plan.source, ran), trees)
 }
 
 /// Each job's `--write-iolog` file (`plan::Job::iolog`), of the jobs that ran: the I/Os it

@@ -22,7 +22,7 @@ pub fn build(job_file: &str, jobs: Vec<JobResult>) -> Option<JobsResult> {
         }
     }
     let combined = if phases.len() == 1 { phases.pop()?.combined } else { sequential(&phases)? };
-    Some(JobsResult { combined, job_file: job_file.to_string(), jobs, phases })
+    Some(JobsResult { combined, job_file: job_file.to_string(), jobs, phases, metadata_jobs: Vec::new() })
 }
 
 /// The block sizes a result's I/Os had: its `--bssplit` sizes, or its one block size.

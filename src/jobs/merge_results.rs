@@ -29,6 +29,10 @@ pub struct MergedJobs {
 /// `result::merge` (specs that differ).
 pub fn merge(inputs: &[JobsInput], force: bool) -> Result<MergedJobs, MergeError> {
     let Some(first) = inputs.first() else { return Err(MergeError::Empty) };
+    // Metadata jobs beside block jobs: their figures have no merge here yet.
+    if let Some((input, job)) = inputs.iter().find_map(|i| i.doc.metadata_jobs.first().map(|j| (i, j))) {
+        return Err(MergeError::MetadataBeside { file: input.file.clone(), job: job.job.clone() });
+    }
     let names = |d: &JobsResult| {
         d.jobs.iter().map(|j| format!("[{}] (phase {})", j.job, j.phase)).collect::<Vec<_>>().join(", ")
     };

@@ -5,12 +5,17 @@
 //! one shared window. A phase starts when the previous one has ended; after a failed or
 //! interrupted phase, no later phase runs. One stop word (the signals) serves every job.
 //!
+//! A job with `files` (a metadata tree) runs beside block jobs the same way
+//! (`metadata::run_in_phase`): its tree is set up before the start line and its workers
+//! wait on the same start word.
+//!
 //! It runs and collects; it neither combines figures nor formats them.
 
 use crate::cluster::Cluster;
 use crate::cluster::in_process::Group;
 use crate::diagnostics::error::RunError;
 use crate::diagnostics::warnings::{Diagnostics, Said};
+use crate::metadata::result::MetaResult;
 use crate::plan::{Job, Plan};
 use crate::result::RunResult;
 use crate::run;
@@ -23,6 +28,9 @@ pub struct JobOutcome {
     pub name: String,
     pub phase: u32,
     pub result: Option<RunResult>,
+    /// A metadata job's result (a job with `files`, beside block jobs): `result` is then
+    /// `None`.
+    pub metadata: Option<Box<MetaResult>>,
     /// The run's own exit code (0 when it succeeded).
     pub exit_code: i32,
     /// Why it has no result, or what stopped it.
@@ -46,6 +54,7 @@ pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>, steps: bool) -
                 name: j.name.clone(),
                 phase,
                 result: None,
+                metadata: None,
                 exit_code: 0,
                 error: Some(format!("not run: phase {} did not complete", phase - 1)),
                 stopped_by_others: true,
@@ -102,6 +111,7 @@ fn run_phase(phase: u32, jobs: &[&Job], quiet: bool, stop: &Arc<AtomicUsize>, sa
                     name: job.name.clone(),
                     phase,
                     result: None,
+                    metadata: None,
                     exit_code: crate::diagnostics::error::exit_code::RUN_FAILED,
                     error: Some(why),
                     stopped_by_others,
@@ -131,11 +141,42 @@ fn run_job(
         (true, None) => Diagnostics::new(quiet),
         (false, _) => Diagnostics::for_job(quiet, &job.name),
     };
+    let mut outcome = JobOutcome {
+        name: job.name.clone(),
+        phase,
+        result: None,
+        metadata: None,
+        exit_code: 0,
+        error: None,
+        stopped_by_others: false,
+    };
+    if job.spec.metadata.is_some() {
+        // A tree of files: set up before the phase's start line, its workers released
+        // with the block jobs' (`metadata::run_in_phase`).
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::metadata::run_in_phase(&job.spec, &diag, &stop, &start)
+        }));
+        let ran = ran
+            .unwrap_or_else(|_| Err(RunError::Other("the job stopped on an internal error (a panic)".into()).into()));
+        match ran {
+            Ok(o) => {
+                outcome.exit_code = o.exit_code;
+                outcome.error = o.result.error.clone();
+                outcome.stopped_by_others = o.exit_code != 0 && start.stopped_by_others();
+                outcome.metadata = Some(Box::new(o.result));
+            }
+            Err(e) => {
+                let _ = start.fail(&e);
+                outcome.stopped_by_others = start.stopped_by_others();
+                outcome.exit_code = e.exit_code();
+                outcome.error = Some(e.to_string());
+            }
+        }
+        return outcome;
+    }
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::run(&job.spec, &diag, stop, &start)));
     let ran =
         ran.unwrap_or_else(|_| Err(RunError::Other("the job stopped on an internal error (a panic)".into()).into()));
-    let mut outcome =
-        JobOutcome { name: job.name.clone(), phase, result: None, exit_code: 0, error: None, stopped_by_others: false };
     match ran {
         Ok(o) => {
             outcome.exit_code = o.exit_code;
@@ -159,6 +200,7 @@ fn unreachable_outcome() -> JobOutcome {
         name: String::new(),
         phase: 0,
         result: None,
+        metadata: None,
         exit_code: crate::diagnostics::error::exit_code::RUN_FAILED,
         error: Some("a job thread ended abnormally".into()),
         stopped_by_others: false,

@@ -5,7 +5,10 @@
 //! system calls (`sync_ops.rs`) or io_uring's operations at a queue depth
 //! (`uring_worker.rs`) with the tree's names (`tree.rs`), remove what was created
 //! unless `--keep-tree`, and hand back the figures (`result.rs`), with their time series
-//! when asked for (`intervals.rs`).
+//! when asked for (`intervals.rs`). In a job file's phase beside block jobs
+//! (`run_in_phase`), the same sequence meets the other jobs at the phase's start line:
+//! checked before any job touches anything, set up before the window, released by the
+//! phase's start word.
 //!
 //! Everything refused is refused before anything is touched (exit 2). A limit met (full
 //! filesystem, no inodes, quota, open files) or a signal ends the run with the figures so
@@ -26,6 +29,7 @@ use crate::diagnostics::error::{Error, RunError, UsageError, exit_code};
 use crate::diagnostics::warnings::Diagnostics;
 use crate::engine::MetadataIssue;
 use crate::primitives::clock::Clock;
+use crate::run::start_line::StartLine;
 use crate::spec::metadata::{MetaOp, MetaSpec, MetaWorkload};
 use crate::spec::{RunLength, Spec};
 use crate::stats::OpStats;
@@ -73,12 +77,55 @@ fn plan(spec: &Spec, meta: &MetaSpec) -> Result<Planned, Error> {
 
 /// Runs the metadata run of `spec` to its end; `stop` is the signals' stop word.
 pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOutcome, Error> {
+    run_in(spec, diag, stop, None)
+}
+
+/// As `run`, as a job of a job file's phase beside other jobs (block or metadata): its
+/// checks meet theirs at `line`'s `planned` before anything is touched, its tree is set
+/// up before the phase's start line (`open`), and its workers wait on the phase's start
+/// word, released with every other job's workers by one call. The phase's stop word is
+/// `stop`: a signal, or a failure of any job (this one's included), stops all of them.
+pub fn run_in_phase(
+    spec: &Spec,
+    diag: &Diagnostics,
+    stop: &AtomicUsize,
+    line: &StartLine,
+) -> Result<MetaOutcome, Error> {
+    run_in(spec, diag, stop, Some(line))
+}
+
+fn run_in(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize, line: Option<&StartLine>) -> Result<MetaOutcome, Error> {
     let meta = spec.metadata.as_ref().expect("a metadata run has a MetaSpec");
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let root = spec.targets[0].clone();
-    let Planned { found, reuse } = plan(spec, meta)?;
+    let checked = plan(spec, meta).and_then(|p| {
+        if line.is_some() && matches!(meta.workload, MetaWorkload::Phases(_)) {
+            return Err(UsageError::new(
+                "--meta-phases beside other jobs in one window: give the job a --meta-mix, or a phase of its own (stonewall = true)",
+            )
+            .into());
+        }
+        Ok(p)
+    });
+    let Planned { found, reuse } = match checked {
+        Ok(p) => p,
+        Err(e) => {
+            if let Some(line) = line {
+                let _ = line.fail(&e);
+            }
+            return Err(e);
+        }
+    };
+    // Every job of the phase checked: only then is anything touched.
+    if let Some(line) = line {
+        line.planned()?;
+    }
     if stop.load(Ordering::Relaxed) != 0 {
-        return Err(RunError::Other("interrupted before the set-up: nothing was touched".into()).into());
+        let e: Error = RunError::Other("interrupted before the set-up: nothing was touched".into()).into();
+        if let Some(line) = line {
+            let _ = line.fail(&e);
+        }
+        return Err(e);
     }
     let io = |what: &str, e: std::io::Error| RunError::Other(format!("{what} {}: {e}", root.display()));
 
@@ -140,22 +187,32 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
 
     // The window: a mix, or the phases.
     let failed = AtomicBool::new(failure.is_some());
+    // Beside other jobs: the phase's start word and its clock (the window's start on it).
+    let word = line.and_then(StartLine::shared_start);
     let shared = Shared {
         root: fd,
         shape: tree::Shape::of(meta),
         meta,
         threads: spec.threads,
         append_bytes: spec.block_size_bytes,
-        clock: Clock::new(),
+        clock: word.as_ref().map_or_else(Clock::new, |w| w.clock),
         stop,
         failed: &failed,
         seed: spec.seed,
+        window: word.as_deref(),
     };
+    // Why the phase's window did not open for this job (another job failed before it).
+    let mut called_off: Option<String> = None;
+    let mut start_lag_ns: Option<u64> = None;
     let mut phases = Vec::new();
     let mut time_series = Vec::new();
     let mut touched = 0u64;
     let mut stop_reason = "complete";
     let set_up_done = failure.is_none() && stop.load(Ordering::Relaxed) == 0;
+    if !set_up_done && let Some(line) = line {
+        // The other jobs of the phase wait at the start line: they are called off.
+        line.call_off("a metadata job's set-up did not complete");
+    }
     // io_uring: this many operations in flight per worker; none: one system call at a time.
     let uring_depth = match spec.engine.metadata_issue() {
         Some(MetadataIssue::Uring) => Some(spec.queue_depth),
@@ -179,7 +236,9 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                 };
                 stop_reason = if duration_ns.is_some() { "duration" } else { "ops" };
                 let t = u64::from(spec.threads);
-                let start = Barrier::new(spec.threads as usize);
+                // Beside other jobs this thread is at the start line too: it opens the
+                // phase's window once every worker is waiting on the start word.
+                let start = Barrier::new(spec.threads as usize + usize::from(line.is_some()));
                 let origins = [OnceLock::new()];
                 // The kinds asked for, and those a worker falls back to (create, mkdir).
                 let mut kinds: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
@@ -202,10 +261,23 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
                             })
                         })
                         .collect();
+                    if let Some(line) = line {
+                        start.wait();
+                        if let Err(e) = line.open(stop) {
+                            called_off = Some(e.to_string());
+                        }
+                    }
                     let figures = handles.into_iter().map(|h| h.join().expect("a metadata worker panicked")).collect();
                     (figures, collector.map(|c| c.join().expect("the time series' collector panicked")))
                 });
                 let figures_end_ns = figures.iter().map(|f| f.end_ns).max().unwrap_or(0);
+                // Beside other jobs: the first worker's start after the phase's release
+                // (its start word was set; `wait` returns at once with its instant).
+                if let Some(released_ns) = word.as_ref().and_then(|w| w.wait())
+                    && let Some(first_ns) = figures.iter().map(|f| f.start_ns).filter(|&s| s > 0).min()
+                {
+                    start_lag_ns = Some(first_ns.saturating_sub(released_ns));
+                }
                 let window_ns = figures_end_ns - figures.iter().map(|f| f.start_ns).min().unwrap_or(0);
                 let mut per_op: Vec<OpStats> =
                     MetaOp::ALL.iter().map(|op| figures[0].per_op[op.index()].clone()).collect();
@@ -311,8 +383,20 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
         });
     }
     let signal = stop.load(Ordering::Relaxed);
-    if signal != 0 && failure.is_none() {
+    let signalled = crate::worker::stop_code::is_signal(signal);
+    if signalled && failure.is_none() {
         stop_reason = "interrupted";
+    } else if signal == crate::worker::stop_code::FAILED && failure.is_none() && set_up_done {
+        // Beside other jobs: one of them failed, which ended the phase's window.
+        stop_reason = "stopped";
+    }
+    if let Some(why) = &called_off
+        && failure.is_none()
+    {
+        error = Some(why.clone());
+        if !signalled {
+            stop_reason = "not started";
+        }
     }
     if !set_up_done && failure.is_none() {
         stop_reason = "interrupted";
@@ -350,7 +434,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
 
     let coverage_percent =
         if meta.files == 0 { 0.0 } else { (touched.min(meta.files)) as f64 * 100.0 / meta.files as f64 };
-    let exit = if failure.is_some() {
+    let exit = if failure.is_some() || (called_off.is_some() && !signalled) {
         exit_code::RUN_FAILED
     } else if stop_reason == "interrupted" {
         match signal as i32 {
@@ -377,6 +461,8 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
         notes: diag.notes(),
         time_series,
         merged_from: None,
+        window_start_unix_ns: word.as_ref().map_or(0, |w| w.start_unix_ns()),
+        window_start_lag_ns: start_lag_ns,
     };
     Ok(MetaOutcome { result, exit_code: exit })
 }

@@ -39,6 +39,18 @@ pub struct MetaResult {
     /// Only in a result of `iopulse merge`: each input, in the order given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<Vec<MetaMergedSource>>,
+    /// In a phase of a job file beside other jobs: the window's start on the wall clock
+    /// (ns since the Unix epoch), the instant the phase's start word released every job.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub window_start_unix_ns: u64,
+    /// In such a phase: how long after that release the first of this job's workers began
+    /// its first operation (on the phase's clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start_lag_ns: Option<u64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// One input of a merged metadata result.

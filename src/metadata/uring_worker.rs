@@ -315,6 +315,7 @@ pub fn run_mix(
         Ok(r) => r,
         Err(e) => {
             start.wait();
+            let _ = shared.phase_released();
             shared.failed.store(true, Ordering::Relaxed);
             out.failure = Some(OpFailure {
                 op: shares[0].op,
@@ -325,6 +326,9 @@ pub fn run_mix(
         }
     };
     start.wait();
+    if !shared.phase_released() {
+        return out;
+    }
     let clock = shared.clock;
     let end_ns = end_ns.map(|d| clock.now_ns() + d);
     out.start_ns = clock.now_ns();

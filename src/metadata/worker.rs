@@ -35,9 +35,19 @@ pub struct Shared<'a> {
     /// Set by the first worker whose operation failed: every worker stops.
     pub failed: &'a AtomicBool,
     pub seed: u64,
+    /// In a phase of a job file beside other jobs: the phase's start word, which the
+    /// workers wait on after the set-up (released with every other job's workers), and a
+    /// failure also stops the phase's other jobs (their stop word is `stop`).
+    pub window: Option<&'a crate::worker::StartWord>,
 }
 
 impl Shared<'_> {
+    /// In a phase beside other jobs: waits for the phase's start word; false when the
+    /// start was called off (another job failed, or a signal), and nothing is to be run.
+    pub(super) fn phase_released(&self) -> bool {
+        self.window.is_none_or(|w| w.wait().is_some())
+    }
+
     pub(super) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed) != 0 || self.failed.load(Ordering::Relaxed)
     }
@@ -188,6 +198,16 @@ impl<'a> Worker<'a> {
     #[cold]
     pub(super) fn failed(&self, op: MetaOp, errno: i32) -> OpFailure {
         self.shared.failed.store(true, Ordering::Relaxed);
+        if self.shared.window.is_some() {
+            // The phase's other jobs stop too (ENOSPC of a shared filesystem ends the phase);
+            // a signal's code already there is kept.
+            let _ = self.shared.stop.compare_exchange(
+                crate::worker::stop_code::RUNNING,
+                crate::worker::stop_code::FAILED,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
         OpFailure { op, path: self.path.as_str().to_string(), errno }
     }
 
@@ -418,6 +438,9 @@ pub fn run_mix(
     let mut out = WorkerFigures::new(&ops);
     let mut worker = Worker::new(shared, index, true);
     start.wait();
+    if !shared.phase_released() {
+        return out;
+    }
     let end_ns = end_ns.map(|d| shared.clock.now_ns() + d);
     worker.mix(shares, end_ns, ops_quota, &mut out, tap.as_mut());
     if let Some(tap) = tap.as_mut() {

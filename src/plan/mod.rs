@@ -15,6 +15,7 @@ pub mod job_file;
 pub mod outputs;
 pub mod profiles;
 pub mod sweep;
+pub mod trees;
 
 use crate::diagnostics::error::{Error, UsageError};
 use crate::report::OutputOptions;
@@ -118,6 +119,11 @@ pub fn check(plan: &Plan, stop: &AtomicUsize) -> Result<(), Error> {
                 )
                 .into());
             }
+            // A job with `files` (a tree, beside block jobs): its root, space and inodes.
+            if job.spec.metadata.is_some() {
+                crate::metadata::check(&job.spec).map_err(|e| named(plan, job, e))?;
+                continue;
+            }
             let checked = crate::run::check(&job.spec).map_err(|e| named(plan, job, e))?;
             estimates.extend(checked);
         }
@@ -132,6 +138,7 @@ pub fn check(plan: &Plan, stop: &AtomicUsize) -> Result<(), Error> {
                 .map_err(|e| UsageError::new(format!("{}: {e}", plan.source)))?;
         }
     }
+    trees::check_apart(plan)?;
     outputs::check(plan)?;
     Ok(())
 }

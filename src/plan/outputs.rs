@@ -15,8 +15,10 @@ pub fn check(plan: &Plan) -> Result<(), UsageError> {
     let targets = plan.targets();
     let inputs: Vec<&Path> = plan.inputs.iter().map(|p| p.as_path()).collect();
     let names = plan.job_names();
-    // A metadata run writes its own charts (`report::metadata_plot`).
-    let metadata = plan.jobs().any(|j| j.spec.metadata.is_some());
+    // A metadata run writes its own charts (`report::metadata_plot`); a job file mixing
+    // metadata and block jobs writes one document, as a job file's (its other outputs are
+    // refused before this, `commands::metadata::refuse_mixed`).
+    let metadata = plan.jobs().all(|j| j.spec.metadata.is_some());
     let writes = match (metadata, plan.is_job_file()) {
         (true, true) => Writes::Metadata(Some(&names)),
         (true, false) => Writes::Metadata(None),

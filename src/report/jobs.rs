@@ -2,7 +2,8 @@
 //! report), then one table of every job and the combined figures (per phase when there are
 //! several); the JSON document with its `jobs` array; a CSV row per job (with its `job`
 //! and `phase`); each job's time series (`--timeseries`, a file per job); the charts of
-//! the combined figures and of each job. Formats the
+//! the combined figures and of each job. Jobs with `files` (metadata trees) beside the
+//! block jobs have their own sections (`metadata_jobs`), outside the combined figures. Formats the
 //! `JobsResult`; computes nothing.
 
 use super::{OutputFormat, OutputOptions, csv, fio_json, output_path, plot, text, timeseries, units};
@@ -24,10 +25,37 @@ pub fn json(doc: &JobsResult) -> String {
 pub fn text(doc: &JobsResult) -> String {
     let mut out = String::new();
     let several_phases = !doc.phases.is_empty();
+    // A metadata job may be alone in a later phase, which the block jobs' phases do not
+    // show: the sections then say each job's phase.
+    let labelled = several_phases || doc.metadata_jobs.iter().any(|m| m.phase > 1);
     for job in &doc.jobs {
-        let phase = if several_phases { format!(" · phase {}", job.phase) } else { String::new() };
+        let phase = if labelled { format!(" · phase {}", job.phase) } else { String::new() };
         let _ = writeln!(out, "══ job [{}]{phase} ══", job.job);
         out.push_str(&text::render(&job.result));
+        out.push('\n');
+    }
+    // Jobs with `files` beside them: each one's metadata report, and how soon after the
+    // phase's release (one start word for every job) its first operation began.
+    for m in &doc.metadata_jobs {
+        let phase = if labelled { format!(" · phase {}", m.phase) } else { String::new() };
+        let _ = writeln!(out, "══ job [{}]{phase} · files ══", m.job);
+        out.push_str(&super::metadata::text(&m.result));
+        let with_block = doc
+            .jobs
+            .iter()
+            .any(|j| j.phase == m.phase && j.result.window_start_unix_ns == m.result.window_start_unix_ns);
+        if let Some(lag_ns) = m.result.window_start_lag_ns {
+            let _ = writeln!(
+                out,
+                "window: {} · first operation {} after the release",
+                if with_block {
+                    "released with the block jobs of its phase (one start word)"
+                } else {
+                    "released by its phase's start word"
+                },
+                units::latency_ns(lag_ns)
+            );
+        }
         out.push('\n');
     }
     let _ = writeln!(out, "══ {} ══", doc.job_file);

@@ -19,6 +19,22 @@ pub struct JobsResult {
     /// Each phase's combined figures; only with more than one phase.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseResult>,
+    /// The jobs with `files` (a metadata tree) that ran beside the block jobs, in file
+    /// order; their figures are not in the combined ones (operations on a tree are not
+    /// block I/Os).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metadata_jobs: Vec<MetaJobResult>,
+}
+
+/// One metadata job's full result, beside the block jobs of a job file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MetaJobResult {
+    /// The job's table name in the job file.
+    pub job: String,
+    /// Its phase, from 1.
+    pub phase: u32,
+    #[serde(flatten)]
+    pub result: crate::metadata::result::MetaResult,
 }
 
 /// One job's full result.

@@ -30,6 +30,7 @@ mod metadata;
 mod metadata_outputs;
 mod metadata_plot;
 mod metadata_timeseries;
+mod metadata_window;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod paced_runs;
