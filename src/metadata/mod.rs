@@ -29,7 +29,6 @@ use crate::diagnostics::error::{Error, RunError, UsageError, exit_code};
 use crate::diagnostics::warnings::Diagnostics;
 use crate::engine::MetadataIssue;
 use crate::primitives::clock::Clock;
-use crate::run::start_line::StartLine;
 use crate::spec::metadata::{MetaOp, MetaSpec, MetaWorkload};
 use crate::spec::{RunLength, Spec};
 use crate::stats::OpStats;
@@ -80,6 +79,23 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOu
     run_in(spec, diag, stop, None)
 }
 
+/// What a metadata job beside other jobs needs of its phase's start line
+/// (`run::start_line::StartLine` implements it): the checkpoints every job of the phase
+/// meets, and the start word their workers share. A trait so that metadata/ never imports
+/// run/ (which reaches metadata/ through result/).
+pub trait PhaseLine {
+    /// Every check done and nothing touched: meets the phase's other jobs there.
+    fn planned(&self) -> Result<(), Error>;
+    /// Set up and ready: meets the other jobs; the window opens when all have.
+    fn open(&self, stop: &AtomicUsize) -> Result<(), Error>;
+    /// Will not `open`: the others' shared start is called off rather than waited for.
+    fn call_off(&self, why: &str);
+    /// Failed before `planned` or `open`: the others learn it at their checkpoint.
+    fn fail(&self, error: &Error);
+    /// The start word every worker of the phase waits on.
+    fn shared_start(&self) -> Option<std::sync::Arc<crate::worker::StartWord>>;
+}
+
 /// As `run`, as a job of a job file's phase beside other jobs (block or metadata): its
 /// checks meet theirs at `line`'s `planned` before anything is touched, its tree is set
 /// up before the phase's start line (`open`), and its workers wait on the phase's start
@@ -89,12 +105,17 @@ pub fn run_in_phase(
     spec: &Spec,
     diag: &Diagnostics,
     stop: &AtomicUsize,
-    line: &StartLine,
+    line: &dyn PhaseLine,
 ) -> Result<MetaOutcome, Error> {
     run_in(spec, diag, stop, Some(line))
 }
 
-fn run_in(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize, line: Option<&StartLine>) -> Result<MetaOutcome, Error> {
+fn run_in(
+    spec: &Spec,
+    diag: &Diagnostics,
+    stop: &AtomicUsize,
+    line: Option<&dyn PhaseLine>,
+) -> Result<MetaOutcome, Error> {
     let meta = spec.metadata.as_ref().expect("a metadata run has a MetaSpec");
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let root = spec.targets[0].clone();
@@ -111,7 +132,7 @@ fn run_in(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize, line: Option<&Sta
         Ok(p) => p,
         Err(e) => {
             if let Some(line) = line {
-                let _ = line.fail(&e);
+                line.fail(&e);
             }
             return Err(e);
         }
@@ -123,7 +144,7 @@ fn run_in(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize, line: Option<&Sta
     if stop.load(Ordering::Relaxed) != 0 {
         let e: Error = RunError::Other("interrupted before the set-up: nothing was touched".into()).into();
         if let Some(line) = line {
-            let _ = line.fail(&e);
+            line.fail(&e);
         }
         return Err(e);
     }
@@ -188,7 +209,7 @@ fn run_in(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize, line: Option<&Sta
     // The window: a mix, or the phases.
     let failed = AtomicBool::new(failure.is_some());
     // Beside other jobs: the phase's start word and its clock (the window's start on it).
-    let word = line.and_then(StartLine::shared_start);
+    let word = line.and_then(|l| l.shared_start());
     let shared = Shared {
         root: fd,
         shape: tree::Shape::of(meta),

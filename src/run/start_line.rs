@@ -236,6 +236,29 @@ impl<'a> StartLine<'a> {
     }
 }
 
+/// A metadata job beside block jobs meets the phase's checkpoints through this.
+impl crate::metadata::PhaseLine for StartLine<'_> {
+    fn planned(&self) -> Result<(), Error> {
+        StartLine::planned(self)
+    }
+
+    fn open(&self, stop: &AtomicUsize) -> Result<(), Error> {
+        StartLine::open(self, stop).map(|_| ())
+    }
+
+    fn call_off(&self, why: &str) {
+        StartLine::call_off(self, why);
+    }
+
+    fn fail(&self, error: &Error) {
+        let _ = StartLine::fail(self, error);
+    }
+
+    fn shared_start(&self) -> Option<Arc<StartWord>> {
+        StartLine::shared_start(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::per_rank_record;
