@@ -153,15 +153,8 @@ pub fn compare(args: CompareArgs) -> i32 {
                 format!("{}: {} is {} in {} but {} in {}", d.scope, d.field, d.base, d.base_file, d.new, d.new_file)
             })
             .collect();
-        if !args.force {
-            crate::stderr_line!(
-                "iopulse compare: error: the results are not comparable: {}; compare runs of one workload on one setup, or pass --force to compare them anyway",
-                list.join("; ")
-            );
-            return exit_code::USAGE;
-        }
-        for d in &list {
-            crate::stderr_line!("⚠ NOT COMPARABLE (compared anyway, --force): {d}");
+        if let Some(code) = refuse_or_warn(&list, args.force) {
+            return code;
         }
     }
     let options = compare::Options { threshold: args.threshold, confidence: args.confidence };
@@ -192,19 +185,28 @@ fn compare_metadata(args: &CompareArgs, base: &inputs::Side, new: &inputs::Side)
             .iter()
             .map(|d| format!("{} is {} in {} but {} in {}", d.field, d.base, d.base_file, d.new, d.new_file))
             .collect();
-        if !args.force {
-            crate::stderr_line!(
-                "iopulse compare: error: the results are not comparable: {}; compare runs of one workload on one setup, or pass --force to compare them anyway",
-                list.join("; ")
-            );
-            return exit_code::USAGE;
-        }
-        for d in &list {
-            crate::stderr_line!("⚠ NOT COMPARABLE (compared anyway, --force): {d}");
+        if let Some(code) = refuse_or_warn(&list, args.force) {
+            return code;
         }
     }
     let options = compare::Options { threshold: args.threshold, confidence: args.confidence };
     print(args, &compare::metadata::compare(base, new, differences, options))
+}
+
+/// What differs between the sides besides the figures, `list` (one line each): refused
+/// with exit 2 (`Some`), or with `--force` each said as a warning and compared anyway.
+fn refuse_or_warn(list: &[String], force: bool) -> Option<i32> {
+    if !force {
+        crate::stderr_line!(
+            "iopulse compare: error: the results are not comparable: {}; compare runs of one workload on one setup, or pass --force to compare them anyway",
+            list.join("; ")
+        );
+        return Some(exit_code::USAGE);
+    }
+    for d in list {
+        crate::stderr_line!("⚠ NOT COMPARABLE (compared anyway, --force): {d}");
+    }
+    None
 }
 
 /// The comparison in the format asked for on stdout; the exit code.
