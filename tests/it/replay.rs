@@ -202,9 +202,11 @@ fn the_null_engine_replays_a_trace_in_the_trace_s_own_time() {
     let target = dir.path().join("t.dat");
     for (speed, span_ns) in [("1", 2_000_000_000u64), ("2", 1_000_000_000)] {
         // A replay is never early (each I/O waits for its due time), and within 1 % late
-        // unless the machine starved it: up to three tries, each said.
+        // unless the machine starved it: up to five tries, each said (in a fresh-clone CI
+        // run, with the suite's heaviest tests beside it on two CPUs, three tries at
+        // --speed 2 were all 1.8 to 12 % late; alone it is within 0.01 %).
         let mut tries = Vec::new();
-        for attempt in 0..3 {
+        for attempt in 0..5 {
             let json = dir.path().join(format!("r{speed}-{attempt}.json"));
             run_ok(&[
                 "replay",
