@@ -144,23 +144,37 @@ pub fn refuse_stdout_as_input(paths: &[&Path]) -> Result<(), MergeError> {
 /// one run (same host, same start to the nanosecond where recorded, same spec and seed).
 /// Merging takes its inputs as concurrent runs, so a duplicate would double the figures.
 pub fn refuse_duplicates(inputs: &[Input]) -> Result<(), MergeError> {
+    let same_run = |a: &RunResult, b: &RunResult| {
+        a.environment.hostname == b.environment.hostname
+            && a.started_at == b.started_at
+            && a.window_start_unix_ns == b.window_start_unix_ns
+            && a.spec.seed == b.spec.seed
+            && spec_differences(a, b).is_empty()
+    };
+    refuse_duplicates_by(inputs, |i| (i.file.as_str(), i.id, &i.result), same_run, "same host, start and spec")
+}
+
+/// The duplicate check of any kind of result (block or metadata): each pair of inputs,
+/// refused when both were read from one file or `same_run` says they are one run (`how`
+/// names what matched). `parts` gives an input's name, file identity and result.
+pub(crate) fn refuse_duplicates_by<I, R>(
+    inputs: &[I],
+    parts: impl Fn(&I) -> (&str, Option<FileId>, &R),
+    same_run: impl Fn(&R, &R) -> bool,
+    how: &'static str,
+) -> Result<(), MergeError> {
     for (i, a) in inputs.iter().enumerate() {
+        let (a_file, a_id, a_result) = parts(a);
         for b in &inputs[i + 1..] {
-            let same_file = a.id.is_some() && a.id == b.id;
-            let (ra, rb) = (&a.result, &b.result);
-            let same_run = ra.environment.hostname == rb.environment.hostname
-                && ra.started_at == rb.started_at
-                && ra.window_start_unix_ns == rb.window_start_unix_ns
-                && ra.spec.seed == rb.spec.seed
-                && spec_differences(ra, rb).is_empty();
-            let how = if same_file {
+            let (b_file, b_id, b_result) = parts(b);
+            let how = if a_id.is_some() && a_id == b_id {
                 "one file, by device and inode"
-            } else if same_run {
-                "same host, start and spec"
+            } else if same_run(a_result, b_result) {
+                how
             } else {
                 continue;
             };
-            return Err(MergeError::Duplicate { first: a.file.clone(), other: b.file.clone(), how });
+            return Err(MergeError::Duplicate { first: a_file.to_string(), other: b_file.to_string(), how });
         }
     }
     Ok(())

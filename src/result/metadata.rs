@@ -7,7 +7,7 @@
 //!
 //! It merges; it reads no file (`load.rs`) and formats nothing (`report/metadata.rs`).
 
-use super::merge::{MergeError, add_within, describe, spec_differences_of};
+use super::merge::{MergeError, add_within, describe, refuse_duplicates_by, spec_differences_of};
 use crate::metadata::result::{MetaMergedSource, MetaResult, OpFigures, PhaseResult};
 use crate::spec::metadata::MetaOp;
 use crate::stats::{LatencySummary, decode_histogram, encode_histogram, new_latency_histogram};
@@ -36,25 +36,13 @@ pub struct Merged {
 /// Refuses one result given twice: the same file (by device and inode), or two copies of
 /// one run (same start, tree and spec with its seed): merged, it would double the figures.
 pub fn refuse_duplicates(inputs: &[Input]) -> Result<(), MergeError> {
-    for (i, a) in inputs.iter().enumerate() {
-        for b in &inputs[i + 1..] {
-            let same_file = a.id.is_some() && a.id == b.id;
-            let (ra, rb) = (&a.result, &b.result);
-            let same_run = ra.started_at == rb.started_at
-                && ra.target == rb.target
-                && ra.spec.seed == rb.spec.seed
-                && spec_differences_of(&ra.spec, &rb.spec).is_empty();
-            let how = if same_file {
-                "one file, by device and inode"
-            } else if same_run {
-                "same start, tree and spec"
-            } else {
-                continue;
-            };
-            return Err(MergeError::Duplicate { first: a.file.clone(), other: b.file.clone(), how });
-        }
-    }
-    Ok(())
+    let same_run = |a: &MetaResult, b: &MetaResult| {
+        a.started_at == b.started_at
+            && a.target == b.target
+            && a.spec.seed == b.spec.seed
+            && spec_differences_of(&a.spec, &b.spec).is_empty()
+    };
+    refuse_duplicates_by(inputs, |i| (i.file.as_str(), i.id, &i.result), same_run, "same start, tree and spec")
 }
 
 /// Merges `inputs` (metadata results of concurrent runs). With `force`, different specs
