@@ -29,26 +29,10 @@ pub fn is_mixed(plan: &Plan) -> bool {
 /// What a job file mixing metadata and block jobs cannot honour yet, in one line naming
 /// the flags; checked before anything is touched.
 pub fn refuse_mixed(plan: &Plan) -> Option<String> {
-    let o = &plan.output;
-    let mut flags = Vec::new();
-    if o.csv_file.is_some() {
-        flags.push("--csv");
-    }
-    if o.plot_dir.is_some() {
-        flags.push("--plot");
-    }
-    if o.timeseries_file.is_some() {
-        flags.push("--timeseries");
-    }
-    if !matches!(o.format, OutputFormat::Text | OutputFormat::Json) {
-        flags.push("--output-format (other than text or json)");
-    }
-    if !flags.is_empty() {
+    if !matches!(plan.output.format, OutputFormat::Text | OutputFormat::Json) {
         return Some(format!(
-            "{}: {} not yet with jobs with `files` (a tree of files) beside jobs of block I/O: drop {}, or run the metadata jobs from a job file of their own",
+            "{}: --output-format (other than text or json) not yet with jobs with `files` (a tree of files) beside jobs of block I/O: drop it, or run the metadata jobs from a job file of their own",
             plan.source,
-            flags.join(", "),
-            if flags.len() == 1 { "it" } else { "them" }
         ));
     }
     if let Some(job) = plan.jobs().find(|j| j.spec.metadata.is_some() && j.spec.targets.is_empty()) {

@@ -200,6 +200,14 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
     doc.combined.notes.extend(loaded.notes);
     let mut failures = write_iologs(&loaded.plan, &mut doc);
     failures.extend(report::jobs::emit(&doc, &loaded.plan.output));
+    if mixed {
+        // Each metadata job's CSV, time series and charts: files of its own, named from
+        // the list the output guard checked.
+        let jobs: Vec<(&str, bool)> =
+            loaded.plan.jobs().map(|j| (j.name.as_str(), j.spec.metadata.is_some())).collect();
+        let names = report::mixed_jobs::MixedNames::new(&jobs);
+        failures.extend(report::mixed_jobs::emit(&doc, &loaded.plan.output, &names));
+    }
     for f in &failures {
         crate::stderr_line!("iopulse: error: {f}");
     }

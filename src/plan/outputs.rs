@@ -7,6 +7,7 @@
 
 use super::{Job, Plan, iologs};
 use crate::diagnostics::error::UsageError;
+use crate::report::mixed_jobs::MixedNames;
 use crate::report::{self, Writes};
 use std::path::Path;
 
@@ -16,12 +17,15 @@ pub fn check(plan: &Plan) -> Result<(), UsageError> {
     let inputs: Vec<&Path> = plan.inputs.iter().map(|p| p.as_path()).collect();
     let names = plan.job_names();
     // A metadata run writes its own charts (`report::metadata_plot`); a job file mixing
-    // metadata and block jobs writes one document, as a job file's (its other outputs are
-    // refused before this, `commands::metadata::refuse_mixed`).
+    // metadata and block jobs writes one document, as a job file's, and each metadata
+    // job's own CSV, time series and charts (`report::mixed_jobs`).
     let metadata = plan.jobs().all(|j| j.spec.metadata.is_some());
+    let kinds: Vec<(&str, bool)> = plan.jobs().map(|j| (j.name.as_str(), j.spec.metadata.is_some())).collect();
+    let mixed = MixedNames::new(&kinds);
     let writes = match (metadata, plan.is_job_file()) {
         (true, true) => Writes::Metadata(Some(&names)),
         (true, false) => Writes::Metadata(None),
+        (false, true) if mixed.block_count < mixed.all.len() => Writes::Mixed(&mixed),
         (false, true) => Writes::Jobs(&names),
         (false, false) => Writes::Run,
     };

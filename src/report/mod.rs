@@ -16,6 +16,7 @@ pub mod junit;
 pub mod live_line;
 pub mod metadata;
 pub mod metadata_plot;
+pub mod mixed_jobs;
 pub mod output_path;
 pub mod plot;
 pub mod profile;
@@ -124,6 +125,9 @@ pub enum Writes<'a> {
     /// A metadata run (`--files`): its charts (`metadata_plot`), of one run (None) or of
     /// each job of a job file (a `--timeseries` file per job too).
     Metadata(Option<&'a [&'a str]>),
+    /// A job file mixing block jobs and metadata jobs: the block jobs' outputs as `Jobs`,
+    /// and each metadata job's own files (`mixed_jobs`).
+    Mixed(&'a mixed_jobs::MixedNames<'a>),
 }
 
 /// Every path a command given `output` will write, each with the flag that names it, in
@@ -158,6 +162,11 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
         match writes {
             Writes::Jobs(names) | Writes::Metadata(Some(names)) => outputs
                 .extend(jobs::timeseries_paths(path, names)?.into_iter().map(|p| Output::file("--timeseries", p))),
+            Writes::Mixed(names) => outputs.extend(
+                jobs::timeseries_paths(path, &names.all[..names.block_count])?
+                    .into_iter()
+                    .map(|p| Output::file("--timeseries", p)),
+            ),
             _ => outputs.push(Output::file("--timeseries", path)),
         }
     }
@@ -174,8 +183,12 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
             Writes::Sweep(axes) => plot::sweep_chart_names(axes),
             Writes::Search => plot::search_chart_names(),
             Writes::Metadata(jobs) => metadata_plot::chart_names(jobs),
+            Writes::Mixed(names) => plot::job_chart_names(&names.all[..names.block_count]),
         };
         outputs.extend(names.into_iter().map(|name| Output::file("--plot", dir.join(name))));
+    }
+    if let Writes::Mixed(names) = writes {
+        outputs.extend(names.planned(output)?.into_iter().map(|(flag, path)| Output::file(flag, path)));
     }
     Ok(outputs)
 }

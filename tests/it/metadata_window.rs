@@ -1,7 +1,7 @@
 //! Metadata jobs (`files`) beside block jobs in one phase of a job file (issue 36): one
 //! start word releases both jobs' workers, each job's count matches the system calls
-//! strace saw, the options the mixed form cannot honour are refused before anything is
-//! touched, SIGINT ends both jobs with their figures so far and leaves a tree the next
+//! strace saw, each job's CSV, time series and charts hold its own figures, the options
+//! the mixed form cannot honour are refused before anything is touched, SIGINT ends both jobs with their figures so far and leaves a tree the next
 //! run removes, and a full filesystem in one job ends the phase for both.
 
 use crate::common::root::{LoopOptions, loop_device, mount_device, skip};
@@ -113,22 +113,13 @@ fn what_the_mixed_form_cannot_honour_is_refused_before_anything_is_touched() {
     let file = mixed_file(dir.path(), "1s", &block, "", &tree, "files = \"50\"\nmeta-mix = \"stat=1\"");
     let before = entries(dir.path());
     let out = |name: &str| path_str(&dir.path().join(name));
-    for (flag, extra) in [
-        ("--csv", vec!["--csv".to_string(), out("r.csv")]),
-        ("--plot", vec!["--plot".to_string(), out("charts")]),
-        ("--timeseries", vec!["--timeseries".to_string(), out("ts.csv")]),
-        ("--output-format", vec!["--output-format".to_string(), "fio-json".to_string()]),
-    ] {
-        let mut args = vec!["run".to_string(), file.clone()];
-        args.extend(extra);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, stdout, stderr) = run(&args);
-        assert_eq!(code, 2, "{flag}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{flag}: one line: {stderr}");
-        assert!(stderr.contains(flag) && stderr.contains("not yet"), "{flag}: {stderr}");
-        assert!(stdout.is_empty());
-        assert_eq!(entries(dir.path()), before, "{flag}: nothing made");
-    }
+    // fio's JSON has no place for a tree's figures.
+    let (code, stdout, stderr) = run(&["run", &file, "--output-format", "fio-json"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("--output-format") && stderr.contains("not yet"), "{stderr}");
+    assert!(stdout.is_empty());
+    assert_eq!(entries(dir.path()), before, "nothing made");
 
     // A block target inside the tree's root (a directory of the user's), and two trees
     // that meet: refused with the plan, the directory left as it was.
@@ -166,6 +157,89 @@ fn what_the_mixed_form_cannot_honour_is_refused_before_anything_is_touched() {
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("job [tree] is a metadata job beside block jobs"), "{stderr}");
+}
+
+/// `--csv`, `--timeseries` and `--plot` of a mixed job file: the block job's files as in a
+/// job file of block jobs, and the metadata job's own (`FILE-JOB.csv`, `job-NAME-*.svg`),
+/// whose figures are the document's: CSV rows per kind with the result's counts, time
+/// series rows adding up to them.
+#[test]
+fn a_mixed_job_files_csv_time_series_and_charts_hold_each_jobs_figures() {
+    let dir = temp_dir();
+    let (block, tree) = (dir.path().join("blk.dat"), dir.path().join("tree"));
+    let file = mixed_file(dir.path(), "1s", &block, "", &tree, "files = \"100\"\nmeta-mix = \"stat=1,read=1\"");
+    let out = |name: &str| path_str(&dir.path().join(name));
+    let (json, csv, series, charts) = (out("r.json"), out("r.csv"), out("ts.csv"), out("charts"));
+    run_ok(&["run", &file, "--json", &json, "--csv", &csv, "--timeseries", &series, "--plot", &charts, "--quiet"]);
+    let doc = read_json(&json);
+    let meta = &doc["metadata_jobs"][0];
+    assert_eq!(meta["job"], "tree", "{doc}");
+    let kinds = meta["phases"][0]["per_op"].as_array().unwrap();
+    let count = |op: &str| {
+        kinds.iter().find(|k| k["op"] == op).and_then(|k| k["ops"].as_u64()).unwrap_or_else(|| panic!("{op}: {meta}"))
+    };
+    assert!(count("stat") > 0 && count("read") > 0, "{meta}");
+
+    // The block job's CSV row went to FILE, as in a job file of block jobs; the tree's
+    // rows, with their own header, to FILE-tree.csv.
+    let block_csv = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(block_csv.lines().count(), 2, "a header and [reader]'s row: {block_csv}");
+    assert!(block_csv.lines().nth(1).unwrap().contains("reader"), "{block_csv}");
+    let tree_csv = std::fs::read_to_string(out("r-tree.csv")).unwrap();
+    let mut rows = tree_csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
+    let rows: Vec<Vec<&str>> = rows.map(|r| r.split(',').collect()).collect();
+    assert_eq!(rows.len(), kinds.len(), "a row per kind: {tree_csv}");
+    for row in &rows {
+        let op = row[column("op")];
+        assert_eq!(row[column("ops")].parse::<u64>().unwrap(), count(op), "{op}: {tree_csv}");
+    }
+
+    // Each job's time series: [reader]'s block rows, [tree]'s rows per kind adding up to
+    // its counts.
+    let reader_series = std::fs::read_to_string(out("ts-reader.csv")).unwrap();
+    assert!(reader_series.starts_with("t_s,") && reader_series.lines().count() >= 2, "{reader_series}");
+    let tree_series = std::fs::read_to_string(out("ts-tree.csv")).unwrap();
+    let mut lines = tree_series.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let (op_at, ops_at) =
+        (header.iter().position(|h| *h == "op").unwrap(), header.iter().position(|h| *h == "ops").unwrap());
+    let mut summed = std::collections::BTreeMap::<String, u64>::new();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        *summed.entry(fields[op_at].to_string()).or_default() += fields[ops_at].parse::<u64>().unwrap();
+    }
+    for (op, sum) in &summed {
+        assert_eq!(*sum, count(op), "{op}: {tree_series}");
+    }
+    assert_eq!(summed.len(), kinds.len(), "{tree_series}");
+
+    // The charts: the combined and [reader]'s, and [tree]'s own, each a drawing.
+    let mut drawn: Vec<String> =
+        std::fs::read_dir(&charts).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    drawn.sort();
+    for name in [
+        "latency-percentiles.svg",
+        "job-reader-latency-percentiles.svg",
+        "job-tree-latency.svg",
+        "job-tree-ops.svg",
+        "job-tree-p99.svg",
+    ] {
+        assert!(drawn.iter().any(|d| d == name), "{name} not in {drawn:?}");
+        let svg = std::fs::read_to_string(dir.path().join("charts").join(name)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("</svg>"), "{name}");
+    }
+
+    // The tree's own files pass the output guard: its CSV made a link to the block job's
+    // target is refused before anything runs, and the target keeps its bytes.
+    let target_before = std::fs::read(&block).unwrap();
+    std::fs::remove_file(out("r-tree.csv")).unwrap();
+    std::os::unix::fs::symlink(&block, out("r-tree.csv")).unwrap();
+    let (code, _, stderr) = run(&["run", &file, "--csv", &csv, "--quiet"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--csv") && stderr.contains("r-tree.csv"), "{stderr}");
+    assert_eq!(std::fs::read(&block).unwrap(), target_before, "the target was written through the link");
 }
 
 #[test]
