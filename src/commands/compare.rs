@@ -133,7 +133,9 @@ pub fn compare(args: CompareArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    if !base.metadata.is_empty() || !new.metadata.is_empty() {
+    // Metadata runs' own results are compared as such; the metadata jobs of job files
+    // are compared beside their block jobs (below).
+    if base.metadata.iter().chain(&new.metadata).any(|m| m.job.is_none()) {
         return compare_metadata(&args, &base, &new);
     }
     if !base.scopes.iter().any(|(s, _)| new.runs(s).is_some()) {
@@ -145,7 +147,8 @@ pub fn compare(args: CompareArgs) -> i32 {
         );
         return exit_code::USAGE;
     }
-    let differences = compare::differences(&base, &new);
+    let mut differences = compare::differences(&base, &new);
+    differences.extend(compare::metadata::differences(&base, &new));
     if !differences.is_empty() {
         let list: Vec<String> = differences
             .iter()

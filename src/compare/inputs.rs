@@ -3,7 +3,8 @@
 //! result read is (`result::load`), and grouped by what they measured: `run` for a single
 //! run, `job NAME` for each job of a job file, `point block_size=4k ...` for each point of
 //! a sweep (whose repetitions are that point's runs). A metadata run's result is kept
-//! whole, for `compare::metadata`.
+//! whole, for `compare::metadata`, and so is each metadata job of a job file (with its
+//! job's name).
 //!
 //! It reads and groups; it compares nothing.
 
@@ -37,6 +38,9 @@ pub struct Side {
 pub struct MetaRun {
     pub file: String,
     pub result: MetaResult,
+    /// The job it was in, when it came from a job file beside block jobs
+    /// (`metadata_jobs`); `None` for a metadata run's own result.
+    pub job: Option<String>,
 }
 
 impl Side {
@@ -105,7 +109,7 @@ fn read_file(path: &Path, side: &mut Side) -> Result<(), InputError> {
             let result: MetaResult = load::typed_document(&file, &value)?;
             drop(value);
             load::check_metadata(&file, &result)?;
-            side.metadata.push(MetaRun { file, result });
+            side.metadata.push(MetaRun { file, result, job: None });
             return Ok(());
         }
         Some("sweep") => {
@@ -150,6 +154,11 @@ fn read_file(path: &Path, side: &mut Side) -> Result<(), InputError> {
             let scope =
                 if phases > 1 { format!("job {} (phase {})", job.job, job.phase) } else { format!("job {}", job.job) };
             side.add(scope, Run { file: file.clone(), result: job.result });
+        }
+        // The jobs with `files` beside them: compared job by job (`compare::metadata`).
+        for (i, job) in doc.metadata_jobs.into_iter().enumerate() {
+            load::check_metadata(&format!("{file} metadata_jobs[{i}]"), &job.result)?;
+            side.metadata.push(MetaRun { file: file.clone(), result: job.result, job: Some(job.job) });
         }
         return Ok(());
     }

@@ -18,21 +18,44 @@ use crate::spec::metadata::MetaOp;
 /// Each kind's percentiles compared, with their quantiles.
 const PERCENTILES: &[(&str, f64)] = &[("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999)];
 
-/// The scope of phase `name`.
-fn scope(name: &str) -> String {
-    format!("metadata {name}")
+/// The scope of phase `name` (of job `job`, in a job file beside block jobs).
+fn scope(job: Option<&str>, name: &str) -> String {
+    match job {
+        None => format!("metadata {name}"),
+        Some(job) => format!("job {job}: metadata {name}"),
+    }
+}
+
+/// The jobs the metadata runs of both sides belong to (`None`: runs of their own), in
+/// the order first met.
+fn jobs<'a>(base: &'a Side, new: &'a Side) -> Vec<Option<&'a str>> {
+    let mut jobs: Vec<Option<&str>> = Vec::new();
+    for run in base.metadata.iter().chain(&new.metadata) {
+        if !jobs.contains(&run.job.as_deref()) {
+            jobs.push(run.job.as_deref());
+        }
+    }
+    jobs
+}
+
+/// The runs of `side` of job `job`.
+fn runs_of<'a>(side: &'a Side, job: Option<&str>) -> Vec<&'a MetaRun> {
+    side.metadata.iter().filter(|r| r.job.as_deref() == job).collect()
 }
 
 /// Every difference between the two sides, and within each side, that makes the runs not
-/// comparable: each run against the base's first.
+/// comparable: each run against the base's first of the same job.
 pub fn differences(base: &Side, new: &Side) -> Vec<Difference> {
-    let Some(first) = base.metadata.first().or(new.metadata.first()) else { return Vec::new() };
     let mut out: Vec<Difference> = Vec::new();
-    for other in base.metadata.iter().chain(&new.metadata).skip(1) {
-        for d in differences_of(first, other) {
-            // Each field once: five runs of one other version are one difference.
-            if !out.iter().any(|o| o.field == d.field) {
-                out.push(d);
+    for job in jobs(base, new) {
+        let runs: Vec<&MetaRun> = runs_of(base, job).into_iter().chain(runs_of(new, job)).collect();
+        let Some(first) = runs.first() else { continue };
+        for other in &runs[1..] {
+            for d in differences_of(first, other) {
+                // Each field once: five runs of one other version are one difference.
+                if !out.iter().any(|o| o.scope == d.scope && o.field == d.field) {
+                    out.push(d);
+                }
             }
         }
     }
@@ -53,7 +76,7 @@ fn differences_of(a: &MetaRun, b: &MetaRun) -> Vec<Difference> {
         .into_iter()
         .filter(|(_, x, y)| x != y)
         .map(|(field, base, new)| Difference {
-            scope: "metadata".into(),
+            scope: a.job.as_ref().map_or_else(|| "metadata".into(), |job| format!("job {job} (files)")),
             field,
             base,
             new,
@@ -65,9 +88,41 @@ fn differences_of(a: &MetaRun, b: &MetaRun) -> Vec<Difference> {
 
 /// Compares the metadata runs of `new` against those of `base`, phase by phase, kind by kind.
 pub fn compare(base: &Side, new: &Side, differences: Vec<Difference>, options: Options) -> Comparison {
-    let names = |s: &Side| -> Vec<String> {
+    let (figures, only_in) = figures_of(&runs_of(base, None), &runs_of(new, None), None, options);
+    let summary = |s: &Side| SideSummary { files: s.files.clone(), runs: s.metadata.len() };
+    comparison([summary(base), summary(new)], differences, only_in, figures, options)
+}
+
+/// The figures of the metadata jobs of job files (each job's runs against the same job's
+/// of the other side, its scopes named after it), and the scopes of one side only (a job,
+/// or a phase of one, that the other side lacks): what a comparison of job files adds to
+/// its block jobs' figures.
+pub fn job_figures(base: &Side, new: &Side, options: Options) -> (Vec<FigureComparison>, [Vec<String>; 2]) {
+    let (mut figures, mut only_in) = (Vec::new(), [Vec::new(), Vec::new()]);
+    for job in jobs(base, new).into_iter().flatten() {
+        let (b, n) = (runs_of(base, Some(job)), runs_of(new, Some(job)));
+        if b.is_empty() || n.is_empty() {
+            only_in[usize::from(b.is_empty())].push(format!("job {job} (files)"));
+            continue;
+        }
+        let (f, [ob, on]) = figures_of(&b, &n, Some(job), options);
+        figures.extend(f);
+        only_in[0].extend(ob);
+        only_in[1].extend(on);
+    }
+    (figures, only_in)
+}
+
+/// The figures of the phases `base` and `new` share, and the phases of one side only.
+fn figures_of(
+    base: &[&MetaRun],
+    new: &[&MetaRun],
+    job: Option<&str>,
+    options: Options,
+) -> (Vec<FigureComparison>, [Vec<String>; 2]) {
+    let names = |runs: &[&MetaRun]| -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
-        for run in &s.metadata {
+        for run in runs {
             for p in &run.result.phases {
                 if !names.contains(&p.name) {
                     names.push(p.name.clone());
@@ -79,24 +134,23 @@ pub fn compare(base: &Side, new: &Side, differences: Vec<Difference>, options: O
     let (base_names, new_names) = (names(base), names(new));
     let mut figures = Vec::new();
     for name in base_names.iter().filter(|n| new_names.contains(n)) {
-        figures.extend(phase_figures(name, &phases(base, name), &phases(new, name), options));
+        figures.extend(phase_figures(&scope(job, name), &phases(base, name), &phases(new, name), options));
     }
-    let only =
-        |a: &[String], b: &[String]| -> Vec<String> { a.iter().filter(|n| !b.contains(n)).map(|n| scope(n)).collect() };
-    let summary = |s: &Side| SideSummary { files: s.files.clone(), runs: s.metadata.len() };
-    let only_in = [only(&base_names, &new_names), only(&new_names, &base_names)];
-    comparison([summary(base), summary(new)], differences, only_in, figures, options)
+    let only = |a: &[String], b: &[String]| -> Vec<String> {
+        a.iter().filter(|n| !b.contains(n)).map(|n| scope(job, n)).collect()
+    };
+    (figures, [only(&base_names, &new_names), only(&new_names, &base_names)])
 }
 
-/// Phase `name` of each run of `side` that has it.
-fn phases<'a>(side: &'a Side, name: &str) -> Vec<&'a PhaseResult> {
-    side.metadata.iter().filter_map(|r| r.result.phases.iter().find(|p| p.name == name)).collect()
+/// Phase `name` of each run of `runs` that has it.
+fn phases<'a>(runs: &[&'a MetaRun], name: &str) -> Vec<&'a PhaseResult> {
+    runs.iter().filter_map(|r| r.result.phases.iter().find(|p| p.name == name)).collect()
 }
 
 /// The figures of one phase: its ops/s, then each kind's (in `MetaOp::ALL`'s order) that
 /// either side's first run has.
-fn phase_figures(name: &str, base: &[&PhaseResult], new: &[&PhaseResult], options: Options) -> Vec<FigureComparison> {
-    let scope = scope(name);
+fn phase_figures(scope: &str, base: &[&PhaseResult], new: &[&PhaseResult], options: Options) -> Vec<FigureComparison> {
+    let scope = scope.to_string();
     let mut out = Vec::new();
     let rate =
         |phases: &[&PhaseResult]| -> Vec<f64> { phases.iter().filter(|p| p.ops > 0).map(|p| p.ops_per_sec).collect() };
@@ -174,7 +228,11 @@ mod tests {
     }
 
     fn side(r: MetaResult) -> Side {
-        Side { files: vec!["f".into()], metadata: vec![MetaRun { file: "f".into(), result: r }], ..Side::default() }
+        Side {
+            files: vec!["f".into()],
+            metadata: vec![MetaRun { file: "f".into(), result: r, job: None }],
+            ..Side::default()
+        }
     }
 
     #[test]

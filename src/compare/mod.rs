@@ -178,7 +178,12 @@ pub fn compare(base: &Side, new: &Side, differences: Vec<Difference>, options: O
         a.scopes.iter().filter(|(s, _)| b.runs(s).is_none()).map(|(s, _)| s.clone()).collect()
     };
     let summary = |s: &Side| SideSummary { files: s.files.clone(), runs: s.scopes.iter().map(|(_, r)| r.len()).sum() };
-    let only_in = [only(base, new), only(new, base)];
+    let mut only_in = [only(base, new), only(new, base)];
+    // A job file's jobs with `files`, beside its block jobs: their own figures, job by job.
+    let (job_figures, [only_base, only_new]) = metadata::job_figures(base, new, options);
+    figures.extend(job_figures);
+    only_in[0].extend(only_base);
+    only_in[1].extend(only_new);
     comparison([summary(base), summary(new)], differences, only_in, figures, options)
 }
 

@@ -1,14 +1,16 @@
 //! `iopulse merge` of job-file results (several hosts ran one job file at the same time,
 //! or several runs of it): job by job, each job's results merged as `iopulse merge`
-//! merges single runs (`result::merge`), then the combined figures of each phase and of
+//! merges single runs (`result::merge`; a metadata job's as metadata results,
+//! `result::metadata`, kept outside the combined figures), then the combined figures of each phase and of
 //! all phases recomputed from the merged jobs (`combined.rs`), never from the inputs'
 //! combined figures.
 //!
 //! It computes; it never formats, and it reads no file.
 
 use super::combined;
-use crate::result::jobs::{JobResult, JobsResult};
+use crate::result::jobs::{JobResult, JobsResult, MetaJobResult};
 use crate::result::merge::{self, Input, MergeError};
+use crate::result::metadata;
 
 /// One job-file result to merge, with the name of its file.
 pub struct JobsInput {
@@ -29,17 +31,15 @@ pub struct MergedJobs {
 /// `result::merge` (specs that differ).
 pub fn merge(inputs: &[JobsInput], force: bool) -> Result<MergedJobs, MergeError> {
     let Some(first) = inputs.first() else { return Err(MergeError::Empty) };
-    // Metadata jobs beside block jobs: their figures have no merge here yet.
-    if let Some((input, job)) = inputs.iter().find_map(|i| i.doc.metadata_jobs.first().map(|j| (i, j))) {
-        return Err(MergeError::MetadataBeside { file: input.file.clone(), job: job.job.clone() });
-    }
+    // Every job, block and metadata (`metadata_jobs`, after the block jobs), by name and phase.
+    let listed = |d: &JobsResult| -> Vec<(String, u32)> {
+        let block = d.jobs.iter().map(|j| (j.job.clone(), j.phase));
+        block.chain(d.metadata_jobs.iter().map(|m| (format!("{} (files)", m.job), m.phase))).collect()
+    };
     let names = |d: &JobsResult| {
-        d.jobs.iter().map(|j| format!("[{}] (phase {})", j.job, j.phase)).collect::<Vec<_>>().join(", ")
+        listed(d).iter().map(|(job, phase)| format!("[{job}] (phase {phase})")).collect::<Vec<_>>().join(", ")
     };
-    let same_jobs = |d: &JobsResult| {
-        d.jobs.len() == first.doc.jobs.len()
-            && d.jobs.iter().zip(&first.doc.jobs).all(|(a, b)| a.job == b.job && a.phase == b.phase)
-    };
+    let same_jobs = |d: &JobsResult| listed(d) == listed(&first.doc);
     if let Some(other) = inputs[1..].iter().find(|i| !same_jobs(&i.doc)) {
         return Err(MergeError::JobNames {
             file: other.file.clone(),
@@ -64,7 +64,24 @@ pub fn merge(inputs: &[JobsInput], force: bool) -> Result<MergedJobs, MergeError
         warnings.extend(merged.warnings.into_iter().map(|w| format!("job [{}]: {w}", job.job)));
         jobs.push(JobResult { job: job.job.clone(), phase: job.phase, result: merged.result });
     }
+    // The metadata jobs, each merged as `iopulse merge` merges metadata results; outside
+    // the combined figures, as in the run.
+    let mut metadata_jobs = Vec::with_capacity(first.doc.metadata_jobs.len());
+    for (index, job) in first.doc.metadata_jobs.iter().enumerate() {
+        let of_job: Vec<metadata::Input> = inputs
+            .iter()
+            .map(|i| metadata::Input {
+                file: format!("{} job [{}]", i.file, job.job),
+                result: i.doc.metadata_jobs[index].result.clone(),
+                id: None,
+            })
+            .collect();
+        let merged = metadata::merge(&of_job, force)?;
+        notes.extend(merged.notes.into_iter().map(|n| format!("job [{}]: {n}", job.job)));
+        metadata_jobs.push(MetaJobResult { job: job.job.clone(), phase: job.phase, result: merged.result });
+    }
     let mut doc = combined::build(&first.doc.job_file, jobs).ok_or(MergeError::Empty)?;
+    doc.metadata_jobs = metadata_jobs;
     // The combined figures name the merged files, as a merge of single runs does.
     let files: Vec<Input> =
         inputs.iter().map(|i| Input { file: i.file.clone(), result: i.doc.combined.clone(), id: None }).collect();

@@ -189,6 +189,9 @@ fn checked(loaded: Loaded) -> Result<Loaded, LoadError> {
         for (i, phase) in doc.phases.iter().enumerate() {
             check_result(file, &format!("phases[{i}]"), &phase.combined)?;
         }
+        for (i, job) in doc.metadata_jobs.iter().enumerate() {
+            check_metadata(&format!("{file} metadata_jobs[{i}]"), &job.result)?;
+        }
     }
     Ok(loaded)
 }

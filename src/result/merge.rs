@@ -101,10 +101,6 @@ pub enum MergeError {
         "{file}: job {job} has `files` (a metadata job) in a block result: a job file of metadata jobs writes a metadata result per job; merge those (iopulse DIR --files N --json FILE)"
     )]
     MetadataJob { file: String, job: String },
-    #[error(
-        "{file}: job [{job}] is a metadata job beside block jobs (`metadata_jobs`): such a result cannot be merged yet; merge results of job files of block jobs only"
-    )]
-    MetadataBeside { file: String, job: String },
     #[error("{first} and {other} have different specs: {}; merge results of one workload, or pass --force to merge them anyway", describe(.differences, .first, .other))]
     SpecMismatch { first: String, other: String, differences: Vec<SpecDifference> },
 }

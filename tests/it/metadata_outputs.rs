@@ -115,7 +115,7 @@ fn merge_of_two_metadata_runs_adds_each_kinds_counts_and_histograms() {
 }
 
 /// `base` with every latency of kind `op` multiplied by `factor` (histogram and summary).
-fn slowed(base: &Value, op: &str, factor: u64) -> Value {
+pub(crate) fn slowed(base: &Value, op: &str, factor: u64) -> Value {
     let mut r = base.clone();
     let per_op = r["phases"][0]["per_op"].as_array_mut().unwrap();
     let o = per_op.iter_mut().find(|o| o["op"] == op).unwrap();

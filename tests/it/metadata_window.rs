@@ -112,7 +112,6 @@ fn what_the_mixed_form_cannot_honour_is_refused_before_anything_is_touched() {
     let (block, tree) = (dir.path().join("blk.dat"), dir.path().join("tree"));
     let file = mixed_file(dir.path(), "1s", &block, "", &tree, "files = \"50\"\nmeta-mix = \"stat=1\"");
     let before = entries(dir.path());
-    let out = |name: &str| path_str(&dir.path().join(name));
     // fio's JSON has no place for a tree's figures.
     let (code, stdout, stderr) = run(&["run", &file, "--output-format", "fio-json"]);
     assert_eq!(code, 2, "{stderr}");
@@ -146,17 +145,100 @@ fn what_the_mixed_form_cannot_honour_is_refused_before_anything_is_touched() {
     assert!(stderr.contains("the trees of jobs [a]") && stderr.contains("[b]") && stderr.contains("meet"), "{stderr}");
     assert!(entries(&tree).is_empty() && !block.exists());
     std::fs::remove_dir(&tree).unwrap();
+}
 
-    // The result of a mixed run cannot be merged yet: said in one line, exit 2.
-    let file = mixed_file(dir.path(), "1s", &block, "", &tree, "files = \"50\"\nmeta-mix = \"stat=1\"");
-    let json = out("r.json");
-    run_ok(&["run", &file, "--duration", "200ms", "--json", &json, "--quiet"]);
-    let copy = out("r2.json");
-    std::fs::copy(&json, &copy).unwrap();
-    let (code, _, stderr) = run(&["merge", &json, &copy, "--allow-duplicates"]);
+/// `iopulse merge` of mixed results (two hosts ran one job file): the block job merged as
+/// block results are, the tree's job as metadata results are (each kind's count the sum,
+/// outside the combined figures); a damaged metadata job's histogram is refused naming
+/// where it is, and so are results whose metadata jobs differ.
+#[test]
+fn mixed_results_merge_job_by_job_and_a_damaged_tree_job_is_refused() {
+    let dir = temp_dir();
+    let out = |name: &str| path_str(&dir.path().join(name));
+    let mut results = Vec::new();
+    for host in ["a", "b"] {
+        let (block, tree) = (dir.path().join(format!("{host}.dat")), dir.path().join(format!("tree-{host}")));
+        let file = mixed_file(dir.path(), "300ms", &block, "", &tree, "files = \"50\"\nmeta-mix = \"stat=1,read=1\"");
+        let json = out(&format!("{host}.json"));
+        run_ok(&["run", &file, "--json", &json, "--quiet"]);
+        results.push(read_json(&json));
+    }
+    let (a, b) = (out("a.json"), out("b.json"));
+    let (code, stdout, stderr) = run(&["merge", &a, &b, "--force", "--output-format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let merged: Value = serde_json::from_str(&stdout).unwrap();
+    let ops = |doc: &Value, op: &str| {
+        let kinds = doc["metadata_jobs"][0]["phases"][0]["per_op"].as_array().unwrap_or_else(|| panic!("{doc}"));
+        kinds.iter().find(|k| k["op"] == op).and_then(|k| k["ops"].as_u64()).unwrap()
+    };
+    for op in ["stat", "read"] {
+        assert_eq!(ops(&merged, op), ops(&results[0], op) + ops(&results[1], op), "{op}");
+    }
+    let block_ops = |doc: &Value| doc["jobs"][0]["read"]["ops"].as_u64().unwrap();
+    assert_eq!(block_ops(&merged), block_ops(&results[0]) + block_ops(&results[1]));
+    assert_eq!(merged["read"]["ops"].as_u64().unwrap(), block_ops(&merged), "the tree is outside the combined figures");
+    assert_eq!(merged["metadata_jobs"][0]["job"], "tree");
+
+    // A histogram of the tree's job damaged: refused, the place named, exit 2.
+    let mut damaged = results[1].clone();
+    damaged["metadata_jobs"][0]["phases"][0]["per_op"][0]["histogram"] = Value::String("AAAA".into());
+    let bad = out("bad.json");
+    std::fs::write(&bad, serde_json::to_string(&damaged).unwrap()).unwrap();
+    let (code, stdout, stderr) = run(&["merge", &a, &bad, "--force"]);
     assert_eq!(code, 2, "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("job [tree] is a metadata job beside block jobs"), "{stderr}");
+    assert!(stdout.is_empty() && stderr.contains("metadata_jobs[0]"), "{stderr}");
+
+    // Without the tree's job, the results are not of one job file.
+    let mut fewer = results[1].clone();
+    fewer["metadata_jobs"] = Value::Array(Vec::new());
+    let other = out("other.json");
+    std::fs::write(&other, serde_json::to_string(&fewer).unwrap()).unwrap();
+    let (code, _, stderr) = run(&["merge", &a, &other, "--force"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("[tree (files)]"), "{stderr}");
+}
+
+/// `iopulse compare` of mixed results: the tree's job is judged beside the block job, in
+/// scopes named after it; a tree job twice as slow is a regression (exit 5), and a side
+/// without it lists it as compared on one side only.
+#[test]
+fn compare_judges_a_mixed_results_tree_job_beside_its_block_job() {
+    let dir = temp_dir();
+    let out = |name: &str| path_str(&dir.path().join(name));
+    let (block, tree) = (dir.path().join("blk.dat"), dir.path().join("tree"));
+    let file = mixed_file(dir.path(), "300ms", &block, "", &tree, "files = \"50\"\nmeta-mix = \"stat=1\"");
+    let base = out("base.json");
+    run_ok(&["run", &file, "--json", &base, "--quiet"]);
+    let (code, stdout, stderr) = run(&["compare", &base, &base, "--output-format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let c: Value = serde_json::from_str(&stdout).unwrap();
+    let figures = c["figures"].as_array().unwrap();
+    let scoped = |scope: &str, figure: &str| figures.iter().any(|f| f["scope"] == scope && f["figure"] == figure);
+    assert!(scoped("job reader", "read.p50") && scoped("job tree: metadata mix", "stat.p99"), "{c}");
+    assert_eq!(c["regressed"], false, "{c}");
+
+    let mut doc = read_json(&base);
+    doc["metadata_jobs"][0] = crate::metadata_outputs::slowed(&doc["metadata_jobs"][0], "stat", 2);
+    let slow = out("slow.json");
+    std::fs::write(&slow, serde_json::to_string(&doc).unwrap()).unwrap();
+    let (code, stdout, stderr) = run(&["compare", &base, &slow, "--output-format", "json"]);
+    assert_eq!(code, 5, "{stderr}");
+    let c: Value = serde_json::from_str(&stdout).unwrap();
+    let p99 = c["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["scope"] == "job tree: metadata mix" && f["figure"] == "stat.p99")
+        .unwrap();
+    assert_eq!(p99["verdict"], "regressed", "{p99}");
+
+    doc["metadata_jobs"] = Value::Array(Vec::new());
+    let without = out("without.json");
+    std::fs::write(&without, serde_json::to_string(&doc).unwrap()).unwrap();
+    let (code, stdout, stderr) = run(&["compare", &base, &without, "--output-format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let c: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(c["only_in_base"], serde_json::json!(["job tree (files)"]), "{c}");
 }
 
 /// `--csv`, `--timeseries` and `--plot` of a mixed job file: the block job's files as in a
