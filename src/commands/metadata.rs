@@ -1,17 +1,21 @@
 //! Metadata runs from the command line (`iopulse DIR --files N ...`) and from profiles
 //! and job files whose jobs have `files` (the personalities: `iopulse --profile varmail
-//! DIR`): each job checked before anything is touched, run in order on its tree, and its
-//! report printed, its time series written (`--timeseries`) and its charts drawn
-//! (`--plot`). It chooses, runs and prints; `metadata/` runs, `report/metadata.rs`,
-//! `report/timeseries.rs` and `report/metadata_plot.rs` format.
+//! DIR`): each job checked before anything is touched, the job file's phases run in
+//! order (a phase of one job as a run of its own, the jobs of a phase of several at once
+//! in one window through `jobs::phases::run_phase`), and after each phase its jobs'
+//! reports printed in file order, their time series written (`--timeseries`) and their
+//! charts drawn (`--plot`). It chooses, runs and prints; `metadata/` runs,
+//! `report/metadata.rs`, `report/timeseries.rs` and `report/metadata_plot.rs` format.
 
 use crate::diagnostics::error::{Error, exit_code};
 use crate::diagnostics::warnings::Diagnostics;
+use crate::metadata::result::MetaResult;
 use crate::plan::Plan;
 use crate::report::{OutputFormat, OutputOptions};
 use crate::spec::Spec;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicUsize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Whether a plan is a metadata one (a job has `files`). A profile mixing metadata and
 /// block jobs is refused by `refuse`; a job file mixing them runs them side by side
@@ -27,13 +31,17 @@ pub fn is_mixed(plan: &Plan) -> bool {
 }
 
 /// What a job file mixing metadata and block jobs cannot honour yet, in one line naming
-/// the flags; checked before anything is touched.
+/// the flags (or the job with `meta-phases` in a shared phase); checked before anything
+/// is touched.
 pub fn refuse_mixed(plan: &Plan) -> Option<String> {
     if !matches!(plan.output.format, OutputFormat::Text | OutputFormat::Json) {
         return Some(format!(
             "{}: --output-format (other than text or json) not yet with jobs with `files` (a tree of files) beside jobs of block I/O: drop it, or run the metadata jobs from a job file of their own",
             plan.source,
         ));
+    }
+    if let Some(message) = refuse_phases_in_shared_window(plan) {
+        return Some(message);
     }
     if let Some(job) = plan.jobs().find(|j| j.spec.metadata.is_some() && j.spec.targets.is_empty()) {
         return Some(format!(
@@ -64,14 +72,45 @@ fn refuse(plan: &Plan) -> Option<String> {
     None
 }
 
-/// Runs every job of `plan` (metadata jobs) in order; the exit code of the first that
-/// failed, else 0.
-pub fn run_plan(plan: &Plan, stop: &AtomicUsize) -> i32 {
+/// A job with `meta-phases` (the default without `meta-mix`) in a phase of several jobs,
+/// in one line naming the job file, the job and the fix: its phases, each from its
+/// workers' common start to their common end, cannot share the phase's one window.
+/// Checked before anything is touched.
+pub fn refuse_phases_in_shared_window(plan: &Plan) -> Option<String> {
+    plan.phases.iter().filter(|p| p.jobs.len() > 1).find_map(|phase| {
+        let job = phase.jobs.iter().find(|j| {
+            j.spec.metadata.as_ref().is_some_and(|m| matches!(m.workload, crate::spec::metadata::MetaWorkload::Phases(_)))
+        })?;
+        Some(format!(
+            "{}: job [{}] runs meta-phases (the default without meta-mix) in phase {} beside {} other job(s), whose window it cannot share: give it a meta-mix, or a phase of its own (stonewall = true)",
+            plan.source,
+            job.name,
+            phase.number,
+            phase.jobs.len() - 1
+        ))
+    })
+}
+
+/// Runs every job of `plan` (metadata jobs), phase after phase: a phase of one job as a
+/// run of its own (`metadata::run`), a phase of several with its jobs at once in one
+/// window (`jobs::phases::run_phase`), their reports after it in file order. After a
+/// failed or interrupted phase no later phase runs. The exit code of the first job that
+/// failed (on its own, not stopped by another's failure), else 0.
+pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
     if let Some(message) = refuse(plan) {
         crate::stderr_line!("iopulse: error: {message}");
         return exit_code::USAGE;
     }
+    if let Some(message) = refuse_phases_in_shared_window(plan) {
+        crate::stderr_line!("iopulse: error: {message}");
+        return exit_code::USAGE;
+    }
     if let Err(e) = crate::plan::outputs::check(plan) {
+        crate::stderr_line!("iopulse: error: {e}");
+        return exit_code::USAGE;
+    }
+    // Jobs of one phase run at once: their trees apart.
+    if let Err(e) = crate::plan::trees::check_apart_in_each_phase(plan) {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }
@@ -113,75 +152,100 @@ pub fn run_plan(plan: &Plan, stop: &AtomicUsize) -> i32 {
     } else {
         names.iter().map(|_| String::new()).collect()
     };
-    let mut code = exit_code::SUCCESS;
-    for (((job, series_file), chart_prefix), json_file) in
-        plan.jobs().zip(series_files).zip(&chart_prefixes).zip(json_files)
-    {
+    // Each job's outputs, in file order.
+    let outputs: Vec<JobOutputs> = series_files
+        .into_iter()
+        .zip(chart_prefixes)
+        .zip(json_files)
+        .map(|((series, chart_prefix), json_file)| JobOutputs {
+            series,
+            chart_prefix,
+            output: OutputOptions { json_file, ..plan.output.clone() },
+        })
+        .collect();
+    let header = |name: &str| {
         if several && plan.output.format == OutputFormat::Text && !plan.output.quiet {
-            crate::stderr_line!("iopulse: job {}", job.name);
+            crate::stderr_line!("iopulse: job {name}");
         }
-        if stop.load(std::sync::atomic::Ordering::Relaxed) != 0 {
-            break;
-        }
-        let files = JobFiles { series: series_file.as_deref(), chart_prefix };
-        let output = OutputOptions { json_file, ..plan.output.clone() };
-        let job_code = run_spec(&job.spec, &output, files, stop, &job.name);
+    };
+    let mut code = exit_code::SUCCESS;
+    let mut first = 0;
+    for phase in &plan.phases {
+        let outputs = &outputs[first..first + phase.jobs.len()];
+        first += phase.jobs.len();
+        let phase_code = if let [job] = &phase.jobs[..] {
+            header(&job.name);
+            if stop.load(Ordering::Relaxed) != 0 {
+                break;
+            }
+            run_spec(&job.spec, &outputs[0], stop, &job.name)
+        } else {
+            if stop.load(Ordering::Relaxed) != 0 {
+                break;
+            }
+            let jobs: Vec<&crate::plan::Job> = phase.jobs.iter().collect();
+            let outcomes = crate::jobs::phases::run_phase(phase.number, &jobs, plan.output.quiet, stop, None);
+            emit_phase(outcomes, outputs, &header)
+        };
         if code == exit_code::SUCCESS {
-            code = job_code;
+            code = phase_code;
         }
-        if job_code != exit_code::SUCCESS && job_code != exit_code::OUTPUT_FAILED {
+        if phase_code != exit_code::SUCCESS && phase_code != exit_code::OUTPUT_FAILED {
             break;
         }
     }
+    // A signal before a phase began: that phase and every later one did not run.
+    let signal = stop.load(Ordering::Relaxed) as i32;
+    if code == exit_code::SUCCESS
+        && [exit_code::INTERRUPTED, exit_code::TERMINATED, exit_code::HUNG_UP].contains(&signal)
+    {
+        code = signal;
+    }
     code
+}
+
+/// The reports of the jobs of a phase that ran at once, in file order; the exit code of
+/// the first job that failed on its own, else of the first stopped by another's failure,
+/// else 0.
+fn emit_phase(outcomes: Vec<crate::jobs::phases::JobOutcome>, outputs: &[JobOutputs], header: &dyn Fn(&str)) -> i32 {
+    let (mut own, mut stopped) = (exit_code::SUCCESS, exit_code::SUCCESS);
+    for (o, outputs) in outcomes.into_iter().zip(outputs) {
+        header(&o.name);
+        let job_code = match o.metadata {
+            Some(result) => emit_result(&result, o.exit_code, outputs, &o.name),
+            None => {
+                if let Some(error) = &o.error {
+                    crate::stderr_line!("iopulse: error: {}{error}", prefix(&o.name));
+                }
+                o.exit_code
+            }
+        };
+        let first = if o.stopped_by_others { &mut stopped } else { &mut own };
+        if *first == exit_code::SUCCESS {
+            *first = job_code;
+        }
+    }
+    if own == exit_code::SUCCESS { stopped } else { own }
 }
 
 fn prefix(name: &str) -> String {
     if name.is_empty() { String::new() } else { format!("job {name}: ") }
 }
 
-/// Where one job's own outputs go: its `--timeseries` file, and its charts' prefix in
-/// `--plot DIR`.
-struct JobFiles<'a> {
-    series: Option<&'a Path>,
-    chart_prefix: &'a str,
+/// Where one job's own outputs go: its report and `--json` file, its `--timeseries` file,
+/// and its charts' prefix in `--plot DIR`.
+struct JobOutputs {
+    series: Option<PathBuf>,
+    chart_prefix: String,
+    output: OutputOptions,
 }
 
 /// One metadata run, its report, its time series and its charts; the exit code.
-fn run_spec(spec: &Spec, output: &OutputOptions, files: JobFiles, stop: &AtomicUsize, name: &str) -> i32 {
-    let diag = if name.is_empty() { Diagnostics::new(output.quiet) } else { Diagnostics::for_job(output.quiet, name) };
+fn run_spec(spec: &Spec, outputs: &JobOutputs, stop: &AtomicUsize, name: &str) -> i32 {
+    let quiet = outputs.output.quiet;
+    let diag = if name.is_empty() { Diagnostics::new(quiet) } else { Diagnostics::for_job(quiet, name) };
     match crate::metadata::run(spec, &diag, stop) {
-        Ok(outcome) => {
-            let mut failures = crate::report::metadata::emit(&outcome.result, output);
-            if let Some(path) = files.series
-                && let Err(e) = crate::report::timeseries::render_metadata(&outcome.result.time_series)
-                    .and_then(|bytes| crate::report::output_path::write_whole(path, &bytes))
-            {
-                failures.push(format!("write --timeseries {}: {e}", path.display()));
-            }
-            if let Some(dir) = &output.plot_dir {
-                match crate::report::metadata_plot::charts(&outcome.result, dir, files.chart_prefix) {
-                    Ok(charts) if !output.quiet => {
-                        for note in &charts.notes {
-                            crate::stderr_line!("iopulse: note: --plot: {note}");
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(e) => failures.push(format!("write --plot {}: {e}", dir.display())),
-                }
-            }
-            if let Some(error) = &outcome.result.error {
-                crate::stderr_line!("iopulse: error: {}{error}", prefix(name));
-            }
-            for f in &failures {
-                crate::stderr_line!("iopulse: error: {f}");
-            }
-            if !failures.is_empty() && outcome.exit_code == exit_code::SUCCESS {
-                exit_code::OUTPUT_FAILED
-            } else {
-                outcome.exit_code
-            }
-        }
+        Ok(outcome) => emit_result(&outcome.result, outcome.exit_code, outputs, name),
         Err(e) => {
             crate::stderr_line!("iopulse: error: {}{e}", prefix(name));
             match &e {
@@ -190,4 +254,35 @@ fn run_spec(spec: &Spec, output: &OutputOptions, files: JobFiles, stop: &AtomicU
             }
         }
     }
+}
+
+/// A finished run's report, time series and charts, and what stopped it; the run's exit
+/// code, or `OUTPUT_FAILED` when it succeeded but an output could not be written.
+fn emit_result(result: &MetaResult, run_code: i32, outputs: &JobOutputs, name: &str) -> i32 {
+    let output = &outputs.output;
+    let mut failures = crate::report::metadata::emit(result, output);
+    if let Some(path) = &outputs.series
+        && let Err(e) = crate::report::timeseries::render_metadata(&result.time_series)
+            .and_then(|bytes| crate::report::output_path::write_whole(path, &bytes))
+    {
+        failures.push(format!("write --timeseries {}: {e}", path.display()));
+    }
+    if let Some(dir) = &output.plot_dir {
+        match crate::report::metadata_plot::charts(result, dir, &outputs.chart_prefix) {
+            Ok(charts) if !output.quiet => {
+                for note in &charts.notes {
+                    crate::stderr_line!("iopulse: note: --plot: {note}");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => failures.push(format!("write --plot {}: {e}", dir.display())),
+        }
+    }
+    if let Some(error) = &result.error {
+        crate::stderr_line!("iopulse: error: {}{error}", prefix(name));
+    }
+    for f in &failures {
+        crate::stderr_line!("iopulse: error: {f}");
+    }
+    if !failures.is_empty() && run_code == exit_code::SUCCESS { exit_code::OUTPUT_FAILED } else { run_code }
 }

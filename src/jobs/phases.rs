@@ -7,7 +7,9 @@
 //!
 //! A job with `files` (a metadata tree) runs beside block jobs the same way
 //! (`metadata::run_in_phase`): its tree is set up before the start line and its workers
-//! wait on the same start word.
+//! wait on the same start word. A job file whose jobs all have `files` runs each of its
+//! phases of several jobs through `run_phase` too (`commands/metadata.rs`, which prints
+//! each job's report after its phase); a phase of one such job is a run of its own there.
 //!
 //! It runs and collects; it neither combines figures nor formats them.
 
@@ -28,7 +30,7 @@ pub struct JobOutcome {
     pub name: String,
     pub phase: u32,
     pub result: Option<RunResult>,
-    /// A metadata job's result (a job with `files`, beside block jobs): `result` is then
+    /// A metadata job's result (a job with `files`, beside other jobs): `result` is then
     /// `None`.
     pub metadata: Option<Box<MetaResult>>,
     /// The run's own exit code (0 when it succeeded).
@@ -67,8 +69,15 @@ pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>, steps: bool) -
 }
 
 /// The jobs of one phase, at once, in one window: their workers wait on one start word,
-/// set once every worker of every job is set up.
-fn run_phase(phase: u32, jobs: &[&Job], quiet: bool, stop: &Arc<AtomicUsize>, said: Option<&Said>) -> Vec<JobOutcome> {
+/// set once every worker of every job is set up. An outcome per job, in the order of
+/// `jobs`. `said`: as `run_all`'s `steps` (a profile's steps), else `None`.
+pub fn run_phase(
+    phase: u32,
+    jobs: &[&Job],
+    quiet: bool,
+    stop: &Arc<AtomicUsize>,
+    said: Option<&Said>,
+) -> Vec<JobOutcome> {
     let group = Group::new(jobs.len());
     let start = PhaseStart::new();
     let alone = jobs.len() == 1;

@@ -5,8 +5,8 @@
 //! system calls (`sync_ops.rs`) or io_uring's operations at a queue depth
 //! (`uring_worker.rs`) with the tree's names (`tree.rs`), remove what was created
 //! unless `--keep-tree`, and hand back the figures (`result.rs`), with their time series
-//! when asked for (`intervals.rs`). In a job file's phase beside block jobs
-//! (`run_in_phase`), the same sequence meets the other jobs at the phase's start line:
+//! when asked for (`intervals.rs`). In a job file's phase beside other jobs, block or
+//! metadata (`run_in_phase`), the same sequence meets them at the phase's start line:
 //! checked before any job touches anything, set up before the window, released by the
 //! phase's start word.
 //!
