@@ -161,9 +161,20 @@ fn run_job(
     };
     if job.spec.metadata.is_some() {
         // A tree of files: set up before the phase's start line, its workers released
-        // with the block jobs' (`metadata::run_in_phase`).
+        // with the block jobs' (`metadata::run_in_phase`). Alone in its phase, a job of
+        // `meta-phases` (windows of its own, one per phase of the tree) runs as a run of
+        // its own: there is no other job to share a start with.
+        let phases = job
+            .spec
+            .metadata
+            .as_ref()
+            .is_some_and(|m| matches!(m.workload, crate::spec::metadata::MetaWorkload::Phases(_)));
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::metadata::run_in_phase(&job.spec, &diag, &stop, &start)
+            if alone && phases {
+                crate::metadata::run(&job.spec, &diag, &stop)
+            } else {
+                crate::metadata::run_in_phase(&job.spec, &diag, &stop, &start)
+            }
         }));
         let ran = ran
             .unwrap_or_else(|_| Err(RunError::Other("the job stopped on an internal error (a panic)".into()).into()));

@@ -147,6 +147,44 @@ fn what_the_mixed_form_cannot_honour_is_refused_before_anything_is_touched() {
     std::fs::remove_dir(&tree).unwrap();
 }
 
+/// A tree of `meta-phases` alone in a later phase of a mixed job file runs its phases in
+/// order (create, stat, unlink), each its own window; in the block job's phase it is
+/// refused before anything is made (the phases cannot share the block job's window).
+#[test]
+fn meta_phases_run_alone_in_a_later_phase_of_a_mixed_job_file() {
+    let dir = temp_dir();
+    let d = path_str(dir.path());
+    let text = |stonewall: &str| {
+        format!(
+            "[global]\nduration = \"300ms\"\n\n[reader]\ntargets = [\"{d}/blk.dat\"]\nfile-size = \"1M\"\nengine = \"sync\"\n\n\
+             [tree]\n{stonewall}targets = [\"{d}/tree\"]\nfiles = \"200\"\nmeta-phases = \"create,stat,unlink\"\n"
+        )
+    };
+    let file = dir.path().join("phases.toml");
+    std::fs::write(&file, text("stonewall = true\n")).unwrap();
+    let json = path_str(&dir.path().join("r.json"));
+    run_ok(&["run", &path_str(&file), "--json", &json, "--quiet"]);
+    let doc = read_json(&json);
+    let tree = &doc["metadata_jobs"][0];
+    assert_eq!(tree["phase"], 2, "{tree}");
+    let phases: Vec<(&str, u64)> = tree["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["ops"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(phases, [("create", 200), ("stat", 200), ("unlink", 200)], "{tree}");
+    assert!(!dir.path().join("tree").exists(), "the tree is removed");
+
+    // In the block job's phase: refused with the plan, nothing made.
+    std::fs::remove_file(dir.path().join("blk.dat")).unwrap();
+    std::fs::write(&file, text("")).unwrap();
+    let (code, _, stderr) = run(&["run", &path_str(&file)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("job [tree]") && stderr.contains("stonewall = true"), "{stderr}");
+    assert!(!dir.path().join("blk.dat").exists() && !dir.path().join("tree").exists());
+}
+
 /// `iopulse merge` of mixed results (two hosts ran one job file): the block job merged as
 /// block results are, the tree's job as metadata results are (each kind's count the sum,
 /// outside the combined figures); a damaged metadata job's histogram is refused naming
