@@ -109,8 +109,10 @@ pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }
-    // Jobs of one phase run at once: their trees apart.
-    if let Err(e) = crate::plan::trees::check_apart_in_each_phase(plan) {
+    // Jobs of one phase run at once: their trees apart, their threads within the limits.
+    let apart = crate::plan::trees::check_apart_in_each_phase(plan);
+    let threads = plan.phases.iter().try_for_each(|p| crate::plan::check_phase_workers(plan, p).map(|_| ()));
+    if let Err(e) = apart.and(threads) {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }

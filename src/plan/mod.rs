@@ -100,16 +100,7 @@ impl Plan {
 /// output path. Creates, opens for writing and writes nothing.
 pub fn check(plan: &Plan, stop: &AtomicUsize) -> Result<(), Error> {
     for phase in &plan.phases {
-        let workers: u64 = phase.jobs.iter().map(|j| u64::from(j.spec.threads)).sum();
-        if phase.jobs.len() > 1 && workers > u64::from(MAX_PHASE_WORKERS) {
-            return Err(UsageError::new(format!(
-                "{}: phase {} has {} jobs with {workers} worker threads in all: at most {MAX_PHASE_WORKERS} run in one window; split the jobs into phases (stonewall = true) or give them fewer --threads",
-                plan.source,
-                phase.number,
-                phase.jobs.len()
-            ))
-            .into());
-        }
+        let workers = check_phase_workers(plan, phase)?;
         let mut estimates = Vec::new();
         for job in &phase.jobs {
             // Thousands of jobs take a while to check: a signal stops it between two.
@@ -134,13 +125,32 @@ pub fn check(plan: &Plan, stop: &AtomicUsize) -> Result<(), Error> {
                 &format!("the {} jobs of phase {}", phase.jobs.len(), phase.number),
             )
             .map_err(|e| UsageError::new(format!("{}: {e}", plan.source)))?;
-            crate::run::check_thread_room(workers + phase.jobs.len() as u64)
-                .map_err(|e| UsageError::new(format!("{}: {e}", plan.source)))?;
         }
     }
     trees::check_apart(plan)?;
     outputs::check(plan)?;
     Ok(())
+}
+
+/// The worker threads of `phase`'s jobs together, when it has several (they run at once):
+/// at most `MAX_PHASE_WORKERS`, and room for them and a thread per job under the process's
+/// and the system's thread limits. Their number.
+pub fn check_phase_workers(plan: &Plan, phase: &Phase) -> Result<u64, UsageError> {
+    let workers: u64 = phase.jobs.iter().map(|j| u64::from(j.spec.threads)).sum();
+    if phase.jobs.len() < 2 {
+        return Ok(workers);
+    }
+    if workers > u64::from(MAX_PHASE_WORKERS) {
+        return Err(UsageError::new(format!(
+            "{}: phase {} has {} jobs with {workers} worker threads in all: at most {MAX_PHASE_WORKERS} run in one window; split the jobs into phases (stonewall = true) or give them fewer --threads",
+            plan.source,
+            phase.number,
+            phase.jobs.len()
+        )));
+    }
+    crate::run::check_thread_room(workers + phase.jobs.len() as u64)
+        .map_err(|e| UsageError::new(format!("{}: {e}", plan.source)))?;
+    Ok(workers)
 }
 
 /// A job's refusal, naming the job when the plan has several.

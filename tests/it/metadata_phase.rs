@@ -303,3 +303,23 @@ fn sigint_in_a_shared_phase_gives_both_jobs_figures_and_runs_no_later_phase() {
     let (code, _, stderr) = run(&["run", &file, "--duration", "200ms", "--quiet"]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// The jobs of one phase run their workers at once: more than a window holds (4,096
+/// threads in all) is refused with the plan, naming the phase and the fix, before any
+/// tree is made.
+#[test]
+fn the_threads_of_a_shared_phase_are_checked_together_before_any_tree_is_made() {
+    let dir = temp_dir();
+    let root = |n: &str| dir.path().join(n);
+    let threads =
+        |name: &str, r: &str, n: u32| job(name, &root(r), 50, "").replace("threads = 1", &format!("threads = {n}"));
+    let text = format!("{}\n{}", threads("a", "t1", 4000), threads("b", "t2", 200));
+    let file = job_file(dir.path(), &text);
+    let before = entries(dir.path());
+    let (code, stdout, stderr) = run(&["run", &file]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("phase 1 has 2 jobs with 4200 worker threads") && stderr.contains("stonewall"), "{stderr}");
+    assert!(stdout.is_empty());
+    assert_eq!(entries(dir.path()), before, "nothing made");
+}
