@@ -29,9 +29,12 @@ Examples:
   iopulse run db-host.toml --write-iolog run.iolog
       each job's I/Os as a fio iolog v3 of its own (run-oltp.iolog, run-log-writer.iolog,
       run-measure.iolog), for `iopulse replay` or fio's --read_iolog
-  iopulse run mail-and-db.toml --json r.json
+  iopulse run mail-and-db.toml --json r.json --csv r.csv --plot charts
       a job with `files` (a tree of files, docs/metadata.md) beside block jobs in one
-      phase: one start word releases both; `metadata_jobs` beside `jobs` in the JSON
+      phase: one start word releases both; `metadata_jobs` beside `jobs` in the JSON,
+      the tree's own CSV (r-mail.csv) and charts (charts/job-mail-*.svg)
+  iopulse run trees.toml
+      a job file whose jobs all have `files`: the jobs of a phase share one window
   iopulse run randread.fio --ignore-unsupported
       a fio job file, translated as `iopulse from-fio` does (docs/fio.md); options
       without an equivalent are warnings, recorded in the result

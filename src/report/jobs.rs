@@ -34,28 +34,12 @@ pub fn text(doc: &JobsResult) -> String {
         out.push_str(&text::render(&job.result));
         out.push('\n');
     }
-    // Jobs with `files` beside them: each one's metadata report, and how soon after the
-    // phase's release (one start word for every job) its first operation began.
+    // Jobs with `files` beside them: each one's metadata report (with how soon after the
+    // phase's release, one start word for every job, its first operation began).
     for m in &doc.metadata_jobs {
         let phase = if labelled { format!(" · phase {}", m.phase) } else { String::new() };
         let _ = writeln!(out, "══ job [{}]{phase} · files ══", m.job);
         out.push_str(&super::metadata::text(&m.result));
-        let with_block = doc
-            .jobs
-            .iter()
-            .any(|j| j.phase == m.phase && j.result.window_start_unix_ns == m.result.window_start_unix_ns);
-        if let Some(lag_ns) = m.result.window_start_lag_ns {
-            let _ = writeln!(
-                out,
-                "window: {} · first operation {} after the release",
-                if with_block {
-                    "released with the block jobs of its phase (one start word)"
-                } else {
-                    "released by its phase's start word"
-                },
-                units::latency_ns(lag_ns)
-            );
-        }
         out.push('\n');
     }
     let _ = writeln!(out, "══ {} ══", doc.job_file);

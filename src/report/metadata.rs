@@ -110,6 +110,14 @@ pub fn text(r: &MetaResult) -> String {
             units::count(t.removed_directories)
         );
     }
+    // A job of a job file's phase: one start word released every job of the phase.
+    if let Some(lag_ns) = r.window_start_lag_ns {
+        let _ = writeln!(
+            out,
+            "window: released with every job of its phase (one start word) · first operation {} after the release",
+            units::latency_ns(lag_ns)
+        );
+    }
     out
 }
 

@@ -89,13 +89,15 @@ fn two_metadata_jobs_of_one_phase_share_one_window() {
         assert_eq!(r["stop_reason"], "duration", "{r}");
         // Each worker's 2 s count from its own clock read after the release, a moment before
         // its first operation: a preemption there under load shortens the window by it.
-        assert!(e - s >= 1_900_000_000, "a window of the 2 s asked: {} ns", e - s);
-        assert!(s - start < 500_000_000, "its first operation {} ns after the release", s - start);
+        assert!(e - s >= 1_500_000_000, "a window of about the 2 s asked: {} ns", e - s);
+        assert!(s - start < 1_000_000_000, "its first operation {} ns after the release", s - start);
     }
     let overlap = a_end.min(b_end).saturating_sub(a_start.max(b_start));
-    assert!(overlap >= 1_200_000_000, "the windows overlap by {overlap} ns");
+    // One after the other, they would not overlap and would span 4 s: the bounds leave a
+    // loaded machine a second of lag either way.
+    assert!(overlap >= 1_000_000_000, "the windows overlap by {overlap} ns");
     let span = a_end.max(b_end) - start;
-    assert!(span < 3_000_000_000, "both jobs within {span} ns of the release, not one after the other");
+    assert!(span < 3_900_000_000, "both jobs within {span} ns of the release, not one after the other");
 
     // Each job's figures are its own: its tree, its counts adding up, its time series.
     for (name, r, root, files) in [("a", &a, "j1", 200), ("b", &b, "j2", 100)] {
@@ -115,6 +117,7 @@ fn two_metadata_jobs_of_one_phase_share_one_window() {
     assert_eq!(stdout.matches("100 files in 10 directories").count(), 1, "{stdout}");
     assert!(stdout.find("200 files").unwrap() < stdout.find("100 files").unwrap(), "{stdout}");
     assert_eq!(stdout.matches("tree: removed").count(), 2, "{stdout}");
+    assert_eq!(stdout.matches("window: released with every job of its phase").count(), 2, "{stdout}");
     let (ha, hb) = (stderr.find("iopulse: job a"), stderr.find("iopulse: job b"));
     assert!(ha.is_some() && hb.is_some() && ha < hb, "{stderr}");
     assert!(!j1.exists() && !j2.exists(), "both trees are removed");

@@ -103,7 +103,7 @@ fn a_block_job_and_a_metadata_job_share_one_window_and_match_strace() {
     let (stdout, _) = run_ok(&["run", &file, "--quiet"]);
     assert!(stdout.contains("══ job [reader] ══") && stdout.contains("══ job [tree] · files ══"), "{stdout}");
     assert!(stdout.contains("200 files in 10 directories"), "{stdout}");
-    assert!(stdout.contains("released with the block jobs of its phase"), "{stdout}");
+    assert!(stdout.contains("released with every job of its phase (one start word)"), "{stdout}");
 }
 
 #[test]
