@@ -42,20 +42,34 @@ fn every_result_records_the_cpu_state_of_the_workers_cpus() {
     }
 }
 
+/// The spinning processes of `on_a_busy_machine`, each killed (by its own pid) and reaped
+/// when this is dropped: also when the run inside panics, which used to leave them
+/// spinning, and loading the machine, for the rest of the suite.
+struct Spinners(Vec<std::process::Child>);
+
+impl Drop for Spinners {
+    fn drop(&mut self) {
+        for s in &mut self.0 {
+            let _ = s.kill();
+            let _ = s.wait();
+        }
+    }
+}
+
 /// Runs `run` while two spinning processes per CPU keep every CPU busy; returns its
 /// result and how many spinners there were.
 fn on_a_busy_machine<T>(run: impl FnOnce() -> T) -> (T, usize) {
     let online = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut spinners: Vec<std::process::Child> = (0..online * 2)
-        .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
-        .collect();
+    let spinners = Spinners(
+        (0..online * 2)
+            .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+            .collect(),
+    );
     std::thread::sleep(std::time::Duration::from_millis(200));
     let out = run();
-    for s in &mut spinners {
-        let _ = s.kill();
-        let _ = s.wait();
-    }
-    (out, spinners.len())
+    let count = spinners.0.len();
+    drop(spinners);
+    (out, count)
 }
 
 #[test]

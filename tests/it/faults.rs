@@ -93,6 +93,9 @@ fn sigterm_stops_within_a_second_exits_143_and_keeps_the_partial_results() {
             args.extend(["--queue-depth", "16", "--direct"]);
         }
         let child = spawn(&args);
+        // The handler first: a child starved of CPU may not have installed it yet, and
+        // SIGTERM's default action would end it without a report.
+        assert!(wait_for_handler(child.id(), libc::SIGTERM, Duration::from_secs(20)), "{engine}: no SIGTERM handler");
         std::thread::sleep(Duration::from_millis(1500));
         signal(&child, libc::SIGTERM);
         let t0 = Instant::now();
@@ -120,6 +123,8 @@ fn a_second_signal_exits_at_once() {
     let f = path_str(&dir.path().join("two.dat"));
     let json = path_str(&dir.path().join("two.json"));
     let child = spawn(&[&f, "--file-size", "4m", "--duration", "60s", "--random", "--json", &json]);
+    // Both handlers installed (SIGTERM's after SIGINT's) before either signal is sent.
+    assert!(wait_for_handler(child.id(), libc::SIGTERM, Duration::from_secs(20)), "no SIGTERM handler");
     std::thread::sleep(Duration::from_millis(1000));
     signal(&child, libc::SIGSTOP);
     std::thread::sleep(Duration::from_millis(100));

@@ -130,13 +130,24 @@ fn interrupt_after(file: &str, signal: i32, delay: Duration, limit: Duration, co
         let _ = child.wait_with_output();
         std::fs::read_to_string(&err_path).unwrap()
     };
-    std::thread::sleep(delay);
+    // The signal is meant for a step of the run, so it waits for the run's handler first:
+    // on a machine busy with other tests, 100 ms after the start may still be before
+    // iopulse installed it, when SIGINT's default action ends the process (no exit code).
+    // Then the rest of `delay`, counted from the start as before.
+    let started = Instant::now();
+    let handled = wait_for_handler(child.id(), signal, Duration::from_secs(20));
+    std::thread::sleep(delay.saturating_sub(started.elapsed()));
     if let Some(status) = child.try_wait().unwrap() {
         let stderr = stderr_of(child);
         if too_few_threads(status.code().unwrap_or(-1), &stderr, "2,000 jobs at once") {
             return None;
         }
         panic!("ended ({status}) before the signal, {delay:?} after the start: {stderr}");
+    }
+    if !handled {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("no handler of signal {signal} 20 s after the start");
     }
     // SAFETY: sending a signal to our own child process, by its pid.
     unsafe { libc::kill(child.id() as i32, signal) };

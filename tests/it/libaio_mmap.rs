@@ -217,14 +217,28 @@ fn mmap_on_a_file_truncated_during_the_run_fails_with_file_and_offset() {
         let dir = temp_dir();
         let p = zero_file(dir.path(), "t.dat", 32 << 20);
         let ps = path_str(&p);
-        let child = iopulse()
+        let mut child = iopulse()
             .args(["--engine", "mmap", &ps, "--random", "--duration", "20s", "--write-percent", write_percent])
             .args(["--quiet", "--output-format", "json"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(400));
+        // Truncate once the worker has the file mapped (a fixed sleep of 400 ms could end
+        // before a process starved of CPU had mapped it, and the run then went on for its
+        // 20 s on the short file): /proc names the file among the process's mappings.
+        let maps = format!("/proc/{}/maps", child.id());
+        let mapped = std::fs::canonicalize(&p).unwrap();
+        let waiting = Instant::now();
+        while !std::fs::read_to_string(&maps).is_ok_and(|m| m.contains(mapped.to_str().unwrap())) {
+            assert!(child.try_wait().unwrap().is_none(), "the run ended before it mapped {ps}");
+            if waiting.elapsed() > Duration::from_secs(15) {
+                let _ = child.kill();
+                panic!("the mmap worker never mapped {ps}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(100));
         let started = Instant::now();
         std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(8192).unwrap();
         let out = child.wait_with_output().unwrap();

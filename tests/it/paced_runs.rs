@@ -62,7 +62,9 @@ fn sigint_during_a_long_think_ends_the_run_with_the_io_done() {
     let dir = temp_dir();
     let f = path_str(&dir.path().join("think.dat"));
     let child = spawn_json(&[&f, "--file-size", "1M", "--think-time", "1h", "--threads", "2", "--duration", "60"]);
-    // Long enough for layout and the first I/O of each worker; then each thinks for an hour.
+    // The handler (a starved child may not have installed it yet), then long enough for
+    // layout and the first I/O of each worker; then each thinks for an hour.
+    assert!(wait_for_handler(child.id(), libc::SIGINT, Duration::from_secs(20)), "no SIGINT handler");
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: sending a signal to our own child process, whose pid we hold.
     let sent = unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

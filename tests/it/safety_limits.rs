@@ -112,7 +112,11 @@ fn sigint_during_set_up_never_opens_the_window() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // Its handler first (a fixed 500 ms was not always enough for a child starved of CPU
+    // to install it, and SIGINT's default action then ended it with no word): set-up lasts
+    // until the start time 30 s away, so the signal still lands in it.
+    assert!(wait_for_handler(child.id(), libc::SIGINT, Duration::from_secs(20)), "no SIGINT handler in 20 s");
+    std::thread::sleep(Duration::from_millis(200));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

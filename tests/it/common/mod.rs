@@ -203,3 +203,27 @@ pub fn run_text_and_json(dir: &Path, args: &[&str], what: &str) -> (String, Stri
     assert_valid(&schema_validator(), &r, what);
     (stdout, stderr, r)
 }
+
+/// Waits until the process `pid` has a handler of its own for `signal` (the SigCgt mask
+/// of /proc/PID/status), at most `limit`; false if it never had one in that time (or is
+/// gone). A test that signals a child it just started waits for this instead of a fixed
+/// sleep: on a machine busy with other work the child may not have reached the line that
+/// installs its handlers, and the signal's default action would end it instead.
+pub fn wait_for_handler(pid: u32, signal: i32, limit: std::time::Duration) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return false };
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & (1u64 << (signal - 1)) != 0 {
+            return true;
+        }
+        if started.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
