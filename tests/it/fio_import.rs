@@ -239,7 +239,7 @@ fn read_whole(path: &Path) {
 }
 
 #[test]
-fn a_translated_job_and_fio_agree_on_buffered_warm_cache_read_iops() {
+fn a_translated_job_and_fio_agree_on_buffered_warm_cache_read_cost() {
     if Command::new("fio").arg("--version").output().is_err() {
         eprintln!("SKIP: fio is not installed: the side-by-side run is not done");
         return;
