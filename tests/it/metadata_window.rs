@@ -86,15 +86,16 @@ fn a_block_job_and_a_metadata_job_share_one_window_and_match_strace() {
     assert_eq!(stats, stat_ops, "statx calls on the tree's files vs the job's stat count");
     assert!((read_ops..=read_ops + 1).contains(&preads), "{preads} pread64 calls for {read_ops} reads");
     // One start word released both: the same instant on the wall clock. The metadata
-    // job's first operation followed it within 100 ms: a futex wake and a clock read, on
-    // two CPUs shared with the block job's worker and strace (10 % of the 1 s window).
+    // job's first operation followed it well within the block job's 1 s window (a futex
+    // wake and a clock read, on two CPUs shared with the block job's worker, strace and
+    // the rest of the suite): after the block job, it would have come a second late.
     let start = u64_at(reader, &["window_start_unix_ns"]);
     assert!(start > 0);
     assert_eq!(u64_at(meta, &["window_start_unix_ns"]), start);
     let lag_ns = u64_at(meta, &["window_start_lag_ns"]);
-    assert!(lag_ns < 100_000_000, "the metadata workers began {lag_ns} ns after the release");
+    assert!(lag_ns < 500_000_000, "the metadata workers began {lag_ns} ns after the release");
     let window_ns = u64_at(&meta["phases"][0], &["window_ns"]);
-    assert!((1_000_000_000..1_500_000_000).contains(&window_ns), "metadata window {window_ns} ns");
+    assert!((1_000_000_000..3_000_000_000).contains(&window_ns), "metadata window {window_ns} ns");
     // The tree iopulse made is gone; the block job's file stays, as a given target does.
     assert!(!tree.exists());
     assert!(block.is_file());
