@@ -139,8 +139,9 @@ fn assert_mix(r: &Value, what: &str) {
         r["phases"][0]["per_op"].as_array().unwrap().iter().map(|o| o["op"].as_str().unwrap()).collect();
     let times: BTreeSet<u64> = rows.iter().map(|row| row["t_ns"].as_u64().unwrap()).collect();
     assert_eq!(rows.len(), kinds.len() * times.len(), "{what}: a row per kind per interval");
-    // 3 s at 500 ms: six intervals (a seventh when the window ran a little over).
-    assert!((6..=7).contains(&times.len()), "{what}: {} intervals", times.len());
+    // 3 s at 500 ms: six intervals (a seventh, or on a loaded machine an eighth, when the
+    // window ran over).
+    assert!((6..=8).contains(&times.len()), "{what}: {} intervals", times.len());
     for t in &times {
         let at: BTreeSet<&str> =
             rows.iter().filter(|row| row["t_ns"] == *t).map(|row| row["op"].as_str().unwrap()).collect();
