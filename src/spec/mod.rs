@@ -329,6 +329,42 @@ impl Spec {
             (self.steady_state.is_some(), "--steady-state"),
             (self.rate.is_some() || self.think.is_some(), "--rate-iops/--think-time"),
             (!self.expect.is_empty(), "--expect"),
+            // What places, reads or writes blocks, which a tree's operations never do:
+            // taken silently, it would say the run did what it did not.
+            (self.direct || self.strict_direct, "--direct/--strict-direct"),
+            (self.read_percent != 100, "--read-percent/--write-percent (a mix of operations is --meta-mix)"),
+            (
+                self.order == crate::access::AccessOrder::Random || self.random_percent.is_some(),
+                "--random/--random-percent",
+            ),
+            (
+                self.distribution != crate::access::Distribution::Uniform || !self.scramble,
+                "--distribution/--no-scramble",
+            ),
+            (self.block_sizes.is_some(), "--bssplit/--block-align"),
+            (self.file_size_bytes.is_some(), "--file-size (a tree's file sizes are --file-size-dist)"),
+            (
+                self.file_distribution != FileDistribution::Shared || self.sequential_overlap,
+                "--file-distribution/--sequential-overlap",
+            ),
+            (
+                self.write_pattern != crate::data::Pattern::Unique || !self.reducibility.is_none(),
+                "--write-pattern/--dedupe-ratio/--compress-ratio",
+            ),
+            (
+                self.sync_writes.is_some() || self.fsync_on_close || self.end_fsync,
+                "--sync-writes/--fsync-on-close/--end-fsync (use fsync in --meta-mix)",
+            ),
+            (
+                self.cache != CacheMode::Drop || self.keep_holes || self.fadvise_hint != FadviseHint::On,
+                "--cache/--keep-holes/--fadvise-hint",
+            ),
+            (self.continue_on_error || self.max_errors.is_some(), "--continue-on-error/--max-errors"),
+            (
+                self.engine_options != EngineOptions::default(),
+                "--sqpoll/--iopoll/--no-register/--submit-batch/--completion-wait",
+            ),
+            (self.placement != crate::placement::PlacementSpec::default(), "--cpu-cores/--cpu-policy/--numa-zones"),
         ];
         if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
             return Err(UsageError::new(format!("{flag} with --files: it applies to block I/O only; leave it out")));

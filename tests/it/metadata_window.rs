@@ -121,6 +121,20 @@ fn what_the_mixed_form_cannot_honour_is_refused_before_anything_is_touched() {
     assert!(stdout.is_empty());
     assert_eq!(entries(dir.path()), before, "nothing made");
 
+    // A block-I/O key in [global] reaches the tree's job too, where it would mean nothing:
+    // refused naming the file, line, key and job, nothing made.
+    let global = dir.path().join("global.toml");
+    std::fs::write(&global, std::fs::read_to_string(&file).unwrap().replace("[global]\n", "[global]\ndirect = true\n"))
+        .unwrap();
+    let before = entries(dir.path());
+    let (code, _, stderr) = run(&["run", &path_str(&global)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("global.toml:2: key `direct` of [global] (job [tree])") && stderr.contains("--direct"),
+        "{stderr}"
+    );
+    assert_eq!(entries(dir.path()), before, "nothing made");
+
     // A block target inside the tree's root (a directory of the user's), and two trees
     // that meet: refused with the plan, the directory left as it was.
     std::fs::create_dir(&tree).unwrap();
