@@ -263,23 +263,8 @@ fn run_spec(spec: &Spec, outputs: &JobOutputs, stop: &AtomicUsize, name: &str) -
 fn emit_result(result: &MetaResult, run_code: i32, outputs: &JobOutputs, name: &str) -> i32 {
     let output = &outputs.output;
     let mut failures = crate::report::metadata::emit(result, output);
-    if let Some(path) = &outputs.series
-        && let Err(e) = crate::report::timeseries::render_metadata(&result.time_series)
-            .and_then(|bytes| crate::report::output_path::write_whole(path, &bytes))
-    {
-        failures.push(format!("write --timeseries {}: {e}", path.display()));
-    }
-    if let Some(dir) = &output.plot_dir {
-        match crate::report::metadata_plot::charts(result, dir, &outputs.chart_prefix) {
-            Ok(charts) if !output.quiet => {
-                for note in &charts.notes {
-                    crate::stderr_line!("iopulse: note: --plot: {note}");
-                }
-            }
-            Ok(_) => {}
-            Err(e) => failures.push(format!("write --plot {}: {e}", dir.display())),
-        }
-    }
+    let charts = output.plot_dir.as_deref().map(|dir| (dir, outputs.chart_prefix.as_str()));
+    failures.extend(crate::report::metadata::emit_files(result, outputs.series.as_deref(), charts, output, None));
     if let Some(error) = &result.error {
         crate::stderr_line!("iopulse: error: {}{error}", prefix(name));
     }

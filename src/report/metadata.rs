@@ -172,6 +172,37 @@ fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_string() }
 }
 
+/// Writes a metadata result's own files beyond the report: its `--timeseries` file
+/// (`series`) and its `--plot` charts (`charts`: the directory and the files' prefix,
+/// `job-NAME-` for a job's), saying the charts' notes unless quiet. The failures, each
+/// naming the flag and the path, and `job` when the result is a job's of a job file.
+pub fn emit_files(
+    r: &MetaResult,
+    series: Option<&std::path::Path>,
+    charts: Option<(&std::path::Path, &str)>,
+    output: &super::OutputOptions,
+    job: Option<&str>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    let of_job = job.map_or_else(String::new, |j| format!(" (job [{j}])"));
+    if let Some(path) = series
+        && let Err(e) = super::timeseries::render_metadata(&r.time_series)
+            .and_then(|bytes| super::output_path::write_whole(path, &bytes))
+    {
+        failures.push(format!("write --timeseries {}{of_job}: {e}", path.display()));
+    }
+    if let Some((dir, prefix)) = charts {
+        let drawn = super::metadata_plot::charts(r, dir, prefix).map(|mut outcome| {
+            if let Some(j) = job {
+                outcome.notes = outcome.notes.into_iter().map(|n| format!("job [{j}]: {n}")).collect();
+            }
+            outcome
+        });
+        super::emit_plot_outcome(drawn, dir, output, &mut failures);
+    }
+    failures
+}
+
 /// Prints the report (text or JSON) and writes `--json` and `--csv`; the failures, named.
 pub fn emit(r: &MetaResult, output: &super::OutputOptions) -> Vec<String> {
     let mut failures = Vec::new();

@@ -8,7 +8,7 @@
 //!
 //! Formats and writes; computes nothing and runs nothing.
 
-use super::{OutputOptions, jobs, metadata, metadata_plot, output_path, plot, timeseries};
+use super::{OutputOptions, jobs, metadata, metadata_plot, output_path, plot};
 use crate::diagnostics::error::UsageError;
 use crate::result::jobs::JobsResult;
 use std::path::{Path, PathBuf};
@@ -98,19 +98,9 @@ pub fn emit(doc: &JobsResult, output: &OutputOptions, names: &MixedNames) -> Vec
                 failures.push(format!("write --csv {} (job [{}]): {e}", path.display(), m.job));
             }
         }
-        if let Some(path) = series.as_ref().map(|paths| &paths[i])
-            && let Err(e) = timeseries::render_metadata(&m.result.time_series)
-                .and_then(|bytes| output_path::write_whole(path, &bytes))
-        {
-            failures.push(format!("write --timeseries {} (job [{}]): {e}", path.display(), m.job));
-        }
-        if let Some(dir) = &output.plot_dir {
-            let charts = metadata_plot::charts(&m.result, dir, &prefixes[i]).map(|mut outcome| {
-                outcome.notes = outcome.notes.into_iter().map(|n| format!("job [{}]: {n}", m.job)).collect();
-                outcome
-            });
-            super::emit_plot_outcome(charts, dir, output, &mut failures);
-        }
+        let series = series.as_ref().map(|paths| paths[i].as_path());
+        let charts = output.plot_dir.as_deref().map(|dir| (dir, prefixes[i].as_str()));
+        failures.extend(metadata::emit_files(&m.result, series, charts, output, Some(&m.job)));
     }
     failures
 }
