@@ -91,8 +91,11 @@ impl WorkloadArgs {
         let ops_limit = self.window.ops_limit(block_size, block_sizes.is_some())?;
         let embedded = targets.is_empty();
         let run_length = self.window.run_length(ops_limit, embedded)?;
+        let metadata = self.metadata.spec()?;
+        // The embedded default target is a file of block I/O; a tree (`--files`, a
+        // profile's tree given its root later) has no such file.
         let file_size_bytes = match self.shape.file_size {
-            None if embedded => Some(EMBEDDED_FILE_SIZE_BYTES),
+            None if embedded && metadata.is_none() => Some(EMBEDDED_FILE_SIZE_BYTES),
             other => other.map(|b| b.0),
         };
         let interval_ns = self.window.interval_ns()?;
@@ -155,7 +158,7 @@ impl WorkloadArgs {
             verify_state_every: self.data.verify_state_every.map(|c| c.0),
             data_seed,
             placement: self.placement.spec(),
-            metadata: self.metadata.spec()?,
+            metadata,
         };
         spec.validate()?;
         Ok(spec)
