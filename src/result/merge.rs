@@ -644,6 +644,25 @@ fn add_cpu(into: &mut CpuTimes, other: &CpuTimes, file: &str, field: &str) -> Re
     Ok(())
 }
 
+/// The latency summary of parts merged: percentiles from their added histogram `hist`,
+/// the smallest min and largest max of the parts that have operations, and the mean
+/// weighted by each part's operations (`ops`: their sum, already checked to fit).
+pub(crate) fn merged_latency<'a>(
+    hist: &Histogram<u64>,
+    ops: u64,
+    parts: impl Iterator<Item = (u64, &'a LatencySummary)> + Clone,
+) -> LatencySummary {
+    if ops == 0 {
+        return LatencySummary::default();
+    }
+    let active = || parts.clone().filter(|(ops, _)| *ops > 0);
+    let min = active().map(|(_, l)| l.min).min().unwrap_or(0);
+    let max = active().map(|(_, l)| l.max).max().unwrap_or(0);
+    // Each mean × its ops is below 2^128 over the ops' sum, which fits 64 bits.
+    let weighted: u128 = active().map(|(ops, l)| u128::from(l.mean) * u128::from(ops)).sum();
+    LatencySummary::from_histogram(hist, min, max, (weighted / u128::from(ops)) as u64)
+}
+
 /// The figures of one op type (`field`: `read`, `block_sizes[4096].write`) over concurrent
 /// runs, each part with the file it came from; latency from their added histogram. A count
 /// that does not fit in 64 bits is refused naming the file whose part made it overflow.
@@ -660,16 +679,7 @@ fn merge_op(field: &str, parts: &[(&str, &OpSummary)], hist: &Histogram<u64>) ->
     let ops = sum("ops", |p| p.ops)?;
     let bytes = sum("bytes", |p| p.bytes)?;
     let clamped_samples = sum("clamped_samples", |p| p.clamped_samples)?;
-    let active = || parts.iter().map(|(_, p)| *p).filter(|p| p.ops > 0);
-    let latency = if ops == 0 {
-        LatencySummary::default()
-    } else {
-        let min = active().map(|p| p.latency_ns.min).min().unwrap_or(0);
-        let max = active().map(|p| p.latency_ns.max).max().unwrap_or(0);
-        // Each mean × its ops is below 2^128 over the ops' sum, which fits 64 bits (checked above).
-        let weighted: u128 = active().map(|p| u128::from(p.latency_ns.mean) * u128::from(p.ops)).sum();
-        LatencySummary::from_histogram(hist, min, max, (weighted / u128::from(ops)) as u64)
-    };
+    let latency = merged_latency(hist, ops, parts.iter().map(|(_, p)| (p.ops, &p.latency_ns)));
     Ok(OpSummary {
         ops,
         bytes,

@@ -7,10 +7,10 @@
 //!
 //! It merges; it reads no file (`load.rs`) and formats nothing (`report/metadata.rs`).
 
-use super::merge::{MergeError, add_within, describe, refuse_duplicates_by, spec_differences_of};
+use super::merge::{MergeError, add_within, describe, merged_latency, refuse_duplicates_by, spec_differences_of};
 use crate::metadata::result::{MetaMergedSource, MetaResult, OpFigures, PhaseResult};
 use crate::spec::metadata::MetaOp;
-use crate::stats::{LatencySummary, decode_histogram, encode_histogram, new_latency_histogram};
+use crate::stats::{decode_histogram, encode_histogram, new_latency_histogram};
 use crate::targets::identity::FileId;
 
 /// The spec fields that may differ between metadata runs merged, besides the seeds: each
@@ -232,16 +232,7 @@ fn merge_kind(index: usize, op: MetaOp, kinds: &[(&str, &OpFigures)]) -> Result<
             .map_err(|source| MergeError::Histogram { file: file.to_string(), source })?;
         add_within(&mut hist, &h, file, &format!("phases[{index}].per_op[{}].histogram", op.name()))?;
     }
-    let active = || kinds.iter().map(|(_, o)| *o).filter(|o| o.ops > 0);
-    let latency_ns = if ops == 0 {
-        LatencySummary::default()
-    } else {
-        let min = active().map(|o| o.latency_ns.min).min().unwrap_or(0);
-        let max = active().map(|o| o.latency_ns.max).max().unwrap_or(0);
-        // Each mean × its ops is below 2^128 over the ops' sum, which fits 64 bits.
-        let weighted: u128 = active().map(|o| u128::from(o.latency_ns.mean) * u128::from(o.ops)).sum();
-        LatencySummary::from_histogram(&hist, min, max, (weighted / u128::from(ops)) as u64)
-    };
+    let latency_ns = merged_latency(&hist, ops, kinds.iter().map(|(_, o)| (o.ops, &o.latency_ns)));
     Ok(Some(OpFigures {
         op,
         ops,
