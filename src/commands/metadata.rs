@@ -79,7 +79,7 @@ fn refuse(plan: &Plan) -> Option<String> {
 pub fn refuse_phases_in_shared_window(plan: &Plan) -> Option<String> {
     plan.phases.iter().filter(|p| p.jobs.len() > 1).find_map(|phase| {
         let job = phase.jobs.iter().find(|j| {
-            j.spec.metadata.as_ref().is_some_and(|m| matches!(m.workload, crate::spec::metadata::MetaWorkload::Phases(_)))
+            j.spec.metadata.as_ref().is_some_and(|m| m.runs_phases())
         })?;
         Some(format!(
             "{}: job [{}] runs meta-phases (the default without meta-mix) in phase {} beside {} other job(s), whose window it cannot share: give it a meta-mix, or a phase of its own (stonewall = true)",

@@ -206,9 +206,8 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
     if mixed {
         // Each metadata job's CSV, time series and charts: files of its own, named from
         // the list the output guard checked.
-        let jobs: Vec<(&str, bool)> =
-            loaded.plan.jobs().map(|j| (j.name.as_str(), j.spec.metadata.is_some())).collect();
-        let names = report::mixed_jobs::MixedNames::new(&jobs);
+        let kinds = loaded.plan.job_kinds();
+        let names = report::mixed_jobs::MixedNames::new(&kinds);
         failures.extend(report::mixed_jobs::emit(&doc, &loaded.plan.output, &names));
     }
     for f in &failures {

@@ -39,7 +39,8 @@ pub fn merge(inputs: &[JobsInput], force: bool) -> Result<MergedJobs, MergeError
     let names = |d: &JobsResult| {
         listed(d).iter().map(|(job, phase)| format!("[{job}] (phase {phase})")).collect::<Vec<_>>().join(", ")
     };
-    let same_jobs = |d: &JobsResult| listed(d) == listed(&first.doc);
+    let expected = listed(&first.doc);
+    let same_jobs = |d: &JobsResult| listed(d) == expected;
     if let Some(other) = inputs[1..].iter().find(|i| !same_jobs(&i.doc)) {
         return Err(MergeError::JobNames {
             file: other.file.clone(),

@@ -164,11 +164,7 @@ fn run_job(
         // with the block jobs' (`metadata::run_in_phase`). Alone in its phase, a job of
         // `meta-phases` (windows of its own, one per phase of the tree) runs as a run of
         // its own: there is no other job to share a start with.
-        let phases = job
-            .spec
-            .metadata
-            .as_ref()
-            .is_some_and(|m| matches!(m.workload, crate::spec::metadata::MetaWorkload::Phases(_)));
+        let phases = job.spec.metadata.as_ref().is_some_and(|m| m.runs_phases());
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             if alone && phases {
                 crate::metadata::run(&job.spec, &diag, &stop)

@@ -120,7 +120,7 @@ fn run_in(
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let root = spec.targets[0].clone();
     let checked = plan(spec, meta).and_then(|p| {
-        if line.is_some() && matches!(meta.workload, MetaWorkload::Phases(_)) {
+        if line.is_some() && meta.runs_phases() {
             return Err(UsageError::new(
                 "--meta-phases beside other jobs in one window: give the job a --meta-mix, or a phase of its own (stonewall = true)",
             )

@@ -89,6 +89,12 @@ impl Plan {
         self.jobs().map(|j| j.name.as_str()).collect()
     }
 
+    /// Each job's name in order, with whether it is a metadata job (`files`): what the
+    /// files of a job file mixing both kinds are named from (`report::mixed_jobs`).
+    pub fn job_kinds(&self) -> Vec<(&str, bool)> {
+        self.jobs().map(|j| (j.name.as_str(), j.spec.metadata.is_some())).collect()
+    }
+
     /// Whether the results are a job file's (a section per job), not one run's.
     pub fn is_job_file(&self) -> bool {
         !self.source.is_empty()

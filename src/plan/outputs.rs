@@ -20,7 +20,7 @@ pub fn check(plan: &Plan) -> Result<(), UsageError> {
     // metadata and block jobs writes one document, as a job file's, and each metadata
     // job's own CSV, time series and charts (`report::mixed_jobs`).
     let metadata = plan.jobs().all(|j| j.spec.metadata.is_some());
-    let kinds: Vec<(&str, bool)> = plan.jobs().map(|j| (j.name.as_str(), j.spec.metadata.is_some())).collect();
+    let kinds = plan.job_kinds();
     let mixed = MixedNames::new(&kinds);
     let writes = match (metadata, plan.is_job_file()) {
         (true, true) => Writes::Metadata(Some(&names)),

@@ -77,17 +77,13 @@ impl<'a> MixedNames<'a> {
 pub fn emit(doc: &JobsResult, output: &OutputOptions, names: &MixedNames) -> Vec<String> {
     let mut failures = Vec::new();
     let slot = |job: &str| names.metadata().iter().position(|n| *n == job);
-    let csv = match &output.csv_file {
-        Some(path) => names.csv_paths(path).map(Some),
-        None => Ok(None),
-    };
-    let series = match &output.timeseries_file {
-        Some(path) => names.timeseries_paths(path).map(Some),
-        None => Ok(None),
-    };
-    let (csv, series) = match (csv, series) {
-        (Ok(csv), Ok(series)) => (csv, series),
-        (Err(e), _) | (_, Err(e)) => return vec![e.to_string()],
+    let paths = output.csv_file.as_deref().map(|p| names.csv_paths(p)).transpose().and_then(|csv| {
+        let series = output.timeseries_file.as_deref().map(|p| names.timeseries_paths(p)).transpose()?;
+        Ok((csv, series))
+    });
+    let (csv, series) = match paths {
+        Ok(paths) => paths,
+        Err(e) => return vec![e.to_string()],
     };
     let prefixes = names.chart_prefixes();
     for m in &doc.metadata_jobs {

@@ -297,6 +297,12 @@ pub struct MetaSpec {
 }
 
 impl MetaSpec {
+    /// `--meta-phases` (the default without `--meta-mix`): phases over the whole tree, each
+    /// with a window of its own, which no other job can share.
+    pub fn runs_phases(&self) -> bool {
+        matches!(self.workload, MetaWorkload::Phases(_))
+    }
+
     /// Leaf directories (`dirs_per_dir ^ depth`; 1 with depth 0: the root).
     pub fn leaves(&self) -> u64 {
         u64::from(self.dirs_per_dir).saturating_pow(self.depth)
