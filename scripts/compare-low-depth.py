@@ -12,17 +12,24 @@ a loop device doing direct I/O on a file in tmpfs (about 10 us per read here):
 For each engine and depth, prints the median IOPS of each tool, the median of the pairs'
 IOPS ratios (iopulse / fio), the median p50 and p99 latency of each (iopulse: submission to
 completion; fio: its `lat`, with --lat_percentiles=1, the same span), the median CPU per
-I/O (iopulse: the whole process in the window; fio: (usr + sys) x runtime / I/Os) and
-iopulse's own time per I/O (`tool_time`). Extra iopulse flags go after `--`, e.g.
-`-- --completion-wait sleep` to compare fio's way of waiting.
+I/O (iopulse: the whole process in the window; fio: (usr + sys) x runtime / I/Os),
+iopulse's own time per I/O (`tool_time`) and the idle CPUs' polling during iopulse's runs
+(`cpu_state.idle.poll_cpus`: what `--cpu-dma-latency 0` burns). Extra iopulse flags go
+after `--`, e.g. `-- --completion-wait sleep` to compare fio's way of waiting, or
+`-- --cpu-dma-latency 0` to hold idle CPUs polling during iopulse's runs. fio has no such
+option: `--fio-cpu-dma-latency 0` makes the same request (/dev/cpu_dma_latency, root)
+around each fio run, for the like-for-like comparison.
 
 Usage: scripts/compare-low-depth.py --new BIN --device DEV [--pairs 6] [--duration 2]
-         [--engines io_uring,libaio,sync] [--depths 1,4,32] [-- IOPULSE FLAGS...]
+         [--engines io_uring,libaio,sync] [--depths 1,4,32] [--fio-cpu-dma-latency USEC]
+         [-- IOPULSE FLAGS...]
 """
 
 import argparse
 import json
+import os
 import statistics
+import struct
 import subprocess
 import sys
 
@@ -37,8 +44,9 @@ def run_iopulse(args, engine, depth, extra):
     d = json.loads(out)
     r = d["read"]
     tool = (d.get("tool_time") or {}).get("per_io_ns", 0.0)
+    poll = ((d.get("cpu_state") or {}).get("idle") or {}).get("poll_cpus", 0.0)
     return dict(iops=r["iops"], p50=r["latency_ns"]["p50"], p99=r["latency_ns"]["p99"],
-                cpu=d["cpu"]["per_io_ns"], tool=tool)
+                cpu=d["cpu"]["per_io_ns"], tool=tool, poll=poll)
 
 
 def run_fio(args, engine, depth):
@@ -46,7 +54,16 @@ def run_fio(args, engine, depth):
     cmd = ["fio", "--name=lowdepth", f"--filename={args.device}", f"--ioengine={fio_engine}", "--direct=1",
            "--rw=randread", "--bs=4k", f"--iodepth={depth}", f"--runtime={args.duration}", "--time_based",
            "--lat_percentiles=1", "--output-format=json"]
-    d = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    request = None
+    if args.fio_cpu_dma_latency is not None:
+        # The kernel's CPU latency request, in force while the file is open (as iopulse's flag).
+        request = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+        os.write(request, struct.pack("i", args.fio_cpu_dma_latency))
+    try:
+        d = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    finally:
+        if request is not None:
+            os.close(request)
     j = d["jobs"][0]
     r = j["read"]
     pct = r["lat_ns"]["percentile"]
@@ -68,11 +85,12 @@ def main():
     p.add_argument("--duration", type=int, default=2)
     p.add_argument("--engines", default="io_uring,libaio,sync")
     p.add_argument("--depths", default="1,4,32")
+    p.add_argument("--fio-cpu-dma-latency", type=int, default=None)
     args = p.parse_args(argv)
     us = lambda ns: f"{ns / 1000:.1f}"
     print("| engine | QD | iopulse IOPS | fio IOPS | ratio | iopulse p50 / p99 µs | fio lat p50 / p99 µs "
-          "| CPU/I/O iopulse / fio µs | tool µs/I/O |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| CPU/I/O iopulse / fio µs | tool µs/I/O | idle polling, CPUs |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for engine in args.engines.split(","):
         depths = [1] if engine == "sync" else [int(d) for d in args.depths.split(",")]
         for depth in depths:
@@ -91,7 +109,8 @@ def main():
             print(f"| {engine} | {depth} | {med(ours, 'iops'):,.0f} | {med(theirs, 'iops'):,.0f} | "
                   f"{statistics.median(ratios):.2f}x | {us(med(ours, 'p50'))} / {us(med(ours, 'p99'))} | "
                   f"{us(med(theirs, 'p50'))} / {us(med(theirs, 'p99'))} | "
-                  f"{us(med(ours, 'cpu'))} / {us(med(theirs, 'cpu'))} | {med(ours, 'tool') / 1000:.2f} |",
+                  f"{us(med(ours, 'cpu'))} / {us(med(theirs, 'cpu'))} | {med(ours, 'tool') / 1000:.2f} | "
+                  f"{med(ours, 'poll'):.2f} |",
                   flush=True)
 
 

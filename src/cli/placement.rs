@@ -2,6 +2,7 @@
 
 use crate::placement::{CpuPolicy, NumaZones, PlacementSpec};
 use crate::units::IdList;
+use crate::units::values::Count;
 use serde::Deserialize;
 
 #[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
@@ -28,6 +29,17 @@ pub struct PlacementArgs {
     #[arg(long, allow_hyphen_values = true, value_name = "LIST|auto")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub numa_zones: Option<NumaZones>,
+
+    /// Hold idle CPUs to idle states they leave within USEC µs for the run's window (a PM QoS
+    /// request on /dev/cpu_dma_latency, dropped when the window closes; needs root). 0: idle
+    /// CPUs poll instead of sleeping, so the CPU that takes the next completion or runs the
+    /// device's kernel worker is awake: at queue depth 1 on a fast device a CPU's wake-up
+    /// (in a VM, a halt) can be most of the latency. It burns the idle CPUs' time: the result
+    /// says how much (cpu_state.idle.poll_cpus). E.g. `--engine io_uring --direct --random
+    /// --queue-depth 1 --cpu-dma-latency 0`
+    #[arg(long, allow_hyphen_values = true, value_name = "USEC")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub cpu_dma_latency: Option<Count<u32>>,
 }
 
 impl PlacementArgs {
@@ -36,6 +48,7 @@ impl PlacementArgs {
             cpu_cores: self.cpu_cores.clone().map(|l| l.0),
             cpu_policy: self.cpu_policy,
             numa_zones: self.numa_zones.clone(),
+            cpu_dma_latency_us: self.cpu_dma_latency.map(|c| c.0),
         }
     }
 }

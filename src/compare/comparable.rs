@@ -73,18 +73,22 @@ pub fn differences(scope: &str, a: &Run, b: &Run) -> Vec<Difference> {
     out
 }
 
-/// The CPU state's fields that change what a run can do: governors, boost, SMT. Unknown
-/// (not recorded, not readable) is no difference from anything.
+/// The CPU state's fields that change what a run can do: governors, boost, SMT, the idle
+/// states' driver and governor (how deep idle CPUs sleep, so what waking them costs).
+/// Unknown (not recorded, not readable) is no difference from anything.
 fn cpu_state(r: &RunResult) -> Vec<(String, String)> {
     let Some(s) = &r.cpu_state else {
         return vec![];
     };
     let governors: Vec<&str> = s.governors.keys().map(String::as_str).collect();
     let known = |v: Option<bool>| v.map_or_else(|| "unknown".to_string(), |b| b.to_string());
+    let idle = |v: Option<String>| v.unwrap_or_else(|| "unknown".to_string());
     vec![
         ("cpu_state.governors".into(), if governors.is_empty() { "unknown".into() } else { governors.join(",") }),
         ("cpu_state.boost".into(), known(s.boost)),
         ("cpu_state.smt_active".into(), known(s.smt_active)),
+        ("cpu_state.idle.driver".into(), idle(s.idle.as_ref().and_then(|i| i.driver.clone()))),
+        ("cpu_state.idle.governor".into(), idle(s.idle.as_ref().and_then(|i| i.governor.clone()))),
     ]
 }
 

@@ -1,6 +1,8 @@
 //! The CPU's state during the window, for every result: the governor and boost of
 //! the CPUs the workers ran on, SMT, their frequency sampled over the window, the
-//! time a hypervisor took (steal) and the work of everything else on the machine.
+//! time a hypervisor took (steal), the work of everything else on the machine and the
+//! idle states the CPUs slept in (`idle.rs`), with `--cpu-dma-latency`'s request
+//! (`latency_request.rs`) that keeps them awake.
 //! A result that does not record these cannot be compared with another: a governor
 //! alone can move IOPS by tens of percent.
 //!
@@ -12,6 +14,8 @@
 //! Must not: run in a worker thread or format for the report (`warnings` gives the
 //! sentences the run adds to its warnings; the text report formats the figures).
 
+pub mod idle;
+pub mod latency_request;
 mod proc_stat;
 mod sysfs;
 
@@ -29,6 +33,11 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 const LOADED_CPUS: f64 = 0.5;
 /// Steal above this share of CPU time is a warning.
 const STEAL_WARNING_FRACTION: f64 = 0.05;
+/// At most this queue depth ...
+const IDLE_NOTE_MAX_DEPTH: u32 = 4;
+/// ... and a median latency below this, ns, idle CPUs free to sleep are worth a note: a
+/// wake-up (microseconds, more in a virtual machine) is then a large part of a latency.
+const IDLE_NOTE_MAX_P50_NS: u64 = 50_000;
 
 /// What the result records.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -56,6 +65,10 @@ pub struct CpuState {
     /// CPUs' worth of work by everything but this process in the window (the machine's
     /// busy time minus this process's CPU time, over the window); null: unknown.
     pub other_work_cpus: Option<f64>,
+    /// The idle states of every online CPU over the window; null: unknown (no cpuidle, or
+    /// a result of a version that did not record it).
+    #[serde(default)]
+    pub idle: Option<idle::CpuIdle>,
 }
 
 /// One CPU's frequency over the window.
@@ -85,6 +98,7 @@ pub struct Recorder {
     /// Per online CPU; empty once no CPU reported a frequency (nothing to sample).
     samples: BTreeMap<u32, Samples>,
     last_sample: Instant,
+    idle_start: Option<idle::IdleSnapshot>,
 }
 
 impl Recorder {
@@ -95,6 +109,7 @@ impl Recorder {
             root: root.to_path_buf(),
             start: read_proc_stat(root),
             samples: online.iter().map(|&c| (c, Samples::default())).collect(),
+            idle_start: idle::snapshot(root, &online),
             online,
             last_sample: Instant::now(),
         };
@@ -129,7 +144,9 @@ impl Recorder {
         self.sample_now();
         let end = read_proc_stat(&self.root);
         let window = self.start.zip(end).map(|(start, end)| Window { start, end });
-        Recorded { root: self.root, online: self.online, samples: self.samples, window }
+        let idle_end = idle::snapshot(&self.root, &self.online);
+        let idle = self.idle_start.zip(idle_end);
+        Recorded { root: self.root, online: self.online, samples: self.samples, window, idle }
     }
 }
 
@@ -144,6 +161,7 @@ pub struct Recorded {
     online: Vec<u32>,
     samples: BTreeMap<u32, Samples>,
     window: Option<Window>,
+    idle: Option<(idle::IdleSnapshot, idle::IdleSnapshot)>,
 }
 
 impl Recorded {
@@ -198,12 +216,34 @@ impl Recorded {
             frequency_min_khz,
             steal_fraction,
             other_work_cpus,
+            idle: self.idle.as_ref().map(|(start, end)| idle::between(&self.root, start, end, window_ns)),
         }
     }
 }
 
 fn read_proc_stat(root: &Path) -> Option<ProcStat> {
     proc_stat::parse(&std::fs::read_to_string(root.join("proc/stat")).ok()?)
+}
+
+/// At a low queue depth (`depth` at most 4) with a median latency (`p50_ns`) under 50 µs,
+/// while idle CPUs were free to sleep (an idle state with an exit latency, and no
+/// `--cpu-dma-latency` held): the note that their wake-ups can be part of the latencies,
+/// and the flag that keeps them awake. The flag's cost is in the result (`idle.poll_cpus`).
+pub fn idle_note(state: &CpuState, depth: u32, p50_ns: u64) -> Option<String> {
+    let idle = state.idle.as_ref()?;
+    if idle.latency_limit_us.is_some() || depth > IDLE_NOTE_MAX_DEPTH || p50_ns == 0 || p50_ns >= IDLE_NOTE_MAX_P50_NS {
+        return None;
+    }
+    let sleeping: Vec<&str> = idle.states.iter().filter(|s| s.exit_latency_us > 0).map(|s| s.name.as_str()).collect();
+    if sleeping.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "at queue depth {depth} with a median of {:.1} µs, waking an idle CPU (to take the completion or run the device's kernel worker) can be a large part of each latency: idle CPUs could sleep in {} (they slept {} times in the window); --cpu-dma-latency 0 keeps them polling for the run (root; it burns the idle CPUs' time)",
+        p50_ns as f64 / 1e3,
+        sleeping.join(", "),
+        idle.sleeps
+    ))
 }
 
 /// What in `state` makes the figures hard to compare: a powersave governor on a
@@ -299,6 +339,38 @@ mod tests {
     }
 
     #[test]
+    fn the_idle_note_comes_at_low_depth_and_short_latency_with_cpus_free_to_sleep() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "sys/devices/system/cpu/online", "0-1\n");
+        for cpu in 0..2 {
+            idle::fake::state(root, cpu, 0, "POLL", 0, 0, 0);
+            idle::fake::state(root, cpu, 1, "C1", 2, 0, 0);
+        }
+        let recorder = Recorder::start(root);
+        idle::fake::state(root, 0, 1, "C1", 2, 500, 9_000);
+        let mut state = recorder.finish().state(&[], 0, 1_000_000_000);
+        assert_eq!(state.idle.as_ref().unwrap().sleeps, 500);
+        let note = idle_note(&state, 1, 14_000).expect("QD 1, 14 µs, CPUs free to sleep in C1");
+        assert!(note.contains("queue depth 1") && note.contains("14.0 µs") && note.contains("in C1"), "{note}");
+        assert!(note.contains("slept 500 times") && note.contains("--cpu-dma-latency 0"), "{note}");
+        // Deeper queues, longer latencies and nothing completed are left alone.
+        assert_eq!(idle_note(&state, 8, 14_000), None);
+        assert_eq!(idle_note(&state, 1, 50_000), None);
+        assert_eq!(idle_note(&state, 1, 0), None);
+        // Held by the flag: nothing to say.
+        state.idle.as_mut().unwrap().latency_limit_us = Some(0);
+        assert_eq!(idle_note(&state, 1, 14_000), None);
+        // A machine whose only idle state polls has no wake-up to pay.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "sys/devices/system/cpu/online", "0\n");
+        idle::fake::state(root, 0, 0, "POLL", 0, 0, 0);
+        let state = Recorder::start(root).finish().state(&[], 0, 1_000_000_000);
+        assert_eq!(idle_note(&state, 1, 14_000), None);
+    }
+
+    #[test]
     fn a_machine_without_cpufreq_or_proc_stat_reads_unknown_never_guessed() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
@@ -312,6 +384,7 @@ mod tests {
         assert_eq!(state.smt_active, None);
         assert_eq!(state.steal_fraction, None);
         assert_eq!(state.other_work_cpus, None);
+        assert_eq!(state.idle, None, "no cpuidle: unknown");
         assert!(warnings(&state, &[]).is_empty());
     }
 

@@ -19,11 +19,11 @@ fn cpu_dir(root: &Path) -> PathBuf {
     root.join("sys/devices/system/cpu")
 }
 
-fn read_trimmed(path: &Path) -> Option<String> {
+pub(super) fn read_trimmed(path: &Path) -> Option<String> {
     fs::read_to_string(path).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
-fn read_number(path: &Path) -> Option<u64> {
+pub(super) fn read_number(path: &Path) -> Option<u64> {
     read_trimmed(path)?.parse().ok()
 }
 

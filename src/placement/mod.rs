@@ -71,6 +71,10 @@ pub struct PlacementSpec {
     pub cpu_policy: Option<CpuPolicy>,
     /// `--numa-zones`.
     pub numa_zones: Option<NumaZones>,
+    /// `--cpu-dma-latency`: the CPU latency request held for the window, µs. Not a
+    /// placement of workers (`is_default` leaves it out): what the idle CPUs may do.
+    #[serde(default)]
+    pub cpu_dma_latency_us: Option<u32>,
 }
 
 impl PlacementSpec {

@@ -146,6 +146,7 @@ fn spec(cpu_cores: Option<&str>, policy: Option<CpuPolicy>, zones: Option<&str>)
         cpu_cores: cpu_cores.map(|c| crate::units::parse_cpu_list(c).unwrap().0),
         cpu_policy: policy,
         numa_zones: zones.map(|z| parse_numa_zones(z).unwrap()),
+        cpu_dma_latency_us: None,
     }
 }
 

@@ -882,11 +882,25 @@ pub fn cpu_state_line(r: &RunResult) -> Option<String> {
     let steal = c.steal_fraction.map_or("steal unknown".to_string(), |s| format!("steal {:.1}%", s * 100.0));
     let other = c.other_work_cpus.map_or("other work unknown".to_string(), |o| format!("other work {o:.2} CPUs"));
     Some(format!(
-        "{:<9} {governor} · boost {} · SMT {} · {frequency} · {steal} · {other}",
+        "{:<9} {governor} · boost {} · SMT {} · {frequency} · {steal} · {other}{}",
         "CPU state",
         on_off(c.boost),
-        on_off(c.smt_active)
+        on_off(c.smt_active),
+        c.idle.as_ref().map_or(String::new(), idle_text)
     ))
+}
+
+/// The idle CPUs over the window: how often they slept, and the request that held them
+/// awake with what it burnt.
+fn idle_text(idle: &crate::cpu_state::idle::CpuIdle) -> String {
+    let sleeps = match idle.sleeps_per_io {
+        Some(per_io) => format!("idle CPUs slept {per_io:.2}×/I/O"),
+        None => format!("idle CPUs slept {} times", units::count(idle.sleeps)),
+    };
+    match idle.latency_limit_us {
+        Some(us) => format!(" · {sleeps}, held to {us} µs (--cpu-dma-latency): polling {:.2} CPUs", idle.poll_cpus),
+        None => format!(" · {sleeps}"),
+    }
 }
 
 /// `--ramp` (ran, not counted) and `--steady-state` (reached when, over which window, and

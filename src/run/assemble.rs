@@ -64,6 +64,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         device_counters,
         ramp_ns,
         steady,
+        latency_request,
         ..
     } = execution;
     let end_ns =
@@ -71,7 +72,16 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     let window_ns = end_ns.saturating_sub(start_ns).max(1);
 
     // The CPU's state over the window, for the CPUs the workers could run on.
-    let cpu_state = cpu_state.state(&worker_cpus(placed), cpu_window.total_ns(), window_ns);
+    let mut cpu_state = cpu_state.state(&worker_cpus(placed), cpu_window.total_ns(), window_ns);
+    match &latency_request {
+        Some(Ok(us)) => {
+            if let Some(idle) = &mut cpu_state.idle {
+                idle.latency_limit_us = Some(*us);
+            }
+        }
+        Some(Err(e)) => diag.warn(format!("{e}: the idle CPUs were left as they were")),
+        None => {}
+    }
     for warning in crate::cpu_state::warnings(&cpu_state, &devices.loop_devices()) {
         diag.warn(warning);
     }
@@ -200,6 +210,13 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     let direct = checked_at_the_end(direct, targets, &witnesses, diag);
     warn_unwritten_device_ranges(spec, targets, diag);
     let ops = total.ops;
+    if let Some(idle) = &mut cpu_state.idle {
+        idle.sleeps_per_io = (ops > 0).then(|| idle.sleeps as f64 / ops as f64);
+    }
+    let p50_ns = if read.ops >= write.ops { headline_p50(&read) } else { headline_p50(&write) };
+    if let Some(note) = crate::cpu_state::idle_note(&cpu_state, effective_depth, p50_ns) {
+        diag.note(note);
+    }
     let ramp_ops = workers.iter().map(|w| w.ramp_ops).sum();
     let zones = match spec.distribution {
         crate::spec::Distribution::Zoned { zones } => {
@@ -991,4 +1008,9 @@ fn worker_cpus(placed: &Placed) -> Vec<u32> {
         return set.into_iter().collect();
     }
     placed.topology.as_ref().map(|(t, _)| t.allowed.clone()).unwrap_or_default()
+}
+
+/// The median latency of one op type's histogram, ns (0 when nothing completed).
+fn headline_p50(stats: &OpStats) -> u64 {
+    if stats.ops == 0 { 0 } else { stats.latency.value_at_quantile(0.5) }
 }

@@ -84,6 +84,9 @@ pub(super) struct Execution {
     /// The process's memory on transparent huge pages right before the release, every
     /// worker's buffers allocated and touched.
     pub(super) huge_page_bytes: Option<u64>,
+    /// `--cpu-dma-latency`: the request held over the window (its value), or why it could
+    /// not be made; `None` without the flag.
+    pub(super) latency_request: Option<Result<u32, String>>,
 }
 
 /// Spawns the workers, releases them together and waits for them under the watchdog
@@ -175,6 +178,12 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
             cpu_state::Recorder::start(std::path::Path::new("/")),
         )
     };
+    // --cpu-dma-latency: held from just before the CPU's state is first read to just after
+    // it is last read, so that the idle states recorded are the ones the request allowed.
+    let latency_request = (ready && stop.load(Ordering::Relaxed) == 0)
+        .then_some(spec.placement.cpu_dma_latency_us)
+        .flatten()
+        .map(cpu_state::latency_request::LatencyRequest::hold);
     let read_early = together.then(before_release);
     let opened = if ready && stop.load(Ordering::Relaxed) == 0 { Some(start_line.open(stop)) } else { None };
     // A signal while workers set up or while waiting for --start-at: the window never opens.
@@ -249,6 +258,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     // The devices' counters, first after the stop.
     let devices_at_end = devices.snapshot();
     let cpu_state = cpu_state.finish();
+    let latency_request = latency_request.map(|held| held.map(|request| request.latency_us));
     // ... and as it closes.
     crate::targets::page_cache::at_window_end(targets);
     // A worker left behind (stuck in the kernel) keeps its recorder: do not wait for it.
@@ -293,6 +303,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         cpu_state,
         device_counters: (devices_at_start, devices_at_end),
         huge_page_bytes,
+        latency_request,
     })
 }
 

@@ -221,6 +221,7 @@ pub fn check(spec: &Spec) -> Result<Option<crate::host::memory::MemoryEstimate>,
         )
         .into());
     }
+    check_latency_request(spec)?;
     if spec.is_embedded_default() {
         // A temporary file of the run's own: nothing of the user's to refuse but where it goes.
         targets::temp_dir::choose()?;
@@ -230,6 +231,15 @@ pub fn check(spec: &Spec) -> Result<Option<crate::host::memory::MemoryEstimate>,
     let start = StartLine::new(&cluster, None);
     let given: Vec<PathBuf> = spec.targets.iter().map(|t| start.substitute(t)).collect();
     Ok(Some(checked(spec, &given, &Diagnostics::silent(), spec.time_series)?.memory))
+}
+
+/// `--cpu-dma-latency`: whether this process may make the request it will hold for the
+/// window (the device is root's).
+fn check_latency_request(spec: &Spec) -> Result<(), Error> {
+    if let Some(us) = spec.placement.cpu_dma_latency_us {
+        crate::cpu_state::latency_request::check_allowed(us).map_err(crate::diagnostics::error::UsageError::new)?;
+    }
+    Ok(())
 }
 
 /// What the planning of a run decided, every check passed.
@@ -247,6 +257,7 @@ struct Checked {
 /// The one planning sequence of a run on the targets `given`, for `run` and `check`: it
 /// looks and never touches.
 fn checked(spec: &Spec, given: &[PathBuf], diag: &Diagnostics, interval_snapshots: bool) -> Result<Checked, Error> {
+    check_latency_request(spec)?;
     let paths = region::target_paths(spec, given)?;
     let plans = targets::plan_targets(spec, &paths)?;
     let distribution = region::effective_file_distribution(spec);

@@ -364,7 +364,10 @@ impl Spec {
                 self.engine_options != EngineOptions::default(),
                 "--sqpoll/--iopoll/--no-register/--submit-batch/--completion-wait",
             ),
-            (self.placement != crate::placement::PlacementSpec::default(), "--cpu-cores/--cpu-policy/--numa-zones"),
+            (
+                self.placement != crate::placement::PlacementSpec::default(),
+                "--cpu-cores/--cpu-policy/--numa-zones/--cpu-dma-latency",
+            ),
         ];
         if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
             return Err(UsageError::new(format!("{flag} with --files: it applies to block I/O only; leave it out")));
@@ -562,6 +565,14 @@ impl Spec {
         }
         if self.queue_depth == 0 {
             return Err(UsageError::new("--queue-depth 0: the queue depth must be at least 1"));
+        }
+        if let Some(us) = self.placement.cpu_dma_latency_us
+            && us > crate::cpu_state::latency_request::MAX_US
+        {
+            return Err(UsageError::new(format!(
+                "--cpu-dma-latency {us}: at most {} µs (a second); 0 keeps idle CPUs polling",
+                crate::cpu_state::latency_request::MAX_US
+            )));
         }
         if self.queue_depth > MAX_QUEUE_DEPTH {
             return Err(UsageError::new(format!(

@@ -269,7 +269,13 @@ fn compare_refuses_each_difference_naming_it_and_compares_anyway_when_forced() {
         let now = v["cpu_state"]["smt_active"].as_bool().unwrap_or(false);
         v["cpu_state"]["smt_active"] = (!now).into();
     });
+    let idle = edited(&base, &dir.path().join("idle.json"), |v| {
+        if v["cpu_state"]["idle"].is_object() {
+            v["cpu_state"]["idle"]["driver"] = "acpi_idle".into();
+        }
+    });
     for (new, field, value) in [
+        (&idle, "cpu_state.idle.driver", "acpi_idle"),
         (&deeper, "spec.queue_depth", "4"),
         (&deeper, "engine.name", "io_uring"),
         (&version, "tool.version", "0.0.9"),
@@ -277,8 +283,12 @@ fn compare_refuses_each_difference_naming_it_and_compares_anyway_when_forced() {
         (&kernel, "environment.kernel", "9.9.9"),
         (&smt, "cpu_state.smt_active", ""),
     ] {
-        if field.starts_with("cpu_state") && read_json(&base)["cpu_state"]["smt_active"].is_null() {
+        if field.starts_with("cpu_state.smt") && read_json(&base)["cpu_state"]["smt_active"].is_null() {
             println!("skipped: SMT state not readable here (cpu_state.smt_active is null)");
+            continue;
+        }
+        if field.starts_with("cpu_state.idle") && read_json(&base)["cpu_state"]["idle"]["driver"].is_null() {
+            println!("skipped: no cpuidle driver here (cpu_state.idle.driver is null)");
             continue;
         }
         if field == "engine.name" && !common::engine_available("io_uring") {

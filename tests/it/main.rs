@@ -9,6 +9,7 @@ mod block_sizes;
 mod ci_outputs;
 mod common;
 mod compare_fio;
+mod cpu_idle;
 mod cpu_state;
 mod distributed;
 mod durable_record;

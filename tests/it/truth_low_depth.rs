@@ -37,13 +37,27 @@ fn at_queue_depth_1_each_engine_counts_the_devices_reads_and_reports_the_devices
         root::skip(what, "the loop driver does not do direct I/O on a tmpfs file here (Linux before 6.6)");
         return;
     }
+    // The runs with a latency request, and the others' idle notes, must not meet another
+    // test's request (the machine's is the smallest in force).
+    let _only_request = cpu_latency_requests();
     const OPS: u64 = 20_000;
-    for engine in ["sync", "libaio", "io_uring"] {
+    // Each engine as the machine is, then with idle CPUs held polling (--cpu-dma-latency 0)
+    // where the kernel takes the request: the same truths hold in both.
+    let requests: &[Option<&str>] =
+        if std::path::Path::new("/dev/cpu_dma_latency").exists() { &[None, Some("0")] } else { &[None] };
+    for (engine, request) in
+        ["sync", "libaio", "io_uring"].into_iter().flat_map(|e| requests.iter().map(move |r| (e, *r)))
+    {
         let ops = OPS.to_string();
         let mut args = vec![dev.path.as_str(), "--engine", engine, "--direct", "--random", "--ops", &ops];
         if engine != "sync" {
             args.extend(["--queue-depth", "1"]);
         }
+        if let Some(us) = request {
+            args.extend(["--cpu-dma-latency", us]);
+        }
+        let engine = if request.is_some() { format!("{engine} --cpu-dma-latency 0") } else { engine.to_string() };
+        let engine = engine.as_str();
         let before = block_stat(&name);
         let r = run_json(&args);
         let after = block_stat(&name);
@@ -66,9 +80,22 @@ fn at_queue_depth_1_each_engine_counts_the_devices_reads_and_reports_the_devices
         // The tool's own time is measured and said, and is not part of the latency.
         let tool_ns = r["tool_time"]["per_io_ns"].as_f64().unwrap_or_else(|| panic!("{engine}: no tool_time: {r}"));
         assert!(tool_ns > 0.0 && tool_ns < p50_ns, "{engine}: tool time {tool_ns} ns per I/O, p50 {p50_ns} ns");
-        if engine != "sync" {
+        if !engine.starts_with("sync") {
             let facts = &r["engine"]["setup"];
             assert_eq!(facts["completion_wait"], "adaptive", "{engine}: {facts}");
+        }
+        // Idle CPUs free to sleep at this depth and latency: the result says that their
+        // wake-ups can be in the latencies, and names the flag; held, it does not.
+        let idle = &r["cpu_state"]["idle"];
+        let could_sleep = idle["states"].as_array().is_some_and(|s| s.iter().any(|s| s["exit_latency_us"] != 0));
+        let noted = r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("--cpu-dma-latency 0"));
+        match request {
+            Some(_) => {
+                assert_eq!(idle["latency_limit_us"], 0, "{engine}: {idle}");
+                assert!(!noted, "{engine}: {}", r["notes"]);
+            }
+            None if could_sleep && p50_ns < 50_000.0 => assert!(noted, "{engine}: {}", r["notes"]),
+            None => {}
         }
     }
 }

@@ -227,3 +227,13 @@ pub fn wait_for_handler(pid: u32, signal: i32, limit: std::time::Duration) -> bo
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// Held by the tests that make a CPU latency request (`--cpu-dma-latency`): the request is
+/// the machine's (the smallest in force wins), so a test that reads the machine's limit
+/// must not overlap another that makes one.
+pub static CPU_LATENCY_REQUESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes `CPU_LATENCY_REQUESTS` (also after a test that held it failed).
+pub fn cpu_latency_requests() -> std::sync::MutexGuard<'static, ()> {
+    CPU_LATENCY_REQUESTS.lock().unwrap_or_else(|e| e.into_inner())
+}
