@@ -32,7 +32,8 @@ pub struct PlacementArgs {
 
     /// Hold idle CPUs to idle states they leave within USEC µs for the run's window (a PM QoS
     /// request on /dev/cpu_dma_latency, dropped when the window closes; needs root). 0: idle
-    /// CPUs poll instead of sleeping, so the CPU that takes the next completion or runs the
+    /// CPUs poll instead of sleeping (where sleeping states have an exit latency, as on most
+    /// machines; the result lists the states entered), so the CPU that takes the next completion or runs the
     /// device's kernel worker is awake: at queue depth 1 on a fast device a CPU's wake-up
     /// (in a VM, a halt) can be most of the latency. It burns the idle CPUs' time: the result
     /// says how much (cpu_state.idle.poll_cpus). E.g. `--engine io_uring --direct --random

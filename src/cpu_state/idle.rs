@@ -5,6 +5,10 @@
 //! - per online CPU and state, `cpuN/cpuidle/stateK/{name,latency,usage,time}`: the
 //!   state's exit latency (µs), how often it was entered and how long it was in it (µs).
 //!
+//! The polling state is the one cpuidle names `POLL` (its own busy loop), not a state whose
+//! exit latency reads 0: ACPI's default C1 is a halt with an exit latency of 0. States are
+//! summed by name, so CPUs of different kinds (hybrid parts) add up state by state.
+//!
 //! At low queue depth on a fast device, a CPU that sleeps between two I/Os (a halt, in a
 //! virtual machine an exit to the hypervisor) must be woken for the next one, and the wake-up
 //! is part of the latency measured. These counts say how often that happened; the time in
@@ -15,8 +19,10 @@
 use super::sysfs::{read_number, read_trimmed};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
-/// The idle states' use over the window, summed over the online CPUs.
+/// The idle states' use from the release to the workers' stop (a `--ramp` included: the
+/// I/Os it counts per are the ramp's and the window's), summed over the online CPUs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuIdle {
     /// The cpuidle driver ("intel_idle", "acpi_idle", "haltpoll", ...); null: unknown.
@@ -28,13 +34,13 @@ pub struct CpuIdle {
     pub latency_limit_us: Option<u32>,
     /// Each idle state, shallowest first.
     pub states: Vec<IdleStateUse>,
-    /// Entries into a state that is not a polling one (exit latency above 0: the CPU
-    /// stopped and had to be woken), over every online CPU.
+    /// Entries into a state other than `POLL` (the CPU stopped and had to be woken), over
+    /// every online CPU.
     pub sleeps: u64,
     /// `sleeps` per completed I/O; null when nothing completed.
     pub sleeps_per_io: Option<f64>,
-    /// Time spent polling in idle (states with an exit latency of 0), in CPUs' worth over
-    /// the window: the CPU `--cpu-dma-latency 0` burns.
+    /// Time spent polling in idle (the `POLL` state), in CPUs' worth of the time counted:
+    /// the CPU `--cpu-dma-latency 0` burns.
     pub poll_cpus: f64,
 }
 
@@ -51,10 +57,15 @@ pub struct IdleStateUse {
     pub time_us: u64,
 }
 
-/// The counters at one instant: per state (by index), its name, exit latency and sums.
-#[derive(Clone, Debug, Default)]
+/// The name cpuidle gives its polling state.
+const POLL_STATE: &str = "POLL";
+
+/// The counters at one instant: per state (by name, in the order first seen), its exit
+/// latency and sums.
+#[derive(Clone, Debug)]
 pub struct IdleSnapshot {
     states: Vec<IdleStateUse>,
+    at: Instant,
 }
 
 fn cpuidle_dir(root: &Path) -> PathBuf {
@@ -75,33 +86,39 @@ pub fn snapshot(root: &Path, online: &[u32]) -> Option<IdleSnapshot> {
                 break;
             };
             let exit_latency_us = read_number(&state.join("latency")).unwrap_or(0);
-            if states.len() <= index {
-                states.push(IdleStateUse { name, exit_latency_us, entries: 0, time_us: 0 });
-            }
-            let s = &mut states[index];
+            let at = match states.iter().position(|s| s.name == name) {
+                Some(at) => at,
+                None => {
+                    states.push(IdleStateUse { name, exit_latency_us, entries: 0, time_us: 0 });
+                    states.len() - 1
+                }
+            };
+            let s = &mut states[at];
             s.entries += entries;
             s.time_us += time_us;
         }
     }
-    (!states.is_empty()).then_some(IdleSnapshot { states })
+    (!states.is_empty()).then(|| IdleSnapshot { states, at: Instant::now() })
 }
 
-/// The use of each state between `start` and `end` on the machine under `root`, over a
-/// window of `window_ns`.
-pub fn between(root: &Path, start: &IdleSnapshot, end: &IdleSnapshot, window_ns: u64) -> CpuIdle {
+/// The use of each state between `start` and `end` on the machine under `root`.
+pub fn between(root: &Path, start: &IdleSnapshot, end: &IdleSnapshot) -> CpuIdle {
     let states: Vec<IdleStateUse> = end
         .states
         .iter()
-        .zip(&start.states)
-        .map(|(e, s)| IdleStateUse {
-            name: e.name.clone(),
-            exit_latency_us: e.exit_latency_us,
-            entries: e.entries.saturating_sub(s.entries),
-            time_us: e.time_us.saturating_sub(s.time_us),
+        .map(|e| {
+            let before = start.states.iter().find(|s| s.name == e.name);
+            IdleStateUse {
+                name: e.name.clone(),
+                exit_latency_us: e.exit_latency_us,
+                entries: e.entries.saturating_sub(before.map_or(0, |s| s.entries)),
+                time_us: e.time_us.saturating_sub(before.map_or(0, |s| s.time_us)),
+            }
         })
         .collect();
-    let sleeps = states.iter().filter(|s| s.exit_latency_us > 0).map(|s| s.entries).sum();
-    let poll_us: u64 = states.iter().filter(|s| s.exit_latency_us == 0).map(|s| s.time_us).sum();
+    let sleeps = states.iter().filter(|s| s.name != POLL_STATE).map(|s| s.entries).sum();
+    let poll_us: u64 = states.iter().filter(|s| s.name == POLL_STATE).map(|s| s.time_us).sum();
+    let counted_ns = end.at.saturating_duration_since(start.at).as_nanos() as u64;
     CpuIdle {
         driver: read_trimmed(&cpuidle_dir(root).join("current_driver")),
         governor: read_trimmed(&cpuidle_dir(root).join("current_governor_ro"))
@@ -110,7 +127,7 @@ pub fn between(root: &Path, start: &IdleSnapshot, end: &IdleSnapshot, window_ns:
         states,
         sleeps,
         sleeps_per_io: None,
-        poll_cpus: poll_us as f64 * 1_000.0 / window_ns.max(1) as f64,
+        poll_cpus: poll_us as f64 * 1_000.0 / counted_ns.max(1) as f64,
     }
 }
 
@@ -149,8 +166,10 @@ mod tests {
         fake::state(root, 0, 0, "POLL", 0, 30, 501_000);
         fake::state(root, 0, 1, "haltpoll idle", 1, 3_100, 60_000);
         fake::state(root, 1, 1, "haltpoll idle", 1, 1_100, 70_000);
-        let end = snapshot(root, &[0, 1]).unwrap();
-        let idle = between(root, &start, &end, 1_000_000_000);
+        let mut end = snapshot(root, &[0, 1]).unwrap();
+        // The time counted is the snapshots' own: one second, as if.
+        end.at = start.at + std::time::Duration::from_secs(1);
+        let idle = between(root, &start, &end);
         assert_eq!((idle.driver.as_deref(), idle.governor.as_deref()), (Some("haltpoll"), Some("haltpoll")));
         assert_eq!(
             idle.states[0],
@@ -162,6 +181,17 @@ mod tests {
         );
         assert_eq!(idle.sleeps, 4_000, "the polling state's entries are not sleeps");
         assert!((idle.poll_cpus - 0.5).abs() < 1e-9, "{idle:?}");
+        // States are matched by name: a CPU whose state 1 is another (a hybrid part's other
+        // kind of core) adds to its own line, and a halt whose exit latency reads 0 (ACPI's
+        // default C1) is a sleep all the same.
+        fake::state(root, 1, 1, "C1 (ACPI HLT)", 0, 5, 100);
+        let start = snapshot(root, &[0, 1]).unwrap();
+        fake::state(root, 1, 1, "C1 (ACPI HLT)", 0, 12, 300);
+        let idle = between(root, &start, &snapshot(root, &[0, 1]).unwrap());
+        let names: Vec<&str> = idle.states.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["POLL", "haltpoll idle", "C1 (ACPI HLT)"]);
+        assert_eq!((idle.states[2].entries, idle.states[2].time_us), (7, 200));
+        assert_eq!(idle.sleeps, 7, "a halt with an exit latency of 0 is no poll");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `--cpu-dma-latency USEC`: a CPU latency request of the kernel's PM QoS, held for a
 //! run's window. While it is held, idle CPUs use only idle states they leave within USEC
-//! µs; at 0 they poll instead of sleeping, so a CPU that must take the next completion or
+//! µs; at 0 they poll instead of sleeping (unless the driver gives a sleeping state an exit
+//! latency of 0, as ACPI's default C1 does), so a CPU that must take the next completion or
 //! run the device's kernel worker is already awake.
 //!
 //! The request is the kernel's documented user-space interface: the 32-bit value written
@@ -19,21 +20,29 @@ pub const DEVICE: &str = "/dev/cpu_dma_latency";
 /// The largest value the flag takes, µs: a second. Beyond it no idle state is excluded.
 pub const MAX_US: u32 = 1_000_000;
 
-/// Whether this process may make the request (the device is root's, mode 0600): the
-/// one-line reason it cannot, naming the flag and the fix. Opens nothing.
+/// Whether this process may make the request and whether it would act: the device must be
+/// writable (it is root's, mode 0600) and the machine must have a cpuidle driver (without
+/// one, idle CPUs take their default path, which no request changes). The one-line reason
+/// if not, naming the flag and the fix. Opening the device without writing to it adds a
+/// request of no constraint, gone as it is closed: nothing changes on the machine.
 pub fn check_allowed(latency_us: u32) -> Result<(), String> {
-    use nix::unistd::{AccessFlags, access};
-    let path = Path::new(DEVICE);
-    if !path.exists() {
+    let flag = format!("--cpu-dma-latency {latency_us}");
+    let driver = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver")
+        .map(|d| d.trim().to_string())
+        .unwrap_or_default();
+    if driver.is_empty() || driver == "none" {
         return Err(format!(
-            "--cpu-dma-latency {latency_us}: {DEVICE} does not exist (a kernel without CPU idle management takes no latency request): leave --cpu-dma-latency out"
+            "{flag}: this machine has no cpuidle driver (/sys/devices/system/cpu/cpuidle/current_driver is {}): its idle CPUs take no latency request; leave --cpu-dma-latency out",
+            if driver.is_empty() { "missing" } else { "none" }
         ));
     }
-    access(path, AccessFlags::W_OK).map_err(|e| {
-        format!(
-            "--cpu-dma-latency {latency_us}: cannot write {DEVICE} ({}): the request needs root; run as root or leave --cpu-dma-latency out",
-            e.desc()
-        )
+    if !Path::new(DEVICE).exists() {
+        return Err(format!(
+            "{flag}: {DEVICE} does not exist (a container that was not given the device, or a kernel without it): run where the device is, or leave --cpu-dma-latency out"
+        ));
+    }
+    OpenOptions::new().write(true).open(DEVICE).map(drop).map_err(|e| {
+        format!("{flag}: cannot open {DEVICE} for writing ({e}): the request needs root; run as root or leave --cpu-dma-latency out")
     })
 }
 

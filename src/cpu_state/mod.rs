@@ -33,10 +33,14 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 const LOADED_CPUS: f64 = 0.5;
 /// Steal above this share of CPU time is a warning.
 const STEAL_WARNING_FRACTION: f64 = 0.05;
-/// At most this queue depth ...
-const IDLE_NOTE_MAX_DEPTH: u32 = 4;
-/// ... and a median latency below this, ns, idle CPUs free to sleep are worth a note: a
-/// wake-up (microseconds, more in a virtual machine) is then a large part of a latency.
+/// At most this many I/Os in flight (all workers) ...
+const IDLE_NOTE_MAX_IN_FLIGHT: u32 = 4;
+/// ... and idle CPUs sleeping at least this often per I/O (on the loop device of
+/// docs/engines.md, 0.09-0.12 while the flag doubled the IOPS; page-cache hits, which
+/// wake no CPU, a few thousandths) ...
+const IDLE_NOTE_MIN_SLEEPS_PER_IO: f64 = 0.05;
+/// ... with a median latency below this, ns, are worth a note: a wake-up (microseconds,
+/// more in a virtual machine) is then a large part of a latency.
 const IDLE_NOTE_MAX_P50_NS: u64 = 50_000;
 
 /// What the result records.
@@ -216,7 +220,7 @@ impl Recorded {
             frequency_min_khz,
             steal_fraction,
             other_work_cpus,
-            idle: self.idle.as_ref().map(|(start, end)| idle::between(&self.root, start, end, window_ns)),
+            idle: self.idle.as_ref().map(|(start, end)| idle::between(&self.root, start, end)),
         }
     }
 }
@@ -225,24 +229,28 @@ fn read_proc_stat(root: &Path) -> Option<ProcStat> {
     proc_stat::parse(&std::fs::read_to_string(root.join("proc/stat")).ok()?)
 }
 
-/// At a low queue depth (`depth` at most 4) with a median latency (`p50_ns`) under 50 µs,
-/// while idle CPUs were free to sleep (an idle state with an exit latency, and no
-/// `--cpu-dma-latency` held): the note that their wake-ups can be part of the latencies,
-/// and the flag that keeps them awake. The flag's cost is in the result (`idle.poll_cpus`).
-pub fn idle_note(state: &CpuState, depth: u32, p50_ns: u64) -> Option<String> {
+/// At most 4 I/Os in flight over all workers (`in_flight`) with a median latency
+/// (`p50_ns`) under 50 µs, while idle CPUs slept at least once per 20 I/Os and no
+/// `--cpu-dma-latency` was held: the note that their wake-ups can be part of the
+/// latencies, and the flag that keeps them awake. The flag's cost is in the result
+/// (`idle.poll_cpus`).
+pub fn idle_note(state: &CpuState, in_flight: u32, p50_ns: u64) -> Option<String> {
     let idle = state.idle.as_ref()?;
-    if idle.latency_limit_us.is_some() || depth > IDLE_NOTE_MAX_DEPTH || p50_ns == 0 || p50_ns >= IDLE_NOTE_MAX_P50_NS {
+    let per_io = idle.sleeps_per_io?;
+    if idle.latency_limit_us.is_some()
+        || in_flight > IDLE_NOTE_MAX_IN_FLIGHT
+        || p50_ns == 0
+        || p50_ns >= IDLE_NOTE_MAX_P50_NS
+        || per_io < IDLE_NOTE_MIN_SLEEPS_PER_IO
+    {
         return None;
     }
-    let sleeping: Vec<&str> = idle.states.iter().filter(|s| s.exit_latency_us > 0).map(|s| s.name.as_str()).collect();
-    if sleeping.is_empty() {
-        return None;
-    }
+    let deepest = idle.states.iter().filter(|s| s.entries > 0 && s.name != "POLL").max_by_key(|s| s.entries)?;
     Some(format!(
-        "at queue depth {depth} with a median of {:.1} µs, waking an idle CPU (to take the completion or run the device's kernel worker) can be a large part of each latency: idle CPUs could sleep in {} (they slept {} times in the window); --cpu-dma-latency 0 keeps them polling for the run (root; it burns the idle CPUs' time)",
+        "at {in_flight} I/O{} in flight with a median of {:.1} µs, waking an idle CPU (to take the completion or run the device's kernel worker) can be a large part of each latency: idle CPUs slept {per_io:.2} times per I/O, mostly in {}; --cpu-dma-latency 0 keeps them awake for the run (root; it burns the idle CPUs' time)",
+        if in_flight == 1 { "" } else { "s" },
         p50_ns as f64 / 1e3,
-        sleeping.join(", "),
-        idle.sleeps
+        deepest.name
     ))
 }
 
@@ -339,7 +347,7 @@ mod tests {
     }
 
     #[test]
-    fn the_idle_note_comes_at_low_depth_and_short_latency_with_cpus_free_to_sleep() {
+    fn the_idle_note_comes_at_low_depth_and_short_latency_when_idle_cpus_slept() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         write(root, "sys/devices/system/cpu/online", "0-1\n");
@@ -351,22 +359,20 @@ mod tests {
         idle::fake::state(root, 0, 1, "C1", 2, 500, 9_000);
         let mut state = recorder.finish().state(&[], 0, 1_000_000_000);
         assert_eq!(state.idle.as_ref().unwrap().sleeps, 500);
-        let note = idle_note(&state, 1, 14_000).expect("QD 1, 14 µs, CPUs free to sleep in C1");
-        assert!(note.contains("queue depth 1") && note.contains("14.0 µs") && note.contains("in C1"), "{note}");
-        assert!(note.contains("slept 500 times") && note.contains("--cpu-dma-latency 0"), "{note}");
-        // Deeper queues, longer latencies and nothing completed are left alone.
+        // 500 sleeps over 1,000 I/Os.
+        state.idle.as_mut().unwrap().sleeps_per_io = Some(0.5);
+        let note = idle_note(&state, 1, 14_000).expect("QD 1, 14 µs, CPUs slept");
+        assert!(note.contains("at 1 I/O in flight") && note.contains("14.0 µs") && note.contains("in C1"), "{note}");
+        assert!(note.contains("0.50 times per I/O") && note.contains("--cpu-dma-latency 0"), "{note}");
+        // More in flight, longer latencies, nothing completed and rare sleeps are left alone.
         assert_eq!(idle_note(&state, 8, 14_000), None);
         assert_eq!(idle_note(&state, 1, 50_000), None);
         assert_eq!(idle_note(&state, 1, 0), None);
+        state.idle.as_mut().unwrap().sleeps_per_io = Some(0.01);
+        assert_eq!(idle_note(&state, 1, 14_000), None, "page-cache hits wake no CPU");
         // Held by the flag: nothing to say.
+        state.idle.as_mut().unwrap().sleeps_per_io = Some(0.5);
         state.idle.as_mut().unwrap().latency_limit_us = Some(0);
-        assert_eq!(idle_note(&state, 1, 14_000), None);
-        // A machine whose only idle state polls has no wake-up to pay.
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        write(root, "sys/devices/system/cpu/online", "0\n");
-        idle::fake::state(root, 0, 0, "POLL", 0, 0, 0);
-        let state = Recorder::start(root).finish().state(&[], 0, 1_000_000_000);
         assert_eq!(idle_note(&state, 1, 14_000), None);
     }
 

@@ -107,6 +107,7 @@ impl Plan {
 pub fn check(plan: &Plan, stop: &AtomicUsize) -> Result<(), Error> {
     for phase in &plan.phases {
         let workers = check_phase_workers(plan, phase)?;
+        check_phase_latency_request(plan, phase)?;
         let mut estimates = Vec::new();
         for job in &phase.jobs {
             // Thousands of jobs take a while to check: a signal stops it between two.
@@ -157,6 +158,29 @@ pub fn check_phase_workers(plan: &Plan, phase: &Phase) -> Result<u64, UsageError
     crate::run::check_thread_room(workers + phase.jobs.len() as u64)
         .map_err(|e| UsageError::new(format!("{}: {e}", plan.source)))?;
     Ok(workers)
+}
+
+/// `--cpu-dma-latency` is the machine's, not a job's: the jobs of a phase, which share a
+/// window, ask for the same request or none, so that every job's result says what was in
+/// force during its window.
+fn check_phase_latency_request(plan: &Plan, phase: &Phase) -> Result<(), UsageError> {
+    let Some(first) = phase.jobs.first() else { return Ok(()) };
+    let asked = first.spec.placement.cpu_dma_latency_us;
+    match phase.jobs.iter().find(|j| j.spec.placement.cpu_dma_latency_us != asked) {
+        None => Ok(()),
+        Some(other) => {
+            let said = |us: Option<u32>| us.map_or_else(|| "none".to_string(), |us| us.to_string());
+            Err(UsageError::new(format!(
+                "{}: phase {}: job [{}] has --cpu-dma-latency {} and job [{}] {}: the request is the machine's and the jobs of a phase share a window; give them the same value (e.g. in [global]) or put them in different phases (stonewall = true)",
+                plan.source,
+                phase.number,
+                first.name,
+                said(asked),
+                other.name,
+                said(other.spec.placement.cpu_dma_latency_us)
+            )))
+        }
+    }
 }
 
 /// A job's refusal, naming the job when the plan has several.

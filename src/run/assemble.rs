@@ -64,7 +64,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         device_counters,
         ramp_ns,
         steady,
-        latency_request,
+        latency_request_us,
         ..
     } = execution;
     let end_ns =
@@ -73,7 +73,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
 
     // The CPU's state over the window, for the CPUs the workers could run on.
     let mut cpu_state = cpu_state.state(&worker_cpus(placed), cpu_window.total_ns(), window_ns);
-    match &latency_request {
+    match &latency_request_us {
         Some(Ok(us)) => {
             if let Some(idle) = &mut cpu_state.idle {
                 idle.latency_limit_us = Some(*us);
@@ -210,14 +210,19 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     let direct = checked_at_the_end(direct, targets, &witnesses, diag);
     warn_unwritten_device_ranges(spec, targets, diag);
     let ops = total.ops;
+    let ramp_ops: u64 = workers.iter().map(|w| w.ramp_ops).sum();
+    // The idle states are counted from the release, a ramp included: so are the I/Os.
     if let Some(idle) = &mut cpu_state.idle {
-        idle.sleeps_per_io = (ops > 0).then(|| idle.sleeps as f64 / ops as f64);
+        let counted = ops + ramp_ops;
+        idle.sleeps_per_io = (counted > 0).then(|| idle.sleeps as f64 / counted as f64);
     }
-    let p50_ns = if read.ops >= write.ops { headline_p50(&read) } else { headline_p50(&write) };
-    if let Some(note) = crate::cpu_state::idle_note(&cpu_state, effective_depth, p50_ns) {
+    let p50_ns = if read.ops >= write.ops { headline_p50_ns(&read) } else { headline_p50_ns(&write) };
+    if spec.engine.caps().touches_storage
+        && let Some(note) =
+            crate::cpu_state::idle_note(&cpu_state, spec.threads.saturating_mul(effective_depth), p50_ns)
+    {
         diag.note(note);
     }
-    let ramp_ops = workers.iter().map(|w| w.ramp_ops).sum();
     let zones = match spec.distribution {
         crate::spec::Distribution::Zoned { zones } => {
             // The workers' counts are set after set (the reads' zones first).
@@ -1011,6 +1016,6 @@ fn worker_cpus(placed: &Placed) -> Vec<u32> {
 }
 
 /// The median latency of one op type's histogram, ns (0 when nothing completed).
-fn headline_p50(stats: &OpStats) -> u64 {
+fn headline_p50_ns(stats: &OpStats) -> u64 {
     if stats.ops == 0 { 0 } else { stats.latency.value_at_quantile(0.5) }
 }

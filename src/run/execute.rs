@@ -86,7 +86,7 @@ pub(super) struct Execution {
     pub(super) huge_page_bytes: Option<u64>,
     /// `--cpu-dma-latency`: the request held over the window (its value), or why it could
     /// not be made; `None` without the flag.
-    pub(super) latency_request: Option<Result<u32, String>>,
+    pub(super) latency_request_us: Option<Result<u32, String>>,
 }
 
 /// Spawns the workers, releases them together and waits for them under the watchdog
@@ -179,11 +179,12 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         )
     };
     // --cpu-dma-latency: held from just before the CPU's state is first read to just after
-    // it is last read, so that the idle states recorded are the ones the request allowed.
-    let latency_request = (ready && stop.load(Ordering::Relaxed) == 0)
-        .then_some(spec.placement.cpu_dma_latency_us)
-        .flatten()
-        .map(cpu_state::latency_request::LatencyRequest::hold);
+    // it is last read, so that the idle states recorded are the ones the request allowed,
+    // and never while the run waits for other ranks or --start-at. A job of a phase reads
+    // the CPU's state before it meets the others (the phase's jobs all ask for the same
+    // request: `plan::check`), so it makes its request then.
+    let hold = || spec.placement.cpu_dma_latency_us.map(cpu_state::latency_request::LatencyRequest::hold);
+    let early_request = if together && ready && stop.load(Ordering::Relaxed) == 0 { hold() } else { None };
     let read_early = together.then(before_release);
     let opened = if ready && stop.load(Ordering::Relaxed) == 0 { Some(start_line.open(stop)) } else { None };
     // A signal while workers set up or while waiting for --start-at: the window never opens.
@@ -197,10 +198,17 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         });
         start_line.call_off(why);
     }
+    // The window opens: the start line was passed, with no signal and no failure.
+    let window_opens = matches!(opened, Some(Ok(_))) && !interrupted;
     let (opened, open_error) = match opened {
         Some(Ok(o)) => (o, None),
         Some(Err(e)) => (Opened::default(), Some(e)),
         None => (Opened::default(), None),
+    };
+    let latency_request = match early_request {
+        Some(held) => Some(held),
+        None if !together && window_opens => hold(),
+        None => None,
     };
     let (devices_at_start, huge_page_bytes, cpu_at_release, mut cpu_state) = read_early.unwrap_or_else(before_release);
     let start = control.release(handles.len(), spawn_error.is_some() || open_error.is_some() || interrupted);
@@ -258,7 +266,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     // The devices' counters, first after the stop.
     let devices_at_end = devices.snapshot();
     let cpu_state = cpu_state.finish();
-    let latency_request = latency_request.map(|held| held.map(|request| request.latency_us));
+    let latency_request_us = latency_request.map(|held| held.map(|request| request.latency_us));
     // ... and as it closes.
     crate::targets::page_cache::at_window_end(targets);
     // A worker left behind (stuck in the kernel) keeps its recorder: do not wait for it.
@@ -303,7 +311,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         cpu_state,
         device_counters: (devices_at_start, devices_at_end),
         huge_page_bytes,
-        latency_request,
+        latency_request_us,
     })
 }
 

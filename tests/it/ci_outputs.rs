@@ -271,11 +271,11 @@ fn compare_refuses_each_difference_naming_it_and_compares_anyway_when_forced() {
     });
     let idle = edited(&base, &dir.path().join("idle.json"), |v| {
         if v["cpu_state"]["idle"].is_object() {
-            v["cpu_state"]["idle"]["driver"] = "acpi_idle".into();
+            v["cpu_state"]["idle"]["driver"] = "edited-driver".into();
         }
     });
     for (new, field, value) in [
-        (&idle, "cpu_state.idle.driver", "acpi_idle"),
+        (&idle, "cpu_state.idle.driver", "edited-driver"),
         (&deeper, "spec.queue_depth", "4"),
         (&deeper, "engine.name", "io_uring"),
         (&version, "tool.version", "0.0.9"),

@@ -1,9 +1,9 @@
 //! `--cpu-dma-latency` and the idle states in `cpu_state.idle` (issue 40): the request is
-//! the kernel's, in force exactly while the run's window is open, seen by reading
-//! /dev/cpu_dma_latency (the machine's limit: the smallest request in force) from outside
-//! the run; what it allowed is in the idle states' own counters; it is refused, touching
-//! nothing, where the process may not make it. The sysfs parsing is tested on fake trees
-//! in src/cpu_state/idle.rs.
+//! the kernel's, in force while the run's window is open and gone after it, seen by
+//! reading /dev/cpu_dma_latency (the machine's limit: the smallest request in force) from
+//! outside the run; what it allowed is in the idle states' own counters, read from sysfs
+//! outside the run too; it is refused, touching nothing, where the process may not make
+//! it. The sysfs parsing is tested on fake trees in src/cpu_state/idle.rs.
 
 use crate::common::root;
 use crate::common::*;
@@ -20,17 +20,43 @@ fn limit_in_force_us() -> i32 {
     i32::from_ne_bytes(bytes)
 }
 
+/// Whether this machine has a cpuidle driver with states (the request then acts).
+pub fn has_cpuidle() -> bool {
+    let driver = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver").unwrap_or_default();
+    !matches!(driver.trim(), "" | "none") && Path::new("/sys/devices/system/cpu/cpu0/cpuidle/state0/usage").exists()
+}
+
 /// Whether this machine takes the request and counts idle states; says SKIP if not.
 fn can_request(what: &str) -> bool {
     if !root::is_root() {
         root::skip(what, "writing /dev/cpu_dma_latency needs root");
         return false;
     }
-    if !Path::new(DEVICE).exists() || !Path::new("/sys/devices/system/cpu/cpu0/cpuidle/state0/usage").exists() {
-        root::skip(what, "no /dev/cpu_dma_latency or no cpuidle on this kernel");
+    if !Path::new(DEVICE).exists() || !has_cpuidle() {
+        root::skip(what, "no /dev/cpu_dma_latency or no cpuidle driver on this kernel");
         return false;
     }
     true
+}
+
+/// The time every online CPU spent in the polling state (cpuidle's `POLL`) since boot, µs.
+fn poll_time_us() -> u64 {
+    let mut total = 0;
+    for cpu in std::fs::read_dir("/sys/devices/system/cpu").unwrap().flatten() {
+        let name = cpu.file_name().to_string_lossy().into_owned();
+        if !name.strip_prefix("cpu").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+            continue;
+        }
+        for state in std::fs::read_dir(cpu.path().join("cpuidle")).into_iter().flatten().flatten() {
+            if std::fs::read_to_string(state.path().join("name")).is_ok_and(|n| n.trim() == "POLL") {
+                total += std::fs::read_to_string(state.path().join("time"))
+                    .ok()
+                    .and_then(|t| t.trim().parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+    }
+    total
 }
 
 #[test]
@@ -50,13 +76,13 @@ fn the_request_is_in_force_for_the_window_and_gone_after_it() {
     let dir = temp_dir();
     let f = path_str(&dir.path().join("q.dat"));
     run_ok(&[&f, "--file-size", "8m", "--duration", "0", "--quiet"]);
-    let child = iopulse()
+    let mut child = iopulse()
         .args([
             &f,
             "--engine",
             "sync",
             "--duration",
-            "3",
+            "2",
             "--cpu-dma-latency",
             "7",
             "--output-format",
@@ -67,14 +93,13 @@ fn the_request_is_in_force_for_the_window_and_gone_after_it() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Seen in force while the run goes on (set-up first: the request waits for the window).
+    // Seen in force while the run goes on (set-up first: the request waits for the window),
+    // looked at until the run has ended, however long a loaded machine makes its set-up.
     let t0 = Instant::now();
     let mut seen = None;
-    while t0.elapsed() < Duration::from_secs(3) {
-        let now = limit_in_force_us();
-        if now == ASKED_US {
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(120) {
+        if seen.is_none() && limit_in_force_us() == ASKED_US {
             seen = Some(t0.elapsed());
-            break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -97,7 +122,7 @@ fn the_request_is_in_force_for_the_window_and_gone_after_it() {
 }
 
 #[test]
-fn held_at_0_idle_cpus_poll_and_never_sleep_and_the_cost_is_reported() {
+fn held_at_0_idle_cpus_enter_no_state_with_an_exit_latency_and_the_polling_is_reported() {
     let what = "--cpu-dma-latency 0: idle CPUs poll";
     if !can_request(what) {
         return;
@@ -110,35 +135,46 @@ fn held_at_0_idle_cpus_poll_and_never_sleep_and_the_cost_is_reported() {
     let free = run_json(&args);
     let mut held_args = args.to_vec();
     held_args.extend(["--cpu-dma-latency", "0"]);
+    let poll_before_us = poll_time_us();
     let held = run_json(&held_args);
+    let poll_after_us = poll_time_us();
     let online = held["environment"]["cpus_online"].as_u64().unwrap();
     let states = |r: &serde_json::Value| r["cpu_state"]["idle"]["states"].as_array().unwrap().clone();
-    let sleeps_in = |r: &serde_json::Value| -> u64 {
+    // Entries into states the kernel excludes at a limit of 0 µs: those it cannot leave at once.
+    let beyond_0_us = |r: &serde_json::Value| -> u64 {
         states(r)
             .iter()
             .filter(|s| s["exit_latency_us"].as_u64().unwrap() > 0)
             .map(|s| s["entries"].as_u64().unwrap())
             .sum()
     };
+    let not_polling = |r: &serde_json::Value| -> u64 {
+        states(r).iter().filter(|s| s["name"] != "POLL").map(|s| s["entries"].as_u64().unwrap()).sum()
+    };
     // Left free, the machine records its states and nothing held.
     assert!(free["cpu_state"]["idle"]["latency_limit_us"].is_null(), "{}", free["cpu_state"]);
-    assert_eq!(free["cpu_state"]["idle"]["sleeps"].as_u64().unwrap(), sleeps_in(&free));
-    // Held at 0: no state with an exit latency is entered in the window. A CPU already
-    // asleep when the request came is woken by the kernel; its one exit may count.
+    assert_eq!(free["cpu_state"]["idle"]["sleeps"].as_u64().unwrap(), not_polling(&free));
+    // Held at 0: no state with an exit latency is entered. A CPU already asleep when the
+    // request came is woken by the kernel; its one exit may count. Said only where the free
+    // run showed such states in use, so that the bound has something to refuse.
     let idle = &held["cpu_state"]["idle"];
     assert_eq!(idle["latency_limit_us"], 0, "{idle}");
-    assert!(sleeps_in(&held) <= online, "CPUs slept while held at 0 µs: {idle}");
-    assert_eq!(idle["sleeps"].as_u64().unwrap(), sleeps_in(&held));
-    // What it burnt: the polling states' time, in CPUs' worth of the window.
-    let poll_us: u64 = states(&held)
-        .iter()
-        .filter(|s| s["exit_latency_us"].as_u64().unwrap() == 0)
-        .map(|s| s["time_us"].as_u64().unwrap())
-        .sum();
-    let window_ns = held["window_ns"].as_u64().unwrap() as f64;
+    assert_eq!(idle["sleeps"].as_u64().unwrap(), not_polling(&held));
+    if beyond_0_us(&free) > 10 * online {
+        assert!(beyond_0_us(&held) <= online, "CPUs slept while held at 0 µs: {idle}; free: {}", free["cpu_state"]);
+    } else {
+        root::skip(what, "idle CPUs did not enter a state with an exit latency even when free: no bound to check");
+    }
+    // What it burnt, against the machine's own counters read around the run: the run's
+    // polling lies within the polling the machine counted from before its start to after
+    // its end, and is most of it (the request is held for the window only).
+    let poll_run_us: u64 =
+        states(&held).iter().filter(|s| s["name"] == "POLL").map(|s| s["time_us"].as_u64().unwrap()).sum();
+    let poll_outside_us = poll_after_us - poll_before_us;
+    assert!(poll_run_us <= poll_outside_us, "the run counted {poll_run_us} µs polling, the machine {poll_outside_us}");
     let poll_cpus = idle["poll_cpus"].as_f64().unwrap();
-    assert!((poll_cpus - poll_us as f64 * 1e3 / window_ns).abs() < 0.05, "{idle} over {window_ns} ns");
-    assert!(poll_cpus <= online as f64 + 0.05, "{idle}");
+    assert!((0.0..=online as f64 + 0.05).contains(&poll_cpus), "{idle}");
+    assert_eq!(poll_cpus > 0.0, poll_run_us > 0, "{idle}");
     // The text report says it.
     let (code, out, err) = run(&held_args);
     assert_eq!(code, 0, "{err}");
@@ -149,26 +185,29 @@ fn held_at_0_idle_cpus_poll_and_never_sleep_and_the_cost_is_reported() {
 #[test]
 fn where_the_request_cannot_be_made_the_run_is_refused_and_nothing_is_touched() {
     let what = "--cpu-dma-latency refused to an unprivileged user";
-    if !root::is_root() || !Path::new(DEVICE).exists() {
-        root::skip(what, "needs root to run as another user, and /dev/cpu_dma_latency");
-        return;
-    }
     let dir = temp_dir();
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     let target = dir.path().join("new.dat");
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups", "--"])
-        .arg(env!("CARGO_BIN_EXE_iopulse"))
-        .args([path_str(&target).as_str(), "--file-size", "1m", "--duration", "1", "--cpu-dma-latency", "0"])
-        .output();
-    let Ok(out) = out else {
+    let args = [path_str(&target), "--file-size".into(), "1m".into(), "--cpu-dma-latency".into(), "0".into()];
+    // As root, run as nobody; as anyone else, as is.
+    let mut cmd = if root::is_root() {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups", "--"]).arg(env!("CARGO_BIN_EXE_iopulse"));
+        c
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_iopulse"))
+    };
+    let Ok(out) = cmd.args(&args).output() else {
         root::skip(what, "setpriv is missing");
         return;
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("--cpu-dma-latency 0") && stderr.contains("needs root"), "{stderr}");
+    assert!(stderr.contains("--cpu-dma-latency 0") && stderr.contains("leave --cpu-dma-latency out"), "{stderr}");
+    if has_cpuidle() && Path::new(DEVICE).exists() {
+        assert!(stderr.contains("needs root"), "{stderr}");
+    }
     assert!(!target.exists(), "a refused run created its target");
 }
 
@@ -189,4 +228,36 @@ fn a_job_file_takes_the_key_and_its_bound_like_the_flag() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("j.toml:2: key `cpu-dma-latency`") && stderr.contains("at most 1000000 µs"), "{stderr}");
     assert!(!target.exists(), "a refused job file created its target");
+}
+
+#[test]
+fn the_jobs_of_a_phase_ask_for_one_request_or_none() {
+    let dir = temp_dir();
+    let (a, b) = (dir.path().join("a.dat"), dir.path().join("b.dat"));
+    let job = dir.path().join("p.toml");
+    let text = |b_key: &str| {
+        format!(
+            "[global]\nfile-size = \"1m\"\nduration = \"0.2s\"\n\n[a]\ntargets = [\"{}\"]\ncpu-dma-latency = 0\n\n[b]\ntargets = [\"{}\"]\n{b_key}",
+            a.display(),
+            b.display()
+        )
+    };
+    std::fs::write(&job, text("")).unwrap();
+    let (code, _, stderr) = run(&["run", &path_str(&job)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("phase 1: job [a] has --cpu-dma-latency 0 and job [b] none") && stderr.contains("stonewall"),
+        "{stderr}"
+    );
+    assert!(!a.exists() && !b.exists(), "a refused job file created a target");
+    // In phases of their own, each job has what it asked for.
+    std::fs::write(&job, text("stonewall = true\n")).unwrap();
+    let (code, _, stderr) = run(&["run", &path_str(&job), "--duration", "0"]);
+    if code == 2 && stderr.contains("needs root") {
+        return;
+    }
+    if !has_cpuidle() {
+        return;
+    }
+    assert_eq!(code, 0, "{stderr}");
 }
