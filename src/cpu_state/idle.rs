@@ -16,7 +16,7 @@
 //!
 //! Must not: decide what is worth a warning (`mod.rs` does) or format.
 
-use super::sysfs::{read_number, read_trimmed};
+use super::sysfs::{cpu_dir, read_number, read_trimmed};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -58,7 +58,7 @@ pub struct IdleStateUse {
 }
 
 /// The name cpuidle gives its polling state.
-const POLL_STATE: &str = "POLL";
+pub const POLL_STATE: &str = "POLL";
 
 /// The counters at one instant: per state (by name, in the order first seen), its exit
 /// latency and sums.
@@ -69,7 +69,13 @@ pub struct IdleSnapshot {
 }
 
 fn cpuidle_dir(root: &Path) -> PathBuf {
-    root.join("sys/devices/system/cpu/cpuidle")
+    cpu_dir(root).join("cpuidle")
+}
+
+/// The cpuidle driver the machine under `root` runs ("none" when it has none loaded);
+/// `None` when the file is missing (a kernel without cpuidle).
+pub fn driver(root: &Path) -> Option<String> {
+    read_trimmed(&cpuidle_dir(root).join("current_driver"))
 }
 
 /// The counters of `online` CPUs' idle states; `None` when the machine has no cpuidle
@@ -77,7 +83,7 @@ fn cpuidle_dir(root: &Path) -> PathBuf {
 pub fn snapshot(root: &Path, online: &[u32]) -> Option<IdleSnapshot> {
     let mut states: Vec<IdleStateUse> = Vec::new();
     for &cpu in online {
-        let dir = root.join(format!("sys/devices/system/cpu/cpu{cpu}/cpuidle"));
+        let dir = cpu_dir(root).join(format!("cpu{cpu}/cpuidle"));
         for index in 0.. {
             let state = dir.join(format!("state{index}"));
             let Some(name) = read_trimmed(&state.join("name")) else { break };
@@ -120,7 +126,7 @@ pub fn between(root: &Path, start: &IdleSnapshot, end: &IdleSnapshot) -> CpuIdle
     let poll_us: u64 = states.iter().filter(|s| s.name == POLL_STATE).map(|s| s.time_us).sum();
     let counted_ns = end.at.saturating_duration_since(start.at).as_nanos() as u64;
     CpuIdle {
-        driver: read_trimmed(&cpuidle_dir(root).join("current_driver")),
+        driver: driver(root),
         governor: read_trimmed(&cpuidle_dir(root).join("current_governor_ro"))
             .or_else(|| read_trimmed(&cpuidle_dir(root).join("current_governor"))),
         latency_limit_us: None,

@@ -27,13 +27,11 @@ pub const MAX_US: u32 = 1_000_000;
 /// request of no constraint, gone as it is closed: nothing changes on the machine.
 pub fn check_allowed(latency_us: u32) -> Result<(), String> {
     let flag = format!("--cpu-dma-latency {latency_us}");
-    let driver = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver")
-        .map(|d| d.trim().to_string())
-        .unwrap_or_default();
-    if driver.is_empty() || driver == "none" {
+    let driver = super::idle::driver(Path::new("/"));
+    if matches!(driver.as_deref(), None | Some("none")) {
         return Err(format!(
             "{flag}: this machine has no cpuidle driver (/sys/devices/system/cpu/cpuidle/current_driver is {}): its idle CPUs take no latency request; leave --cpu-dma-latency out",
-            if driver.is_empty() { "missing" } else { "none" }
+            driver.as_deref().unwrap_or("missing")
         ));
     }
     if !Path::new(DEVICE).exists() {

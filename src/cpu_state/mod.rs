@@ -245,7 +245,8 @@ pub fn idle_note(state: &CpuState, in_flight: u32, p50_ns: u64) -> Option<String
     {
         return None;
     }
-    let deepest = idle.states.iter().filter(|s| s.entries > 0 && s.name != "POLL").max_by_key(|s| s.entries)?;
+    let deepest =
+        idle.states.iter().filter(|s| s.entries > 0 && s.name != idle::POLL_STATE).max_by_key(|s| s.entries)?;
     Some(format!(
         "at {in_flight} I/O{} in flight with a median of {:.1} µs, waking an idle CPU (to take the completion or run the device's kernel worker) can be a large part of each latency: idle CPUs slept {per_io:.2} times per I/O, mostly in {}; --cpu-dma-latency 0 keeps them awake for the run (root; it burns the idle CPUs' time)",
         if in_flight == 1 { "" } else { "s" },

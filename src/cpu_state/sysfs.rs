@@ -15,7 +15,7 @@ use crate::units::parse_id_list;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn cpu_dir(root: &Path) -> PathBuf {
+pub(super) fn cpu_dir(root: &Path) -> PathBuf {
     root.join("sys/devices/system/cpu")
 }
 
