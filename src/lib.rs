@@ -29,6 +29,7 @@ mod expect;
 mod fio_import;
 mod host;
 mod jobs;
+mod ledger;
 mod metadata;
 mod placement;
 mod plan;
