@@ -78,6 +78,9 @@ pub fn main(args: BenchArgs, matches: &clap::ArgMatches) -> i32 {
 pub fn run(cluster: &Cluster, spec: &Spec, output: OutputOptions, start_at: Option<StartAt>) -> i32 {
     let start_line = StartLine::new(cluster, start_at);
     let output = substitute_outputs(output, &start_line);
+    if super::is_dry_run() {
+        return dry_run(cluster, spec, &output, &start_line);
+    }
     let distributed = cluster.is_distributed();
     // In a cluster, rank 0 speaks for every rank: the others record but print nothing.
     let diag = if distributed && !cluster.is_root() { Diagnostics::silent() } else { Diagnostics::new(output.quiet) };
@@ -129,7 +132,7 @@ pub fn run(cluster: &Cluster, spec: &Spec, output: OutputOptions, start_at: Opti
     finish_in_cluster(cluster, local, &output)
 }
 
-/// Checks the outputs and runs: everything this rank does before its report.
+/// Judges the ledger and runs: everything this rank does before its report.
 fn check_and_run(
     cluster: &Cluster,
     spec: &Spec,
@@ -138,17 +141,37 @@ fn check_and_run(
     start_line: &StartLine,
     stop: &Arc<AtomicUsize>,
 ) -> Result<RunOutcome, Error> {
-    // Only rank 0 writes the outputs, so only its paths must be writable; every rank
-    // writes its own --verify-state record (FILE.rankN in a job of several).
+    judge_ledger(cluster, spec, output, start_line)?;
+    run::run(spec, diag, Arc::clone(stop), start_line)
+}
+
+/// This rank's ledger judged whole: its targets, its `--verify-state` record (every rank
+/// writes its own, FILE.rankN in a job of several) and, on rank 0 (which alone writes
+/// them), the outputs.
+fn judge_ledger(cluster: &Cluster, spec: &Spec, output: &OutputOptions, start_line: &StartLine) -> Result<(), Error> {
     let targets: Vec<_> = spec.targets.iter().map(|t| start_line.substitute(t)).collect();
     let record = spec.verify_state.as_ref().map(|p| start_line.record_path(p));
+    let mut ledger = crate::ledger::Ledger::new();
+    ledger.add_run(spec, &targets, record.as_deref(), "");
     if cluster.is_root() {
-        check_output(output, &targets, record.as_ref())?;
-    } else if let Some(record) = &record {
-        let run_files = [("--verify-state", record.clone())];
-        report::check_run_files(&targets, &run_files)?;
+        report::check_planned(output, report::Writes::Run, ledger)?;
+    } else {
+        ledger.judge()?;
     }
-    run::run(spec, diag, Arc::clone(stop), start_line)
+    Ok(())
+}
+
+/// `--dry-run`: the ledger judged and the run checked as it would be (targets, limits,
+/// placement), nothing touched; the ledger printed.
+fn dry_run(cluster: &Cluster, spec: &Spec, output: &OutputOptions, start_line: &StartLine) -> i32 {
+    let checked = judge_ledger(cluster, spec, output, start_line).and_then(|()| run::check(spec).map(|_| ()));
+    match checked {
+        Ok(()) => super::dry_run_exit().unwrap_or(exit_code::SUCCESS),
+        Err(e) => {
+            crate::stderr_line!("iopulse: error: {e}");
+            e.exit_code()
+        }
+    }
 }
 
 /// `{rank}` and `{host}` in the output paths.
@@ -245,14 +268,4 @@ fn with_output_failures(run_code: i32, failures: &[String]) -> i32 {
         crate::stderr_line!("iopulse: error: {f}");
     }
     if !failures.is_empty() && run_code == exit_code::SUCCESS { exit_code::OUTPUT_FAILED } else { run_code }
-}
-
-/// Every output path passes the guard before anything is touched.
-fn check_output(
-    output: &OutputOptions,
-    targets: &[std::path::PathBuf],
-    verify_state: Option<&std::path::PathBuf>,
-) -> Result<(), crate::diagnostics::error::UsageError> {
-    let run_files: Vec<_> = verify_state.map(|p| ("--verify-state", p.clone())).into_iter().collect();
-    report::check_planned(output, report::Writes::Run, targets, &[], &run_files)
 }

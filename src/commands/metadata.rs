@@ -105,7 +105,7 @@ pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
         crate::stderr_line!("iopulse: error: {message}");
         return exit_code::USAGE;
     }
-    if let Err(e) = crate::plan::outputs::check(plan) {
+    if let Err(e) = crate::plan::ledger::check(plan) {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }
@@ -122,6 +122,9 @@ pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
             crate::stderr_line!("iopulse: error: {}{e}", prefix(&job.name));
             return e.exit_code();
         }
+    }
+    if let Some(code) = super::dry_run_exit() {
+        return code;
     }
     let several = plan.jobs().count() > 1;
     // `--timeseries`: one file, or with a job file one per job (FILE-JOB.csv), as block runs.

@@ -48,6 +48,26 @@ pub struct Cli {
 
     #[command(flatten)]
     pub bench: BenchArgs,
+
+    /// Plan and judge everything, touch nothing: print each path the command would create,
+    /// write, rename onto or remove, and each file it reads, with what would happen to it;
+    /// exit 0, or 2 with the refusal. E.g. `iopulse run jobs.toml --dry-run`
+    #[arg(long, global = true, help_heading = "Outputs")]
+    pub dry_run: bool,
+}
+
+/// `--dry-run` was given: commands stop once their ledger is judged.
+static DRY_RUN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this command only plans and prints its ledger (`--dry-run`).
+pub(crate) fn is_dry_run() -> bool {
+    DRY_RUN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Where a command has judged its whole ledger and touched nothing: with `--dry-run`, the
+/// ledger is printed and the command ends (`Some(exit code)`); else it goes on (`None`).
+pub(crate) fn dry_run_exit() -> Option<i32> {
+    is_dry_run().then(|| write_stdout(&crate::report::ledger::render(&crate::ledger::judged::all())))
 }
 
 /// The subcommands: one file each in this folder.
@@ -148,6 +168,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         Ok(cli) => cli,
         Err(e) => return clap_exit(e),
     };
+    DRY_RUN.store(cli.dry_run, std::sync::atomic::Ordering::Relaxed);
     match cli.command {
         Some(command) => command.execute(sub),
         None => {

@@ -2,8 +2,9 @@
 //! `--csv` table. It reads and draws (`report::plot`).
 
 use crate::diagnostics::error::exit_code;
+use crate::ledger::{Action, Ledger};
 use crate::report::{self, plot};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const PLOT_EXAMPLES: &str = "\
 Examples:
@@ -92,10 +93,6 @@ pub fn plot(mut args: PlotArgs) -> i32 {
                 return exit_code::USAGE;
             }
         };
-        if let Err(e) = std::fs::create_dir_all(&args.plot) {
-            crate::stderr_line!("iopulse plot: error: --plot {}: {e}", args.plot.display());
-            return exit_code::RUN_FAILED;
-        }
         let mut name = format!("sweep-{y}-vs-{x}");
         if let Some(by) = &args.by {
             name.push_str(&format!("-by-{by}"));
@@ -106,6 +103,15 @@ pub fn plot(mut args: PlotArgs) -> i32 {
         }
         name.push_str(".svg");
         let path = args.plot.join(name);
+        let mut ledger = Ledger::new();
+        ledger.read("the sweep's table this command reads", csv);
+        if let Some(code) = judge(ledger, &args.plot, std::slice::from_ref(&path)) {
+            return code;
+        }
+        if let Err(e) = std::fs::create_dir_all(&args.plot) {
+            crate::stderr_line!("iopulse plot: error: --plot {}: {e}", args.plot.display());
+            return exit_code::RUN_FAILED;
+        }
         return match plot::sweep_chart(&sweep, &path) {
             Ok(()) => super::write_stdout(&format!("{}\n", path.display())),
             Err(e) => {
@@ -124,6 +130,32 @@ pub fn plot(mut args: PlotArgs) -> i32 {
             return exit_code::USAGE;
         }
     };
+    // The charts may land on neither the result nor a target it names.
+    let mut ledger = Ledger::new();
+    ledger.read("the result this command reads", path);
+    let file = path.display().to_string();
+    let names = match &loaded.jobs {
+        Some(doc) => {
+            let jobs: Vec<&str> = doc.jobs.iter().map(|j| j.job.as_str()).collect();
+            for (file, target) in super::report::targets_of(&file, &doc.combined)
+                .into_iter()
+                .chain(doc.jobs.iter().flat_map(|j| super::report::targets_of(&file, &j.result)))
+            {
+                ledger.read(format!("a target of the run {file} records"), target);
+            }
+            plot::job_chart_names(&jobs)
+        }
+        None => {
+            for (file, target) in super::report::targets_of(&file, &loaded.result) {
+                ledger.read(format!("a target of the run {file} records"), target);
+            }
+            plot::run_chart_names()
+        }
+    };
+    let charts: Vec<PathBuf> = names.into_iter().map(|n| args.plot.join(n)).collect();
+    if let Some(code) = judge(ledger, &args.plot, &charts) {
+        return code;
+    }
     // A job file's result: the combined figures' charts and each job's.
     let charts = match &loaded.jobs {
         Some(doc) => report::jobs::charts(doc, &args.plot),
@@ -140,6 +172,21 @@ pub fn plot(mut args: PlotArgs) -> i32 {
             exit_code::RUN_FAILED
         }
     }
+}
+
+/// The ledger of `plot`: its inputs with the directory and the charts that may be written
+/// in it, judged whole; `Some(exit code)` when the command ends here (a refusal, or
+/// `--dry-run`).
+fn judge(mut ledger: Ledger, dir: &Path, charts: &[PathBuf]) -> Option<i32> {
+    ledger.touch("--out", dir, Action::MakeDir);
+    for chart in charts {
+        ledger.touch("--out", chart, Action::Replace);
+    }
+    if let Err(e) = ledger.judge() {
+        crate::stderr_line!("iopulse plot: error: {e}");
+        return Some(exit_code::USAGE);
+    }
+    super::dry_run_exit()
 }
 
 #[cfg(test)]

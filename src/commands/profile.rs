@@ -170,9 +170,12 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
     };
     // The outputs are checked before the folder is made; the targets, once it exists
     // (`run_plan` checks the whole plan).
-    if let Err(e) = crate::plan::outputs::check(&plan) {
+    if let Err(e) = crate::plan::ledger::check(&plan) {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
+    }
+    if let Some(code) = super::dry_run_exit() {
+        return code;
     }
     let Ok(stop) = crate::host::signals::install() else {
         crate::stderr_line!("iopulse: error: cannot install signal handlers");

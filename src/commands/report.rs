@@ -1,11 +1,14 @@
 //! `iopulse report RESULT... --html FILE`: one self-contained HTML page of results (a run's,
-//! a job file's, a sweep's, a search's, a comparison's). It guards the output path (never an
-//! input, a device or a target: `report::output_path::check_all`), reads each input with the
-//! bounded loader (`result::load`), has `report::html` format the page and writes it whole.
+//! a job file's, a sweep's, a search's, a comparison's). It reads each input with the
+//! bounded loader (`result::load`), judges its ledger (the page, against the inputs and
+//! every target the results name: a page written over a benchmark's target would destroy
+//! it), has `report::html` format the page and writes it whole.
 
 use crate::diagnostics::error::exit_code;
+use crate::ledger::{Action, Ledger};
 use crate::report::html::{self, Section};
-use crate::report::output_path::{self, Output};
+use crate::report::output_path;
+use crate::result::RunResult;
 use crate::result::load::{self, LoadError};
 use std::path::{Path, PathBuf};
 
@@ -41,8 +44,13 @@ pub struct ReportArgs {
 
 pub fn report(args: ReportArgs) -> i32 {
     super::end_on_first_signal();
-    let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
-    if let Err(e) = output_path::check_all(&[Output::file("--html", &args.html)], &[], &inputs) {
+    let mut ledger = Ledger::new();
+    for path in &args.results {
+        ledger.read("an input this command reads", path);
+    }
+    // The page may not land on an input: judged before a byte of them is read (a FIFO or
+    // a huge file named as both is refused as the output it cannot be).
+    if let Err(e) = crate::ledger::guard::judge(&output_ledger(&ledger, &args.html)) {
         crate::stderr_line!("iopulse report: error: {e}");
         return exit_code::USAGE;
     }
@@ -55,6 +63,17 @@ pub fn report(args: ReportArgs) -> i32 {
                 return exit_code::USAGE;
             }
         }
+    }
+    // Nor on a target a result names.
+    for (file, target) in sections.iter().flat_map(named_targets) {
+        ledger.read(format!("a target of the run {file} records"), target);
+    }
+    if let Err(e) = output_ledger(&ledger, &args.html).judge() {
+        crate::stderr_line!("iopulse report: error: {e}");
+        return exit_code::USAGE;
+    }
+    if let Some(code) = super::dry_run_exit() {
+        return code;
     }
     let title = args.title.as_deref().unwrap_or("iopulse report");
     let page = match html::page(title, &sections) {
@@ -70,6 +89,32 @@ pub fn report(args: ReportArgs) -> i32 {
             crate::stderr_line!("iopulse report: error: write --html {}: {e}", args.html.display());
             exit_code::RUN_FAILED
         }
+    }
+}
+
+/// `ledger` (the inputs) with the page written whole at `html`.
+fn output_ledger(ledger: &Ledger, html: &Path) -> Ledger {
+    let mut whole = ledger.clone();
+    whole.touch("--html", html, Action::Replace);
+    whole
+}
+
+/// The targets `result` names, each with `file`, the result file that names it.
+pub(super) fn targets_of(file: &str, result: &RunResult) -> Vec<(String, PathBuf)> {
+    result.targets.iter().map(|t| (file.to_string(), PathBuf::from(&t.path))).collect()
+}
+
+/// The targets the results of a section name, each with the file that names it.
+fn named_targets(section: &Section) -> Vec<(String, PathBuf)> {
+    let of = targets_of;
+    match section {
+        Section::Run { file, result } => of(file, result),
+        Section::Jobs { file, doc } => {
+            of(file, &doc.combined).into_iter().chain(doc.jobs.iter().flat_map(|j| of(file, &j.result))).collect()
+        }
+        Section::Sweep { file, doc } => doc.runs.iter().flat_map(|r| of(file, &r.result)).collect(),
+        Section::Search { file, doc } => doc.runs.iter().flat_map(|r| of(file, &r.result)).collect(),
+        Section::Compare { .. } => Vec::new(),
     }
 }
 

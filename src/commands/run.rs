@@ -243,6 +243,9 @@ fn run_plan_with_trees(
         crate::stderr_line!("iopulse run: error: {e}");
         return (signal_code(stop).unwrap_or(e.exit_code()), None, Vec::new());
     }
+    if let Some(code) = super::dry_run_exit() {
+        return (code, None, Vec::new());
+    }
     let outcomes = phases::run_all(plan, plan.output.quiet, stop, steps);
     // The first job that failed on its own gives the exit code; those stopped because of it
     // are said in one line after it.

@@ -202,7 +202,6 @@ pub fn search(args: SearchArgs) -> i32 {
         return e.exit_code();
     }
     let output = args.runs.output.options(&Default::default());
-    let records: Vec<std::path::PathBuf> = base_spec.verify_state.iter().cloned().collect();
     // `--write-iolog`: a file per run, every one the search may make checked before the first.
     if let Some(path) = &args.iolog.write_iolog
         && let Err(e) = crate::plan::iologs::refuse_stream(path, "--write-iolog", "each run of a search")
@@ -212,8 +211,11 @@ pub fn search(args: SearchArgs) -> i32 {
     let logs: Vec<std::path::PathBuf> = (1..=args.max_runs as usize)
         .filter_map(|run| args.iolog.write_iolog.as_deref().map(|p| crate::plan::iologs::per_search_run(p, run)))
         .collect();
-    if let Err(e) = check_outputs(&output, report::Writes::Search, &base_spec.targets, &records, &logs) {
+    if let Err(e) = check_outputs(&output, report::Writes::Search, &[&base_spec], &logs) {
         return usage(e);
+    }
+    if let Some(code) = super::dry_run_exit() {
+        return code;
     }
     let Ok(stop) = crate::host::signals::install() else {
         crate::stderr_line!("iopulse search: error: cannot install signal handlers");

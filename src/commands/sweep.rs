@@ -139,17 +139,16 @@ pub fn sweep(args: SweepArgs) -> i32 {
     }
     // A stream (`--csv /dev/stdout`) has no journal: it is written, never read back.
     let journal_path = journal::path_beside(args.runs.output.csv.as_deref(), args.runs.output.json.as_deref());
-    let targets: Vec<PathBuf> = grid.points.iter().flat_map(|p| p.spec.targets.iter().cloned()).collect();
     let axes: Vec<document::Axis> =
         grid.axes.iter().map(|a| document::Axis { flag: a.flag.clone(), values: a.values.clone() }).collect();
-    // Every point's --verify-state record (one path given to every point is one output).
-    let mut records: Vec<PathBuf> = grid.points.iter().filter_map(|p| p.spec.verify_state.clone()).collect();
-    records.sort();
-    records.dedup();
     let logs: Vec<PathBuf> =
         (1..=args.repeat).flat_map(|rep| (0..grid.points.len()).filter_map(move |p| log_of(p, rep))).collect();
-    if let Err(e) = check_outputs(&output, report::Writes::Sweep(&axes), &targets, &records, &logs) {
+    let specs: Vec<&crate::spec::Spec> = grid.points.iter().map(|p| &p.spec).collect();
+    if let Err(e) = check_outputs(&output, report::Writes::Sweep(&axes), &specs, &logs) {
         return usage(e);
+    }
+    if let Some(code) = super::dry_run_exit() {
+        return code;
     }
     let point_keys: Vec<String> = grid.points.iter().map(|p| p.key.clone()).collect();
     let repeat = args.repeat;
@@ -344,22 +343,29 @@ fn plot_sweep(doc: &SweepDocument, metric: Metric, dir: &std::path::Path) -> Res
     Ok(Some(path))
 }
 
-/// The guard over every output (`report::check_planned`: the journal and the charts
-/// included, the runs' `--verify-state` records and `--write-iolog` files), before
-/// anything runs.
+/// The guard over the whole ledger (`report::check_planned`): every run's targets, its
+/// `--verify-state` record (one path given to every run is one record) and `--write-iolog`
+/// file, the journal and the charts, before anything runs.
 pub(crate) fn check_outputs(
     output: &OutputOptions,
     writes: report::Writes<'_>,
-    targets: &[PathBuf],
-    records: &[PathBuf],
+    specs: &[&crate::spec::Spec],
     logs: &[PathBuf],
 ) -> Result<(), crate::diagnostics::error::UsageError> {
-    let run_files: Vec<_> = records
-        .iter()
-        .map(|p| ("--verify-state", p.clone()))
-        .chain(logs.iter().map(|p| ("--write-iolog", p.clone())))
-        .collect();
-    report::check_planned(output, writes, targets, &[], &run_files)
+    let mut ledger = crate::ledger::Ledger::new();
+    for spec in specs {
+        ledger.add_run(spec, &spec.targets, None, "");
+    }
+    let mut records: Vec<&PathBuf> = specs.iter().filter_map(|s| s.verify_state.as_ref()).collect();
+    records.sort();
+    records.dedup();
+    for record in records {
+        ledger.touch("--verify-state", record, crate::ledger::Action::Record);
+    }
+    for log in logs {
+        ledger.touch("--write-iolog", log, crate::ledger::Action::Replace);
+    }
+    report::check_planned(output, writes, ledger)
 }
 
 /// What became of one run.

@@ -2,7 +2,7 @@
 //! in. The command line (`flags.rs`), a TOML or fio job file and a profile
 //! (`job_file.rs`), each point of a sweep and each step of a search all become a `Plan`:
 //! its phases, each phase's jobs, each job's `Spec` and `--write-iolog` file (`iologs.rs`),
-//! and every path the run will write (`outputs.rs`). `check` then checks the whole of it before the first byte is written
+//! and its ledger: every path the run will touch (`ledger.rs`). `check` then checks the whole of it before the first byte is written
 //! or the first worker starts: every phase's targets, every output, the memory and the
 //! threads of the largest phase.
 //!
@@ -12,7 +12,7 @@
 pub mod flags;
 pub mod iologs;
 pub mod job_file;
-pub mod outputs;
+pub mod ledger;
 pub mod profiles;
 pub mod sweep;
 pub mod trees;
@@ -135,7 +135,7 @@ pub fn check(plan: &Plan, stop: &AtomicUsize) -> Result<(), Error> {
         }
     }
     trees::check_apart(plan)?;
-    outputs::check(plan)?;
+    ledger::check(plan)?;
     Ok(())
 }
 

@@ -13,6 +13,7 @@ pub mod iolog;
 pub mod jobs;
 pub mod journal;
 pub mod junit;
+pub mod ledger;
 pub mod live_line;
 pub mod metadata;
 pub mod metadata_plot;
@@ -28,11 +29,11 @@ pub use crate::units::display as units;
 
 use crate::diagnostics::error::UsageError;
 
+use crate::ledger::{Action, Entry, Ledger};
 use crate::result::RunResult;
 use clap::ValueEnum;
-use output_path::Output;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -133,20 +134,21 @@ pub enum Writes<'a> {
 /// Every path a command given `output` will write, each with the flag that names it, in
 /// this order: `--json`, `--csv`, a sweep's journal, each `--timeseries` file, `--plot`'s
 /// directory and each chart in it. A stream (`--json /dev/stdout`) is listed as it is (it
-/// gets no journal). What the plan of a command hands to `output_path::check_all`.
-pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec<Output>, UsageError> {
+/// gets no journal). Each is an entry of the command's ledger (`ledger::Ledger`).
+pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec<Entry>, UsageError> {
+    let file = |flag: &str, path: PathBuf| Entry::new(flag, path, Action::Replace);
     let mut outputs = Vec::new();
     if let Some(path) = &output.json_file {
         match writes {
             // Several metadata jobs: a result document each (`FILE-JOB.json`).
             Writes::Metadata(Some(names)) if names.len() > 1 => {
-                outputs.extend(jobs::metadata_json_paths(path, names)?.into_iter().map(|p| Output::file("--json", p)))
+                outputs.extend(jobs::metadata_json_paths(path, names)?.into_iter().map(|p| file("--json", p)))
             }
-            _ => outputs.push(Output::file("--json", path)),
+            _ => outputs.push(file("--json", path.clone())),
         }
     }
     if let Some(path) = &output.csv_file {
-        outputs.push(Output::file("--csv", path));
+        outputs.push(Entry::new("--csv", path, Action::Append));
     }
     if let Writes::Sweep(_) = writes
         && let Some(journal) = journal::path_beside(output.csv_file.as_deref(), output.json_file.as_deref())
@@ -156,25 +158,25 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
         } else {
             "--json (its journal)"
         };
-        outputs.push(Output::file(flag, journal));
+        outputs.push(Entry::new(flag, journal, Action::Journal));
     }
     if let Some(path) = &output.timeseries_file {
         match writes {
             Writes::Jobs(names) | Writes::Metadata(Some(names)) => outputs
-                .extend(jobs::timeseries_paths(path, names)?.into_iter().map(|p| Output::file("--timeseries", p))),
+                .extend(jobs::timeseries_paths(path, names)?.into_iter().map(|p| file("--timeseries", p))),
             Writes::Mixed(names) => outputs.extend(
                 jobs::timeseries_paths(path, &names.all[..names.block_count])?
                     .into_iter()
-                    .map(|p| Output::file("--timeseries", p)),
+                    .map(|p| file("--timeseries", p)),
             ),
-            _ => outputs.push(Output::file("--timeseries", path)),
+            _ => outputs.push(file("--timeseries", path.clone())),
         }
     }
     if let Some(path) = &output.iolog_file {
-        outputs.push(Output::file("--write-iolog", path));
+        outputs.push(file("--write-iolog", path.clone()));
     }
     if let Some(dir) = &output.plot_dir {
-        outputs.push(Output::dir("--plot", dir));
+        outputs.push(Entry::new("--plot", dir, Action::MakeDir));
         // The charts it writes pass the guard too: one of them may be a link to a target or a
         // device, or the path another output names.
         let names = match writes {
@@ -185,36 +187,21 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
             Writes::Metadata(jobs) => metadata_plot::chart_names(jobs),
             Writes::Mixed(names) => plot::job_chart_names(&names.all[..names.block_count]),
         };
-        outputs.extend(names.into_iter().map(|name| Output::file("--plot", dir.join(name))));
+        outputs.extend(names.into_iter().map(|name| file("--plot", dir.join(name))));
     }
     if let Writes::Mixed(names) = writes {
-        outputs.extend(names.planned(output)?.into_iter().map(|(flag, path)| Output::file(flag, path)));
+        outputs.extend(names.planned(output)?.into_iter().map(|(flag, path)| file(flag, path)));
     }
     Ok(outputs)
 }
 
-/// Files a run itself writes (`--verify-state`: flag, path) where no report output is
-/// written (a cluster's ranks other than 0), judged as `check_planned` judges them.
-pub fn check_run_files(targets: &[PathBuf], run_files: &[(&'static str, PathBuf)]) -> Result<(), UsageError> {
-    let outputs: Vec<Output> = run_files.iter().map(|(flag, path)| Output::file(flag, path.clone())).collect();
-    output_path::check_all(&outputs, targets, &[])
-}
-
-/// The whole guard over what a command given `output` writes (`planned_outputs`), before
-/// anything is touched: every path through `output_path::check_all` against `targets` (of
-/// every phase) and `inputs` (the job file read), then `--csv`'s header (a table of this
-/// iopulse) and `--plot`'s directory. `run_files`: files the runs themselves write
-/// (`--verify-state`: flag, path), judged with the rest.
-pub fn check_planned(
-    output: &OutputOptions,
-    writes: Writes<'_>,
-    targets: &[PathBuf],
-    inputs: &[&Path],
-    run_files: &[(&'static str, PathBuf)],
-) -> Result<(), UsageError> {
-    let mut outputs = planned_outputs(output, writes)?;
-    outputs.extend(run_files.iter().map(|(flag, path)| Output::file(flag, path.clone())));
-    output_path::check_all(&outputs, targets, inputs)?;
+/// The whole guard over what a command writes, before anything is touched: `ledger` (its
+/// targets, records, trees and inputs) with every output of `output` added
+/// (`planned_outputs`), judged whole (`Ledger::judge`); then `--csv`'s header (a table of
+/// this iopulse) and `--plot`'s directory.
+pub fn check_planned(output: &OutputOptions, writes: Writes<'_>, mut ledger: Ledger) -> Result<(), UsageError> {
+    ledger.entries.extend(planned_outputs(output, writes)?);
+    ledger.judge()?;
     if let Some(path) = &output.csv_file {
         csv::check(path)?;
     }

@@ -1,36 +1,26 @@
-//! Where an output file may go, and how it is written there.
+//! How an output is written: whole or not at all, and only where the ledger's guard
+//! (`ledger::guard`) passed it before anything was touched.
 //!
-//! Every path a command will write (each `--json`, `--csv` and a sweep's journal beside it,
-//! each `--timeseries` file, `--plot`'s directory and each chart in it) passes one guard,
-//! `check_all`, before anything is touched. Each path is judged where a write to it lands
-//! (`identity::landing`: every symlink followed, a dangling one's text included), and is
-//! refused when that is a device, a FIFO, a socket, a directory (a file is wanted), a
-//! kernel pseudo-filesystem, a path under /dev, one of the run's targets (of any phase), an
-//! input the command reads (the job file), or where another output lands (by device and
-//! inode, or by landing for a file not created yet). The standard streams (/dev/stdout,
-//! /dev/stderr, /dev/fd/1, /dev/fd/2) and /dev/null are the exceptions: written through this
-//! process's own descriptors and never read back (a stream gets no journal, a `--csv` header
-//! is written to it once). When stdout or stderr is a regular file that is a target, an input
-//! or an output, that is refused too: the report would be written into it.
+//! A file is written to a temporary file beside where the path lands, synced, and renamed
+//! into place, so a full disk or a signal never leaves a half-written result where the old
+//! one was; a `--csv` row is appended the same way (old table plus row, renamed over it),
+//! after a newline when the table's last line lacks one. The standard streams (/dev/stdout,
+//! /dev/stderr, /dev/fd/1, /dev/fd/2) and /dev/null are written through this process's own
+//! descriptors and never read back (a `--csv` header is written to a stream once).
 //!
-//! Outputs are then written whole or not at all: to a temporary file beside where the path
-//! lands, synced, and renamed into place, so a full disk or a signal never leaves a
-//! half-written result where the old one was; a `--csv` row is appended the same way (old
-//! table plus row, renamed over it), after a newline when the table's last line lacks one.
-//! At write time a path is judged again: a symlink is followed only to where the guard saw
-//! it land, and never onto a target or an input, so a link made or changed during the run
-//! (or one the guard never saw, `iopulse plot --out`) cannot make a chart replace a target.
+//! At write time a path is judged again: what is there must be a regular file or nothing, a
+//! symlink is followed only to where the guard saw an output land (`ledger::judged`), and
+//! nothing is ever written over a target or an input, so a link made or changed during the
+//! run (or one no guard saw) cannot make a chart replace a target.
 //!
-//! This module only checks paths and writes bytes it is given; it formats nothing.
+//! This module only writes bytes it is given; it formats nothing and judges no ledger.
 
-use crate::diagnostics::error::UsageError;
-use crate::targets::identity::{FileId, landing, special_kind};
-use crate::targets::pseudo_fs::pseudo_filesystem;
+use crate::ledger::judged;
+use crate::targets::identity::{landing, special_kind};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Paths that are written as they are, with no temporary file: the bit bucket and the
@@ -58,9 +48,7 @@ fn stream(path: &Path) -> Option<Stream> {
 
 /// True for /dev/null and the standard streams: written through this process's own
 /// descriptors, never opened, read back or given a journal.
-pub fn is_stream(path: &Path) -> bool {
-    stream(path).is_some()
-}
+pub use crate::ledger::guard::is_stream;
 
 /// A `--csv` header went to the stream already (a sweep appends a row per run).
 static STDOUT_HAS_HEADER: AtomicBool = AtomicBool::new(false);
@@ -108,267 +96,6 @@ fn parent_of(path: &Path) -> &Path {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
-/// One path a command will write: the flag that named it (for messages), the path as
-/// given, and whether it is a directory (`--plot DIR`, created if missing) or a file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Output {
-    pub flag: &'static str,
-    pub path: PathBuf,
-    pub is_dir: bool,
-}
-
-impl Output {
-    pub fn file(flag: &'static str, path: impl Into<PathBuf>) -> Output {
-        Output { flag, path: path.into(), is_dir: false }
-    }
-
-    pub fn dir(flag: &'static str, path: impl Into<PathBuf>) -> Output {
-        Output { flag, path: path.into(), is_dir: true }
-    }
-}
-
-/// The guard over every path a command will write (`outputs`, each with its flag), before
-/// anything is touched: each judged where it lands, against the kinds of file never written,
-/// against `targets` (every phase's), against `inputs` (the job file or fio file read, its
-/// includes) and against each other; then stdout and stderr, when either is a regular file,
-/// against the same. Looks only; creates and writes nothing. Once passed, the landings are
-/// what the writers follow symlinks to, and the targets and inputs what they never replace.
-pub fn check_all(outputs: &[Output], targets: &[PathBuf], inputs: &[&Path]) -> Result<(), UsageError> {
-    let protected: Vec<Protected> = targets
-        .iter()
-        .map(|t| Protected::of(t, format!("the run's own target {}", t.display())))
-        .chain(inputs.iter().map(|i| Protected::of(i, format!("{}, an input this command reads", i.display()))))
-        .collect();
-    let mut protected_index = Index::default();
-    for (i, p) in protected.iter().enumerate() {
-        protected_index.insert(p, i);
-    }
-    // Directories --plot creates: the charts inside land there.
-    let new_dirs: Vec<PathBuf> = outputs.iter().filter(|o| o.is_dir).map(|o| landing(&o.path)).collect();
-    let mut seen: Vec<(Protected, &Output)> = Vec::new();
-    let mut seen_index = Index::default();
-    for out in outputs {
-        if is_stream(&out.path) {
-            if out.is_dir {
-                return Err(refusal(
-                    out,
-                    "is a stream, not a directory",
-                    "give a directory (it is created if missing)",
-                ));
-            }
-            continue;
-        }
-        let me = Protected::of(&out.path, String::new());
-        check_one(out, &me.landing, &new_dirs)?;
-        if let Some(i) = protected_index.find(&me) {
-            return Err(refusal(
-                out,
-                &format!("is {}", protected[i].shown),
-                "writing the output there would destroy it; give another path",
-            ));
-        }
-        if let Some(i) = seen_index.find(&me) {
-            let first = seen[i].1;
-            return Err(UsageError::new(format!(
-                "{} {} and {} {} are the same file: one output would overwrite the other; give each its own path",
-                first.flag,
-                first.path.display(),
-                out.flag,
-                out.path.display()
-            )));
-        }
-        seen_index.insert(&me, seen.len());
-        seen.push((me, out));
-    }
-    check_std_streams(&protected, &seen)?;
-    let mut guarded = GUARDED.lock().unwrap_or_else(|e| e.into_inner());
-    guarded.outputs.extend(seen.into_iter().map(|(p, _)| p.landing));
-    guarded.protected.extend(protected);
-    Ok(())
-}
-
-/// Files looked up by device and inode, or by where they land (a file not created yet):
-/// a job file of thousands of jobs and charts is checked in linear time.
-#[derive(Default)]
-struct Index {
-    by_id: std::collections::HashMap<FileId, usize>,
-    by_landing: std::collections::HashMap<PathBuf, usize>,
-}
-
-impl Index {
-    fn insert(&mut self, p: &Protected, at: usize) {
-        if let Some(id) = p.id {
-            self.by_id.entry(id).or_insert(at);
-        }
-        self.by_landing.entry(p.landing.clone()).or_insert(at);
-    }
-
-    fn find(&self, p: &Protected) -> Option<usize> {
-        p.id.and_then(|id| self.by_id.get(&id)).or_else(|| self.by_landing.get(&p.landing)).copied()
-    }
-}
-
-fn refusal(out: &Output, what: &str, fix: &str) -> UsageError {
-    UsageError::new(format!("{} {} {what}: {fix}", out.flag, out.path.display()))
-}
-
-/// A file that is not to be written over (a target, an input) or that is written once (an
-/// output): its device and inode when it exists, and where a write to it lands.
-#[derive(Clone, Debug)]
-struct Protected {
-    id: Option<FileId>,
-    landing: PathBuf,
-    shown: String,
-}
-
-impl Protected {
-    fn of(path: &Path, shown: String) -> Protected {
-        Protected { id: FileId::of(path), landing: landing(path), shown }
-    }
-}
-
-/// What the guard passed in this process: where the outputs land (a symlink is followed
-/// there and nowhere else), and the targets and inputs never written over.
-struct Guarded {
-    outputs: Vec<PathBuf>,
-    protected: Vec<Protected>,
-}
-
-static GUARDED: Mutex<Guarded> = Mutex::new(Guarded { outputs: Vec::new(), protected: Vec::new() });
-
-/// stdout and stderr, when a regular file: never a target or an input (a read run with
-/// `>> TARGET` would grow the target through its report), nor a file an output replaces.
-/// With stderr a target, the refusal itself would be written into it: stderr is pointed at
-/// /dev/null first, and the exit code alone says it.
-fn check_std_streams(protected: &[Protected], outputs: &[(Protected, &Output)]) -> Result<(), UsageError> {
-    for (stat, name) in
-        [(nix::sys::stat::fstat(io::stdout()), "stdout"), (nix::sys::stat::fstat(io::stderr()), "stderr")]
-    {
-        let Ok(stat) = stat else { continue };
-        if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
-            continue;
-        }
-        let id = Some(FileId { dev: stat.st_dev, ino: stat.st_ino });
-        if let Some(p) = protected.iter().find(|p| p.id.is_some() && p.id == id) {
-            if name == "stderr" {
-                // Even this refusal would be written into the target: it goes nowhere instead.
-                if let Ok(null) = OpenOptions::new().write(true).open("/dev/null") {
-                    let _ = nix::unistd::dup2_stderr(null);
-                }
-            }
-            return Err(UsageError::new(format!(
-                "{name} is {}: the report would be written into it; redirect {name} to another file",
-                p.shown
-            )));
-        }
-        if let Some((_, out)) = outputs.iter().find(|(p, _)| p.id.is_some() && p.id == id) {
-            return Err(UsageError::new(format!(
-                "{name} is {} {}: the output would replace what is written to {name}; give the output another path, or {} /dev/{name}",
-                out.flag,
-                out.path.display(),
-                out.flag
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// One output judged where it lands (`landed`); `new_dirs` are the directories that
-/// `--plot` creates (a chart inside one needs no existing directory).
-fn check_one(out: &Output, landed: &Path, new_dirs: &[PathBuf]) -> Result<(), UsageError> {
-    let refuse = |what: &str, fix: &str| Err(refusal(out, what, fix));
-    // Where it lands is said when a link (or `..` over one) takes it elsewhere.
-    let shown_landing = || {
-        let spelled = std::path::absolute(&out.path).unwrap_or_else(|_| out.path.clone());
-        if landed == spelled { String::new() } else { format!(" (it lands at {})", landed.display()) }
-    };
-    let found = fs::metadata(landed);
-    // What is there first: a device is refused as a device, wherever it is.
-    if let Ok(meta) = &found
-        && !out.is_dir
-        && let Some(kind) = special_kind(meta.file_type())
-    {
-        let ft = meta.file_type();
-        let fix = if ft.is_dir() {
-            "give a file name (e.g. inside it)"
-        } else if ft.is_block_device() || ft.is_char_device() {
-            "outputs are never written to devices (only /dev/null and /dev/stdout, /dev/stderr); give a file path"
-        } else {
-            "outputs are written to a temporary file and renamed into place; give a regular file path (or /dev/stdout)"
-        };
-        return refuse(&format!("is {kind}{}", shown_landing()), fix);
-    }
-    if (out.path.is_absolute() && out.path.starts_with("/dev")) || landed.starts_with("/dev") {
-        return refuse(
-            &format!("is under /dev{}", shown_landing()),
-            "outputs go to files on a real filesystem; of /dev only /dev/stdout, /dev/stderr, /dev/fd/1, /dev/fd/2 and /dev/null are written (as streams)",
-        );
-    }
-    if let Some(fs) = pseudo_filesystem(landed) {
-        return refuse(
-            &format!("is on {fs}, a kernel interface{}", shown_landing()),
-            "give a path on a real filesystem",
-        );
-    }
-    match found {
-        Ok(meta) => {
-            if out.is_dir {
-                if !meta.file_type().is_dir() {
-                    return refuse("exists and is not a directory", "give a directory (it is created if missing)");
-                }
-                return check_writable_dir(out.flag, &out.path, landed);
-            }
-            // A file this user may not write (read-only, immutable) is not replaced either:
-            // found now, not after the run.
-            if let Err(e) = nix::unistd::access(landed, nix::unistd::AccessFlags::W_OK) {
-                return refuse(
-                    &format!("is not writable ({})", io::Error::from(e)),
-                    "make it writable or give another path",
-                );
-            }
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if out.path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
-                return refuse(
-                    &format!(
-                        "is a symbolic link to a missing {}{}",
-                        if out.is_dir { "directory" } else { "file" },
-                        shown_landing()
-                    ),
-                    "give the path of the file itself",
-                );
-            }
-        }
-        Err(e) => return refuse(&format!("cannot be examined ({e})"), "give a path this user can reach"),
-    }
-    let dir = parent_of(landed);
-    if new_dirs.iter().any(|d| d == dir) {
-        return Ok(()); // created by --plot, itself checked
-    }
-    if !dir.is_dir() {
-        return Err(UsageError::new(format!(
-            "{} {}: directory {} does not exist: create it first or give another path",
-            out.flag,
-            out.path.display(),
-            dir.display()
-        )));
-    }
-    check_writable_dir(out.flag, &out.path, dir)
-}
-
-/// The output's directory must take a new file (the temporary one, then the rename).
-fn check_writable_dir(flag: &str, path: &Path, dir: &Path) -> Result<(), UsageError> {
-    use nix::unistd::{AccessFlags, access};
-    access(dir, AccessFlags::W_OK | AccessFlags::X_OK).map_err(|e| {
-        UsageError::new(format!(
-            "{flag} {}: cannot write in directory {} ({}): give a path in a writable directory",
-            path.display(),
-            dir.display(),
-            io::Error::from(e)
-        ))
-    })
-}
-
 /// Where a write of `path` goes, judged at write time: what is there now (`landing`) must
 /// be a regular file or nothing; a symlink is followed only to where the guard saw it land
 /// (a link made or changed since, or one no guard saw, is left as it is); and never onto a
@@ -383,21 +110,15 @@ fn resolve(path: &Path) -> io::Result<PathBuf> {
             path.display()
         )));
     }
-    let guarded = GUARDED.lock().unwrap_or_else(|e| e.into_inner());
-    if is_link && !guarded.outputs.contains(&landed) {
+    if is_link && !judged::is_output_landing(&landed) {
         return Err(io::Error::other(format!(
             "{} is a symbolic link to {}, where no output was checked before the run: not followed, nothing replaced",
             path.display(),
             landed.display()
         )));
     }
-    // By landing, and by device and inode, checked again where they match: a target removed
-    // since (the temporary default) may have left its inode number to a new file.
-    let here = FileId::of(&landed);
-    let is_here =
-        |p: &&Protected| p.landing == landed || (here.is_some() && p.id == here && FileId::of(&p.landing) == here);
-    if let Some(p) = guarded.protected.iter().find(is_here) {
-        return Err(io::Error::other(format!("{} is now {}: not replaced", path.display(), p.shown)));
+    if let Some(shown) = judged::protected_at(&landed) {
+        return Err(io::Error::other(format!("{} is now {shown}: not replaced", path.display())));
     }
     Ok(landed)
 }
@@ -556,6 +277,8 @@ fn umask() -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::{Action, Entry, judge_outputs as check_all};
+    use std::os::unix::fs::FileTypeExt;
 
     #[test]
     fn file_safe_names_keep_letters_and_stay_apart() {
@@ -563,102 +286,8 @@ mod tests {
         assert_eq!(file_safe_names(&["..", "é"]), ["..", "_"]);
     }
 
-    fn out(flag: &'static str, path: &Path) -> Output {
-        Output::file(flag, path)
-    }
-
-    #[test]
-    fn a_target_or_a_link_to_it_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("t.dat");
-        fs::write(&target, b"data").unwrap();
-        std::os::unix::fs::symlink(&target, dir.path().join("link")).unwrap();
-        let targets = vec![target.clone()];
-        for p in [target.clone(), dir.path().join("link")] {
-            let e = check_all(&[out("--json", &p)], &targets, &[]).unwrap_err();
-            assert!(e.message.contains("--json") && e.message.contains("own target"), "{}", e.message);
-        }
-        // A target not created yet is matched by its resolved path.
-        let new_target = dir.path().join("new.dat");
-        let spelled = dir.path().join(".").join("new.dat");
-        let e = check_all(&[out("--timeseries", &spelled)], &[new_target], &[]).unwrap_err();
-        assert!(e.message.contains("own target"), "{}", e.message);
-    }
-
-    #[test]
-    fn two_outputs_on_one_path_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("r.json");
-        let e = check_all(&[out("--json", &p), out("--csv", &p)], &[], &[]).unwrap_err();
-        assert!(e.message.contains("--json") && e.message.contains("--csv"), "{}", e.message);
-        check_all(&[out("--json", &p), out("--csv", &dir.path().join("r.csv"))], &[], &[]).unwrap();
-    }
-
-    #[test]
-    fn devices_fifos_directories_and_proc_are_refused_but_streams_pass() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
-        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        for (p, what) in [
-            (Path::new("/dev/full"), "device"),
-            (Path::new("/dev/zero"), "device"),
-            (fifo.as_path(), "FIFO"),
-            (dir.path(), "directory"),
-            (Path::new("/proc/version"), "kernel interface"),
-        ] {
-            let e = check_all(&[out("--json", p)], &[], &[]).unwrap_err();
-            assert!(e.message.contains(what), "{}: {}", p.display(), e.message);
-        }
-        check_all(&[out("--json", Path::new("/dev/null")), out("--csv", Path::new("/dev/stdout"))], &[], &[]).unwrap();
-    }
-
-    #[test]
-    fn a_dangling_link_is_judged_where_a_create_through_it_lands() {
-        let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("r.json");
-        // A target that is a dangling link to the --json path: one file.
-        let target = dir.path().join("t.dat");
-        std::os::unix::fs::symlink("r.json", &target).unwrap();
-        let e = check_all(&[out("--json", &json)], std::slice::from_ref(&target), &[]).unwrap_err();
-        assert!(e.message.contains("own target") && e.message.contains("t.dat"), "{}", e.message);
-        // An output that is a dangling link into /dev lands under /dev.
-        let link = dir.path().join("out.json");
-        std::os::unix::fs::symlink("/dev/shm/iopulse-never-created.json", &link).unwrap();
-        let e = check_all(&[out("--json", &link)], &[], &[]).unwrap_err();
-        assert!(e.message.contains("under /dev") && e.message.contains("lands at /dev/shm"), "{}", e.message);
-    }
-
-    #[test]
-    fn inputs_journals_and_dev_paths_are_refused_and_streams_pass() {
-        let dir = tempfile::tempdir().unwrap();
-        let job_file = dir.path().join("jf.toml");
-        fs::write(&job_file, b"[a]\n").unwrap();
-        let e = check_all(&[out("--json", &job_file)], &[], &[job_file.as_path()]).unwrap_err();
-        assert!(e.message.contains("an input this command reads"), "{}", e.message);
-        let csv = dir.path().join("s.csv");
-        let journal = dir.path().join("s.csv.journal");
-        let e =
-            check_all(&[out("--csv", &csv), out("--csv (its journal)", &journal), out("--json", &journal)], &[], &[])
-                .unwrap_err();
-        assert!(e.message.contains("--csv (its journal)") && e.message.contains("same file"), "{}", e.message);
-        for p in ["/dev/shm/iopulse-never-created.csv", "/dev/iopulse-no-such-dir/x.csv"] {
-            let e = check_all(&[out("--timeseries", Path::new(p))], &[], &[]).unwrap_err();
-            assert!(e.message.contains("under /dev"), "{p}: {}", e.message);
-        }
-        for p in ["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "/dev/null"] {
-            check_all(&[out("--csv", Path::new(p))], &[], &[]).unwrap();
-        }
-        let e = check_all(&[Output::dir("--plot", "/dev/stdout")], &[], &[]).unwrap_err();
-        assert!(e.message.contains("not a directory"), "{}", e.message);
-    }
-
-    #[test]
-    fn charts_in_a_directory_plot_creates_need_no_directory_yet() {
-        let dir = tempfile::tempdir().unwrap();
-        let plots = dir.path().join("plots");
-        check_all(&[Output::dir("--plot", &plots), out("--plot", &plots.join("a.svg"))], &[], &[]).unwrap();
-        let e = check_all(&[out("--plot", &plots.join("a.svg"))], &[], &[]).unwrap_err();
-        assert!(e.message.contains("does not exist"), "{}", e.message);
+    fn out(flag: &'static str, path: &Path) -> Entry {
+        Entry::new(flag, path, Action::Replace)
     }
 
     #[test]
