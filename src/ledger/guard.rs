@@ -117,6 +117,18 @@ pub fn judge(ledger: &Ledger) -> Result<Passed, UsageError> {
             continue;
         }
         let me = Protected::of(&entry.path, String::new());
+        if let Some((root, tree)) = trees.iter().find(|(root, _)| me.landing.starts_with(root)) {
+            return Err(refusal(
+                entry,
+                &format!(
+                    "lands inside the tree {} {} makes and removes ({})",
+                    tree.flag,
+                    tree.path.display(),
+                    root.display()
+                ),
+                "give a path outside the tree",
+            ));
+        }
         judge_output(entry, &me.landing, &new_dirs)?;
         if let Some(i) = target_index.find(&me) {
             return Err(refusal(
@@ -130,13 +142,6 @@ pub fn judge(ledger: &Ledger) -> Result<Passed, UsageError> {
                 entry,
                 &format!("is {}", inputs[i].shown),
                 "writing the output there would destroy it; give another path",
-            ));
-        }
-        if let Some((root, tree)) = trees.iter().find(|(root, _)| me.landing.starts_with(root)) {
-            return Err(refusal(
-                entry,
-                &format!("lands inside the tree {} {} makes and removes ({})", tree.flag, tree.path.display(), root.display()),
-                "give a path outside the tree",
             ));
         }
         if let Some(i) = seen_index.find(&me) {
@@ -198,9 +203,7 @@ fn in_device_directory(path: &Path, landed: &Path) -> bool {
         return true;
     }
     let existing = landed.ancestors().find(|p| p.symlink_metadata().is_ok());
-    existing
-        .and_then(crate::targets::fsinfo::mount_of_path)
-        .is_some_and(|m| m.fs_type == "devtmpfs")
+    existing.and_then(crate::targets::fsinfo::mount_of_path).is_some_and(|m| m.fs_type == "devtmpfs")
 }
 
 /// A stream is a valid output only where the output can be written as one.
@@ -253,7 +256,11 @@ fn judge_tree_root(entry: &Entry, landed: &Path) -> Result<(), UsageError> {
         ));
     }
     if let Some(fs) = pseudo_filesystem(landed) {
-        return Err(refusal(entry, &format!("is on {fs}, a kernel interface"), "give a directory on a real filesystem"));
+        return Err(refusal(
+            entry,
+            &format!("is on {fs}, a kernel interface"),
+            "give a directory on a real filesystem",
+        ));
     }
     // The directory the tree is made in: the root when it exists, else its parent.
     let exists = landed.symlink_metadata().is_ok();
@@ -511,7 +518,8 @@ mod tests {
     fn charts_in_a_directory_plot_creates_need_no_directory_yet() {
         let dir = tempfile::tempdir().unwrap();
         let plots = dir.path().join("plots");
-        check_all(&[Entry::new("--plot", &plots, Action::MakeDir), out("--plot", &plots.join("a.svg"))], &[], &[]).unwrap();
+        check_all(&[Entry::new("--plot", &plots, Action::MakeDir), out("--plot", &plots.join("a.svg"))], &[], &[])
+            .unwrap();
         let e = check_all(&[out("--plot", &plots.join("a.svg"))], &[], &[]).unwrap_err();
         assert!(e.message.contains("does not exist"), "{}", e.message);
     }

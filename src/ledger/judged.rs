@@ -20,8 +20,13 @@ struct Judged {
     protected: Vec<Protected>,
 }
 
-static JUDGED: Mutex<Judged> =
-    Mutex::new(Judged { entries: Vec::new(), kept: None, inputs: Vec::new(), output_landings: Vec::new(), protected: Vec::new() });
+static JUDGED: Mutex<Judged> = Mutex::new(Judged {
+    entries: Vec::new(),
+    kept: None,
+    inputs: Vec::new(),
+    output_landings: Vec::new(),
+    protected: Vec::new(),
+});
 
 fn judged() -> std::sync::MutexGuard<'static, Judged> {
     JUDGED.lock().unwrap_or_else(|e| e.into_inner())

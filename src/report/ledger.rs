@@ -38,18 +38,16 @@ pub fn render(ledger: &Ledger) -> String {
 fn described(entry: &Entry) -> (&'static str, String) {
     let is_stream = crate::ledger::guard::is_stream(&entry.path);
     match entry.action {
-        Action::Replace | Action::Append if is_stream => ("stream", "written through this process's own descriptor".into()),
+        Action::Replace | Action::Append if is_stream => {
+            ("stream", "written through this process's own descriptor".into())
+        }
         Action::Replace => ("replace", "written whole (a temporary file beside it, synced, renamed over it)".into()),
-        Action::Append => (
-            "append",
-            "a row added (the table copied with it into a temporary file, renamed over it)".into(),
-        ),
+        Action::Append => {
+            ("append", "a row added (the table copied with it into a temporary file, renamed over it)".into())
+        }
         Action::Journal => ("append", "a line per finished run, appended in place under a lock".into()),
         Action::MakeDir => ("mkdir", "created if missing; the files written in it are listed".into()),
-        Action::Record => (
-            "record",
-            "written in place, locked for the run, updated as writes become durable".into(),
-        ),
+        Action::Record => ("record", "written in place, locked for the run, updated as writes become durable".into()),
         Action::Target { writes, creates } => target(entry, writes, creates),
         Action::Untouched => ("name", "never opened (the engine moves no bytes)".into()),
         Action::TempFile => ("temp", "a temporary file made in it for the run, removed after it".into()),
@@ -58,7 +56,8 @@ fn described(entry: &Entry) -> (&'static str, String) {
             if keep {
                 "directories and files made (or reused) under it, kept after the run (--keep-tree)".into()
             } else {
-                "directories and files made (or reused) under it; at the end only the names iopulse gave are removed".into()
+                "directories and files made (or reused) under it; at the end only the names iopulse gave are removed"
+                    .into()
             },
         ),
     }
@@ -68,7 +67,9 @@ fn target(entry: &Entry, writes: bool, creates: bool) -> (&'static str, String) 
     let used = if writes { "read and written in place" } else { "read in place" };
     match std::fs::metadata(&entry.path) {
         Ok(m) if m.file_type().is_block_device() => ("device", format!("a block device, {used}")),
-        Ok(m) if m.is_file() => ("target", format!("a file of {} now, {used} (laid out where it lacks data)", bytes(m.len()))),
+        Ok(m) if m.is_file() => {
+            ("target", format!("a file of {} now, {used} (laid out where it lacks data)", bytes(m.len())))
+        }
         Ok(_) => ("target", format!("{used}")),
         Err(_) if creates => ("create", format!("created and laid out, then {used}")),
         Err(_) => ("target", format!("missing, {used}")),

@@ -162,8 +162,9 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
     }
     if let Some(path) = &output.timeseries_file {
         match writes {
-            Writes::Jobs(names) | Writes::Metadata(Some(names)) => outputs
-                .extend(jobs::timeseries_paths(path, names)?.into_iter().map(|p| file("--timeseries", p))),
+            Writes::Jobs(names) | Writes::Metadata(Some(names)) => {
+                outputs.extend(jobs::timeseries_paths(path, names)?.into_iter().map(|p| file("--timeseries", p)))
+            }
             Writes::Mixed(names) => outputs.extend(
                 jobs::timeseries_paths(path, &names.all[..names.block_count])?
                     .into_iter()

@@ -44,6 +44,7 @@ mod replay;
 mod resources;
 mod results_outputs;
 mod safety_inputs;
+mod safety_ledger;
 mod safety_limits;
 mod safety_merge;
 mod safety_outputs;
