@@ -106,6 +106,18 @@ pub enum Command {
 impl Command {
     /// Runs the subcommand; `matches` are its own (for the flags given with a job file).
     fn execute(self, matches: &clap::ArgMatches) -> i32 {
+        if is_dry_run()
+            && let Some(reads) = self.reads_only()
+        {
+            let mut ledger = crate::ledger::Ledger::new();
+            for (what, path) in reads {
+                ledger.read(what, path);
+            }
+            return match ledger.judge() {
+                Ok(()) => dry_run_exit().unwrap_or(exit_code::SUCCESS),
+                Err(e) => usage(Some(self.name()), &e.message),
+            };
+        }
         match self {
             Command::Run(args) => run::run_file(*args, matches),
             Command::Sweep(args) => sweep::sweep(args),
@@ -120,6 +132,52 @@ impl Command {
             Command::Verify(args) => verify::verify(args),
             Command::Completions(args) => completions::completions(args),
             Command::Man(args) => man::man(args),
+        }
+    }
+}
+
+impl Command {
+    /// The files a subcommand that writes nothing but its report reads, each with what it
+    /// is (`--dry-run` lists them); `None` for one that writes files (it judges and prints
+    /// its own ledger).
+    fn reads_only(&self) -> Option<Vec<(&'static str, std::path::PathBuf)>> {
+        let files = |what: &'static str, paths: &[std::path::PathBuf]| paths.iter().map(|p| (what, p.clone())).collect();
+        match self {
+            Command::Merge(a) => Some(files("a result to merge", &a.results)),
+            Command::Compare(a) => {
+                let base: Vec<_> = a.base_path.iter().chain(&a.base).cloned().collect();
+                let new: Vec<_> = a.new_path.iter().chain(&a.new).cloned().collect();
+                let mut reads: Vec<_> = files("a result of the base side", &base);
+                reads.extend(files("a result of the new side", &new));
+                Some(reads)
+            }
+            Command::Verify(a) => {
+                let mut reads = vec![("the durable record", a.state.clone())];
+                reads.extend(files("a target judged against the record", &a.targets));
+                Some(reads)
+            }
+            Command::FromFio(a) => Some(vec![("the fio job file", a.file.clone())]),
+            Command::Profiles(_) | Command::Completions(_) => Some(Vec::new()),
+            Command::Man(a) if a.dir.is_none() => Some(Vec::new()),
+            _ => None,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Run(_) => "run",
+            Command::Sweep(_) => "sweep",
+            Command::Search(_) => "search",
+            Command::Replay(_) => "replay",
+            Command::FromFio(_) => "from-fio",
+            Command::Profiles(_) => "profiles",
+            Command::Merge(_) => "merge",
+            Command::Compare(_) => "compare",
+            Command::Plot(_) => "plot",
+            Command::Report(_) => "report",
+            Command::Verify(_) => "verify",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
         }
     }
 }

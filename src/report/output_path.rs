@@ -110,12 +110,13 @@ fn resolve(path: &Path) -> io::Result<PathBuf> {
             path.display()
         )));
     }
-    if is_link && !judged::is_output_landing(&landed) {
-        return Err(io::Error::other(format!(
-            "{} is a symbolic link to {}, where no output was checked before the run: not followed, nothing replaced",
-            path.display(),
-            landed.display()
-        )));
+    if !judged::is_output_landing(&landed) {
+        let what = if is_link {
+            format!("a symbolic link to {}, where no output was checked before the run: not followed", landed.display())
+        } else {
+            "not in the command's ledger: no output was checked there before the run".to_string()
+        };
+        return Err(io::Error::other(format!("{} is {what}, nothing replaced", path.display())));
     }
     if let Some(shown) = judged::protected_at(&landed) {
         return Err(io::Error::other(format!("{} is now {shown}: not replaced", path.display())));
@@ -290,6 +291,11 @@ mod tests {
         Entry::new(flag, path, Action::Replace)
     }
 
+    /// `path` judged as an output of this process, as a command's ledger is before it writes.
+    fn judged(path: &Path) {
+        check_all(&[out("--json", path)], &[], &[]).unwrap();
+    }
+
     #[test]
     fn a_link_made_after_the_check_is_not_followed_onto_a_target() {
         let dir = tempfile::tempdir().unwrap();
@@ -322,6 +328,7 @@ mod tests {
     fn an_append_never_glues_its_row_to_a_last_line_without_newline() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.csv");
+        judged(&p);
         fs::write(&p, b"h\nrow1").unwrap();
         append_whole(&p, |new| if new { b"h\nrow2\n".to_vec() } else { b"row2\n".to_vec() }).unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "h\nrow1\nrow2\n");
@@ -331,6 +338,7 @@ mod tests {
     fn whole_writes_replace_and_keep_the_mode() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("r.json");
+        judged(&p);
         write_whole(&p, b"first").unwrap();
         assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o666 & !umask());
         fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
@@ -345,6 +353,7 @@ mod tests {
     fn appends_add_the_header_once() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.csv");
+        judged(&p);
         for _ in 0..2 {
             append_whole(&p, |new| if new { b"h\nrow\n".to_vec() } else { b"row\n".to_vec() }).unwrap();
         }
@@ -356,6 +365,7 @@ mod tests {
         use std::os::unix::fs::MetadataExt;
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.csv");
+        judged(&p);
         fs::write(&p, b"h\n").unwrap();
         fs::set_permissions(&p, fs::Permissions::from_mode(0o604)).unwrap();
         let old_ino = fs::metadata(&p).unwrap().ino();
@@ -371,6 +381,7 @@ mod tests {
     fn concurrent_appends_lose_no_row() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.csv");
+        judged(&p);
         std::thread::scope(|s| {
             for t in 0..8 {
                 let p = &p;

@@ -743,6 +743,8 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.svg");
+        let chart = crate::ledger::Entry::new("--plot", &path, crate::ledger::Action::Replace);
+        crate::ledger::judge_outputs(&[chart], &[], &[]).unwrap();
         sweep_chart(&sweep, &path).unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.contains("p99 bound 50.0 ms") && svg.contains("answer: 500 IOPS within the bound"), "{svg}");
