@@ -141,7 +141,8 @@ impl Command {
     /// is (`--dry-run` lists them); `None` for one that writes files (it judges and prints
     /// its own ledger).
     fn reads_only(&self) -> Option<Vec<(&'static str, std::path::PathBuf)>> {
-        let files = |what: &'static str, paths: &[std::path::PathBuf]| paths.iter().map(|p| (what, p.clone())).collect();
+        let files =
+            |what: &'static str, paths: &[std::path::PathBuf]| paths.iter().map(|p| (what, p.clone())).collect();
         match self {
             Command::Merge(a) => Some(files("a result to merge", &a.results)),
             Command::Compare(a) => {

@@ -196,14 +196,22 @@ fn shown_landing(path: &Path, landed: &Path) -> String {
     if landed == spelled { String::new() } else { format!(" (it lands at {})", landed.display()) }
 }
 
-/// Whether `landed` is in the device directory: under /dev, or on a devtmpfs mounted
-/// elsewhere (judged by its nearest existing directory).
-fn in_device_directory(path: &Path, landed: &Path) -> bool {
-    if (path.is_absolute() && path.starts_with("/dev")) || landed.starts_with("/dev") {
-        return true;
-    }
-    let existing = landed.ancestors().find(|p| p.symlink_metadata().is_ok());
-    existing.and_then(crate::targets::fsinfo::mount_of_path).is_some_and(|m| m.fs_type == "devtmpfs")
+/// Whether `path` (landing at `landed`) is under /dev, where outputs never go (the
+/// streams aside): one rule for every output, /dev/shm included.
+fn under_dev(path: &Path, landed: &Path) -> bool {
+    (path.is_absolute() && path.starts_with("/dev")) || landed.starts_with("/dev")
+}
+
+/// Whether a file created at `landed` would live in the device directory's own filesystem
+/// (devtmpfs: memory, among the device nodes): the filesystem of /dev itself, or a devtmpfs
+/// mounted elsewhere, judged by the nearest existing directory. A filesystem mounted under
+/// /dev for files (a tmpfs at /dev/shm) is not the device directory.
+fn in_device_filesystem(landed: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(existing) = landed.ancestors().find(|p| p.symlink_metadata().is_ok()) else { return false };
+    let same_as_dev = landed.starts_with("/dev")
+        && fs::metadata(existing).ok().zip(fs::metadata("/dev").ok()).is_some_and(|(a, d)| a.dev() == d.dev());
+    same_as_dev || crate::targets::fsinfo::mount_of_path(existing).is_some_and(|m| m.fs_type == "devtmpfs")
 }
 
 /// A stream is a valid output only where the output can be written as one.
@@ -225,11 +233,11 @@ fn judge_stream(entry: &Entry) -> Result<(), UsageError> {
 /// A target that does not exist yet is created where it lands: never in the device
 /// directory (a regular file there lives in memory, among the device nodes).
 fn judge_new_target(entry: &Entry, landed: &Path) -> Result<(), UsageError> {
-    if in_device_directory(&entry.path, landed) {
+    if in_device_filesystem(landed) {
         return Err(refusal(
             entry,
             &format!(
-                "does not exist, and would be created as a regular file in the device directory /dev (devtmpfs, in memory){}",
+                "does not exist, and would be created as a regular file in the device directory (devtmpfs, in memory){}",
                 shown_landing(&entry.path, landed)
             ),
             "give an existing device, or a file path on a real filesystem",
@@ -248,10 +256,10 @@ fn judge_tree_root(entry: &Entry, landed: &Path) -> Result<(), UsageError> {
             "give the tree's directory itself (a link could be changed to point elsewhere between runs)",
         ));
     }
-    if in_device_directory(&entry.path, landed) {
+    if in_device_filesystem(landed) {
         return Err(refusal(
             entry,
-            &format!("is in the device directory /dev (devtmpfs, in memory){}", shown_landing(&entry.path, landed)),
+            &format!("is in the device directory (devtmpfs, in memory){}", shown_landing(&entry.path, landed)),
             "give a directory on a real filesystem",
         ));
     }
@@ -311,7 +319,7 @@ fn judge_output(entry: &Entry, landed: &Path, new_dirs: &[PathBuf]) -> Result<()
         };
         return refuse(&format!("is {kind}{}", shown_landing(&entry.path, landed)), fix);
     }
-    if in_device_directory(&entry.path, landed) {
+    if under_dev(&entry.path, landed) || in_device_filesystem(landed) {
         return refuse(
             &format!("is under /dev{}", shown_landing(&entry.path, landed)),
             "outputs go to files on a real filesystem; of /dev only /dev/stdout, /dev/stderr, /dev/fd/1, /dev/fd/2 and /dev/null are written (as streams)",

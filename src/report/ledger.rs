@@ -70,7 +70,7 @@ fn target(entry: &Entry, writes: bool, creates: bool) -> (&'static str, String) 
         Ok(m) if m.is_file() => {
             ("target", format!("a file of {} now, {used} (laid out where it lacks data)", bytes(m.len())))
         }
-        Ok(_) => ("target", format!("{used}")),
+        Ok(_) => ("target", used.to_string()),
         Err(_) if creates => ("create", format!("created and laid out, then {used}")),
         Err(_) => ("target", format!("missing, {used}")),
     }

@@ -80,6 +80,8 @@ fn no_file_and_no_tree_is_created_in_dev_by_any_way_in() {
 "$0" man --dir /dev 2>>err.txt; echo "exit $?"
 "$0" man --dir /dev/man1 2>>err.txt; echo "exit $?"
 echo "dev holds: $(ls /dev | tr '\n' ' ')"
+mkdir /dev/shm && mount -t tmpfs -o size=4m shm /dev/shm || exit 98
+"$0" /dev/shm/t.dat --file-size 1m --duration 0.2 --quiet 2>>err.txt; echo "shm exit $?"
 cat err.txt
 "#;
     let Some((stdout, _, _)) = in_private_dev(script, dir.path()) else { return };
@@ -89,6 +91,9 @@ cat err.txt
     assert!(stdout.contains("/dev/mem does not exist, and would be created"), "{stdout}");
     assert!(stdout.contains("--files /dev/tree is in the device directory"), "{stdout}");
     assert!(stdout.contains("--dir /dev is under /dev"), "{stdout}");
+    // A filesystem of its own mounted under /dev for files (a tmpfs at /dev/shm) is a place
+    // for a target like any other.
+    assert!(stdout.contains("shm exit 0"), "{stdout}");
 }
 
 /// An iolog v2 of one write, naming `file`.
