@@ -25,10 +25,14 @@ pub enum DistributionKind {
 #[command(next_help_heading = "Access pattern")]
 #[serde(default)]
 pub struct AccessArgs {
+    /// Random offsets (default: sequential).
+    ///
     /// Random offsets (drawn with replacement, see --distribution); otherwise sequential.
     #[arg(long)]
     pub random: bool,
 
+    /// Share of --random I/Os that jump, 0-100.
+    ///
     /// Share of --random I/Os that jump to a drawn offset, 0-100 (fio's percentage_random);
     /// the others continue sequentially from the previous I/O, so 50 gives half sequential
     /// runs, half random jumps. E.g. `--random --random-percent 20` [default: 100]
@@ -36,6 +40,8 @@ pub struct AccessArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub random_percent: Option<Percent>,
 
+    /// Offset distribution of --random runs.
+    ///
     /// Offset distribution of --random runs: uniform, zipf (hot set, --zipf-theta), pareto
     /// (fio's h rule, --pareto-h), gaussian (a bell, --gaussian-stddev/--gaussian-center), or
     /// zoned / zoned-abs (fio's: set shares of the I/Os to zones, --zones).
@@ -44,27 +50,37 @@ pub struct AccessArgs {
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub distribution: Option<DistributionKind>,
 
+    /// Zipf exponent θ [default: 1.2]
+    ///
     /// Zipf exponent θ > 0 (1.0 allowed): P(rank k) ∝ k^-θ over every block of the region [default: 1.2]
     #[arg(long, allow_hyphen_values = true, value_name = "THETA")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub zipf_theta: Option<Real>,
 
+    /// Pareto h, fio's meaning [default: 0.9]
+    ///
     /// Pareto h in (0, 1), fio's meaning: a fraction h of the I/Os go to a fraction 1-h of
     /// the blocks (0.8 → 80/20, 0.9 → 90/10) [default: 0.9]
     #[arg(long, allow_hyphen_values = true, value_name = "H")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub pareto_h: Option<Real>,
 
+    /// Gaussian spread, a fraction of the region [default: 0.1]
+    ///
     /// Gaussian standard deviation, as a fraction of the region [default: 0.1]
     #[arg(long, allow_hyphen_values = true, value_name = "FRACTION")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub gaussian_stddev: Option<Real>,
 
+    /// Gaussian centre, a fraction of the region [default: 0.5]
+    ///
     /// Gaussian centre, as a fraction of the region (0 = start, 1 = end) [default: 0.5]
     #[arg(long, allow_hyphen_values = true, value_name = "FRACTION")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub gaussian_center: Option<Real>,
 
+    /// Zones of --distribution zoned/zoned-abs, fio's syntax.
+    ///
     /// The zones of --distribution zoned or zoned-abs, in fio's syntax: IO%/REGION% pairs
     /// (zoned; both columns add up to 100) or IO%/SIZE pairs (zoned-abs; what lies after the
     /// last zone is not touched), from the start of the region, at most 16. Reads, writes and
@@ -75,6 +91,8 @@ pub struct AccessArgs {
     #[arg(long, value_name = "ZONES")]
     pub zones: Option<String>,
 
+    /// Keep zipf/pareto hot blocks at the region's start.
+    ///
     /// Keep zipf and pareto hot blocks at the start of the region instead of scattering
     /// them over it by a fixed bijection of block numbers.
     #[arg(long)]

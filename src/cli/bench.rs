@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct BenchArgs {
+    /// Files or block devices to run on (none: the default profile).
+    ///
     /// Regular files or block devices to run on. A missing file is created and laid out
     /// with real data. With no TARGET, the default profile runs (see --profile); with no
     /// TARGET and a flag that shapes the workload (not --duration, --file-size or --loops,
@@ -20,6 +22,8 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
 
+    /// Run a shipped profile (`iopulse profiles` lists them).
+    ///
     /// Run a profile, a job file shipped in iopulse (`iopulse profiles` lists them: PROFILES),
     /// on the TARGET given or else on a temporary file; the other flags apply to each of its
     /// steps, and the report is one table. E.g. `iopulse --profile oltp /data/db.dat
@@ -28,12 +32,16 @@ pub struct BenchArgs {
     #[arg(long, value_name = "NAME", help_heading = "Workload")]
     pub profile: Option<String>,
 
+    /// Run each step of a profile N times (median and spread).
+    ///
     /// Run each step of a profile N times, one pass after another, and show the median of
     /// the passes with their spread (KDiskMark's loops; 5 for the default profiles, 1 for
     /// the others). E.g. `iopulse --loops 3` or `iopulse --profile oltp --loops 3 /data/t.dat`
     #[arg(long, value_name = "N", help_heading = "Workload", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub loops: Option<u32>,
 
+    /// Open the window at this wall-clock time.
+    ///
     /// Open the measurement window at this wall-clock time, after layout and set-up: runs
     /// launched on several hosts by any means then measure together (`iopulse merge` says how
     /// far apart their windows were). HH:MM[:SS] (today, local time), RFC 3339

@@ -11,6 +11,8 @@ use serde::Deserialize;
 #[command(next_help_heading = "Data and verification")]
 #[serde(default)]
 pub struct DataArgs {
+    /// Contents of written blocks [default: unique]
+    ///
     /// Contents of written blocks (and of layout): unique (every 512-byte sector unique, no
     /// record from 4 KiB to 1 MiB compresses; a random base indexed by offset with a fresh
     /// key per sector, at fio's cost), random (every byte fresh for every write: as
@@ -22,6 +24,8 @@ pub struct DataArgs {
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub write_pattern: Option<Pattern>,
 
+    /// Make write data dedupe by R.
+    ///
     /// Make random write data dedupe by R: 4 KiB chunks written to distinct ones (which are
     /// duplicates follows from seed and offset; with --verify whole blocks, checked too).
     /// E.g. --dedupe-ratio 3 [default: 1, all unique]
@@ -29,12 +33,16 @@ pub struct DataArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub dedupe_ratio: Option<Real>,
 
+    /// Make write data compress by R.
+    ///
     /// Make random write data compress by R with a standard compressor (gzip, zstd): each 4 KiB
     /// chunk is 1/R random bytes, then zeros. E.g. --compress-ratio 2 [default: 1, incompressible]
     #[arg(long, allow_hyphen_values = true, value_name = "R")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub compress_ratio: Option<Real>,
 
+    /// Write checked blocks and verify every read.
+    ///
     /// Write verifiable blocks (a header with offset, seed, write sequence and crc32c) and
     /// check every read: corrupted, misplaced, never-written, torn and lost blocks are
     /// reported, and the run exits 3. Layout writes the verify pattern too.
@@ -42,17 +50,23 @@ pub struct DataArgs {
     #[arg(long)]
     pub verify: bool,
 
+    /// Payload after the verify header [default: random]
+    ///
     /// Payload after the verify header. E.g. `--verify --verify-pattern zeros` [default: random]
     #[arg(long, value_enum, value_name = "PATTERN")]
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub verify_pattern: Option<Pattern>,
 
+    /// Failed blocks described in full.
+    ///
     /// Failed blocks described in full (offset, expected and found bytes); the rest are
     /// counted. E.g. `--verify-max-reports 100` [default: 10]
     #[arg(long, allow_hyphen_values = true, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub verify_max_reports: Option<Count<u32>>,
 
+    /// Keep a durable record for `iopulse verify` after a crash.
+    ///
     /// Keep a durable record in FILE of what each completed flush made durable (the write of
     /// each block it covered), updated crash-safely at every flush (only the pages changed);
     /// after a power cut or a crash, `iopulse verify --state FILE` tells lost-though-flushed
@@ -65,6 +79,8 @@ pub struct DataArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub verify_state: Option<std::path::PathBuf>,
 
+    /// Update the record every N writes durable at completion.
+    ///
     /// With writes durable at completion and no flush stream, the --verify-state record is
     /// updated after every N completed writes of a worker (and at its end): a smaller N
     /// checks more of the last writes after a cut, at one record write and fdatasync per N
@@ -74,6 +90,8 @@ pub struct DataArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub verify_state_every: Option<Count<u64>>,
 
+    /// Seed of every random choice (same seed, same run).
+    ///
     /// Seed of every random choice (offsets, read/write mix, data). Same seed, same run.
     /// Default: drawn at start and recorded in the JSON result. E.g. `--seed 42`
     #[arg(long, allow_hyphen_values = true, value_name = "N")]

@@ -10,6 +10,8 @@ use serde::Deserialize;
 #[command(next_help_heading = "Durability")]
 #[serde(default)]
 pub struct DurabilityArgs {
+    /// fsync each worker's file every N writes.
+    ///
     /// fsync(2) the file after every N writes of each worker, through the engine
     /// (IORING_OP_FSYNC, IOCB_CMD_FSYNC, msync for mmap); fio's fsync=N. The flush waits
     /// for the writes before it and is reported as its own operation (`flush`).
@@ -18,6 +20,8 @@ pub struct DurabilityArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub fsync_every: Option<Count<u64>>,
 
+    /// fdatasync each worker's file every N writes.
+    ///
     /// fdatasync(2) the file after every N writes of each worker (fio's fdatasync=N); as
     /// --fsync-every otherwise. E.g. the etcd check: `iopulse wal.dat --write-percent 100
     /// --block-size 2300 --fdatasync-every 1 --io-limit 22m` (or `--profile etcd`).
@@ -25,18 +29,24 @@ pub struct DurabilityArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub fdatasync_every: Option<Count<u64>>,
 
+    /// Open targets O_DSYNC (dsync) or O_SYNC (sync).
+    ///
     /// Open the targets with O_DSYNC (dsync) or O_SYNC (sync): every write returns once
     /// durable. E.g. `iopulse log.dat --write-percent 100 --sync-writes dsync`.
     #[arg(long, value_enum, value_name = "MODE")]
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub sync_writes: Option<SyncWrites>,
 
+    /// fsync every target after the run, timed apart.
+    ///
     /// At the end of the run, fsync every target (msync first for --engine mmap) and report
     /// the time it took apart from the I/O window, which it never counts in.
     /// E.g. `iopulse t.dat --write-percent 100 --fsync-on-close`
     #[arg(long)]
     pub fsync_on_close: bool,
 
+    /// fsync at the window's end, inside the window.
+    ///
     /// At the end of the window, each worker fsyncs its files (fio's end_fsync): the flush
     /// is part of the window, its time and its figures (`flush`), so the figures say what
     /// it took to have the writes on the device. E.g. `iopulse t.dat --write-percent 100

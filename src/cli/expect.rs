@@ -21,6 +21,8 @@ impl std::str::FromStr for ExpectList {
 #[command(next_help_heading = "Outputs")]
 #[serde(default)]
 pub struct ExpectArgs {
+    /// Bounds the figures must meet (exit 6 when one fails).
+    ///
     /// Bounds the run's figures must meet, comma-separated: each is printed with its figure
     /// and recorded in the JSON (`expectations`); a failed one makes the exit code 6 after
     /// every report is written. Figures: iops, bw, p50..p99.99, min, mean, max (all op types),

@@ -14,6 +14,8 @@ use serde::Deserialize;
 #[command(next_help_heading = "Metadata and small files")]
 #[serde(default)]
 pub struct MetadataArgs {
+    /// Run on a tree of N files under the TARGET directory.
+    ///
     /// Run on a tree of N files under the TARGET directory instead of blocks of files: iopulse
     /// creates it (in parallel, with the workers), marks it as its own, runs metadata
     /// operations on it (--engine sync, or io_uring at --queue-depth) and removes what it
@@ -23,23 +25,31 @@ pub struct MetadataArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub files: Option<FileCount>,
 
+    /// Sub-directories per directory of the tree [default: 10]
+    ///
     /// Sub-directories of each directory of the tree (with --files). [default: 10]
     #[arg(long, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub dirs_per_dir: Option<Count<u32>>,
 
+    /// Levels of directories above the files [default: 1]
+    ///
     /// Levels of directories above the files (with --files); 0 puts every file in TARGET.
     /// [default: 1]
     #[arg(long, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub depth: Option<Count<u32>>,
 
+    /// Sizes of the tree's files: one, or SIZE:WEIGHT pairs.
+    ///
     /// The sizes of the tree's files (with --files): one size, or SIZE:WEIGHT pairs drawn per
     /// file, e.g. `0:20,4k:50,64k:30`. [default: 0, empty files]
     #[arg(long, value_name = "SIZES")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub file_size_dist: Option<SizeDist>,
 
+    /// Metadata operations at set shares, in one window.
+    ///
     /// Metadata operations at set shares, interleaved in one window (--duration or --ops):
     /// OP=SHARE pairs of create, read (open-read-close), write (open-write-close), append,
     /// stat, readdir, rename, unlink, mkdir, rmdir, fsync, fsync-dir. E.g. `--files 10000
@@ -53,6 +63,8 @@ pub struct MetadataArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub meta_mix: Option<MetaMix>,
 
+    /// Metadata operations over every file, phase by phase.
+    ///
     /// Operations over every file of the tree, one phase after another, each timed on its
     /// own (as mdtest). A first `create` phase creates the files; else the set-up does.
     /// [default: create,stat,read,unlink]
@@ -60,6 +72,8 @@ pub struct MetadataArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub meta_phases: Option<MetaPhases>,
 
+    /// Keep the tree after the run.
+    ///
     /// Keep the tree after the run (a later run of the same shape uses it as it is); by
     /// default iopulse removes every file and directory it created, and nothing else.
     #[arg(long)]

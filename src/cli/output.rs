@@ -10,17 +10,23 @@ use std::path::PathBuf;
 #[command(next_help_heading = "Outputs")]
 #[serde(default)]
 pub struct OutputArgs {
+    /// Report format on stdout [default: text]
+    ///
     /// Report format on stdout. E.g. `--output-format json`; `--output-format fio-json+` for
     /// fio's json+ (with the latency buckets fio_jsonplus_clat2csv reads) [default: text]
     #[arg(long, value_enum, value_name = "FORMAT")]
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub output_format: Option<OutputFormat>,
 
+    /// Also write the JSON result to FILE.
+    ///
     /// Also write the JSON result to FILE (docs/json.md). E.g. `--json result.json`
     #[arg(long, value_name = "FILE")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub json: Option<PathBuf>,
 
+    /// Append one CSV row per run to FILE.
+    ///
     /// Append one CSV row per run (the spec's sweep parameters and the headline figures) to
     /// FILE; the header is written when FILE is new (docs/usage.md lists the columns).
     /// E.g. `--csv runs.csv`
@@ -28,6 +34,8 @@ pub struct OutputArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub csv: Option<PathBuf>,
 
+    /// Write SVG charts into DIR.
+    ///
     /// Write SVG charts into DIR (created if missing): latency percentiles, and IOPS and p99
     /// over time when the result has a time series (a sweep: IOPS and p99 against the first
     /// list's flag; a search: latency percentiles against IOPS; a metadata run: each
@@ -36,6 +44,8 @@ pub struct OutputArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub plot: Option<PathBuf>,
 
+    /// No progress or notes on stderr.
+    ///
     /// No progress or notes on stderr; warnings and errors are still printed.
     #[arg(long, short)]
     pub quiet: bool,
@@ -46,6 +56,8 @@ pub struct OutputArgs {
 #[derive(Clone, Debug, Default, PartialEq, clap::Args)]
 #[command(next_help_heading = "Outputs")]
 pub struct IologArgs {
+    /// Record every I/O in FILE as a fio iolog v3.
+    ///
     /// Record every I/O the run issues (time, file, read/write/trim/flush, offset, length)
     /// in FILE as a fio iolog v3, written after the run: `iopulse replay FILE` or fio's
     /// `--read_iolog=FILE` replays it. At most 4 Mi I/Os per worker are kept (a warning
@@ -63,6 +75,8 @@ pub struct IologArgs {
 #[command(next_help_heading = "Outputs")]
 #[serde(default)]
 pub struct TimeseriesArgs {
+    /// Write one CSV row per interval to FILE.
+    ///
     /// Write one CSV row per interval to FILE: time, IOPS, bandwidth and the p50/p99/p99.9/max
     /// latency of that interval alone, per op type (and a time_series array in the JSON).
     /// E.g. `--timeseries ts.csv --interval 250ms`
@@ -98,5 +112,6 @@ pub fn many_runs_format(arg: clap::Arg) -> clap::Arg {
         "junit" => OutputFormat::Junit,
         _ => OutputFormat::Text,
     }))
-    .help("Report format on stdout: the table (of points, or the curve and the answer), the JSON document, or JUnit XML (each run's --expect a test case, docs/ci.md). E.g. `--output-format json` [default: text]")
+    .help("Report format on stdout [default: text]")
+    .long_help("Report format on stdout: the table (of points, or the curve and the answer), the JSON document, or JUnit XML (each run's --expect a test case, docs/ci.md). E.g. `--output-format json` [default: text]")
 }

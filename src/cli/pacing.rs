@@ -10,23 +10,31 @@ use serde::Deserialize;
 #[command(next_help_heading = "Pacing: think time and rate")]
 #[serde(default)]
 pub struct PacingArgs {
+    /// Pause after I/Os, like an application working.
+    ///
     /// Pause after I/Os, like an application that works between requests (e.g. 50us, 2ms).
     /// On async engines nothing new is issued while thinking; I/O in flight still completes.
     #[arg(long, allow_hyphen_values = true, value_name = "DURATION")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub think_time: Option<Period>,
 
+    /// How to wait: sleep or spin [default: sleep]
+    ///
     /// How to wait for --think-time and rate limits: sleep, or spin (busy-wait, µs accuracy).
     /// E.g. `--rate-iops 2000 --think-mode spin` [default: sleep]
     #[arg(long, value_enum, value_name = "MODE")]
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub think_mode: Option<ThinkMode>,
 
+    /// Think after every N completed I/Os [default: 1]
+    ///
     /// Think after every N completed I/Os of a worker. E.g. `--think-time 1ms --think-every 8` [default: 1]
     #[arg(long, allow_hyphen_values = true, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub think_every: Option<Count<u32>>,
 
+    /// Think for P % of the latency seen.
+    ///
     /// Think for P % of the latency the worker currently sees (a running mean of recent
     /// completions) instead of a fixed time, so think time scales with the storage.
     /// E.g. `--think-adaptive-percent 50`
@@ -34,6 +42,8 @@ pub struct PacingArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub think_adaptive_percent: Option<Count<u32>>,
 
+    /// At most N I/Os per second per worker.
+    ///
     /// Issue at most N I/Os per second per worker (with --rate-total: for the whole run), on a
     /// fixed schedule; latency is measured from when each I/O was due (no coordinated omission).
     /// E.g. `--rate-iops 2000`
@@ -41,11 +51,15 @@ pub struct PacingArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub rate_iops: Option<Count<u64>>,
 
+    /// At most SIZE per second per worker.
+    ///
     /// Like --rate-iops, as bandwidth: SIZE per second per worker (e.g. 100M).
     #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub rate_bw: Option<Bytes>,
 
+    /// Rate limits are for the whole run, not per worker.
+    ///
     /// --rate-iops / --rate-bw are for the whole run, shared evenly by the workers.
     #[arg(long)]
     pub rate_total: bool,

@@ -9,6 +9,8 @@ use serde::Deserialize;
 #[command(next_help_heading = "Placement")]
 #[serde(default)]
 pub struct PlacementArgs {
+    /// Pin workers to CPUs of LIST.
+    ///
     /// Pin worker i to one CPU of LIST (e.g. 0-31 or 0,2,4-7), taken in --cpu-policy order, round
     /// robin when there are more workers than CPUs. Each CPU must exist, be online and be allowed
     /// (cgroup cpuset, taskset).
@@ -16,6 +18,8 @@ pub struct PlacementArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub cpu_cores: Option<IdList>,
 
+    /// Order in which pinned workers take CPUs.
+    ///
     /// Order in which pinned workers take CPUs: scatter = one worker per physical core (alternating
     /// packages) before any SMT sibling; compact = a core's SMT siblings first. Given alone, pins
     /// workers over every allowed CPU. E.g. `--threads 4 --cpu-policy compact` [default: scatter]
@@ -23,6 +27,8 @@ pub struct PlacementArgs {
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub cpu_policy: Option<CpuPolicy>,
 
+    /// Spread workers over NUMA nodes LIST.
+    ///
     /// Spread workers round robin over NUMA nodes LIST (e.g. 0,1): each runs on its node's CPUs
     /// (one of them with --cpu-cores or --cpu-policy) and its buffers are allocated on its node.
     /// `auto`: the node of the targets' block device, when it reports one.
@@ -30,6 +36,8 @@ pub struct PlacementArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub numa_zones: Option<NumaZones>,
 
+    /// Keep idle CPUs out of deep idle states (root).
+    ///
     /// Hold idle CPUs to idle states they leave within USEC µs for the run's window (a PM QoS
     /// request on /dev/cpu_dma_latency, dropped when the window closes; needs root). 0: idle
     /// CPUs poll instead of sleeping (where sleeping states have an exit latency, as on most

@@ -27,27 +27,37 @@ const MAX_SPEED: f64 = 1_000_000.0;
 #[derive(Clone, Debug, Default, clap::Args)]
 #[command(next_help_heading = "Replay")]
 pub struct ReplayFlags {
+    /// Replay the trace's times divided by X [default: 1]
+    ///
     /// Replay the trace's times divided by X: 2 runs twice as fast, 0.5 half as fast.
     /// E.g. `--speed 2` [default: 1, the trace's own times]
     #[arg(long, value_name = "X", conflicts_with = "as_fast_as_possible")]
     pub speed: Option<f64>,
 
+    /// Ignore the trace's times, keep its order.
+    ///
     /// Ignore the trace's times: each I/O goes as soon as a slot is free (the order kept).
     #[arg(long)]
     pub as_fast_as_possible: bool,
 
+    /// Where offsets past the target's end go [default: modulo]
+    ///
     /// Where offsets past the target's end go: modulo (offset mod the target's size: I/Os
     /// close together stay together) or scaled (offset × size / the trace's extent: the
     /// spread over the device is kept). A trace that fits keeps its offsets. [default: modulo]
     #[arg(long, value_enum, value_name = "HOW")]
     pub remap: Option<Remap>,
 
+    /// I/Os in flight at most [default: the trace's]
+    ///
     /// I/Os in flight at most (async engines; sync completes one at a time): an I/O due
     /// while every slot is busy goes late, and its lag says so. [default: 32 with an
     /// async engine]
     #[arg(long, allow_hyphen_values = true, value_name = "N")]
     pub queue_depth: Option<Count<u32>>,
 
+    /// Size of a new target file.
+    ///
     /// Size of a new target file. [default: the trace's extent, rounded up to 1 MiB; an
     /// existing file or device keeps its size]
     #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]

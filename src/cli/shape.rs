@@ -11,17 +11,23 @@ use serde::Deserialize;
 #[command(next_help_heading = "Workload")]
 #[serde(default)]
 pub struct ShapeArgs {
+    /// Size of each file [default: existing, or 1G]
+    ///
     /// Size of each file (k/m/g/t are powers of two, decimals allowed: 4k, 1.5G). A shorter
     /// file is extended with written data; default: an existing file's size, or 1G for a new one.
     #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub file_size: Option<Bytes>,
 
+    /// Bytes per I/O [default: 4k]
+    ///
     /// Bytes per I/O, e.g. 512, 4k, 1M. With --direct a multiple of the target's DIO alignment. [default: 4k]
     #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub block_size: Option<Bytes>,
 
+    /// A mix of block sizes, fio's syntax.
+    ///
     /// A mix of block sizes, fio's syntax: SIZE/PERCENT entries (shares of I/Os) joined by
     /// `:`; a percent left empty shares the rest equally; a comma separates the reads' split
     /// from the writes' (a third split is the trims'). Figures are reported per size too.
@@ -30,17 +36,23 @@ pub struct ShapeArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub bssplit: Option<String>,
 
+    /// Offsets are multiples of this.
+    ///
     /// Offsets are multiples of this (fio's blockalign) [default: the smallest size of
     /// --bssplit, else --block-size]. E.g. `--block-size 64k --block-align 4k --random`
     #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub block_align: Option<Bytes>,
 
+    /// Share of I/Os that are reads [default: 100]
+    ///
     /// Share of I/Os that are reads, 0-100 [default: 100]. Give this or --write-percent.
     #[arg(long, allow_hyphen_values = true, value_name = "PERCENT")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub read_percent: Option<Percent>,
 
+    /// Share of I/Os that are writes.
+    ///
     /// Share of I/Os that are writes, 0-100. Read and write percentages must sum to 100.
     /// Buffered writes the device did not see in the window (the page cache kept them) are
     /// a loud warning naming the fixes (--direct, --fsync-every).
@@ -49,6 +61,8 @@ pub struct ShapeArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub write_percent: Option<Percent>,
 
+    /// Share of I/Os that are trims [default: 0]
+    ///
     /// Share of I/Os that are trims (discards), 0-100: BLKDISCARD on block devices, a punched
     /// hole in files (fallocate). The rest split by --read-percent/--write-percent.
     /// E.g. `--write-percent 100 --trim-percent 10` [default: 0]
@@ -56,16 +70,22 @@ pub struct ShapeArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub trim_percent: Option<Percent>,
 
+    /// Worker threads [default: 1]
+    ///
     /// Number of worker threads. Each worker has its own queue of I/Os. [default: 1]
     #[arg(long, allow_hyphen_values = true, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub threads: Option<Count<u32>>,
 
+    /// I/Os in flight per worker [default: 1]
+    ///
     /// I/Os in flight per worker (async engines; sync completes one at a time). [default: 1]
     #[arg(long, allow_hyphen_values = true, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub queue_depth: Option<Count<u32>>,
 
+    /// How workers share targets [default: shared]
+    ///
     /// How targets are shared between workers: shared (all workers address all targets),
     /// per-worker (each worker gets its own file NAME.0, NAME.1, ... laid out to --file-size),
     /// partitioned (each worker gets a disjoint slice). [default: shared]
@@ -73,6 +93,8 @@ pub struct ShapeArgs {
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub file_distribution: Option<FileDistribution>,
 
+    /// Sequential workers all start at the beginning.
+    ///
     /// Sequential workers on a shared target all start at its beginning (default: each
     /// starts at its own, evenly spaced offset).
     #[arg(long)]

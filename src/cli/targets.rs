@@ -9,6 +9,8 @@ use serde::Deserialize;
 #[command(next_help_heading = "Targets and page cache")]
 #[serde(default)]
 pub struct TargetArgs {
+    /// The page cache when the window opens [default: drop]
+    ///
     /// The page cache of the region a run addresses when the window opens: drop (flush,
     /// then drop its cached pages, so that buffered reads reach the device; fio's
     /// invalidate=1), warm (read the whole region into the cache first, warning when it
@@ -21,9 +23,13 @@ pub struct TargetArgs {
     pub cache: Option<CacheMode>,
 
     /// Former name of --cache keep.
+    ///
+    /// Former name of --cache keep.
     #[arg(long, hide = true)]
     pub no_invalidate: bool,
 
+    /// Read a file as it is, holes included.
+    ///
     /// Read the file as it is: holes and unwritten extents in the region a read run
     /// addresses are not laid out first (they are by default on files iopulse laid out,
     /// and with --force on others; a read of them in someone else's file is refused
@@ -33,6 +39,8 @@ pub struct TargetArgs {
     #[arg(long)]
     pub keep_holes: bool,
 
+    /// Advise the kernel of the access (buffered I/O).
+    ///
     /// Advise the kernel how buffered I/O will walk each target, as fio's fadvise_hint:
     /// random runs POSIX_FADV_RANDOM (no readahead pulls in blocks the run never asked
     /// for), sequential ones POSIX_FADV_SEQUENTIAL. Not with --direct, which bypasses the

@@ -13,24 +13,32 @@ use serde::Deserialize;
 #[command(next_help_heading = "Window and phases")]
 #[serde(default)]
 pub struct WindowArgs {
+    /// How long to measure [default: 5s]
+    ///
     /// How long to measure: 10s, 500ms, 2m, or a bare number of seconds. `0` runs until every
     /// block of the target has been accessed exactly once. [default: 10s; 5s with no TARGET]
     #[arg(long, allow_hyphen_values = true, value_name = "DURATION")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub duration: Option<Period>,
 
+    /// Stop after this many I/Os.
+    ///
     /// Stop after this many I/Os in total (instead of --duration, or whichever comes first);
     /// --ramp's I/Os are not counted. E.g. `--ops 1000000`
     #[arg(long, allow_hyphen_values = true, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub ops: Option<Count<u64>>,
 
+    /// Stop after this many bytes.
+    ///
     /// Stop after this many bytes of I/O in total (instead of --duration, or whichever comes
     /// first); --ramp's I/Os are not counted. E.g. `--io-limit 22m`
     #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub io_limit: Option<Bytes>,
 
+    /// Run before the window, counting nothing.
+    ///
     /// Run the workload for DURATION before the window opens, and count none of it (as fio's
     /// ramp_time): --duration stays the length of the measured window, so the run lasts
     /// both; --ops and --io-limit count from the window's start. The time series keeps the
@@ -39,6 +47,8 @@ pub struct WindowArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub ramp: Option<Period>,
 
+    /// Stop once the run is steady.
+    ///
     /// Stop once the run is steady (fio's steadystate, SNIA PTS): METRIC is iops, bw or lat
     /// (mean latency), with _slope for the slope of a least-squares line instead of the
     /// largest deviation from the mean; LIMIT is a share of the window's mean (2%) or in
@@ -48,12 +58,16 @@ pub struct WindowArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub steady_state: Option<Criterion>,
 
+    /// The rolling window --steady-state judges.
+    ///
     /// The rolling window --steady-state judges: a whole number of --interval (at least 2).
     /// E.g. `--steady-state iops:2% --steady-state-window 10s` [default: 10 intervals]
     #[arg(long, allow_hyphen_values = true, value_name = "DURATION")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub steady_state_window: Option<Period>,
 
+    /// Length of one interval [default: 1s]
+    ///
     /// Length of one interval of the live line and the time series (e.g. 1s, 250ms).
     /// Given explicitly, the JSON result carries a time_series array. [default: 1s]
     #[arg(long, allow_hyphen_values = true, value_name = "DURATION")]

@@ -59,39 +59,57 @@ pub enum CompareFormat {
 #[derive(Debug, clap::Args)]
 #[command(after_help = COMPARE_EXAMPLES)]
 pub struct CompareArgs {
+    /// The base: a result, or a directory of them.
+    ///
     /// The base: a JSON result (a run's, a job file's, a sweep's) or a directory of them.
     #[arg(value_name = "BASE", required_unless_present = "base", conflicts_with_all = ["base", "new"])]
     pub base_path: Option<PathBuf>,
 
     /// The new side, as BASE.
+    ///
+    /// The new side, as BASE.
     #[arg(value_name = "NEW", required_unless_present = "base")]
     pub new_path: Option<PathBuf>,
 
+    /// The base as several files or directories.
+    ///
     /// The base as several files or directories. E.g. `iopulse compare --base b1.json b2.json --new n1.json n2.json`
     #[arg(long, value_name = "RESULT", num_args = 1.., requires = "new")]
     pub base: Vec<PathBuf>,
 
+    /// The new side as several files or directories.
+    ///
     /// The new side as several files or directories. E.g. `iopulse compare --base b/ --new n1.json n2.json n3.json`
     #[arg(long, value_name = "RESULT", num_args = 1.., requires = "base")]
     pub new: Vec<PathBuf>,
 
+    /// The smallest change that matters [default: 5%]
+    ///
     /// The smallest change that matters. E.g. `iopulse compare base/ new/ --threshold 5%` [default: 5%]
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, default_value = "5%")]
     pub threshold: f64,
 
+    /// Confidence of the intervals [default: 99%]
+    ///
     /// Confidence of the intervals and the rank test. E.g. `iopulse compare base/ new/ --confidence 95%` [default: 99%]
     #[arg(long, value_name = "PERCENT", value_parser = parse_confidence, default_value = "99%")]
     pub confidence: f64,
 
+    /// Compare although the sides differ.
+    ///
     /// Compare although the sides differ besides their figures (each difference is warned
     /// about and recorded).
     #[arg(long)]
     pub force: bool,
 
+    /// Report format on stdout [default: text]
+    ///
     /// Report format on stdout. E.g. `iopulse compare base/ new/ --output-format markdown` [default: text]
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CompareFormat::Text)]
     pub output_format: CompareFormat,
 
+    /// No notes on stderr.
+    ///
     /// No notes on stderr.
     #[arg(long, short)]
     pub quiet: bool,

@@ -9,6 +9,8 @@
   iopulse completions fish > ~/.config/fish/completions/iopulse.fish")]
 pub struct CompletionsArgs {
     /// The shell to complete for.
+    ///
+    /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
 }

@@ -44,9 +44,13 @@ Exit codes: 0 printed, 2 a bad or untranslatable fio job file.";
 #[command(after_help = EXAMPLES)]
 pub struct FromFioArgs {
     /// The fio job file.
+    ///
+    /// The fio job file.
     #[arg(value_name = "FILE.fio")]
     pub file: PathBuf,
 
+    /// Unsupported options warn instead of failing.
+    ///
     /// Options without an iopulse equivalent become warnings instead of errors.
     /// E.g. `iopulse from-fio legacy.fio --ignore-unsupported`
     #[arg(long)]

@@ -17,6 +17,8 @@ use std::path::PathBuf;
   iopulse man --dir /usr/local/share/man/man1 && mandb -q
       every page: iopulse(1), iopulse-run(1), iopulse-sweep(1), iopulse-search(1), ...")]
 pub struct ManArgs {
+    /// Write every page into DIR.
+    ///
     /// Write iopulse.1 and a page per subcommand (iopulse-run.1, ...) into DIR (created if
     /// missing) instead of the main page on stdout.
     #[arg(long, value_name = "DIR")]

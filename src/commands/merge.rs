@@ -40,22 +40,32 @@ or metadata and block results together,
 #[derive(Debug, clap::Args)]
 #[command(after_help = MERGE_EXAMPLES)]
 pub struct MergeArgs {
+    /// JSON results of concurrent runs.
+    ///
     /// JSON results written by `iopulse --json FILE` or `--output-format json`.
     #[arg(value_name = "RESULT.json", required = true)]
     pub results: Vec<PathBuf>,
 
+    /// Report format on stdout [default: text]
+    ///
     /// Report format on stdout. E.g. `--output-format json > merged.json`
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
 
+    /// Merge results whose specs differ.
+    ///
     /// Merge results whose specs differ (other than the seed); the first one's spec is shown.
     #[arg(long)]
     pub force: bool,
+    /// Merge results that look like one run twice.
+    ///
     /// Merge results that look like one run given twice (same host, start and spec), e.g.
     /// two processes started in the same instant with identical command lines.
     #[arg(long)]
     pub allow_duplicates: bool,
 
+    /// No notes on stderr.
+    ///
     /// No notes on stderr.
     #[arg(long, short)]
     pub quiet: bool,

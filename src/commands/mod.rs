@@ -32,6 +32,8 @@ use std::ffi::OsString;
 use std::io::Write;
 
 const EXAMPLES: &str = include_str!("examples.txt");
+/// What `-h` shows after the flags: a few examples (`--help` shows `EXAMPLES`).
+const EXAMPLES_SHORT: &str = include_str!("examples_short.txt");
 
 /// The whole command line: the benchmark's flags, or a subcommand.
 #[derive(Debug, Parser)]
@@ -39,7 +41,8 @@ const EXAMPLES: &str = include_str!("examples.txt");
     name = "iopulse",
     version,
     about = "A Linux storage benchmark: true O_DIRECT, exact HDR latency percentiles, honest coverage.",
-    after_help = EXAMPLES,
+    after_help = EXAMPLES_SHORT,
+    after_long_help = EXAMPLES,
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
@@ -49,6 +52,8 @@ pub struct Cli {
     #[command(flatten)]
     pub bench: BenchArgs,
 
+    /// Print what the command would touch, touch nothing.
+    ///
     /// Plan and judge everything, touch nothing: print each path the command would create,
     /// write, rename onto or remove, and each file it reads, with what would happen to it;
     /// exit 0, or 2 with the refusal. E.g. `iopulse run jobs.toml --dry-run`
@@ -70,36 +75,45 @@ pub(crate) fn dry_run_exit() -> Option<i32> {
     is_dry_run().then(|| write_stdout(&crate::report::ledger::render(&crate::ledger::judged::all())))
 }
 
-/// The subcommands: one file each in this folder.
+/// The subcommands: one file each in this folder. The first paragraph of each is its line
+/// in `iopulse -h`; the whole, its `--help`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the jobs of a job file: concurrent jobs in one shared window, phases one after another.
+    /// Run a job file: jobs in one window, phases one after another.
     Run(Box<run::RunArgs>),
-    /// Run the benchmark over a grid of flag values (comma lists), each point --repeat times.
+    /// Run a grid of flag values (comma lists), each point --repeat times.
     Sweep(sweep::SweepArgs),
-    /// Find the highest load within a latency bound, or the smallest load that saturates.
+    /// Find the highest load within a latency bound, or where it saturates.
     Search(search::SearchArgs),
+    /// Replay a trace (fio iolog, blktrace) at its own times.
+    ///
     /// Replay a trace (fio iolog v2/v3, blktrace) on a file or device at the trace's times;
     /// each I/O's lag beside the latencies.
     Replay(Box<replay::ReplayArgs>),
     /// Print the iopulse job file (TOML) equivalent to a fio job file.
     FromFio(from_fio::FromFioArgs),
-    /// List the profiles shipped in iopulse, or print one (a job file to copy and edit).
+    /// List the shipped profiles, or print one to copy and edit.
     Profiles(profile::ProfilesArgs),
-    /// Combine the JSON results of concurrent runs (several processes or hosts) into one report.
+    /// Combine the results of concurrent runs (hosts, processes) into one.
     Merge(merge::MergeArgs),
+    /// Compare two sets of results: each figure's change and verdict.
+    ///
     /// Compare two sets of results: each figure's change, confidence interval and verdict.
     Compare(compare::CompareArgs),
-    /// Draw SVG charts of a JSON result, or of a sweep written with --csv.
+    /// Draw SVG charts of a JSON result, or of a sweep's --csv table.
     Plot(plot::PlotArgs),
+    /// Write one self-contained HTML page of results.
+    ///
     /// Write one self-contained HTML page of results: figures, tables and charts.
     Report(report::ReportArgs),
+    /// After a crash: judge targets against their durable record (exit 3: lost).
+    ///
     /// After a power cut or a crash: check a target against the durable record of the run
     /// that wrote it (`--verify-state`): flushed blocks lost, torn or corrupt exit 3.
     Verify(verify::VerifyArgs),
-    /// Print shell completions for iopulse (and its subcommands) on stdout.
+    /// Print shell completions on stdout.
     Completions(completions::CompletionsArgs),
-    /// Print the iopulse man page (roff) on stdout, or write every page into a directory.
+    /// Print the man page, or write every page into a directory.
     Man(man::ManArgs),
 }
 
@@ -192,13 +206,64 @@ pub fn command() -> clap::Command {
     // an alias that gave one), as in most tools.
     let runs = |c: clap::Command| with_fio_names(c).args_override_self(true);
     Cli::command()
-        .mut_arg("profile", |a| a.help(profile::profile_help()))
+        .mut_arg("profile", |a| {
+            a.help("Run a shipped profile (`iopulse profiles` lists them)").long_help(profile::profile_help())
+        })
         .mut_subcommand("run", runs)
         .mut_subcommand("sweep", runs)
         .mut_subcommand("search", runs)
         .mut_subcommand("replay", replay::help_of_shared_flags)
         .args_override_self(true)
         .pipe(with_fio_names)
+        .pipe(short_help_at_a_glance)
+}
+
+/// Flags for the finer points of a workload: listed by `--help` (and the man pages), left
+/// out of `-h` so that it reads at a glance.
+const FINER_POINTS: &[&str] = &[
+    "block_align",
+    "sequential_overlap",
+    "random_percent",
+    "zipf_theta",
+    "pareto_h",
+    "gaussian_stddev",
+    "gaussian_center",
+    "no_scramble",
+    "strict_direct",
+    "submit_batch",
+    "completion_wait",
+    "poll_completions",
+    "no_register",
+    "sqpoll_cpu",
+    "mmap_populate",
+    "no_invalidate",
+    "fsync_on_close",
+    "end_fsync",
+    "think_mode",
+    "think_every",
+    "think_adaptive_percent",
+    "verify_max_reports",
+    "verify_state_every",
+    "steady_state_window",
+    "cpu_policy",
+    "io_timeout",
+    "dirs_per_dir",
+    "depth",
+    "file_size_dist",
+    "keep_tree",
+    "out",
+];
+
+/// `command` with the flags of `FINER_POINTS` left out of its `-h`, and of its subcommands'.
+fn short_help_at_a_glance(command: clap::Command) -> clap::Command {
+    let ids: Vec<String> = command
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .filter(|id| FINER_POINTS.contains(&id.as_str()))
+        .collect();
+    let names: Vec<String> = command.get_subcommands().map(|s| s.get_name().to_string()).collect();
+    let command = ids.into_iter().fold(command, |c, id| c.mut_arg(id, |a| a.hide_short_help(true)));
+    names.into_iter().fold(command, |c, name| c.mut_subcommand(name, short_help_at_a_glance))
 }
 
 /// `f(self)`, to chain a function into a builder.

@@ -27,39 +27,57 @@ iops, bw_bytes_per_sec, read_p99_ns, achieved_queue_depth).";
 #[derive(Debug, clap::Args)]
 #[command(after_help = PLOT_EXAMPLES)]
 pub struct PlotArgs {
+    /// A JSON result.
+    ///
     /// A JSON result (`iopulse --json FILE`, or `iopulse merge --output-format json`).
     #[arg(value_name = "RESULT.json", required_unless_present = "sweep", conflicts_with = "sweep")]
     pub result: Option<PathBuf>,
 
+    /// Directory the charts are written to [default: .]
+    ///
     /// Directory the SVG files are written to (created if missing), as --plot of a run.
     /// E.g. `--plot plots/` [default: the current directory]
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub plot: PathBuf,
 
     /// Former name of --plot.
+    ///
+    /// Former name of --plot.
     #[arg(long, value_name = "DIR", hide = true, conflicts_with = "plot")]
     pub out: Option<PathBuf>,
 
+    /// Plot a sweep's CSV table instead.
+    ///
     /// Plot a sweep from a CSV file written by `--csv` instead of one result.
     #[arg(long, value_name = "FILE.csv")]
     pub sweep: Option<PathBuf>,
 
     /// Sweep column for the x axis [default: queue_depth]
+    ///
+    /// Sweep column for the x axis [default: queue_depth]
     #[arg(long, value_name = "COLUMN")]
     pub x: Option<String>,
 
     /// Sweep column for the y axis [default: iops]
+    ///
+    /// Sweep column for the y axis [default: iops]
     #[arg(long, value_name = "COLUMN")]
     pub y: Option<String>,
 
+    /// Sweep column that splits the lines.
+    ///
     /// Sweep column that splits the rows into one line per value.
     #[arg(long, value_name = "COLUMN")]
     pub by: Option<String>,
 
+    /// Only sweep rows whose COLUMN is VALUE.
+    ///
     /// Only the sweep rows whose COLUMN is VALUE (repeatable), e.g. --where threads=1.
     #[arg(long = "where", value_name = "COLUMN=VALUE", value_parser = parse_filter)]
     pub filters: Vec<(String, String)>,
 
+    /// No notes on stderr.
+    ///
     /// No notes on stderr.
     #[arg(long, short)]
     pub quiet: bool,

@@ -37,6 +37,8 @@ Examples:
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct ProfilesArgs {
+    /// Print this profile's job file.
+    ///
     /// Print this profile's job file (TOML) instead of the list.
     #[arg(value_name = "NAME")]
     pub name: Option<String>,

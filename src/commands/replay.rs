@@ -36,12 +36,16 @@ Exit codes: 0 replayed, 1 an I/O or the run failed, 2 a bad trace or flag (nothi
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct ReplayArgs {
+    /// The trace: a fio iolog or a blktrace.
+    ///
     /// The trace: a fio iolog (first line `fio version 2 iolog` or `fio version 3 iolog`),
     /// blktrace's per-CPU files (NAME.blktrace.0 or NAME: every NAME.blktrace.N is read),
     /// or one file of blktrace records (`blkparse -d`).
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
 
+    /// The file or device to replay on.
+    ///
     /// The file or block device to replay on. [default: the one file an iolog names]
     #[arg(value_name = "TARGET")]
     pub target: Option<PathBuf>,
@@ -64,8 +68,8 @@ pub struct ReplayArgs {
 pub fn help_of_shared_flags(c: clap::Command) -> clap::Command {
     const DIRECT: &str = "Open the target with O_DIRECT (bypass the page cache); refused for a trace with an I/O that is not whole sectors. E.g. `--direct --engine io_uring`";
     const TIMESERIES: &str = "Write one CSV row per interval (1 s) to FILE: IOPS, bandwidth and latency percentiles of that interval alone (and a time_series array in the JSON). E.g. `--timeseries ts.csv`";
-    c.mut_arg("direct", |a| a.help(DIRECT).long_help(DIRECT))
-        .mut_arg("timeseries", |a| a.help(TIMESERIES).long_help(TIMESERIES))
+    c.mut_arg("direct", |a| a.help("Open the target with O_DIRECT").long_help(DIRECT))
+        .mut_arg("timeseries", |a| a.help("Write one CSV row per interval to FILE").long_help(TIMESERIES))
 }
 
 pub fn replay(args: ReplayArgs) -> i32 {

@@ -28,15 +28,21 @@ link to load; open it anywhere, attach it to a CI job. It never replaces an inpu
 #[derive(Debug, clap::Args)]
 #[command(after_help = REPORT_EXAMPLES)]
 pub struct ReportArgs {
+    /// JSON results: runs, job files, sweeps, searches, comparisons.
+    ///
     /// JSON results: a run's (`--json FILE`), a job file's, a sweep's or a search's
     /// (`--output-format json`), or a comparison's (`iopulse compare --output-format json`).
     #[arg(value_name = "RESULT.json", required = true)]
     pub results: Vec<PathBuf>,
 
+    /// The HTML file written.
+    ///
     /// The HTML file written (replaced whole). E.g. `--html report.html`
     #[arg(long, value_name = "FILE", required = true)]
     pub html: PathBuf,
 
+    /// The page's title.
+    ///
     /// The page's title [default: iopulse report]
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,

@@ -17,6 +17,21 @@ fn signal_code(stop: &AtomicUsize) -> Option<i32> {
     [exit_code::INTERRUPTED, exit_code::TERMINATED, exit_code::HUNG_UP].contains(&word).then_some(word)
 }
 
+/// What `run -h` shows after the flags (`--help`: `RUN_EXAMPLES`, with a job file).
+const RUN_EXAMPLES_SHORT: &str = "\
+Examples:
+  iopulse run db-host.toml
+      every job of the file; the jobs of a phase run at once in one shared window
+  iopulse run db-host.toml --duration 5s --json result.json
+      flags after the file apply to every job (here: 5 s each, and the JSON result)
+  iopulse run randread.fio --ignore-unsupported
+      a fio job file, translated as `iopulse from-fio` does (docs/fio.md)
+  iopulse run db-host.toml --dry-run
+      every path the jobs would touch, and what would happen to it; nothing touched
+
+Keys are the long names of the flags, with the same meaning (docs/jobs.md); `iopulse run
+--help` shows more examples and a job file.";
+
 const RUN_EXAMPLES: &str = "\
 Examples:
   iopulse run db-host.toml
@@ -73,27 +88,37 @@ Exit codes: as `iopulse` (0 ok, 1 a job failed, 2 a bad job file, nothing touche
 
 /// Run the jobs of a job file: concurrent jobs in one shared window, phases one after another.
 #[derive(Debug, clap::Args)]
-#[command(after_help = RUN_EXAMPLES)]
+#[command(after_help = RUN_EXAMPLES_SHORT, after_long_help = RUN_EXAMPLES)]
 pub struct RunArgs {
+    /// The job file (TOML, or fio's).
+    ///
     /// The job file (TOML, docs/jobs.md), or a fio job file (FILE.fio, docs/fio.md).
     #[arg(value_name = "FILE.toml|FILE.fio")]
     pub file: PathBuf,
 
     /// Paths after the job file: refused, naming --target.
+    ///
+    /// Paths after the job file: refused, naming --target.
     #[arg(value_name = "TARGET", hide = true)]
     pub stray: Vec<PathBuf>,
 
+    /// Run every job on this target instead.
+    ///
     /// Run every job on this target instead of the file's (repeat for several). E.g.
     /// `iopulse run db.fio --target /mnt/new/db.dat`
     #[arg(long = "target", value_name = "PATH")]
     pub target: Vec<PathBuf>,
 
+    /// With a fio job file: its files are in DIR.
+    ///
     /// With a fio job file: its jobs' files are in DIR instead of the file's `directory`
     /// (relative file names, and the files fio would name itself). E.g.
     /// `iopulse run db.fio --directory /mnt/new`
     #[arg(long, value_name = "DIR")]
     pub directory: Option<PathBuf>,
 
+    /// With a fio job file: unsupported options warn.
+    ///
     /// With a fio job file: options without an iopulse equivalent become warnings
     /// (recorded in the result) instead of errors. E.g. `iopulse run old.fio --ignore-unsupported`
     #[arg(long)]

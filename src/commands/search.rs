@@ -50,39 +50,59 @@ Exit codes: 0 the search ran (found or not: see the answer), 1 a run failed, 2 u
 #[derive(Debug, clap::Args)]
 #[command(after_help = SEARCH_EXAMPLES)]
 pub struct SearchArgs {
+    /// Bound the median latency.
+    ///
     /// Bound the median latency (e.g. 200us).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
     pub p50_max: Option<Duration>,
+    /// Bound the p90 latency.
+    ///
     /// Bound the 90th percentile latency.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
     pub p90_max: Option<Duration>,
+    /// Bound the p99 latency.
+    ///
     /// Bound the 99th percentile latency (e.g. 1ms).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
     pub p99_max: Option<Duration>,
+    /// Bound the p99.9 latency.
+    ///
     /// Bound the 99.9th percentile latency.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
     pub p999_max: Option<Duration>,
+    /// Bound the p99.99 latency.
+    ///
     /// Bound the 99.99th percentile latency.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Goal (one of)")]
     pub p9999_max: Option<Duration>,
+    /// Find the smallest load that saturates.
+    ///
     /// The smallest queue depth × threads, up to the given --queue-depth and --threads,
     /// that reaches --saturate-percent of their IOPS.
     #[arg(long, help_heading = "Goal (one of)")]
     pub saturate: bool,
 
+    /// Share of the maximum IOPS that counts as saturated.
+    ///
     /// Share of the maximum IOPS --saturate must reach, in percent.
     #[arg(long, value_name = "PERCENT", default_value_t = 95.0, value_parser = parse_percent)]
     pub saturate_percent: f64,
 
+    /// Rates to try first, in percent of the maximum.
+    ///
     /// Rates to try first, in percent of the measured maximum, ascending [default: 10,50,70,80,90,100]
     #[arg(long, value_name = "LIST", value_parser = parse_steps)]
     pub steps: Option<Steps>,
 
+    /// When bisection stops, in percent of the maximum.
+    ///
     /// Bisection stops when the passing and failing rates are this close, in percent of the
     /// maximum (5 or 5%).
     #[arg(long, value_name = "PERCENT", default_value_t = 5.0, value_parser = parse_percent)]
     pub precision: f64,
 
+    /// At most N runs in all.
+    ///
     /// At most N runs in all, the maximum's included.
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..))]
     pub max_runs: u32,

@@ -58,15 +58,21 @@ Exit codes: 0 every run succeeded, 1 a run failed, 2 usage, 130/143/129 interrup
 #[derive(Debug, clap::Args)]
 #[command(after_help = SWEEP_EXAMPLES)]
 pub struct SweepArgs {
+    /// Runs of each point, interleaved.
+    ///
     /// Runs of each point, interleaved across the points. E.g. `--repeat 3`
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Sweep")]
     pub repeat: u32,
 
+    /// Skip the runs an interrupted sweep already did.
+    ///
     /// Skip the runs an interrupted sweep with the same flags already did (read from the
     /// journal beside --csv or --json: FILE.journal). E.g. `--csv s.csv --resume`
     #[arg(long, help_heading = "Sweep")]
     pub resume: bool,
 
+    /// The figure that picks the best point.
+    ///
     /// The figure that picks the best point (its median over the runs). E.g. `--best-by p99`
     #[arg(long, value_enum, value_name = "METRIC", default_value_t = Metric::Iops, help_heading = "Sweep")]
     pub best_by: Metric,

@@ -43,15 +43,21 @@ pub enum VerdictFormat {
 #[derive(Debug, clap::Args)]
 #[command(after_help = VERIFY_EXAMPLES)]
 pub struct VerifyArgs {
+    /// The files or devices the run wrote.
+    ///
     /// The files or devices the run wrote, in the order the record holds them; none: the
     /// paths the record holds. E.g. `iopulse verify /dev/sdc --state sdb.state`
     #[arg(value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
 
+    /// The durable record the run kept.
+    ///
     /// The durable record the run kept (`--verify-state FILE`). E.g. `--state t.state`
     #[arg(long, value_name = "FILE")]
     pub state: PathBuf,
 
+    /// Verdict format on stdout [default: text]
+    ///
     /// Verdict format on stdout. E.g. `iopulse verify t.dat --state t.state --output-format json`
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = VerdictFormat::Text)]
     pub output_format: VerdictFormat,

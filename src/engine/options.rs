@@ -15,11 +15,15 @@ use serde::Deserialize;
 #[command(next_help_heading = "Engine")]
 #[serde(default)]
 pub struct EngineArgs {
+    /// I/O engine [default: sync]
+    ///
     /// I/O engine. E.g. `--engine io_uring` [default: sync]
     #[arg(long, value_enum, value_name = "ENGINE")]
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub engine: Option<EngineKind>,
 
+    /// Bypass the page cache (O_DIRECT).
+    ///
     /// Bypass the page cache (O_DIRECT). If the filesystem refuses it, iopulse says so loudly
     /// and falls back to buffered I/O (see --strict-direct). The end of the run is checked
     /// too: a filesystem that served it through the page cache (ext4 data=journal, btrfs
@@ -28,10 +32,14 @@ pub struct EngineArgs {
     #[arg(long)]
     pub direct: bool,
 
+    /// Fail rather than fall back when O_DIRECT is refused.
+    ///
     /// With O_DIRECT, fail instead of falling back to buffered I/O. Implies --direct.
     #[arg(long)]
     pub strict_direct: bool,
 
+    /// At most N requests per submission call.
+    ///
     /// libaio and io_uring: at most N requests per submission call [default: 2 with
     /// --direct and for buffered libaio, the queue depth for buffered io_uring]. With 3 or
     /// more the kernel holds the batch back until it is built (block plugging); larger
@@ -41,6 +49,8 @@ pub struct EngineArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub submit_batch: Option<Count<u32>>,
 
+    /// How a worker waits for completions.
+    ///
     /// libaio and io_uring: how the worker waits for a completion. `adaptive` watches its
     /// completion ring in user space up to 50 µs, with at most 4 I/Os in flight, while
     /// completions come that fast, and sleeps otherwise (a slow device costs a few watches
@@ -52,6 +62,8 @@ pub struct EngineArgs {
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub completion_wait: Option<CompletionWait>,
 
+    /// Same as --completion-wait poll.
+    ///
     /// Same as `--completion-wait poll`. E.g. `--engine libaio --direct --poll-completions`
     #[arg(long, conflicts_with = "completion_wait")]
     pub poll_completions: bool,

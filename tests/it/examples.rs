@@ -4,6 +4,7 @@
 //! (`iopulse::testing`). A doc line that shows a refusal on purpose is followed, within
 //! three lines, by the refusal's text (`iopulse: error: ...`), and is checked to be refused.
 
+use crate::common::{iopulse, run, run_command};
 use iopulse::testing::{check_command_line, check_job_file};
 use std::path::Path;
 
@@ -130,9 +131,17 @@ fn every_example_of_the_help_readme_and_docs_is_accepted() {
     let command = iopulse::commands::command();
     let mut helps: Vec<(String, String, Vec<String>)> = Vec::new();
     let flag_helps = |c: &clap::Command| -> Vec<String> {
-        c.get_arguments().filter(|a| !a.is_hide_set()).filter_map(|a| a.get_help().map(|h| h.to_string())).collect()
+        c.get_arguments()
+            .filter(|a| !a.is_hide_set())
+            .filter_map(|a| a.get_long_help().or(a.get_help()).map(|h| h.to_string()))
+            .collect()
     };
-    let after = |c: &clap::Command| c.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+    // `--help`'s examples (`-h` shows a few of them).
+    let after = |c: &clap::Command| {
+        let long = c.get_after_long_help().map(|h| h.to_string()).unwrap_or_default();
+        let short = c.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+        format!("{long}\n{short}")
+    };
     helps.push(("iopulse --help".into(), after(&command), flag_helps(&command)));
     for sub in command.get_subcommands() {
         helps.push((format!("iopulse {} --help", sub.get_name()), after(sub), flag_helps(sub)));
@@ -227,4 +236,49 @@ fn the_example_reader_splits_like_a_shell() {
         Some(vec!["t", "--queue-depth", "1"].into_iter().map(String::from).collect())
     );
     assert_eq!(words_from_iopulse("fio --name x"), None);
+}
+
+/// `-h` reads at a glance: at most 150 lines for `iopulse` and for each subcommand, each
+/// flag on one line of its own (its long help is `--help`'s).
+#[test]
+fn short_help_fits_a_screen_and_long_help_keeps_every_text() {
+    let mut commands = vec![Vec::new()];
+    commands.extend(iopulse::commands::command().get_subcommands().map(|s| vec![s.get_name().to_string()]));
+    for words in commands {
+        let mut args = words.clone();
+        args.push("-h".into());
+        let (code, short, _) = run_command(iopulse().args(&args).env("COLUMNS", "100"));
+        assert_eq!(code, 0, "{args:?}");
+        let lines = short.lines().count();
+        assert!(lines <= 150, "iopulse {} -h prints {lines} lines: {short}", words.join(" "));
+        // A flag's line is followed by another flag, a heading or a blank line, never by a
+        // wrapped second line of its text, but for the list of its possible values.
+        let flag_lines: Vec<&str> =
+            short.lines().filter(|l| l.trim_start().starts_with("--") || l.trim_start().starts_with("-q")).collect();
+        assert!(!flag_lines.is_empty(), "{args:?}");
+        // The flags, before the examples (whose command lines may wrap).
+        let all: Vec<&str> = short.lines().take_while(|l| !l.starts_with("Examples")).collect();
+        for (i, line) in all.iter().enumerate() {
+            if !(line.trim_start().starts_with("--") || line.trim_start().starts_with("-q")) {
+                continue;
+            }
+            if let Some(next) = all.get(i + 1) {
+                let wrapped = next.starts_with("      ") && !next.trim_start().starts_with('-');
+                assert!(
+                    !wrapped || next.contains("values:") || line.contains("[possible"),
+                    "iopulse {} -h: a flag's text runs over two lines:\n{line}\n{next}",
+                    words.join(" ")
+                );
+            }
+        }
+        let mut long_args = words.clone();
+        long_args.push("--help".into());
+        let (code, long, _) = run_command(iopulse().args(&long_args));
+        assert_eq!(code, 0);
+        assert!(long.lines().count() > lines, "{long_args:?}: --help holds more than -h");
+    }
+    // The long texts are still there.
+    let (_, long, _) = run(&["--help"]);
+    let words = long.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("A shorter file is extended with written data"), "--file-size's long help: {long}");
 }

@@ -31,12 +31,16 @@ impl Madvise {
 #[command(next_help_heading = "mmap")]
 #[serde(default)]
 pub struct MmapArgs {
+    /// Prefault the mapping before the start.
+    ///
     /// Prefault the whole mapping before the start (MAP_POPULATE), so page faults are not
     /// measured. Default: faults happen during the run and are part of each I/O's latency.
     /// E.g. `--engine mmap --mmap-populate`
     #[arg(long)]
     pub mmap_populate: bool,
 
+    /// Advice for the whole mapping.
+    ///
     /// Advice for the whole mapping (madvise). E.g. `--engine mmap --madvise random`
     #[arg(long, value_enum, value_name = "ADVICE")]
     #[serde(deserialize_with = "crate::units::values::choice")]

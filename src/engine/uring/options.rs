@@ -9,23 +9,31 @@ use serde::Deserialize;
 #[command(next_help_heading = "io_uring")]
 #[serde(default)]
 pub struct UringArgs {
+    /// Register no buffers or files with the ring.
+    ///
     /// Register nothing with the ring (plain Read/Write on descriptors instead of
     /// ReadFixed/WriteFixed on registered buffers and files; no registered ring fd), to
     /// compare. E.g. `--engine io_uring --no-register`
     #[arg(long)]
     pub no_register: bool,
 
+    /// A kernel thread polls the submission queue.
+    ///
     /// A kernel thread polls the submission queue (SQPOLL), so submitting needs no
     /// system call; that thread keeps a CPU busy while the run lasts.
     /// E.g. `--engine io_uring --sqpoll`
     #[arg(long)]
     pub sqpoll: bool,
 
+    /// Bind the SQPOLL thread to CPU N.
+    ///
     /// Bind the SQPOLL thread to CPU N (implies --sqpoll). E.g. `--engine io_uring --sqpoll-cpu 1`
     #[arg(long, value_name = "N")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub sqpoll_cpu: Option<crate::units::values::Count<u32>>,
 
+    /// Poll the device for completions (IOPOLL).
+    ///
     /// Polled completions (IOPOLL): the worker polls the device instead of waiting for
     /// an interrupt. Needs --direct and a device with poll queues (NVMe: the nvme module
     /// parameter poll_queues); elsewhere the run stops at start with an error.
