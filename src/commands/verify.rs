@@ -58,6 +58,14 @@ pub struct VerifyArgs {
 
     /// Verdict format on stdout [default: text]
     ///
+    /// Judge targets the record is not of.
+    ///
+    /// Judge the targets given even when they are not the files or devices the record names
+    /// (a copy, an image of the device): by default such a target is refused (exit 2), since
+    /// its blocks would be reported as lost. E.g. `iopulse verify image.dat --state t.state --force`
+    #[arg(long)]
+    pub force: bool,
+
     /// Verdict format on stdout. E.g. `iopulse verify t.dat --state t.state --output-format json`
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = VerdictFormat::Text)]
     pub output_format: VerdictFormat,
@@ -85,20 +93,22 @@ pub fn verify(args: VerifyArgs) -> i32 {
     let paths: Vec<PathBuf> =
         if args.targets.is_empty() { recorded.iter().map(|t| t.path.clone()).collect() } else { args.targets.clone() };
     let mut targets = Vec::with_capacity(paths.len());
+    let mut identities = Vec::with_capacity(paths.len());
     for path in &paths {
-        let opened = std::fs::File::open(path).and_then(|mut f| {
-            let len = f.seek(SeekFrom::End(0))?;
-            Ok((f, len))
-        });
-        match opened {
-            Ok((file, len_bytes)) => {
-                targets.push(check::OpenTarget { file, len_bytes, name: path.display().to_string() })
+        match open_target(path) {
+            Ok((file, len_bytes, identity)) => {
+                targets.push(check::OpenTarget { file, len_bytes, name: path.display().to_string() });
+                identities.push(identity);
             }
             Err(e) => {
-                crate::stderr_line!("iopulse verify: error: open {}: {e}", path.display());
+                crate::stderr_line!("iopulse verify: error: TARGET {}: {e}", path.display());
                 return exit_code::USAGE;
             }
         }
+    }
+    if let Err(e) = same_targets(recorded, &paths, &identities).or_else(|e| if args.force { Ok(()) } else { Err(e) }) {
+        crate::stderr_line!("iopulse verify: error: {e}");
+        return exit_code::USAGE;
     }
     let report = match check::check(&targets, &record) {
         Ok(r) => r,
@@ -118,6 +128,79 @@ pub fn verify(args: VerifyArgs) -> i32 {
         return code;
     }
     if report.violated() { exit_code::VERIFY_FAILED } else { exit_code::SUCCESS }
+}
+
+/// A target opened for reading without blocking (a FIFO never holds `open`), judged by
+/// what was opened: a regular file or a block device, else refused. Its length and identity.
+fn open_target(path: &std::path::Path) -> std::io::Result<(std::fs::File, u64, format::TargetIdentity)> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let mut file =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() && !kind.is_block_device() {
+        let what = crate::targets::identity::special_kind(kind).unwrap_or("a special file");
+        return Err(std::io::Error::other(format!(
+            "is {what}, not a file or a block device: give the file or device the run wrote"
+        )));
+    }
+    let len_bytes = file.seek(SeekFrom::End(0))?;
+    let identity = format::TargetIdentity::of(&file)?;
+    Ok((file, len_bytes, identity))
+}
+
+/// The targets given are the ones the record is of, in its order: each the same file (its
+/// device and inode) or the same block device (its number) as recorded. A block device
+/// with another number but the recorded size passes (a device renamed after a reboot);
+/// anything else is an argument mistake, never a broken promise. Records of version 2
+/// hold no identity: their targets are taken as given.
+fn same_targets(
+    recorded: &[format::RecordTarget],
+    paths: &[PathBuf],
+    found: &[format::TargetIdentity],
+) -> Result<(), String> {
+    let this_record_is = || {
+        let list: Vec<String> = recorded
+            .iter()
+            .map(|t| match t.identity {
+                Some(id) => format!("{} ({} bytes)", t.path.display(), id.size_bytes),
+                None => t.path.display().to_string(),
+            })
+            .collect();
+        format!("this record is of {}", list.join(", "))
+    };
+    for (i, ((rec, path), id)) in recorded.iter().zip(paths).zip(found).enumerate() {
+        let Some(want) = rec.identity else { continue };
+        if want.same_as(id) {
+            continue;
+        }
+        if let Some(j) = recorded.iter().position(|r| r.identity.is_some_and(|r| r.same_as(id))) {
+            return Err(format!(
+                "TARGET {} is the record's target {} ({}), not its target {}: {}, in that order; give the targets in the record's order, or none to use its paths",
+                path.display(),
+                j + 1,
+                recorded[j].path.display(),
+                i + 1,
+                this_record_is()
+            ));
+        }
+        let renamed_device = want.rdev != 0 && id.rdev != 0 && want.size_bytes == id.size_bytes;
+        if renamed_device {
+            continue;
+        }
+        let what = |t: &format::TargetIdentity| if t.rdev != 0 { "block device" } else { "file" };
+        return Err(format!(
+            "TARGET {} is another {} ({} bytes) than the one the run wrote at {} (a {} of {} bytes): {}; give the targets it names, the record of the run that wrote {}, or --force to judge this copy anyway",
+            path.display(),
+            what(id),
+            id.size_bytes,
+            rec.path.display(),
+            what(&want),
+            want.size_bytes,
+            this_record_is(),
+            path.display()
+        ));
+    }
+    Ok(())
 }
 
 fn when(unix_ns: u64) -> String {

@@ -19,8 +19,20 @@
 //! still promises nothing that was not promised; the reader says the update was cut short
 //! (a torn copy, or fewer pages of the newest generation than its summary names, or no
 //! summary of it). Each worker owns its section (no lock between workers), and the file
-//! is sized and its header made durable before the first I/O (written beside, fsynced,
-//! renamed into place, the directory fsynced).
+//! is sized and its header made durable before the first I/O.
+//!
+//! The file is written in place, in a file this run holds locked (`open_locked`: opened
+//! without following a link, a regular file or nothing, an exclusive flock for the run), not
+//! written beside and renamed over: a rename would replace whatever the name is (a device
+//! node, /dev/null), and a lock on a file that is then renamed over guards nothing, so two
+//! runs sharing a record would both go on and one record would be lost. The old record is
+//! of targets this run is about to overwrite: truncating it loses nothing a crash of this
+//! run could need.
+//!
+//! The header holds each target's identity (its size, device and inode, or the device
+//! number of a block device) and the run's data seed, so that `iopulse verify` can tell a
+//! record given with the wrong targets (another order, another file, another run's record)
+//! from a broken promise of the storage.
 //!
 //! Must not: allocate when a record is written or a write is noted (every buffer is the
 //! writer's own, sized once), or parse anything beyond the bounded layout.
@@ -35,7 +47,8 @@ use std::sync::Arc;
 const FILE_MAGIC: [u8; 8] = *b"IOPDREC\x02";
 const SUMMARY_MAGIC: [u8; 8] = *b"IOPSUMM\x02";
 const PAGE_MAGIC: [u8; 8] = *b"IOPPAGE\x02";
-const VERSION: u32 = 2;
+/// The version written; 2 (no target identity) is still read.
+const VERSION: u32 = 3;
 /// Bytes of a page (and of the header's fixed part) before its entries.
 const FIXED_BYTES: usize = 64;
 /// Every part of the file is whole pages, so that no write shares a page with another's.
@@ -106,6 +119,44 @@ pub struct RecordTarget {
     pub path: PathBuf,
     /// Its blocks when the run started.
     pub blocks: u64,
+    /// What the target was (none in a record of version 2).
+    pub identity: Option<TargetIdentity>,
+}
+
+/// Which file or device a target was when the run started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TargetIdentity {
+    /// Its size: a file's length, a block device's capacity.
+    pub size_bytes: u64,
+    /// The device and inode of the file (of a block device: of its node).
+    pub dev: u64,
+    pub ino: u64,
+    /// A block device's number (0 for a file).
+    pub rdev: u64,
+}
+
+impl TargetIdentity {
+    /// The identity of the open target `file` (fstat; a block device's size by seeking to
+    /// its end, which is what its capacity is to a reader).
+    pub fn of(file: &File) -> io::Result<TargetIdentity> {
+        use std::io::Seek;
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let meta = file.metadata()?;
+        let block = meta.file_type().is_block_device();
+        let size_bytes = if block { (&*file).seek(io::SeekFrom::End(0))? } else { meta.len() };
+        Ok(TargetIdentity { size_bytes, dev: meta.dev(), ino: meta.ino(), rdev: if block { meta.rdev() } else { 0 } })
+    }
+
+    /// Whether `other` is the same file or device: the same device number for a block
+    /// device; for a file, the same inode on the same filesystem, or the same inode and size
+    /// where the filesystem's device number changed (a filesystem mounted again after a
+    /// reboot may get another one; a renamed file keeps its inode).
+    pub fn same_as(&self, other: &TargetIdentity) -> bool {
+        if self.rdev != 0 || other.rdev != 0 {
+            return self.rdev == other.rdev;
+        }
+        self.ino == other.ino && (self.dev == other.dev || self.size_bytes == other.size_bytes)
+    }
 }
 
 /// A run of blocks of one target that a worker's table covers.
@@ -227,6 +278,10 @@ fn encode_header(h: &RecordHeader) -> Vec<u8> {
     for t in &h.targets {
         let path = t.path.as_os_str().as_bytes();
         b.extend_from_slice(&t.blocks.to_le_bytes());
+        let id = t.identity.unwrap_or(TargetIdentity { size_bytes: 0, dev: 0, ino: 0, rdev: 0 });
+        for v in [id.size_bytes, id.dev, id.ino, id.rdev] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
         b.extend_from_slice(&(path.len() as u32).to_le_bytes());
         b.extend_from_slice(path);
     }
@@ -245,30 +300,79 @@ fn encode_header(h: &RecordHeader) -> Vec<u8> {
     b
 }
 
-/// Creates the state file for a run: sized, its header durable, no update written yet.
-/// Returns the open file each worker's `RecordWriter` shares.
-pub fn create(path: &Path, header: &RecordHeader) -> io::Result<Arc<File>> {
-    let head = encode_header(header);
-    let (_, len_bytes) = sections(head.len() as u64, &header.workers);
-    let mut beside = path.as_os_str().to_os_string();
-    beside.push(".new");
-    let beside = PathBuf::from(beside);
-    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&beside)?;
-    file.set_len(len_bytes)?;
-    file.write_all_at(&head, 0)?;
-    file.sync_all()?;
-    std::fs::rename(&beside, path)?;
-    sync_directory_of(path)?;
-    Ok(Arc::new(file))
+/// A record's file, open and locked for this run (the lock goes with the last handle).
+pub struct LockedRecord {
+    file: Arc<File>,
+    _lock: crate::ledger::lock::Held,
 }
 
-/// fsync of the directory holding `path`: a rename is durable once its directory is.
+/// Why a record's file was not opened for a run.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Another run holds it (`lock::LockError::Busy`, with its pid).
+    #[error("{0}")]
+    Busy(crate::ledger::lock::LockError),
+    #[error("is {0}, not a regular file: the record is written in place; give a file path")]
+    NotRegular(&'static str),
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// Opens (creating it if missing) the record's file at `path` for this run, without
+/// following a final symbolic link (`path` is where the ledger's guard saw it land), and
+/// takes an exclusive lock on it: a second run given the same record is refused. Touches
+/// nothing of the file's bytes.
+pub fn open_locked(path: &Path) -> Result<LockedRecord, OpenError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let open = |create_new: bool| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(create_new)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+    };
+    let file = match open(true) {
+        Ok(file) => {
+            // The new name is durable once its directory is: a crash must not lose the
+            // record of writes it promised.
+            sync_directory_of(path)?;
+            file
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => open(false)?,
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(kind) = crate::targets::identity::special_kind(file.metadata()?.file_type()) {
+        return Err(OpenError::NotRegular(kind));
+    }
+    let held = match crate::ledger::lock::exclusive(file.try_clone()?) {
+        Ok(held) => held,
+        Err(crate::ledger::lock::LockError::Io(e)) => return Err(e.into()),
+        Err(busy) => return Err(OpenError::Busy(busy)),
+    };
+    Ok(LockedRecord { file: Arc::new(file), _lock: held })
+}
+
+/// fsync of the directory holding `path`: a new name is durable once its directory is.
 fn sync_directory_of(path: &Path) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
     File::open(dir)?.sync_all()
+}
+
+/// Writes the record of a run into its locked file: emptied, sized, its header durable, no
+/// update written yet. Returns the open file each worker's `RecordWriter` shares.
+pub fn create(record: &LockedRecord, header: &RecordHeader) -> io::Result<Arc<File>> {
+    let head = encode_header(header);
+    let (_, len_bytes) = sections(head.len() as u64, &header.workers);
+    let file = &record.file;
+    file.set_len(0)?;
+    file.set_len(len_bytes)?;
+    file.write_all_at(&head, 0)?;
+    file.sync_all()?;
+    Ok(Arc::clone(file))
 }
 
 /// One of a worker's files, as its writer addresses it: where the file's blocks start in
@@ -513,7 +617,8 @@ fn decode_header(bytes: &[u8]) -> Result<(RecordHeader, usize), RecordError> {
     if bytes.len() < FIXED_BYTES || bytes[..8] != FILE_MAGIC {
         return Err(RecordError::NotARecord("no record magic at its start"));
     }
-    if u32_at(bytes, 8) != VERSION {
+    let version = u32_at(bytes, 8);
+    if version != VERSION && version != 2 {
         return Err(RecordError::NotARecord("a version this iopulse does not read"));
     }
     let workers = u32_at(bytes, 12);
@@ -538,12 +643,18 @@ fn decode_header(bytes: &[u8]) -> Result<(RecordHeader, usize), RecordError> {
     let mut list = Vec::new();
     for _ in 0..targets {
         let blocks = c.u64()?;
+        let identity = if version >= 3 {
+            let (size_bytes, dev, ino, rdev) = (c.u64()?, c.u64()?, c.u64()?, c.u64()?);
+            Some(TargetIdentity { size_bytes, dev, ino, rdev })
+        } else {
+            None
+        };
         let len = c.u32()? as usize;
         if len > MAX_PATH_BYTES {
             return Err(RecordError::Damaged(format!("a target path of {len} bytes")));
         }
         let path = PathBuf::from(std::ffi::OsString::from_vec(c.take(len)?.to_vec()));
-        list.push(RecordTarget { path, blocks });
+        list.push(RecordTarget { path, blocks, identity });
     }
     let mut per_worker = Vec::with_capacity(workers as usize);
     for _ in 0..workers {
@@ -704,8 +815,16 @@ mod tests {
             seed: 7,
             durability: Durability::Flushes,
             targets: vec![
-                RecordTarget { path: "/a".into(), blocks: 3000 },
-                RecordTarget { path: "/b".into(), blocks: 10 },
+                RecordTarget {
+                    path: "/a".into(),
+                    blocks: 3000,
+                    identity: Some(TargetIdentity { size_bytes: 3000 * 4096, dev: 1, ino: 2, rdev: 0 }),
+                },
+                RecordTarget {
+                    path: "/b".into(),
+                    blocks: 10,
+                    identity: Some(TargetIdentity { size_bytes: 10 * 4096, dev: 0, ino: 0, rdev: 259 }),
+                },
             ],
             workers: vec![
                 vec![Extent { target: 0, first_block: 0, blocks: 4 }],
@@ -743,7 +862,7 @@ mod tests {
     fn each_flush_writes_only_its_files_changed_pages_and_the_newest_copies_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state");
-        let file = create(&path, &header()).unwrap();
+        let file = create(&open_locked(&path).unwrap(), &header()).unwrap();
         let mut w = writer(Arc::clone(&file));
         let mut table = vec![0u32; 3006];
         for (i, block) in [5u64, 2000, 2997].into_iter().enumerate() {
@@ -773,7 +892,7 @@ mod tests {
     fn a_cut_update_leaves_each_pages_previous_copy_and_is_said() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state");
-        let file = create(&path, &header()).unwrap();
+        let file = create(&open_locked(&path).unwrap(), &header()).unwrap();
         let mut w = writer(Arc::clone(&file));
         let mut table = vec![0u32; 3006];
         for (block, seq) in [(5u64, 1u32), (2000, 2)] {
@@ -828,7 +947,7 @@ mod tests {
     fn a_truncated_or_foreign_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state");
-        create(&path, &header()).unwrap();
+        create(&open_locked(&path).unwrap(), &header()).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         let e = decode(&bytes[..bytes.len() - 1]).unwrap_err().to_string();
         assert!(e.contains("truncated"), "{e}");

@@ -1,7 +1,9 @@
 //! `--verify-state FILE`: what makes a run's completed writes durable (decided when the run
 //! is planned, before anything is touched: a run with no such moment is refused), the
-//! record's file made for the run (sized, its header durable) before the workers start,
-//! and each worker's writer of its section.
+//! record's file locked for the run before any target is touched (`lock`: a second run
+//! given the same record is refused, naming the first's pid), the record written into it
+//! (sized, its header durable, each target's identity) before the workers start, and each
+//! worker's writer of its section.
 //!
 //! Must not: write a record update (the workers do, at their flush completions or every N
 //! writes durable at completion).
@@ -9,7 +11,9 @@
 use super::region::RegionLayout;
 use super::worker_plan::tracks_sequences;
 use crate::diagnostics::error::{Error, RunError, UsageError};
-use crate::durable_record::format::{self, Durability, RecordHeader, RecordTarget, RecordWriter, WriterFile};
+use crate::durable_record::format::{
+    self, Durability, LockedRecord, RecordHeader, RecordTarget, RecordWriter, TargetIdentity, WriterFile,
+};
 use crate::spec::Spec;
 use crate::targets::{PreparedTarget, TargetKind, TargetPlan};
 use std::fs::File;
@@ -66,6 +70,34 @@ pub(super) fn durability(spec: &Spec, plans: &[TargetPlan]) -> Result<Option<Dur
     Ok(Some(Durability::DirectWriteThrough))
 }
 
+/// The record's file at `path` (this rank's `--verify-state`), opened and locked for the
+/// run before any target is touched: refused (exit 2, nothing touched) when another run
+/// holds it or it is not a regular file. `None` without a record.
+pub(super) fn lock(path: Option<&PathBuf>) -> Result<Option<LockedRecord>, Error> {
+    let Some(path) = path else { return Ok(None) };
+    // Where the ledger's guard saw it land: a link is followed there, and no further.
+    let landed = crate::targets::identity::landing(path);
+    if !crate::ledger::judged::is_output_landing(&landed) {
+        return Err(RunError::Other(format!(
+            "--verify-state {}: it lands at {}, where no output was judged before the run: nothing written",
+            path.display(),
+            landed.display()
+        ))
+        .into());
+    }
+    format::open_locked(&landed).map(Some).map_err(|e| match e {
+        format::OpenError::Busy(busy) => UsageError::new(format!(
+            "--verify-state {} {busy}: two runs cannot keep one record; wait for it to end, or give each run its own record",
+            path.display()
+        ))
+        .into(),
+        format::OpenError::NotRegular(_) => UsageError::new(format!("--verify-state {} {e}", path.display())).into(),
+        format::OpenError::Io(e) => {
+            RunError::Other(format!("open the --verify-state record {}: {e}", path.display())).into()
+        }
+    })
+}
+
 /// The record's file, shared by the workers, and its header.
 pub(super) struct DurableRecord {
     file: Arc<File>,
@@ -76,16 +108,16 @@ pub(super) struct DurableRecord {
 }
 
 impl DurableRecord {
-    /// Creates the file of `state` (the run's `--verify-state`, per rank) for a record that
-    /// follows `durability`; none without one.
+    /// Writes the record into `state` (the run's `--verify-state` file, per rank, locked)
+    /// for a record that follows `durability`; none without one.
     pub(super) fn create(
         spec: &Spec,
-        state: Option<&PathBuf>,
+        state: Option<(&PathBuf, &LockedRecord)>,
         durability: Option<Durability>,
         layout: &RegionLayout,
         targets: &[PreparedTarget],
     ) -> Result<Option<Self>, Error> {
-        let (Some(path), Some(durability)) = (state, durability) else { return Ok(None) };
+        let (Some((path, locked)), Some(durability)) = (state, durability) else { return Ok(None) };
         let verify = spec.verify.expect("--verify-state is refused without --verify");
         if !tracks_sequences(spec, layout) || layout.threads > format::MAX_WORKERS {
             return Err(RunError::Other(format!(
@@ -116,14 +148,22 @@ impl DurableRecord {
             targets: targets
                 .iter()
                 .zip(&layout.target_blocks)
-                .map(|(t, &blocks)| RecordTarget {
-                    path: std::path::absolute(&t.plan.path).unwrap_or_else(|_| t.plan.path.clone()),
-                    blocks,
+                .map(|(t, &blocks)| {
+                    let identity = TargetIdentity::of(&t.file).map_err(|e| RunError::Target {
+                        op: "stat (for the --verify-state record)",
+                        path: t.plan.path.clone(),
+                        source: e,
+                    })?;
+                    Ok(RecordTarget {
+                        path: std::path::absolute(&t.plan.path).unwrap_or_else(|_| t.plan.path.clone()),
+                        blocks,
+                        identity: Some(identity),
+                    })
                 })
-                .collect(),
+                .collect::<Result<_, RunError>>()?,
             workers,
         };
-        let file = format::create(path, &header)
+        let file = format::create(locked, &header)
             .map_err(|e| RunError::Other(format!("create the --verify-state record {}: {e}", path.display())))?;
         // With a flush stream the record follows the flushes; otherwise every N writes.
         let every_writes =

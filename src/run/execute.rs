@@ -44,8 +44,13 @@ pub(super) struct Execute<'a> {
     pub(super) start_line: &'a StartLine<'a>,
     /// The block devices under the targets, whose counters are read at the window's edges.
     pub(super) devices: &'a Devices,
-    /// `--verify-state`: this rank's record path and how the record follows durability.
-    pub(super) record: Option<(&'a std::path::PathBuf, crate::durable_record::format::Durability)>,
+    /// `--verify-state`: this rank's record path, its file (locked for the run) and how the
+    /// record follows durability.
+    pub(super) record: Option<(
+        &'a std::path::PathBuf,
+        &'a crate::durable_record::format::LockedRecord,
+        crate::durable_record::format::Durability,
+    )>,
 }
 
 impl WithEngine for Execute<'_> {
@@ -119,8 +124,13 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     } else {
         (None, (0..spec.threads).map(|_| None).collect())
     };
-    let record =
-        super::durable_record::DurableRecord::create(spec, record.map(|r| r.0), record.map(|r| r.1), layout, targets)?;
+    let record = super::durable_record::DurableRecord::create(
+        spec,
+        record.map(|r| (r.0, r.1)),
+        record.map(|r| r.2),
+        layout,
+        targets,
+    )?;
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let mut handles = Vec::with_capacity(spec.threads as usize);
     let mut spawn_error = None;

@@ -83,6 +83,9 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     // Every check is done and nothing is touched yet: in a cluster, every rank says so.
     start.planned()?;
     interrupted_before_set_up(&stop)?;
+    // The record is this run's before any target is touched: a second run given the same
+    // one is refused here, having touched nothing.
+    let record_file = if record_durability.is_some() { durable_record::lock(record_path.as_ref())? } else { None };
     // With an engine that moves no bytes, nothing is created, laid out or opened (target/prepare.rs).
     let (targets, mut created) = targets::prepare_targets(spec, plans, diag, &stop)?;
     if stop.load(Ordering::Relaxed) != 0 {
@@ -129,7 +132,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         step: diag.step().map(str::to_string),
         start_line: start,
         devices: &devices,
-        record: record_path.as_ref().zip(record_durability),
+        record: record_path.as_ref().zip(record_file.as_ref()).zip(record_durability).map(|((p, f), d)| (p, f, d)),
     })?;
     // The targets of a real run stay; the embedded default's files go with the run.
     if temp.is_none() {

@@ -391,15 +391,33 @@ fn several_targets_are_recorded_and_verify_checks_each_naming_the_target() {
     assert_eq!((first["target"].as_str(), first["offset_bytes"].as_u64()), (Some(sb.as_str()), Some(i * BS)));
     assert_eq!(doc["targets"][1]["counts"]["lost_though_flushed"].as_u64(), Some(1));
     assert_eq!(doc["targets"][0]["counts"]["lost_though_flushed"].as_u64(), Some(0));
-    // The targets moved (a device renamed after a reboot): given in the record's order.
+    // Copies of the targets are other files: the record is not of them (exit 2, naming
+    // what it is of), unless --force says to judge them anyway (an image of the device).
+    let copies = dir.path().join("copies");
+    std::fs::create_dir(&copies).unwrap();
+    std::fs::copy(&a, copies.join("a")).unwrap();
+    std::fs::copy(&b, copies.join("b")).unwrap();
+    let (ca, cb) = (path_str(&copies.join("a")), path_str(&copies.join("b")));
+    let (code, _, err) = run(&["verify", &ca, &cb, "--state", &ss]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is another file") && err.contains("this record is of") && err.contains(&sa), "{err}");
+    let (code, text, _) = run(&["verify", &ca, &cb, "--state", &ss, "--force"]);
+    assert_eq!(code, 3);
+    assert!(text.contains(&format!("first at {cb}:{}", i * BS)), "{text}");
+    // The targets moved (renamed, as a device renamed after a reboot): given in the
+    // record's order, judged as the files the run wrote.
     let moved = dir.path().join("moved");
     std::fs::create_dir(&moved).unwrap();
-    std::fs::copy(&a, moved.join("a")).unwrap();
-    std::fs::copy(&b, moved.join("b")).unwrap();
+    std::fs::rename(&a, moved.join("a")).unwrap();
+    std::fs::rename(&b, moved.join("b")).unwrap();
     let (ma, mb) = (path_str(&moved.join("a")), path_str(&moved.join("b")));
     let (code, text, _) = run(&["verify", &ma, &mb, "--state", &ss]);
     assert_eq!(code, 3);
     assert!(text.contains(&format!("first at {mb}:{}", i * BS)), "{text}");
+    // Given in another order: an argument mistake, not a broken promise.
+    let (code, _, err) = run(&["verify", &mb, &ma, "--state", &ss]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is the record's target 2") && err.contains("in that order"), "{err}");
     // One of two: refused, naming what the record holds.
     let (code, _, err) = run(&["verify", &ma, "--state", &ss]);
     assert_eq!(code, 2);
@@ -519,4 +537,83 @@ fn direct_writes_feed_the_record_only_where_the_device_cache_is_write_through() 
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(count(&doc, "intact"), 64, "{doc}");
     assert!(doc["durable_by"].as_str().unwrap().contains("write-through"), "{doc}");
+}
+
+/// Waits for `child` (started by this test) at most `limit`; kills it by its pid and fails
+/// when it overran.
+fn wait_at_most(child: &mut std::process::Child, limit: std::time::Duration, what: &str) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not end within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_second_run_given_the_same_record_is_refused_naming_the_first_and_touches_nothing() {
+    let dir = temp_dir();
+    let (a, b, state) = (dir.path().join("a.dat"), dir.path().join("b.dat"), dir.path().join("s.state"));
+    let (sa, sb, ss) = (path_str(&a), path_str(&b), path_str(&state));
+    let record_args = ["--file-size", "2m", "--write-percent", "100", "--verify", "--fdatasync-every", "8", "--quiet"];
+    let mut first = iopulse()
+        .args([sa.as_str(), "--verify-state", &ss, "--duration", "20"])
+        .args(record_args)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The record exists once the first run holds it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::fs::metadata(&state).map_or(true, |m| m.len() == 0) {
+        assert!(std::time::Instant::now() < deadline, "the first run never made its record");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (code, stdout, stderr) = super::common::run_command(
+        iopulse().args([sb.as_str(), "--verify-state", &ss, "--duration", "1"]).args(record_args),
+    );
+    // The first run is stopped (by its pid) before anything is asserted.
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(first.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = wait_at_most(&mut first, std::time::Duration::from_secs(20), "the first run");
+    assert_eq!(code, 2, "{stderr}{stdout}");
+    assert!(
+        stderr.contains(&format!("--verify-state {ss} is in use by another run (pid {})", first.id())),
+        "the refusal names the record and the holder: {stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!b.exists(), "the second run touched nothing");
+    assert_eq!(status.code(), Some(130), "the first run was interrupted");
+    // The first run's record is whole, and holds its own target.
+    let (code, _, err) = run(&["verify", "--state", &ss]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(read(&state).unwrap().header.targets[0].path, a);
+}
+
+#[test]
+fn verify_of_a_fifo_ends_at_once_with_exit_2() {
+    let dir = temp_dir();
+    let (t, state, fifo) = (dir.path().join("t.dat"), dir.path().join("t.state"), dir.path().join("fifo"));
+    write_run(&t, &state, &[]);
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    for args in [
+        vec!["verify".to_string(), path_str(&fifo), "--state".into(), path_str(&state)],
+        vec!["verify".to_string(), path_str(&t), "--state".into(), path_str(&fifo)],
+    ] {
+        let mut child = iopulse()
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = wait_at_most(&mut child, std::time::Duration::from_secs(2), "verify of a FIFO");
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("is a FIFO"), "{args:?}: {err}");
+    }
 }

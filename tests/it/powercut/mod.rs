@@ -174,7 +174,9 @@ fn a_cut_during_the_records_own_update_leaves_the_record_before_it() {
     // 16 MiB of 4 KiB blocks: a slot of 16 KiB and more, so a cut can tear it.
     let Some(rig) = Rig::mount(Mode::Honest, &[("t.dat", 16 << 20)]) else { return };
     let (target, state) = (rig.dir.join("t.dat"), rig.dir.join("t.state"));
-    rig.hold_flush("t.state", 10);
+    // The record's file is written in place: its header's flush is the first of t.state,
+    // then its 10 updates; the 11th update's flush is held.
+    rig.hold_flush("t.state", 11);
     let mut child = start(&target, &state, "sync", "4k", "16m");
     let deadline = Instant::now() + Duration::from_secs(30);
     while !rig.holding() {
@@ -228,7 +230,8 @@ fn an_update_cut_half_way_through_its_pages_leaves_a_record_that_promises_only_w
     for cut in 0..4 {
         let Some(rig) = Rig::mount(Mode::Honest, &[("t.dat", 32 << 20)]) else { return };
         let (target, state) = (rig.dir.join("t.dat"), rig.dir.join("t.state"));
-        rig.hold_flush("t.state", 10);
+        // The header's flush, then 10 updates: the 11th update's flush is held.
+        rig.hold_flush("t.state", 11);
         let (t, s) = (path_str(&target), path_str(&state));
         let mut child = spawn(&strings(&[
             &t,
