@@ -29,8 +29,11 @@ A block whose flushed write is gone (an older write, zeros, another run's data) 
 broken promise of the storage: it is reported with its offset, and the exit code is 3.
 Unflushed blocks may hold the old or the new data. The record is read back as its last
 whole update: a cut while it was being written leaves the one before.
-Exit codes: 0 no promise broken, 2 unreadable state file or target, 3 a flushed block lost,
-torn or corrupt.";
+The targets must be the ones the record is of, in its order (their size, device and inode,
+or device number, are recorded): another order, another file or a device of another size
+is an argument mistake (exit 2, naming what the record is of), never a broken promise.
+Exit codes: 0 no promise broken, 2 unreadable state file or target, or a target the record
+is not of, 3 a flushed block lost, torn or corrupt.";
 
 /// How `verify` prints its verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
