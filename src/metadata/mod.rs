@@ -62,6 +62,21 @@ struct Planned {
 fn plan(spec: &Spec, meta: &MetaSpec) -> Result<Planned, Error> {
     let root = &spec.targets[0];
     let found = ownership::look(root, spec.force).map_err(UsageError::new)?;
+    // A tree of ours whose entries were replaced (a directory by a link to another, a file
+    // by a link or a hard link, a mount over a directory): the run would go through them,
+    // and the removal must not. Refused before anything is touched, naming them.
+    if let Found::Tree(_) = &found {
+        let odd = ownership::odd_entries(root)
+            .map_err(|e| UsageError::new(format!("--files {}: the tree cannot be walked: {e}", root.display())))?;
+        if let Some(first) = odd.first() {
+            let more = if odd.len() > 1 { format!(" and {} more", odd.len() - 1) } else { String::new() };
+            return Err(UsageError::new(format!(
+                "--files {}: the tree holds entries iopulse did not make under its names ({first}{more}): the run would go through them, so it leaves them alone; remove them (they are not iopulse's), or give another directory",
+                root.display()
+            ))
+            .into());
+        }
+    }
     let reuse = matches!(&found, Found::Tree(m) if m.state == ownership::READY && m.same_shape(meta))
         && meta.setup_creates_files();
     if !reuse {
@@ -77,6 +92,28 @@ fn plan(spec: &Spec, meta: &MetaSpec) -> Result<Planned, Error> {
 /// Runs the metadata run of `spec` to its end; `stop` is the signals' stop word.
 pub fn run(spec: &Spec, diag: &Diagnostics, stop: &AtomicUsize) -> Result<MetaOutcome, Error> {
     run_in(spec, diag, stop, None)
+}
+
+/// The tree's root opened without following a link, and locked for the run (an exclusive
+/// flock on the directory): a second run on the same tree is refused (exit 2) naming the
+/// first's pid.
+fn lock_root(root: &Path) -> Result<(std::fs::File, crate::ledger::lock::Held), Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(root)
+        .map_err(|e| RunError::Other(format!("open the tree's root {}: {e}", root.display())))?;
+    let held = dir.try_clone().map_err(|e| RunError::Other(format!("{}: {e}", root.display())))?;
+    match crate::ledger::lock::exclusive(held) {
+        Ok(lock) => Ok((dir, lock)),
+        Err(busy @ crate::ledger::lock::LockError::Busy { .. }) => Err(UsageError::new(format!(
+            "--files {}: the tree {busy}: two runs on one tree would remove each other's files; wait for it to end, or give another directory",
+            root.display()
+        ))
+        .into()),
+        Err(e) => Err(RunError::Other(format!("--files {}: {e}", root.display())).into()),
+    }
 }
 
 /// What a metadata job beside other jobs needs of its phase's start line
@@ -128,7 +165,7 @@ fn run_in(
         }
         Ok(p)
     });
-    let Planned { found, reuse } = match checked {
+    let Planned { found, .. } = match checked {
         Ok(p) => p,
         Err(e) => {
             if let Some(line) = line {
@@ -150,12 +187,22 @@ fn run_in(
     }
     let io = |what: &str, e: std::io::Error| RunError::Other(format!("{what} {}: {e}", root.display()));
 
-    // Touch: the root, an old tree of ours removed, the marker saying a set-up is under way.
+    // Touch: the root (another run may have made it since the planning), then the lock on
+    // it, then what is there judged again: a second run on the tree is refused here, having
+    // touched nothing of the first's.
+    let made_root = match &found {
+        Found::Nothing => match std::fs::create_dir(&root) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+            Err(e) => return Err(io("create the tree's root", e).into()),
+        },
+        _ => false,
+    };
+    let (dir, _tree_lock) = lock_root(&root)?;
+    let Planned { found, reuse } =
+        if made_root { Planned { found: Found::Nothing, reuse: false } } else { plan(spec, meta)? };
     let root_created = match &found {
-        Found::Nothing => {
-            std::fs::create_dir(&root).map_err(|e| io("create the tree's root", e))?;
-            true
-        }
+        Found::Nothing => true,
         Found::Tree(m) => m.root_created,
         Found::Directory => false,
     };
@@ -170,7 +217,6 @@ fn run_in(
         ));
         ownership::remove_contents(&root, old, spec.threads);
     }
-    let dir = std::fs::File::open(&root).map_err(|e| io("open the tree's root", e))?;
     let fd = dir.as_raw_fd();
     let mut tree = TreeInfo {
         files: meta.files,
@@ -187,6 +233,7 @@ fn run_in(
         removed_files: 0,
         removed_directories: 0,
         kept_directories: Vec::new(),
+        left_entries: Vec::new(),
     };
     let mut failure: Option<OpFailure> = None;
     if !reuse {
@@ -444,6 +491,13 @@ fn run_in(
         tree.removed_files = removed.files;
         tree.removed_directories = removed.directories;
         tree.kept_directories = removed.kept_directories.iter().map(|p| p.display().to_string()).collect();
+        tree.left_entries = removed.left;
+        if let Some(first) = tree.left_entries.first() {
+            diag.warn(format!(
+                "{} entries with iopulse's names are not as the tree made them and were left alone, never followed (e.g. {first})",
+                tree.left_entries.len()
+            ));
+        }
         if !tree.kept_directories.is_empty() {
             diag.warn(format!(
                 "{} directories of the tree hold entries iopulse did not create and were left in place (e.g. {})",

@@ -2,11 +2,16 @@
 //! its shape and state, a directory holding anything else is refused (unless `--force`,
 //! and even then none of iopulse's names may be taken), and the removal deletes only the
 //! names iopulse gives (`tree::is_our_name`) in the directories of a marked tree, never
-//! recursing into what it did not make. It never deletes outside the root.
+//! recursing into what it did not make. Every walk goes through directory handles opened
+//! without following links and never leaves the root's filesystem: an entry with one of
+//! iopulse's names that is a link, a mount point, a hard-linked file or of the wrong kind
+//! is left alone and named (`odd_entries` finds them before a run, which is then refused).
+//! It never deletes outside the root.
 
 use super::tree::is_our_name;
 use crate::spec::metadata::MetaSpec;
 use serde::{Deserialize, Serialize};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The marker's name at the root of a tree.
@@ -132,13 +137,135 @@ pub fn write_marker(root: &Path, marker: &Marker) -> std::io::Result<()> {
 pub struct Removed {
     pub files: u64,
     pub directories: u64,
-    /// Directories left because they hold entries iopulse did not make.
+    /// Directories left because they hold entries iopulse did not make (root-relative).
     pub kept_directories: Vec<PathBuf>,
+    /// Entries with iopulse's names left alone, each with why (`d0: a symbolic link`): never
+    /// followed, entered or removed.
+    pub left: Vec<String>,
 }
 
-/// Removes the tree at `root` (marked `marker`): in each of its directories the entries
-/// with iopulse's names, bottom-up; a directory holding anything else stays. `threads`
-/// share the leaves.
+/// What an entry with one of iopulse's names is found to be, when it is not what the tree
+/// made: a walk leaves it alone.
+fn odd_entry(name: &[u8], st: &nix::sys::stat::FileStat, tree_dev: u64) -> Option<&'static str> {
+    let kind = st.st_mode & libc::S_IFMT;
+    if kind == libc::S_IFLNK {
+        return Some("a symbolic link");
+    }
+    match name[0] {
+        b'f' if kind != libc::S_IFREG => Some("not a regular file"),
+        b'f' if st.st_nlink > 1 => Some("a file with other hard links"),
+        b'd' | b'm' if kind != libc::S_IFDIR => Some("not a directory"),
+        b'd' | b'm' if st.st_dev != tree_dev => Some("a mount point (another filesystem)"),
+        _ => None,
+    }
+}
+
+/// Walks the tree at `root` through directory handles opened without following links
+/// (openat with O_NOFOLLOW, fstatat without following, never leaving the root's
+/// filesystem): each entry with one of iopulse's names that is a symbolic link, a mount
+/// point, a hard-linked file or of the wrong kind is listed and left alone. With `remove`,
+/// iopulse's own files are unlinked and its directories removed once empty (a directory
+/// holding anything else stays, named); `threads` share the files of a large directory.
+fn walk(root: &Path, remove: bool, threads: u32) -> std::io::Result<Removed> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    let dir_flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let root_fd = openat(nix::fcntl::AT_FDCWD, root, dir_flags, Mode::empty()).map_err(std::io::Error::from)?;
+    let tree_dev = nix::sys::stat::fstat(&root_fd).map_err(std::io::Error::from)?.st_dev;
+    let mut removed = Removed::default();
+    walk_dir(&root_fd, Path::new(""), tree_dev, remove, threads.clamp(1, 64), &mut removed);
+    Ok(removed)
+}
+
+/// One directory of the walk (`rel`: its path under the root; `dir`: its handle).
+fn walk_dir(dir: &std::os::fd::OwnedFd, rel: &Path, tree_dev: u64, remove: bool, threads: u32, out: &mut Removed) {
+    use nix::fcntl::{AtFlags, OFlag, openat};
+    use nix::sys::stat::{Mode, fstatat};
+    use nix::unistd::{UnlinkatFlags, unlinkat};
+    let Some(mut listing) = dir.try_clone().ok().and_then(|fd| nix::dir::Dir::from_fd(fd).ok()) else { return };
+    let names: Vec<std::ffi::CString> = listing
+        .iter()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_owned())
+        .filter(|n| !matches!(n.as_bytes(), b"." | b".."))
+        .collect();
+    let mut foreign = false;
+    let mut files = Vec::new();
+    for name in names {
+        let bytes = name.as_bytes();
+        if bytes.starts_with(MARKER.as_bytes()) && rel.as_os_str().is_empty() {
+            continue;
+        }
+        if !is_our_name(bytes) {
+            foreign = true;
+            continue;
+        }
+        let shown = || rel.join(std::ffi::OsStr::from_bytes(bytes)).display().to_string();
+        let Ok(st) = fstatat(dir, name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW) else { continue };
+        if let Some(why) = odd_entry(bytes, &st, tree_dev) {
+            out.left.push(format!("{}: {why}", shown()));
+            foreign = true;
+            continue;
+        }
+        if bytes[0] == b'f' {
+            files.push(name);
+            continue;
+        }
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let Ok(child) = openat(dir, name.as_c_str(), flags, Mode::empty()) else {
+            foreign = true;
+            continue;
+        };
+        // Checked again on the handle: the name may have been swapped since the fstatat.
+        if nix::sys::stat::fstat(&child).map_or(true, |c| c.st_dev != tree_dev || c.st_ino != st.st_ino) {
+            out.left.push(format!("{}: changed while the tree was walked", shown()));
+            foreign = true;
+            continue;
+        }
+        let child_rel = rel.join(std::ffi::OsStr::from_bytes(bytes));
+        walk_dir(&child, &child_rel, tree_dev, remove, threads, out);
+        drop(child);
+        if remove {
+            match unlinkat(dir, name.as_c_str(), UnlinkatFlags::RemoveDir) {
+                Ok(()) => out.directories += 1,
+                Err(_) => foreign = true,
+            }
+        }
+    }
+    if remove {
+        out.files += unlink_files(dir, &files, threads);
+        if foreign && !rel.as_os_str().is_empty() {
+            out.kept_directories.push(rel.to_path_buf());
+        }
+    }
+}
+
+/// Unlinks `names` in `dir` (files the walk found to be iopulse's), `threads` at once when
+/// there are many; the number unlinked.
+fn unlink_files(dir: &std::os::fd::OwnedFd, names: &[std::ffi::CString], threads: u32) -> u64 {
+    use nix::unistd::{UnlinkatFlags, unlinkat};
+    let unlink = |chunk: &[std::ffi::CString]| {
+        chunk.iter().filter(|n| unlinkat(dir, n.as_c_str(), UnlinkatFlags::NoRemoveDir).is_ok()).count() as u64
+    };
+    if names.len() < 4096 || threads == 1 {
+        return unlink(names);
+    }
+    let per = names.len().div_ceil(threads as usize);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = names.chunks(per).map(|chunk| s.spawn(move || unlink(chunk))).collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).sum()
+    })
+}
+
+/// The entries of the tree at `root` that a run would go through but that are not as the
+/// tree made them (links, mount points, hard-linked files, wrong kinds), each named; looks
+/// only.
+pub fn odd_entries(root: &Path) -> std::io::Result<Vec<String>> {
+    walk(root, false, 1).map(|w| w.left)
+}
+
+/// Removes the tree at `root` (marked `marker`): iopulse's files and directories (see
+/// `walk`), then its marker and, when iopulse created it, the root.
 pub fn remove(root: &Path, marker: &Marker, threads: u32) -> Removed {
     let mut removed = remove_contents(root, marker, threads);
     let _ = std::fs::remove_file(root.join(MARKER));
@@ -150,86 +277,6 @@ pub fn remove(root: &Path, marker: &Marker, threads: u32) -> Removed {
 }
 
 /// As `remove`, but the root and its marker stay (a tree about to be made again).
-pub fn remove_contents(root: &Path, marker: &Marker, threads: u32) -> Removed {
-    let k = u64::from(marker.dirs_per_dir);
-    let depth = marker.depth;
-    // The directories of each level, deepest first; each is removed once emptied of ours.
-    let mut removed = Removed::default();
-    let level_dirs = |level: u32| -> Vec<PathBuf> {
-        let count = k.pow(level);
-        (0..count)
-            .map(|j| {
-                let mut p = root.to_path_buf();
-                for l in 0..level {
-                    p.push(format!("d{}", (j / k.pow(level - 1 - l)) % k));
-                }
-                p
-            })
-            .collect()
-    };
-    let leaves = level_dirs(depth);
-    let threads = threads.clamp(1, 64) as usize;
-    let per = leaves.len().div_ceil(threads);
-    let parts: Vec<Removed> = std::thread::scope(|s| {
-        let handles: Vec<_> = leaves.chunks(per.max(1)).map(|chunk| s.spawn(move || empty_dirs(chunk))).collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
-    for p in parts {
-        removed.files += p.files;
-        removed.directories += p.directories;
-        // The root holds what others put there (--force) by design: only its subtrees count.
-        removed.kept_directories.extend(p.kept_directories.into_iter().filter(|d| d != root));
-    }
-    // The levels' own directories, deepest first (the leaves were emptied above).
-    for level in (1..=depth).rev() {
-        for dir in level_dirs(level) {
-            match std::fs::remove_dir(&dir) {
-                Ok(()) => removed.directories += 1,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(_) => {
-                    if level < depth {
-                        removed.kept_directories.push(dir);
-                    }
-                }
-            }
-        }
-    }
-    removed
-}
-
-/// In each directory: iopulse's files unlinked, its `mkdir`s removed (each only if empty).
-fn empty_dirs(dirs: &[PathBuf]) -> Removed {
-    let mut removed = Removed::default();
-    for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else { continue };
-        let mut foreign = false;
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let bytes = name.as_encoded_bytes();
-            if bytes.starts_with(MARKER.as_bytes()) {
-                continue;
-            }
-            if !is_our_name(bytes) {
-                foreign = true;
-                continue;
-            }
-            let path = entry.path();
-            let ok = match bytes[0] {
-                b'f' => std::fs::remove_file(&path).is_ok_and(|()| {
-                    removed.files += 1;
-                    true
-                }),
-                // A directory of ours made by mkdir holds nothing of ours.
-                _ => std::fs::remove_dir(&path).is_ok_and(|()| {
-                    removed.directories += 1;
-                    true
-                }),
-            };
-            foreign |= !ok;
-        }
-        if foreign {
-            removed.kept_directories.push(dir.clone());
-        }
-    }
-    removed
+pub fn remove_contents(root: &Path, _marker: &Marker, threads: u32) -> Removed {
+    walk(root, true, threads).unwrap_or_default()
 }

@@ -88,6 +88,10 @@ pub struct TreeInfo {
     /// Directories left in place because they hold entries iopulse did not create.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kept_directories: Vec<String>,
+    /// Entries with iopulse's names that the removal found not as the tree made them (a
+    /// link, a mount point, a hard-linked file) and left alone, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_entries: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -13,10 +13,12 @@ fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
+/// Opens a name of the tree, never through a symbolic link at it (O_NOFOLLOW: a link put
+/// in the tree's place fails the operation with ELOOP instead of reaching another file).
 fn open(root: RawFd, path: &RelPath, flags: i32) -> Result<RawFd, i32> {
     // SAFETY: `path` is NUL-terminated inside its buffer; openat reads it and returns a new
     // descriptor (or -1), touching no memory of ours.
-    let fd = unsafe { libc::openat(root, path.c_ptr(), flags | libc::O_CLOEXEC, 0o644) };
+    let fd = unsafe { libc::openat(root, path.c_ptr(), flags | libc::O_CLOEXEC | libc::O_NOFOLLOW, 0o644) };
     if fd < 0 { Err(errno()) } else { Ok(fd) }
 }
 

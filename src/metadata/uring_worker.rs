@@ -122,7 +122,10 @@ impl<'w, 'a> Uring<'w, 'a> {
                     MetaOp::Append => libc::O_WRONLY | libc::O_APPEND,
                     _ => libc::O_RDONLY | libc::O_DIRECTORY,
                 };
-                opcode::OpenAt::new(root, s.path.c_ptr()).flags(flags | libc::O_CLOEXEC).mode(0o644).build()
+                opcode::OpenAt::new(root, s.path.c_ptr())
+                    .flags(flags | libc::O_CLOEXEC | libc::O_NOFOLLOW)
+                    .mode(0o644)
+                    .build()
             }
             Step::Io if s.op == MetaOp::Read => {
                 opcode::Read::new(types::Fd(s.fd), s.buf.as_mut_ptr(), CHUNK_BYTES as u32).offset(s.done_bytes).build()

@@ -103,9 +103,17 @@ pub fn text(r: &MetaResult) -> String {
     if t.kept {
         let _ = writeln!(out, "tree: kept in {} (--keep-tree)", r.target);
     } else {
+        // "Nothing else" only where the walk found nothing else: what it left is named.
+        let left = t.left_entries.len() + t.kept_directories.len();
+        let rest = if left == 0 {
+            "nothing else was touched".to_string()
+        } else {
+            let first = t.left_entries.first().or(t.kept_directories.first()).map_or("", String::as_str);
+            format!("{left} entries left alone, never followed or removed (e.g. {first})")
+        };
         let _ = writeln!(
             out,
-            "tree: removed ({} files, {} directories); nothing else was touched",
+            "tree: removed ({} files, {} directories); {rest}",
             units::count(t.removed_files),
             units::count(t.removed_directories)
         );

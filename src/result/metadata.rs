@@ -134,6 +134,7 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     m.tree.reused = results.iter().all(|r| r.tree.reused);
     m.tree.kept = results.iter().any(|r| r.tree.kept);
     m.tree.kept_directories = results.iter().flat_map(|r| r.tree.kept_directories.iter().cloned()).collect();
+    m.tree.left_entries = results.iter().flat_map(|r| r.tree.left_entries.iter().cloned()).collect();
     // Files touched over files of all the trees (each coverage is over its own tree).
     let touched: f64 = results.iter().map(|r| r.coverage_percent * r.tree.files as f64).sum();
     m.coverage_percent = if m.tree.files == 0 { 0.0 } else { touched / m.tree.files as f64 };

@@ -172,8 +172,48 @@ impl FromStr for MetaPhases {
             let names: Vec<&str> = PHASE_OPS.iter().map(|o| o.name()).collect();
             return Err(format!("{} cannot be a phase over every file: phases are {}", op.name(), names.join(", ")));
         }
+        check_order(&ops)?;
         Ok(MetaPhases(ops))
     }
+}
+
+/// Phases in an order that can run: every phase but `create` and `readdir` needs the files
+/// (the set-up makes them unless the first phase is `create`), `create` needs them gone
+/// (O_EXCL), and `unlink` removes them. An order whose phase would fail on every file
+/// (`unlink,unlink`, `unlink,stat`, `stat,create`) is refused up front, naming the phase.
+fn check_order(ops: &[MetaOp]) -> Result<(), String> {
+    let mut files_exist = ops.first() != Some(&MetaOp::Create);
+    let mut gone_at: Option<usize> = None;
+    for (i, &op) in ops.iter().enumerate() {
+        let n = i + 1;
+        match op {
+            MetaOp::Create if files_exist => {
+                let made_by = if ops[..i].contains(&MetaOp::Create) { "an earlier create" } else { "the set-up" };
+                return Err(format!(
+                    "phase {n} (create) creates files that are there already (made by {made_by}): every create would fail; unlink them first (e.g. ...,unlink,create) or start with create"
+                ));
+            }
+            MetaOp::Create => files_exist = true,
+            MetaOp::Readdir => {}
+            _ if !files_exist => {
+                let why = match gone_at {
+                    Some(u) => format!("phase {u} (unlink) removed every file"),
+                    None => "no file exists yet".to_string(),
+                };
+                return Err(format!(
+                    "phase {n} ({}) finds no file: {why}; put it before the unlink, or create the files again first (e.g. unlink,create,{})",
+                    op.name(),
+                    op.name()
+                ));
+            }
+            MetaOp::Unlink => {
+                files_exist = false;
+                gone_at = Some(n);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// `--files 1M`: a count with an optional decimal unit k, m, g (1k = 1000).
@@ -346,6 +386,19 @@ mod tests {
         let phases: MetaPhases = "create,stat,read,unlink".parse().unwrap();
         assert_eq!(phases.0, vec![MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Unlink]);
         assert!("rename".parse::<MetaPhases>().unwrap_err().contains("cannot be a phase"));
+        for (bad, says) in [
+            ("unlink,unlink", "phase 2 (unlink) finds no file: phase 1 (unlink) removed every file"),
+            ("unlink,stat", "phase 2 (stat) finds no file"),
+            ("create,unlink,read", "phase 3 (read) finds no file"),
+            ("stat,create", "phase 2 (create) creates files that are there already"),
+            ("create,create", "phase 2 (create) creates files that are there already"),
+        ] {
+            let e = bad.parse::<MetaPhases>().unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        for good in ["create,stat,read,unlink", "unlink,create,stat", "stat,unlink,readdir,create,unlink", "readdir"] {
+            good.parse::<MetaPhases>().unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
         let sizes: SizeDist = "0:20,4k:50,64k:30".parse().unwrap();
         assert_eq!(sizes.largest_bytes(), 65536);
         assert_eq!(sizes.mean_bytes(), (4096 * 50 + 65536 * 30) / 100);

@@ -49,6 +49,7 @@ mod safety_limits;
 mod safety_merge;
 mod safety_outputs;
 mod safety_targets;
+mod safety_trees;
 mod sweep_search;
 mod think_rate;
 mod time_series;
