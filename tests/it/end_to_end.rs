@@ -264,7 +264,10 @@ fn mount_scratch(fstype: &str) -> Option<(tempfile::TempDir, Unmount)> {
 struct Unmount(std::path::PathBuf);
 impl Drop for Unmount {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
+        // Lazy, so that a child still holding a file cannot keep it; then the empty
+        // directory (the TempDir, dropped first, could not remove a mount point).
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
     }
 }
 

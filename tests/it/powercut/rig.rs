@@ -165,8 +165,28 @@ impl Rig {
 }
 
 impl Drop for Rig {
+    /// Unmounts the rig however the test ends (passing, failing or panicking). The session's
+    /// own unmount gives up when the mount is busy, and a child killed with SIGKILL may hold
+    /// it a moment longer (its io_uring requests are torn down after it is reaped): the
+    /// mounts of passing tests used to stay behind, "Transport endpoint is not connected".
+    /// So the rig unmounts first, retrying while busy for a bounded time, and then detaches
+    /// it (MNT_DETACH: gone from the namespace at once, released when its last user is); the
+    /// session then finds it unmounted and ends.
     fn drop(&mut self) {
         self.release();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            match nix::mount::umount2(&self.dir, nix::mount::MntFlags::empty()) {
+                Ok(()) => break,
+                Err(nix::errno::Errno::EBUSY) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(_) => {
+                    let _ = nix::mount::umount2(&self.dir, nix::mount::MntFlags::MNT_DETACH);
+                    break;
+                }
+            }
+        }
         drop(self.session.take());
     }
 }
