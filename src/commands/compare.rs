@@ -151,6 +151,10 @@ pub fn compare(args: CompareArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if let Err(e) = inputs::refuse_duplicates(&base, &new) {
+        crate::stderr_line!("iopulse compare: error: {e}");
+        return exit_code::USAGE;
+    }
     // Metadata runs' own results are compared as such; the metadata jobs of job files
     // are compared beside their block jobs (below).
     if base.metadata.iter().chain(&new.metadata).any(|m| m.job.is_none()) {

@@ -27,6 +27,9 @@ pub struct Run {
 #[derive(Clone, Debug, Default)]
 pub struct Side {
     pub files: Vec<String>,
+    /// Each file read with its device and inode (a file given twice, on one side or on
+    /// both, is one result counted twice).
+    pub file_ids: Vec<(String, Option<crate::targets::identity::FileId>)>,
     pub scopes: Vec<(String, Vec<Run>)>,
     /// Metadata runs' results (`--files`), compared by `compare::metadata`; a side holds
     /// these or block results, never both (`iopulse compare` refuses a mix).
@@ -74,6 +77,49 @@ pub enum InputError {
     Search { file: String },
     #[error("{file} is a sweep's result with no successful run: nothing to compare")]
     EmptySweep { file: String },
+    #[error(
+        "{file} is a comparison (iopulse compare --output-format json), not a result: give the results it compared"
+    )]
+    Comparison { file: String },
+    #[error(
+        "{first} and {other} are the same result ({how}): compared, it would count twice; give each result once, on one side"
+    )]
+    Duplicate { first: String, other: String, how: &'static str },
+}
+
+/// Refuses one result counted twice, on one side or across both, as `merge` refuses it:
+/// the same file (by device and inode: a hard link, a symlink, the name twice, a directory
+/// and a file in it), or two copies of one run (`result::merge::same_run`, and its
+/// metadata twin).
+pub fn refuse_duplicates(base: &Side, new: &Side) -> Result<(), InputError> {
+    let dup = |first: &str, other: &str, how: &'static str| {
+        Err(InputError::Duplicate { first: first.to_string(), other: other.to_string(), how })
+    };
+    let ids: Vec<&(String, Option<crate::targets::identity::FileId>)> =
+        base.file_ids.iter().chain(&new.file_ids).collect();
+    for (i, (a, a_id)) in ids.iter().map(|x| (&x.0, x.1)).enumerate() {
+        if let Some((b, _)) = ids[i + 1..].iter().map(|x| (&x.0, x.1)).find(|(_, b_id)| a_id.is_some() && *b_id == a_id)
+        {
+            return dup(a, b, "one file, by device and inode");
+        }
+    }
+    let runs: Vec<&Run> = base.scopes.iter().chain(&new.scopes).flat_map(|(_, runs)| runs).collect();
+    for (i, a) in runs.iter().enumerate() {
+        if let Some(b) =
+            runs[i + 1..].iter().find(|b| b.file != a.file && crate::result::merge::same_run(&a.result, &b.result))
+        {
+            return dup(&a.file, &b.file, crate::result::merge::SAME_RUN);
+        }
+    }
+    let metas: Vec<&MetaRun> = base.metadata.iter().chain(&new.metadata).collect();
+    for (i, a) in metas.iter().enumerate() {
+        if let Some(b) =
+            metas[i + 1..].iter().find(|b| b.file != a.file && crate::result::metadata::same_run(&a.result, &b.result))
+        {
+            return dup(&a.file, &b.file, crate::result::metadata::SAME_RUN);
+        }
+    }
+    Ok(())
 }
 
 /// Reads every result of `paths` (files, or directories of `*.json` files) into one side.
@@ -103,8 +149,10 @@ pub fn load_side(paths: &[PathBuf]) -> Result<Side, InputError> {
 fn read_file(path: &Path, side: &mut Side) -> Result<(), InputError> {
     let (file, value) = load::document_without_time_series(path)?;
     side.files.push(file.clone());
+    side.file_ids.push((file.clone(), crate::targets::identity::FileId::of(path)));
     match value.get("kind").and_then(|k| k.as_str()) {
         Some("search") => return Err(InputError::Search { file }),
+        Some("compare") => return Err(InputError::Comparison { file }),
         Some(crate::metadata::result::KIND) => {
             let result: MetaResult = load::typed_document(&file, &value)?;
             drop(value);

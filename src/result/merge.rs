@@ -140,14 +140,20 @@ pub fn refuse_stdout_as_input(paths: &[&Path]) -> Result<(), MergeError> {
 /// one run (same host, same start to the nanosecond where recorded, same spec and seed).
 /// Merging takes its inputs as concurrent runs, so a duplicate would double the figures.
 pub fn refuse_duplicates(inputs: &[Input]) -> Result<(), MergeError> {
-    let same_run = |a: &RunResult, b: &RunResult| {
-        a.environment.hostname == b.environment.hostname
-            && a.started_at == b.started_at
-            && a.window_start_unix_ns == b.window_start_unix_ns
-            && a.spec.seed == b.spec.seed
-            && spec_differences(a, b).is_empty()
-    };
-    refuse_duplicates_by(inputs, |i| (i.file.as_str(), i.id, &i.result), same_run, "same host, start and spec")
+    refuse_duplicates_by(inputs, |i| (i.file.as_str(), i.id, &i.result), same_run, SAME_RUN)
+}
+
+/// What `same_run` matches, for messages.
+pub const SAME_RUN: &str = "same host, start and spec";
+
+/// Two results that are copies of one run: same host, same start to the nanosecond where
+/// recorded, same spec and seed (what `merge` and `compare` refuse to count twice).
+pub fn same_run(a: &RunResult, b: &RunResult) -> bool {
+    a.environment.hostname == b.environment.hostname
+        && a.started_at == b.started_at
+        && a.window_start_unix_ns == b.window_start_unix_ns
+        && a.spec.seed == b.spec.seed
+        && spec_differences(a, b).is_empty()
 }
 
 /// The duplicate check of any kind of result (block or metadata): each pair of inputs,

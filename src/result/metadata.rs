@@ -36,13 +36,18 @@ pub struct Merged {
 /// Refuses one result given twice: the same file (by device and inode), or two copies of
 /// one run (same start, tree and spec with its seed): merged, it would double the figures.
 pub fn refuse_duplicates(inputs: &[Input]) -> Result<(), MergeError> {
-    let same_run = |a: &MetaResult, b: &MetaResult| {
-        a.started_at == b.started_at
-            && a.target == b.target
-            && a.spec.seed == b.spec.seed
-            && spec_differences_of(&a.spec, &b.spec).is_empty()
-    };
-    refuse_duplicates_by(inputs, |i| (i.file.as_str(), i.id, &i.result), same_run, "same start, tree and spec")
+    refuse_duplicates_by(inputs, |i| (i.file.as_str(), i.id, &i.result), same_run, SAME_RUN)
+}
+
+/// What `same_run` matches, for messages.
+pub const SAME_RUN: &str = "same start, tree and spec";
+
+/// Two metadata results that are copies of one run: same start, tree, spec and seed.
+pub fn same_run(a: &MetaResult, b: &MetaResult) -> bool {
+    a.started_at == b.started_at
+        && a.target == b.target
+        && a.spec.seed == b.spec.seed
+        && spec_differences_of(&a.spec, &b.spec).is_empty()
 }
 
 /// Merges `inputs` (metadata results of concurrent runs). With `force`, different specs

@@ -226,6 +226,9 @@ fn compare(args: &[&str]) -> (i32, String, String) {
 /// A copy of the result `from` at `to` with `edit` applied to its JSON.
 fn edited(from: &Path, to: &Path, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
     let mut v = read_json(from);
+    // Another run with the edit (compare counts one run once: an edited copy of the same
+    // run would be refused as the same result).
+    common::as_another_run(&mut v);
     edit(&mut v);
     std::fs::write(to, serde_json::to_string(&v).unwrap()).unwrap();
     to.to_path_buf()
@@ -548,4 +551,45 @@ fn a_sweeps_runs_are_judged_each_printed_recorded_and_a_failure_is_its_exit_code
     let classes: std::collections::BTreeSet<&str> =
         doc.descendants().filter_map(|n| n.attribute("classname")).collect();
     assert_eq!(classes.len(), 2, "a class per run: {classes:?}");
+}
+
+#[test]
+fn compare_counts_each_run_once_and_refuses_a_comparison_as_an_input() {
+    let dir = temp_dir();
+    let target = path_str(&common::zero_file(dir.path(), "t.dat", 1 << 20));
+    let a = dir.path().join("a.json");
+    common::run_ok(&[&target, "--engine", "null", "--ops", "2000", "-q", "--json", &path_str(&a)]);
+    let b = dir.path().join("b.json");
+    common::run_ok(&[&target, "--engine", "null", "--ops", "2000", "-q", "--json", &path_str(&b)]);
+    let hard = dir.path().join("hard.json");
+    std::fs::hard_link(&a, &hard).unwrap();
+    let sym = dir.path().join("sym.json");
+    std::os::unix::fs::symlink(&a, &sym).unwrap();
+    let copy = dir.path().join("copy.json");
+    std::fs::copy(&a, &copy).unwrap();
+    let (sa, sb) = (path_str(&a), path_str(&b));
+    for (args, how) in [
+        (vec!["compare", &sa, &sa], "one file, by device and inode"),
+        (vec!["compare", &sa, &path_str(&hard)], "one file, by device and inode"),
+        (vec!["compare", &path_str(&sym), &sa], "one file, by device and inode"),
+        (vec!["compare", &sa, &path_str(&copy)], "same host, start and spec"),
+        (vec!["compare", "--base", &sa, &path_str(&copy), "--new", &sb], "same host, start and spec"),
+        (vec!["compare", "--base", &sb, "--new", &sa, &sa], "one file, by device and inode"),
+    ] {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("are the same result") && err.contains(how) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+    // Two runs are two.
+    let (code, out, err) = run(&["compare", &sa, &sb, "--output-format", "json"]);
+    assert!(code == 0 || code == 5, "{err}");
+    let doc = dir.path().join("doc.json");
+    std::fs::write(&doc, out).unwrap();
+    let (code, _, err) = run(&["compare", &path_str(&doc), &sb]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is a comparison") && err.contains("not a result"), "{err}");
 }

@@ -117,6 +117,7 @@ fn merge_of_two_metadata_runs_adds_each_kinds_counts_and_histograms() {
 /// `base` with every latency of kind `op` multiplied by `factor` (histogram and summary).
 pub(crate) fn slowed(base: &Value, op: &str, factor: u64) -> Value {
     let mut r = base.clone();
+    crate::common::as_another_run(&mut r);
     let per_op = r["phases"][0]["per_op"].as_array_mut().unwrap();
     let o = per_op.iter_mut().find(|o| o["op"] == op).unwrap();
     let h = histogram(o);
@@ -147,8 +148,17 @@ fn compare_judges_each_kind_and_refuses_a_block_result() {
     let (a_file, a) = mix_run(dir.path(), "a", "1");
     let a_s = path_str(&a_file);
 
-    // Against itself: nothing regressed, exit 0; the JSON matches the schema.
-    let (code, stdout, stderr) = run(&["compare", &a_s, &a_s, "--output-format", "json"]);
+    // Against itself: one result counted twice, refused (as merge refuses it).
+    let (code, _, stderr) = run(&["compare", &a_s, &a_s, "--output-format", "json"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("are the same result (one file, by device and inode)"), "{stderr}");
+    // Against a run with the same figures: nothing regressed, exit 0; the JSON matches the
+    // schema.
+    let again = dir.path().join("again.json");
+    let mut copy = a.clone();
+    crate::common::as_another_run(&mut copy);
+    std::fs::write(&again, serde_json::to_string(&copy).unwrap()).unwrap();
+    let (code, stdout, stderr) = run(&["compare", &a_s, &path_str(&again), "--output-format", "json"]);
     assert_eq!(code, 0, "{stderr}");
     let c: Value = serde_json::from_str(&stdout).unwrap();
     let errors: Vec<String> =
@@ -345,6 +355,7 @@ fn repetitions_are_judged_by_the_rank_test() {
     let root = path_str(&dir.path().join("tree"));
     let mut base = Vec::new();
     let mut slow = Vec::new();
+    let mut again = Vec::new();
     for i in 0..5 {
         let json = dir.path().join(format!("base{i}.json"));
         let seed = (i + 1).to_string();
@@ -369,8 +380,14 @@ fn repetitions_are_judged_by_the_rank_test() {
         stat["ops_per_sec"] = Value::from(stat["ops_per_sec"].as_f64().unwrap() / 10.0);
         let slow_json = dir.path().join(format!("slow{i}.json"));
         std::fs::write(&slow_json, serde_json::to_string(&r).unwrap()).unwrap();
+        // The same run again with the same figures (compare counts one run once).
+        let mut same = read_json(&json);
+        crate::common::as_another_run(&mut same);
+        let again_json = dir.path().join(format!("again{i}.json"));
+        std::fs::write(&again_json, serde_json::to_string(&same).unwrap()).unwrap();
         base.push(path_str(&json));
         slow.push(path_str(&slow_json));
+        again.push(path_str(&again_json));
     }
     let side = |flag: &'static str, files: &[String]| -> Vec<String> {
         std::iter::once(flag.to_string()).chain(files.iter().cloned()).collect()
@@ -393,8 +410,9 @@ fn repetitions_are_judged_by_the_rank_test() {
             .unwrap_or_else(|| panic!("{name}: {c}"))
             .clone()
     };
-    // The five runs against themselves: each figure by the rank test, nothing regressed.
-    let (code, c) = judge(&base);
+    // The five runs against themselves (copies standing for five more runs with the same
+    // figures): each figure by the rank test, nothing regressed.
+    let (code, c) = judge(&again);
     assert_eq!(code, 0, "{c}");
     assert_eq!((c["base"]["runs"].as_u64(), c["new"]["runs"].as_u64()), (Some(5), Some(5)));
     let rate = figure(&c, "stat.ops_per_sec");

@@ -237,3 +237,31 @@ pub static CPU_LATENCY_REQUESTS: std::sync::Mutex<()> = std::sync::Mutex::new(()
 pub fn cpu_latency_requests() -> std::sync::MutexGuard<'static, ()> {
     CPU_LATENCY_REQUESTS.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// A result's JSON made to stand for another run of the same workload (a repetition with
+/// the same figures): every run's start moved (`started_at` a minute later, each
+/// `window_start_unix_ns` one later), so that `compare` and `merge`, which count one run
+/// once, take the copy as a run of its own.
+pub fn as_another_run(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), &*value) {
+                    ("window_start_unix_ns", serde_json::Value::Number(n)) => {
+                        *value = serde_json::Value::from(n.as_u64().unwrap_or(0) + 1);
+                    }
+                    ("started_at", serde_json::Value::String(s)) => {
+                        let moved = s.parse::<jiff::Timestamp>().map_or_else(
+                            |_| format!("{s} (another run)"),
+                            |t| (t + jiff::SignedDuration::from_secs(60)).to_string(),
+                        );
+                        *value = serde_json::Value::from(moved);
+                    }
+                    _ => as_another_run(value),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(as_another_run),
+        _ => {}
+    }
+}
