@@ -62,6 +62,7 @@ impl Zones {
             return Err(format!("`{text}`: one set of zones here (a comma separates the sets of reads and writes)"));
         }
         let mut zones = Zones { extent, len: 0, io_percent: [0.0; MAX_ZONES], size: [0.0; MAX_ZONES] };
+        let mut covered_bytes: u64 = 0;
         for (i, part) in text.split(':').map(str::trim).enumerate() {
             if i == MAX_ZONES {
                 return Err(format!("`{text}`: at most {MAX_ZONES} zones"));
@@ -89,6 +90,10 @@ impl Zones {
                     if b == 0 {
                         return Err(format!("`{part}`: a zone's size must be above 0"));
                     }
+                    // The zones lie end to end: their sum is where the last one ends.
+                    covered_bytes = covered_bytes.checked_add(b).ok_or_else(|| {
+                        format!("`{text}`: the zones' sizes add up past 2^64 bytes, more than any target holds")
+                    })?;
                     b as f64
                 }
             };
@@ -121,9 +126,16 @@ impl Zones {
         &self.io_percent[..self.len()]
     }
 
-    /// Bytes the zones cover when they are absolute (`None` for percentages).
+    /// Bytes the zones cover when they are absolute (`None` for percentages; the sum was
+    /// checked to fit when parsed).
     pub fn covered_bytes(&self) -> Option<u64> {
-        (self.extent == ZoneExtent::Bytes).then(|| self.size[..self.len()].iter().map(|&b| b as u64).sum())
+        (self.extent == ZoneExtent::Bytes)
+            .then(|| self.size[..self.len()].iter().fold(0u64, |sum, &b| sum.saturating_add(b as u64)))
+    }
+
+    /// The smallest absolute zone, in bytes (`None` for percentages).
+    pub fn smallest_bytes(&self) -> Option<u64> {
+        (self.extent == ZoneExtent::Bytes).then(|| self.size[..self.len()].iter().map(|&b| b as u64).min().unwrap_or(0))
     }
 
     /// The zones as the JSON shows them.
@@ -204,6 +216,11 @@ impl ZoneSets {
     /// Bytes the furthest set covers when they are absolute (`None` for percentages).
     pub fn covered_bytes(&self) -> Option<u64> {
         self.given().iter().filter_map(Zones::covered_bytes).max()
+    }
+
+    /// The smallest absolute zone of any set, in bytes (`None` for percentages).
+    pub fn smallest_bytes(&self) -> Option<u64> {
+        self.given().iter().filter_map(Zones::smallest_bytes).min()
     }
 
     /// fio's syntax back, the sets given joined by commas.

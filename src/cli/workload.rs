@@ -81,6 +81,13 @@ impl WorkloadArgs {
                 "--rate-bw with --bssplit or --block-align: a bandwidth is not a fixed rate of I/Os of mixed sizes; give --rate-iops instead",
             ));
         }
+        if self.targets.fadvise_hint == Some(crate::spec::FadviseHint::On)
+            && (self.engine.direct || self.engine.strict_direct)
+        {
+            return Err(UsageError::new(
+                "--fadvise-hint on with --direct: the advice is for the page cache, which --direct bypasses; drop --fadvise-hint (or --direct)",
+            ));
+        }
         let block_size = self.shape.block_size_bytes();
         let (think, rate) = self.pacing.pacing(block_size, threads)?;
         let verify = self.data.verify()?;

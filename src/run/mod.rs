@@ -265,6 +265,7 @@ fn checked(spec: &Spec, given: &[PathBuf], diag: &Diagnostics, interval_snapshot
     let plans = targets::plan_targets(spec, &paths)?;
     let distribution = region::effective_file_distribution(spec);
     let layout = RegionLayout::new(spec, distribution, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
+    check_zones_fit(spec, &layout)?;
     let effective_depth = effective_depth(spec, &layout);
     limits::check_kernel_limits(spec, effective_depth)?;
     let memory = limits::memory_estimate(spec, &plans, &layout, effective_depth, interval_snapshots);
@@ -275,6 +276,23 @@ fn checked(spec: &Spec, given: &[PathBuf], diag: &Diagnostics, interval_snapshot
 }
 
 pub use limits::check_thread_room;
+
+/// Absolute zones (`--distribution zoned-abs`) must end inside each worker's region, whose
+/// size is known once the targets are: the I/Os of a zone past the end would all land on
+/// the region's last block.
+fn check_zones_fit(spec: &Spec, layout: &RegionLayout) -> Result<(), Error> {
+    let crate::access::Distribution::Zoned { zones } = &spec.distribution else { return Ok(()) };
+    let Some(covered) = zones.covered_bytes() else { return Ok(()) };
+    let region_bytes = layout.smallest_worker_region().saturating_mul(spec.block_size_bytes);
+    if covered > region_bytes {
+        return Err(crate::diagnostics::error::UsageError::new(format!(
+            "--zones {}: the zones end at byte {covered}, past the end of the region a worker addresses ({region_bytes} bytes): shrink the zones, give a larger target or fewer workers per slice",
+            zones.to_text()
+        ))
+        .into());
+    }
+    Ok(())
+}
 
 /// The depth each worker runs at: 1 for an engine that completes inline, and no deeper
 /// than a verifying worker's blocks (it never has two I/Os on one block).

@@ -607,6 +607,15 @@ impl Spec {
                 }
             }
             Distribution::Zoned { zones } => {
+                if let Some(smallest) = zones.smallest_bytes()
+                    && smallest < self.largest_block_bytes()
+                {
+                    return Err(UsageError::new(format!(
+                        "--zones {}: a zone of {smallest} bytes is smaller than one block ({} bytes): no I/O fits in it; give zones of whole blocks",
+                        zones.to_text(),
+                        self.largest_block_bytes()
+                    )));
+                }
                 if let (Some(covered), Some(file)) = (zones.covered_bytes(), self.file_size_bytes)
                     && covered > file
                 {
