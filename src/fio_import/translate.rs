@@ -142,6 +142,8 @@ enum Mix {
     Read,
     Write,
     Both,
+    /// `rw=trim`, `randtrim`: every I/O a trim (`--trim-percent 100`).
+    Trim,
 }
 
 /// `1 option`, `3 options`.
@@ -378,11 +380,15 @@ impl<'a> JobTranslation<'a> {
             "randwrite" => (Mix::Write, true),
             "rw" | "readwrite" => (Mix::Both, false),
             "randrw" => (Mix::Both, true),
-            "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                return Err(self
-                    .bad(o, "trims have no iopulse equivalent: give read, write, rw, randread, randwrite or randrw"));
+            "trim" => (Mix::Trim, false),
+            "randtrim" => (Mix::Trim, true),
+            "trimwrite" | "randtrimwrite" => {
+                return Err(self.bad(
+                    o,
+                    "a trim followed by a write of the same block has no iopulse equivalent: give trim, randtrim, read, write, rw, randread, randwrite or randrw",
+                ));
             }
-            _ => return Err(self.bad(o, "give read, write, rw, randread, randwrite or randrw")),
+            _ => return Err(self.bad(o, "give read, write, rw, randread, randwrite, randrw, trim or randtrim")),
         };
         if let Some(s) = suffix {
             if random {
@@ -429,6 +435,7 @@ impl<'a> JobTranslation<'a> {
         match mix {
             Mix::Read => {}
             Mix::Write => self.push_text("write-percent", o, "100".into()),
+            Mix::Trim => self.push_text("trim-percent", o, "100".into()),
             Mix::Both => {
                 let read = self.count_of("rwmixread")?;
                 let write = self.count_of("rwmixwrite")?;

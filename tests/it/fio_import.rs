@@ -694,3 +694,32 @@ fn a_total_dedupe_and_fios_other_dedupe_controls_are_refused_by_file_and_line() 
     let err = refuse(format!("{head}ioengine=libaio\nsqthread_poll=1\n"));
     assert!(err.contains("d.fio:7: option `sqthread_poll` (iopulse key `sqpoll`)"), "{err}");
 }
+
+/// fio's `rw=trim` and `rw=randtrim` are every I/O a trim: `--trim-percent 100`, in order or
+/// at random; a job of 16 trims runs 16 trims (fio's trimwrite stays refused).
+#[test]
+fn rw_trim_becomes_trim_percent_100_and_runs_its_trims() {
+    let dir = temp_dir();
+    for (rw, random) in [("trim", false), ("randtrim", true)] {
+        let fio = dir.path().join(format!("{rw}.fio"));
+        std::fs::write(&fio, format!("[t]\nfilename={rw}.dat\nsize=1m\nrw={rw}\nbs=4k\nio_size=64k\n")).unwrap();
+        let t = from_fio(&fio, dir.path(), &[]);
+        assert_eq!(text(&t, "t", "trim-percent"), "100", "{t:#?}");
+        assert_eq!(key(&t, "t", "random").and_then(toml::Value::as_bool), random.then_some(true), "{t:#?}");
+        let (code, stdout, stderr) = run_command(
+            iopulse().args(["run", &path_str(&fio), "--output-format", "json", "--quiet"]).current_dir(dir.path()),
+        );
+        assert_eq!(code, 0, "{stderr}");
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(doc["jobs"][0]["trim"]["ops"].as_u64(), Some(16), "{rw}: 64 KiB of 4 KiB trims");
+        assert_eq!(doc["jobs"][0]["read"]["ops"].as_u64(), Some(0), "{rw}");
+    }
+    let fio = dir.path().join("tw.fio");
+    std::fs::write(&fio, "[t]\nfilename=tw.dat\nsize=1m\nrw=trimwrite\n").unwrap();
+    let (code, _, stderr) = run(&["from-fio", &path_str(&fio)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("tw.fio:4") && stderr.contains("trimwrite") || stderr.contains("a trim followed by a write"),
+        "{stderr}"
+    );
+}
