@@ -140,8 +140,8 @@ pub fn markdown(c: &Comparison) -> String {
         let _ = writeln!(
             out,
             "| {} | `{}` | {} | {} | {} | {} | {} |",
-            f.scope,
-            f.figure,
+            super::ci::cell(&f.scope),
+            super::ci::cell(&f.figure),
             opt_value(f.unit, f.base),
             opt_value(f.unit, f.new),
             change(f),

@@ -593,3 +593,30 @@ fn compare_counts_each_run_once_and_refuses_a_comparison_as_an_input() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("is a comparison") && err.contains("not a result"), "{err}");
 }
+
+/// A `|` in a job's name (or an expectation) is escaped in the Markdown table: every row
+/// has as many cells as the header.
+#[test]
+fn markdown_escapes_a_pipe_in_a_name() {
+    let dir = temp_dir();
+    let job_file = dir.path().join("md.toml");
+    std::fs::write(
+        &job_file,
+        "[global]\nduration = \"300ms\"\nengine = \"null\"\ntargets = [\"m.dat\"]\nfile-size = \"1m\"\nexpect = [\"iops>=1\"]\n[\"a|b\"]\n",
+    )
+    .unwrap();
+    let (code, md, err) = common::run_command(
+        common::iopulse().args(["run", "md.toml", "--output-format", "markdown"]).current_dir(dir.path()),
+    );
+    assert_eq!(code, 0, "{err}");
+    // Cells split on `|` not preceded by a backslash.
+    let cells = |line: &str| line.replace("\\|", "").matches('|').count();
+    let mut table_lines = md.lines().filter(|l| l.starts_with('|'));
+    let header = table_lines.next().unwrap();
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| job")).collect();
+    assert!(!rows.is_empty() && rows.iter().all(|r| r.contains("a\\|b")), "{md}");
+    for row in rows {
+        let expected = if row.contains("iops>=1") { 5 } else { cells(header) };
+        assert_eq!(cells(row), expected, "{row}\n{md}");
+    }
+}
