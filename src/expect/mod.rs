@@ -96,7 +96,31 @@ fn parse_one(text: &str) -> Result<Expectation, String> {
             crate::units::parse_size(size).map_err(|e| format!("`{text}`: {e}"))? as f64
         }
     };
+    // A bound beyond any figure a run has is a typo, not an expectation: judged against
+    // the ceilings a result's figures are judged against.
+    let ceiling = match figure.unit {
+        Unit::Iops => Some((crate::result::figures::MAX_RATE, "1e12 I/Os per second")),
+        Unit::BytesPerSec => Some((crate::result::figures::MAX_BANDWIDTH, "1e16 bytes per second")),
+        Unit::Ns => None,
+    };
+    if let Some((most, said)) = ceiling
+        && bound > most
+    {
+        return Err(format!(
+            "`{text}`: `{value}` is more than any run reaches (above {said}): give a bound a run can meet"
+        ));
+    }
     Ok(Expectation { text: text.clone(), figure, figure_text: figure_text.to_string(), comparison, bound })
+}
+
+/// The direction (`read`, `write`, `trim`, `flush`) of the first expectation in `texts`
+/// whose figure needs I/Os of a direction `has` says the run never issues, with its text.
+pub fn without_its_ios<'a>(texts: &'a [String], has: impl Fn(&str) -> bool) -> Option<(&'a str, &'static str)> {
+    texts.iter().flat_map(|t| t.split(',')).find_map(|t| {
+        let e = parse_one(t).ok()?;
+        let op = e.figure.op;
+        (op != "total" && !has(op)).then(|| (t.trim(), op))
+    })
 }
 
 /// `40k` → 40,000; `1.5M` → 1,500,000; `800` → 800.

@@ -520,6 +520,18 @@ impl Spec {
         self.read_percent > 0 && self.trim_percent < 100
     }
 
+    /// The run issues I/Os of `op` (`read`, `write`, `trim`, `flush`).
+    pub fn issues(&self, op: &str) -> bool {
+        let replayed = |n: fn(&ReplaySpec) -> u64| self.replay.as_ref().map(n);
+        match op {
+            "read" => replayed(|r| r.reads).map_or(self.reads(), |n| n > 0),
+            "write" => replayed(|r| r.writes).map_or(self.read_percent < 100 && self.trim_percent < 100, |n| n > 0),
+            "trim" => self.trims(),
+            "flush" => self.issues_flushes(),
+            _ => true,
+        }
+    }
+
     pub fn is_embedded_default(&self) -> bool {
         self.targets.is_empty()
     }
@@ -537,6 +549,13 @@ impl Spec {
     /// Checks that need no file system. Each message names the flag and what is accepted.
     pub fn validate(&self) -> Result<(), UsageError> {
         self.validate_metadata()?;
+        if self.metadata.is_none()
+            && let Some((expectation, op)) = crate::expect::without_its_ios(&self.expect, |op| self.issues(op))
+        {
+            return Err(UsageError::new(format!(
+                "--expect {expectation}: this run issues no {op}s, so the figure does not exist and the expectation could only fail; drop it, or give the run {op}s"
+            )));
+        }
         if self.block_size_bytes == 0 {
             return Err(UsageError::new("--block-size 0: the block size must be at least 1 byte (e.g. 4k)"));
         }
