@@ -154,14 +154,14 @@ fn phase_figures(scope: &str, base: &[&PhaseResult], new: &[&PhaseResult], optio
     let mut out = Vec::new();
     let rate =
         |phases: &[&PhaseResult]| -> Vec<f64> { phases.iter().filter(|p| p.ops > 0).map(|p| p.ops_per_sec).collect() };
-    let fig = Figure { scope: &scope, name: "ops_per_sec", unit: Unit::Iops, quantile: None };
+    let fig = Figure { scope: &scope, name: "ops_per_sec", unit: Unit::OpsPerSec, quantile: None };
     out.push(judge(&fig, &rate(base), &rate(new), || (None, None), options));
     let has = |phases: &[&PhaseResult], op: MetaOp| phases.first().is_some_and(|p| kind(p, op).is_some());
     for op in MetaOp::ALL.into_iter().filter(|op| has(base, *op) || has(new, *op)) {
         // A kind with no operation has neither a rate nor a latency to judge.
         let (b, n) = (kinds(base, op), kinds(new, op));
         let figure_name = format!("{}.ops_per_sec", op.name());
-        let fig = Figure { scope: &scope, name: &figure_name, unit: Unit::Iops, quantile: None };
+        let fig = Figure { scope: &scope, name: &figure_name, unit: Unit::OpsPerSec, quantile: None };
         let rates = |k: &[&OpFigures]| -> Vec<f64> { k.iter().map(|o| o.ops_per_sec).collect() };
         out.push(judge(&fig, &rates(&b), &rates(&n), || (None, None), options));
         for (metric, q) in PERCENTILES {

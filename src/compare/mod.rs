@@ -291,10 +291,10 @@ pub(crate) fn judge(
     let confidence_text = format!("{}%", options.confidence * 100.0);
     if bv.len() == 1 && nv.len() == 1 {
         let Some(q) = parsed.quantile else {
-            f.note = Some(
-                "one run per side: IOPS, bandwidth and CPU per I/O from single runs cannot be judged (their run-to-run spread is unknown); give five runs per side (a sweep with --repeat 5, or five --json files)"
-                    .into(),
-            );
+            let rates = if fig.unit == Unit::OpsPerSec { "operation rates" } else { "IOPS, bandwidth and CPU per I/O" };
+            f.note = Some(format!(
+                "one run per side: {rates} from single runs cannot be judged (their run-to-run spread is unknown); give five runs per side (a sweep with --repeat 5, or five --json files)"
+            ));
             return f;
         };
         let interval = |h: Option<hdrhistogram::Histogram<u64>>| rank::percentile_interval(&h?, q, options.confidence);

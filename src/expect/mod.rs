@@ -88,7 +88,7 @@ fn parse_one(text: &str) -> Result<Expectation, String> {
             }
             crate::units::parse_duration(value).map_err(|e| format!("`{text}`: {e}"))?.as_nanos() as f64
         }
-        Unit::Iops => parse_si(value).ok_or_else(|| {
+        Unit::Iops | Unit::OpsPerSec => parse_si(value).ok_or_else(|| {
             format!("`{text}`: `{value}` is not a rate: give a number with an optional k, M or G (40k = 40,000 IOPS)")
         })?,
         Unit::BytesPerSec => {
@@ -99,7 +99,7 @@ fn parse_one(text: &str) -> Result<Expectation, String> {
     // A bound beyond any figure a run has is a typo, not an expectation: judged against
     // the ceilings a result's figures are judged against.
     let ceiling = match figure.unit {
-        Unit::Iops => Some((crate::result::figures::MAX_RATE, "1e12 I/Os per second")),
+        Unit::Iops | Unit::OpsPerSec => Some((crate::result::figures::MAX_RATE, "1e12 per second")),
         Unit::BytesPerSec => Some((crate::result::figures::MAX_BANDWIDTH, "1e16 bytes per second")),
         Unit::Ns => None,
     };

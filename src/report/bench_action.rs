@@ -24,6 +24,7 @@ pub struct Entry {
 pub fn unit_name(unit: Unit) -> &'static str {
     match unit {
         Unit::Iops => "IOPS",
+        Unit::OpsPerSec => "ops/s",
         Unit::BytesPerSec => "bytes/s",
         Unit::Ns => "ns",
     }

@@ -13,6 +13,7 @@ use std::fmt::Write;
 pub fn value(unit: Unit, v: f64) -> String {
     match unit {
         Unit::Iops => format!("{} IOPS", units::iops(v)),
+        Unit::OpsPerSec => format!("{} ops/s", units::iops(v)),
         Unit::BytesPerSec => units::bandwidth_binary(v),
         Unit::Ns => units::latency_ns(v.round().max(0.0) as u64),
     }

@@ -14,6 +14,8 @@ use crate::stats::OpSummary;
 pub enum Unit {
     /// I/Os per second.
     Iops,
+    /// Metadata operations per second (create, stat, ...): not I/Os.
+    OpsPerSec,
     /// Bytes per second.
     BytesPerSec,
     /// Nanoseconds: a latency, or CPU time per I/O.
@@ -23,7 +25,7 @@ pub enum Unit {
 impl Unit {
     /// Higher is better for rates, lower for times.
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Unit::Iops | Unit::BytesPerSec)
+        matches!(self, Unit::Iops | Unit::OpsPerSec | Unit::BytesPerSec)
     }
 }
 

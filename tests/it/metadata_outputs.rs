@@ -181,6 +181,8 @@ fn compare_judges_each_kind_and_refuses_a_block_result() {
     assert_eq!(code, 5, "{stderr}\n{stdout}");
     let line = stdout.lines().find(|l| l.trim_start().starts_with("stat.p50")).unwrap_or_else(|| panic!("{stdout}"));
     assert!(line.contains("REGRESSED"), "{line}");
+    // Operations are not I/Os: their rates are ops/s, never IOPS.
+    assert!(stdout.contains(" ops/s") && !stdout.contains("IOPS"), "{stdout}");
     let (code, json, _) = run(&["compare", &a_s, &path_str(&slow_file), "--output-format", "json"]);
     assert_eq!(code, 5);
     let c: Value = serde_json::from_str(&json).unwrap();
@@ -190,6 +192,8 @@ fn compare_judges_each_kind_and_refuses_a_block_result() {
     // Three times as long, within the histogram's three significant digits.
     assert!((change - 200.0).abs() < 1.0, "{f}");
     assert_eq!(f["verdict"], "regressed");
+    let rate = c["figures"].as_array().unwrap().iter().find(|f| f["figure"] == "stat.ops_per_sec").unwrap();
+    assert_eq!(rate["unit"], "ops_per_sec", "{rate}");
     let create = stdout.lines().find(|l| l.trim_start().starts_with("create.p50")).unwrap();
     assert!(!create.contains("REGRESSED"), "{create}");
     let (code, md, _) = run(&["compare", &a_s, &path_str(&slow_file), "--output-format", "markdown"]);
