@@ -108,7 +108,8 @@ impl DataArgs {
             let Some(r) = ratio else { continue };
             if !(1.0..=most).contains(&r) {
                 return Err(UsageError::new(format!(
-                    "{flag} {r}: give a ratio from 1 (no reduction) to {most}, e.g. {flag} 2"
+                    "{flag} {}: give a ratio from 1 (no reduction) to {most}, e.g. {flag} 2",
+                    crate::units::display::number(r)
                 )));
             }
             for (other, pattern) in [("--write-pattern", self.write_pattern), ("--verify-pattern", self.verify_pattern)]

@@ -90,7 +90,8 @@ impl ReplayFlags {
             (false, Some(x)) if x.is_finite() && x > 0.0 && x <= MAX_SPEED => Some(x),
             (false, Some(x)) => {
                 return Err(UsageError::new(format!(
-                    "--speed {x}: a factor above 0 and at most {MAX_SPEED} (2 replays twice as fast), or --as-fast-as-possible"
+                    "--speed {}: a factor above 0 and at most {MAX_SPEED} (2 replays twice as fast), or --as-fast-as-possible",
+                    crate::units::display::number(x)
                 )));
             }
         };

@@ -603,25 +603,31 @@ impl Spec {
             Distribution::Uniform => {}
             Distribution::Zipf { theta } => {
                 if !(theta > 0.0 && theta.is_finite()) {
-                    return Err(UsageError::new(format!("--zipf-theta {theta}: give a number above 0, e.g. 1.2")));
+                    return Err(UsageError::new(format!(
+                        "--zipf-theta {}: give a number above 0, e.g. 1.2",
+                        crate::units::display::number(theta)
+                    )));
                 }
             }
             Distribution::Pareto { h } => {
                 if !(h > 0.0 && h < 1.0) {
                     return Err(UsageError::new(format!(
-                        "--pareto-h {h}: give a number between 0 and 1 (exclusive), e.g. 0.9"
+                        "--pareto-h {}: give a number between 0 and 1 (exclusive), e.g. 0.9",
+                        crate::units::display::number(h)
                     )));
                 }
             }
             Distribution::Gaussian { stddev, center } => {
                 if !(stddev > 0.0 && stddev.is_finite()) {
                     return Err(UsageError::new(format!(
-                        "--gaussian-stddev {stddev}: give a fraction of the region above 0, e.g. 0.1"
+                        "--gaussian-stddev {}: give a fraction of the region above 0, e.g. 0.1",
+                        crate::units::display::number(stddev)
                     )));
                 }
                 if !(0.0..=1.0).contains(&center) {
                     return Err(UsageError::new(format!(
-                        "--gaussian-center {center}: give a fraction of the region from 0 to 1, e.g. 0.5"
+                        "--gaussian-center {}: give a fraction of the region from 0 to 1, e.g. 0.5",
+                        crate::units::display::number(center)
                     )));
                 }
             }

@@ -84,6 +84,16 @@ impl FromStr for Criterion {
         if !(value.is_finite() && value > 0.0) {
             return Err(format!("limit {limit:?} must be above 0: {usage}"));
         }
+        // A spread of more than the mean itself, or beyond any figure a run has, is no
+        // bound: every window would count as steady.
+        if percent && value > 100.0 {
+            return Err(format!("limit {limit:?} is above 100 % of the mean: every window would be steady; {usage}"));
+        }
+        if !percent && value > 1e16 {
+            return Err(format!(
+                "limit {limit:?} is beyond any figure a run has: every window would be steady; {usage}"
+            ));
+        }
         let limit = if percent { Limit::Percent(value) } else { Limit::Absolute(value) };
         Ok(Criterion { metric, test, limit })
     }

@@ -12,6 +12,12 @@ fn beyond_plain(value: f64) -> Option<String> {
     (!value.is_finite() || value.abs() >= PLAIN_BELOW).then(|| format!("{value:.2e}"))
 }
 
+/// A number as given (a flag's value echoed in a message): as written when plain
+/// (`2`, `0.9`), with an exponent beyond `PLAIN_BELOW` (`1.00e300`, never 300 digits).
+pub fn number(value: f64) -> String {
+    beyond_plain(value).unwrap_or_else(|| format!("{value}"))
+}
+
 /// 125300.0 → "125.3K", 1_250_000.0 → "1.25M", 812.0 → "812"; 1e308 → "1.00e308".
 pub fn iops(value: f64) -> String {
     if let Some(text) = beyond_plain(value) {

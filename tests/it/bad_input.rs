@@ -50,6 +50,9 @@ fn each_bad_command_line_exits_2_naming_the_flag_and_touches_nothing() {
         assert_eq!(code, 2, "{line}: exit {code}, stderr: {stderr}");
         assert!(stderr.contains(expected), "{line}: stderr does not name '{expected}': {stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "{line}: more than one line: {stderr}");
+        // A huge value is echoed with an exponent (1.00e300), never as 300 digits.
+        let longest_digits = stderr.split(|c: char| !c.is_ascii_digit()).map(str::len).max().unwrap_or(0);
+        assert!(longest_digits <= 24, "{line}: a number of {longest_digits} digits: {stderr}");
         assert!(stdout.is_empty(), "{line}: stdout is not empty: {stdout}");
         assert_eq!(listing(dir.path()), before, "{line}: files were created");
         assert_eq!(
