@@ -95,6 +95,20 @@ impl ReplayFlags {
                 )));
             }
         };
+        // The trace's span at this speed is what the replay schedules: a speed so slow that
+        // it passes what any trace may span (10 years) would never end.
+        if let Some(x) = speed {
+            let max_ns = crate::trace::iolog::MAX_TIME_US as f64 * 1000.0;
+            let scheduled_ns = trace.span_ns() as f64 / x;
+            if scheduled_ns.is_nan() || scheduled_ns > max_ns {
+                return Err(UsageError::new(format!(
+                    "--speed {}: the trace's {} would take {} s to replay, more than 10 years: give a larger --speed, or --as-fast-as-possible",
+                    crate::units::display::number(x),
+                    crate::units::display::seconds_ns(trace.span_ns()),
+                    crate::units::display::number(scheduled_ns / 1e9)
+                )));
+            }
+        }
         let ios = trace.ios.len() as u64;
         let (reads, writes) = (trace.count(TraceOp::Read), trace.count(TraceOp::Write));
         let (trims, flushes) = (trace.count(TraceOp::Trim), trace.flushes());

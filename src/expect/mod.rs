@@ -115,7 +115,7 @@ fn parse_one(text: &str) -> Result<Expectation, String> {
 
 /// The direction (`read`, `write`, `trim`, `flush`) of the first expectation in `texts`
 /// whose figure needs I/Os of a direction `has` says the run never issues, with its text.
-pub fn without_its_ios<'a>(texts: &'a [String], has: impl Fn(&str) -> bool) -> Option<(&'a str, &'static str)> {
+pub fn without_its_ios(texts: &[String], has: impl Fn(&str) -> bool) -> Option<(&str, &'static str)> {
     texts.iter().flat_map(|t| t.split(',')).find_map(|t| {
         let e = parse_one(t).ok()?;
         let op = e.figure.op;

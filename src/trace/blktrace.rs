@@ -140,6 +140,18 @@ pub fn read_records(mut reader: impl Read, path: &Path, trace: &mut Trace) -> Re
             usize::from(if little { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) })
         };
         let (time_ns, sector, bytes, action, device) = (u64_at(8), u64_at(16), u32_at(24), u32_at(28), u32_at(36));
+        // Times count from the trace's start: one past what any trace spans is damage, and a
+        // replay scheduled by it would never end.
+        if time_ns / 1000 > super::iolog::MAX_TIME_US {
+            return Err(at(
+                record,
+                byte,
+                format!(
+                    "time {time_ns} ns is past {} µs from the trace's start, the most a trace may span: the trace is damaged",
+                    super::iolog::MAX_TIME_US
+                ),
+            ));
+        }
         let got =
             read_full(&mut reader, &mut pdu[..pdu_len]).map_err(|e| at(record, byte, format!("cannot read: {e}")))?;
         if got < pdu_len {

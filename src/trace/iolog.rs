@@ -14,6 +14,10 @@ use super::{MAX_LINE_BYTES, MAX_TRACE_BYTES, MAX_TRACE_IOS, Trace, TraceError, T
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
+/// The most a trace may span, in microseconds (10 years): what a replay of it schedules,
+/// so that no replay of a damaged trace runs for ever (or overflows its nanoseconds).
+pub const MAX_TIME_US: u64 = 10 * 365 * 24 * 3600 * 1_000_000;
+
 /// The largest I/O of a trace (as the benchmark's largest block).
 const MAX_IO_BYTES: u64 = 1 << 30;
 
@@ -39,6 +43,8 @@ pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError>
     };
     // Version 2: the time the waits so far add up to.
     let mut clock_us = 0u64;
+    // Version 3: the timestamp of the line before (the log is in time order).
+    let mut last_us: Option<(u64, u64)> = None;
     loop {
         buf.clear();
         let n = reader
@@ -111,7 +117,14 @@ pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError>
             "wait" => {
                 let us = number("a time in microseconds")?;
                 if us >= 100 {
-                    clock_us = clock_us.saturating_add(us);
+                    clock_us = clock_us.checked_add(us).filter(|&t| t <= MAX_TIME_US).ok_or_else(|| {
+                        at(
+                            line_no,
+                            format!(
+                                "the waits so far add up to more than {MAX_TIME_US} µs (the most a trace may span): the trace is damaged or not a recorded one"
+                            ),
+                        )
+                    })?;
                 }
                 continue;
             }
@@ -155,13 +168,29 @@ pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError>
         if trace.ios.len() >= MAX_TRACE_IOS {
             return Err(at(line_no, format!("more than {MAX_TRACE_IOS} I/Os: split the trace")));
         }
+        if let Some(us) = time_us {
+            if us > MAX_TIME_US {
+                return Err(at(
+                    line_no,
+                    format!(
+                        "timestamp {us} µs is past {MAX_TIME_US} µs, the most a trace may span: the trace is damaged"
+                    ),
+                ));
+            }
+            if let Some((before, before_line)) = last_us
+                && us < before
+            {
+                return Err(at(
+                    line_no,
+                    format!(
+                        "timestamp {us} µs goes back before line {before_line}'s ({before} µs): a version 3 iolog is in time order (fio writes it so); the trace is damaged or was edited"
+                    ),
+                ));
+            }
+            last_us = Some((us, line_no));
+        }
         let time_us = time_us.unwrap_or(clock_us);
-        trace.ios.push(TraceIo {
-            time_ns: time_us.saturating_mul(1000),
-            offset_bytes,
-            len_bytes: len_bytes as u32,
-            op,
-        });
+        trace.ios.push(TraceIo { time_ns: time_us * 1000, offset_bytes, len_bytes: len_bytes as u32, op });
     }
     if version == 0 {
         return Err(TraceError::File { path: path.display().to_string(), message: "is empty: not an iolog".into() });

@@ -857,3 +857,80 @@ fn a_trace_too_large_for_its_memory_cgroup_is_refused_naming_it_before_the_targe
     let (code, stdout, stderr) = run_command(&mut cmd);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+/// A trace whose times go backwards, or add up past what any trace spans, and a --speed
+/// that stretches a trace past it, are refused at planning naming the line (or the flag):
+/// none of them may become a replay that never ends. Nothing is touched.
+#[test]
+fn trace_times_that_overflow_go_backwards_or_never_end_are_refused_naming_the_line() {
+    let dir = temp_dir();
+    let target = dir.path().join("r.dat");
+    let cases = [
+        (
+            "back.log",
+            "fio version 3 iolog\n0 r.dat add\n100 r.dat read 0 4096\n50 r.dat read 4096 4096\n",
+            vec![],
+            "line 4: timestamp 50 µs goes back before line 3's",
+        ),
+        (
+            "waits.log",
+            "fio version 2 iolog\nr.dat add\nr.dat wait 18446744073709551615\nr.dat read 0 4096\n",
+            vec![],
+            "line 3: the waits so far add up to more than",
+        ),
+        (
+            "sum.log",
+            "fio version 2 iolog\nr.dat add\nr.dat wait 315360000000000\nr.dat wait 1000\nr.dat read 0 4096\n",
+            vec![],
+            "line 4: the waits so far add up",
+        ),
+        (
+            "late.log",
+            "fio version 3 iolog\n0 r.dat add\n18446744073709551615 r.dat read 0 4096\n",
+            vec![],
+            "line 3: timestamp 18446744073709551615 µs is past",
+        ),
+        (
+            "slow.log",
+            "fio version 3 iolog\n0 r.dat add\n0 r.dat read 0 4096\n1000000 r.dat read 4096 4096\n",
+            vec!["--speed", "1e-12"],
+            "--speed 0.000000000001",
+        ),
+    ];
+    for (name, text, extra, says) in cases {
+        let log = dir.path().join(name);
+        std::fs::write(&log, text).unwrap();
+        let mut args = vec!["replay".to_string(), path_str(&log), path_str(&target), "--file-size".into(), "1m".into()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let (code, stdout, stderr) = run_command(iopulse().args(&args));
+        assert_eq!(code, 2, "{name}: {stderr}{stdout}");
+        assert!(stderr.contains(says) && stderr.lines().count() == 1, "{name}: {stderr}");
+        assert!(!target.exists(), "{name}: nothing was touched");
+    }
+}
+
+/// A blktrace discard longer than the target discards all of it, as docs/replay.md says:
+/// one trim of the target's size, the file's data punched out (read back as zeros).
+#[test]
+fn a_discard_longer_than_the_target_discards_all_of_it() {
+    const QUEUE: u32 = 1;
+    let (discard, write) = ((1u32 << 13 | 1 << 1) << 16, (1u32 << 1) << 16);
+    let dir = temp_dir();
+    let mut records = blk_record(1_000, 0, 0x8000_0000, discard | QUEUE, &[]);
+    records.extend(blk_record(2_000, 2048, 4096, write | QUEUE, &[]));
+    let trace = dir.path().join("d.blktrace.0");
+    std::fs::write(&trace, records).unwrap();
+    let target = dir.path().join("t.dat");
+    std::fs::write(&target, vec![0x5au8; 1 << 20]).unwrap();
+    let (code, out, err) =
+        run(&["replay", &path_str(&trace), &path_str(&target), "--force", "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["trim"]["ops"].as_u64(), Some(1), "{}", doc["trim"]);
+    assert_eq!(doc["trim"]["bytes"].as_u64(), Some(1 << 20), "the trim covered the whole target: {}", doc["trim"]);
+    let data = std::fs::read(&target).unwrap();
+    assert_eq!(data.len(), 1 << 20, "the file keeps its size");
+    // Every byte but the write after the discard (sector 2048 lies past the 1 MiB target:
+    // remapped modulo to 0) reads back as zeros.
+    assert!(data[4096..].iter().all(|&b| b == 0), "every byte after the written block is zero");
+}
