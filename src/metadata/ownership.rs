@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 /// The marker's name at the root of a tree.
 pub const MARKER: &str = ".iopulse-tree";
 
+/// The most of a marker read (it is a few hundred bytes).
+const MAX_MARKER_BYTES: u64 = 64 * 1024;
+
 /// What the marker records.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Marker {
@@ -91,13 +94,19 @@ pub fn look(root: &Path, force: bool) -> Result<Found, String> {
             root.display()
         ));
     }
-    if let Ok(text) = std::fs::read_to_string(root.join(MARKER)) {
-        return serde_json::from_str::<Marker>(&text).map(Found::Tree).map_err(|e| {
-            format!(
-                "{}: its {MARKER} cannot be read ({e}): remove the directory by hand if it is yours",
-                root.display()
-            )
-        });
+    // The marker is an input: a regular file, bounded, opened without blocking (a FIFO of
+    // that name never holds the run).
+    let cannot_read = |e: &dyn std::fmt::Display| {
+        format!("{}: its {MARKER} cannot be read ({e}): remove the directory by hand if it is yours", root.display())
+    };
+    match crate::targets::input_file::open(&root.join(MARKER), MAX_MARKER_BYTES) {
+        Ok(mut file) => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut file, &mut text).map_err(|e| cannot_read(&e))?;
+            return serde_json::from_str::<Marker>(&text).map(Found::Tree).map_err(|e| cannot_read(&e));
+        }
+        Err(crate::targets::input_file::InputFileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(cannot_read(&e)),
     }
     let entries = std::fs::read_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;
     let mut foreign = Vec::new();

@@ -257,7 +257,12 @@ pub fn check(path: &Path) -> Result<(), UsageError> {
         return Ok(());
     }
     // Only the first line is read: the file may be a long table.
-    let first_line = std::fs::File::open(path).and_then(|f| {
+    // Opened without blocking: a FIFO put there since the guard looked never holds it.
+    let open = || {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
+    };
+    let first_line = open().and_then(|f| {
         let mut line = Vec::new();
         io::BufRead::read_until(&mut io::BufReader::new(f).take(64 * 1024), b'\n', &mut line)?;
         Ok(String::from_utf8_lossy(&line).into_owned())

@@ -238,3 +238,32 @@ fn walk_count(dir: &Path) -> usize {
         })
         .sum()
 }
+
+#[test]
+fn a_marker_that_is_a_fifo_never_holds_the_run() {
+    let dir = temp_dir();
+    let root = dir.path().join("tree");
+    std::fs::create_dir(&root).unwrap();
+    nix::unistd::mkfifo(&root.join(".iopulse-tree"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let mut child = iopulse()
+        .args([&path_str(&root), "--files", "10", "--duration", "1"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("a FIFO named as the tree's marker held the run");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains(".iopulse-tree cannot be read (is a FIFO"), "{err}");
+}
