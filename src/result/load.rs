@@ -107,6 +107,7 @@ pub fn document(path: &Path) -> Result<Document, LoadError> {
 
 /// The document of `opened`, every `time_series` array skipped as it is read.
 fn read_without_series(file: &str, opened: &Opened) -> Result<Value, LoadError> {
+    VALUES_READ.set(0);
     let mut reader = opened.reader();
     let mut de = serde_json::Deserializer::from_reader(&mut reader);
     let value = WithoutSeries.deserialize(&mut de);
@@ -418,6 +419,29 @@ impl<'de> serde::Deserialize<'de> for Shape {
 /// the few KiB of figures, not the rows.
 struct WithoutSeries;
 
+/// The most values (array items and object entries) a document is read into outside its
+/// time series: a tree of values takes many times its text, so a document of millions of
+/// small values is refused rather than read into gigabytes (at most about 150 MB of values).
+/// A sweep of 1,000 runs or a job file of 1,000 jobs holds about 2 Mi.
+const MAX_VALUES: u64 = 4 << 20;
+
+std::thread_local! {
+    /// Values read so far into the document being read (`read_without_series`).
+    static VALUES_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// One more value read: an error once there are more than `MAX_VALUES`.
+fn count_value<E: de::Error>() -> Result<(), E> {
+    let n = VALUES_READ.get() + 1;
+    VALUES_READ.set(n);
+    if n > MAX_VALUES {
+        return Err(E::custom(format!(
+            "it holds more than {MAX_VALUES} values outside its time series, more than any result iopulse writes"
+        )));
+    }
+    Ok(())
+}
+
 impl<'de> DeserializeSeed<'de> for WithoutSeries {
     type Value = Value;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
@@ -480,6 +504,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         }
         let mut items = Vec::new();
         while let Some(v) = seq.next_element_seed(WithoutSeries)? {
+            count_value::<A::Error>()?;
             items.push(v);
         }
         Ok(Value::Array(items))
@@ -487,6 +512,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
+            count_value::<A::Error>()?;
             let value = if key == "time_series" {
                 map.next_value_seed(SeriesOrValue)?
             } else {
@@ -508,6 +534,17 @@ mod tests {
     fn parse(text: &str) -> Value {
         let mut de = serde_json::Deserializer::from_str(text);
         WithoutSeries.deserialize(&mut de).unwrap()
+    }
+
+    #[test]
+    fn a_document_of_more_values_than_any_result_is_refused_before_it_is_all_read() {
+        // As if the document so far had read all but two of its values.
+        VALUES_READ.set(MAX_VALUES - 2);
+        let mut de = serde_json::Deserializer::from_str(r#"{"a": [1, 2, 3]}"#);
+        let e = WithoutSeries.deserialize(&mut de).unwrap_err().to_string();
+        assert!(e.contains("more than 4194304 values"), "{e}");
+        VALUES_READ.set(0);
+        parse(r#"{"a": [1, 2, 3]}"#);
     }
 
     #[test]
