@@ -168,6 +168,7 @@ impl WorkloadArgs {
             metadata,
         };
         spec.validate()?;
+        crate::expect::refuse_figures_the_run_lacks(&spec)?;
         Ok(spec)
     }
 }

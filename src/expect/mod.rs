@@ -113,14 +113,22 @@ fn parse_one(text: &str) -> Result<Expectation, String> {
     Ok(Expectation { text: text.clone(), figure, figure_text: figure_text.to_string(), comparison, bound })
 }
 
-/// The direction (`read`, `write`, `trim`, `flush`) of the first expectation in `texts`
-/// whose figure needs I/Os of a direction `has` says the run never issues, with its text.
-pub fn without_its_ios(texts: &[String], has: impl Fn(&str) -> bool) -> Option<(&str, &'static str)> {
-    texts.iter().flat_map(|t| t.split(',')).find_map(|t| {
-        let e = parse_one(t).ok()?;
-        let op = e.figure.op;
-        (op != "total" && !has(op)).then(|| (t.trim(), op))
-    })
+/// Refuses an expectation of `spec` whose figure the run cannot have: one of a direction
+/// (`read`, `write`, `trim`, `flush`) the run never issues (it could only fail).
+pub fn refuse_figures_the_run_lacks(spec: &crate::spec::Spec) -> Result<(), crate::diagnostics::error::UsageError> {
+    if spec.metadata.is_some() {
+        return Ok(());
+    }
+    let lacking = spec.expect.iter().flat_map(|t| t.split(',')).find_map(|t| {
+        let op = parse_one(t).ok()?.figure.op;
+        (op != "total" && !spec.issues(op)).then(|| (t.trim(), op))
+    });
+    match lacking {
+        Some((expectation, op)) => Err(crate::diagnostics::error::UsageError::new(format!(
+            "--expect {expectation}: this run issues no {op}s, so the figure does not exist and the expectation could only fail; drop it, or give the run {op}s"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// `40k` → 40,000; `1.5M` → 1,500,000; `800` → 800.

@@ -64,13 +64,6 @@ pub fn junit(scopes: &[(String, &RunResult)]) -> String {
     super::junit::document("iopulse", &cases)
 }
 
-/// `text` as the content of one cell of a Markdown table: a `|` (which would end the
-/// cell, in a code span too) escaped, a line break made a space, so that a job name, a path
-/// or an expectation never breaks the table.
-pub(super) fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
-}
-
 /// A table of each scope's headline figures, then one of the expectations.
 pub fn markdown(scopes: &[(String, &RunResult)]) -> String {
     let mut out = String::from(
@@ -83,7 +76,7 @@ pub fn markdown(scopes: &[(String, &RunResult)]) -> String {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            cell(scope),
+            super::markdown::cell(scope),
             super::units::iops(r.total.iops),
             super::units::bandwidth_binary(r.total.bw_bytes_per_sec),
             lat(&r.read, r.read.latency_ns.p50),
@@ -109,8 +102,8 @@ pub fn markdown(scopes: &[(String, &RunResult)]) -> String {
             let _ = writeln!(
                 out,
                 "| {} | `{}` | {figure} | {} |",
-                cell(scope),
-                cell(&e.expectation),
+                super::markdown::cell(scope),
+                super::markdown::cell(&e.expectation),
                 if e.passed { "pass" } else { "**FAIL**" }
             );
         }
@@ -143,14 +136,4 @@ pub fn benchmark(scopes: &[(String, &RunResult)], bigger: bool) -> String {
         }
     }
     bench_action::array(&entries)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_pipe_or_a_line_break_never_breaks_a_cell() {
-        assert_eq!(super::cell("a|b"), "a\\|b");
-        assert_eq!(super::cell("job\nname"), "job name");
-        assert_eq!(super::cell("read.p99<=2ms"), "read.p99<=2ms");
-    }
 }

@@ -141,8 +141,8 @@ pub fn markdown(c: &Comparison) -> String {
         let _ = writeln!(
             out,
             "| {} | `{}` | {} | {} | {} | {} | {} |",
-            super::ci::cell(&f.scope),
-            super::ci::cell(&f.figure),
+            super::markdown::cell(&f.scope),
+            super::markdown::cell(&f.figure),
             opt_value(f.unit, f.base),
             opt_value(f.unit, f.new),
             change(f),

@@ -15,6 +15,7 @@ pub mod journal;
 pub mod junit;
 pub mod ledger;
 pub mod live_line;
+pub mod markdown;
 pub mod metadata;
 pub mod metadata_plot;
 pub mod mixed_jobs;
