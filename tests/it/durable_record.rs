@@ -4,7 +4,7 @@
 //! with their offsets and parts and exit 3; a damaged or truncated state file is refused
 //! (exit 2) or, when only its last update was cut short, the update before is used.
 
-use super::common::{iopulse, path_str, run, temp_dir};
+use super::common::{iopulse, path_str, run, temp_dir, wait_at_most};
 use iopulse::testing::data::Pattern;
 use iopulse::testing::durable_record::read;
 use iopulse::testing::verify::stamp;
@@ -539,23 +539,6 @@ fn direct_writes_feed_the_record_only_where_the_device_cache_is_write_through() 
     assert!(doc["durable_by"].as_str().unwrap().contains("write-through"), "{doc}");
 }
 
-/// Waits for `child` (started by this test) at most `limit`; kills it by its pid and fails
-/// when it overran.
-fn wait_at_most(child: &mut std::process::Child, limit: std::time::Duration, what: &str) -> std::process::ExitStatus {
-    let deadline = std::time::Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what} did not end within {limit:?}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn a_second_run_given_the_same_record_is_refused_naming_the_first_and_touches_nothing() {
     let dir = temp_dir();
@@ -568,10 +551,11 @@ fn a_second_run_given_the_same_record_is_refused_naming_the_first_and_touches_no
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // The record exists once the first run holds it.
+    // The first run holds the record from before its layout; its window is open once the
+    // record holds an update (a flush recorded).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::fs::metadata(&state).map_or(true, |m| m.len() == 0) {
-        assert!(std::time::Instant::now() < deadline, "the first run never made its record");
+    while !read(&state).is_ok_and(|r| r.slots.iter().any(Option::is_some)) {
+        assert!(std::time::Instant::now() < deadline, "the first run never recorded a flush");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let (code, stdout, stderr) = super::common::run_command(

@@ -39,6 +39,14 @@ fn foreign_dir(at: &Path) -> std::path::PathBuf {
     d
 }
 
+/// A run on the tree `kept_tree` makes (30 files, 3 directories) with `phases`: exit code
+/// and stderr.
+fn run_on_tree(root: &Path, phases: &str) -> (i32, String) {
+    let (code, _, stderr) =
+        run(&[&path_str(root), "--files", "30", "--dirs-per-dir", "3", "--depth", "1", "--meta-phases", phases]);
+    (code, stderr)
+}
+
 /// A tree of 30 files in 3 directories, kept.
 fn kept_tree(root: &Path) {
     run_ok(&[
@@ -88,17 +96,7 @@ fn a_file_replaced_by_a_link_or_a_hard_link_is_never_written_through() {
     std::fs::remove_file(&victim).unwrap();
     std::os::unix::fs::symlink(foreign.join("f1"), &victim).unwrap();
     let before = files_of(&foreign);
-    let (code, _, stderr) = run(&[
-        &path_str(&root),
-        "--files",
-        "30",
-        "--dirs-per-dir",
-        "3",
-        "--depth",
-        "1",
-        "--meta-phases",
-        "append,write",
-    ]);
+    let (code, stderr) = run_on_tree(&root, "append,write");
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains(": a symbolic link"), "{stderr}");
     assert_eq!(files_of(&foreign), before, "the file the link points to is unchanged");
@@ -108,17 +106,7 @@ fn a_file_replaced_by_a_link_or_a_hard_link_is_never_written_through() {
     let outside = dir.path().join("outside");
     std::fs::hard_link(&other, &outside).unwrap();
     let kept = std::fs::read(&outside).unwrap();
-    let (code, _, stderr) = run(&[
-        &path_str(&root),
-        "--files",
-        "30",
-        "--dirs-per-dir",
-        "3",
-        "--depth",
-        "1",
-        "--meta-phases",
-        "append,unlink",
-    ]);
+    let (code, stderr) = run_on_tree(&root, "append,unlink");
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("a file with other hard links"), "{stderr}");
     assert_eq!(std::fs::read(&outside).unwrap(), kept, "the hard-linked file is unchanged");
@@ -250,18 +238,7 @@ fn a_marker_that_is_a_fifo_never_holds_the_run() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("a FIFO named as the tree's marker held the run");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = wait_at_most(&mut child, Duration::from_secs(5), "a run on a tree whose marker is a FIFO");
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(2), "{err}");

@@ -265,3 +265,24 @@ pub fn as_another_run(v: &mut serde_json::Value) {
         _ => {}
     }
 }
+
+/// Waits for `child` (started by the test) at most `limit`; past it, kills it by its pid and
+/// fails naming `what`: no test waits for ever on a run that should have ended.
+pub fn wait_at_most(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not end within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
