@@ -12,6 +12,7 @@ pub mod benchmark;
 pub mod compare;
 pub mod completions;
 pub mod from_fio;
+pub mod help;
 pub mod man;
 pub mod merge;
 pub mod metadata;
@@ -115,6 +116,8 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the man page, or write every page into a directory.
     Man(man::ManArgs),
+    /// Print the long help of iopulse or a subcommand, or a topic (iopulse help topics).
+    Help(help::HelpArgs),
 }
 
 impl Command {
@@ -146,6 +149,7 @@ impl Command {
             Command::Verify(args) => verify::verify(args),
             Command::Completions(args) => completions::completions(args),
             Command::Man(args) => man::man(args),
+            Command::Help(args) => help::help(args),
         }
     }
 }
@@ -172,7 +176,7 @@ impl Command {
                 Some(reads)
             }
             Command::FromFio(a) => Some(vec![("the fio job file", a.file.clone())]),
-            Command::Profiles(_) | Command::Completions(_) => Some(Vec::new()),
+            Command::Profiles(_) | Command::Completions(_) | Command::Help(_) => Some(Vec::new()),
             Command::Man(a) if a.dir.is_none() => Some(Vec::new()),
             _ => None,
         }
@@ -193,6 +197,7 @@ impl Command {
             Command::Verify(_) => "verify",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
+            Command::Help(_) => "help",
         }
     }
 }
@@ -206,6 +211,7 @@ pub fn command() -> clap::Command {
     // an alias that gave one), as in most tools.
     let runs = |c: clap::Command| with_fio_names(c).args_override_self(true);
     Cli::command()
+        .disable_help_subcommand(true)
         .mut_arg("profile", |a| {
             a.help("Run a shipped profile (`iopulse profiles` lists them)").long_help(profile::profile_help())
         })

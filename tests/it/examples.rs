@@ -282,3 +282,24 @@ fn short_help_fits_a_screen_and_long_help_keeps_every_text() {
     let words = long.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(words.contains("A shorter file is extended with written data"), "--file-size's long help: {long}");
 }
+
+/// `iopulse help TOPIC` prints a document of docs/ as it is (built into the binary), `help
+/// SUBCOMMAND` the subcommand's long help, `help topics` the list; anything else is refused.
+#[test]
+fn help_prints_topics_and_subcommands_long_help() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (code, list, _) = run(&["help", "topics"]);
+    assert_eq!(code, 0);
+    for (topic, doc) in [("safety", "docs/safety.md"), ("jobs", "docs/jobs.md"), ("durability", "docs/durability.md")] {
+        assert!(list.contains(&format!("  {topic} ")), "{list}");
+        let (code, text, _) = run(&["help", topic]);
+        assert_eq!(code, 0);
+        assert_eq!(text, std::fs::read_to_string(root.join(doc)).unwrap(), "iopulse help {topic} is {doc}");
+    }
+    let (_, by_help, _) = run(&["help", "run"]);
+    let (_, by_flag, _) = run(&["run", "--help"]);
+    assert_eq!(by_help, by_flag, "iopulse help run is iopulse run --help");
+    let (code, out, err) = run(&["help", "nothing-of-the-kind"]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("neither a subcommand") && err.contains("safety") && err.lines().count() == 1, "{err}");
+}
