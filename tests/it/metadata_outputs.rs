@@ -172,7 +172,11 @@ fn compare_judges_each_kind_and_refuses_a_block_result() {
         assert_eq!(f["scope"], "metadata mix");
     }
     let stat_p50 = figures.iter().find(|f| f["figure"] == "stat.p50").unwrap();
-    assert_eq!((stat_p50["method"].as_str(), stat_p50["verdict"].as_str()), (Some("histogram"), Some("no_change")));
+    // The same histograms: no change, or (when the run's latencies spread wide on a loaded
+    // machine, and the percentile's interval with them) inconclusive; never a change.
+    assert_eq!(stat_p50["method"].as_str(), Some("histogram"), "{stat_p50}");
+    assert_eq!(stat_p50["change_percent"].as_f64(), Some(0.0), "{stat_p50}");
+    assert!(matches!(stat_p50["verdict"].as_str(), Some("no_change" | "inconclusive")), "{stat_p50}");
 
     // Against a copy whose stat latencies are three times as long: stat regressed, exit 5.
     let slow_file = dir.path().join("slow.json");
