@@ -86,10 +86,19 @@ pub fn check_job_file(name: &str, text: &str) -> Result<(), String> {
 // test drives directly: an engine through its seam, a worker's loop with a plan of its own,
 // the data and verification functions, the parsers.
 
-/// The run itself, as a library call (`run::run`), and its start line.
+/// The run itself, as a library call (`run::run`), and its start line. A run touches only
+/// what a ledger judged (`judge_ledger`, as every command does before it runs).
 pub mod run {
     pub use crate::run::run;
     pub use crate::run::start_line::StartLine;
+
+    /// The ledger of one run of `spec` (its targets, its `--verify-state` record) judged, as
+    /// a command judges it before running: what `run` may then write.
+    pub fn judge_ledger(spec: &crate::spec::Spec) -> Result<(), String> {
+        let mut ledger = crate::ledger::Ledger::new();
+        ledger.add_run(spec, &spec.targets, spec.verify_state.as_deref(), "");
+        ledger.judge().map_err(|e| e.to_string())
+    }
 }
 
 /// The engines, driven through their seam (the conformance tests, the hot-path benches).
