@@ -41,6 +41,7 @@ mod schedule;
 mod spec;
 mod stats;
 mod sweep;
+mod sys;
 mod targets;
 pub mod testing;
 mod trace;

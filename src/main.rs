@@ -7,18 +7,11 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    one_malloc_arena();
+    // One malloc arena for the whole process, before any thread exists. glibc otherwise
+    // gives each thread an arena that reserves 64 MiB of address space, so `--threads 200`
+    // under `ulimit -v` aborted on an allocation; workers allocate only during set-up (the
+    // loop allocates nothing), so one arena costs no speed, and the address space a run
+    // needs becomes what memory.rs plans.
+    iopulse::commands::one_malloc_arena();
     ExitCode::from(iopulse::commands::main(std::env::args_os().collect()) as u8)
-}
-
-/// One malloc arena for the whole process. glibc otherwise gives each thread an arena
-/// that reserves 64 MiB of address space, so `--threads 200` under `ulimit -v` aborted on
-/// an allocation; workers allocate only during set-up (the loop allocates nothing), so one
-/// arena costs no speed, and the address space a run needs becomes what memory.rs plans.
-fn one_malloc_arena() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: mallopt only changes malloc's tuning; it is called before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
 }

@@ -281,6 +281,9 @@ trait Pipe: Sized {
 
 impl Pipe for clap::Command {}
 
+/// One malloc arena for the process: for `main`, before any thread exists.
+pub use crate::sys::process::one_malloc_arena;
+
 /// `iopulse ARGS...`: parse, dispatch, the exit code.
 pub fn main(argv: Vec<OsString>) -> i32 {
     let matches = match command().try_get_matches_from(&argv) {

@@ -17,7 +17,8 @@
 //!    when the worker's memory is bound to a node; the buffers are then
 //!    touched so every page is placed before the run starts.
 
-pub mod bind;
+/// Binding the calling thread and its memory: the kernel calls live in `sys::affinity`.
+pub use crate::sys::affinity as bind;
 #[cfg(feature = "hwloc")]
 pub mod hwloc;
 pub mod plan;

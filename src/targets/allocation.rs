@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io;
 use std::ops::Range;
-use std::os::fd::AsRawFd;
 
 /// The written share of the region a run addresses on a regular file (`targets[].allocation`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -172,86 +171,34 @@ fn seek_data(file: &File, end: u64) -> io::Result<Vec<Range<u64>>> {
 /// Ascending, disjoint byte ranges.
 type Ranges = Vec<Range<u64>>;
 
-// The kernel's FIEMAP interface (linux/fiemap.h).
-const FIEMAP_FLAG_SYNC: u32 = 0x1;
-const FIEMAP_EXTENT_LAST: u32 = 0x1;
-const FIEMAP_EXTENT_UNWRITTEN: u32 = 0x800;
-const EXTENTS_PER_CALL: usize = 256;
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct FiemapHeader {
-    fm_start: u64,
-    fm_length: u64,
-    fm_flags: u32,
-    fm_mapped_extents: u32,
-    fm_extent_count: u32,
-    fm_reserved: u32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct FiemapExtent {
-    fe_logical: u64,
-    fe_physical: u64,
-    fe_length: u64,
-    fe_reserved64: [u64; 2],
-    fe_flags: u32,
-    fe_reserved: [u32; 3],
-}
-
-#[repr(C)]
-struct FiemapRequest {
-    header: FiemapHeader,
-    extents: [FiemapExtent; EXTENTS_PER_CALL],
-}
-
-// FS_IOC_FIEMAP = _IOWR('f', 11, struct fiemap): the size is the header's.
-nix::ioctl_readwrite!(fs_ioc_fiemap, b'f', 11, FiemapHeader);
-
 /// The written ranges and the unwritten ranges of `[0, end)`, from the extent map.
 fn fiemap_written(file: &File, end: u64, sync: bool) -> io::Result<(Ranges, Ranges)> {
+    use crate::sys::fiemap::{Batch, EXTENT_LAST, EXTENT_UNWRITTEN};
     let mut written = Vec::new();
     let mut unwritten = Vec::new();
-    let mut request = Box::new(FiemapRequest {
-        header: FiemapHeader::default(),
-        extents: [FiemapExtent::default(); EXTENTS_PER_CALL],
-    });
+    let mut batch = Batch::new();
     let mut at: u64 = 0;
     let mut first = true;
     while at < end {
-        request.header = FiemapHeader {
-            fm_start: at,
-            fm_length: end - at,
-            fm_flags: if sync && first { FIEMAP_FLAG_SYNC } else { 0 },
-            fm_mapped_extents: 0,
-            fm_extent_count: EXTENTS_PER_CALL as u32,
-            fm_reserved: 0,
-        };
+        let extents = crate::sys::fiemap::extents(file, at, end - at, sync && first, &mut batch)?;
         first = false;
-        // SAFETY: `request` is a live, exclusively borrowed FiemapRequest: a fiemap header
-        // followed by `fm_extent_count` extent slots, as FS_IOC_FIEMAP expects; the kernel
-        // writes at most that many extents into it, and nothing else touches it meanwhile.
-        unsafe { fs_ioc_fiemap(file.as_raw_fd(), &mut request.header as *mut FiemapHeader) }
-            .map_err(io::Error::from)?;
-        let mapped = (request.header.fm_mapped_extents as usize).min(EXTENTS_PER_CALL);
-        if mapped == 0 {
+        if extents.is_empty() {
             break;
         }
         let mut last = false;
         let mut next = at;
-        for e in &request.extents[..mapped] {
+        for e in extents {
             let start = e.fe_logical.max(at);
             let stop = e.fe_logical.saturating_add(e.fe_length).min(end);
             if start < stop {
-                if e.fe_flags & FIEMAP_EXTENT_UNWRITTEN != 0 {
+                if e.fe_flags & EXTENT_UNWRITTEN != 0 {
                     push_merged(&mut unwritten, start..stop);
                 } else {
                     push_merged(&mut written, start..stop);
                 }
             }
             next = next.max(e.fe_logical.saturating_add(e.fe_length));
-            last |= e.fe_flags & FIEMAP_EXTENT_LAST != 0;
+            last |= e.fe_flags & EXTENT_LAST != 0;
         }
         if last || next <= at {
             break;

@@ -3,9 +3,7 @@
 //! the device's logical block size), and whether it is memory-backed.
 //! Reads only; never opens a target for writing.
 
-use std::ffi::CString;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -76,21 +74,7 @@ fn parse_mountinfo_line(line: &str) -> Option<(String, MountFacts)> {
 /// O_DIRECT alignment of an existing file or block device from statx (offset, memory),
 /// `None` when the kernel or filesystem does not report it.
 pub fn statx_dio_align(path: &Path) -> Option<(u64, u64)> {
-    let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statx fills the zeroed struct we own; `c_path` is NUL-terminated and lives
-    // across the call.
-    let stx = unsafe {
-        let mut stx: libc::statx = std::mem::zeroed();
-        let rc = libc::statx(libc::AT_FDCWD, c_path.as_ptr(), 0, libc::STATX_DIOALIGN, &mut stx);
-        if rc != 0 {
-            return None;
-        }
-        stx
-    };
-    if stx.stx_mask & libc::STATX_DIOALIGN == 0 || stx.stx_dio_offset_align == 0 {
-        return None;
-    }
-    Some((u64::from(stx.stx_dio_offset_align), u64::from(stx.stx_dio_mem_align)))
+    crate::sys::statx::dio_align(path)
 }
 
 /// Logical block size of the block device `dev` (major:minor), from sysfs.

@@ -8,31 +8,7 @@
 
 use super::identity::FileId;
 use std::fs::{self, File};
-use std::os::fd::AsRawFd;
 use std::path::Path;
-
-/// The kernel's `struct loop_info64` (linux/loop.h).
-#[repr(C)]
-struct LoopInfo64 {
-    lo_device: u64,
-    lo_inode: u64,
-    lo_rdevice: u64,
-    lo_offset: u64,
-    lo_sizelimit: u64,
-    lo_number: u32,
-    lo_encrypt_type: u32,
-    lo_encrypt_key_size: u32,
-    lo_flags: u32,
-    lo_file_name: [u8; 64],
-    lo_crypt_name: [u8; 64],
-    lo_encrypt_key: [u8; 32],
-    lo_init: [u64; 2],
-}
-
-const _: () = assert!(std::mem::size_of::<LoopInfo64>() == 232);
-
-/// LOOP_GET_STATUS64 is the bare number 0x4C05, not an _IOR encoding.
-const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
 
 /// What backs one attached loop device.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,18 +44,11 @@ pub fn attached_loops() -> Vec<LoopBacking> {
 
 fn backing_of(loop_name: &str) -> Option<LoopBacking> {
     let node = File::open(format!("/dev/{loop_name}")).ok()?;
-    // SAFETY: zeroed bytes are a valid LoopInfo64 (plain integers and arrays).
-    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
-    // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64 (size checked above) into
-    // `info`, which we own and which outlives the call; the descriptor is open.
-    let rc = unsafe { libc::ioctl(node.as_raw_fd(), LOOP_GET_STATUS64, &mut info as *mut LoopInfo64) };
-    if rc != 0 {
-        return None;
-    }
+    let status = crate::sys::loop_status::of(&node)?;
     Some(LoopBacking {
         loop_name: loop_name.to_string(),
-        file: FileId { dev: info.lo_device, ino: info.lo_inode },
-        backing_rdev: (info.lo_rdevice != 0).then_some(info.lo_rdevice),
+        file: FileId { dev: status.backing_dev, ino: status.backing_ino },
+        backing_rdev: (status.backing_rdev != 0).then_some(status.backing_rdev),
     })
 }
 

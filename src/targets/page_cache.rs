@@ -29,7 +29,7 @@ use crate::spec::CacheMode;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 
 /// A residency at or above this share, at the start of a buffered read run that was not
@@ -113,9 +113,7 @@ pub fn fraction(cached: u64, pages: u64) -> f64 {
 
 /// The system's page size in bytes.
 pub fn page_size() -> u64 {
-    // SAFETY: sysconf reads a system constant; it takes no pointer and touches no memory of ours.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n > 0 { n as u64 } else { 4096 }
+    crate::sys::page_cache::page_size()
 }
 
 /// Pages of a region of `region_bytes` bytes from offset 0 (a partial last page counts).
@@ -145,59 +143,13 @@ pub fn measure_with(
     }
 }
 
-/// cachestat(2)'s range (`struct cachestat_range`).
-#[repr(C)]
-struct CachestatRange {
-    off: u64,
-    len: u64,
-}
-
-/// cachestat(2)'s answer (`struct cachestat`), in pages.
-#[repr(C)]
-#[derive(Default)]
-struct Cachestat {
-    nr_cache: u64,
-    nr_dirty: u64,
-    nr_writeback: u64,
-    nr_evicted: u64,
-    nr_recently_evicted: u64,
-}
-
-/// cachestat's system call number: 451 on x86_64 and aarch64 (the libc crate does not
-/// name it there).
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-const SYS_CACHESTAT: libc::c_long = 451;
-
 /// The cached share of the first `region_bytes` of `file` by cachestat(2) (Linux 6.5+).
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn cachestat_fraction(file: &File, region_bytes: u64) -> io::Result<f64> {
     let pages = region_pages(region_bytes, page_size());
     if pages == 0 {
         return Ok(0.0);
     }
-    let range = CachestatRange { off: 0, len: region_bytes };
-    let mut stat = Cachestat::default();
-    // SAFETY: cachestat reads `range` and writes one `struct cachestat` into `stat`, both
-    // live, properly laid out (#[repr(C)], the kernel's field order) locals for the whole
-    // call; the descriptor is borrowed from `file`, open for the call; flags must be 0.
-    let rc = unsafe {
-        libc::syscall(
-            SYS_CACHESTAT,
-            file.as_raw_fd(),
-            &range as *const CachestatRange,
-            &mut stat as *mut Cachestat,
-            0 as libc::c_uint,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(fraction(stat.nr_cache, pages))
-}
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub fn cachestat_fraction(_file: &File, _region_bytes: u64) -> io::Result<f64> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, "not called on this architecture"))
+    Ok(fraction(crate::sys::page_cache::cached_pages(file, region_bytes)?, pages))
 }
 
 /// The cached share of the first `region_bytes` of `file` by mincore(2) over a read-only
@@ -220,33 +172,7 @@ pub fn mincore_fraction(file: &File, region_bytes: u64) -> Result<f64, String> {
         let chunk_pages = region_pages(len, page) as usize;
         vec.clear();
         vec.resize(chunk_pages, 0u8);
-        let map_offset = libc::off_t::try_from(offset).map_err(|_| "offset beyond off_t".to_string())?;
-        // SAFETY: a fresh read-only shared mapping of `len` bytes of the file at a
-        // page-aligned offset (a multiple of MINCORE_CHUNK_BYTES); the kernel picks the
-        // address, so nothing of ours is replaced. It is never read through (no page is
-        // faulted in) and is unmapped below before the loop goes on.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len as usize,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                file.as_fd().as_raw_fd(),
-                map_offset,
-            )
-        };
-        if addr == libc::MAP_FAILED {
-            return Err(format!("mmap: {}", io::Error::last_os_error()));
-        }
-        // SAFETY: `addr` is the start of the mapping of `len` bytes made above; `vec`
-        // holds one byte per page of it (ceil(len / page size)), which mincore fills.
-        let rc = unsafe { libc::mincore(addr, len as usize, vec.as_mut_ptr()) };
-        let error = (rc != 0).then(io::Error::last_os_error);
-        // SAFETY: unmaps exactly the mapping made above, which nothing else refers to.
-        unsafe { libc::munmap(addr, len as usize) };
-        if let Some(e) = error {
-            return Err(format!("mincore: {e}"));
-        }
+        crate::sys::page_cache::resident_pages(file, offset, len, &mut vec)?;
         cached += vec.iter().filter(|b| **b & 1 != 0).count() as u64;
         offset += len;
     }
@@ -257,8 +183,7 @@ pub fn mincore_fraction(file: &File, region_bytes: u64) -> Result<f64, String> {
 /// write it, or to root (CAP_SYS_ADMIN).
 fn trust_mincore(file: &File) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid always succeeds and touches no memory.
-    let euid = unsafe { libc::geteuid() };
+    let euid = nix::unistd::geteuid().as_raw();
     if euid == 0 {
         return Ok(());
     }

@@ -1486,12 +1486,12 @@ impl<E: Engine> Worker<E> {
         for i in 0..self.files.len() {
             let file = self.files[i];
             let t0 = clock.now_ns();
-            // SAFETY: the descriptor belongs to a target the coordinator keeps open until
-            // every worker has finished; fsync only reads it.
-            let rc = unsafe { libc::fsync(file.fd) };
+            // The descriptor belongs to a target the coordinator keeps open until every
+            // worker has finished.
+            let synced = crate::sys::process::fsync(file.fd);
             let lat_ns = clock.now_ns().saturating_sub(t0);
-            if rc != 0 {
-                let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            if let Err(e) = synced {
+                let errno = e.raw_os_error().unwrap_or(libc::EIO);
                 self.failure.get_or_insert(IoFailure {
                     op: Op::Fsync,
                     target: file.target,
