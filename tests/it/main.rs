@@ -50,6 +50,7 @@ mod safety_merge;
 mod safety_outputs;
 mod safety_targets;
 mod safety_trees;
+mod shape;
 mod sweep_search;
 mod think_rate;
 mod time_series;

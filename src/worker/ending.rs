@@ -1,0 +1,195 @@
+//! A worker's end: the I/O in flight drained (outside the window), `--end-fsync`, the
+//! engine's own sync, and the result assembled from its state.
+
+use super::*;
+
+impl<E: Engine> Worker<E> {
+    /// Waits for I/O still in flight so no buffer is freed under the kernel. Reaps one
+    /// batch at a time, naming an I/O still in flight in the heartbeat before each wait,
+    /// so that a drain stuck on one I/O is reported with the right offset.
+    ///
+    /// With `counting` (the worker stopped before any deadline: signal, failure, share
+    /// done) the I/Os drained completed inside the window and count as any other
+    /// (`complete`): what reached the storage is what the report says. Without it (the
+    /// deadline passed) they are outside the window and not counted. Returns the clock
+    /// time of the last completion counted (0 if none).
+    pub(super) fn drain<P: pacing::Pacing>(
+        &mut self,
+        control: &RunControl,
+        mut in_flight: usize,
+        counting: bool,
+        pacing: &mut P,
+    ) -> u64 {
+        let mut last_counted_ns = 0;
+        while in_flight > 0 {
+            self.publish_wait(control, control.clock.now_ns(), in_flight);
+            self.stamp_submission(&control.clock);
+            let reaped = self.engine.submit_and_reap(1, &mut self.completions);
+            if let Ok(n @ 1..) = reaped {
+                self.depths.reaped(n);
+            }
+            match reaped {
+                Ok(0) | Err(_) => break,
+                Ok(n) if counting => {
+                    in_flight = in_flight.saturating_sub(n);
+                    let now = control.clock.now_ns();
+                    for i in 0..n {
+                        let Completion { slot, result } = self.completions[i];
+                        let state = &self.slots[slot as usize];
+                        let lat_ns = now.saturating_sub(state.submit_ns);
+                        let service_ns = now.saturating_sub(state.issued_ns);
+                        // (Cold: the lengths are the slots' own, with or without a mix.)
+                        self.complete::<true>(slot, result, lat_ns, true);
+                        if P::PACED {
+                            pacing.completed(lat_ns, service_ns, now);
+                        }
+                    }
+                    last_counted_ns = now;
+                }
+                Ok(n) => {
+                    in_flight = in_flight.saturating_sub(n);
+                    for c in &self.completions[..n] {
+                        let slot = &mut self.slots[c.slot as usize];
+                        slot.submit_ns = IDLE_NS;
+                        // Not counted, but a block an I/O failed on is not covered either.
+                        if c.result != i64::from(slot.len_bytes)
+                            && !slot.op.is_flush()
+                            && let Some(tracker) = &mut self.coverage
+                        {
+                            tracker.untouch(slot.region_block);
+                        }
+                    }
+                }
+            }
+        }
+        // I/Os whose completion never came back (the engine failed): nothing says they
+        // reached their blocks.
+        if in_flight > 0
+            && let Some(tracker) = &mut self.coverage
+        {
+            for slot in self.slots.iter().filter(|s| s.submit_ns != IDLE_NS && !s.op.is_flush()) {
+                tracker.untouch(slot.region_block);
+            }
+        }
+        if let Some(hb) = control.heartbeat(self.index as usize) {
+            hb.done_waiting();
+        }
+        last_counted_ns
+    }
+
+    pub(super) fn engine_failure<P: pacing::Pacing>(
+        &mut self,
+        control: &RunControl,
+        message: String,
+        in_flight: usize,
+        pacing: &mut P,
+    ) -> (WorkerStop, u64) {
+        control.stop.store(stop_code::FAILED, Ordering::Relaxed);
+        self.engine_error = Some(message);
+        self.drain(control, in_flight, true, pacing);
+        (WorkerStop::Failed, control.clock.now_ns())
+    }
+
+    /// `--end-fsync` (fio's end_fsync): fsyncs each of the worker's files once its I/O is
+    /// drained and counts each flush as an I/O of the window, whose end moves by the
+    /// time they took. Returns the worker's new end. A failed fsync is the worker's failure.
+    #[cold]
+    pub(super) fn end_fsync(&mut self, control: &RunControl, end_ns: u64) -> u64 {
+        let clock = control.clock;
+        let mut flushed_ns = 0;
+        for i in 0..self.files.len() {
+            let file = self.files[i];
+            let t0 = clock.now_ns();
+            // The descriptor belongs to a target the coordinator keeps open until every
+            // worker has finished.
+            let synced = crate::sys::process::fsync(file.fd);
+            let lat_ns = clock.now_ns().saturating_sub(t0);
+            if let Err(e) = synced {
+                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                self.failure.get_or_insert(IoFailure {
+                    op: Op::Fsync,
+                    target: file.target,
+                    offset_bytes: 0,
+                    kind: IoFailureKind::Errno(errno),
+                });
+                break;
+            }
+            self.stats[i].flush.record(0, lat_ns);
+            flushed_ns += lat_ns;
+        }
+        end_ns.saturating_add(flushed_ns)
+    }
+
+    /// Outside the window, after the loop drained: lets the engine make its writes
+    /// durable (mmap: msync) and times it. A failure there fails the run.
+    pub(super) fn sync_writes(&mut self, control: &RunControl) -> Option<u64> {
+        let t0 = control.clock.now_ns();
+        match self.engine.sync_writes() {
+            Ok(true) => Some(control.clock.now_ns().saturating_sub(t0)),
+            Ok(false) => None,
+            Err(e) => {
+                control.stop.store(stop_code::FAILED, Ordering::Relaxed);
+                if self.engine_error.is_none() {
+                    self.engine_error = Some(e.to_string());
+                }
+                None
+            }
+        }
+    }
+
+    pub(super) fn finish(
+        mut self,
+        _control: &RunControl,
+        stop: WorkerStop,
+        end_ns: u64,
+        cpu: CpuTimes,
+    ) -> WorkerResult {
+        if let Some(rec) = self.interval.take() {
+            rec.flush(|into| snapshot(&self.stats, into));
+        }
+        let engine_setup = self.engine.setup_facts();
+        let mut read = OpStats::new();
+        let mut write = OpStats::new();
+        let mut flush = if self.flush.is_some() || self.end_fsync { OpStats::new() } else { OpStats::unused() };
+        let mut trim = if self.trimming { OpStats::new() } else { OpStats::unused() };
+        for t in self.stats.iter() {
+            read.merge(&t.read);
+            write.merge(&t.write);
+            flush.merge(&t.flush);
+            trim.merge(&t.trim);
+        }
+        let engine_notes = self.engine.notes();
+        WorkerResult {
+            index: self.index,
+            read,
+            write,
+            flush,
+            trim,
+            per_target: self.stats.into_vec(),
+            coverage: self.coverage,
+            verify_counts: self.verifier.as_ref().map(|v| v.counts.clone()).unwrap_or_default(),
+            mismatches: self.verifier.map(|v| v.mismatches).unwrap_or_default(),
+            verify_cost: self.verify_cost,
+            end_ns,
+            cpu,
+            stop,
+            failure: self.failure,
+            engine_error: self.engine_error,
+            engine_setup,
+            cpu_seen: placement::bind::current_cpu(),
+            buffer_node_seen: self.buffer_node_seen,
+            sync_ns: None,
+            pacing: self.pacing,
+            pacing_latency: self.pacing_latency.take(),
+            engine_notes,
+            errors: self.errors,
+            duplicate_chunks_written: self.duplicate_chunks_written,
+            ramp_ops: self.ramp_ops,
+            per_size: self.sizes.map(|m| m.stats.into_vec()).unwrap_or_default(),
+            zone_ios: self.source.zone_counts(),
+            own_ns: self.own_ns,
+            depths: self.depths,
+            iolog: self.iolog,
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! A worker's plan: everything the coordinator decides for it before the start (its files,
+//! sizes, depth, data, verification, flushes, pacing), and the sizing rules the memory plan
+//! shares with it. Plain data: nothing here does I/O.
+
+use super::AreaShape;
+use super::ReplayPlan;
+use crate::access::BlockSource;
+use crate::data::{Pattern, Reducibility};
+use crate::engine::{EngineOptions, Op};
+use crate::placement::WorkerPlacement;
+use crate::schedule::think::{RateSpec, ThinkSpec};
+use crate::stats::coverage::CoverageTracker;
+use crate::stats::interval::IntervalRecorder;
+use std::os::fd::RawFd;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+/// One of the worker's files: its descriptor and where its blocks sit in the region.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkerFile {
+    pub fd: RawFd,
+    /// Number of the file's first block among the worker's files.
+    pub first_block: u64,
+    /// Blocks of the file in the worker's numbering (an I/O of several blocks stays inside).
+    pub blocks: u64,
+    /// Which target of the run it is (index into the run's targets).
+    pub target: u32,
+}
+
+/// Everything a worker needs, decided by the coordinator before the start.
+pub struct WorkerPlan {
+    pub index: u32,
+    pub seed: u64,
+    /// Bytes per I/O; with a block-size mix, the alignment (the unit blocks are counted in).
+    pub block_size_bytes: u64,
+    /// `--bssplit`, `--block-align`: the sizes of the I/Os (`None`: all `block_size_bytes`).
+    pub block_sizes: Option<crate::access::block_sizes::BlockSizeMix>,
+    /// Slots (I/Os in flight at most); 1 for engines that complete inline.
+    pub queue_depth: u32,
+    pub read_percent: u8,
+    /// `--trim-percent`: the share of I/Os that are trims (the rest split by `read_percent`).
+    pub trim_percent: u8,
+    /// Block numbers relative to the worker's region.
+    pub source: BlockSource,
+    /// Where the region starts among the worker's files' blocks.
+    pub region_first_block: u64,
+    /// At most this many I/Os (`None`: no limit).
+    pub ops_limit: Option<u64>,
+    /// Tracks which blocks of the region were touched.
+    pub coverage: Option<CoverageTracker>,
+    pub files: Vec<WorkerFile>,
+    pub buffer_align_bytes: usize,
+    /// Measurement ends at start + `ramp_ns` + this; `None` runs until the source is exhausted.
+    pub duration_ns: Option<u64>,
+    /// `--ramp`: I/O from the start for this long is not counted (0: none). The worker
+    /// resets its figures once, at its first batch at or after the ramp's end.
+    pub ramp_ns: u64,
+    /// The files were opened with O_DIRECT.
+    pub direct: bool,
+    pub engine_options: EngineOptions,
+    /// CPUs and NUMA node: applied on the worker's thread before its buffers are allocated.
+    pub placement: WorkerPlacement,
+    /// What writes put in blocks, and whether reads are verified.
+    pub data: DataPlan,
+    /// Think time and rate limit; `None` for both runs the loop unpaced.
+    pub think: Option<ThinkSpec>,
+    pub rate: Option<RateSpec>,
+    /// Interval histograms for the time series and the live line, when wanted.
+    pub interval: Option<IntervalRecorder>,
+    /// Failed I/Os (run-wide, counted in `errors_seen`) after which the worker stops:
+    /// 1 by default, `--max-errors N`, `u64::MAX` with `--continue-on-error` alone.
+    pub error_limit: u64,
+    /// The run-wide count of failed I/Os (`RunControl::errors_seen`).
+    pub errors_seen: Arc<AtomicU64>,
+    /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes issued; or a
+    /// replay's flushes, its schedule's entries (`every_writes` then `u64::MAX`: never).
+    pub flush: Option<FlushPlan>,
+    /// `--verify-state`: this worker's writer of the durable record, updated at each
+    /// completed flush (with `data.verify` and `flush` only).
+    pub durable_record: Option<crate::durable_record::format::RecordWriter>,
+    /// `--end-fsync`: fsync each file at the end of the window, counted in it.
+    pub end_fsync: bool,
+    /// `iopulse replay`: the I/Os come from this schedule (on file 0), not from `source`.
+    pub replay: Option<ReplayPlan>,
+    /// `--write-iolog`: record each I/O issued, in a table of this many (allocated at set-up).
+    pub iolog_capacity: Option<usize>,
+}
+
+/// A flush (`op`: `Op::Fsync` or `Op::Fdatasync`) after every `every_writes` writes the
+/// worker issues, of the file the last of them went to. The flush is a barrier: it is
+/// issued once the writes before it completed, and nothing is issued until it completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlushPlan {
+    pub every_writes: u64,
+    pub op: Op,
+}
+
+/// What written blocks contain and how reads are checked.
+#[derive(Clone, Copy, Debug)]
+pub struct DataPlan {
+    pub pattern: Pattern,
+    /// `--dedupe-ratio`, `--compress-ratio` (random data; with `--verify` too).
+    pub reducibility: Reducibility,
+    pub seed: u64,
+    pub verify: Option<VerifyPlan>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct VerifyPlan {
+    pub pattern: Pattern,
+    pub max_reports: u32,
+    /// Keep the sequence last written to each block of the region (4 bytes per
+    /// block), to catch lost writes.
+    pub track_sequences: bool,
+    /// Distinguishes this run's writes from other runs' (high bits of sequences).
+    pub run_nonce: u16,
+}
+
+/// Bytes of each slot's own buffer: the largest I/O, or a page when every write of the
+/// worker is certain to find a window of its area and it reads nothing (the buffers would
+/// never be used; with 16 MiB blocks they would double the memory). The one rule, for the
+/// worker and for the memory plan (`run/limits.rs`).
+pub fn private_slot_bytes(area: Option<AreaShape>, read_percent: u8, largest_bytes: u64) -> u64 {
+    match area {
+        Some(a) if a.guaranteed && read_percent == 0 => largest_bytes.min(4096),
+        _ => largest_bytes,
+    }
+}
+
+/// Whether a worker draws its requests ahead (`Ahead`): a queued engine whose writes
+/// each need data of their own (a varying pattern, or verification's stamped blocks).
+/// The one rule, for the worker and for the memory plan (`run/limits.rs`).
+pub fn draws_ahead(completes_inline: bool, read_percent: u8, verifying: bool, pattern: Pattern) -> bool {
+    !completes_inline && read_percent < 100 && (verifying || pattern.varies_per_write())
+}
+
+/// Slots (each with its I/O buffer) of a worker of `queue_depth`: twice that when it
+/// draws ahead (the spares hold the prepared requests); the engine's depth stays the same.
+pub fn slot_count(queue_depth: u32, draws_ahead: bool) -> u32 {
+    if draws_ahead { 2 * queue_depth.max(1) } else { queue_depth.max(1) }
+}

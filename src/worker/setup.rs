@@ -1,0 +1,208 @@
+//! A worker's set-up: its plan turned into state (buffers, slots, engine, data pool or
+//! area, verifier), all allocated here, before the start line and never again.
+
+use super::*;
+
+impl<E: Engine> Worker<E> {
+    pub(super) fn new(mut plan: WorkerPlan) -> Result<Self, String> {
+        let durable_record = plan.durable_record.take();
+        // Trims are counted when the mix has them, or the replayed trace does.
+        let trimming =
+            plan.trim_percent > 0 || plan.replay.as_ref().is_some_and(|r| r.ios.iter().any(|io| io.op == Op::Trim));
+        let depth = plan.queue_depth.max(1);
+        let writes_vary = plan.read_percent < 100 && plan.data.verify.is_none();
+        // A flushing worker does not draw ahead: its writes are counted as they are
+        // issued, and a flush must come between the Nth and the next.
+        let draws =
+            draws_ahead(E::CAPS.completes_inline, plan.read_percent, plan.data.verify.is_some(), plan.data.pattern)
+                && plan.flush.is_none();
+        let ahead = draws.then(|| Ahead::new(depth as usize));
+        let pool = (writes_vary && plan.data.pattern == Pattern::Random)
+            .then(|| RandomPool::reducible(plan.data.seed, plan.data.reducibility));
+        let slot_count = slot_count(depth, draws);
+        let buffer_len_bytes = buffer_len_bytes(&plan);
+        let (buffers, area_shape, buffer_node_seen) = Self::data_buffers(&plan, slot_count, buffer_len_bytes)?;
+        let area = area_shape.map(|a| DataArea::new(a, E::CAPS.completes_inline));
+        let verifier = plan.data.verify.map(|v| Verifier {
+            plan: v,
+            in_flight: vec![u64::MAX; slot_count as usize].into_boxed_slice(),
+            last_written: if v.track_sequences { vec![0u32; plan.source.region_blocks() as usize] } else { Vec::new() },
+            scratch: vec![0u8; plan.block_size_bytes as usize],
+            reduction: data::Reduction::new(plan.data.reducibility),
+            counts: VerifyCounts::default(),
+            mismatches: Vec::with_capacity(v.max_reports as usize),
+            durable_record,
+        });
+        let sequence_base =
+            (u64::from(plan.index) << 48) | (u64::from(plan.data.verify.map_or(0, |v| v.run_nonce)) << 32);
+        let verify_cost = measure_verify_cost(&plan);
+        let fds: Vec<RawFd> = plan.files.iter().map(|f| f.fd).collect();
+        let setup = EngineSetup {
+            fds: &fds,
+            buffers: buffers.region(),
+            queue_depth: depth,
+            direct: plan.direct,
+            options: &plan.engine_options,
+        };
+        let engine = E::open(&setup).map_err(|e| e.to_string())?;
+        let stats = target_stats(&plan, trimming);
+        Ok(Self {
+            engine,
+            buffers,
+            slots: idle_slots(slot_count, plan.block_size_bytes as u32),
+            completions: vec![Completion::default(); depth as usize].into_boxed_slice(),
+            source: plan.source,
+            region_first_block: plan.region_first_block,
+            remaining_ops: if plan.ramp_ns > 0 { u64::MAX } else { plan.ops_limit.unwrap_or(u64::MAX) },
+            window_ops_limit: if plan.ramp_ns > 0 { plan.ops_limit } else { None },
+            coverage: plan.coverage,
+            stats,
+            mix: OpMix::new(plan.read_percent, plan.trim_percent, plan.seed, plan.index),
+            files: plan.files.into_boxed_slice(),
+            block_size_bytes: plan.block_size_bytes,
+            duration_ns: plan.duration_ns,
+            ramp_ns: plan.ramp_ns,
+            ramp_end_ns: None,
+            ramp_ops: 0,
+            window_cpu_start: None,
+            write_sequence: 0,
+            failure: None,
+            engine_error: None,
+            index: plan.index,
+            data: plan.data,
+            sequence_base,
+            verifier,
+            verify_cost,
+            think: plan.think,
+            interval: plan.interval,
+            rate: plan.rate,
+            pacing: PacingCounts::default(),
+            pacing_latency: None,
+            buffer_node_seen,
+            errors: ErrorCounts::default(),
+            error_limit: plan.error_limit.max(1),
+            errors_seen: plan.errors_seen,
+            watch: WatchState::default(),
+            free: (0..slot_count).rev().collect(),
+            pool,
+            area,
+            ahead,
+            cut_later: false,
+            duplicate_chunks_written: 0,
+            flush: plan.flush.map(|plan| FlushState { plan, writes_since: 0, due: false, file: 0, in_flight: false }),
+            end_fsync: plan.end_fsync,
+            trimming,
+            sizes: plan
+                .block_sizes
+                .as_ref()
+                .map(|m| size_mix::SizeMix::new(m, plan.seed, plan.index, plan.trim_percent > 0)),
+            unstamped: vec![0; slot_count as usize].into_boxed_slice(),
+            unstamped_len: 0,
+            own_mark_ns: 0,
+            own_ns: 0,
+            queued_since_submit: 0,
+            depths: DepthTally::default(),
+            replay_timed: plan.replay.as_ref().is_some_and(|r| r.timed),
+            replay: plan.replay.map(|r| replay::ReplayCursor { ios: r.ios, next: 0 }),
+            iolog: plan.iolog_capacity.map(iolog::IoRecorder::with_capacity),
+        })
+    }
+
+    /// The slots' buffers and the `unique` data's area, bound to the worker's node and
+    /// filled; and the node the buffers' first page is on.
+    fn data_buffers(
+        plan: &WorkerPlan,
+        slot_count: u32,
+        buffer_len_bytes: u64,
+    ) -> Result<(SlotBuffers, Option<AreaShape>, Option<u32>), String> {
+        // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
+        placement::apply_to_current_thread(&plan.placement)?;
+        let area_shape = AreaShape::of(
+            plan.data.pattern,
+            plan.read_percent < 100,
+            plan.data.verify.is_some(),
+            E::CAPS.completes_inline,
+            slot_count,
+            buffer_len_bytes,
+            plan.block_sizes.is_some() || plan.replay.is_some(),
+        );
+        let private_bytes = private_slot_bytes(area_shape, plan.read_percent, buffer_len_bytes);
+        let mut buffers = SlotBuffers::with_area(
+            slot_count as usize,
+            private_bytes as usize,
+            plan.buffer_align_bytes,
+            area_shape.map_or(0, |a| a.len_bytes as usize),
+        )?;
+        placement::bind_buffer(&plan.placement, buffers.region().base, buffers.len_bytes())?;
+        if let Some(a) = area_shape {
+            placement::bind_buffer(&plan.placement, buffers.region().area, a.len_bytes as usize)?;
+        }
+        buffers.touch_pages();
+        let buffer_node_seen = placement::bind::node_of_address(buffers.region().base);
+        let period_bytes = data::unique::period_bytes(buffer_len_bytes);
+        if let Some(a) = area_shape {
+            // The base, once: every `unique` write is a window of it with its keys rewritten.
+            data::unique::fill_area(buffers.area_mut(), plan.data.seed, a.period_bytes);
+        } else {
+            for slot in 0..slot_count {
+                let buf = buffers.slot_mut(slot);
+                data::fill(buf, plan.data.pattern, plan.data.seed, 0, u64::from(slot), period_bytes);
+            }
+        }
+        Ok((buffers, area_shape, buffer_node_seen))
+    }
+}
+
+/// Bytes of each slot's buffer: the largest I/O of the mix, or of the replayed trace's
+/// transfers (its trims and flushes move no data).
+fn buffer_len_bytes(plan: &WorkerPlan) -> u64 {
+    match &plan.replay {
+        Some(r) => r
+            .ios
+            .iter()
+            .filter(|io| matches!(io.op, Op::Read | Op::Write))
+            .map(|io| u64::from(io.len_bytes))
+            .max()
+            .unwrap_or(0)
+            .max(plan.block_size_bytes),
+        None => plan.block_sizes.as_ref().map_or(plan.block_size_bytes, |m| m.largest_bytes()),
+    }
+}
+
+/// `count` slots with no I/O in flight, their buffers holding the write pattern.
+fn idle_slots(count: u32, len_bytes: u32) -> Box<[SlotState]> {
+    vec![
+        SlotState {
+            op: Op::Read,
+            file: 0,
+            offset_bytes: 0,
+            submit_ns: IDLE_NS,
+            issued_ns: IDLE_NS,
+            region_block: 0,
+            sequence: 0,
+            holds_pattern: true,
+            duplicate_chunks: 0,
+            len_bytes,
+            size_index: 0,
+            window: NO_WINDOW,
+        };
+        count as usize
+    ]
+    .into_boxed_slice()
+}
+
+/// Empty figures for each of the worker's files (flushes and trims kept only when the run
+/// has them).
+fn target_stats(plan: &WorkerPlan, trimming: bool) -> Box<[TargetStats]> {
+    let flushing = plan.flush.is_some() || plan.end_fsync;
+    plan.files
+        .iter()
+        .map(|f| TargetStats {
+            target: f.target,
+            read: OpStats::new(),
+            write: OpStats::new(),
+            flush: if flushing { OpStats::new() } else { OpStats::unused() },
+            trim: if trimming { OpStats::new() } else { OpStats::unused() },
+        })
+        .collect()
+}
