@@ -13,19 +13,14 @@ const STRUCT_MAX_FIELDS: usize = 15;
 /// What is over a limit today, with its size now: the ceiling it may not pass. Each is
 /// on its way to being split by concern (issue "A lighter house").
 const STILL_OVER: &[(&str, usize)] = &[
-    ("file durable_record/format.rs", 962),
-    ("file engine/aio/mod.rs", 758),
-    ("file engine/uring/mod.rs", 1118),
-    ("file report/plot.rs", 873),
-    ("file result/merge.rs", 774),
+    ("file engine/uring/mod.rs", 790),
     ("file result/mod.rs", 791),
     ("file spec/mod.rs", 737),
-    ("file stats/interval.rs", 822),
+    ("file durable_record/format/mod.rs", 808),
     ("fn commands/sweep.rs sweep", 193),
     ("fn metadata/mod.rs run_in", 394),
     ("fn report/fio_json.rs render", 134),
     ("fn report/metadata.rs text", 121),
-    ("fn result/merge.rs merge", 237),
     ("fn result/metadata.rs merge", 127),
     ("fn run/execute.rs execute", 226),
     ("fn run/mod.rs run", 155),

@@ -12,32 +12,46 @@
 //!   after it (`job-NAME-latency-percentiles.svg`, ...).
 //!
 //! Draws what `stats` and `sweep` computed; computes no figure itself.
+//!
+//! How every chart is drawn is `draw.rs`; the sweep's chart is `sweep.rs`.
 
 use super::units;
 use crate::diagnostics::error::UsageError;
 use crate::result::RunResult;
 use crate::stats::interval::TimeSeriesRow;
 use crate::stats::{HistogramCodecError, decode_histogram, percentile_curve};
-use crate::sweep::Sweep;
 use crate::sweep::document::Axis;
 use crate::sweep::summary::Metric;
-use plotters::prelude::*;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+mod draw;
+mod sweep;
+
+use draw::{Band, bands};
+pub(in crate::report) use draw::{Chart, Line, axis_label, nice_top, render, write};
+pub use sweep::{sweep_chart, sweep_svg};
+
 const LATENCY_CHART: &str = "latency-percentiles.svg";
+
 const IOPS_CHART: &str = "iops-over-time.svg";
+
 const P99_CHART: &str = "p99-over-time.svg";
+
 /// Every chart a result can have (`--plot` checks each before the run).
 pub const CHARTS: &[&str] = &[LATENCY_CHART, IOPS_CHART, P99_CHART];
+
 /// The chart of a search (`iopulse search --plot DIR`).
 pub const SEARCH_CHART: &str = "search-curve.svg";
+
 /// The metrics a sweep draws against its x axis (`iopulse sweep --plot DIR`).
 pub const SWEEP_CHART_METRICS: [Metric; 2] = [Metric::Iops, Metric::P99];
 
 const SIZE: (u32, u32) = (960, 600);
+
 /// The charts' title size.
 pub(super) const TITLE_PX: u32 = 18;
+
 /// The chart's margin on each side, in pixels.
 const MARGIN_PX: u32 = 16;
 
@@ -387,328 +401,6 @@ fn time_chart(
             bands,
         },
     )
-}
-
-/// Draws a sweep into `path`: a line through the medians of each series, the range of
-/// the repetitions as a bar. The x axis is logarithmic (base 2) when x spans 8× or more.
-pub fn sweep_chart(sweep: &Sweep, path: &Path) -> Result<(), PlotError> {
-    write(path, &sweep_svg(sweep)?)
-}
-
-/// The chart `sweep_chart` draws, as an SVG document in memory.
-pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
-    let xs = || sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.x));
-    let (x_min, x_max) = (xs().fold(f64::MAX, f64::min), xs().fold(f64::MIN, f64::max));
-    // A log axis only where its ticks, powers of two, are values the sweep can take (sizes,
-    // queue depths); measured figures (IOPS of a search) stay linear with decimal ticks.
-    let powers_of_two = xs().all(|x| x >= 1.0 && x.fract() == 0.0 && (x as u64).is_power_of_two());
-    let log_x = x_min > 0.0 && x_max / x_min >= 8.0 && powers_of_two;
-    let tx = |x: f64| if log_x { x.log2() } else { x };
-    let lines: Vec<Line> = sweep
-        .series
-        .iter()
-        .map(|s| Line {
-            label: match &sweep.by {
-                Some(by) => format!("{by} = {}", s.label),
-                None => column_label(&sweep.y),
-            },
-            points: s.points.iter().map(|p| (tx(p.x), p.median)).collect(),
-            ranges: s.points.iter().filter(|p| p.samples > 1).map(|p| (tx(p.x), p.min, p.max)).collect(),
-        })
-        .collect();
-    let y_max = sweep
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.max))
-        .chain(sweep.bound_y.as_ref().map(|(_, y)| *y))
-        .fold(0.0, f64::max);
-    let (lo, hi) = (tx(x_min), tx(x_max));
-    let pad = if hi > lo { (hi - lo) * 0.04 } else { 1.0 };
-    let reps = sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.samples)).max().unwrap_or(1);
-    let y_unit = column_unit(&sweep.y);
-    let x_is_size = column_unit(&sweep.x) == ColumnUnit::Bytes;
-    let (x_label, y_label) = (column_label(&sweep.x), column_label(&sweep.y));
-    let mut lines = lines;
-    if let Some((label, y)) = &sweep.bound_y {
-        lines.push(Line { label: label.clone(), points: vec![(lo - pad, *y), (hi + pad, *y)], ranges: Vec::new() });
-    }
-    if let Some((label, x)) = &sweep.answer_x {
-        let x = tx(*x);
-        lines.push(Line { label: label.clone(), points: vec![(x, 0.0), (x, nice_top(y_max))], ranges: Vec::new() });
-    }
-    render(
-        "sweep chart",
-        &Chart {
-            title: format!(
-                "{} vs {}{}{} · {} runs{}",
-                y_label,
-                column_label(&sweep.x),
-                sweep.by.as_ref().map(|b| format!(" by {b}")).unwrap_or_default(),
-                if sweep.filters.is_empty() { String::new() } else { format!(" ({})", sweep.filters.join(", ")) },
-                sweep.rows,
-                if reps > 1 { " (line: median, band: min-max of the repetitions)" } else { "" }
-            ),
-            title_px: TITLE_PX,
-            x_desc: if log_x { format!("{x_label} (log scale)") } else { x_label.clone() },
-            y_desc: y_label.clone(),
-            x_range: (lo - pad)..(hi + pad),
-            y_range: 0.0..nice_top(y_max),
-            x_format: &|x| {
-                // A log axis is labelled at powers of two only.
-                if log_x && (x - x.round()).abs() > 1e-6 {
-                    return String::new();
-                }
-                let v = if log_x { 2f64.powf(x.round()) } else { *x };
-                if x_is_size && v >= 1.0 && (v - v.round()).abs() < 1e-6 {
-                    size_label(v.round() as u64)
-                } else if v.abs() >= 1e3 {
-                    compact(v)
-                } else if (v - v.round()).abs() < 1e-6 {
-                    format!("{}", v.round())
-                } else {
-                    format!("{v:.2}")
-                }
-            },
-            y_format: &|y| match y_unit {
-                ColumnUnit::Ns => units::latency_ns(y.round().max(0.0) as u64),
-                ColumnUnit::BytesPerSec => units::bandwidth_binary(*y),
-                _ => compact(*y),
-            },
-            lines,
-            bands: Vec::new(),
-        },
-    )
-}
-
-/// What a sweep column counts, by its name (`read_p99_ns`, `bw_bytes_per_sec`,
-/// `block_size`, `queue-depth`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ColumnUnit {
-    Ns,
-    BytesPerSec,
-    Bytes,
-    Plain,
-}
-
-fn column_unit(column: &str) -> ColumnUnit {
-    let c = column.replace('-', "_");
-    if c.ends_with("_ns") {
-        ColumnUnit::Ns
-    } else if c.ends_with("bytes_per_sec") {
-        ColumnUnit::BytesPerSec
-    } else if c.ends_with("block_size") || c.ends_with("file_size") || c.ends_with("_bytes") {
-        ColumnUnit::Bytes
-    } else {
-        ColumnUnit::Plain
-    }
-}
-
-/// A column as an axis title, in words with its unit: `read_p99_ns` → "read p99 latency",
-/// `bw_bytes_per_sec` → "bandwidth (per second)", `iops` → "IOPS", `queue-depth` →
-/// "queue depth" (never a field name with `_ns` or `_bytes_per_sec`).
-fn column_label(column: &str) -> String {
-    let c = column.replace('-', "_");
-    let words = |s: &str| s.replace('_', " ");
-    match column_unit(&c) {
-        ColumnUnit::Ns => {
-            let stem = c.trim_end_matches("_ns");
-            match stem {
-                "cpu_per_io" => "CPU time per I/O".into(),
-                "latency" => "latency".into(),
-                s => format!("{} latency", words(s)),
-            }
-        }
-        ColumnUnit::BytesPerSec => {
-            let stem =
-                c.trim_end_matches("bytes_per_sec").trim_end_matches('_').trim_end_matches("bw").trim_end_matches('_');
-            if stem.is_empty() { "bandwidth".into() } else { format!("{} bandwidth", words(stem)) }
-        }
-        _ => {
-            let text = words(&c);
-            text.replace("iops", "IOPS")
-        }
-    }
-}
-
-/// 4096 → "4k", 65536 → "64k", 1048576 → "1m", 512 → "512" (as sizes are typed).
-fn size_label(bytes: u64) -> String {
-    for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
-        let unit = 1u64 << shift;
-        if bytes >= unit && bytes.is_multiple_of(unit) {
-            return format!("{}{suffix}", bytes / unit);
-        }
-    }
-    if bytes >= 1024 { format!("{:.1}k", bytes as f64 / 1024.0) } else { bytes.to_string() }
-}
-
-/// A label of a linear axis `width` wide: as many decimals as its ticks need, trailing
-/// zeros dropped (0, 0.25, 0.5, 1 on a 250 ms time axis; 0, 20, 40 on a long one). The
-/// ticks are 1, 2 or 5 times a power of ten and at least a tenth of the axis apart, so
-/// one decimal more than that tenth has keeps every label distinct and exact.
-pub(super) fn axis_label(x: f64, width: f64) -> String {
-    let decimals = if width > 0.0 && width.is_finite() {
-        (1.0 - (width / 10.0).log10().floor()).clamp(0.0, 9.0) as usize
-    } else {
-        0
-    };
-    let text = format!("{x:.decimals$}");
-    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { text.as_str() };
-    if text == "-0" { "0".to_string() } else { text.to_string() }
-}
-
-/// 12500 → "12.5K", 3 → "3", 0.25 → "0.25".
-fn compact(v: f64) -> String {
-    if v.abs() >= 1e3 || v == v.round() { units::iops(v) } else { format!("{v:.2}") }
-}
-
-/// The top of a linear axis: a little above the largest value (1 when all are 0).
-pub(super) fn nice_top(max: f64) -> f64 {
-    if max > 0.0 { max * 1.08 } else { 1.0 }
-}
-
-pub(super) struct Line {
-    pub(super) label: String,
-    pub(super) points: Vec<(f64, f64)>,
-    /// (x, low, high): a band from the first to the last (a bar when only one).
-    pub(super) ranges: Vec<(f64, f64, f64)>,
-}
-
-pub(super) struct Chart<'a> {
-    pub(super) title: String,
-    /// The title's font size in pixels (`TITLE_PX`, or `fitted_title_px` for a title that
-    /// may be long).
-    pub(super) title_px: u32,
-    pub(super) x_desc: String,
-    pub(super) y_desc: String,
-    pub(super) x_range: Range<f64>,
-    pub(super) y_range: Range<f64>,
-    pub(super) x_format: &'a dyn Fn(&f64) -> String,
-    pub(super) y_format: &'a dyn Fn(&f64) -> String,
-    pub(super) lines: Vec<Line>,
-    /// Shaded spans of x, drawn under the lines, each with its legend entry.
-    pub(super) bands: Vec<Band>,
-}
-
-/// A shaded span of x: the ramp, the steady-state window.
-pub(super) struct Band {
-    from: f64,
-    to: f64,
-    label: String,
-    color: RGBColor,
-}
-
-/// The ramp and the steady-state window of `r`, in seconds from the release.
-fn bands(r: &RunResult) -> Vec<Band> {
-    let mut bands = Vec::new();
-    if r.ramp_ns > 0 {
-        let label = format!("ramp ({}, not counted)", units::seconds_ns(r.ramp_ns));
-        bands.push(Band { from: 0.0, to: r.ramp_ns as f64 / 1e9, label, color: RGBColor(160, 160, 160) });
-    }
-    if let Some(s) = &r.steady_state
-        && let Some(w) = &s.window
-    {
-        let (label, color) = if s.reached {
-            (format!("steady window ({})", s.criterion), RGBColor(60, 170, 90))
-        } else {
-            (format!("last window, NOT steady ({})", s.criterion), RGBColor(210, 60, 60))
-        };
-        bands.push(Band { from: w.start_ns as f64 / 1e9, to: w.end_ns as f64 / 1e9, label, color });
-    }
-    bands
-}
-
-/// The plotting area's height in pixels, at most: the chart's less its margins, caption and
-/// x label area.
-const PLOT_HEIGHT_PX: f64 = 480.0;
-
-/// `y` raised at the top so that a legend of `entries` rows in the upper left sits above
-/// every value of the old range: a legend covers no data.
-fn with_legend_room(y: Range<f64>, entries: usize) -> Range<f64> {
-    if entries == 0 {
-        return y;
-    }
-    // plotters' legend: 12 px text rows, 10 px margins, 5 px from the corner.
-    let legend_px = entries as f64 * 16.0 + 40.0;
-    let share = (legend_px / PLOT_HEIGHT_PX).min(0.6);
-    y.start..y.start + (y.end - y.start) / (1.0 - share)
-}
-
-/// Draws `chart` (named `name` in errors) into memory: an SVG document.
-pub(super) fn render(name: &str, chart: &Chart) -> Result<String, PlotError> {
-    let mut svg = String::new();
-    draw_into(&mut svg, Path::new(name), chart)?;
-    Ok(svg)
-}
-
-/// Writes a chart whole (temporary file and rename), so an interrupted or failed write
-/// never leaves half a chart. The write follows a symlink only to where the output guard
-/// saw it land, never onto a target or an input (`output_path::write_whole`).
-pub(super) fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
-    super::output_path::write_whole(path, svg.as_bytes())
-        .map_err(|e| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() })
-}
-
-fn draw_into(svg: &mut String, path: &Path, chart: &Chart) -> Result<(), PlotError> {
-    let fail = |e: &dyn std::fmt::Display| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() };
-    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let legend_entries = chart.lines.len() + chart.bands.len();
-    let y_range = with_legend_room(chart.y_range.clone(), legend_entries);
-    let mut ctx = ChartBuilder::on(&root)
-        .caption(&chart.title, ("sans-serif", chart.title_px))
-        .margin(MARGIN_PX)
-        .x_label_area_size(48)
-        .y_label_area_size(80)
-        .build_cartesian_2d(chart.x_range.clone(), y_range.clone())
-        .map_err(|e| fail(&e))?;
-    ctx.configure_mesh()
-        .x_desc(chart.x_desc.as_str())
-        .y_desc(chart.y_desc.as_str())
-        .x_labels(10)
-        .y_labels(10)
-        .x_label_formatter(chart.x_format)
-        .y_label_formatter(chart.y_format)
-        .light_line_style(WHITE.mix(0.0))
-        .draw()
-        .map_err(|e| fail(&e))?;
-    for band in &chart.bands {
-        let (lo, hi) = (y_range.start, y_range.end);
-        let fill = band.color.mix(0.18).filled();
-        let legend = band.color.mix(0.5).filled();
-        ctx.draw_series(std::iter::once(Rectangle::new([(band.from, lo), (band.to, hi)], fill)))
-            .map_err(|e| fail(&e))?
-            .label(band.label.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], legend));
-    }
-    for (i, line) in chart.lines.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        // The spread of the repetitions as a band under the line (a bar at a lone point).
-        if line.ranges.len() >= 2 {
-            let upper = line.ranges.iter().map(|&(x, _, hi)| (x, hi));
-            let lower = line.ranges.iter().rev().map(|&(x, lo, _)| (x, lo));
-            ctx.draw_series(std::iter::once(Polygon::new(upper.chain(lower).collect::<Vec<_>>(), color.mix(0.18))))
-                .map_err(|e| fail(&e))?;
-        }
-        ctx.draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
-            .map_err(|e| fail(&e))?
-            .label(line.label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        if !line.ranges.is_empty() || line.points.len() < 40 {
-            ctx.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| fail(&e))?;
-        }
-        ctx.draw_series(line.ranges.iter().map(|&(x, lo, hi)| PathElement::new(vec![(x, lo), (x, hi)], color)))
-            .map_err(|e| fail(&e))?;
-    }
-    if !chart.lines.is_empty() || !chart.bands.is_empty() {
-        ctx.configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()
-            .map_err(|e| fail(&e))?;
-    }
-    root.present().map_err(|e| fail(&e))?;
-    Ok(())
 }
 
 #[cfg(test)]

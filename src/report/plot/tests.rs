@@ -1,4 +1,6 @@
+use super::sweep::{ColumnUnit, column_label, column_unit, size_label};
 use super::*;
+use crate::sweep::Sweep;
 
 #[test]
 fn percentile_axis() {
