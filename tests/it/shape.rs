@@ -13,10 +13,8 @@ const STRUCT_MAX_FIELDS: usize = 15;
 /// What is over a limit today, with its size now: the ceiling it may not pass. Each is
 /// on its way to being split by concern (issue "A lighter house").
 const STILL_OVER: &[(&str, usize)] = &[
-    ("file engine/uring/mod.rs", 790),
     ("file result/mod.rs", 791),
     ("file spec/mod.rs", 737),
-    ("file durable_record/format/mod.rs", 808),
     ("fn commands/sweep.rs sweep", 193),
     ("fn metadata/mod.rs run_in", 394),
     ("fn report/fio_json.rs render", 134),

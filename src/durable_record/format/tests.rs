@@ -1,4 +1,6 @@
+use super::read::{decode, decode_header};
 use super::*;
+use std::sync::Arc;
 
 fn header() -> RecordHeader {
     RecordHeader {

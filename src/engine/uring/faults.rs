@@ -5,9 +5,9 @@
 //! Compiled in only where the tests use it: debug builds (`cargo test`) read the
 //! variable once per process; release builds never read it and inject nothing.
 
-use super::SetupFlag;
 #[cfg(any(test, debug_assertions))]
 use super::messages::errno_by_name;
+use super::ring_setup::SetupFlag;
 
 /// The environment variable of the test-only fault injection.
 #[cfg(any(test, debug_assertions))]

@@ -1,3 +1,5 @@
+use super::messages::unavailable_message;
+use super::ring_setup::{SetupFlag, buffer_layout};
 use super::*;
 use crate::engine::EngineOptions;
 use crate::primitives::buffer::SlotBuffers;
