@@ -16,7 +16,6 @@ const STILL_OVER: &[(&str, usize)] = &[
     ("file result/mod.rs", 791),
     ("file spec/mod.rs", 737),
     ("fn commands/sweep.rs sweep", 193),
-    ("fn metadata/mod.rs run_in", 394),
     ("fn report/fio_json.rs render", 134),
     ("fn report/metadata.rs text", 121),
     ("fn result/metadata.rs merge", 127),
