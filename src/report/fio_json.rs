@@ -234,20 +234,6 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .unwrap_or_default();
     let s = &r.spec;
-    let random = s.order == AccessOrder::Random;
-    let rw = match (s.read_percent, random) {
-        (100, false) => "read",
-        (100, true) => "randread",
-        (0, false) => "write",
-        (0, true) => "randwrite",
-        (_, false) => "rw",
-        (_, true) => "randrw",
-    };
-    let filename = if r.targets.is_empty() {
-        s.targets.iter().map(|t| t.display().to_string()).collect::<Vec<_>>().join(":")
-    } else {
-        r.targets.iter().map(|t| t.path.clone()).collect::<Vec<_>>().join(":")
-    };
     let runtime_ms = r.window_ns.div_ceil(1_000_000);
     // fio: CPU time over the job's runtime, per thread with group_reporting. The workers'
     // CPU is the whole window's, also when the figures are a steady window's.
@@ -285,23 +271,7 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
         error: u32::from(r.error.is_some()),
         eta: 0,
         elapsed: r.window_ns.div_ceil(1_000_000_000),
-        job_options: JobOptions {
-            name: "iopulse".into(),
-            filename,
-            rw: rw.into(),
-            rwmixread: s.read_percent.to_string(),
-            bs: s.block_sizes.as_ref().map_or(s.block_size_bytes, |m| m.sizes()[0]).to_string(),
-            bssplit: s.block_sizes.as_ref().filter(|m| m.sizes().len() > 1).map(|m| m.fio_syntax()),
-            blockalign: s.block_sizes.as_ref().map(|m| m.align_bytes.to_string()),
-            iodepth: s.queue_depth.to_string(),
-            numjobs: s.threads.to_string(),
-            percentage_random: s.random_percent.map(|p| p.to_string()),
-            ramp_time: (r.ramp_ns > 0).then(|| format!("{}ms", r.ramp_ns / 1_000_000)),
-            // fio's name for pread/pwrite is psync.
-            ioengine: if r.engine.name == "sync" { "psync".into() } else { r.engine.name.clone() },
-            direct: u8::from(r.direct.effective).to_string(),
-            randseed: s.seed.to_string(),
-        },
+        job_options: job_options(r),
         read: op(&r.read, &read_hist, |row| &row.read),
         write: op(&r.write, &write_hist, |row| &row.write),
         trim: trim_op,
@@ -337,24 +307,66 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
         time: ctime_utc(started.as_secs()),
         jobs: vec![job],
         disk_util: disk_util(r),
-        iopulse: IopulseExtra {
-            cache: s.cache.name(),
-            holes_read: r.holes_read.clone(),
-            targets: r
-                .targets
-                .iter()
-                .map(|t| IopulseTarget {
-                    path: t.path.clone(),
-                    laid_out_bytes: t.laid_out_bytes,
-                    allocation: t.allocation.clone(),
-                    page_cache: t.page_cache.clone(),
-                })
-                .collect(),
-        },
+        iopulse: iopulse_extra(r),
     };
     let mut text = serde_json::to_string_pretty(&doc).expect("the fio document always serializes");
     text.push('\n');
     Ok(text)
+}
+
+/// The job's options as fio names them (rw, bs, iodepth, ...), from the spec the run had.
+fn job_options(r: &RunResult) -> JobOptions {
+    let s = &r.spec;
+    let random = s.order == AccessOrder::Random;
+    let rw = match (s.read_percent, random) {
+        (100, false) => "read",
+        (100, true) => "randread",
+        (0, false) => "write",
+        (0, true) => "randwrite",
+        (_, false) => "rw",
+        (_, true) => "randrw",
+    };
+    let filename = if r.targets.is_empty() {
+        s.targets.iter().map(|t| t.display().to_string()).collect::<Vec<_>>().join(":")
+    } else {
+        r.targets.iter().map(|t| t.path.clone()).collect::<Vec<_>>().join(":")
+    };
+    JobOptions {
+        name: "iopulse".into(),
+        filename,
+        rw: rw.into(),
+        rwmixread: s.read_percent.to_string(),
+        bs: s.block_sizes.as_ref().map_or(s.block_size_bytes, |m| m.sizes()[0]).to_string(),
+        bssplit: s.block_sizes.as_ref().filter(|m| m.sizes().len() > 1).map(|m| m.fio_syntax()),
+        blockalign: s.block_sizes.as_ref().map(|m| m.align_bytes.to_string()),
+        iodepth: s.queue_depth.to_string(),
+        numjobs: s.threads.to_string(),
+        percentage_random: s.random_percent.map(|p| p.to_string()),
+        ramp_time: (r.ramp_ns > 0).then(|| format!("{}ms", r.ramp_ns / 1_000_000)),
+        // fio's name for pread/pwrite is psync.
+        ioengine: if r.engine.name == "sync" { "psync".into() } else { r.engine.name.clone() },
+        direct: u8::from(r.direct.effective).to_string(),
+        randseed: s.seed.to_string(),
+    }
+}
+
+/// What iopulse adds beside fio's document: the cache mode, holes read and each target's
+/// layout and page cache.
+fn iopulse_extra(r: &RunResult) -> IopulseExtra {
+    IopulseExtra {
+        cache: r.spec.cache.name(),
+        holes_read: r.holes_read.clone(),
+        targets: r
+            .targets
+            .iter()
+            .map(|t| IopulseTarget {
+                path: t.path.clone(),
+                laid_out_bytes: t.laid_out_bytes,
+                allocation: t.allocation.clone(),
+                page_cache: t.page_cache.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// What an op type without interval figures (trims) has in every row.

@@ -48,52 +48,7 @@ pub fn text(r: &MetaResult) -> String {
         );
     }
     for p in &r.phases {
-        let _ = writeln!(
-            out,
-            "\n{} · {} · {} ops · {} ops/s · {} files/s · {}/s",
-            p.name,
-            units::seconds_ns(p.window_ns),
-            units::count(p.ops),
-            units::iops(p.ops_per_sec),
-            units::iops(p.files_per_sec),
-            units::bytes(p.bytes_per_sec as u64)
-        );
-        let share = p.per_op.iter().any(|o| o.share_asked_percent.is_some());
-        let _ = writeln!(
-            out,
-            "  {:<10} {:>12} {:>10} {:>11}{} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "op",
-            "ops",
-            "ops/s",
-            "bytes/s",
-            if share { "   asked achieved" } else { "" },
-            "mean",
-            "p50",
-            "p99",
-            "p99.9",
-            "max"
-        );
-        for o in &p.per_op {
-            let shares = match (o.share_asked_percent, o.share_achieved_percent) {
-                (Some(a), Some(b)) => format!(" {a:>6.1}% {b:>7.2}%"),
-                _ => String::new(),
-            };
-            let l = &o.latency_ns;
-            let _ = writeln!(
-                out,
-                "  {:<10} {:>12} {:>10} {:>11}{} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                o.op.name(),
-                units::count(o.ops),
-                units::iops(o.ops_per_sec),
-                format!("{}/s", units::bytes(o.bytes_per_sec as u64)),
-                shares,
-                units::latency_ns(l.mean),
-                units::latency_ns(l.p50),
-                units::latency_ns(l.p99),
-                units::latency_ns(l.p99_9),
-                units::latency_ns(l.max)
-            );
-        }
+        phase_block(&mut out, p);
     }
     let _ = writeln!(out, "\ncoverage: {:.1}% of the tree's files touched", r.coverage_percent);
     let _ = writeln!(out, "stopped: {}", r.stop_reason);
@@ -127,6 +82,57 @@ pub fn text(r: &MetaResult) -> String {
         );
     }
     out
+}
+
+/// One phase: its window and rates, then a row per operation kind with its share and
+/// latency.
+fn phase_block(out: &mut String, p: &crate::metadata::result::PhaseResult) {
+    let _ = writeln!(
+        out,
+        "\n{} · {} · {} ops · {} ops/s · {} files/s · {}/s",
+        p.name,
+        units::seconds_ns(p.window_ns),
+        units::count(p.ops),
+        units::iops(p.ops_per_sec),
+        units::iops(p.files_per_sec),
+        units::bytes(p.bytes_per_sec as u64)
+    );
+    let share = p.per_op.iter().any(|o| o.share_asked_percent.is_some());
+    let _ = writeln!(
+        out,
+        "  {:<10} {:>12} {:>10} {:>11}{} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "op",
+        "ops",
+        "ops/s",
+        "bytes/s",
+        if share { "   asked achieved" } else { "" },
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "max"
+    );
+    for o in &p.per_op {
+        let shares = match (o.share_asked_percent, o.share_achieved_percent) {
+            (Some(a), Some(b)) => format!(" {a:>6.1}% {b:>7.2}%"),
+            _ => String::new(),
+        };
+        let l = &o.latency_ns;
+        let _ = writeln!(
+            out,
+            "  {:<10} {:>12} {:>10} {:>11}{} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            o.op.name(),
+            units::count(o.ops),
+            units::iops(o.ops_per_sec),
+            format!("{}/s", units::bytes(o.bytes_per_sec as u64)),
+            shares,
+            units::latency_ns(l.mean),
+            units::latency_ns(l.p50),
+            units::latency_ns(l.p99),
+            units::latency_ns(l.p99_9),
+            units::latency_ns(l.max)
+        );
+    }
 }
 
 /// The JSON document, pretty-printed, with a final newline.

@@ -56,44 +56,8 @@ pub fn same_run(a: &MetaResult, b: &MetaResult) -> bool {
 /// there is nothing to add a phase to.
 pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let Some(first) = inputs.first() else { return Err(MergeError::Empty) };
-    let mut notes = Vec::new();
+    let mut notes = check_inputs(first, &inputs[1..], force)?;
     let phase_names = |r: &MetaResult| r.phases.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
-    for other in &inputs[1..] {
-        if other.result.schema_version != first.result.schema_version {
-            return Err(MergeError::SchemaVersion {
-                file: other.file.clone(),
-                found: other.result.schema_version,
-                first: first.file.clone(),
-                expected: first.result.schema_version,
-            });
-        }
-        let differences: Vec<_> = spec_differences_of(&first.result.spec, &other.result.spec)
-            .into_iter()
-            .filter(|d| d.field != TARGETS && !d.field.starts_with(&format!("{TARGETS}.")))
-            .collect();
-        if !differences.is_empty() {
-            if !force {
-                return Err(MergeError::SpecMismatch {
-                    first: first.file.clone(),
-                    other: other.file.clone(),
-                    differences,
-                });
-            }
-            notes.push(format!(
-                "--force: merged despite different specs ({}); the spec shown is {}'s",
-                describe(&differences, &first.file, &other.file),
-                first.file
-            ));
-        }
-        if phase_names(&other.result) != phase_names(&first.result) {
-            return Err(MergeError::MetadataPhases {
-                file: other.file.clone(),
-                found: phase_names(&other.result).join(", "),
-                first: first.file.clone(),
-                expected: phase_names(&first.result).join(", "),
-            });
-        }
-    }
 
     let mut phases = Vec::with_capacity(first.result.phases.len());
     for (i, name) in phase_names(&first.result).iter().enumerate() {
@@ -115,31 +79,7 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     m.target = targets.join(",");
     m.phases = phases;
 
-    // The trees: each run made and removed its own, so their counts add; the shape is
-    // the spec's, the same in each.
-    let tree_sum = |name: &str, get: fn(&MetaResult) -> u64| {
-        inputs.iter().try_fold(0u64, |total, input| {
-            total.checked_add(get(&input.result)).ok_or_else(|| MergeError::Overflow {
-                file: input.file.clone(),
-                field: format!("tree.{name}"),
-                value: get(&input.result),
-            })
-        })
-    };
-    m.tree.files = tree_sum("files", |r| r.tree.files)?;
-    m.tree.directories = tree_sum("directories", |r| r.tree.directories)?;
-    m.tree.leaf_directories = tree_sum("leaf_directories", |r| r.tree.leaf_directories)?;
-    m.tree.setup_files_created = tree_sum("setup_files_created", |r| r.tree.setup_files_created)?;
-    m.tree.setup_directories_created = tree_sum("setup_directories_created", |r| r.tree.setup_directories_created)?;
-    m.tree.setup_bytes_written = tree_sum("setup_bytes_written", |r| r.tree.setup_bytes_written)?;
-    m.tree.removed_files = tree_sum("removed_files", |r| r.tree.removed_files)?;
-    m.tree.removed_directories = tree_sum("removed_directories", |r| r.tree.removed_directories)?;
-    // The set-ups ran side by side: the longest is how long setting up took.
-    m.tree.setup_ns = results.iter().map(|r| r.tree.setup_ns).max().unwrap_or(0);
-    m.tree.reused = results.iter().all(|r| r.tree.reused);
-    m.tree.kept = results.iter().any(|r| r.tree.kept);
-    m.tree.kept_directories = results.iter().flat_map(|r| r.tree.kept_directories.iter().cloned()).collect();
-    m.tree.left_entries = results.iter().flat_map(|r| r.tree.left_entries.iter().cloned()).collect();
+    m.tree = merged_tree(inputs)?;
     // Files touched over files of all the trees (each coverage is over its own tree).
     let touched: f64 = results.iter().map(|r| r.coverage_percent * r.tree.files as f64).sum();
     m.coverage_percent = if m.tree.files == 0 { 0.0 } else { touched / m.tree.files as f64 };
@@ -180,6 +120,82 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
             .collect(),
     );
     Ok(Merged { result: m, notes })
+}
+
+/// The inputs against the first: the same schema, the same spec but for the tree's root
+/// (or different and forced, then noted), and the same phases.
+fn check_inputs(first: &Input, others: &[Input], force: bool) -> Result<Vec<String>, MergeError> {
+    let mut notes = Vec::new();
+    let phase_names = |r: &MetaResult| r.phases.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+    for other in others {
+        if other.result.schema_version != first.result.schema_version {
+            return Err(MergeError::SchemaVersion {
+                file: other.file.clone(),
+                found: other.result.schema_version,
+                first: first.file.clone(),
+                expected: first.result.schema_version,
+            });
+        }
+        let differences: Vec<_> = spec_differences_of(&first.result.spec, &other.result.spec)
+            .into_iter()
+            .filter(|d| d.field != TARGETS && !d.field.starts_with(&format!("{TARGETS}.")))
+            .collect();
+        if !differences.is_empty() {
+            if !force {
+                return Err(MergeError::SpecMismatch {
+                    first: first.file.clone(),
+                    other: other.file.clone(),
+                    differences,
+                });
+            }
+            notes.push(format!(
+                "--force: merged despite different specs ({}); the spec shown is {}'s",
+                describe(&differences, &first.file, &other.file),
+                first.file
+            ));
+        }
+        if phase_names(&other.result) != phase_names(&first.result) {
+            return Err(MergeError::MetadataPhases {
+                file: other.file.clone(),
+                found: phase_names(&other.result).join(", "),
+                first: first.file.clone(),
+                expected: phase_names(&first.result).join(", "),
+            });
+        }
+    }
+
+    Ok(notes)
+}
+
+/// The trees: each run made and removed its own, so their counts add; the shape is the
+/// spec's, the same in each.
+fn merged_tree(inputs: &[Input]) -> Result<crate::metadata::result::TreeInfo, MergeError> {
+    let mut tree = inputs[0].result.tree.clone();
+    let tree_sum = |name: &str, get: fn(&MetaResult) -> u64| {
+        inputs.iter().try_fold(0u64, |total, input| {
+            total.checked_add(get(&input.result)).ok_or_else(|| MergeError::Overflow {
+                file: input.file.clone(),
+                field: format!("tree.{name}"),
+                value: get(&input.result),
+            })
+        })
+    };
+    tree.files = tree_sum("files", |r| r.tree.files)?;
+    tree.directories = tree_sum("directories", |r| r.tree.directories)?;
+    tree.leaf_directories = tree_sum("leaf_directories", |r| r.tree.leaf_directories)?;
+    tree.setup_files_created = tree_sum("setup_files_created", |r| r.tree.setup_files_created)?;
+    tree.setup_directories_created = tree_sum("setup_directories_created", |r| r.tree.setup_directories_created)?;
+    tree.setup_bytes_written = tree_sum("setup_bytes_written", |r| r.tree.setup_bytes_written)?;
+    tree.removed_files = tree_sum("removed_files", |r| r.tree.removed_files)?;
+    tree.removed_directories = tree_sum("removed_directories", |r| r.tree.removed_directories)?;
+    // The set-ups ran side by side: the longest is how long setting up took.
+    tree.setup_ns = inputs.iter().map(|i| &i.result).map(|r| r.tree.setup_ns).max().unwrap_or(0);
+    tree.reused = inputs.iter().map(|i| &i.result).all(|r| r.tree.reused);
+    tree.kept = inputs.iter().map(|i| &i.result).any(|r| r.tree.kept);
+    tree.kept_directories =
+        inputs.iter().map(|i| &i.result).flat_map(|r| r.tree.kept_directories.iter().cloned()).collect();
+    tree.left_entries = inputs.iter().map(|i| &i.result).flat_map(|r| r.tree.left_entries.iter().cloned()).collect();
+    Ok(tree)
 }
 
 /// One phase (`phases[index]`, named `name`) over concurrent runs, each part with the
