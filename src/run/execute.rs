@@ -99,31 +99,9 @@ pub(super) struct Execution {
 /// left behind rather than joined, and owns everything it uses (its plan, its buffers,
 /// a share of the run control).
 fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
-    let Execute { spec, targets, layout, depth, stop, placement, live_line, step, start_line, devices, record } = run;
-    // With --io-timeout 0 nothing watches: workers get no heartbeat and publish nothing.
-    let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
-    // --steady-state stops this run alone: its workers read a stop word of their own, which
-    // the supervision relays signals into (a job file's other runs share `stop`).
-    let run_stop = if spec.steady_state.is_some() { Arc::new(AtomicUsize::new(0)) } else { Arc::clone(stop) };
-    // The jobs of a phase share one start word: their workers are released by one call.
-    let shared_start = start_line.shared_start();
-    let together = shared_start.is_some();
-    let control = match shared_start {
-        Some(start) => RunControl::sharing(start, Arc::clone(&run_stop)),
-        None => RunControl::new(Clock::new(), Arc::clone(&run_stop)),
-    };
-    let control = Arc::new(control.with_heartbeats(watched));
-    // Interval histograms only when a time series or the live line is wanted.
-    let (sampler, mut recorders) = if spec.time_series || live_line {
-        let (sampler, recorders) = interval::channels(
-            spec.threads,
-            interval::ramp_rows(spec.ramp_ns, spec.interval_ns),
-            spec.flush.is_some() || spec.end_fsync,
-        );
-        (Some(sampler), recorders.into_iter().map(Some).collect::<Vec<_>>())
-    } else {
-        (None, (0..spec.threads).map(|_| None).collect())
-    };
+    let Execute { spec, targets, layout, stop, live_line, start_line, devices, record, .. } = run;
+    let (control, run_stop, together) = run_control(spec, stop, start_line);
+    let (sampler, recorders) = interval_parts(spec, live_line);
     let record = super::durable_record::DurableRecord::create(
         spec,
         record.map(|r| (r.0, r.1)),
@@ -131,43 +109,8 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         layout,
         targets,
     )?;
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
-    let mut handles = Vec::with_capacity(spec.threads as usize);
-    let mut spawn_error = None;
-    // A signal during set-up (thousands of threads, large buffers) calls the run off:
-    // no more workers are started and the window never opens.
-    let mut interrupted = false;
-    for w in 0..spec.threads {
-        if stop.load(Ordering::Relaxed) != 0 {
-            interrupted = true;
-            break;
-        }
-        let mut plan = worker_plan::worker_plan(spec, layout, targets, w, depth, placement, &control);
-        plan.interval = recorders[w as usize].take();
-        if let Some(record) = &record {
-            let nonce = plan.data.verify.map_or(0, |v| v.run_nonce);
-            plan.durable_record = Some(record.writer(w, (u64::from(w) << 48) | (u64::from(nonce) << 32)));
-        }
-        let control = Arc::clone(&control);
-        let done = done_tx.clone();
-        let spawned = thread::Builder::new().name(format!("iopulse-w{w}")).spawn(move || {
-            // SIGINT/SIGTERM are taken by the coordinator's thread, never in a worker's I/O.
-            signals::block_in_this_thread();
-            let result = worker::run::<E>(plan, &control);
-            let _ = done.send(w);
-            result
-        });
-        match spawned {
-            Ok(h) => handles.push(Some(h)),
-            Err(e) => {
-                spawn_error =
-                    Some(format!("cannot start worker thread {w} of {}: {e} (lower --threads)", spec.threads));
-                break;
-            }
-        }
-    }
-    drop(done_tx);
-    drop(recorders);
+    let Spawned { handles, done_rx, spawn_error, mut interrupted } =
+        spawn_workers::<E>(&run, &control, recorders, record.as_ref());
     // Every worker set up (buffers allocated, engines ready): only then meet the other ranks
     // and wait for --start-at, so the windows open as close together as they can.
     let ready = spawn_error.is_none() && !interrupted && control.wait_for_arrivals(handles.len());
@@ -200,13 +143,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     // A signal while workers set up or while waiting for --start-at: the window never opens.
     interrupted |= stop.load(Ordering::Relaxed) != 0;
     if opened.is_none() {
-        // The other jobs of the phase wait for this one at the start line: it will not go.
-        let why = spawn_error.as_deref().unwrap_or(if interrupted {
-            messages::INTERRUPTED_IN_SET_UP
-        } else {
-            "its workers could not set up"
-        });
-        start_line.call_off(why);
+        call_off(start_line, spawn_error.as_deref(), interrupted);
     }
     // The window opens: the start line was passed, with no signal and no failure.
     let window_opens = matches!(opened, Some(Ok(_))) && !interrupted;
@@ -227,30 +164,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     let start_unix_ns = start.map_or(0, |_| control.start_unix_ns());
     let sampling_done = Arc::new(AtomicBool::new(false));
     let sampler = match (start, sampler) {
-        (Some(start_ns), Some(sampler)) => {
-            let config = SamplerConfig {
-                clock: control.clock,
-                start_ns,
-                interval_ns: spec.interval_ns,
-                duration_ns: match spec.run_length {
-                    RunLength::Duration { ns } => Some(spec.ramp_ns.saturating_add(ns)),
-                    _ => None,
-                },
-                ramp_ns: spec.ramp_ns,
-            };
-            let watch = spec.steady_state.map(|s| SteadyWatch::new(s.criterion, s.window_intervals, spec.interval_ns));
-            let (control, done) = (Arc::clone(&control), Arc::clone(&sampling_done));
-            thread::Builder::new()
-                .name("iopulse-sampler".into())
-                .spawn(move || {
-                    let line = LiveLine::new(config.duration_ns, step);
-                    let mut show = |row: Option<&TimeSeriesRow>| line.show(row);
-                    let observer: Option<RowObserver<'_>> = if live_line { Some(&mut show) } else { None };
-                    let steady = watch.map(|watch| SteadyHook { watch, stop: &control.stop, code: stop_code::STEADY });
-                    sampler.run(&config, &control.epoch, &done, observer, steady)
-                })
-                .ok()
-        }
+        (Some(start_ns), Some(sampler)) => start_sampler(&run, &control, start_ns, sampler, &sampling_done),
         _ => None,
     };
     // --ramp: the window opens at its end; the process's CPU and the devices' counters are
@@ -279,16 +193,187 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     let latency_request_us = latency_request.map(|held| held.map(|request| request.latency_us));
     // ... and as it closes.
     crate::targets::page_cache::at_window_end(targets);
-    // A worker left behind (stuck in the kernel) keeps its recorder: do not wait for it.
-    let SamplerOutput { rows: time_series, steady } = match sampler {
-        Some(h) if supervised.abandoned.is_empty() => {
-            h.join().unwrap_or(SamplerOutput { rows: Vec::new(), steady: None })
-        }
-        _ => SamplerOutput { rows: Vec::new(), steady: None },
-    };
+    let SamplerOutput { rows: time_series, steady } = sampler_output(sampler, supervised.abandoned.is_empty());
     // Every worker has stopped (or been left behind) and the sampler is done: the window's CPU.
     let cpu_window = rusage::process_cpu().since(&cpu_at_window.unwrap_or(cpu_at_release));
     let devices_at_start = devices_at_window.unwrap_or(devices_at_start);
+    let start_ns = window_start(start, spawn_error, interrupted, open_error, &supervised)?;
+    Ok(Execution {
+        start_ns: start_ns.saturating_add(spec.ramp_ns),
+        start_unix_ns: start_unix_ns.saturating_add(spec.ramp_ns),
+        ramp_ns: spec.ramp_ns,
+        steady,
+        opened,
+        workers: supervised.finished,
+        abandoned: supervised.abandoned,
+        cpu_window,
+        fsync: None,
+        time_series,
+        cpu_state,
+        device_counters: (devices_at_start, devices_at_end),
+        huge_page_bytes,
+        latency_request_us,
+    })
+}
+
+/// What the run's workers share: the stop word they read (a run of its own under
+/// `--steady-state`, which the supervision relays signals into; a job file's other runs
+/// share `stop`), the start word (one for the jobs of a phase, which are released by one
+/// call: `together`), and heartbeats for the watchdog (none with --io-timeout 0).
+fn run_control(
+    spec: &Spec,
+    stop: &Arc<AtomicUsize>,
+    start_line: &StartLine<'_>,
+) -> (Arc<RunControl>, Arc<AtomicUsize>, bool) {
+    let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
+    let run_stop = if spec.steady_state.is_some() { Arc::new(AtomicUsize::new(0)) } else { Arc::clone(stop) };
+    let shared_start = start_line.shared_start();
+    let together = shared_start.is_some();
+    let control = match shared_start {
+        Some(start) => RunControl::sharing(start, Arc::clone(&run_stop)),
+        None => RunControl::new(Clock::new(), Arc::clone(&run_stop)),
+    };
+    (Arc::new(control.with_heartbeats(watched)), run_stop, together)
+}
+
+/// Interval histograms, only when a time series or the live line is wanted: the sampler
+/// and one recorder per worker.
+fn interval_parts(
+    spec: &Spec,
+    live_line: bool,
+) -> (Option<interval::Sampler>, Vec<Option<interval::IntervalRecorder>>) {
+    if spec.time_series || live_line {
+        let (sampler, recorders) = interval::channels(
+            spec.threads,
+            interval::ramp_rows(spec.ramp_ns, spec.interval_ns),
+            spec.flush.is_some() || spec.end_fsync,
+        );
+        (Some(sampler), recorders.into_iter().map(Some).collect::<Vec<_>>())
+    } else {
+        (None, (0..spec.threads).map(|_| None).collect())
+    }
+}
+
+/// The sampler's rows and steady-state verdict; a worker left behind (stuck in the kernel)
+/// keeps its recorder, so the sampler is not waited for then.
+fn sampler_output(sampler: Option<thread::JoinHandle<SamplerOutput>>, none_abandoned: bool) -> SamplerOutput {
+    match sampler {
+        Some(h) if none_abandoned => h.join().unwrap_or(SamplerOutput { rows: Vec::new(), steady: None }),
+        _ => SamplerOutput { rows: Vec::new(), steady: None },
+    }
+}
+
+/// The workers as spawned: their handles, the channel each says it is done on, and why
+/// not all of them were (a thread the system would not start, a signal during set-up).
+struct Spawned {
+    handles: Vec<Option<thread::JoinHandle<WorkerResult>>>,
+    done_rx: std::sync::mpsc::Receiver<u32>,
+    spawn_error: Option<String>,
+    interrupted: bool,
+}
+
+/// Spawns each worker on its own thread with its plan, its interval recorder and its
+/// writer of the durable record. A signal during set-up (thousands of threads, large
+/// buffers) calls the run off: no more workers are started and the window never opens.
+fn spawn_workers<E: Engine + 'static>(
+    run: &Execute<'_>,
+    control: &Arc<RunControl>,
+    mut recorders: Vec<Option<interval::IntervalRecorder>>,
+    record: Option<&super::durable_record::DurableRecord>,
+) -> Spawned {
+    let spec = run.spec;
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let mut handles = Vec::with_capacity(spec.threads as usize);
+    let mut spawn_error = None;
+    let mut interrupted = false;
+    for w in 0..spec.threads {
+        if run.stop.load(Ordering::Relaxed) != 0 {
+            interrupted = true;
+            break;
+        }
+        let mut plan = worker_plan::worker_plan(spec, run.layout, run.targets, w, run.depth, run.placement, control);
+        plan.interval = recorders[w as usize].take();
+        if let Some(record) = &record {
+            let nonce = plan.data.verify.map_or(0, |v| v.run_nonce);
+            plan.durable_record = Some(record.writer(w, (u64::from(w) << 48) | (u64::from(nonce) << 32)));
+        }
+        let control = Arc::clone(control);
+        let done = done_tx.clone();
+        let spawned = thread::Builder::new().name(format!("iopulse-w{w}")).spawn(move || {
+            // SIGINT/SIGTERM are taken by the coordinator's thread, never in a worker's I/O.
+            signals::block_in_this_thread();
+            let result = worker::run::<E>(plan, &control);
+            let _ = done.send(w);
+            result
+        });
+        match spawned {
+            Ok(h) => handles.push(Some(h)),
+            Err(e) => {
+                spawn_error =
+                    Some(format!("cannot start worker thread {w} of {}: {e} (lower --threads)", spec.threads));
+                break;
+            }
+        }
+    }
+    drop(done_tx);
+    Spawned { handles, done_rx, spawn_error, interrupted }
+}
+
+/// The sampler's thread, from the release: the time series' rows, the live line, and the
+/// steady-state watch that may stop the run.
+fn start_sampler(
+    run: &Execute<'_>,
+    control: &Arc<RunControl>,
+    start_ns: u64,
+    sampler: interval::Sampler,
+    done: &Arc<AtomicBool>,
+) -> Option<thread::JoinHandle<SamplerOutput>> {
+    let spec = run.spec;
+    let config = SamplerConfig {
+        clock: control.clock,
+        start_ns,
+        interval_ns: spec.interval_ns,
+        duration_ns: match spec.run_length {
+            RunLength::Duration { ns } => Some(spec.ramp_ns.saturating_add(ns)),
+            _ => None,
+        },
+        ramp_ns: spec.ramp_ns,
+    };
+    let watch = spec.steady_state.map(|s| SteadyWatch::new(s.criterion, s.window_intervals, spec.interval_ns));
+    let (control, done) = (Arc::clone(control), Arc::clone(done));
+    let (live_line, step) = (run.live_line, run.step.clone());
+    thread::Builder::new()
+        .name("iopulse-sampler".into())
+        .spawn(move || {
+            let line = LiveLine::new(config.duration_ns, step);
+            let mut show = |row: Option<&TimeSeriesRow>| line.show(row);
+            let observer: Option<RowObserver<'_>> = if live_line { Some(&mut show) } else { None };
+            let steady = watch.map(|watch| SteadyHook { watch, stop: &control.stop, code: stop_code::STEADY });
+            sampler.run(&config, &control.epoch, &done, observer, steady)
+        })
+        .ok()
+}
+
+/// The other jobs of the phase wait for this one at the start line: it will not go, and
+/// says why.
+fn call_off(start_line: &StartLine<'_>, spawn_error: Option<&str>, interrupted: bool) {
+    let why = spawn_error.unwrap_or(if interrupted {
+        messages::INTERRUPTED_IN_SET_UP
+    } else {
+        "its workers could not set up"
+    });
+    start_line.call_off(why);
+}
+
+/// Where the window started, or why the run never had one: a worker thread not started, a
+/// signal before the release, the start line refused, or workers that could not set up.
+fn window_start(
+    start: Option<u64>,
+    spawn_error: Option<String>,
+    interrupted: bool,
+    open_error: Option<Error>,
+    supervised: &watchdog::Supervised,
+) -> Result<u64, Error> {
     if let Some(message) = spawn_error {
         return Err(RunError::Other(message).into());
     }
@@ -307,22 +392,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
             .unwrap_or_else(|| RunError::Other("workers could not start".into()));
         return Err(error.into());
     };
-    Ok(Execution {
-        start_ns: start_ns.saturating_add(spec.ramp_ns),
-        start_unix_ns: start_unix_ns.saturating_add(spec.ramp_ns),
-        ramp_ns: spec.ramp_ns,
-        steady,
-        opened,
-        workers: supervised.finished,
-        abandoned: supervised.abandoned,
-        cpu_window,
-        fsync: None,
-        time_series,
-        cpu_state,
-        device_counters: (devices_at_start, devices_at_end),
-        huge_page_bytes,
-        latency_request_us,
-    })
+    Ok(start_ns)
 }
 
 /// `--fsync-on-close`: fsync every target once the workers are done, timed as a whole.

@@ -7,7 +7,7 @@
 //! - `execute.rs`: spawn the workers, release them together from the start line, sample
 //!   the time series, and wait for them under the `watchdog`;
 //! - `start_line.rs`: what lies outside this process (other ranks, `--start-at`);
-//! - `assemble.rs`: what the workers handed back, as one `RunResult`;
+//! - `assemble/`: what the workers handed back, as one `RunResult`, in sections;
 //! - `messages.rs`: the wording of failures (stuck I/O, failed I/O, interrupted set-up).
 //!
 //! This file holds the sequence itself (`run`). The run never does I/O of its own and never
@@ -53,26 +53,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let caps = spec.engine.caps();
 
-    // The embedded default: a temporary file, removed when `temp` is dropped. An engine that
-    // moves no bytes (null) is given a name in the temporary directory that is never created.
-    let temp_dir = if spec.is_embedded_default() { targets::temp_dir::choose()? } else { PathBuf::new() };
-    let temp = if spec.is_embedded_default() && caps.touches_storage {
-        let file = tempfile::Builder::new()
-            .prefix("iopulse-default-")
-            .suffix(".dat")
-            .tempfile_in(&temp_dir)
-            .map_err(|e| RunError::Other(format!("create a temporary file in {}: {e}", temp_dir.display())))?;
-        Some(file)
-    } else {
-        None
-    };
-    let given: Vec<PathBuf> = match &temp {
-        Some(t) => vec![t.path().to_path_buf()],
-        None if spec.is_embedded_default() => {
-            vec![temp_dir.join(format!("iopulse-default-{}.dat", std::process::id()))]
-        }
-        None => spec.targets.iter().map(|t| start.substitute(t)).collect(),
-    };
+    let (temp, given) = given_targets(spec, start)?;
     // A signal while planning (thousands of jobs plan at once): nothing is touched.
     interrupted_before_set_up(&stop)?;
     let Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability } =
@@ -92,25 +73,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         return Err(RunError::Other(messages::INTERRUPTED_IN_SET_UP.into()).into());
     }
 
-    if distribution != spec.file_distribution {
-        diag.note(format!(
-            "--verify with {} workers on shared targets: each worker owns a disjoint slice of the region (as --file-distribution partitioned), so no block is written by two workers at once",
-            spec.threads
-        ));
-    }
-    if caps.completes_inline && spec.queue_depth > 1 {
-        diag.note(format!(
-            "engine {} completes one I/O at a time per worker: --queue-depth {} runs at depth 1 (use --threads for parallel I/O)",
-            spec.engine.name(),
-            spec.queue_depth
-        ));
-    }
-
-    if let Some(note) = spec.engine.buffered_note()
-        && !targets.iter().all(|t| t.direct.effective)
-    {
-        diag.note(note);
-    }
+    set_up_notes(spec, distribution != spec.file_distribution, &targets, diag);
 
     // The block devices under the targets, found before the window (none when nothing is
     // touched): their counters are read at its edges.
@@ -183,9 +146,68 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         }
     }
     result.expectations = crate::expect::evaluate(&spec.expect, &result);
+    let exit_code = exit_code_of(&result, &stop);
+    Ok(RunOutcome { result, exit_code })
+}
+
+/// The targets the run is given: the embedded default's temporary file (removed when the
+/// returned file is dropped; an engine that moves no bytes is given a name in the
+/// temporary directory that is never created), or the spec's, `{rank}` and `{host}`
+/// substituted.
+fn given_targets(spec: &Spec, start: &StartLine) -> Result<(Option<tempfile::NamedTempFile>, Vec<PathBuf>), Error> {
+    let caps = spec.engine.caps();
+    let temp_dir = if spec.is_embedded_default() { targets::temp_dir::choose()? } else { PathBuf::new() };
+    let temp = if spec.is_embedded_default() && caps.touches_storage {
+        let file = tempfile::Builder::new()
+            .prefix("iopulse-default-")
+            .suffix(".dat")
+            .tempfile_in(&temp_dir)
+            .map_err(|e| RunError::Other(format!("create a temporary file in {}: {e}", temp_dir.display())))?;
+        Some(file)
+    } else {
+        None
+    };
+    let given: Vec<PathBuf> = match &temp {
+        Some(t) => vec![t.path().to_path_buf()],
+        None if spec.is_embedded_default() => {
+            vec![temp_dir.join(format!("iopulse-default-{}.dat", std::process::id()))]
+        }
+        None => spec.targets.iter().map(|t| start.substitute(t)).collect(),
+    };
+    Ok((temp, given))
+}
+
+/// What the set-up says before the window: workers given disjoint slices for `--verify`,
+/// a depth the engine cannot have, buffered I/O where O_DIRECT was not had.
+fn set_up_notes(spec: &Spec, partitioned_for_verify: bool, targets: &[targets::PreparedTarget], diag: &Diagnostics) {
+    let caps = spec.engine.caps();
+    if partitioned_for_verify {
+        diag.note(format!(
+            "--verify with {} workers on shared targets: each worker owns a disjoint slice of the region (as --file-distribution partitioned), so no block is written by two workers at once",
+            spec.threads
+        ));
+    }
+    if caps.completes_inline && spec.queue_depth > 1 {
+        diag.note(format!(
+            "engine {} completes one I/O at a time per worker: --queue-depth {} runs at depth 1 (use --threads for parallel I/O)",
+            spec.engine.name(),
+            spec.queue_depth
+        ));
+    }
+
+    if let Some(note) = spec.engine.buffered_note()
+        && !targets.iter().all(|t| t.direct.effective)
+    {
+        diag.note(note);
+    }
+}
+
+/// The exit code a finished run calls for: a failure first, then lost verified data, a
+/// signal, I/O errors let through, unmet expectations, and success.
+fn exit_code_of(result: &RunResult, stop: &AtomicUsize) -> i32 {
     let expectation_failed = result.expectations.iter().any(|e| !e.passed);
     let verify_failed = result.verification.as_ref().is_some_and(|v| v.failures > 0);
-    let exit_code = match result.stop_reason {
+    match result.stop_reason {
         StopReason::Error => exit_code::RUN_FAILED,
         _ if verify_failed => exit_code::VERIFY_FAILED,
         StopReason::Interrupted => match stop.load(Ordering::Relaxed) {
@@ -198,8 +220,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         // After every other failure: a run that failed says so first.
         _ if expectation_failed => exit_code::EXPECTATION_FAILED,
         StopReason::Duration | StopReason::Complete | StopReason::SteadyState => exit_code::SUCCESS,
-    };
-    Ok(RunOutcome { result, exit_code })
+    }
 }
 
 /// The run is called off when a signal came before anything was touched.

@@ -16,8 +16,6 @@ const STILL_OVER: &[(&str, usize)] = &[
     ("file result/mod.rs", 791),
     ("file spec/mod.rs", 737),
     ("fn commands/sweep.rs sweep", 193),
-    ("fn run/execute.rs execute", 226),
-    ("fn run/mod.rs run", 155),
     ("fn spec/mod.rs validate", 163),
     ("fn targets/plan.rs plan_one", 173),
     ("fn trace/iolog.rs parse", 169),
