@@ -13,7 +13,6 @@ const STRUCT_MAX_FIELDS: usize = 15;
 /// What is over a limit today, with its size now: the ceiling it may not pass. Each is
 /// on its way to being split by concern (issue "A lighter house").
 const STILL_OVER: &[(&str, usize)] = &[
-    ("file result/mod.rs", 791),
     ("fn commands/sweep.rs sweep", 193),
     ("fn targets/plan.rs plan_one", 173),
     ("fn trace/iolog.rs parse", 169),
@@ -21,9 +20,9 @@ const STILL_OVER: &[(&str, usize)] = &[
     ("struct engine/aio/mod.rs AioEngine", 18),
     ("struct engine/uring/mod.rs UringEngine", 18),
     ("struct metadata/result.rs MetaResult", 18),
-    ("struct result/mod.rs ReplayInfo", 19),
+    ("struct result/pacing.rs ReplayInfo", 19),
     ("struct result/mod.rs RunResult", 52),
-    ("struct result/mod.rs TargetInfo", 16),
+    ("struct result/target.rs TargetInfo", 16),
     ("struct spec/mod.rs Spec", 50),
     ("struct targets/device_witness/mod.rs DeviceWitness", 18),
     ("struct worker/mod.rs Worker", 55),
