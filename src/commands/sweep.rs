@@ -134,14 +134,8 @@ pub fn sweep(args: SweepArgs) -> i32 {
         return exit_code::RUN_FAILED;
     };
     // What a run would refuse (a target, a size, a limit), for every point, before the first.
-    for p in &grid.points {
-        if stop.load(Ordering::Relaxed) != 0 {
-            return stop.load(Ordering::Relaxed) as i32;
-        }
-        if let Err(e) = run::check(&p.spec) {
-            crate::stderr_line!("iopulse sweep: error: point {}: {e}", p.label());
-            return e.exit_code();
-        }
+    if let Err(code) = check_points(&grid, &stop) {
+        return code;
     }
     // A stream (`--csv /dev/stdout`) has no journal: it is written, never read back.
     let journal_path = journal::path_beside(args.runs.output.csv.as_deref(), args.runs.output.json.as_deref());
@@ -161,45 +155,13 @@ pub fn sweep(args: SweepArgs) -> i32 {
     let planned_runs = grid.points.len() * repeat as usize;
     let planned = (1..=repeat).flat_map(|rep| (0..grid.points.len()).map(move |p| (p, rep)));
     // With --resume: the runs already done, from the journal.
-    let mut done: Vec<RunEntry> = Vec::new();
-    if args.resume {
-        let Some(path) = &journal_path else {
-            return usage(
-                "--resume needs the --csv FILE (or --json FILE) of the interrupted sweep: its journal is FILE.journal",
-            );
-        };
-        match journal::resume(path, &point_keys, repeat) {
-            Ok(resumed) => {
-                if resumed.other_runs > 0 && !args.runs.output.quiet {
-                    crate::stderr_line!(
-                        "iopulse sweep: note: {} holds {} run(s) of other sweeps sharing it: left out",
-                        path.display(),
-                        resumed.other_runs
-                    );
-                }
-                done = resumed
-                    .runs
-                    .into_iter()
-                    .map(|(point, e)| RunEntry {
-                        point,
-                        repetition: e.repetition,
-                        exit_code: e.exit_code,
-                        result: e.result,
-                    })
-                    .collect();
-            }
-            Err(e) => return usage(e),
-        }
-    }
-    let mut journal = match &journal_path {
-        Some(path) => match Journal::open(path, !args.resume, &journal::grid_id(&point_keys)) {
-            Ok(j) => Some(j),
-            Err(e) => {
-                crate::stderr_line!("iopulse sweep: error: open the journal {}: {e}", path.display());
-                return exit_code::RUN_FAILED;
-            }
-        },
-        None => None,
+    let done = match resumed_runs(&args, journal_path.as_deref(), &point_keys, repeat) {
+        Ok(done) => done,
+        Err(code) => return code,
+    };
+    let mut journal = match open_journal(journal_path.as_deref(), args.resume, &point_keys) {
+        Ok(journal) => journal,
+        Err(code) => return code,
     };
     let done_set: BTreeSet<(usize, u32)> = done.iter().map(|e| (e.point, e.repetition)).collect();
     let todo = planned.filter(|k| !done_set.contains(k));
@@ -225,15 +187,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
                 }
                 let entry = RunEntry { point, repetition, exit_code: run_code, result: *result };
                 if let Some(j) = &mut journal {
-                    let line = journal::Entry {
-                        point_key: p.key.clone(),
-                        repetition,
-                        exit_code: run_code,
-                        result: entry.result.clone(),
-                    };
-                    if let Err(e) = j.append(&line) {
-                        session.output_failure(format!("write the journal: {e} (--resume would redo this run)"));
-                    }
+                    journal_run(j, &mut session, &p.key, &entry);
                 }
                 runs.push(entry);
             }
@@ -254,8 +208,97 @@ pub fn sweep(args: SweepArgs) -> i32 {
     if let Some(warning) = best_across_sizes(&grid, &doc) {
         crate::stderr_line!("⚠ iopulse sweep: {warning}");
     }
+    write_outputs(&mut session, &output, &grid, &doc);
+    session.exit_code(code)
+}
+
+/// With `--resume`: the runs the interrupted sweep finished, from its journal beside the
+/// `--csv` (or `--json`) file; none without. Err: the exit code of a refusal, said.
+fn resumed_runs(
+    args: &SweepArgs,
+    journal_path: Option<&std::path::Path>,
+    point_keys: &[String],
+    repeat: u32,
+) -> Result<Vec<RunEntry>, i32> {
+    if !args.resume {
+        return Ok(Vec::new());
+    }
+    let Some(path) = journal_path else {
+        return Err(usage(
+            "--resume needs the --csv FILE (or --json FILE) of the interrupted sweep: its journal is FILE.journal",
+        ));
+    };
+    match journal::resume(path, point_keys, repeat) {
+        Ok(resumed) => {
+            if resumed.other_runs > 0 && !args.runs.output.quiet {
+                crate::stderr_line!(
+                    "iopulse sweep: note: {} holds {} run(s) of other sweeps sharing it: left out",
+                    path.display(),
+                    resumed.other_runs
+                );
+            }
+            Ok(resumed
+                .runs
+                .into_iter()
+                .map(|(point, e)| RunEntry {
+                    point,
+                    repetition: e.repetition,
+                    exit_code: e.exit_code,
+                    result: e.result,
+                })
+                .collect())
+        }
+        Err(e) => Err(usage(e)),
+    }
+}
+
+/// A finished run's line in the journal; a failure to append it is the session's (a
+/// `--resume` would redo the run).
+fn journal_run(journal: &mut Journal, session: &mut Session, point_key: &str, entry: &RunEntry) {
+    let line = journal::Entry {
+        point_key: point_key.to_string(),
+        repetition: entry.repetition,
+        exit_code: entry.exit_code,
+        result: entry.result.clone(),
+    };
+    if let Err(e) = journal.append(&line) {
+        session.output_failure(format!("write the journal: {e} (--resume would redo this run)"));
+    }
+}
+
+/// The sweep's journal, a line per finished run (none for a stream): made anew, or
+/// appended to with `--resume`. Err: the exit code of a failure to open it, said.
+fn open_journal(path: Option<&std::path::Path>, resume: bool, point_keys: &[String]) -> Result<Option<Journal>, i32> {
+    let Some(path) = path else { return Ok(None) };
+    match Journal::open(path, !resume, &journal::grid_id(point_keys)) {
+        Ok(j) => Ok(Some(j)),
+        Err(e) => {
+            crate::stderr_line!("iopulse sweep: error: open the journal {}: {e}", path.display());
+            Err(exit_code::RUN_FAILED)
+        }
+    }
+}
+
+/// What a run would refuse (a target, a size, a limit), for every point, before the
+/// first runs. Err: the exit code (a refusal, said, or the signal's).
+fn check_points(grid: &Grid, stop: &AtomicUsize) -> Result<(), i32> {
+    for p in &grid.points {
+        if stop.load(Ordering::Relaxed) != 0 {
+            return Err(stop.load(Ordering::Relaxed) as i32);
+        }
+        if let Err(e) = run::check(&p.spec) {
+            crate::stderr_line!("iopulse sweep: error: point {}: {e}", p.label());
+            return Err(e.exit_code());
+        }
+    }
+    Ok(())
+}
+
+/// The sweep's document on stdout in the form asked for, its `--json` file and its charts;
+/// a failure to write one is the session's, said at the end.
+fn write_outputs(session: &mut Session, output: &OutputOptions, grid: &Grid, doc: &SweepDocument) {
     let text = match output.format {
-        OutputFormat::Json => json_text(&doc),
+        OutputFormat::Json => json_text(doc),
         OutputFormat::Junit => {
             let scopes: Vec<(String, &crate::result::RunResult)> = doc
                 .runs
@@ -267,24 +310,23 @@ pub fn sweep(args: SweepArgs) -> i32 {
                 .collect();
             report::ci_render(&scopes, OutputFormat::Junit)
         }
-        _ => report::sweep::sweep_text(&doc),
+        _ => report::sweep::sweep_text(doc),
     };
     session.write_stdout(&text);
     if let Some(path) = &output.json_file
-        && let Err(e) = output_path::write_whole(path, json_text(&doc).as_bytes())
+        && let Err(e) = output_path::write_whole(path, json_text(doc).as_bytes())
     {
         session.output_failure(format!("write --json {}: {e}", path.display()));
     }
     if let Some(dir) = &output.plot_dir {
         for metric in report::plot::SWEEP_CHART_METRICS {
-            match plot_sweep(&doc, metric, dir) {
+            match plot_sweep(doc, metric, dir) {
                 Ok(Some(path)) if !output.quiet => crate::stderr_line!("iopulse sweep: chart {}", path.display()),
                 Ok(_) => {}
                 Err(e) => session.output_failure(e),
             }
         }
     }
-    session.exit_code(code)
 }
 
 /// When the best point is chosen by a count of I/Os (IOPS, CPU per I/O) or a latency

@@ -159,57 +159,7 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
                 )));
             }
             if ft.is_block_device() {
-                let device_size = block_device_size(path).map_err(|e| {
-                    UsageError::new(format!("TARGET {shown}: cannot read the block device's size: {e}"))
-                })?;
-                if spec.writes() {
-                    let in_use = device::block_device_in_use(path).map_err(|e| {
-                        UsageError::new(format!("TARGET {shown}: cannot tell whether the block device is in use: {e}"))
-                    })?;
-                    if let Some(why) = in_use {
-                        return Err(UsageError::new(format!(
-                            "TARGET {shown} is in use ({why}): writing to it would destroy what uses it, so it is refused even with --force; unmount it (or free it) first, or run reads only"
-                        )));
-                    }
-                }
-                if spec.writes() && !spec.force {
-                    let how = if spec.trim_percent > 0 {
-                        format!("--trim-percent {}", spec.trim_percent)
-                    } else if let Some(r) = spec.replay.as_ref().filter(|r| r.writes == 0 && r.trims > 0) {
-                        format!("the trace's {} trims", r.trims)
-                    } else {
-                        format!("--write-percent {}", spec.write_percent())
-                    };
-                    return Err(UsageError::new(format!(
-                        "TARGET {shown} is a block device and this run writes to it ({how}): this destroys its contents; add --force if that is what you want"
-                    )));
-                }
-                if spec.trims() {
-                    use std::os::unix::fs::MetadataExt;
-                    if super::fsinfo::discard_max_bytes(meta.rdev()) == Some(0) {
-                        let (what, fix) = match &spec.replay {
-                            Some(r) => {
-                                (format!("the trace's {} trims", r.trims), "replay on a device or file that can")
-                            }
-                            None => (
-                                format!("--trim-percent {}", spec.trim_percent),
-                                "drop --trim-percent, or give a device or file that can",
-                            ),
-                        };
-                        return Err(UsageError::new(format!(
-                            "{what}: TARGET {shown} cannot discard (its queue/discard_max_bytes is 0): {fix}"
-                        )));
-                    }
-                }
-                let size = match spec.file_size_bytes {
-                    Some(s) if s > device_size => {
-                        return Err(UsageError::new(format!(
-                            "--file-size {s} is larger than block device {shown} ({device_size} bytes): give at most the device's size or drop --file-size"
-                        )));
-                    }
-                    Some(s) => s,
-                    None => device_size,
-                };
+                let (device_size, size) = plan_block_device(spec, path, &meta)?;
                 (TargetKind::BlockDevice, true, device_size, size)
             } else if ft.is_file() {
                 let existing = meta.len();
@@ -227,28 +177,7 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
             }
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let parent = parent_dir(path);
-            match fs::metadata(&parent) {
-                Ok(m) if m.is_dir() => {
-                    if let Err(e) = device::check_can_create_in(&parent) {
-                        return Err(UsageError::new(format!(
-                            "TARGET {shown} does not exist and cannot be created in {} ({}): give a path in a writable directory",
-                            parent.display(),
-                            device::reason(&e)
-                        )));
-                    }
-                }
-                Ok(_) => {
-                    return Err(UsageError::new(format!("TARGET {shown}: {} is not a directory", parent.display())));
-                }
-                Err(_) => {
-                    return Err(UsageError::new(format!(
-                        "TARGET {shown}: directory {} does not exist; create it first (mkdir -p {})",
-                        parent.display(),
-                        parent.display()
-                    )));
-                }
-            }
+            check_creatable(path)?;
             (TargetKind::File, false, 0, spec.file_size_bytes.unwrap_or(DEFAULT_NEW_FILE_SIZE_BYTES))
         }
         Err(e) => return Err(UsageError::new(format!("TARGET {shown}: {e}"))),
@@ -256,6 +185,111 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
     if exists {
         check_rights(spec, path, kind, existing_size_bytes < size_bytes)?;
     }
+    check_sizes_fit(spec, path, size_bytes)?;
+    let dio_align_bytes = if spec.direct { fsinfo::dio_align_for(path, exists, &parent_dir(path)) } else { 1 };
+    check_direct_alignment(spec, path, dio_align_bytes)?;
+    let blocks = size_bytes / bs;
+    let holes = plan_holes(spec, path, kind, exists, existing_size_bytes.min(blocks.saturating_mul(bs)))?;
+    Ok(TargetPlan {
+        path: path.to_path_buf(),
+        kind,
+        exists,
+        existing_size_bytes,
+        size_bytes,
+        blocks,
+        dio_align_bytes,
+        holes,
+    })
+}
+
+/// A block device as a target: its size, and the refusals that protect it (in use, written
+/// without --force, trimmed where it cannot discard, a --file-size past its end). Returns
+/// the device's size and the region's.
+fn plan_block_device(spec: &Spec, path: &Path, meta: &fs::Metadata) -> Result<(u64, u64), UsageError> {
+    let shown = path.display();
+    let device_size = block_device_size(path)
+        .map_err(|e| UsageError::new(format!("TARGET {shown}: cannot read the block device's size: {e}")))?;
+    if spec.writes() {
+        let in_use = device::block_device_in_use(path).map_err(|e| {
+            UsageError::new(format!("TARGET {shown}: cannot tell whether the block device is in use: {e}"))
+        })?;
+        if let Some(why) = in_use {
+            return Err(UsageError::new(format!(
+                "TARGET {shown} is in use ({why}): writing to it would destroy what uses it, so it is refused even with --force; unmount it (or free it) first, or run reads only"
+            )));
+        }
+    }
+    if spec.writes() && !spec.force {
+        let how = if spec.trim_percent > 0 {
+            format!("--trim-percent {}", spec.trim_percent)
+        } else if let Some(r) = spec.replay.as_ref().filter(|r| r.writes == 0 && r.trims > 0) {
+            format!("the trace's {} trims", r.trims)
+        } else {
+            format!("--write-percent {}", spec.write_percent())
+        };
+        return Err(UsageError::new(format!(
+            "TARGET {shown} is a block device and this run writes to it ({how}): this destroys its contents; add --force if that is what you want"
+        )));
+    }
+    if spec.trims() {
+        use std::os::unix::fs::MetadataExt;
+        if super::fsinfo::discard_max_bytes(meta.rdev()) == Some(0) {
+            let (what, fix) = match &spec.replay {
+                Some(r) => (format!("the trace's {} trims", r.trims), "replay on a device or file that can"),
+                None => (
+                    format!("--trim-percent {}", spec.trim_percent),
+                    "drop --trim-percent, or give a device or file that can",
+                ),
+            };
+            return Err(UsageError::new(format!(
+                "{what}: TARGET {shown} cannot discard (its queue/discard_max_bytes is 0): {fix}"
+            )));
+        }
+    }
+    let size = match spec.file_size_bytes {
+        Some(s) if s > device_size => {
+            return Err(UsageError::new(format!(
+                "--file-size {s} is larger than block device {shown} ({device_size} bytes): give at most the device's size or drop --file-size"
+            )));
+        }
+        Some(s) => s,
+        None => device_size,
+    };
+    Ok((device_size, size))
+}
+
+/// A target that does not exist yet: its directory must exist and take a new file.
+fn check_creatable(path: &Path) -> Result<(), UsageError> {
+    let shown = path.display();
+    let parent = parent_dir(path);
+    match fs::metadata(&parent) {
+        Ok(m) if m.is_dir() => {
+            if let Err(e) = device::check_can_create_in(&parent) {
+                return Err(UsageError::new(format!(
+                    "TARGET {shown} does not exist and cannot be created in {} ({}): give a path in a writable directory",
+                    parent.display(),
+                    device::reason(&e)
+                )));
+            }
+        }
+        Ok(_) => {
+            return Err(UsageError::new(format!("TARGET {shown}: {} is not a directory", parent.display())));
+        }
+        Err(_) => {
+            return Err(UsageError::new(format!(
+                "TARGET {shown}: directory {} does not exist; create it first (mkdir -p {})",
+                parent.display(),
+                parent.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every I/O of the run fits in the target: the block size, or a mix's largest size and
+/// its alignment.
+fn check_sizes_fit(spec: &Spec, path: &Path, size_bytes: u64) -> Result<(), UsageError> {
+    let (shown, bs) = (path.display(), spec.block_size_bytes);
     if let Some(mix) = &spec.block_sizes {
         let largest = mix.largest_bytes().max(mix.align_bytes);
         if size_bytes < largest {
@@ -276,7 +310,13 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
             "--block-size {bs} is larger than TARGET {shown} ({size_bytes} bytes): use a smaller --block-size or a larger --file-size"
         )));
     }
-    let dio_align_bytes = if spec.direct { fsinfo::dio_align_for(path, exists, &parent_dir(path)) } else { 1 };
+    Ok(())
+}
+
+/// With --direct, every size and alignment of the run is a multiple of the target's
+/// O_DIRECT alignment.
+fn check_direct_alignment(spec: &Spec, path: &Path, dio_align_bytes: u64) -> Result<(), UsageError> {
+    let (shown, bs) = (path.display(), spec.block_size_bytes);
     if spec.direct
         && let Some(mix) = &spec.block_sizes
     {
@@ -302,18 +342,7 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
             bs.next_multiple_of(dio_align_bytes).max(4096)
         )));
     }
-    let blocks = size_bytes / bs;
-    let holes = plan_holes(spec, path, kind, exists, existing_size_bytes.min(blocks.saturating_mul(bs)))?;
-    Ok(TargetPlan {
-        path: path.to_path_buf(),
-        kind,
-        exists,
-        existing_size_bytes,
-        size_bytes,
-        blocks,
-        dio_align_bytes,
-        holes,
-    })
+    Ok(())
 }
 
 /// Whether the holes and unwritten extents of a regular file's region may be laid out

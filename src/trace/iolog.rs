@@ -45,36 +45,11 @@ pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError>
     let mut clock_us = 0u64;
     // Version 3: the timestamp of the line before (the log is in time order).
     let mut last_us: Option<(u64, u64)> = None;
-    loop {
-        buf.clear();
-        let n = reader
-            .by_ref()
-            .take(MAX_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| at(line_no + 1, format!("cannot read: {e}")))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        if buf.len() > MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
-            return Err(at(line_no, format!("a line longer than {MAX_LINE_BYTES} bytes: not an iolog")));
-        }
-        let text = std::str::from_utf8(&buf).map_err(|_| at(line_no, "is not UTF-8 text".into()))?;
+    while let Some(text) = bounded_line(&mut reader, &mut buf).map_err(|m| at(line_no + 1, m))? {
         let text = text.trim();
+        line_no += 1;
         if version == 0 {
-            version = match text {
-                "fio version 2 iolog" => 2,
-                "fio version 3 iolog" => 3,
-                _ => {
-                    return Err(at(
-                        line_no,
-                        format!(
-                            "`{}`: the first line of an iolog is `fio version 2 iolog` or `fio version 3 iolog`",
-                            short(text)
-                        ),
-                    ));
-                }
-            };
+            version = version_of(text).map_err(|m| at(line_no, m))?;
             if version == 3 {
                 trace.format = TraceFormat::FioIologV3;
             }
@@ -116,16 +91,7 @@ pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError>
             }
             "wait" => {
                 let us = number("a time in microseconds")?;
-                if us >= 100 {
-                    clock_us = clock_us.checked_add(us).filter(|&t| t <= MAX_TIME_US).ok_or_else(|| {
-                        at(
-                            line_no,
-                            format!(
-                                "the waits so far add up to more than {MAX_TIME_US} µs (the most a trace may span): the trace is damaged or not a recorded one"
-                            ),
-                        )
-                    })?;
-                }
+                clock_us = after_wait(clock_us, us).map_err(|m| at(line_no, m))?;
                 continue;
             }
             "read" => TraceOp::Read,
@@ -159,34 +125,12 @@ pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError>
             trace.skipped.empty += 1;
             continue;
         }
-        if len_bytes > MAX_IO_BYTES {
-            return Err(at(line_no, format!("a length of {len_bytes} bytes: at most 1 GiB per I/O")));
-        }
-        if offset_bytes.checked_add(len_bytes).is_none_or(|end| end > i64::MAX as u64) {
-            return Err(at(line_no, format!("offset {offset_bytes} + length {len_bytes} is past any file's end")));
-        }
+        check_range(offset_bytes, len_bytes).map_err(|m| at(line_no, m))?;
         if trace.ios.len() >= MAX_TRACE_IOS {
             return Err(at(line_no, format!("more than {MAX_TRACE_IOS} I/Os: split the trace")));
         }
         if let Some(us) = time_us {
-            if us > MAX_TIME_US {
-                return Err(at(
-                    line_no,
-                    format!(
-                        "timestamp {us} µs is past {MAX_TIME_US} µs, the most a trace may span: the trace is damaged"
-                    ),
-                ));
-            }
-            if let Some((before, before_line)) = last_us
-                && us < before
-            {
-                return Err(at(
-                    line_no,
-                    format!(
-                        "timestamp {us} µs goes back before line {before_line}'s ({before} µs): a version 3 iolog is in time order (fio writes it so); the trace is damaged or was edited"
-                    ),
-                ));
-            }
+            check_timestamp(us, last_us).map_err(|m| at(line_no, m))?;
             last_us = Some((us, line_no));
         }
         let time_us = time_us.unwrap_or(clock_us);
@@ -197,6 +141,77 @@ pub fn parse(mut reader: impl BufRead, path: &Path) -> Result<Trace, TraceError>
     }
     trace.settle();
     Ok(trace)
+}
+
+/// The next line of `reader` in `buf`, read through the bound (None at the end).
+fn bounded_line<'b>(reader: &mut impl BufRead, buf: &'b mut Vec<u8>) -> Result<Option<&'b str>, String> {
+    buf.clear();
+    let n = reader
+        .by_ref()
+        .take(MAX_LINE_BYTES as u64 + 1)
+        .read_until(b'\n', buf)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.len() > MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
+        return Err(format!("a line longer than {MAX_LINE_BYTES} bytes: not an iolog"));
+    }
+    std::str::from_utf8(buf).map(Some).map_err(|_| "is not UTF-8 text".to_string())
+}
+
+/// The iolog's version, from its first line.
+fn version_of(first_line: &str) -> Result<u8, String> {
+    match first_line {
+        "fio version 2 iolog" => Ok(2),
+        "fio version 3 iolog" => Ok(3),
+        _ => Err(format!(
+            "`{}`: the first line of an iolog is `fio version 2 iolog` or `fio version 3 iolog`",
+            short(first_line)
+        )),
+    }
+}
+
+/// Version 2: the clock after a `wait` of `us` (fio ignores waits under 100 µs), bounded by
+/// the most a trace may span.
+fn after_wait(clock_us: u64, us: u64) -> Result<u64, String> {
+    if us < 100 {
+        return Ok(clock_us);
+    }
+    clock_us.checked_add(us).filter(|&t| t <= MAX_TIME_US).ok_or_else(|| {
+        format!(
+            "the waits so far add up to more than {MAX_TIME_US} µs (the most a trace may span): the trace is damaged or not a recorded one"
+        )
+    })
+}
+
+/// An I/O's range: at most 1 GiB, and inside any file's end.
+fn check_range(offset_bytes: u64, len_bytes: u64) -> Result<(), String> {
+    if len_bytes > MAX_IO_BYTES {
+        return Err(format!("a length of {len_bytes} bytes: at most 1 GiB per I/O"));
+    }
+    if offset_bytes.checked_add(len_bytes).is_none_or(|end| end > i64::MAX as u64) {
+        return Err(format!("offset {offset_bytes} + length {len_bytes} is past any file's end"));
+    }
+    Ok(())
+}
+
+/// Version 3: a line's timestamp within the most a trace may span, and not before the
+/// line before it (`last`: its timestamp and line).
+fn check_timestamp(us: u64, last: Option<(u64, u64)>) -> Result<(), String> {
+    if us > MAX_TIME_US {
+        return Err(format!(
+            "timestamp {us} µs is past {MAX_TIME_US} µs, the most a trace may span: the trace is damaged"
+        ));
+    }
+    if let Some((before, before_line)) = last
+        && us < before
+    {
+        return Err(format!(
+            "timestamp {us} µs goes back before line {before_line}'s ({before} µs): a version 3 iolog is in time order (fio writes it so); the trace is damaged or was edited"
+        ));
+    }
+    Ok(())
 }
 
 /// A field quoted in an error: at most 40 characters of it.

@@ -13,9 +13,6 @@ const STRUCT_MAX_FIELDS: usize = 15;
 /// What is over a limit today, with its size now: the ceiling it may not pass. Each is
 /// on its way to being split by concern (issue "A lighter house").
 const STILL_OVER: &[(&str, usize)] = &[
-    ("fn commands/sweep.rs sweep", 193),
-    ("fn targets/plan.rs plan_one", 173),
-    ("fn trace/iolog.rs parse", 169),
     ("fn worker/io_loop.rs run_loop", 183),
     ("struct engine/aio/mod.rs AioEngine", 18),
     ("struct engine/uring/mod.rs UringEngine", 18),
