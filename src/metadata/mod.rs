@@ -191,7 +191,7 @@ fn run_in(
         MetaWorkload::Mix(shares) => window::run_mix(spec, &shared, shares, uring_depth, line),
         MetaWorkload::Phases(ops) => window::run_phases(spec, &shared, ops, uring_depth),
     };
-    let failure = if set_up_done { window.failure.clone() } else { setup_failure };
+    let failure = if set_up_done { window.failure } else { setup_failure };
     let Ending { stop_reason, error, limit, signal, signalled } =
         ending(&root, failure.as_ref(), window.called_off.as_deref(), window.stop_reason, set_up_done, stop, diag);
     let (info, _tree_lock) = leave_tree(spec, meta, &root, taken, set_up_done, diag);

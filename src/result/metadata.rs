@@ -7,7 +7,7 @@
 //!
 //! It merges; it reads no file (`load.rs`) and formats nothing (`report/metadata.rs`).
 
-use super::merge::{MergeError, add_within, describe, merged_latency, refuse_duplicates_by, spec_differences_of};
+use super::merge::{MergeError, add_within, judge_pair, merged_latency, refuse_duplicates_by, spec_differences_of};
 use crate::metadata::result::{MetaMergedSource, MetaResult, OpFigures, PhaseResult};
 use crate::spec::metadata::MetaOp;
 use crate::stats::{decode_histogram, encode_histogram, new_latency_histogram};
@@ -128,32 +128,12 @@ fn check_inputs(first: &Input, others: &[Input], force: bool) -> Result<Vec<Stri
     let mut notes = Vec::new();
     let phase_names = |r: &MetaResult| r.phases.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
     for other in others {
-        if other.result.schema_version != first.result.schema_version {
-            return Err(MergeError::SchemaVersion {
-                file: other.file.clone(),
-                found: other.result.schema_version,
-                first: first.file.clone(),
-                expected: first.result.schema_version,
-            });
-        }
+        let versions = (first.result.schema_version, other.result.schema_version);
         let differences: Vec<_> = spec_differences_of(&first.result.spec, &other.result.spec)
             .into_iter()
             .filter(|d| d.field != TARGETS && !d.field.starts_with(&format!("{TARGETS}.")))
             .collect();
-        if !differences.is_empty() {
-            if !force {
-                return Err(MergeError::SpecMismatch {
-                    first: first.file.clone(),
-                    other: other.file.clone(),
-                    differences,
-                });
-            }
-            notes.push(format!(
-                "--force: merged despite different specs ({}); the spec shown is {}'s",
-                describe(&differences, &first.file, &other.file),
-                first.file
-            ));
-        }
+        notes.extend(judge_pair((&first.file, &other.file), versions, differences, force)?);
         if phase_names(&other.result) != phase_names(&first.result) {
             return Err(MergeError::MetadataPhases {
                 file: other.file.clone(),

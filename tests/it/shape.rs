@@ -3,8 +3,9 @@
 //! its size as a ceiling (docs/architecture.md, "Shape"): a listed item may shrink, never
 //! grow, and is taken off the list once it fits; anything new over a limit fails.
 
+use crate::architecture::sources;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const FILE_MAX_LINES: usize = 700;
 const FN_MAX_LINES: usize = 120;
@@ -30,17 +31,6 @@ const STILL_OVER: &[(&str, usize)] = &[
 /// Structs that mirror another tool's document field for field (fio's JSON job and its
 /// per-direction figures): their size is fio's, not ours to split.
 const MIRRORS: &[&str] = &["struct report/fio_json.rs FioJob", "struct report/fio_json.rs FioOp"];
-
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// A line without its comment and string contents, so braces can be counted.
 fn code_of(line: &str) -> String {

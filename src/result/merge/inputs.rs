@@ -156,27 +156,33 @@ pub(super) fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String
 pub(super) fn check_specs(first: &Input, others: &[Input], force: bool) -> Result<Vec<String>, MergeError> {
     let mut notes = Vec::new();
     for other in others {
-        if other.result.schema_version != first.result.schema_version {
-            return Err(MergeError::SchemaVersion {
-                file: other.file.clone(),
-                found: other.result.schema_version,
-                first: first.file.clone(),
-                expected: first.result.schema_version,
-            });
-        }
+        let versions = (first.result.schema_version, other.result.schema_version);
         let differences = spec_differences(&first.result, &other.result);
-        if differences.is_empty() {
-            continue;
-        }
-        if !force {
-            return Err(MergeError::SpecMismatch { first: first.file.clone(), other: other.file.clone(), differences });
-        }
-        notes.push(format!(
-            "--force: merged despite different specs ({}); the spec shown is {}'s",
-            describe(&differences, &first.file, &other.file),
-            first.file
-        ));
+        notes.extend(judge_pair((&first.file, &other.file), versions, differences, force)?);
     }
-
     Ok(notes)
+}
+
+/// One input (`files.1`) against the first (`files.0`), for a merge of runs or of metadata
+/// runs: another schema version (`versions`: the first's, the other's) is refused; specs
+/// with `differences` are refused unless `force`, and then the note is returned.
+pub(crate) fn judge_pair(
+    (first, other): (&str, &str),
+    (expected, found): (u32, u32),
+    differences: Vec<SpecDifference>,
+    force: bool,
+) -> Result<Option<String>, MergeError> {
+    if found != expected {
+        return Err(MergeError::SchemaVersion { file: other.into(), found, first: first.into(), expected });
+    }
+    if differences.is_empty() {
+        return Ok(None);
+    }
+    if !force {
+        return Err(MergeError::SpecMismatch { first: first.into(), other: other.into(), differences });
+    }
+    Ok(Some(format!(
+        "--force: merged despite different specs ({}); the spec shown is {first}'s",
+        describe(&differences, first, other)
+    )))
 }

@@ -25,7 +25,7 @@ pub use inputs::{
     SAME_RUN, SpecDifference, document_of, refuse_duplicates, refuse_stdout_as_input, same_run, spec_differences,
     spec_differences_of,
 };
-pub(crate) use inputs::{describe, refuse_duplicates_by};
+pub(crate) use inputs::{describe, judge_pair, refuse_duplicates_by};
 
 /// One result to merge, with the name it was given by.
 #[derive(Clone, Debug)]
