@@ -159,9 +159,9 @@ pub mod stats {
 pub use crate::cluster::Cluster;
 pub use crate::diagnostics::warnings::Diagnostics;
 pub use crate::placement::bind;
-pub use crate::primitives::buffer::SlotBuffers;
 pub use crate::primitives::clock::Clock;
 pub use crate::primitives::rng::Rng;
 pub use crate::report::csv::header as csv_header;
 pub use crate::report::units::iops as shown_iops;
+pub use crate::sys::buffer::SlotBuffers;
 pub use crate::worker::heartbeat::Waiting;

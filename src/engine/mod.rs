@@ -25,13 +25,14 @@ pub mod mmap;
 pub mod null;
 pub mod options;
 pub mod sync;
+pub mod tree_ops;
 pub mod uring;
 
 pub use kind::{EngineKind, MetadataIssue, WithEngine};
 pub use mmap::options::Madvise;
 
-pub use crate::primitives::buffer::BufferAt;
-use crate::primitives::buffer::BufferRegion;
+pub use crate::sys::buffer::BufferAt;
+use crate::sys::buffer::BufferRegion;
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::os::fd::RawFd;

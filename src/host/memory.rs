@@ -167,7 +167,7 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     let align = shape.buffer_align_bytes.max(4096).next_power_of_two();
     let stride = shape.slot_bytes.div_ceil(align).saturating_mul(align);
     let area = if shape.area_bytes > 0 {
-        crate::primitives::buffer::reserved_bytes(shape.area_bytes as usize, 4096) as u64
+        crate::sys::buffer::reserved_bytes(shape.area_bytes as usize, 4096) as u64
     } else {
         0
     };
@@ -177,8 +177,7 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     let mut e = MemoryEstimate::default();
     for w in workers {
         let slots_bytes = stride.saturating_mul(slots);
-        let buffers =
-            crate::primitives::buffer::reserved_bytes(slots_bytes as usize, align as usize) as u64 + pool + area;
+        let buffers = crate::sys::buffer::reserved_bytes(slots_bytes as usize, align as usize) as u64 + pool + area;
         let queues = SLOT_OVERHEAD_BYTES * slots;
         let snapshots = if shape.interval_snapshots { crate::stats::interval::HISTOGRAMS_PER_WORKER } else { 0 };
         let kinds = if shape.flushing { 3 } else { 2 };

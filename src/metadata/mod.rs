@@ -1,9 +1,10 @@
 //! Metadata runs (`--files`): a tree of files as the target. The sequence (`run`): look at
 //! the root and refuse what is not iopulse's (`ownership.rs`), check space, inodes and the
 //! open-file limit (`limits.rs`), set the tree up in parallel (`setup.rs`), run the
-//! workers (`worker.rs`: a mix in one window, or phases in order) on the sync engine's
-//! system calls (`sync_ops.rs`) or io_uring's operations at a queue depth
-//! (`uring_worker.rs`) with the tree's names (`tree.rs`), remove what was created
+//! workers (`worker.rs`: a mix in one window, or phases in order) on plain system calls
+//! or io_uring's operations at a queue depth (`uring_worker.rs`), both the engine's
+//! (`engine::tree_ops`: every system call and `unsafe` of a metadata run), with the tree's
+//! names (`tree.rs`), remove what was created
 //! unless `--keep-tree`, and hand back the figures (`result.rs`), with their time series
 //! when asked for (`intervals.rs`). In a job file's phase beside other jobs, block or
 //! metadata (`run_in_phase`), the same sequence meets them at the phase's start line:
@@ -20,7 +21,6 @@ mod limits;
 mod ownership;
 pub mod result;
 mod setup;
-mod sync_ops;
 mod tree;
 mod tree_life;
 mod uring_worker;

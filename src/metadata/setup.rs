@@ -3,9 +3,9 @@
 //! `i` by worker `i mod threads`), with a progress bar on a terminal. It checks the stop
 //! words per file and stops at the first failure, naming the file.
 
-use super::sync_ops;
 use super::tree::{RelPath, Shape};
 use super::worker::OpFailure;
+use crate::engine::tree_ops::calls;
 use crate::spec::metadata::{MetaOp, MetaSpec};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -61,7 +61,7 @@ pub fn set_up(
                     while j < count && !stopped() {
                         // Directory j of this level, as the prefix of a leaf below it.
                         path.set_dir(&shape, j * k.pow(meta.depth - level), level);
-                        match sync_ops::mkdir(root, &path) {
+                        match calls::mkdir(root, &path) {
                             Ok(_) => {
                                 made_dirs.fetch_add(1, Ordering::Relaxed);
                             }
@@ -95,7 +95,7 @@ pub fn set_up(
                     let mut i = w;
                     while i < meta.files && !stopped() {
                         path.set_file(&shape, i);
-                        match sync_ops::create_or_fill(root, &path, &buf, meta.sizes.size_of(i, 0)) {
+                        match calls::create_or_fill(root, &path, &buf, meta.sizes.size_of(i, 0)) {
                             Ok(n) => {
                                 made_files.fetch_add(1, Ordering::Relaxed);
                                 bytes.fetch_add(n, Ordering::Relaxed);

@@ -4,10 +4,8 @@
 //! anything else (`ownership.rs`). Paths are written relative to the tree's root into a
 //! caller's fixed buffer, NUL-terminated for the `*at` system calls: no allocation.
 
+pub use crate::engine::tree_ops::RelPath;
 use crate::spec::metadata::MetaSpec;
-
-/// Longest relative path: `depth` levels of `d` and up to 10 digits, and a file name.
-pub const PATH_BYTES: usize = 16 * 12 + 32;
 
 /// The shape of a tree.
 #[derive(Clone, Copy, Debug)]
@@ -29,62 +27,9 @@ impl Shape {
     }
 }
 
-/// A NUL-terminated relative path in a fixed buffer.
-pub struct RelPath {
-    buf: [u8; PATH_BYTES],
-    len: usize,
-}
-
-impl Default for RelPath {
-    fn default() -> Self {
-        RelPath { buf: [0; PATH_BYTES], len: 0 }
-    }
-}
-
+/// The tree's names written into a path (`engine::tree_ops::RelPath`, which holds them
+/// for the system calls).
 impl RelPath {
-    /// The path as a C string (`.` for the root itself).
-    pub fn c_ptr(&self) -> *const libc::c_char {
-        self.buf.as_ptr().cast()
-    }
-
-    pub fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("?")
-    }
-
-    fn clear(&mut self) {
-        self.len = 0;
-    }
-
-    fn push_byte(&mut self, b: u8) {
-        if self.len + 1 < PATH_BYTES {
-            self.buf[self.len] = b;
-            self.len += 1;
-        }
-    }
-
-    fn push_number(&mut self, mut n: u64) {
-        let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        for &d in &digits[i..] {
-            self.push_byte(d);
-        }
-    }
-
-    fn terminate(&mut self) {
-        if self.len == 0 {
-            self.push_byte(b'.');
-        }
-        self.buf[self.len] = 0;
-    }
-
     /// The directory `leaf` at `level` levels (the full depth for a leaf).
     pub fn set_dir(&mut self, shape: &Shape, leaf: u64, levels: u32) {
         self.clear();

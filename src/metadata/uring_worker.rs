@@ -10,17 +10,14 @@
 //! submission, one clock read per completion reaped, no allocation, no lock.
 
 use super::intervals::Tap;
-use super::sync_ops;
 use super::tree::RelPath;
 use super::worker::{OpFailure, PhaseFigures, RoundRobin, Shared, Worker, WorkerFigures};
+use crate::engine::tree_ops::calls;
+use crate::engine::tree_ops::ring::{CHUNK_BYTES, TreeRequest, TreeRing};
 use crate::spec::metadata::{MetaOp, MetaShare};
 use crate::stats::OpStats;
-use io_uring::{IoUring, opcode, types};
 use std::sync::Barrier;
 use std::sync::atomic::Ordering;
-
-/// Bytes a slot reads or writes per request.
-const CHUNK_BYTES: usize = 64 << 10;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Step {
@@ -32,7 +29,8 @@ enum Step {
     Single,
 }
 
-/// One operation in flight: its requests' arguments live here until they complete.
+/// One operation in flight: where its chain is (the memory its requests point at is the
+/// ring's, `engine::tree_ops::ring`).
 struct Slot {
     step: Step,
     op: MetaOp,
@@ -44,10 +42,6 @@ struct Slot {
     start_ns: u64,
     /// The first failure of the chain (its close still runs).
     errno: i32,
-    path: RelPath,
-    other: RelPath,
-    statx: libc::statx,
-    buf: Vec<u8>,
 }
 
 impl Slot {
@@ -62,11 +56,6 @@ impl Slot {
             size_bytes: 0,
             start_ns: 0,
             errno: 0,
-            path: RelPath::default(),
-            other: RelPath::default(),
-            // SAFETY: statx is plain data; zeroes are a valid value for the kernel to fill.
-            statx: unsafe { std::mem::zeroed() },
-            buf: vec![0; CHUNK_BYTES],
         }
     }
 }
@@ -74,10 +63,9 @@ impl Slot {
 /// The worker's ring and slots.
 struct Uring<'w, 'a> {
     worker: &'w mut Worker<'a>,
-    ring: IoUring,
+    ring: TreeRing,
     slots: Vec<Slot>,
     free: Vec<usize>,
-    in_flight: usize,
     append_bytes: u64,
 }
 
@@ -102,60 +90,45 @@ enum Advance {
 
 impl<'w, 'a> Uring<'w, 'a> {
     fn new(worker: &'w mut Worker<'a>, depth: u32) -> std::io::Result<Self> {
-        let ring = IoUring::new(depth.next_power_of_two().max(2))?;
+        let ring = TreeRing::new(depth, worker.shared.root, &worker.buf)?;
         let slots: Vec<Slot> = (0..depth).map(|_| Slot::new()).collect();
         let free = (0..depth as usize).rev().collect();
         let append_bytes = worker.shared.append_bytes;
-        Ok(Uring { worker, ring, slots, free, in_flight: 0, append_bytes })
+        Ok(Uring { worker, ring, slots, free, append_bytes })
     }
 
-    /// Queues one request of slot `i` (the ring has room: at most one request per slot).
+    /// Queues the request of slot `i`'s step (the ring has room: one request per slot).
     fn push(&mut self, i: usize) {
-        let root = types::Fd(self.worker.shared.root);
-        let s = &mut self.slots[i];
-        let entry = match s.step {
-            Step::Open => {
-                let flags = match s.op {
+        let s = &self.slots[i];
+        let req = match s.step {
+            Step::Open => TreeRequest::Open {
+                flags: match s.op {
                     MetaOp::Create => libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
                     MetaOp::Read => libc::O_RDONLY,
                     MetaOp::Write | MetaOp::Fsync => libc::O_WRONLY,
                     MetaOp::Append => libc::O_WRONLY | libc::O_APPEND,
                     _ => libc::O_RDONLY | libc::O_DIRECTORY,
-                };
-                opcode::OpenAt::new(root, s.path.c_ptr())
-                    .flags(flags | libc::O_CLOEXEC | libc::O_NOFOLLOW)
-                    .mode(0o644)
-                    .build()
-            }
-            Step::Io if s.op == MetaOp::Read => {
-                opcode::Read::new(types::Fd(s.fd), s.buf.as_mut_ptr(), CHUNK_BYTES as u32).offset(s.done_bytes).build()
-            }
-            Step::Io => {
-                let len = (s.size_bytes - s.done_bytes).min(CHUNK_BYTES as u64) as u32;
+                },
+            },
+            Step::Io if s.op == MetaOp::Read => TreeRequest::Read { fd: s.fd, offset_bytes: s.done_bytes },
+            Step::Io => TreeRequest::Write {
+                fd: s.fd,
+                len_bytes: (s.size_bytes - s.done_bytes).min(CHUNK_BYTES as u64) as u32,
                 // Appends write at the end (O_APPEND); the others from the file's start.
-                let offset = if s.op == MetaOp::Append { u64::MAX } else { s.done_bytes };
-                opcode::Write::new(types::Fd(s.fd), self.worker.buf.as_ptr(), len).offset(offset).build()
-            }
-            Step::Fsync => opcode::Fsync::new(types::Fd(s.fd)).build(),
-            Step::Close => opcode::Close::new(types::Fd(s.fd)).build(),
+                offset_bytes: if s.op == MetaOp::Append { u64::MAX } else { s.done_bytes },
+            },
+            Step::Fsync => TreeRequest::Fsync { fd: s.fd },
+            Step::Close => TreeRequest::Close { fd: s.fd },
             Step::Single => match s.op {
-                MetaOp::Stat => opcode::Statx::new(root, s.path.c_ptr(), (&raw mut s.statx).cast())
-                    .flags(libc::AT_SYMLINK_NOFOLLOW)
-                    .mask(libc::STATX_BASIC_STATS)
-                    .build(),
-                MetaOp::Unlink => opcode::UnlinkAt::new(root, s.path.c_ptr()).build(),
-                MetaOp::Rmdir => opcode::UnlinkAt::new(root, s.path.c_ptr()).flags(libc::AT_REMOVEDIR).build(),
-                MetaOp::Mkdir => opcode::MkDirAt::new(root, s.path.c_ptr()).mode(0o755).build(),
-                _ => opcode::RenameAt::new(root, s.path.c_ptr(), root, s.other.c_ptr()).build(),
+                MetaOp::Stat => TreeRequest::Stat,
+                MetaOp::Unlink => TreeRequest::Unlink,
+                MetaOp::Rmdir => TreeRequest::Rmdir,
+                MetaOp::Mkdir => TreeRequest::Mkdir,
+                _ => TreeRequest::Rename,
             },
             Step::Idle => unreachable!("an idle slot queues nothing"),
-        }
-        .user_data(i as u64);
-        // SAFETY: every pointer in the entry (paths, statx, buffers) lives in this slot or the
-        // worker, neither moved nor reused until the request completes; at most one request
-        // per slot is queued, and the ring has a place per slot.
-        let pushed = unsafe { self.ring.submission().push(&entry) };
-        debug_assert!(pushed.is_ok(), "the ring has a place per slot");
+        };
+        self.ring.push(i, req);
     }
 
     /// Starts `op` on `file` (`to`: a rename's new name) in a free slot.
@@ -176,19 +149,20 @@ impl<'w, 'a> Uring<'w, 'a> {
         s.size_bytes = size;
         s.start_ns = now_ns;
         s.errno = 0;
+        let (path, other) = self.ring.paths(i);
         match op {
-            MetaOp::Mkdir | MetaOp::Rmdir => s.path.set_made_dir(&shape, file),
-            MetaOp::FsyncDir => s.path.set_dir(&shape, shape.leaf_of(file), shape.depth),
-            _ => s.path.set_file(&shape, file),
+            MetaOp::Mkdir | MetaOp::Rmdir => path.set_made_dir(&shape, file),
+            MetaOp::FsyncDir => path.set_dir(&shape, shape.leaf_of(file), shape.depth),
+            _ => path.set_file(&shape, file),
         }
         if op == MetaOp::Rename {
-            s.other.set_file(&shape, to);
+            other.set_file(&shape, to);
         }
+        let s = &mut self.slots[i];
         s.step = match op {
             MetaOp::Stat | MetaOp::Unlink | MetaOp::Rename | MetaOp::Mkdir | MetaOp::Rmdir => Step::Single,
             _ => Step::Open,
         };
-        self.in_flight += 1;
         self.push(i);
     }
 
@@ -244,21 +218,20 @@ impl<'w, 'a> Uring<'w, 'a> {
     /// Submits what is queued and waits for at least one completion; then handles every
     /// completion ready: `done(op, file, to, bytes or errno, latency)` for each operation
     /// that ended. The slot is free again after.
-    fn reap(&mut self, done: &mut dyn FnMut(&mut Worker<'a>, Completed)) {
-        if let Err(e) = self.ring.submit_and_wait(1)
-            && e.raw_os_error() != Some(libc::EINTR)
-        {
-            // The ring itself failed: every operation in flight is lost; the run stops.
+    ///
+    /// The ring itself failing ends the worker: every operation in flight is lost (none
+    /// would ever complete), and the failure is returned to be the run's.
+    fn reap(&mut self, done: &mut dyn FnMut(&mut Worker<'a>, Completed)) -> Result<(), OpFailure> {
+        if let Err(e) = self.ring.submit_and_wait() {
             self.worker.shared.failed.store(true, Ordering::Relaxed);
+            let op = self.slots.iter().find(|s| s.step != Step::Idle).map_or(MetaOp::Stat, |s| s.op);
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            return Err(OpFailure { op, path: format!("(io_uring_enter: {e})"), errno });
         }
         let now_ns = self.worker.shared.clock.now_ns();
         let mut ready = [(0usize, 0i32); 64];
         loop {
-            let mut n = 0;
-            for cqe in self.ring.completion().take(ready.len()) {
-                ready[n] = (cqe.user_data() as usize, cqe.result());
-                n += 1;
-            }
+            let n = self.ring.completions(&mut ready);
             if n == 0 {
                 break;
             }
@@ -266,18 +239,15 @@ impl<'w, 'a> Uring<'w, 'a> {
                 if let Advance::Done(result) = self.advance(i, res) {
                     let s = &mut self.slots[i];
                     s.step = Step::Idle;
-                    self.in_flight -= 1;
                     self.free.push(i);
                     let lat_ns = now_ns.saturating_sub(s.start_ns);
                     done(self.worker, Completed { op: s.op, file: s.file, to: s.to, result, lat_ns, end_ns: now_ns });
                 }
             }
-            if self.ring.submission().is_empty() {
-                continue;
-            }
             // Chains went on: their next requests go now, without waiting.
-            let _ = self.ring.submit();
+            self.ring.submit();
         }
+        Ok(())
     }
 
     /// The path of an operation that failed, for its message.
@@ -356,7 +326,7 @@ pub fn run_mix(
             if op == MetaOp::Readdir {
                 let mut dir = RelPath::default();
                 dir.set_dir(&shared.shape, file, shared.shape.depth);
-                let r = sync_ops::readdir(shared.root, &dir, &mut ring.worker.buf);
+                let r = calls::readdir(shared.root, &dir, &mut ring.worker.buf);
                 let t1 = clock.now_ns();
                 match r {
                     Ok(_) => match tap.as_mut() {
@@ -375,13 +345,13 @@ pub fn run_mix(
         if ops_quota.is_some_and(|q| issued >= q) {
             over = true;
         }
-        if ring.in_flight == 0 {
+        if ring.ring.in_flight() == 0 {
             break;
         }
         let per_op = &mut out.per_op;
         let mut failed_now: Option<(MetaOp, u64, u64, i32)> = None;
         let tap_now = &mut tap;
-        ring.reap(&mut |w, c| match c.result {
+        let reaped = ring.reap(&mut |w, c| match c.result {
             Ok(bytes) => {
                 match tap_now.as_mut() {
                     Some(tap) => tap.record(c.op, bytes, c.lat_ns, c.end_ns),
@@ -396,6 +366,10 @@ pub fn run_mix(
         if let Some((op, file, to, errno)) = failed_now {
             failure.get_or_insert_with(|| ring.failure(op, file, to, errno));
             over = true;
+        }
+        if let Err(lost) = reaped {
+            failure.get_or_insert(lost);
+            break;
         }
     }
     out.end_ns = clock.now_ns();
@@ -478,7 +452,7 @@ fn phase(
             if op == MetaOp::Readdir {
                 let mut dir = RelPath::default();
                 dir.set_dir(&shared.shape, item, shared.shape.depth);
-                match sync_ops::readdir(shared.root, &dir, &mut ring.worker.buf) {
+                match calls::readdir(shared.root, &dir, &mut ring.worker.buf) {
                     Ok(_) => {
                         let t1 = clock.now_ns();
                         match tap.as_deref_mut() {
@@ -496,11 +470,11 @@ fn phase(
                 break;
             }
         }
-        if ring.in_flight == 0 {
+        if ring.ring.in_flight() == 0 {
             return failure;
         }
         let mut failed_now = None;
-        ring.reap(&mut |w, c| match c.result {
+        let reaped = ring.reap(&mut |w, c| match c.result {
             Ok(bytes) => {
                 match tap.as_deref_mut() {
                     Some(tap) => tap.record(c.op, bytes, c.lat_ns, c.end_ns),
@@ -514,6 +488,9 @@ fn phase(
         });
         if let Some((op, file, errno)) = failed_now {
             failure.get_or_insert_with(|| ring.failure(op, file, 0, errno));
+        }
+        if let Err(lost) = reaped {
+            return Some(failure.unwrap_or(lost));
         }
     }
 }

@@ -8,8 +8,8 @@
 //! or compute figures beyond recording them.
 
 use super::intervals::Tap;
-use super::sync_ops::{self, OpResult};
 use super::tree::{RelPath, Shape};
+use crate::engine::tree_ops::calls::{self, OpResult};
 use crate::primitives::clock::Clock;
 use crate::primitives::rng::Rng;
 use crate::spec::metadata::{MetaOp, MetaShare, MetaSpec};
@@ -145,52 +145,52 @@ impl<'a> Worker<'a> {
         match op {
             MetaOp::Create => {
                 self.path.set_file(&s.shape, file);
-                sync_ops::create(root, &self.path, &self.buf, self.size_of(file))
+                calls::create(root, &self.path, &self.buf, self.size_of(file))
             }
             MetaOp::Read => {
                 self.path.set_file(&s.shape, file);
-                sync_ops::read_whole(root, &self.path, &mut self.buf)
+                calls::read_whole(root, &self.path, &mut self.buf)
             }
             MetaOp::Write => {
                 self.path.set_file(&s.shape, file);
-                sync_ops::write_whole(root, &self.path, &self.buf, self.size_of(file))
+                calls::write_whole(root, &self.path, &self.buf, self.size_of(file))
             }
             MetaOp::Append => {
                 self.path.set_file(&s.shape, file);
-                sync_ops::append(root, &self.path, &self.buf, s.append_bytes)
+                calls::append(root, &self.path, &self.buf, s.append_bytes)
             }
             MetaOp::Stat => {
                 self.path.set_file(&s.shape, file);
-                sync_ops::stat(root, &self.path)
+                calls::stat(root, &self.path)
             }
             MetaOp::Unlink => {
                 self.path.set_file(&s.shape, file);
-                sync_ops::unlink(root, &self.path)
+                calls::unlink(root, &self.path)
             }
             MetaOp::Fsync => {
                 self.path.set_file(&s.shape, file);
-                sync_ops::fsync(root, &self.path, false)
+                calls::fsync(root, &self.path, false)
             }
             MetaOp::FsyncDir => {
                 self.path.set_dir(&s.shape, s.shape.leaf_of(file), s.shape.depth);
-                sync_ops::fsync(root, &self.path, true)
+                calls::fsync(root, &self.path, true)
             }
             MetaOp::Readdir => {
                 self.path.set_dir(&s.shape, file, s.shape.depth);
-                sync_ops::readdir(root, &self.path, &mut self.buf).map(|_entries| 0)
+                calls::readdir(root, &self.path, &mut self.buf).map(|_entries| 0)
             }
             MetaOp::Rename => {
                 self.path.set_file(&s.shape, file);
                 self.other.set_file(&s.shape, self.next_new);
-                sync_ops::rename(root, &self.path, &self.other)
+                calls::rename(root, &self.path, &self.other)
             }
             MetaOp::Mkdir => {
                 self.path.set_made_dir(&s.shape, file);
-                sync_ops::mkdir(root, &self.path)
+                calls::mkdir(root, &self.path)
             }
             MetaOp::Rmdir => {
                 self.path.set_made_dir(&s.shape, file);
-                sync_ops::rmdir(root, &self.path)
+                calls::rmdir(root, &self.path)
             }
         }
     }

@@ -1,9 +1,9 @@
 //! The building blocks of the I/O loop that know nothing of the rest of the crate: the
-//! monotonic clock, the pseudo-random generator, aligned I/O buffers and the start line's
-//! wake word. Nothing here may import another module of the crate: every layer uses them.
+//! monotonic clock, the pseudo-random generator and the completion wait's spin. Nothing
+//! here may import another module of the crate (every layer uses them), and nothing here
+//! is `unsafe`: the I/O buffers' memory and the start line's futex are kernel calls, in
+//! `sys/`.
 
-pub mod buffer;
 pub mod clock;
-pub mod futex;
 pub mod rng;
 pub mod spin_wait;

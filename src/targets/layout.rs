@@ -13,7 +13,7 @@
 use crate::data::verify;
 use crate::data::{self, Pattern};
 use crate::diagnostics::error::RunError;
-use crate::primitives::buffer::SlotBuffers;
+use crate::sys::buffer::SlotBuffers;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::{File, OpenOptions};
 use std::ops::Range;

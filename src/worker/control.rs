@@ -64,14 +64,14 @@ impl StartWord {
                 .map_or(0, |d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
             self.start_ns.store(start_ns, Ordering::Relaxed);
             self.start_unix_ns.store(unix_ns, Ordering::Relaxed);
-            crate::primitives::futex::set_and_wake_all(&self.word, if go { GO } else { CALLED_OFF });
+            crate::sys::futex::set_and_wake_all(&self.word, if go { GO } else { CALLED_OFF });
         }
         self.started()
     }
 
     /// Waits until the word is set; the start when released.
     pub fn wait(&self) -> Option<u64> {
-        crate::primitives::futex::wait_while_zero(&self.word);
+        crate::sys::futex::wait_while_zero(&self.word);
         self.started()
     }
 

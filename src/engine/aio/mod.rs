@@ -22,8 +22,8 @@
 mod sys;
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request};
-use crate::primitives::buffer::BufferRegion;
 use crate::primitives::spin_wait::{CompletionWait, SpinWait};
+use crate::sys::buffer::BufferRegion;
 use std::io;
 use std::os::fd::RawFd;
 use std::ptr;

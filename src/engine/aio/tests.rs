@@ -1,6 +1,6 @@
 use super::*;
 use crate::engine::EngineOptions;
-use crate::primitives::buffer::{BufferAt, SlotBuffers};
+use crate::sys::buffer::{BufferAt, SlotBuffers};
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;

@@ -24,7 +24,7 @@ pub mod options;
 mod sys;
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Madvise, Op, Queued, Request};
-use crate::primitives::buffer::BufferRegion;
+use crate::sys::buffer::BufferRegion;
 use std::io;
 use std::os::fd::{BorrowedFd, RawFd};
 use std::ptr;
@@ -255,7 +255,7 @@ impl Drop for MmapEngine {
 mod tests {
     use super::*;
     use crate::engine::EngineOptions;
-    use crate::primitives::buffer::{BufferAt, SlotBuffers};
+    use crate::sys::buffer::{BufferAt, SlotBuffers};
     use std::fs::OpenOptions;
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::FileExt;

@@ -5,7 +5,7 @@
 mod sys;
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request, neg_errno};
-use crate::primitives::buffer::BufferRegion;
+use crate::sys::buffer::BufferRegion;
 use std::os::fd::RawFd;
 
 pub struct SyncEngine {

@@ -41,8 +41,8 @@ pub use faults::Faults;
 use messages::no_poll_queues_message;
 
 use super::{Completion, Engine, EngineCaps, EngineError, EngineSetup, Op, Queued, Request};
-use crate::primitives::buffer::{BufferAt, BufferRegion};
 use crate::primitives::spin_wait::SpinWait;
+use crate::sys::buffer::{BufferAt, BufferRegion};
 use io_uring::{IoUring, opcode, squeue, types};
 use serde::{Deserialize, Serialize};
 use std::io;

@@ -5,8 +5,8 @@
 use super::messages::{describe_errno, describe_io_error, unavailable_message};
 use super::*;
 use crate::engine::{EngineError, EngineSetup, Op};
-use crate::primitives::buffer::{BufferAt, BufferRegion};
 use crate::primitives::spin_wait::{CompletionWait, SpinWait};
+use crate::sys::buffer::{BufferAt, BufferRegion};
 use io_uring::{IoUring, squeue};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};

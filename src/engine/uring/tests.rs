@@ -2,7 +2,7 @@ use super::messages::unavailable_message;
 use super::ring_setup::{SetupFlag, buffer_layout};
 use super::*;
 use crate::engine::EngineOptions;
-use crate::primitives::buffer::SlotBuffers;
+use crate::sys::buffer::SlotBuffers;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;

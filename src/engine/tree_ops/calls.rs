@@ -1,9 +1,10 @@
-//! The sync engine's metadata operations: plain system calls (`openat`, `read`, `write`,
+//! The sync worker's operations on a tree: plain system calls (`openat`, `read`, `write`,
 //! `close`, `statx`, `getdents64`, `renameat`, `unlinkat`, `mkdirat`, `unlinkat` with
 //! AT_REMOVEDIR, `fsync`) on paths relative to the tree's root descriptor. Each returns
-//! the bytes it moved or the errno; it never times, counts or formats (`worker.rs` does).
+//! the bytes it moved (or entries read) or the errno; it never times, counts or formats
+//! (`metadata/worker.rs` does).
 
-use super::tree::RelPath;
+use super::RelPath;
 use std::os::fd::RawFd;
 
 /// An operation's outcome: bytes moved, or the errno it failed with.
