@@ -6,7 +6,6 @@
 
 use crate::diagnostics::error::exit_code;
 use crate::ledger::{Action, Ledger};
-use crate::report::output_path;
 use std::path::PathBuf;
 
 /// Print the iopulse man page (roff) on stdout, or write every page into a directory.
@@ -54,8 +53,9 @@ pub fn man(args: ManArgs) -> i32 {
     if let Some(code) = super::dry_run_exit() {
         return code;
     }
-    let written = std::fs::create_dir_all(&dir)
-        .and_then(|()| pages.iter().try_for_each(|(name, page)| output_path::write_whole(&dir.join(name), page)));
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        pages.iter().try_for_each(|(name, page)| crate::ledger::output::write_whole(&dir.join(name), page))
+    });
     match written {
         Ok(()) => exit_code::SUCCESS,
         Err(e) => {

@@ -7,7 +7,6 @@
 use crate::diagnostics::error::exit_code;
 use crate::ledger::{Action, Ledger};
 use crate::report::html::{self, Section};
-use crate::report::output_path;
 use crate::result::RunResult;
 use crate::result::load::{self, LoadError};
 use std::path::{Path, PathBuf};
@@ -89,7 +88,7 @@ pub fn report(args: ReportArgs) -> i32 {
             return exit_code::RUN_FAILED;
         }
     };
-    match output_path::write_whole(&args.html, page.as_bytes()) {
+    match crate::ledger::output::write_whole(&args.html, page.as_bytes()) {
         Ok(()) => super::write_stdout(&format!("{}\n", args.html.display())),
         Err(e) => {
             crate::stderr_line!("iopulse report: error: write --html {}: {e}", args.html.display());

@@ -321,7 +321,7 @@ pub(crate) fn write_iologs(plan: &Plan, doc: &mut crate::result::jobs::JobsResul
     for job in &mut doc.jobs {
         let Some(file) = files.get(job.job.as_str()) else { continue };
         let text = job.result.iolog.take().map(|log| report::iolog::render(&log)).unwrap_or_default();
-        if let Err(e) = report::output_path::write_whole(&file.path, text.as_bytes()) {
+        if let Err(e) = crate::ledger::output::write_whole(&file.path, text.as_bytes()) {
             failures.push(format!("write --write-iolog {} (job [{}]): {e}", file.path.display(), job.job));
         }
     }

@@ -13,7 +13,7 @@ use super::sweep::{Session, Step, check_outputs};
 use crate::cli::lists::ManyRunsArgs;
 use crate::cli::{IologArgs, WorkloadArgs};
 use crate::diagnostics::error::exit_code;
-use crate::report::{self, OutputFormat, output_path, units};
+use crate::report::{self, OutputFormat, units};
 use crate::result::RunResult;
 use crate::stats::LatencySummary;
 use crate::sweep::document::{Answer, CurvePoint, RunEntry, SearchDocument};
@@ -454,7 +454,7 @@ impl Searcher<'_> {
         };
         self.session.write_stdout(&text);
         if let Some(path) = &self.args.runs.output.json
-            && let Err(e) = output_path::write_whole(path, json_text(&doc).as_bytes())
+            && let Err(e) = crate::ledger::output::write_whole(path, json_text(&doc).as_bytes())
         {
             self.session.output_failure(format!("write --json {}: {e}", path.display()));
         }

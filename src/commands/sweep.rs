@@ -16,12 +16,12 @@ use crate::cli::lists::ManyRunsArgs;
 use crate::cluster::Cluster;
 use crate::diagnostics::error::exit_code;
 use crate::diagnostics::warnings::Diagnostics;
-use crate::report::journal::{self, Journal};
-use crate::report::{self, OutputFormat, OutputOptions, output_path};
+use crate::report::{self, OutputFormat, OutputOptions};
 use crate::result::RunResult;
 use crate::run::{self, start_line::StartLine};
 use crate::sweep::document::{self, Best, PointEntry, RunEntry, SweepDocument};
 use crate::sweep::grid::Grid;
+use crate::sweep::journal::{self, Journal};
 use crate::sweep::summary::{self, Metric, PointSummary};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -314,7 +314,7 @@ fn write_outputs(session: &mut Session, output: &OutputOptions, grid: &Grid, doc
     };
     session.write_stdout(&text);
     if let Some(path) = &output.json_file
-        && let Err(e) = output_path::write_whole(path, json_text(doc).as_bytes())
+        && let Err(e) = crate::ledger::output::write_whole(path, json_text(doc).as_bytes())
     {
         session.output_failure(format!("write --json {}: {e}", path.display()));
     }
@@ -520,7 +520,7 @@ impl Session {
                 // (which the sweep keeps) once written.
                 if let Some(path) = iolog {
                     let text = o.result.iolog.take().map(|log| report::iolog::render(&log)).unwrap_or_default();
-                    if let Err(e) = output_path::write_whole(path, text.as_bytes()) {
+                    if let Err(e) = crate::ledger::output::write_whole(path, text.as_bytes()) {
                         self.output_failure(format!("write --write-iolog {}: {e}", path.display()));
                     }
                 }

@@ -3,15 +3,18 @@
 //! before anything is touched (`plan/ledger.rs` for plans, each command for its own
 //! outputs); one guard (`guard.rs`) judges it whole against the inputs and the rules of
 //! what is never written (docs/safety.md); what it passed is kept for the process
-//! (`judged.rs`), and the writers touch nothing else. `--dry-run` prints it.
+//! (`judged.rs`), and the writers touch nothing else: every output goes through
+//! `output.rs`, which writes only what the guard passed. `--dry-run` prints it.
 //! `lock.rs`: the exclusive locks a run holds on what two runs must not share.
 //!
-//! It plans, judges and locks; it never writes a byte of a result or of benchmark data,
-//! and never formats it for people (`report/ledger.rs`).
+//! It plans, judges, locks and writes the bytes it is handed; it never decides what an
+//! output holds, never touches benchmark data, and never formats for people
+//! (`report/ledger.rs`).
 
 pub mod guard;
 pub mod judged;
 pub mod lock;
+pub mod output;
 
 use crate::diagnostics::error::UsageError;
 use crate::spec::Spec;

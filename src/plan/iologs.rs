@@ -10,7 +10,6 @@
 
 use super::{IologFile, Job};
 use crate::diagnostics::error::UsageError;
-use crate::report::output_path;
 use crate::targets::identity::PathIdentity;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,9 +26,9 @@ pub fn beside(path: &Path, what: &str) -> PathBuf {
 }
 
 /// Each job's log of one path given to every job, in the order of `names`: the job's name,
-/// made file-safe (`output_path::file_safe_names`), inserted before the extension.
+/// made file-safe (`ledger::output::file_safe_names`), inserted before the extension.
 pub fn per_job(path: &Path, names: &[&str]) -> Vec<PathBuf> {
-    output_path::file_safe_names(names).iter().map(|name| beside(path, name)).collect()
+    crate::ledger::output::file_safe_names(names).iter().map(|name| beside(path, name)).collect()
 }
 
 /// A sweep's log of the run of point `point` (its index in the document's `points`, from
@@ -47,7 +46,7 @@ pub fn per_search_run(path: &Path, run: usize) -> PathBuf {
 /// into one (a file name is needed to name one per run). `said_as` names the flag or key
 /// ("--write-iolog", "j.toml:3: key `write-iolog` of [a]").
 pub fn refuse_stream(path: &Path, said_as: &str, what: &str) -> Result<(), UsageError> {
-    if output_path::is_stream(path) {
+    if crate::ledger::output::is_stream(path) {
         return Err(UsageError::new(format!(
             "{said_as}: {} is a stream, and {what} writes a log of its own: give a file, e.g. run.iolog (docs/usage.md names the files)",
             path.display()

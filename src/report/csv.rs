@@ -253,7 +253,7 @@ fn name<T: serde::Serialize>(v: &T) -> String {
 /// (`--csv /dev/stdout`) is written, never read: reading a pipe that is this process's own
 /// stdout would wait for ever.
 pub fn check(path: &Path) -> Result<(), UsageError> {
-    if super::output_path::is_stream(path) {
+    if crate::ledger::output::is_stream(path) {
         return Ok(());
     }
     // Only the first line is read: the file may be a long table.
@@ -287,7 +287,7 @@ pub fn check(path: &Path) -> Result<(), UsageError> {
 }
 
 /// Appends `r`'s row to `path`, with the header first when the file is new or empty.
-/// The table is replaced whole (`output_path::append_whole`): a full disk leaves it as
+/// The table is replaced whole (`ledger::output::append_whole`): a full disk leaves it as
 /// it was, concurrent runs each add their row, and a last line without its newline gets
 /// one before the row (the row is never glued to it).
 pub fn append(path: &Path, r: &RunResult) -> io::Result<()> {
@@ -306,7 +306,7 @@ pub fn append_run(path: &Path, r: &RunResult, job: Option<JobTag>, repetition: O
     record.push(job.map(|(_, phase)| phase.to_string()).unwrap_or_default());
     record.push(repetition.map(|r| r.to_string()).unwrap_or_default());
     let mut failure = None;
-    super::output_path::append_whole(path, |new| {
+    crate::ledger::output::append_whole(path, |new| {
         let mut buffer = Vec::new();
         let mut writer = csv::Writer::from_writer(&mut buffer);
         let written = if new { writer.write_record(COLUMNS.iter().chain(JOB_COLUMNS)) } else { Ok(()) };

@@ -6,7 +6,7 @@
 //! block jobs have their own sections (`metadata_jobs`), outside the combined figures. Formats the
 //! `JobsResult`; computes nothing.
 
-use super::{OutputFormat, OutputOptions, csv, fio_json, output_path, plot, text, timeseries, units};
+use super::{OutputFormat, OutputOptions, csv, fio_json, plot, text, timeseries, units};
 use crate::diagnostics::error::UsageError;
 use crate::result::RunResult;
 use crate::result::jobs::JobsResult;
@@ -182,7 +182,9 @@ pub fn emit_as(doc: &JobsResult, output: &OutputOptions, text_report: &dyn Fn(&J
         match timeseries_paths(path, &names) {
             Ok(paths) => {
                 for (job, path) in doc.jobs.iter().zip(paths) {
-                    if let Err(e) = timeseries::render(&job.result).and_then(|b| output_path::write_whole(&path, &b)) {
+                    if let Err(e) =
+                        timeseries::render(&job.result).and_then(|b| crate::ledger::output::write_whole(&path, &b))
+                    {
                         failures.push(format!("write --timeseries {} (job [{}]): {e}", path.display(), job.job));
                     }
                 }
@@ -198,7 +200,7 @@ pub fn emit_as(doc: &JobsResult, output: &OutputOptions, text_report: &dyn Fn(&J
 
 /// Each job's `--timeseries` file, in the order of `names`: `path` with `-NAME` inserted
 /// before its extension (`t.csv` → `t-reader.csv`), the name made file-safe
-/// (`output_path::file_safe_names`). A stream (`/dev/stdout`) is refused: each job needs
+/// (`ledger::output::file_safe_names`). A stream (`/dev/stdout`) is refused: each job needs
 /// a file of its own. (Any other path passes the output guard as a single run's does.)
 pub fn timeseries_paths(path: &Path, names: &[&str]) -> Result<Vec<PathBuf>, UsageError> {
     per_job_paths("--timeseries", "ts.csv", path, names)
@@ -214,7 +216,7 @@ pub fn metadata_json_paths(path: &Path, names: &[&str]) -> Result<Vec<PathBuf>, 
 /// name made file-safe); a stream is refused (each job needs a file of its own).
 /// `example` is a file name the message suggests.
 pub fn per_job_paths(flag: &str, example: &str, path: &Path, names: &[&str]) -> Result<Vec<PathBuf>, UsageError> {
-    if output_path::is_stream(path) {
+    if crate::ledger::output::is_stream(path) {
         let extension = Path::new(example).extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
         return Err(UsageError::new(format!(
             "{flag} {} with a job file: each job writes its own file (FILE-JOB.{extension}): give a file, e.g. {flag} {example}",
@@ -223,7 +225,7 @@ pub fn per_job_paths(flag: &str, example: &str, path: &Path, names: &[&str]) -> 
     }
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let extension = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
-    Ok(output_path::file_safe_names(names)
+    Ok(crate::ledger::output::file_safe_names(names)
         .into_iter()
         .map(|name| path.with_file_name(format!("{stem}-{name}{extension}")))
         .collect())

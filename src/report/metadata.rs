@@ -201,7 +201,7 @@ pub fn emit_files(
     let of_job = job.map_or_else(String::new, |j| format!(" (job [{j}])"));
     if let Some(path) = series
         && let Err(e) = super::timeseries::render_metadata(&r.time_series)
-            .and_then(|bytes| super::output_path::write_whole(path, &bytes))
+            .and_then(|bytes| crate::ledger::output::write_whole(path, &bytes))
     {
         failures.push(format!("write --timeseries {}{of_job}: {e}", path.display()));
     }
@@ -229,7 +229,7 @@ pub fn emit(r: &MetaResult, output: &super::OutputOptions) -> Vec<String> {
     };
     super::emit_report_and_json(rendered, || json(r), output, &mut failures);
     if let Some(path) = &output.csv_file
-        && let Err(e) = super::output_path::append_whole(path, |first| {
+        && let Err(e) = crate::ledger::output::append_whole(path, |first| {
             let mut bytes = if first { CSV_HEADER.as_bytes().to_vec() } else { Vec::new() };
             bytes.extend(csv_rows(r).into_bytes());
             bytes

@@ -8,7 +8,7 @@
 //!
 //! Formats and writes; computes nothing and runs nothing.
 
-use super::{OutputOptions, jobs, metadata, metadata_plot, output_path, plot};
+use super::{OutputOptions, jobs, metadata, metadata_plot, plot};
 use crate::diagnostics::error::UsageError;
 use crate::result::jobs::JobsResult;
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ pub fn emit(doc: &JobsResult, output: &OutputOptions, names: &MixedNames) -> Vec
         let Some(i) = slot(&m.job) else { continue };
         if let Some(path) = csv.as_ref().map(|paths| &paths[i]) {
             let rows = format!("{}{}", metadata::CSV_HEADER, metadata::csv_rows(&m.result));
-            if let Err(e) = output_path::write_whole(path, rows.as_bytes()) {
+            if let Err(e) = crate::ledger::output::write_whole(path, rows.as_bytes()) {
                 failures.push(format!("write --csv {} (job [{}]): {e}", path.display(), m.job));
             }
         }

@@ -11,7 +11,6 @@ pub mod fio_json;
 pub mod html;
 pub mod iolog;
 pub mod jobs;
-pub mod journal;
 pub mod junit;
 pub mod ledger;
 pub mod live_line;
@@ -19,7 +18,6 @@ pub mod markdown;
 pub mod metadata;
 pub mod metadata_plot;
 pub mod mixed_jobs;
-pub mod output_path;
 pub mod plot;
 pub mod profile;
 pub mod sweep;
@@ -152,9 +150,10 @@ pub fn planned_outputs(output: &OutputOptions, writes: Writes<'_>) -> Result<Vec
         outputs.push(Entry::new("--csv", path, Action::Append));
     }
     if let Writes::Sweep(_) = writes
-        && let Some(journal) = journal::path_beside(output.csv_file.as_deref(), output.json_file.as_deref())
+        && let Some(journal) =
+            crate::sweep::journal::path_beside(output.csv_file.as_deref(), output.json_file.as_deref())
     {
-        let flag = if output.csv_file.as_deref().is_some_and(|p| !output_path::is_stream(p)) {
+        let flag = if output.csv_file.as_deref().is_some_and(|p| !crate::ledger::output::is_stream(p)) {
             "--csv (its journal)"
         } else {
             "--json (its journal)"
@@ -225,7 +224,7 @@ pub fn emit(result: &RunResult, output: &OutputOptions) -> Vec<String> {
         failures.push(format!("write --csv {}: {e}", path.display()));
     }
     if let Some(path) = &output.timeseries_file
-        && let Err(e) = timeseries::render(result).and_then(|bytes| output_path::write_whole(path, &bytes))
+        && let Err(e) = timeseries::render(result).and_then(|bytes| crate::ledger::output::write_whole(path, &bytes))
     {
         failures.push(format!("write --timeseries {}: {e}", path.display()));
     }
@@ -234,7 +233,7 @@ pub fn emit(result: &RunResult, output: &OutputOptions) -> Vec<String> {
     }
     if let Some(path) = &output.iolog_file {
         let text = result.iolog.as_deref().map(iolog::render).unwrap_or_default();
-        if let Err(e) = output_path::write_whole(path, text.as_bytes()) {
+        if let Err(e) = crate::ledger::output::write_whole(path, text.as_bytes()) {
             failures.push(format!("write --write-iolog {}: {e}", path.display()));
         }
     }
@@ -259,7 +258,7 @@ pub(super) fn emit_report_and_json(
         Err(e) => failures.push(format!("render the report: {e}")),
     }
     if let Some(path) = &output.json_file
-        && let Err(e) = output_path::write_whole(path, json_doc().as_bytes())
+        && let Err(e) = crate::ledger::output::write_whole(path, json_doc().as_bytes())
     {
         failures.push(format!("write --json {}: {e}", path.display()));
     }

@@ -14,6 +14,7 @@
 pub mod document;
 mod from_csv;
 pub mod grid;
+pub mod journal;
 pub mod search;
 pub mod summary;
 

@@ -74,7 +74,7 @@ impl<'a> JobTranslation<'a> {
             self.push_text("write-iolog", o, path);
             return Ok(());
         }
-        let safe = crate::report::output_path::file_safe_names(&[self.name.as_str()]).remove(0);
+        let safe = crate::ledger::output::file_safe_names(&[self.name.as_str()]).remove(0);
         let own = crate::plan::iologs::beside(std::path::Path::new(&path), &safe).display().to_string();
         self.notes.push(format!("{}: write_iolog in [global]: job [{}] writes its own log, {own}", o.at, self.name));
         self.push_text("write-iolog", o, own);

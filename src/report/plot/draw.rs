@@ -109,9 +109,9 @@ pub(in crate::report) fn render(name: &str, chart: &Chart) -> Result<String, Plo
 
 /// Writes a chart whole (temporary file and rename), so an interrupted or failed write
 /// never leaves half a chart. The write follows a symlink only to where the output guard
-/// saw it land, never onto a target or an input (`output_path::write_whole`).
+/// saw it land, never onto a target or an input (`ledger::output::write_whole`).
 pub(in crate::report) fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
-    crate::report::output_path::write_whole(path, svg.as_bytes())
+    crate::ledger::output::write_whole(path, svg.as_bytes())
         .map_err(|e| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() })
 }
 

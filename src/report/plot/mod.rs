@@ -146,9 +146,9 @@ pub fn search_chart_names() -> Vec<String> {
 }
 
 /// The prefix of each job's charts (`job-NAME-latency-percentiles.svg`), in the order of
-/// `names`, made file-safe (`output_path::file_safe_names`).
+/// `names`, made file-safe (`ledger::output::file_safe_names`).
 pub fn job_chart_prefixes(names: &[&str]) -> Vec<String> {
-    super::output_path::file_safe_names(names).into_iter().map(|n| format!("job-{n}-")).collect()
+    crate::ledger::output::file_safe_names(names).into_iter().map(|n| format!("job-{n}-")).collect()
 }
 
 /// As `result_charts`, with the rows `time_series` drawn over time (none: the charts over

@@ -64,7 +64,7 @@ pub fn path_for(output: &Path) -> PathBuf {
 /// The journal of a sweep with these outputs: beside `--csv`, else beside `--json`; a
 /// stream (`/dev/stdout`) gets none (it is written, never read back).
 pub fn path_beside(csv: Option<&Path>, json: Option<&Path>) -> Option<PathBuf> {
-    [csv, json].into_iter().flatten().find(|p| !super::output_path::is_stream(p)).map(path_for)
+    [csv, json].into_iter().flatten().find(|p| !crate::ledger::output::is_stream(p)).map(path_for)
 }
 
 /// The id of a sweep's grid, from its points' keys in order: two sweeps of the same flags
@@ -274,7 +274,7 @@ impl Journal {
     /// (a new sweep) empties it first, unless another sweep is writing it.
     pub fn open(path: &Path, fresh: bool, sweep: &str) -> io::Result<Journal> {
         use nix::fcntl::{Flock, FlockArg};
-        let landing = super::output_path::append_target(path)?;
+        let landing = crate::ledger::output::append_target(path)?;
         let file = std::fs::OpenOptions::new().read(true).append(true).create(true).open(&landing)?;
         let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(alone) => {
