@@ -96,7 +96,7 @@ pub mod run {
     /// a command judges it before running: what `run` may then write.
     pub fn judge_ledger(spec: &crate::spec::Spec) -> Result<(), String> {
         let mut ledger = crate::ledger::Ledger::new();
-        ledger.add_run(spec, &spec.targets, spec.verify_state.as_deref(), "");
+        ledger.add_run(spec, &spec.targets, spec.data.verify_state.as_deref(), "");
         ledger.judge().map_err(|e| e.to_string())
     }
 }

@@ -115,57 +115,67 @@ impl WorkloadArgs {
         // runs never write the same bytes, which deduplicating storage would store once).
         let data_seed = seed.unwrap_or(if verify.is_some() { 0 } else { run_seed });
         let spec = Spec {
-            expect: self.expect.texts(),
             replay: None,
-            record_iolog: false,
-            ramp_ns,
-            steady_state,
             targets,
-            file_size_bytes,
-            block_size_bytes: block_sizes.as_ref().map_or(block_size, |m| m.align_bytes),
-            block_sizes,
-            run_length,
-            read_percent,
-            order: self.access.order(),
-            trim_percent: self.shape.trim_percent.map_or(0, |p| p.0),
-            random_percent: self.access.random_percent.map(|p| p.0),
-            distribution,
-            scramble: !self.access.no_scramble,
-            file_distribution: self.shape.file_distribution.unwrap_or(crate::spec::FileDistribution::Shared),
-            ops_limit,
-            sequential_overlap: self.shape.sequential_overlap,
-            threads,
-            queue_depth: self.shape.queue_depth(),
-            engine,
-            direct: self.engine.direct || self.engine.strict_direct,
-            strict_direct: self.engine.strict_direct,
-            cache,
-            invalidate: cache == CacheMode::Drop,
-            keep_holes: self.targets.keep_holes,
             seed: run_seed,
             force: self.safety.force,
-            engine_options,
-            fsync_on_close: self.durability.fsync_on_close,
-            end_fsync: self.durability.end_fsync,
-            fadvise_hint: self.targets.fadvise_hint.unwrap_or_default(),
-            flush: self.durability.flush()?,
-            sync_writes: self.durability.sync_writes,
-            interval_ns,
-            // The steady-state detector reads the time series: it is collected, and in the JSON.
-            time_series: self.window.interval.is_some() || time_series_file || steady_state.is_some(),
-            think,
-            rate,
-            continue_on_error: self.safety.continue_on_error || self.safety.max_errors.is_some(),
-            max_errors: self.safety.max_errors.map(|c| c.0),
-            io_timeout_ns: self.safety.io_timeout_ns()?,
-            write_pattern,
-            reducibility,
-            verify,
-            verify_state: self.data.verify_state.clone(),
-            verify_state_every: self.data.verify_state_every.map(|c| c.0),
-            data_seed,
             placement: self.placement.spec(),
             metadata,
+            shape: crate::spec::shape::ShapeSpec {
+                file_size_bytes,
+                block_size_bytes: block_sizes.as_ref().map_or(block_size, |m| m.align_bytes),
+                block_sizes,
+                threads,
+                queue_depth: self.shape.queue_depth(),
+            },
+            access: crate::spec::access::AccessSpec {
+                read_percent,
+                order: self.access.order(),
+                trim_percent: self.shape.trim_percent.map_or(0, |p| p.0),
+                random_percent: self.access.random_percent.map(|p| p.0),
+                distribution,
+                scramble: !self.access.no_scramble,
+                file_distribution: self.shape.file_distribution.unwrap_or(crate::spec::FileDistribution::Shared),
+                sequential_overlap: self.shape.sequential_overlap,
+            },
+            window: crate::spec::window::WindowSpec { ramp_ns, steady_state, run_length, ops_limit },
+            io: crate::spec::io_path::IoSpec {
+                engine,
+                direct: self.engine.direct || self.engine.strict_direct,
+                strict_direct: self.engine.strict_direct,
+                cache,
+                invalidate: cache == CacheMode::Drop,
+                keep_holes: self.targets.keep_holes,
+                engine_options,
+                fadvise_hint: self.targets.fadvise_hint.unwrap_or_default(),
+            },
+            data: crate::spec::data::DataSpec {
+                write_pattern,
+                reducibility,
+                verify,
+                verify_state: self.data.verify_state.clone(),
+                verify_state_every: self.data.verify_state_every.map(|c| c.0),
+                data_seed,
+            },
+            durability: crate::spec::durability::DurabilitySpec {
+                fsync_on_close: self.durability.fsync_on_close,
+                end_fsync: self.durability.end_fsync,
+                flush: self.durability.flush()?,
+                sync_writes: self.durability.sync_writes,
+            },
+            pacing: crate::spec::pacing::PacingSpec { think, rate },
+            errors: crate::spec::errors::ErrorSpec {
+                continue_on_error: self.safety.continue_on_error || self.safety.max_errors.is_some(),
+                max_errors: self.safety.max_errors.map(|c| c.0),
+                io_timeout_ns: self.safety.io_timeout_ns()?,
+            },
+            output: crate::spec::output::OutputSpec {
+                expect: self.expect.texts(),
+                record_iolog: false,
+                interval_ns,
+                // The steady-state detector reads the time series: it is collected, and in the JSON.
+                time_series: self.window.interval.is_some() || time_series_file || steady_state.is_some(),
+            },
         };
         spec.validate()?;
         crate::expect::refuse_figures_the_run_lacks(&spec)?;
@@ -197,22 +207,22 @@ mod tests {
     #[test]
     fn defaults() {
         let s = spec_of(&["/tmp/x"]).unwrap();
-        assert_eq!(s.block_size_bytes, 4096);
-        assert_eq!(s.read_percent, 100);
-        assert_eq!(s.run_length, RunLength::Duration { ns: 10_000_000_000 });
-        assert_eq!(s.order, AccessOrder::Sequential);
-        assert_eq!((s.threads, s.queue_depth), (1, 1));
-        assert_eq!(s.file_size_bytes, None);
-        assert_eq!(s.io_timeout_ns, crate::spec::DEFAULT_IO_TIMEOUT_NS);
+        assert_eq!(s.shape.block_size_bytes, 4096);
+        assert_eq!(s.access.read_percent, 100);
+        assert_eq!(s.window.run_length, RunLength::Duration { ns: 10_000_000_000 });
+        assert_eq!(s.access.order, AccessOrder::Sequential);
+        assert_eq!((s.shape.threads, s.shape.queue_depth), (1, 1));
+        assert_eq!(s.shape.file_size_bytes, None);
+        assert_eq!(s.errors.io_timeout_ns, crate::spec::DEFAULT_IO_TIMEOUT_NS);
     }
 
     #[test]
     fn cache_drop_by_default_and_no_invalidate_is_keep() {
         let spec = spec_of(&["/tmp/x"]).unwrap();
-        assert_eq!((spec.cache, spec.invalidate), (CacheMode::Drop, true));
+        assert_eq!((spec.io.cache, spec.io.invalidate), (CacheMode::Drop, true));
         let spec = spec_of(&["/tmp/x", "--no-invalidate"]).unwrap();
-        assert_eq!((spec.cache, spec.invalidate), (CacheMode::Keep, false));
-        assert_eq!(spec_of(&["/tmp/x", "--cache", "warm"]).unwrap().cache, CacheMode::Warm);
+        assert_eq!((spec.io.cache, spec.io.invalidate), (CacheMode::Keep, false));
+        assert_eq!(spec_of(&["/tmp/x", "--cache", "warm"]).unwrap().io.cache, CacheMode::Warm);
         let e = spec_of(&["/tmp/x", "--no-invalidate", "--cache", "warm"]).unwrap_err();
         assert!(e.contains("--no-invalidate") && e.contains("--cache warm"), "{e}");
         let e = spec_of(&["/tmp/x", "--invalidate", "0"]).unwrap_err();
@@ -226,8 +236,8 @@ mod tests {
     #[test]
     fn embedded_default_is_5s_on_256m() {
         let s = spec_of(&["--random"]).unwrap();
-        assert_eq!(s.run_length, RunLength::Duration { ns: 5_000_000_000 });
-        assert_eq!(s.file_size_bytes, Some(256 << 20));
+        assert_eq!(s.window.run_length, RunLength::Duration { ns: 5_000_000_000 });
+        assert_eq!(s.shape.file_size_bytes, Some(256 << 20));
     }
 
     #[test]
@@ -249,10 +259,10 @@ mod tests {
     #[test]
     fn engine_flags_belong_to_their_engine() {
         let s = spec_of(&["x", "--engine", "io_uring", "--no-register", "--sqpoll-cpu", "0"]).unwrap();
-        let u = &s.engine_options.io_uring;
+        let u = &s.io.engine_options.io_uring;
         assert!(!u.register && u.sqpoll && u.sqpoll_cpu == Some(0) && !u.iopoll);
         assert!(
-            spec_of(&["x", "--engine", "io_uring", "--iopoll", "--direct"]).unwrap().engine_options.io_uring.iopoll
+            spec_of(&["x", "--engine", "io_uring", "--iopoll", "--direct"]).unwrap().io.engine_options.io_uring.iopoll
         );
         let e = spec_of(&["x", "--engine", "io_uring", "--iopoll"]).unwrap_err();
         assert!(e.contains("--iopoll") && e.contains("--direct"), "{e}");
@@ -262,7 +272,7 @@ mod tests {
         }
         let s = spec_of(&["x", "--engine", "mmap", "--mmap-populate", "--madvise", "hugepage", "--fsync-on-close"])
             .unwrap();
-        assert_eq!((s.engine, s.engine_options.madvise), (EngineKind::Mmap, Some(Madvise::Hugepage)));
+        assert_eq!((s.io.engine, s.io.engine_options.madvise), (EngineKind::Mmap, Some(Madvise::Hugepage)));
         let e = spec_of(&["x", "--engine", "sync", "--madvise", "random"]).unwrap_err();
         assert!(e.contains("--engine mmap"), "{e}");
         let e = spec_of(&["x", "--submit-batch", "4"]).unwrap_err();
@@ -274,7 +284,7 @@ mod tests {
     #[test]
     fn strict_direct_implies_direct() {
         let s = spec_of(&["x", "--strict-direct"]).unwrap();
-        assert!(s.direct && s.strict_direct);
+        assert!(s.io.direct && s.io.strict_direct);
     }
 
     #[test]

@@ -92,15 +92,15 @@ pub fn run(cluster: &Cluster, spec: &Spec, output: OutputOptions, start_at: Opti
     }
     if distributed
         && let Ok(cpus) = std::thread::available_parallelism()
-        && (cpus.get() as u64) < u64::from(spec.threads)
+        && (cpus.get() as u64) < u64::from(spec.shape.threads)
     {
         // Launchers bind ranks to a core or two by default: the workers would share them.
         diag.warn(format!(
             "this rank may run on {} CPU(s) only (the launcher bound it), but it runs --threads {}: its workers share those CPUs. Give mpirun `--bind-to none` or `--map-by slot:PE={}` (srun: `--cpus-per-task {}`)",
             cpus.get(),
-            spec.threads,
-            spec.threads,
-            spec.threads
+            spec.shape.threads,
+            spec.shape.threads,
+            spec.shape.threads
         ));
     }
     let (local, stop) = match signals::install() {
@@ -150,7 +150,7 @@ fn check_and_run(
 /// them), the outputs.
 fn judge_ledger(cluster: &Cluster, spec: &Spec, output: &OutputOptions, start_line: &StartLine) -> Result<(), Error> {
     let targets: Vec<_> = spec.targets.iter().map(|t| start_line.substitute(t)).collect();
-    let record = spec.verify_state.as_ref().map(|p| start_line.record_path(p));
+    let record = spec.data.verify_state.as_ref().map(|p| start_line.record_path(p));
     let mut ledger = crate::ledger::Ledger::new();
     ledger.add_run(spec, &targets, record.as_deref(), "");
     if cluster.is_root() {

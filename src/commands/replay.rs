@@ -118,11 +118,11 @@ pub fn plan(args: ReplayArgs) -> Result<(crate::spec::Spec, crate::report::Outpu
         .replay
         .into_spec(&mut trace, target, target_exists, output.timeseries_file.is_some())
         .map_err(|e| e.to_string())?;
-    spec.record_iolog = output.iolog_file.is_some();
+    spec.output.record_iolog = output.iolog_file.is_some();
     // The whole ledger: no output, and not the target either, may land on the trace's files
     // (the Spec's replay names them).
     let mut ledger = crate::ledger::Ledger::new();
-    ledger.add_run(&spec, &spec.targets, spec.verify_state.as_deref(), "");
+    ledger.add_run(&spec, &spec.targets, spec.data.verify_state.as_deref(), "");
     crate::report::check_planned(&output, crate::report::Writes::Run, ledger).map_err(|e| e.to_string())?;
     Ok((spec, output))
 }

@@ -244,7 +244,7 @@ pub fn search(args: SearchArgs) -> i32 {
     let steps = args.steps.as_ref().map_or_else(|| DEFAULT_STEPS.to_vec(), |s| s.0.clone());
     let first_guess = match goal {
         Goal::Latency { .. } => 1 + steps.len(),
-        Goal::Saturate { .. } => 1 + saturate_candidates(base_spec.queue_depth, base_spec.threads).len(),
+        Goal::Saturate { .. } => 1 + saturate_candidates(base_spec.shape.queue_depth, base_spec.shape.threads).len(),
     };
     let mut session = Session::new(&output, first_guess.min(args.max_runs as usize), Arc::clone(&stop));
     session.start(0);
@@ -297,14 +297,16 @@ impl Searcher<'_> {
         }
         let what = match offered {
             Some(rate) => format!("{phase} at {} IOPS offered", units::iops(rate)),
-            None => format!("{phase} · queue depth {} × {} threads", spec.queue_depth, spec.threads),
+            None => format!("{phase} · queue depth {} × {} threads", spec.shape.queue_depth, spec.shape.threads),
         };
         // `--write-iolog`: this run's own file, and a spec that records.
         let iolog =
             self.args.iolog.write_iolog.as_deref().map(|p| crate::plan::iologs::per_search_run(p, self.runs.len() + 1));
         let recording;
         let spec = if iolog.is_some() {
-            recording = crate::spec::Spec { record_iolog: true, ..spec.clone() };
+            let mut records = spec.clone();
+            records.output.record_iolog = true;
+            recording = records;
             &recording
         } else {
             spec
@@ -319,8 +321,8 @@ impl Searcher<'_> {
                     phase: phase.into(),
                     offered_iops: offered,
                     offered_percent: offered.zip(max_iops).map(|(o, m)| 100.0 * o / m),
-                    queue_depth: spec.queue_depth,
-                    threads: spec.threads,
+                    queue_depth: spec.shape.queue_depth,
+                    threads: spec.shape.threads,
                     iops: result.total.iops,
                     p50_ns: l.p50,
                     p90_ns: l.p90,
@@ -383,7 +385,7 @@ impl Searcher<'_> {
 
     /// The smallest queue depth × threads reaching `percent` of `max_iops`.
     fn saturate(&mut self, base: &crate::spec::Spec, max_iops: f64, percent: f64) -> Option<Answer> {
-        let depth = if base.engine.caps().completes_inline { 1 } else { base.queue_depth };
+        let depth = if base.io.engine.caps().completes_inline { 1 } else { base.shape.queue_depth };
         let goal = max_iops * percent / 100.0;
         let found = |d: u32, t: u32, iops: f64| {
             let threads = if t == 1 { "1 thread".to_string() } else { format!("{t} threads") };
@@ -401,10 +403,10 @@ impl Searcher<'_> {
                 threads: Some(t),
             }
         };
-        for (d, t) in saturate_candidates(depth, base.threads) {
-            if (d, t) == (depth, base.threads) {
+        for (d, t) in saturate_candidates(depth, base.shape.threads) {
+            if (d, t) == (depth, base.shape.threads) {
                 // The maximum's own configuration: reached by definition.
-                return Some(found(base.queue_depth, base.threads, max_iops));
+                return Some(found(base.shape.queue_depth, base.shape.threads, max_iops));
             }
             let spec = match at_depth(self.workload, d, t).into_spec(self.args.runs.targets.clone(), false) {
                 Ok(s) => s,

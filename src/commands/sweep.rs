@@ -123,7 +123,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
             return usage(e);
         }
         for p in &mut grid.points {
-            p.spec.record_iolog = true;
+            p.spec.output.record_iolog = true;
         }
     }
     let log_of = |point: usize, repetition: u32| {
@@ -336,7 +336,7 @@ fn best_across_sizes(grid: &Grid, doc: &SweepDocument) -> Option<String> {
     if best.by == Metric::Bw {
         return None;
     }
-    let mut sizes: Vec<u64> = grid.points.iter().map(|p| p.spec.block_size_bytes).collect();
+    let mut sizes: Vec<u64> = grid.points.iter().map(|p| p.spec.shape.block_size_bytes).collect();
     sizes.sort_unstable();
     sizes.dedup();
     (sizes.len() > 1).then(|| {
@@ -404,7 +404,7 @@ pub(crate) fn check_outputs(
     for spec in specs {
         ledger.add_run(spec, &spec.targets, None, "");
     }
-    let mut records: Vec<&PathBuf> = specs.iter().filter_map(|s| s.verify_state.as_ref()).collect();
+    let mut records: Vec<&PathBuf> = specs.iter().filter_map(|s| s.data.verify_state.as_ref()).collect();
     records.sort();
     records.dedup();
     for record in records {

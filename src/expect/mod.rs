@@ -119,7 +119,7 @@ pub fn refuse_figures_the_run_lacks(spec: &crate::spec::Spec) -> Result<(), crat
     if spec.metadata.is_some() {
         return Ok(());
     }
-    let lacking = spec.expect.iter().flat_map(|t| t.split(',')).find_map(|t| {
+    let lacking = spec.output.expect.iter().flat_map(|t| t.split(',')).find_map(|t| {
         let op = parse_one(t).ok()?.figure.op;
         (op != "total" && !spec.issues(op)).then(|| (t.trim(), op))
     });

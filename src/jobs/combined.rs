@@ -28,7 +28,7 @@ pub fn build(job_file: &str, jobs: Vec<JobResult>) -> Option<JobsResult> {
 /// The block sizes a result's I/Os had: its `--bssplit` sizes, or its one block size.
 fn sizes_of(r: &RunResult) -> Vec<u64> {
     if r.block_sizes.is_empty() {
-        vec![r.spec.block_size_bytes]
+        vec![r.spec.shape.block_size_bytes]
     } else {
         r.block_sizes.iter().map(|b| b.size_bytes).collect()
     }
@@ -47,7 +47,7 @@ fn with_size_figures(results: &mut [RunResult]) {
     for r in results.iter_mut().filter(|r| r.block_sizes.is_empty()) {
         let whole = |ops: u64| if ops > 0 { 100.0 } else { 0.0 };
         r.block_sizes.push(BlockSizeFigures {
-            size_bytes: r.spec.block_size_bytes,
+            size_bytes: r.spec.shape.block_size_bytes,
             read: r.read,
             write: r.write,
             trim: r.trim,
@@ -59,7 +59,7 @@ fn with_size_figures(results: &mut [RunResult]) {
             trim_asked_percent: r.trim.as_ref().map(|_| 100.0),
         });
         r.histograms.block_sizes.push(SizeHistograms {
-            size_bytes: r.spec.block_size_bytes,
+            size_bytes: r.spec.shape.block_size_bytes,
             read: r.histograms.read.clone(),
             write: r.histograms.write.clone(),
             trim: r.histograms.trim.clone(),

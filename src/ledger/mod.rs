@@ -111,13 +111,13 @@ impl Ledger {
                 self.touch(flag.clone(), root, Action::Tree { keep: meta.keep_tree });
             }
         } else if spec.is_embedded_default() {
-            if spec.engine.caps().touches_storage
+            if spec.io.engine.caps().touches_storage
                 && let Ok(dir) = crate::targets::temp_dir::choose()
             {
                 self.touch("TMPDIR", dir, Action::TempFile);
             }
         } else {
-            let action = if spec.engine.caps().touches_storage {
+            let action = if spec.io.engine.caps().touches_storage {
                 Action::Target { writes: spec.writes() || spec.trims(), creates: true }
             } else {
                 Action::Untouched

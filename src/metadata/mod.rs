@@ -88,7 +88,7 @@ fn plan(spec: &Spec, meta: &MetaSpec) -> Result<Planned, Error> {
             Found::Nothing => root.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")),
             _ => root.as_path(),
         };
-        limits::check(meta, existing, spec.threads).map_err(UsageError::new)?;
+        limits::check(meta, existing, spec.shape.threads).map_err(UsageError::new)?;
     }
     Ok(Planned { found, reuse })
 }
@@ -172,8 +172,8 @@ fn run_in(
         root: taken.dir.as_raw_fd(),
         shape: tree::Shape::of(meta),
         meta,
-        threads: spec.threads,
-        append_bytes: spec.block_size_bytes,
+        threads: spec.shape.threads,
+        append_bytes: spec.shape.block_size_bytes,
         clock: word.as_ref().map_or_else(Clock::new, |w| w.clock),
         stop,
         failed: &failed,
@@ -238,11 +238,11 @@ fn series_parts<'a>(
     kinds: &[MetaOp],
     origins: &'a [OnceLock<u64>],
 ) -> (Option<intervals::Collector>, Vec<Option<intervals::Tap<'a>>>) {
-    if spec.time_series {
-        let (collector, taps) = intervals::channels(spec.threads, kinds, spec.interval_ns, origins);
+    if spec.output.time_series {
+        let (collector, taps) = intervals::channels(spec.shape.threads, kinds, spec.output.interval_ns, origins);
         (Some(collector), taps.into_iter().map(Some).collect())
     } else {
-        (None, (0..spec.threads).map(|_| None).collect())
+        (None, (0..spec.shape.threads).map(|_| None).collect())
     }
 }
 
@@ -398,14 +398,14 @@ fn checked(spec: &Spec, meta: &MetaSpec, stop: &AtomicUsize, line: Option<&dyn P
 /// io_uring: this many operations in flight per worker; other engines: one system call at
 /// a time (said when a deeper queue was asked for).
 fn uring_depth(spec: &Spec, diag: &Diagnostics) -> Option<u32> {
-    match spec.engine.metadata_issue() {
-        Some(MetadataIssue::Uring) => Some(spec.queue_depth),
+    match spec.io.engine.metadata_issue() {
+        Some(MetadataIssue::Uring) => Some(spec.shape.queue_depth),
         _ => {
-            if spec.queue_depth > 1 {
+            if spec.shape.queue_depth > 1 {
                 diag.note(format!(
                     "engine {} issues one metadata operation at a time per worker: --queue-depth {} runs at depth 1 (use --threads, or --engine io_uring)",
-                    spec.engine.name(),
-                    spec.queue_depth
+                    spec.io.engine.name(),
+                    spec.shape.queue_depth
                 ));
             }
             None

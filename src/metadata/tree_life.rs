@@ -64,7 +64,7 @@ pub(super) fn take_tree(
             old.state,
             old.files
         ));
-        ownership::remove_contents(root, old, spec.threads);
+        ownership::remove_contents(root, old, spec.shape.threads);
     }
     let info = TreeInfo {
         files: meta.files,
@@ -106,7 +106,7 @@ pub(super) fn set_up_tree(
     let made = setup::set_up(
         taken.dir.as_raw_fd(),
         meta,
-        spec.threads,
+        spec.shape.threads,
         meta.setup_creates_files(),
         diag.show_progress(),
         stop,
@@ -149,7 +149,7 @@ pub(super) fn leave_tree(
             meta.files
         ));
     } else {
-        let removed = ownership::remove(root, &marker, spec.threads);
+        let removed = ownership::remove(root, &marker, spec.shape.threads);
         info.removed_files = removed.files;
         info.removed_directories = removed.directories;
         info.kept_directories = removed.kept_directories.iter().map(|p| p.display().to_string()).collect();

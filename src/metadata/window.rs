@@ -52,15 +52,15 @@ pub(super) fn run_mix(
 ) -> Window {
     let mut called_off: Option<String> = None;
     let mut start_lag_ns: Option<u64> = None;
-    let (duration_ns, quota) = match spec.run_length {
-        RunLength::Duration { ns } if ns > 0 => (Some(ns), spec.ops_limit),
-        _ => (None, spec.ops_limit),
+    let (duration_ns, quota) = match spec.window.run_length {
+        RunLength::Duration { ns } if ns > 0 => (Some(ns), spec.window.ops_limit),
+        _ => (None, spec.window.ops_limit),
     };
     let stop_reason = if duration_ns.is_some() { "duration" } else { "ops" };
-    let t = u64::from(spec.threads);
+    let t = u64::from(spec.shape.threads);
     // Beside other jobs this thread is at the start line too: it opens the
     // phase's window once every worker is waiting on the start word.
-    let start = Barrier::new(spec.threads as usize + usize::from(line.is_some()));
+    let start = Barrier::new(spec.shape.threads as usize + usize::from(line.is_some()));
     let origins = [OnceLock::new()];
     // The kinds asked for, and those a worker falls back to (create, mkdir).
     let mut kinds: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
@@ -125,7 +125,7 @@ pub(super) fn run_mix(
             kinds: phases[0].per_op.iter().map(|f| f.op).collect(),
         };
         return Window {
-            time_series: collected.rows(&[span], spec.interval_ns),
+            time_series: collected.rows(&[span], spec.output.interval_ns),
             phases,
             touched,
             failure,
@@ -141,7 +141,7 @@ pub(super) fn run_mix(
 /// next.
 pub(super) fn run_phases(spec: &Spec, shared: &Shared<'_>, ops: &[MetaOp], uring_depth: Option<u32>) -> Window {
     let mut phases = Vec::new();
-    let barrier = Barrier::new(spec.threads as usize);
+    let barrier = Barrier::new(spec.shape.threads as usize);
     let files_exist = shared.meta.setup_creates_files();
     let origins: Vec<OnceLock<u64>> = ops.iter().map(|_| OnceLock::new()).collect();
     let (collector, taps) = series_parts(spec, ops, &origins);
@@ -185,7 +185,7 @@ pub(super) fn run_phases(spec: &Spec, shared: &Shared<'_>, ops: &[MetaOp], uring
             kinds: phases[p].per_op.iter().map(|f| f.op).collect(),
         });
     }
-    let time_series = collected.map_or_else(Vec::new, |c| c.rows(&spans, spec.interval_ns));
+    let time_series = collected.map_or_else(Vec::new, |c| c.rows(&spans, spec.output.interval_ns));
     let touched = outs.iter().map(|o| o.1).sum();
     let failure = outs.into_iter().find_map(|o| o.2);
     Window { phases, time_series, touched, failure, called_off: None, start_lag_ns: None, stop_reason: "complete" }

@@ -12,8 +12,8 @@ pub fn plan(args: &BenchArgs) -> Result<Plan, UsageError> {
         .workload
         .clone()
         .into_spec(args.targets.clone(), output.timeseries_file.is_some() || output.format.wants_interval_rows())?;
-    spec.record_iolog = output.iolog_file.is_some();
-    if spec.record_iolog && spec.metadata.is_some() {
+    spec.output.record_iolog = output.iolog_file.is_some();
+    if spec.output.record_iolog && spec.metadata.is_some() {
         return Err(UsageError::new(
             "--write-iolog records block I/O, and --files (a tree of files) issues none: leave --write-iolog out",
         ));

@@ -22,7 +22,7 @@ pub fn of_runs(plan: &Plan) -> Ledger {
     }
     for job in plan.jobs() {
         let name = if plan.is_job_file() { job.name.as_str() } else { "" };
-        ledger.add_run(&job.spec, &job.spec.targets, job.spec.verify_state.as_deref(), name);
+        ledger.add_run(&job.spec, &job.spec.targets, job.spec.data.verify_state.as_deref(), name);
         if let Some(log) = &job.iolog {
             ledger.touch("--write-iolog", &log.path, Action::Replace);
         }

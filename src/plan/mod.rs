@@ -143,7 +143,7 @@ pub fn check(plan: &Plan, stop: &AtomicUsize) -> Result<(), Error> {
 /// at most `MAX_PHASE_WORKERS`, and room for them and a thread per job under the process's
 /// and the system's thread limits. Their number.
 pub fn check_phase_workers(plan: &Plan, phase: &Phase) -> Result<u64, UsageError> {
-    let workers: u64 = phase.jobs.iter().map(|j| u64::from(j.spec.threads)).sum();
+    let workers: u64 = phase.jobs.iter().map(|j| u64::from(j.spec.shape.threads)).sum();
     if phase.jobs.len() < 2 {
         return Ok(workers);
     }

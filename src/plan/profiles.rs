@@ -94,8 +94,16 @@ mod tests {
                 .flat_map(|p| p.jobs.iter().map(move |j| (p.number, j)))
                 .map(|(phase, j)| {
                     let s = &j.spec;
-                    let random = s.order == crate::spec::AccessOrder::Random;
-                    (j.name.clone(), s.block_size_bytes, random, s.queue_depth, s.threads, s.read_percent, phase)
+                    let random = s.access.order == crate::spec::AccessOrder::Random;
+                    (
+                        j.name.clone(),
+                        s.shape.block_size_bytes,
+                        random,
+                        s.shape.queue_depth,
+                        s.shape.threads,
+                        s.access.read_percent,
+                        phase,
+                    )
                 })
                 .collect();
             let expected: Vec<(String, u64, bool, u32, u32, u8, u32)> = tests
@@ -113,7 +121,7 @@ mod tests {
                 .map(|(i, (n, bs, random, depth, threads, r))| (n, bs, random, depth, threads, r, i as u32 + 1))
                 .collect();
             assert_eq!(steps, expected, "{name}");
-            assert!(plan.jobs().all(|j| j.spec.direct && j.spec.file_size_bytes == Some(1 << 30)), "{name}");
+            assert!(plan.jobs().all(|j| j.spec.io.direct && j.spec.shape.file_size_bytes == Some(1 << 30)), "{name}");
             assert_eq!(default_loops(name), 5);
         }
         assert_eq!(default_loops("oltp"), 1);

@@ -69,8 +69,11 @@ mod tests {
             ("threads".to_string(), values(&["2"])),
         ];
         let g = grid(&[], &flags).unwrap();
-        let specs: Vec<(u32, u64, u32)> =
-            g.points.iter().map(|p| (p.spec.queue_depth, p.spec.block_size_bytes, p.spec.threads)).collect();
+        let specs: Vec<(u32, u64, u32)> = g
+            .points
+            .iter()
+            .map(|p| (p.spec.shape.queue_depth, p.spec.shape.block_size_bytes, p.spec.shape.threads))
+            .collect();
         assert_eq!(specs, vec![(1, 512, 2), (1, 4096, 2), (4, 512, 2), (4, 4096, 2)]);
         assert_eq!(g.points[1].label(), "queue-depth=1 block-size=4k");
         assert_ne!(g.points[0].key, g.points[1].key);

@@ -100,14 +100,14 @@ pub fn row(r: &RunResult) -> Vec<String> {
     } else {
         s.targets.iter().map(|t| t.display().to_string()).collect::<Vec<_>>().join(";")
     };
-    let distribution = match s.distribution {
+    let distribution = match s.access.distribution {
         Distribution::Uniform => "uniform".to_string(),
         Distribution::Zipf { theta } => format!("zipf:{theta}"),
         Distribution::Pareto { h } => format!("pareto:{h}"),
         Distribution::Gaussian { stddev, center } => format!("gaussian:{stddev}:{center}"),
-        Distribution::Zoned { zones } => format!("{}:{}", s.distribution.name(), zones.to_text()),
+        Distribution::Zoned { zones } => format!("{}:{}", s.access.distribution.name(), zones.to_text()),
     };
-    let duration = match s.run_length {
+    let duration = match s.window.run_length {
         RunLength::Duration { ns } => trim_float(ns as f64 / 1e9),
         RunLength::UntilCovered => "0".to_string(),
         RunLength::UntilLimit => String::new(),
@@ -118,18 +118,18 @@ pub fn row(r: &RunResult) -> Vec<String> {
         r.tool.version.clone(),
         r.engine.name.clone(),
         targets,
-        s.block_size_bytes.to_string(),
-        s.queue_depth.to_string(),
+        s.shape.block_size_bytes.to_string(),
+        s.shape.queue_depth.to_string(),
         r.engine.effective_queue_depth.to_string(),
-        s.threads.to_string(),
-        s.read_percent.to_string(),
-        name(&s.order),
+        s.shape.threads.to_string(),
+        s.access.read_percent.to_string(),
+        name(&s.access.order),
         distribution,
-        name(&s.file_distribution),
-        s.direct.to_string(),
+        name(&s.access.file_distribution),
+        s.io.direct.to_string(),
         r.direct.effective.to_string(),
         duration,
-        s.ops_limit.map(|n| n.to_string()).unwrap_or_default(),
+        s.window.ops_limit.map(|n| n.to_string()).unwrap_or_default(),
         s.seed.to_string(),
         format!("{:.3}", r.window_ns as f64 / 1e9),
         name(&r.stop_reason),
@@ -147,7 +147,7 @@ pub fn row(r: &RunResult) -> Vec<String> {
     fields.extend(flush_fields(r));
     fields.extend(trim_fields(r));
     // `--bssplit`, `--block-align` (block_size is then the alignment); empty without.
-    let mix = r.spec.block_sizes.as_ref();
+    let mix = r.spec.shape.block_sizes.as_ref();
     fields.push(mix.filter(|m| m.sizes().len() > 1).map(|m| m.fio_syntax()).unwrap_or_default());
     fields.push(mix.map(|m| m.align_bytes.to_string()).unwrap_or_default());
     // The mark of a run that read holes it did not lay out (`--keep-holes`): its figures
@@ -173,7 +173,7 @@ fn target_fields(r: &RunResult) -> [String; 5] {
         combined_share(caches.iter().map(|c| (f(c), c.region_bytes)))
     };
     [
-        r.spec.cache.name().to_string(),
+        r.spec.io.cache.name().to_string(),
         share(unallocated),
         r.targets.iter().map(|t| t.laid_out_bytes).sum::<u64>().to_string(),
         share(residency(|c| c.start_resident_fraction)),
@@ -185,7 +185,7 @@ fn target_fields(r: &RunResult) -> [String; 5] {
 /// flushes; a replay's flushes: `trace`, no N) and `--sync-writes`; empty when not asked.
 fn flush_fields(r: &RunResult) -> [String; 9] {
     let mut fields: [String; 9] = Default::default();
-    let kind = match (&r.spec.flush, &r.spec.replay) {
+    let kind = match (&r.spec.durability.flush, &r.spec.replay) {
         (Some(spec), _) => Some((spec.kind.name().to_string(), spec.every_writes.to_string())),
         (None, Some(t)) if t.flushes > 0 => Some(("trace".to_string(), String::new())),
         _ => None,
@@ -204,7 +204,7 @@ fn flush_fields(r: &RunResult) -> [String; 9] {
             lat(l.p99_9),
         ]);
     }
-    fields[8] = r.spec.sync_writes.map(|s| s.name().to_string()).unwrap_or_default();
+    fields[8] = r.spec.durability.sync_writes.map(|s| s.name().to_string()).unwrap_or_default();
     fields
 }
 
@@ -212,7 +212,7 @@ fn flush_fields(r: &RunResult) -> [String; 9] {
 fn trim_fields(r: &RunResult) -> [String; 8] {
     let mut fields: [String; 8] = Default::default();
     if let Some(op) = &r.trim {
-        fields[0] = r.spec.trim_percent.to_string();
+        fields[0] = r.spec.access.trim_percent.to_string();
         fields[1] = op.ops.to_string();
         fields[2..].clone_from_slice(&op_fields(op));
     }

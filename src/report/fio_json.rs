@@ -249,7 +249,7 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
     let service_hist = service.map(|sv| decode_histogram(&sv.histogram)).transpose()?;
     let trim = r.trim.unwrap_or_default();
     let one_op_type = [r.read.ops, r.write.ops, trim.ops].iter().filter(|&&n| n > 0).count() == 1;
-    let rows = sample_rows(&r.time_series, s.interval_ns);
+    let rows = sample_rows(&r.time_series, s.output.interval_ns);
     let op = |summary: &OpSummary,
               hist: &Histogram<u64>,
               pick: fn(&crate::stats::interval::TimeSeriesRow) -> &IntervalFigures| {
@@ -295,7 +295,7 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
         latency_ns: latency_table(&hists, total_ios, 0),
         latency_us: latency_table(&hists, total_ios, 1),
         latency_ms: latency_table(&hists, total_ios, 2),
-        latency_depth: s.queue_depth,
+        latency_depth: s.shape.queue_depth,
         latency_target: 0,
         latency_percentile: 100.0,
         latency_window: 0,
@@ -317,8 +317,8 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
 /// The job's options as fio names them (rw, bs, iodepth, ...), from the spec the run had.
 fn job_options(r: &RunResult) -> JobOptions {
     let s = &r.spec;
-    let random = s.order == AccessOrder::Random;
-    let rw = match (s.read_percent, random) {
+    let random = s.access.order == AccessOrder::Random;
+    let rw = match (s.access.read_percent, random) {
         (100, false) => "read",
         (100, true) => "randread",
         (0, false) => "write",
@@ -335,13 +335,13 @@ fn job_options(r: &RunResult) -> JobOptions {
         name: "iopulse".into(),
         filename,
         rw: rw.into(),
-        rwmixread: s.read_percent.to_string(),
-        bs: s.block_sizes.as_ref().map_or(s.block_size_bytes, |m| m.sizes()[0]).to_string(),
-        bssplit: s.block_sizes.as_ref().filter(|m| m.sizes().len() > 1).map(|m| m.fio_syntax()),
-        blockalign: s.block_sizes.as_ref().map(|m| m.align_bytes.to_string()),
-        iodepth: s.queue_depth.to_string(),
-        numjobs: s.threads.to_string(),
-        percentage_random: s.random_percent.map(|p| p.to_string()),
+        rwmixread: s.access.read_percent.to_string(),
+        bs: s.shape.block_sizes.as_ref().map_or(s.shape.block_size_bytes, |m| m.sizes()[0]).to_string(),
+        bssplit: s.shape.block_sizes.as_ref().filter(|m| m.sizes().len() > 1).map(|m| m.fio_syntax()),
+        blockalign: s.shape.block_sizes.as_ref().map(|m| m.align_bytes.to_string()),
+        iodepth: s.shape.queue_depth.to_string(),
+        numjobs: s.shape.threads.to_string(),
+        percentage_random: s.access.random_percent.map(|p| p.to_string()),
         ramp_time: (r.ramp_ns > 0).then(|| format!("{}ms", r.ramp_ns / 1_000_000)),
         // fio's name for pread/pwrite is psync.
         ioengine: if r.engine.name == "sync" { "psync".into() } else { r.engine.name.clone() },
@@ -354,7 +354,7 @@ fn job_options(r: &RunResult) -> JobOptions {
 /// layout and page cache.
 fn iopulse_extra(r: &RunResult) -> IopulseExtra {
     IopulseExtra {
-        cache: r.spec.cache.name(),
+        cache: r.spec.io.cache.name(),
         holes_read: r.holes_read.clone(),
         targets: r
             .targets

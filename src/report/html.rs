@@ -156,10 +156,10 @@ fn run(
             format!(
                 "{} · {}% reads · QD {} · {} thread{}",
                 super::block_size_text(s),
-                s.read_percent,
-                s.queue_depth,
-                s.threads,
-                if s.threads == 1 { "" } else { "s" }
+                s.access.read_percent,
+                s.shape.queue_depth,
+                s.shape.threads,
+                if s.shape.threads == 1 { "" } else { "s" }
             ),
         ),
         ("targets", targets.join(", ")),

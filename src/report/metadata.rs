@@ -19,7 +19,7 @@ pub fn text(r: &MetaResult) -> String {
         units::count(t.directories),
         t.dirs_per_dir,
         t.depth,
-        r.spec.threads
+        r.spec.shape.threads
     );
     if let Some(sources) = &r.merged_from {
         let _ = writeln!(out, "merged from {} results of concurrent runs (the trees' figures added):", sources.len());
@@ -158,7 +158,7 @@ pub fn csv_rows(r: &MetaResult) -> String {
                 r.started_at,
                 csv_field(&r.target),
                 r.tree.files,
-                r.spec.threads,
+                r.spec.shape.threads,
                 p.name,
                 o.op.name(),
                 o.ops,

@@ -100,8 +100,8 @@ fn workload(r: &MetaResult) -> String {
     format!(
         "{what} · {} files · {} thread{}",
         units::count(r.tree.files),
-        r.spec.threads,
-        if r.spec.threads == 1 { "" } else { "s" }
+        r.spec.shape.threads,
+        if r.spec.shape.threads == 1 { "" } else { "s" }
     )
 }
 

@@ -285,13 +285,13 @@ pub(super) fn emit_plot_outcome<E: std::fmt::Display>(
 /// The run's block size: `4 KiB`; a mix in fio's syntax; one size at a finer alignment
 /// with it (`64 KiB at 4 KiB offsets`).
 pub(crate) fn block_size_text(s: &crate::spec::Spec) -> String {
-    match &s.block_sizes {
+    match &s.shape.block_sizes {
         Some(m) if m.sizes().len() > 1 => format!("bssplit {}", m.fio_syntax()),
         Some(m) => format!(
             "{} at {} offsets",
             crate::units::display::bytes(m.largest_bytes()),
             crate::units::display::bytes(m.align_bytes)
         ),
-        None => crate::units::display::bytes(s.block_size_bytes),
+        None => crate::units::display::bytes(s.shape.block_size_bytes),
     }
 }

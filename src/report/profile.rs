@@ -149,7 +149,7 @@ fn jobs_table(out: &mut String, steps: &[Step]) {
             units::seconds_ns(r.window_ns)
         );
         // A step that flushes (the etcd check): the flush latency is what it is read for.
-        if let (Some(fl), Some(spec)) = (&r.flush, &r.spec.flush) {
+        if let (Some(fl), Some(spec)) = (&r.flush, &r.spec.durability.flush) {
             let _ = writeln!(
                 out,
                 "{:<20} {} {} · p50 {} · p99 {} · p99.9 {} · max {}",

@@ -31,11 +31,11 @@ pub(super) const DEFAULT_EVERY_WRITES: u64 = 64;
 /// is write through (with a volatile cache an O_DIRECT write is durable only after a
 /// flush; on a file, only once the filesystem's metadata is).
 pub(super) fn durability(spec: &Spec, plans: &[TargetPlan]) -> Result<Option<Durability>, UsageError> {
-    let Some(state) = &spec.verify_state else { return Ok(None) };
-    if spec.sync_writes.is_some() {
+    let Some(state) = &spec.data.verify_state else { return Ok(None) };
+    if spec.durability.sync_writes.is_some() {
         return Ok(Some(Durability::SyncWrites));
     }
-    if spec.flush.is_some() {
+    if spec.durability.flush.is_some() {
         return Ok(Some(Durability::Flushes));
     }
     let fix = "add --fdatasync-every N (or --fsync-every N) or --sync-writes dsync";
@@ -118,7 +118,7 @@ impl DurableRecord {
         targets: &[PreparedTarget],
     ) -> Result<Option<Self>, Error> {
         let (Some((path, locked)), Some(durability)) = (state, durability) else { return Ok(None) };
-        let verify = spec.verify.expect("--verify-state is refused without --verify");
+        let verify = spec.data.verify.expect("--verify-state is refused without --verify");
         if !tracks_sequences(spec, layout) || layout.threads > format::MAX_WORKERS {
             return Err(RunError::Other(format!(
                 "--verify-state {}: the region is too large to keep each block's last write (at most 128 Mi blocks): use a larger --block-size or a smaller --file-size",
@@ -141,9 +141,9 @@ impl DurableRecord {
             files.push(writer_files);
         }
         let header = RecordHeader {
-            block_size_bytes: spec.block_size_bytes as u32,
+            block_size_bytes: spec.shape.block_size_bytes as u32,
             pattern_id: verify.pattern.id(),
-            seed: spec.data_seed,
+            seed: spec.data.data_seed,
             durability,
             targets: targets
                 .iter()
@@ -166,8 +166,11 @@ impl DurableRecord {
         let file = format::create(locked, &header)
             .map_err(|e| RunError::Other(format!("create the --verify-state record {}: {e}", path.display())))?;
         // With a flush stream the record follows the flushes; otherwise every N writes.
-        let every_writes =
-            if spec.flush.is_some() { 0 } else { spec.verify_state_every.unwrap_or(DEFAULT_EVERY_WRITES) };
+        let every_writes = if spec.durability.flush.is_some() {
+            0
+        } else {
+            spec.data.verify_state_every.unwrap_or(DEFAULT_EVERY_WRITES)
+        };
         Ok(Some(Self { file, header, files, every_writes }))
     }
 

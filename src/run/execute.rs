@@ -169,10 +169,10 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     };
     // --ramp: the window opens at its end; the process's CPU and the devices' counters are
     // read again then, by the supervision (within one of its polls, at most 100 ms).
-    let ramp_end_ns = start.filter(|_| spec.ramp_ns > 0).map(|s| s.saturating_add(spec.ramp_ns));
+    let ramp_end_ns = start.filter(|_| spec.window.ramp_ns > 0).map(|s| s.saturating_add(spec.window.ramp_ns));
     let (mut cpu_at_window, mut devices_at_window) = (None, None);
-    let relay = spec.steady_state.is_some();
-    let supervised = watchdog::supervise(handles, done_rx, &control, spec.io_timeout_ns, &mut || {
+    let relay = spec.window.steady_state.is_some();
+    let supervised = watchdog::supervise(handles, done_rx, &control, spec.errors.io_timeout_ns, &mut || {
         cpu_state.sample();
         if relay {
             let word = stop.load(Ordering::Relaxed);
@@ -199,9 +199,9 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     let devices_at_start = devices_at_window.unwrap_or(devices_at_start);
     let start_ns = window_start(start, spawn_error, interrupted, open_error, &supervised)?;
     Ok(Execution {
-        start_ns: start_ns.saturating_add(spec.ramp_ns),
-        start_unix_ns: start_unix_ns.saturating_add(spec.ramp_ns),
-        ramp_ns: spec.ramp_ns,
+        start_ns: start_ns.saturating_add(spec.window.ramp_ns),
+        start_unix_ns: start_unix_ns.saturating_add(spec.window.ramp_ns),
+        ramp_ns: spec.window.ramp_ns,
         steady,
         opened,
         workers: supervised.finished,
@@ -225,8 +225,8 @@ fn run_control(
     stop: &Arc<AtomicUsize>,
     start_line: &StartLine<'_>,
 ) -> (Arc<RunControl>, Arc<AtomicUsize>, bool) {
-    let watched = if spec.io_timeout_ns > 0 { spec.threads as usize } else { 0 };
-    let run_stop = if spec.steady_state.is_some() { Arc::new(AtomicUsize::new(0)) } else { Arc::clone(stop) };
+    let watched = if spec.errors.io_timeout_ns > 0 { spec.shape.threads as usize } else { 0 };
+    let run_stop = if spec.window.steady_state.is_some() { Arc::new(AtomicUsize::new(0)) } else { Arc::clone(stop) };
     let shared_start = start_line.shared_start();
     let together = shared_start.is_some();
     let control = match shared_start {
@@ -242,15 +242,15 @@ fn interval_parts(
     spec: &Spec,
     live_line: bool,
 ) -> (Option<interval::Sampler>, Vec<Option<interval::IntervalRecorder>>) {
-    if spec.time_series || live_line {
+    if spec.output.time_series || live_line {
         let (sampler, recorders) = interval::channels(
-            spec.threads,
-            interval::ramp_rows(spec.ramp_ns, spec.interval_ns),
-            spec.flush.is_some() || spec.end_fsync,
+            spec.shape.threads,
+            interval::ramp_rows(spec.window.ramp_ns, spec.output.interval_ns),
+            spec.durability.flush.is_some() || spec.durability.end_fsync,
         );
         (Some(sampler), recorders.into_iter().map(Some).collect::<Vec<_>>())
     } else {
-        (None, (0..spec.threads).map(|_| None).collect())
+        (None, (0..spec.shape.threads).map(|_| None).collect())
     }
 }
 
@@ -283,10 +283,10 @@ fn spawn_workers<E: Engine + 'static>(
 ) -> Spawned {
     let spec = run.spec;
     let (done_tx, done_rx) = std::sync::mpsc::channel();
-    let mut handles = Vec::with_capacity(spec.threads as usize);
+    let mut handles = Vec::with_capacity(spec.shape.threads as usize);
     let mut spawn_error = None;
     let mut interrupted = false;
-    for w in 0..spec.threads {
+    for w in 0..spec.shape.threads {
         if run.stop.load(Ordering::Relaxed) != 0 {
             interrupted = true;
             break;
@@ -310,7 +310,7 @@ fn spawn_workers<E: Engine + 'static>(
             Ok(h) => handles.push(Some(h)),
             Err(e) => {
                 spawn_error =
-                    Some(format!("cannot start worker thread {w} of {}: {e} (lower --threads)", spec.threads));
+                    Some(format!("cannot start worker thread {w} of {}: {e} (lower --threads)", spec.shape.threads));
                 break;
             }
         }
@@ -332,14 +332,15 @@ fn start_sampler(
     let config = SamplerConfig {
         clock: control.clock,
         start_ns,
-        interval_ns: spec.interval_ns,
-        duration_ns: match spec.run_length {
-            RunLength::Duration { ns } => Some(spec.ramp_ns.saturating_add(ns)),
+        interval_ns: spec.output.interval_ns,
+        duration_ns: match spec.window.run_length {
+            RunLength::Duration { ns } => Some(spec.window.ramp_ns.saturating_add(ns)),
             _ => None,
         },
-        ramp_ns: spec.ramp_ns,
+        ramp_ns: spec.window.ramp_ns,
     };
-    let watch = spec.steady_state.map(|s| SteadyWatch::new(s.criterion, s.window_intervals, spec.interval_ns));
+    let watch =
+        spec.window.steady_state.map(|s| SteadyWatch::new(s.criterion, s.window_intervals, spec.output.interval_ns));
     let (control, done) = (Arc::clone(control), Arc::clone(done));
     let (live_line, step) = (run.live_line, run.step.clone());
     thread::Builder::new()

@@ -12,7 +12,7 @@ use crate::targets;
 /// Limits the kernel sets on what the spec asks for, checked before anything is touched
 /// (each engine knows its own: `Engine::check_limits`).
 pub(super) fn check_kernel_limits(spec: &Spec, effective_depth: u32) -> Result<(), UsageError> {
-    spec.engine.check_limits(spec.threads, effective_depth)
+    spec.io.engine.check_limits(spec.shape.threads, effective_depth)
 }
 
 /// Refuses a phase whose `threads` threads (its workers and the threads that run its jobs)
@@ -82,64 +82,66 @@ pub(super) fn memory_estimate(
     effective_depth: u32,
     interval_snapshots: bool,
 ) -> MemoryEstimate {
-    let tracks = spec.verify.is_some() && tracks_sequences(spec, layout);
-    let workers: Vec<memory::WorkerShape> = (0..spec.threads)
+    let tracks = spec.data.verify.is_some() && tracks_sequences(spec, layout);
+    let workers: Vec<memory::WorkerShape> = (0..spec.shape.threads)
         .map(|w| {
             let region = layout.worker(w);
             memory::WorkerShape {
                 region_blocks: region.blocks,
                 files: region.files.len() as u64,
-                bitmap: CoverageTracker::bitmap_fits(region.blocks, spec.threads),
+                bitmap: CoverageTracker::bitmap_fits(region.blocks, spec.shape.threads),
                 tracks_sequences: tracks,
             }
         })
         .collect();
-    let verifying = spec.verify.is_some();
+    let verifying = spec.data.verify.is_some();
     let draws = crate::worker::draws_ahead(
-        spec.engine.caps().completes_inline,
-        spec.read_percent,
+        spec.io.engine.caps().completes_inline,
+        spec.access.read_percent,
         verifying,
-        spec.write_pattern,
+        spec.data.write_pattern,
     ) && !flushes_counted_or_replayed(spec); // a flushing worker does not draw ahead (worker::Worker::new)
     let slots_per_worker = crate::worker::slot_count(effective_depth, draws);
     let largest = spec.largest_block_bytes();
     let area = crate::worker::AreaShape::of(
-        spec.write_pattern,
-        spec.read_percent < 100,
+        spec.data.write_pattern,
+        spec.access.read_percent < 100,
         verifying,
-        spec.engine.caps().completes_inline,
+        spec.io.engine.caps().completes_inline,
         slots_per_worker,
         largest,
-        spec.block_sizes.is_some() || spec.replay.is_some(),
+        spec.shape.block_sizes.is_some() || spec.replay.is_some(),
     );
     let shape = memory::RunShape {
         queue_depth: effective_depth,
         slots_per_worker,
-        slot_bytes: crate::worker::private_slot_bytes(area, spec.read_percent, largest),
+        slot_bytes: crate::worker::private_slot_bytes(area, spec.access.read_percent, largest),
         area_bytes: area.map_or(0, |a| a.len_bytes),
-        random_pool: spec.read_percent < 100 && !verifying && spec.write_pattern == crate::data::Pattern::Random,
+        random_pool: spec.access.read_percent < 100
+            && !verifying
+            && spec.data.write_pattern == crate::data::Pattern::Random,
         block_size_bytes: spec.largest_block_bytes(),
         buffer_align_bytes: plans.iter().map(|p| p.dio_align_bytes).max().unwrap_or(1).max(4096),
         targets: plans.len() as u64,
-        verify_max_reports: spec.verify.map(|v| v.max_reports),
+        verify_max_reports: spec.data.verify.map(|v| v.max_reports),
         interval_snapshots,
         flushing: spec.issues_flushes(),
     };
     let mut estimate = memory::estimate(&shape, &workers);
-    let threads = u64::from(spec.threads);
+    let threads = u64::from(spec.shape.threads);
     if let Some(r) = &spec.replay {
         // Each worker's schedule, made before the start line (`worker_plan::replay_plan`).
         let trace = r.trace_files.first().map_or_else(String::new, |p| p.display().to_string());
         let per_entry = size_of::<crate::worker::ReplayIo>() as u64;
         estimate.add_schedule(trace, r.ios.len() as u64, per_entry, threads);
     }
-    if spec.record_iolog {
+    if spec.output.record_iolog {
         let per_record = size_of::<crate::worker::iolog::IoRecord>() as u64;
-        let tables: Vec<u64> = (0..spec.threads)
+        let tables: Vec<u64> = (0..spec.shape.threads)
             .map(|w| {
-                let share = spec.ops_limit.map(|n| {
-                    crate::access::share_boundary(n, w + 1, spec.threads)
-                        - crate::access::share_boundary(n, w, spec.threads)
+                let share = spec.window.ops_limit.map(|n| {
+                    crate::access::share_boundary(n, w + 1, spec.shape.threads)
+                        - crate::access::share_boundary(n, w, spec.shape.threads)
                 });
                 super::worker_plan::iolog_records(spec, share) as u64 * per_record
             })
@@ -152,5 +154,5 @@ pub(super) fn memory_estimate(
 /// The worker issues flushes through its barrier (`worker::FlushPlan`): counted ones, or
 /// a replayed trace's.
 fn flushes_counted_or_replayed(spec: &Spec) -> bool {
-    spec.flush.is_some() || spec.replay.as_ref().is_some_and(|r| r.flushes > 0)
+    spec.durability.flush.is_some() || spec.replay.as_ref().is_some_and(|r| r.flushes > 0)
 }

@@ -51,15 +51,15 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         check(spec)?;
     }
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let caps = spec.engine.caps();
+    let caps = spec.io.engine.caps();
 
     let (temp, given) = given_targets(spec, start)?;
     // A signal while planning (thousands of jobs plan at once): nothing is touched.
     interrupted_before_set_up(&stop)?;
     let Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability } =
-        checked(spec, &given, diag, spec.time_series || diag.show_progress())?;
+        checked(spec, &given, diag, spec.output.time_series || diag.show_progress())?;
     // Each rank of a cluster keeps its own record.
-    let record_path = spec.verify_state.as_ref().map(|p| start.record_path(p));
+    let record_path = spec.data.verify_state.as_ref().map(|p| start.record_path(p));
     interrupted_before_set_up(&stop)?;
     // Every check is done and nothing is touched yet: in a cluster, every rank says so.
     start.planned()?;
@@ -73,7 +73,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         return Err(RunError::Other(messages::INTERRUPTED_IN_SET_UP.into()).into());
     }
 
-    set_up_notes(spec, distribution != spec.file_distribution, &targets, diag);
+    set_up_notes(spec, distribution != spec.access.file_distribution, &targets, diag);
 
     // The block devices under the targets, found before the window (none when nothing is
     // touched): their counters are read at its edges.
@@ -84,7 +84,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     };
 
     // One monomorphised run per engine (the engine list is engine/'s).
-    let mut execution = spec.engine.dispatch(execute::Execute {
+    let mut execution = spec.io.engine.dispatch(execute::Execute {
         spec,
         targets: &targets,
         layout: &layout,
@@ -103,11 +103,11 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     }
     // A worker left behind may still be in the kernel: nothing more is asked of its targets.
     let abandoned = !execution.abandoned.is_empty();
-    if spec.fsync_on_close && !abandoned {
+    if spec.durability.fsync_on_close && !abandoned {
         if caps.touches_storage {
             execution.fsync = Some(execute::fsync_targets(&targets));
         } else {
-            diag.note(messages::nothing_to_sync(spec.engine.name()));
+            diag.note(messages::nothing_to_sync(spec.io.engine.name()));
         }
     }
 
@@ -145,7 +145,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
             std::mem::forget(t.file);
         }
     }
-    result.expectations = crate::expect::evaluate(&spec.expect, &result);
+    result.expectations = crate::expect::evaluate(&spec.output.expect, &result);
     let exit_code = exit_code_of(&result, &stop);
     Ok(RunOutcome { result, exit_code })
 }
@@ -155,7 +155,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
 /// temporary directory that is never created), or the spec's, `{rank}` and `{host}`
 /// substituted.
 fn given_targets(spec: &Spec, start: &StartLine) -> Result<(Option<tempfile::NamedTempFile>, Vec<PathBuf>), Error> {
-    let caps = spec.engine.caps();
+    let caps = spec.io.engine.caps();
     let temp_dir = if spec.is_embedded_default() { targets::temp_dir::choose()? } else { PathBuf::new() };
     let temp = if spec.is_embedded_default() && caps.touches_storage {
         let file = tempfile::Builder::new()
@@ -180,22 +180,22 @@ fn given_targets(spec: &Spec, start: &StartLine) -> Result<(Option<tempfile::Nam
 /// What the set-up says before the window: workers given disjoint slices for `--verify`,
 /// a depth the engine cannot have, buffered I/O where O_DIRECT was not had.
 fn set_up_notes(spec: &Spec, partitioned_for_verify: bool, targets: &[targets::PreparedTarget], diag: &Diagnostics) {
-    let caps = spec.engine.caps();
+    let caps = spec.io.engine.caps();
     if partitioned_for_verify {
         diag.note(format!(
             "--verify with {} workers on shared targets: each worker owns a disjoint slice of the region (as --file-distribution partitioned), so no block is written by two workers at once",
-            spec.threads
+            spec.shape.threads
         ));
     }
-    if caps.completes_inline && spec.queue_depth > 1 {
+    if caps.completes_inline && spec.shape.queue_depth > 1 {
         diag.note(format!(
             "engine {} completes one I/O at a time per worker: --queue-depth {} runs at depth 1 (use --threads for parallel I/O)",
-            spec.engine.name(),
-            spec.queue_depth
+            spec.io.engine.name(),
+            spec.shape.queue_depth
         ));
     }
 
-    if let Some(note) = spec.engine.buffered_note()
+    if let Some(note) = spec.io.engine.buffered_note()
         && !targets.iter().all(|t| t.direct.effective)
     {
         diag.note(note);
@@ -254,7 +254,7 @@ pub fn check(spec: &Spec) -> Result<Option<crate::host::memory::MemoryEstimate>,
     let cluster = crate::cluster::Cluster::alone();
     let start = StartLine::new(&cluster, None);
     let given: Vec<PathBuf> = spec.targets.iter().map(|t| start.substitute(t)).collect();
-    Ok(Some(checked(spec, &given, &Diagnostics::silent(), spec.time_series)?.memory))
+    Ok(Some(checked(spec, &given, &Diagnostics::silent(), spec.output.time_series)?.memory))
 }
 
 /// `--cpu-dma-latency`: whether this process may make the request it will hold for the
@@ -290,7 +290,7 @@ fn checked(spec: &Spec, given: &[PathBuf], diag: &Diagnostics, interval_snapshot
     let effective_depth = effective_depth(spec, &layout);
     limits::check_kernel_limits(spec, effective_depth)?;
     let memory = limits::memory_estimate(spec, &plans, &layout, effective_depth, interval_snapshots);
-    crate::host::memory::check(&memory, spec.threads, effective_depth, spec.largest_block_bytes())?;
+    crate::host::memory::check(&memory, spec.shape.threads, effective_depth, spec.largest_block_bytes())?;
     let placed = place::place(spec, &paths, diag)?;
     let record_durability = durable_record::durability(spec, &plans)?;
     Ok(Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability })
@@ -302,9 +302,9 @@ pub use limits::check_thread_room;
 /// size is known once the targets are: the I/Os of a zone past the end would all land on
 /// the region's last block.
 fn check_zones_fit(spec: &Spec, layout: &RegionLayout) -> Result<(), Error> {
-    let crate::access::Distribution::Zoned { zones } = &spec.distribution else { return Ok(()) };
+    let crate::access::Distribution::Zoned { zones } = &spec.access.distribution else { return Ok(()) };
     let Some(covered) = zones.covered_bytes() else { return Ok(()) };
-    let region_bytes = layout.smallest_worker_region().saturating_mul(spec.block_size_bytes);
+    let region_bytes = layout.smallest_worker_region().saturating_mul(spec.shape.block_size_bytes);
     if covered > region_bytes {
         return Err(crate::diagnostics::error::UsageError::new(format!(
             "--zones {}: the zones end at byte {covered}, past the end of the region a worker addresses ({region_bytes} bytes): shrink the zones, give a larger target or fewer workers per slice",
@@ -318,8 +318,8 @@ fn check_zones_fit(spec: &Spec, layout: &RegionLayout) -> Result<(), Error> {
 /// The depth each worker runs at: 1 for an engine that completes inline, and no deeper
 /// than a verifying worker's blocks (it never has two I/Os on one block).
 fn effective_depth(spec: &Spec, layout: &RegionLayout) -> u32 {
-    let depth = if spec.engine.caps().completes_inline { 1 } else { spec.queue_depth };
-    match spec.verify {
+    let depth = if spec.io.engine.caps().completes_inline { 1 } else { spec.shape.queue_depth };
+    match spec.data.verify {
         Some(_) => depth.min(layout.smallest_worker_region().min(u64::from(u32::MAX)) as u32).max(1),
         None => depth,
     }

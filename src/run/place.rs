@@ -21,7 +21,7 @@ pub(super) fn place(spec: &Spec, paths: &[PathBuf], diag: &Diagnostics) -> Resul
     let topology = match placement::load_topology() {
         Ok(t) => t,
         Err(_) if spec.placement.is_default() => {
-            let workers = vec![placement::WorkerPlacement::default(); spec.threads as usize];
+            let workers = vec![placement::WorkerPlacement::default(); spec.shape.threads as usize];
             return Ok(Placed { topology: None, plan: PlacementPlan { workers, ..PlacementPlan::default() } });
         }
         Err(e) => {
@@ -35,7 +35,7 @@ pub(super) fn place(spec: &Spec, paths: &[PathBuf], diag: &Diagnostics) -> Resul
         Some(NumaZones::Auto) => paths.iter().map(|p| placement::device_of_path(machine, backend, p)).collect(),
         _ => Vec::new(),
     };
-    let plan = placement::plan(machine, &spec.placement, spec.threads, &devices)?;
+    let plan = placement::plan(machine, &spec.placement, spec.shape.threads, &devices)?;
     for note in &plan.notes {
         diag.note(note.clone());
     }

@@ -10,8 +10,10 @@ use std::path::PathBuf;
 /// How targets are shared: as asked, except that a verifying run with several
 /// workers on shared targets gives each worker its own slice (one owner per block).
 pub(super) fn effective_file_distribution(spec: &Spec) -> FileDistribution {
-    match spec.file_distribution {
-        FileDistribution::Shared if spec.verify.is_some() && spec.threads > 1 => FileDistribution::Partitioned,
+    match spec.access.file_distribution {
+        FileDistribution::Shared if spec.data.verify.is_some() && spec.shape.threads > 1 => {
+            FileDistribution::Partitioned
+        }
         other => other,
     }
 }
@@ -19,7 +21,7 @@ pub(super) fn effective_file_distribution(spec: &Spec) -> FileDistribution {
 /// The paths the run uses: as given, or for `per-worker` NAME.0 .. NAME.(threads-1)
 /// for each NAME, worker by worker.
 pub(super) fn target_paths(spec: &Spec, given: &[PathBuf]) -> Result<Vec<PathBuf>, UsageError> {
-    if spec.file_distribution != FileDistribution::PerWorker {
+    if spec.access.file_distribution != FileDistribution::PerWorker {
         return Ok(given.to_vec());
     }
     for p in given {
@@ -30,8 +32,8 @@ pub(super) fn target_paths(spec: &Spec, given: &[PathBuf]) -> Result<Vec<PathBuf
             )));
         }
     }
-    let mut paths = Vec::with_capacity(given.len() * spec.threads as usize);
-    for w in 0..spec.threads {
+    let mut paths = Vec::with_capacity(given.len() * spec.shape.threads as usize);
+    for w in 0..spec.shape.threads {
         for p in given {
             let mut name = p.as_os_str().to_os_string();
             name.push(format!(".{w}"));
@@ -69,24 +71,24 @@ impl RegionLayout {
             UsageError::new("TARGET: the targets together hold more than 2^64 blocks: give fewer or smaller targets")
         })?;
         let targets_per_worker = match distribution {
-            FileDistribution::PerWorker => target_blocks.len() / spec.threads as usize,
+            FileDistribution::PerWorker => target_blocks.len() / spec.shape.threads as usize,
             _ => target_blocks.len(),
         };
-        if distribution == FileDistribution::Partitioned && total < u64::from(spec.threads) {
+        if distribution == FileDistribution::Partitioned && total < u64::from(spec.shape.threads) {
             return Err(UsageError::new(format!(
                 "--file-distribution partitioned: {total} blocks cannot be split between --threads {}: use fewer threads, a smaller --block-size or a larger --file-size",
-                spec.threads
+                spec.shape.threads
             )));
         }
         let layout = Self {
             target_blocks: target_blocks.to_vec(),
             total_blocks: total,
             distribution,
-            threads: spec.threads,
+            threads: spec.shape.threads,
             targets_per_worker,
         };
         if let Some(r) = &spec.replay {
-            let region_bytes = layout.smallest_worker_region().saturating_mul(spec.block_size_bytes);
+            let region_bytes = layout.smallest_worker_region().saturating_mul(spec.shape.block_size_bytes);
             if region_bytes < r.largest_bytes {
                 return Err(UsageError::new(format!(
                     "the target has {region_bytes} bytes, less than the trace's largest I/O ({} bytes): give a larger --file-size or target",
@@ -94,7 +96,7 @@ impl RegionLayout {
                 )));
             }
         }
-        if let Some(mix) = &spec.block_sizes {
+        if let Some(mix) = &spec.shape.block_sizes {
             // Every worker's region holds the largest I/O (with a mix, blocks are units of
             // the alignment).
             let needed = mix.units_of(mix.largest_bytes());
@@ -204,7 +206,7 @@ mod tests {
         let spec = spec_of(&["/tmp/a", "--threads", "2", "--file-distribution", "per-worker"]);
         let paths = target_paths(&spec, &[PathBuf::from("/tmp/a")]).unwrap();
         assert_eq!(paths, vec![PathBuf::from("/tmp/a.0"), PathBuf::from("/tmp/a.1")]);
-        let l = RegionLayout::new(&spec, spec.file_distribution, &[4, 6]).unwrap();
+        let l = RegionLayout::new(&spec, spec.access.file_distribution, &[4, 6]).unwrap();
         assert_eq!(l.worker(1).files, vec![(1, 6)]);
         assert_eq!(l.ownership(), "per-worker files");
     }
@@ -212,7 +214,7 @@ mod tests {
     #[test]
     fn too_few_blocks_to_partition_is_a_usage_error_naming_the_flag() {
         let spec = spec_of(&["/tmp/a", "--threads", "4", "--file-distribution", "partitioned"]);
-        let e = RegionLayout::new(&spec, spec.file_distribution, &[3]).err().expect("refused");
+        let e = RegionLayout::new(&spec, spec.access.file_distribution, &[3]).err().expect("refused");
         assert!(e.to_string().contains("--file-distribution partitioned"), "{e}");
     }
 }

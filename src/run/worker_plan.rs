@@ -27,61 +27,61 @@ pub(super) fn worker_plan(
         files.push(WorkerFile { fd: targets[t as usize].file.as_raw_fd(), first_block, blocks, target: t });
         first_block += blocks;
     }
-    let until_covered = spec.run_length == RunLength::UntilCovered;
-    let skewed = spec.order == AccessOrder::Random && spec.distribution != Distribution::Uniform;
+    let until_covered = spec.window.run_length == RunLength::UntilCovered;
+    let skewed = spec.access.order == AccessOrder::Random && spec.access.distribution != Distribution::Uniform;
     let source = BlockSource::new(&SourcePlan {
-        order: spec.order,
-        distribution: spec.distribution,
-        scramble: spec.scramble,
+        order: spec.access.order,
+        distribution: spec.access.distribution,
+        scramble: spec.access.scramble,
         once: until_covered && !skewed,
         blocks: region.blocks,
         share_index: region.share_index,
         share_count: region.share_count,
-        overlap: spec.sequential_overlap,
+        overlap: spec.access.sequential_overlap,
         seed: spec.seed,
         worker: w,
-        random_percent: spec.random_percent.unwrap_or(100),
-        block_bytes: spec.block_size_bytes,
+        random_percent: spec.access.random_percent.unwrap_or(100),
+        block_bytes: spec.shape.block_size_bytes,
     });
     // Limits: a share of --ops; skewed runs until covered issue as many I/Os as their share has blocks.
-    let share_of = |n: u64| share_boundary(n, w + 1, spec.threads) - share_boundary(n, w, spec.threads);
-    let mut ops_limit = spec.ops_limit.map(share_of);
+    let share_of = |n: u64| share_boundary(n, w + 1, spec.shape.threads) - share_boundary(n, w, spec.shape.threads);
+    let mut ops_limit = spec.window.ops_limit.map(share_of);
     if until_covered && skewed {
         let blocks = if layout.shared() { share_of(region.blocks) } else { region.blocks };
         ops_limit = Some(ops_limit.map_or(blocks, |l| l.min(blocks)));
     }
-    let keep_bitmap = CoverageTracker::bitmap_fits(region.blocks, spec.threads);
+    let keep_bitmap = CoverageTracker::bitmap_fits(region.blocks, spec.shape.threads);
     let replay = spec.replay.as_ref().map(|r| replay_plan(r, spec, &files, targets));
     WorkerPlan {
         index: w,
         seed: spec.seed,
-        block_size_bytes: spec.block_size_bytes,
-        block_sizes: spec.block_sizes.clone(),
+        block_size_bytes: spec.shape.block_size_bytes,
+        block_sizes: spec.shape.block_sizes.clone(),
         queue_depth: depth,
-        read_percent: spec.read_percent,
-        trim_percent: spec.trim_percent,
+        read_percent: spec.access.read_percent,
+        trim_percent: spec.access.trim_percent,
         source,
         region_first_block: region.first_block,
         ops_limit,
         coverage: Some(CoverageTracker::new(region.blocks, spec.seed ^ 0xc0de_7a6e, keep_bitmap)),
         files,
         buffer_align_bytes: targets.iter().map(|t| t.plan.dio_align_bytes as usize).max().unwrap_or(1).max(4096),
-        duration_ns: match spec.run_length {
+        duration_ns: match spec.window.run_length {
             RunLength::Duration { ns } => Some(ns),
             RunLength::UntilCovered | RunLength::UntilLimit => None,
         },
-        ramp_ns: spec.ramp_ns,
+        ramp_ns: spec.window.ramp_ns,
         direct: targets.iter().all(|t| t.direct.effective),
-        engine_options: spec.engine_options.clone(),
+        engine_options: spec.io.engine_options.clone(),
         placement: placement.workers.get(w as usize).cloned().unwrap_or_default(),
-        think: spec.think,
-        rate: spec.rate,
+        think: spec.pacing.think,
+        rate: spec.pacing.rate,
         interval: None,
         data: DataPlan {
-            pattern: spec.write_pattern,
-            reducibility: spec.reducibility,
-            seed: spec.data_seed,
-            verify: spec.verify.map(|v| VerifyPlan {
+            pattern: spec.data.write_pattern,
+            reducibility: spec.data.reducibility,
+            seed: spec.data.data_seed,
+            verify: spec.data.verify.map(|v| VerifyPlan {
                 pattern: v.pattern,
                 max_reports: v.max_reports,
                 track_sequences: tracks_sequences(spec, layout),
@@ -90,20 +90,22 @@ pub(super) fn worker_plan(
         },
         error_limit: spec.error_limit().unwrap_or(u64::MAX),
         errors_seen: Arc::clone(&control.errors_seen),
-        end_fsync: spec.end_fsync,
-        flush: spec.flush.map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() }).or_else(
-            || {
+        end_fsync: spec.durability.end_fsync,
+        flush: spec
+            .durability
+            .flush
+            .map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() })
+            .or_else(|| {
                 // A replay's flushes come from its schedule, through the same barrier: never
                 // after a count of writes (the op is each flush's own).
                 spec.replay
                     .as_ref()
                     .filter(|r| r.flushes > 0)
                     .map(|_| crate::worker::FlushPlan { every_writes: u64::MAX, op: crate::engine::Op::Fsync })
-            },
-        ),
+            }),
         durable_record: None,
         replay,
-        iolog_capacity: spec.record_iolog.then(|| iolog_records(spec, ops_limit)),
+        iolog_capacity: spec.output.record_iolog.then(|| iolog_records(spec, ops_limit)),
     }
 }
 
@@ -114,7 +116,7 @@ pub(super) fn iolog_records(spec: &Spec, ops_limit: Option<u64>) -> usize {
     let most = crate::worker::iolog::MAX_RECORDS_PER_WORKER;
     // Flushes are I/Os of the log too: room for one after each write at most (a replay's
     // are entries of its trace, counted in its --ops already).
-    let per_op = if spec.flush.is_some() { 2 } else { 1 };
+    let per_op = if spec.durability.flush.is_some() { 2 } else { 1 };
     ops_limit.map_or(most, |n| usize::try_from(n.saturating_mul(per_op)).unwrap_or(most).min(most))
 }
 
@@ -128,7 +130,7 @@ fn replay_plan(
 ) -> crate::worker::ReplayPlan {
     use crate::engine::Op;
     use crate::trace::TraceOp;
-    let target_bytes = files.first().map_or(0, |f| f.blocks * spec.block_size_bytes);
+    let target_bytes = files.first().map_or(0, |f| f.blocks * spec.shape.block_size_bytes);
     let direct = targets.iter().all(|t| t.direct.effective);
     let align_bytes =
         if direct { targets.iter().map(|t| t.plan.dio_align_bytes).max().unwrap_or(512).max(1) } else { 1 };

@@ -75,3 +75,21 @@ impl SyncWrites {
         }
     }
 }
+
+/// What makes writes durable, and when (`cli/durability.rs`).
+/// A section of the `Spec`, flattened into its JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DurabilitySpec {
+    /// `--fsync-on-close`: fsync every target at the end of the run, timed outside the window.
+    #[serde(default)]
+    pub fsync_on_close: bool,
+    /// `--end-fsync`: each worker fsyncs its files at the end of the window, counted in it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end_fsync: bool,
+    /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes of a worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<crate::spec::durability::FlushSpec>,
+    /// `--sync-writes dsync|sync`: the targets are opened with O_DSYNC / O_SYNC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_writes: Option<crate::spec::durability::SyncWrites>,
+}

@@ -5,9 +5,17 @@
 //! Checks that need to look at the targets (is it a directory? what is its DIO
 //! alignment?) live in `targets::plan`, which still touches nothing.
 
+pub mod access;
+pub mod data;
 pub mod durability;
+pub mod errors;
+pub mod io_path;
 pub mod metadata;
+pub mod output;
+pub mod pacing;
+pub mod shape;
 mod validate;
+pub mod window;
 
 use crate::data::Pattern;
 use crate::diagnostics::error::UsageError;
@@ -95,7 +103,7 @@ pub enum FadviseHint {
 }
 
 impl FadviseHint {
-    fn off() -> Self {
+    pub(super) fn off() -> Self {
         FadviseHint::Off
     }
 }
@@ -105,138 +113,38 @@ impl FadviseHint {
 pub struct Spec {
     /// The targets as given; empty means the embedded default (a temp file).
     pub targets: Vec<PathBuf>,
-    /// Size to lay files out to; `None` keeps an existing file's size.
-    pub file_size_bytes: Option<u64>,
-    /// Bytes per I/O; with a block-size mix (`block_sizes`), the alignment of offsets: the
-    /// unit the region is counted in.
-    pub block_size_bytes: u64,
-    /// `--bssplit`, `--block-align`: the sizes of the I/Os and their shares per op type
-    /// (absent: every I/O is `block_size_bytes`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block_sizes: Option<crate::access::block_sizes::BlockSizeMix>,
-    pub run_length: RunLength,
-    pub read_percent: u8,
-    /// `--trim-percent`: the share of I/Os that are trims (discards); the rest split by
-    /// `read_percent`. 0 (absent in JSON) without.
-    #[serde(default, skip_serializing_if = "is_zero_percent")]
-    pub trim_percent: u8,
-    pub order: AccessOrder,
-    /// `--random-percent`: the share of random I/Os that jump (the rest continue
-    /// sequentially); `None` is fully random.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub random_percent: Option<u8>,
-    /// Offset distribution of random runs.
-    pub distribution: Distribution,
-    /// Scatter the hot blocks of zipf and pareto over the region (`--no-scramble` turns it off).
-    pub scramble: bool,
-    pub file_distribution: FileDistribution,
-    /// Stop after this many I/Os in total (`--ops`, or `--io-limit` / block size).
-    pub ops_limit: Option<u64>,
-    /// Sequential workers on a shared target all start at the beginning (`--sequential-overlap`).
-    pub sequential_overlap: bool,
-    pub threads: u32,
-    pub queue_depth: u32,
-    pub engine: EngineKind,
-    /// `--direct`: O_DIRECT asked for.
-    pub direct: bool,
-    /// `--strict-direct`: a refusal of O_DIRECT is an error, not a fallback.
-    pub strict_direct: bool,
-    /// `--cache`: the page-cache state of each region when the window opens. Results of
-    /// versions before the flag read as `drop` (their `invalidate` says what was done).
-    #[serde(default)]
-    pub cache: CacheMode,
-    /// The page cache of each target's region was to be dropped before the window: true
-    /// exactly when `cache` is `drop`. Kept for readers of earlier results; false in results
-    /// of versions that never dropped it.
-    #[serde(default)]
-    pub invalidate: bool,
-    /// `--keep-holes`: a read run reads holes and unwritten extents as they are.
-    #[serde(default)]
-    pub keep_holes: bool,
     /// Seed of every random choice; always set (drawn at start when not given).
     pub seed: u64,
     /// `--force`: allow writes to block devices.
     pub force: bool,
-    /// Engine-specific flags.
-    pub engine_options: EngineOptions,
     /// CPU and NUMA placement of workers (`--cpu-cores`, `--cpu-policy`, `--numa-zones`).
     #[serde(default)]
     pub placement: crate::placement::PlacementSpec,
-    /// Length of one time-series interval (`--interval`).
-    #[serde(default = "default_interval_ns")]
-    pub interval_ns: u64,
-    /// Collect a time series (`--timeseries`, or `--interval` given).
-    #[serde(default)]
-    pub time_series: bool,
-    /// Think time between I/Os (`--think-time`, `--think-adaptive-percent`).
-    #[serde(default)]
-    pub think: Option<crate::schedule::think::ThinkSpec>,
-    /// Rate limit (`--rate-iops`, `--rate-bw`).
-    #[serde(default)]
-    pub rate: Option<crate::schedule::think::RateSpec>,
-    /// What written blocks contain (without `--verify`).
-    pub write_pattern: Pattern,
-    /// `--dedupe-ratio`, `--compress-ratio` of random write data (none: fully unique).
-    #[serde(default, skip_serializing_if = "crate::data::Reducibility::is_none")]
-    pub reducibility: crate::data::Reducibility,
-    /// `--verify`: written blocks carry a header and reads are checked.
-    pub verify: Option<VerifySpec>,
-    /// `--verify-state FILE`: the durable record of what each flush made durable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verify_state: Option<std::path::PathBuf>,
-    /// `--verify-state-every N`: with writes durable at completion and no flush stream, the
-    /// record is updated every N completed writes (none: the default, 64).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verify_state_every: Option<u64>,
-    /// Seed of written data and of verification: `--seed`; when not given, 0 for verified
-    /// data (so that a later run can check what an earlier one wrote) and the run's own
-    /// `seed` otherwise (so that two runs never write the same bytes).
-    pub data_seed: u64,
-    /// `--fsync-on-close`: fsync every target at the end of the run, timed outside the window.
-    #[serde(default)]
-    pub fsync_on_close: bool,
-    /// `--fadvise-hint`: buffered targets are advised of the access order (fio's
-    /// fadvise_hint). Results of versions before the flag read as `off`.
-    #[serde(default = "FadviseHint::off")]
-    pub fadvise_hint: FadviseHint,
-    /// `--end-fsync`: each worker fsyncs its files at the end of the window, counted in it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub end_fsync: bool,
-    /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes of a worker.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flush: Option<crate::spec::durability::FlushSpec>,
-    /// `--sync-writes dsync|sync`: the targets are opened with O_DSYNC / O_SYNC.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sync_writes: Option<crate::spec::durability::SyncWrites>,
-    /// `--continue-on-error` (or `--max-errors`): failed I/Os are counted and the run goes on.
-    #[serde(default)]
-    pub continue_on_error: bool,
-    /// `--max-errors N`: the run stops once N I/Os have failed in all.
-    #[serde(default)]
-    pub max_errors: Option<u64>,
-    /// `--io-timeout`: an I/O in flight longer than this ends the run (0: never).
-    #[serde(default = "default_io_timeout_ns")]
-    pub io_timeout_ns: u64,
-    /// `--ramp`: I/O before the window, not counted (0: none); `run_length` is the window's.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub ramp_ns: u64,
-    /// `--steady-state`, `--steady-state-window`: stop once the window is steady.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steady_state: Option<SteadyStateSpec>,
-    /// `--expect`: bounds on the result's figures, as written (`read.p99<=2ms`); judged
-    /// after the run (`expect::evaluate`), never during it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub expect: Vec<String>,
     /// `iopulse replay`: the trace's I/Os are the run's, at the trace's times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplaySpec>,
-    /// `--write-iolog`: each worker records the I/Os it issues (an output's, not the workload's).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub record_iolog: bool,
     /// `--files`: a metadata run on a tree of files under the one target directory
     /// (`metadata/` runs it); absent for block I/O.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<metadata::MetaSpec>,
+    #[serde(flatten)]
+    pub shape: shape::ShapeSpec,
+    #[serde(flatten)]
+    pub access: access::AccessSpec,
+    #[serde(flatten)]
+    pub window: window::WindowSpec,
+    #[serde(flatten)]
+    pub io: io_path::IoSpec,
+    #[serde(flatten)]
+    pub data: data::DataSpec,
+    #[serde(flatten)]
+    pub durability: durability::DurabilitySpec,
+    #[serde(flatten)]
+    pub pacing: pacing::PacingSpec,
+    #[serde(flatten)]
+    pub errors: errors::ErrorSpec,
+    #[serde(flatten)]
+    pub output: output::OutputSpec,
 }
 
 /// A trace to replay (`iopulse replay`): its I/Os, in order, and how it is timed and
@@ -306,35 +214,37 @@ impl Spec {
     /// The largest I/O of the run (the size of each slot's buffer).
     pub fn largest_block_bytes(&self) -> u64 {
         if let Some(r) = &self.replay {
-            return r.largest_bytes.max(self.block_size_bytes);
+            return r.largest_bytes.max(self.shape.block_size_bytes);
         }
-        self.block_sizes.as_ref().map_or(self.block_size_bytes, |m| m.largest_bytes())
+        self.shape.block_sizes.as_ref().map_or(self.shape.block_size_bytes, |m| m.largest_bytes())
     }
 
     pub fn write_percent(&self) -> u8 {
-        100 - self.read_percent
+        100 - self.access.read_percent
     }
 
     /// The run changes the target: it writes, or trims (a trim discards data as a write
     /// overwrites it, and is refused or allowed as writes are).
     pub fn writes(&self) -> bool {
-        self.read_percent < 100 || self.trims()
+        self.access.read_percent < 100 || self.trims()
     }
 
     /// The run issues trims: `--trim-percent`, or a replayed trace's.
     pub fn trims(&self) -> bool {
-        self.trim_percent > 0 || self.replay.as_ref().is_some_and(|r| r.trims > 0)
+        self.access.trim_percent > 0 || self.replay.as_ref().is_some_and(|r| r.trims > 0)
     }
 
     /// The run issues flushes: `--fsync-every`/`--fdatasync-every`, `--end-fsync`, or a
     /// replayed trace's.
     pub fn issues_flushes(&self) -> bool {
-        self.flush.is_some() || self.end_fsync || self.replay.as_ref().is_some_and(|r| r.flushes > 0)
+        self.durability.flush.is_some()
+            || self.durability.end_fsync
+            || self.replay.as_ref().is_some_and(|r| r.flushes > 0)
     }
 
     /// The run reads: some of its I/Os are reads (with every I/O a trim, none are).
     pub fn reads(&self) -> bool {
-        self.read_percent > 0 && self.trim_percent < 100
+        self.access.read_percent > 0 && self.access.trim_percent < 100
     }
 
     /// The run issues I/Os of `op` (`read`, `write`, `trim`, `flush`).
@@ -342,7 +252,8 @@ impl Spec {
         let replayed = |n: fn(&ReplaySpec) -> u64| self.replay.as_ref().map(n);
         match op {
             "read" => replayed(|r| r.reads).map_or(self.reads(), |n| n > 0),
-            "write" => replayed(|r| r.writes).map_or(self.read_percent < 100 && self.trim_percent < 100, |n| n > 0),
+            "write" => replayed(|r| r.writes)
+                .map_or(self.access.read_percent < 100 && self.access.trim_percent < 100, |n| n > 0),
             "trim" => self.trims(),
             "flush" => self.issues_flushes(),
             _ => true,
@@ -356,7 +267,7 @@ impl Spec {
     /// Failed I/Os after which the run stops: 1 by default, N with `--max-errors N`,
     /// `None` (no limit) with `--continue-on-error` alone.
     pub fn error_limit(&self) -> Option<u64> {
-        match (self.max_errors, self.continue_on_error) {
+        match (self.errors.max_errors, self.errors.continue_on_error) {
             (Some(n), _) => Some(n),
             (None, true) => None,
             (None, false) => Some(1),

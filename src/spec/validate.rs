@@ -7,33 +7,33 @@ impl Spec {
     /// Checks that need no file system. Each message names the flag and what is accepted.
     pub fn validate(&self) -> Result<(), UsageError> {
         self.validate_metadata()?;
-        if self.block_size_bytes == 0 {
+        if self.shape.block_size_bytes == 0 {
             return Err(UsageError::new("--block-size 0: the block size must be at least 1 byte (e.g. 4k)"));
         }
-        if self.block_size_bytes > MAX_BLOCK_SIZE_BYTES {
+        if self.shape.block_size_bytes > MAX_BLOCK_SIZE_BYTES {
             return Err(UsageError::new(format!(
                 "--block-size {}: the block size must be at most 1G",
-                self.block_size_bytes
+                self.shape.block_size_bytes
             )));
         }
-        if let Some(size) = self.file_size_bytes
-            && size < self.block_size_bytes
+        if let Some(size) = self.shape.file_size_bytes
+            && size < self.shape.block_size_bytes
         {
             return Err(UsageError::new(format!(
                 "--file-size {size} is smaller than one block (--block-size {}): give a file size of at least one block",
-                self.block_size_bytes
+                self.shape.block_size_bytes
             )));
         }
-        if self.threads == 0 {
+        if self.shape.threads == 0 {
             return Err(UsageError::new("--threads 0: at least 1 worker thread is needed"));
         }
-        if self.threads > MAX_THREADS {
+        if self.shape.threads > MAX_THREADS {
             return Err(UsageError::new(format!(
                 "--threads {}: at most {MAX_THREADS} worker threads are accepted",
-                self.threads
+                self.shape.threads
             )));
         }
-        if self.queue_depth == 0 {
+        if self.shape.queue_depth == 0 {
             return Err(UsageError::new("--queue-depth 0: the queue depth must be at least 1"));
         }
         if let Some(us) = self.placement.cpu_dma_latency_us
@@ -44,32 +44,32 @@ impl Spec {
                 crate::cpu_state::latency_request::MAX_US
             )));
         }
-        if self.queue_depth > MAX_QUEUE_DEPTH {
+        if self.shape.queue_depth > MAX_QUEUE_DEPTH {
             return Err(UsageError::new(format!(
                 "--queue-depth {}: at most {MAX_QUEUE_DEPTH} (io_uring's ring limit) is accepted",
-                self.queue_depth
+                self.shape.queue_depth
             )));
         }
         self.validate_distribution()?;
-        if self.distribution != Distribution::Uniform && self.order != AccessOrder::Random {
+        if self.access.distribution != Distribution::Uniform && self.access.order != AccessOrder::Random {
             return Err(UsageError::new(format!(
                 "--distribution {} needs --random (sequential runs have no offset distribution)",
-                self.distribution.name()
+                self.access.distribution.name()
             )));
         }
-        if self.trim_percent > 0 {
-            let t = self.trim_percent;
+        if self.access.trim_percent > 0 {
+            let t = self.access.trim_percent;
             if t > 100 {
                 return Err(UsageError::new(format!("--trim-percent {t}: give a percentage from 0 to 100")));
             }
-            if self.verify.is_some() {
+            if self.data.verify.is_some() {
                 return Err(UsageError::new(format!(
                     "--trim-percent {t} with --verify: a trimmed block has no data to check; drop one of them"
                 )));
             }
         }
-        if let Some(p) = self.random_percent {
-            if self.order != AccessOrder::Random {
+        if let Some(p) = self.access.random_percent {
+            if self.access.order != AccessOrder::Random {
                 return Err(UsageError::new(format!(
                     "--random-percent {p} needs --random (it is the share of random I/Os that jump; the rest continue sequentially)"
                 )));
@@ -77,42 +77,42 @@ impl Spec {
             if p > 100 {
                 return Err(UsageError::new(format!("--random-percent {p}: give a percentage from 0 to 100")));
             }
-            if p < 100 && self.run_length == RunLength::UntilCovered {
+            if p < 100 && self.window.run_length == RunLength::UntilCovered {
                 return Err(UsageError::new(format!(
                     "--random-percent {p} with --duration 0: a run until covered visits each block once in a random order; give a --duration or --ops, or drop --random-percent"
                 )));
             }
         }
         self.validate_block_sizes()?;
-        if self.verify.is_some() && (self.block_size_bytes as usize) < crate::data::verify::HEADER_BYTES {
+        if self.data.verify.is_some() && (self.shape.block_size_bytes as usize) < crate::data::verify::HEADER_BYTES {
             return Err(UsageError::new(format!(
                 "--block-size {} is too small for --verify: each block carries a {}-byte header; use at least 512",
-                self.block_size_bytes,
+                self.shape.block_size_bytes,
                 crate::data::verify::HEADER_BYTES
             )));
         }
-        if self.max_errors == Some(0) {
+        if self.errors.max_errors == Some(0) {
             return Err(UsageError::new(
                 "--max-errors 0: give at least 1 (the run stops once that many I/Os have failed)",
             ));
         }
-        if self.ops_limit == Some(0) {
+        if self.window.ops_limit == Some(0) {
             return Err(UsageError::new("--ops 0 / --io-limit below one block: give at least one I/O"));
         }
-        self.engine.check_options(&self.engine_options, self.direct)?;
+        self.io.engine.check_options(&self.io.engine_options, self.io.direct)?;
         self.validate_durability()?;
         self.validate_verify_state()?;
         self.validate_cache()?;
-        if self.read_percent > 100 {
+        if self.access.read_percent > 100 {
             return Err(UsageError::new(format!(
                 "--read-percent {}: give a percentage from 0 to 100",
-                self.read_percent
+                self.access.read_percent
             )));
         }
-        if self.direct && !self.engine.caps().supports_direct {
+        if self.io.direct && !self.io.engine.caps().supports_direct {
             return Err(UsageError::new(format!(
                 "--direct cannot be used with --engine {}: a memory mapping always goes through the page cache; for O_DIRECT use --engine io_uring, libaio or sync, or drop --direct",
-                self.engine.name()
+                self.io.engine.name()
             )));
         }
         Ok(())
@@ -130,54 +130,54 @@ impl Spec {
                 "--files runs on one directory: give exactly one TARGET, the tree's root (e.g. `iopulse /mnt/t --files 10000`)",
             ));
         }
-        if self.engine.metadata_issue().is_none() {
+        if self.io.engine.metadata_issue().is_none() {
             return Err(UsageError::new(format!(
                 "--files with --engine {}: metadata operations run on the sync or io_uring engine; give --engine sync or io_uring",
-                self.engine.name()
+                self.io.engine.name()
             )));
         }
         let refused = [
-            (self.verify.is_some(), "--verify"),
-            (self.trim_percent > 0, "--trim-percent"),
-            (self.flush.is_some(), "--fsync-every/--fdatasync-every (use fsync in --meta-mix)"),
-            (self.verify_state.is_some(), "--verify-state"),
-            (self.ramp_ns > 0, "--ramp"),
-            (self.steady_state.is_some(), "--steady-state"),
-            (self.rate.is_some() || self.think.is_some(), "--rate-iops/--think-time"),
-            (!self.expect.is_empty(), "--expect"),
+            (self.data.verify.is_some(), "--verify"),
+            (self.access.trim_percent > 0, "--trim-percent"),
+            (self.durability.flush.is_some(), "--fsync-every/--fdatasync-every (use fsync in --meta-mix)"),
+            (self.data.verify_state.is_some(), "--verify-state"),
+            (self.window.ramp_ns > 0, "--ramp"),
+            (self.window.steady_state.is_some(), "--steady-state"),
+            (self.pacing.rate.is_some() || self.pacing.think.is_some(), "--rate-iops/--think-time"),
+            (!self.output.expect.is_empty(), "--expect"),
             // What places, reads or writes blocks, which a tree's operations never do:
             // taken silently, it would say the run did what it did not.
-            (self.direct || self.strict_direct, "--direct/--strict-direct"),
-            (self.read_percent != 100, "--read-percent/--write-percent (a mix of operations is --meta-mix)"),
+            (self.io.direct || self.io.strict_direct, "--direct/--strict-direct"),
+            (self.access.read_percent != 100, "--read-percent/--write-percent (a mix of operations is --meta-mix)"),
             (
-                self.order == crate::access::AccessOrder::Random || self.random_percent.is_some(),
+                self.access.order == crate::access::AccessOrder::Random || self.access.random_percent.is_some(),
                 "--random/--random-percent",
             ),
             (
-                self.distribution != crate::access::Distribution::Uniform || !self.scramble,
+                self.access.distribution != crate::access::Distribution::Uniform || !self.access.scramble,
                 "--distribution/--no-scramble",
             ),
-            (self.block_sizes.is_some(), "--bssplit/--block-align"),
-            (self.file_size_bytes.is_some(), "--file-size (a tree's file sizes are --file-size-dist)"),
+            (self.shape.block_sizes.is_some(), "--bssplit/--block-align"),
+            (self.shape.file_size_bytes.is_some(), "--file-size (a tree's file sizes are --file-size-dist)"),
             (
-                self.file_distribution != FileDistribution::Shared || self.sequential_overlap,
+                self.access.file_distribution != FileDistribution::Shared || self.access.sequential_overlap,
                 "--file-distribution/--sequential-overlap",
             ),
             (
-                self.write_pattern != crate::data::Pattern::Unique || !self.reducibility.is_none(),
+                self.data.write_pattern != crate::data::Pattern::Unique || !self.data.reducibility.is_none(),
                 "--write-pattern/--dedupe-ratio/--compress-ratio",
             ),
             (
-                self.sync_writes.is_some() || self.fsync_on_close || self.end_fsync,
+                self.durability.sync_writes.is_some() || self.durability.fsync_on_close || self.durability.end_fsync,
                 "--sync-writes/--fsync-on-close/--end-fsync (use fsync in --meta-mix)",
             ),
             (
-                self.cache != CacheMode::Drop || self.keep_holes || self.fadvise_hint != FadviseHint::On,
+                self.io.cache != CacheMode::Drop || self.io.keep_holes || self.io.fadvise_hint != FadviseHint::On,
                 "--cache/--keep-holes/--fadvise-hint",
             ),
-            (self.continue_on_error || self.max_errors.is_some(), "--continue-on-error/--max-errors"),
+            (self.errors.continue_on_error || self.errors.max_errors.is_some(), "--continue-on-error/--max-errors"),
             (
-                self.engine_options != EngineOptions::default(),
+                self.io.engine_options != EngineOptions::default(),
                 "--sqpoll/--iopoll/--no-register/--submit-batch/--completion-wait",
             ),
             (
@@ -193,7 +193,7 @@ impl Spec {
 
     /// `--fsync-every`, `--fdatasync-every`, `--sync-writes`: refused where they would do nothing.
     fn validate_durability(&self) -> Result<(), UsageError> {
-        if let Some(f) = self.flush {
+        if let Some(f) = self.durability.flush {
             let flag = f.kind.flag();
             if f.every_writes == 0 {
                 return Err(UsageError::new(format!(
@@ -205,35 +205,35 @@ impl Spec {
                     "{flag} needs writes: this run only reads; add --write-percent (e.g. --write-percent 100)"
                 )));
             }
-            if !self.engine.caps().touches_storage {
+            if !self.io.engine.caps().touches_storage {
                 return Err(UsageError::new(format!(
                     "{flag} cannot be used with --engine {}: it moves no bytes to storage; use --engine sync, libaio, io_uring or mmap",
-                    self.engine.name()
+                    self.io.engine.name()
                 )));
             }
-            if self.think.is_some() || self.rate.is_some() {
+            if self.pacing.think.is_some() || self.pacing.rate.is_some() {
                 return Err(UsageError::new(format!(
                     "{flag} cannot be combined with --rate-iops, --rate-bw or --think-time yet: the pacing would count each flush as an I/O; drop one of them"
                 )));
             }
         }
-        if let Some(s) = self.sync_writes {
+        if let Some(s) = self.durability.sync_writes {
             if !self.writes() {
                 return Err(UsageError::new(format!(
                     "--sync-writes {} needs writes: this run only reads; add --write-percent (e.g. --write-percent 100)",
                     s.name()
                 )));
             }
-            if !self.engine.caps().touches_storage {
+            if !self.io.engine.caps().touches_storage {
                 return Err(UsageError::new(format!(
                     "--sync-writes cannot be used with --engine {}: it moves no bytes to storage; use --engine sync, libaio or io_uring",
-                    self.engine.name()
+                    self.io.engine.name()
                 )));
             }
-            if !self.engine.caps().writes_through_descriptor {
+            if !self.io.engine.caps().writes_through_descriptor {
                 return Err(UsageError::new(format!(
                     "--sync-writes cannot be used with --engine {}: its writes never go through write(2), so O_DSYNC/O_SYNC do nothing; use --fdatasync-every N instead",
-                    self.engine.name()
+                    self.io.engine.name()
                 )));
             }
         }
@@ -245,33 +245,33 @@ impl Spec {
     /// or `--direct`, whose devices are looked at when the run is planned), its data not
     /// reduced.
     fn validate_verify_state(&self) -> Result<(), UsageError> {
-        if self.verify_state.is_none() {
-            if self.verify_state_every.is_some() {
+        if self.data.verify_state.is_none() {
+            if self.data.verify_state_every.is_some() {
                 return Err(UsageError::new(
                     "--verify-state-every sets how often the --verify-state record is updated: add --verify-state FILE or drop it",
                 ));
             }
             return Ok(());
         }
-        if self.verify.is_none() {
+        if self.data.verify.is_none() {
             return Err(UsageError::new(
                 "--verify-state records which verified writes each flush made durable: add --verify",
             ));
         }
-        if self.flush.is_none() && self.sync_writes.is_none() && !self.direct {
+        if self.durability.flush.is_none() && self.durability.sync_writes.is_none() && !self.io.direct {
             return Err(UsageError::new(
                 "--verify-state needs writes that become durable at known moments: add --fdatasync-every N (or --fsync-every N), or --sync-writes dsync, or --direct on a block device whose write cache is write through",
             ));
         }
-        if self.verify_state_every == Some(0) {
+        if self.data.verify_state_every == Some(0) {
             return Err(UsageError::new("--verify-state-every 0: give at least 1 write between record updates"));
         }
-        if self.verify_state_every.is_some() && self.flush.is_some() {
+        if self.data.verify_state_every.is_some() && self.durability.flush.is_some() {
             return Err(UsageError::new(
                 "--verify-state-every applies to writes durable at completion; with --fsync-every/--fdatasync-every the record is updated at each flush: drop --verify-state-every",
             ));
         }
-        if !self.reducibility.is_none() {
+        if !self.data.reducibility.is_none() {
             return Err(UsageError::new(
                 "--verify-state with --dedupe-ratio or --compress-ratio: a duplicate block holds no write sequence; drop the ratio",
             ));
@@ -281,7 +281,7 @@ impl Spec {
 
     /// `--bssplit`, `--block-align`: refused where offsets or sizes would be wrong.
     fn validate_block_sizes(&self) -> Result<(), UsageError> {
-        let Some(mix) = &self.block_sizes else { return Ok(()) };
+        let Some(mix) = &self.shape.block_sizes else { return Ok(()) };
         let flag = if mix.sizes().len() > 1 { "--bssplit" } else { "--block-align" };
         if let Some(&size) = mix.sizes().iter().find(|&&s| s > MAX_BLOCK_SIZE_BYTES) {
             return Err(UsageError::new(format!(
@@ -289,12 +289,12 @@ impl Spec {
                 mix.fio_syntax()
             )));
         }
-        if self.run_length == RunLength::UntilCovered {
+        if self.window.run_length == RunLength::UntilCovered {
             return Err(UsageError::new(format!(
                 "{flag} with --duration 0: a run until covered visits each block once, and blocks of mixed sizes do not tile the target; give a --duration or --ops"
             )));
         }
-        if self.verify.is_some() {
+        if self.data.verify.is_some() {
             return Err(UsageError::new(format!(
                 "{flag} with --verify: verification checks blocks of one size at fixed offsets; drop one of them"
             )));
@@ -305,7 +305,7 @@ impl Spec {
     /// `--distribution` and its parameters: each in its range, zones of whole blocks that
     /// fit in the file.
     fn validate_distribution(&self) -> Result<(), UsageError> {
-        match self.distribution {
+        match self.access.distribution {
             Distribution::Uniform => {}
             Distribution::Zipf { theta } => {
                 if !(theta > 0.0 && theta.is_finite()) {
@@ -347,7 +347,7 @@ impl Spec {
                         self.largest_block_bytes()
                     )));
                 }
-                if let (Some(covered), Some(file)) = (zones.covered_bytes(), self.file_size_bytes)
+                if let (Some(covered), Some(file)) = (zones.covered_bytes(), self.shape.file_size_bytes)
                     && covered > file
                 {
                     return Err(UsageError::new(format!(
@@ -363,22 +363,22 @@ impl Spec {
     /// `--cache warm` needs a run whose I/O goes through the page cache; `--verify` needs an
     /// engine that moves bytes.
     fn validate_cache(&self) -> Result<(), UsageError> {
-        let touches_storage = self.engine.caps().touches_storage;
-        if self.verify.is_some() && !touches_storage {
+        let touches_storage = self.io.engine.caps().touches_storage;
+        if self.data.verify.is_some() && !touches_storage {
             return Err(UsageError::new(format!(
                 "--verify cannot be used with --engine {}: it moves no bytes, so there is nothing to check; drop --verify or use an engine that does I/O (sync, libaio, io_uring, mmap)",
-                self.engine.name()
+                self.io.engine.name()
             )));
         }
-        if self.cache == CacheMode::Warm && self.direct {
+        if self.io.cache == CacheMode::Warm && self.io.direct {
             return Err(UsageError::new(
                 "--cache warm cannot be used with --direct: O_DIRECT I/O bypasses the page cache, so warming it changes nothing the run measures; drop --direct to measure a warm cache, or use --cache drop or keep",
             ));
         }
-        if self.cache == CacheMode::Warm && !touches_storage {
+        if self.io.cache == CacheMode::Warm && !touches_storage {
             return Err(UsageError::new(format!(
                 "--cache warm cannot be used with --engine {}: it touches no target, so there is nothing to warm; drop --cache warm",
-                self.engine.name()
+                self.io.engine.name()
             )));
         }
         Ok(())

@@ -144,7 +144,7 @@ fn check_free_space(plans: &[TargetPlan]) -> Result<(), UsageError> {
 
 fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
     let shown = path.display();
-    let bs = spec.block_size_bytes;
+    let bs = spec.shape.block_size_bytes;
     if let Some(fs) = pseudo_filesystem(path) {
         return Err(UsageError::new(format!(
             "TARGET {shown} is on {fs}, a kernel interface, not storage: reading or laying it out would change the kernel's state; give a file on a real filesystem or a block device"
@@ -163,8 +163,11 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
                 (TargetKind::BlockDevice, true, device_size, size)
             } else if ft.is_file() {
                 let existing = meta.len();
-                let size =
-                    spec.file_size_bytes.unwrap_or(if existing > 0 { existing } else { DEFAULT_NEW_FILE_SIZE_BYTES });
+                let size = spec.shape.file_size_bytes.unwrap_or(if existing > 0 {
+                    existing
+                } else {
+                    DEFAULT_NEW_FILE_SIZE_BYTES
+                });
                 // Whether it can be written at all is said first (a read-only mount).
                 check_rights(spec, path, TargetKind::File, existing < size)?;
                 check_file_may_change(spec, path, &meta, existing < size)?;
@@ -178,7 +181,7 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             check_creatable(path)?;
-            (TargetKind::File, false, 0, spec.file_size_bytes.unwrap_or(DEFAULT_NEW_FILE_SIZE_BYTES))
+            (TargetKind::File, false, 0, spec.shape.file_size_bytes.unwrap_or(DEFAULT_NEW_FILE_SIZE_BYTES))
         }
         Err(e) => return Err(UsageError::new(format!("TARGET {shown}: {e}"))),
     };
@@ -186,7 +189,7 @@ fn plan_one(spec: &Spec, path: &Path) -> Result<TargetPlan, UsageError> {
         check_rights(spec, path, kind, existing_size_bytes < size_bytes)?;
     }
     check_sizes_fit(spec, path, size_bytes)?;
-    let dio_align_bytes = if spec.direct { fsinfo::dio_align_for(path, exists, &parent_dir(path)) } else { 1 };
+    let dio_align_bytes = if spec.io.direct { fsinfo::dio_align_for(path, exists, &parent_dir(path)) } else { 1 };
     check_direct_alignment(spec, path, dio_align_bytes)?;
     let blocks = size_bytes / bs;
     let holes = plan_holes(spec, path, kind, exists, existing_size_bytes.min(blocks.saturating_mul(bs)))?;
@@ -220,8 +223,8 @@ fn plan_block_device(spec: &Spec, path: &Path, meta: &fs::Metadata) -> Result<(u
         }
     }
     if spec.writes() && !spec.force {
-        let how = if spec.trim_percent > 0 {
-            format!("--trim-percent {}", spec.trim_percent)
+        let how = if spec.access.trim_percent > 0 {
+            format!("--trim-percent {}", spec.access.trim_percent)
         } else if let Some(r) = spec.replay.as_ref().filter(|r| r.writes == 0 && r.trims > 0) {
             format!("the trace's {} trims", r.trims)
         } else {
@@ -237,7 +240,7 @@ fn plan_block_device(spec: &Spec, path: &Path, meta: &fs::Metadata) -> Result<(u
             let (what, fix) = match &spec.replay {
                 Some(r) => (format!("the trace's {} trims", r.trims), "replay on a device or file that can"),
                 None => (
-                    format!("--trim-percent {}", spec.trim_percent),
+                    format!("--trim-percent {}", spec.access.trim_percent),
                     "drop --trim-percent, or give a device or file that can",
                 ),
             };
@@ -246,7 +249,7 @@ fn plan_block_device(spec: &Spec, path: &Path, meta: &fs::Metadata) -> Result<(u
             )));
         }
     }
-    let size = match spec.file_size_bytes {
+    let size = match spec.shape.file_size_bytes {
         Some(s) if s > device_size => {
             return Err(UsageError::new(format!(
                 "--file-size {s} is larger than block device {shown} ({device_size} bytes): give at most the device's size or drop --file-size"
@@ -289,8 +292,8 @@ fn check_creatable(path: &Path) -> Result<(), UsageError> {
 /// Every I/O of the run fits in the target: the block size, or a mix's largest size and
 /// its alignment.
 fn check_sizes_fit(spec: &Spec, path: &Path, size_bytes: u64) -> Result<(), UsageError> {
-    let (shown, bs) = (path.display(), spec.block_size_bytes);
-    if let Some(mix) = &spec.block_sizes {
+    let (shown, bs) = (path.display(), spec.shape.block_size_bytes);
+    if let Some(mix) = &spec.shape.block_sizes {
         let largest = mix.largest_bytes().max(mix.align_bytes);
         if size_bytes < largest {
             let flags = mix.flags_at_fault();
@@ -316,9 +319,9 @@ fn check_sizes_fit(spec: &Spec, path: &Path, size_bytes: u64) -> Result<(), Usag
 /// With --direct, every size and alignment of the run is a multiple of the target's
 /// O_DIRECT alignment.
 fn check_direct_alignment(spec: &Spec, path: &Path, dio_align_bytes: u64) -> Result<(), UsageError> {
-    let (shown, bs) = (path.display(), spec.block_size_bytes);
-    if spec.direct
-        && let Some(mix) = &spec.block_sizes
+    let (shown, bs) = (path.display(), spec.shape.block_size_bytes);
+    if spec.io.direct
+        && let Some(mix) = &spec.shape.block_sizes
     {
         let suggest = |b: u64| b.next_multiple_of(dio_align_bytes).max(4096);
         if let Some(size) = mix.sizes().into_iter().find(|s| !s.is_multiple_of(dio_align_bytes)) {
@@ -336,7 +339,7 @@ fn check_direct_alignment(spec: &Spec, path: &Path, dio_align_bytes: u64) -> Res
             )));
         }
     }
-    if spec.direct && !bs.is_multiple_of(dio_align_bytes) {
+    if spec.io.direct && !bs.is_multiple_of(dio_align_bytes) {
         return Err(UsageError::new(format!(
             "--block-size {bs} is not a multiple of the O_DIRECT alignment of {shown} ({dio_align_bytes} bytes): use a multiple such as {}, or drop --direct",
             bs.next_multiple_of(dio_align_bytes).max(4096)
@@ -367,7 +370,7 @@ fn plan_holes(
         return Ok(Holes::NotRead);
     }
     let shown = path.display();
-    if spec.verify.is_some() {
+    if spec.data.verify.is_some() {
         return Ok(Holes::Leave {
             why: "--verify reads the file as it is: its holes and unwritten extents are reported as never-written blocks, not laid out".into(),
         });
@@ -376,7 +379,7 @@ fn plan_holes(
         // Created or laid out whole by this run: written data throughout.
         return Ok(Holes::LayOut { estimate_bytes: 0 });
     }
-    if spec.keep_holes {
+    if spec.io.keep_holes {
         return Ok(Holes::Leave {
             why: "--keep-holes: the file is read as it is, and every figure is marked so (drop --keep-holes to lay those parts out first)".into(),
         });
@@ -452,7 +455,7 @@ fn check_file_may_change(spec: &Spec, path: &Path, meta: &fs::Metadata, extends:
         return Err(UsageError::new(format!(
             "TARGET {shown} exists ({} bytes) and was not laid out by iopulse: this read-only run would extend it to --file-size {} with benchmark data; drop --file-size to read it at its size, or add --force to extend it",
             meta.len(),
-            spec.file_size_bytes.unwrap_or(0)
+            spec.shape.file_size_bytes.unwrap_or(0)
         )));
     }
     Ok(())

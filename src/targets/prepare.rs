@@ -106,7 +106,7 @@ pub fn prepare_targets(
 ) -> Result<(Vec<PreparedTarget>, CreatedFiles), Error> {
     let mut created = CreatedFiles::default();
     let mut prepared = Vec::with_capacity(plans.len());
-    if !spec.engine.caps().touches_storage {
+    if !spec.io.engine.caps().touches_storage {
         for plan in plans {
             prepared.push(untouched(spec, plan)?);
         }
@@ -124,7 +124,11 @@ pub fn prepare_targets(
 /// several targets) do not hold the same bytes, which a deduplicating array would store
 /// once. Verified data keeps the run's seed: its headers name it and its checks need it.
 fn layout_seed(spec: &Spec, target: u32) -> u64 {
-    if spec.verify.is_some() { spec.data_seed } else { crate::data::unique::target_seed(spec.data_seed, target) }
+    if spec.data.verify.is_some() {
+        spec.data.data_seed
+    } else {
+        crate::data::unique::target_seed(spec.data.data_seed, target)
+    }
 }
 
 /// A target of an engine that moves no bytes (`EngineCaps::touches_storage` false: null):
@@ -136,16 +140,17 @@ fn untouched(spec: &Spec, plan: TargetPlan) -> Result<PreparedTarget, Error> {
     let file = OpenOptions::new().read(true).write(spec.writes()).open(STAND_IN).map_err(|e| {
         RunError::Other(format!(
             "open {STAND_IN} (the descriptor engine {}'s workers are given in place of TARGET {}): {e}",
-            spec.engine.name(),
+            spec.io.engine.name(),
             plan.path.display()
         ))
     })?;
     let direct = DirectOutcome {
-        requested: spec.direct,
+        requested: spec.io.direct,
         effective: false,
         reason: spec
+            .io
             .direct
-            .then(|| format!("engine {} moves no bytes: no target was opened with O_DIRECT", spec.engine.name())),
+            .then(|| format!("engine {} moves no bytes: no target was opened with O_DIRECT", spec.io.engine.name())),
         memory_backed: false,
         ..DirectOutcome::default()
     };
@@ -191,13 +196,13 @@ fn prepare_one(
             plan.existing_size_bytes,
             plan.size_bytes,
             layout::LayoutContent {
-                block_size_bytes: spec.block_size_bytes,
+                block_size_bytes: spec.shape.block_size_bytes,
                 seed,
-                pattern: spec.verify.map_or(spec.write_pattern, |v| v.pattern),
-                verify: spec.verify.is_some(),
-                reduction: crate::data::Reduction::new(spec.reducibility),
+                pattern: spec.data.verify.map_or(spec.data.write_pattern, |v| v.pattern),
+                verify: spec.data.verify.is_some(),
+                reduction: crate::data::Reduction::new(spec.data.reducibility),
                 period_bytes: crate::data::unique::period_bytes(spec.largest_block_bytes()),
-                keep_cached: spec.cache == crate::spec::CacheMode::Keep && !spec.direct,
+                keep_cached: spec.io.cache == crate::spec::CacheMode::Keep && !spec.io.direct,
             },
             diag.show_progress(),
             stop,
@@ -259,9 +264,9 @@ fn prepare_one(
     let memory_backed = mount.as_ref().is_some_and(MountFacts::is_memory_backed);
     let page_cache = settle_page_cache(spec, &plan, &file, &direct, memory_backed, diag, stop)?;
     // `--fadvise-hint` (fio's fadvise_hint): after the cache was settled, as the run opens.
-    if spec.fadvise_hint == FadviseHint::On
+    if spec.io.fadvise_hint == FadviseHint::On
         && !direct.effective
-        && let Err(why) = page_cache::advise_order(&file, spec.order == AccessOrder::Random)
+        && let Err(why) = page_cache::advise_order(&file, spec.access.order == AccessOrder::Random)
     {
         diag.note(format!("{}: {why}; the kernel reads ahead as it sees fit", path.display()));
     }
@@ -282,12 +287,12 @@ fn settle_page_cache(
     diag: &Diagnostics,
     stop: &AtomicUsize,
 ) -> Result<PageCacheProbe, Error> {
-    let region_bytes = plan.blocks.saturating_mul(spec.block_size_bytes);
+    let region_bytes = plan.blocks.saturating_mul(spec.shape.block_size_bytes);
     let mut facts =
-        PageCache { mode: Some(spec.cache), region_bytes, direct: direct.effective, ..PageCache::default() };
-    let situation = page_cache::Situation { mode: spec.cache, memory_backed };
+        PageCache { mode: Some(spec.io.cache), region_bytes, direct: direct.effective, ..PageCache::default() };
+    let situation = page_cache::Situation { mode: spec.io.cache, memory_backed };
     let path = plan.path.display();
-    if spec.cache == CacheMode::Warm {
+    if spec.io.cache == CacheMode::Warm {
         facts.not_invalidated = Some("--cache warm".to_string());
         warm_region(file, plan, region_bytes, &mut facts, diag, stop)?;
         return Ok(PageCacheProbe::new(facts));
@@ -318,7 +323,7 @@ fn settle_page_cache(
         Err(why) => {
             facts.not_invalidated = Some(why.to_string());
             if !direct.effective
-                && spec.read_percent > 0
+                && spec.access.read_percent > 0
                 && !memory_backed
                 && let Ok(r) = page_cache::measure(file, region_bytes)
                 && r.fraction >= page_cache::WARM_FRACTION
@@ -427,7 +432,7 @@ fn settle_holes(
     stop: &AtomicUsize,
 ) -> Result<(Allocation, u64), Error> {
     let path = &plan.path;
-    let region_bytes = plan.blocks.saturating_mul(spec.block_size_bytes);
+    let region_bytes = plan.blocks.saturating_mul(spec.shape.block_size_bytes);
     let reader = File::open(path).map_err(|source| RunError::Target { op: "open", path: path.clone(), source })?;
     let mut measured = allocation::measure(&reader, region_bytes, true);
     let mut filled_bytes = 0;
@@ -438,13 +443,13 @@ fn settle_holes(
             source,
         })?;
         let content = layout::LayoutContent {
-            block_size_bytes: spec.block_size_bytes,
+            block_size_bytes: spec.shape.block_size_bytes,
             seed,
-            pattern: spec.write_pattern,
+            pattern: spec.data.write_pattern,
             verify: false,
             reduction: crate::data::Reduction::NONE,
             period_bytes: crate::data::unique::period_bytes(spec.largest_block_bytes()),
-            keep_cached: spec.cache == crate::spec::CacheMode::Keep && !spec.direct,
+            keep_cached: spec.io.cache == crate::spec::CacheMode::Keep && !spec.io.direct,
         };
         filled_bytes = match layout::fill_ranges(
             &writer,
@@ -473,12 +478,12 @@ fn settle_holes(
     }
     let mut a = measured.allocation;
     a.filled_bytes = filled_bytes;
-    if spec.read_percent > 0 && a.unallocated_bytes() > 0 {
+    if spec.access.read_percent > 0 && a.unallocated_bytes() > 0 {
         let why = match &plan.holes {
             Holes::Leave { why } => why.clone(),
             _ => format!(
                 "laying them out left them unallocated (the filesystem or the device drops the data written there, e.g. --write-pattern {}): give a target that keeps written data",
-                spec.write_pattern.name()
+                spec.data.write_pattern.name()
             ),
         };
         let at_least = if a.allocated_bytes.is_none() { "at least " } else { "" };
@@ -509,7 +514,7 @@ fn open_for_run(spec: &Spec, plan: &TargetPlan) -> Result<(File, DirectOutcome),
             flags |= libc::O_EXCL;
         }
         // `--sync-writes`: every write returns once durable (O_DSYNC / O_SYNC).
-        if let Some(sync) = spec.sync_writes {
+        if let Some(sync) = spec.durability.sync_writes {
             flags |= sync.open_flag();
         }
         options.custom_flags(flags);
@@ -524,7 +529,7 @@ fn open_for_run(spec: &Spec, plan: &TargetPlan) -> Result<(File, DirectOutcome),
             }
         })
     };
-    if !spec.direct {
+    if !spec.io.direct {
         let file = open(false)?;
         return Ok((file, DirectOutcome::default()));
     }
@@ -542,7 +547,7 @@ fn open_for_run(spec: &Spec, plan: &TargetPlan) -> Result<(File, DirectOutcome),
         }
         Err(e) => return Err(e),
     };
-    if spec.strict_direct {
+    if spec.io.strict_direct {
         return Err(RunError::StrictDirect { path: path.clone(), reason: refusal }.into());
     }
     let file = open(false)?;

@@ -21,7 +21,6 @@ const STILL_OVER: &[(&str, usize)] = &[
     ("struct result/pacing.rs ReplayInfo", 19),
     ("struct result/mod.rs RunResult", 52),
     ("struct result/target.rs TargetInfo", 16),
-    ("struct spec/mod.rs Spec", 50),
     ("struct targets/device_witness/mod.rs DeviceWitness", 18),
     ("struct worker/mod.rs Worker", 55),
     ("struct worker/plan.rs WorkerPlan", 29),

@@ -120,7 +120,7 @@ pub fn plan(file: &JobFile, overrides: &Overrides, inputs: Vec<PathBuf>) -> Resu
                 log.asked_by, job.name
             )));
         }
-        spec.record_iolog = iolog.is_some();
+        spec.output.record_iolog = iolog.is_some();
         if new_phase {
             phase_targets.clear();
         }
@@ -343,9 +343,9 @@ mod tests {
         .unwrap();
         let jobs: Vec<&Job> = p.jobs().collect();
         assert_eq!(jobs.len(), 2);
-        assert_eq!((jobs[0].spec.block_size_bytes, jobs[1].spec.block_size_bytes), (8192, 4096));
-        assert_eq!(jobs[1].spec.queue_depth, 4);
-        assert_eq!(jobs[0].spec.run_length, crate::spec::RunLength::Duration { ns: 3_000_000_000 });
+        assert_eq!((jobs[0].spec.shape.block_size_bytes, jobs[1].spec.shape.block_size_bytes), (8192, 4096));
+        assert_eq!(jobs[1].spec.shape.queue_depth, 4);
+        assert_eq!(jobs[0].spec.window.run_length, crate::spec::RunLength::Duration { ns: 3_000_000_000 });
         assert_eq!(p.phases.len(), 1);
     }
 
@@ -357,7 +357,7 @@ mod tests {
         )
         .unwrap();
         for j in p.jobs() {
-            assert_eq!(j.spec.run_length, crate::spec::RunLength::Duration { ns: 2_000_000_000 });
+            assert_eq!(j.spec.window.run_length, crate::spec::RunLength::Duration { ns: 2_000_000_000 });
         }
         assert_eq!(p.phases.iter().map(|ph| ph.jobs.len()).collect::<Vec<_>>(), [1, 1]);
     }
@@ -365,7 +365,7 @@ mod tests {
     #[test]
     fn write_iolog_is_a_jobs_own_file_or_one_per_job_from_global_or_the_flags() {
         let logs = |p: &Plan| -> Vec<(Option<PathBuf>, bool)> {
-            p.jobs().map(|j| (j.iolog.as_ref().map(|l| l.path.clone()), j.spec.record_iolog)).collect()
+            p.jobs().map(|j| (j.iolog.as_ref().map(|l| l.path.clone()), j.spec.output.record_iolog)).collect()
         };
         let file = "[global]\nwrite-iolog = \"/l/run.iolog\"\n[a]\n[\"b/c\"]\nwrite-iolog = \"/l/own.iolog\"\n[d]\n";
         let p = plan_of(file, &[]).unwrap();
@@ -400,7 +400,7 @@ mod tests {
         let p = plan_of("[a]\ntargets = [\"--force\", \"--write-percent=100\"]\n", &[]).unwrap();
         let spec = &p.phases[0].jobs[0].spec;
         assert_eq!(spec.targets, [PathBuf::from("--force"), PathBuf::from("--write-percent=100")]);
-        assert!(!spec.force && spec.read_percent == 100, "{spec:?}");
+        assert!(!spec.force && spec.access.read_percent == 100, "{spec:?}");
     }
 
     #[test]

@@ -202,14 +202,14 @@ pub fn result_svgs(r: &RunResult, time_series: &[TimeSeriesRow]) -> Result<Vec<S
 /// "4 KiB random reads · sync · QD 1 · 1 thread" for chart titles.
 fn workload(r: &RunResult) -> String {
     let s = &r.spec;
-    let order = match s.order {
+    let order = match s.access.order {
         crate::spec::AccessOrder::Sequential => "sequential",
-        crate::spec::AccessOrder::Random => match s.distribution {
+        crate::spec::AccessOrder::Random => match s.access.distribution {
             crate::spec::Distribution::Uniform => "random",
             d => d.name(),
         },
     };
-    let mix = match s.read_percent {
+    let mix = match s.access.read_percent {
         100 => "reads".to_string(),
         0 => "writes".to_string(),
         p => format!("{p}/{} read/write", 100 - p),
@@ -234,9 +234,9 @@ fn workload(r: &RunResult) -> String {
         "{} {order} {mix} · {} · QD {} · {} thread{}{sources}",
         super::block_size_text(s),
         r.engine.name,
-        s.queue_depth,
-        s.threads,
-        if s.threads == 1 { "" } else { "s" }
+        s.shape.queue_depth,
+        s.shape.threads,
+        if s.shape.threads == 1 { "" } else { "s" }
     )
 }
 

@@ -43,18 +43,18 @@ pub fn render(r: &RunResult) -> String {
 /// engine really had.
 fn headline(out: &mut String, r: &RunResult) {
     let s = &r.spec;
-    let mix = match s.read_percent {
+    let mix = match s.access.read_percent {
         100 => "reads".to_string(),
         0 => "writes".to_string(),
         p => format!("{p}% read / {}% write", 100 - p),
     };
     // Trims take their share first; reads and writes split the rest.
-    let mix = match s.trim_percent {
+    let mix = match s.access.trim_percent {
         0 => mix,
         100 => "trims".to_string(),
         t => format!("{t}% trim, the rest {mix}"),
     };
-    let order = match (s.order, s.distribution) {
+    let order = match (s.access.order, s.access.distribution) {
         (AccessOrder::Sequential, _) => "sequential".to_string(),
         (AccessOrder::Random, Distribution::Uniform) => "random".to_string(),
         (AccessOrder::Random, Distribution::Zipf { theta }) => format!("zipf(θ={theta})"),
@@ -63,28 +63,28 @@ fn headline(out: &mut String, r: &RunResult) {
             format!("gaussian(center={center}, stddev={stddev})")
         }
         (AccessOrder::Random, Distribution::Zoned { zones }) => {
-            format!("{}({})", s.distribution.name(), zones.to_text())
+            format!("{}({})", s.access.distribution.name(), zones.to_text())
         }
     };
-    let order = match s.random_percent {
+    let order = match s.access.random_percent {
         Some(p) if p < 100 => format!("{order} ({p}% jumps, the rest sequential)"),
         _ => order,
     };
-    let mut length = match s.run_length {
+    let mut length = match s.window.run_length {
         RunLength::Duration { ns } => units::seconds_ns(ns),
         RunLength::UntilCovered => "until every block is done".to_string(),
         RunLength::UntilLimit => String::new(),
     };
-    if let Some(limit) = s.ops_limit {
+    if let Some(limit) = s.window.ops_limit {
         let ops = format!("{} I/Os", units::count(limit));
         length = if length.is_empty() { ops } else { format!("{length} or {ops}") };
     }
-    let layout = match s.file_distribution {
+    let layout = match s.access.file_distribution {
         FileDistribution::Shared => "",
         FileDistribution::PerWorker => " · a file per worker",
         FileDistribution::Partitioned => " · partitioned",
     };
-    let threads = if s.threads == 1 { "1 thread".to_string() } else { format!("{} threads", s.threads) };
+    let threads = if s.shape.threads == 1 { "1 thread".to_string() } else { format!("{} threads", s.shape.threads) };
     if let Some(replay) = &r.replay {
         // A replay's sizes, order and mix are the trace's.
         let timing = replay.speed.map_or("as fast as possible".to_string(), |x| format!("at {x}× the trace's times"));
@@ -229,14 +229,14 @@ fn figure_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
     let both = r.read.ops > 0 && r.write.ops > 0;
     // With every I/O a trim (`--trim-percent 100`) there are no reads or writes to show,
     // nor in a replay of a trace without any.
-    let transfers = s.trim_percent < 100 && s.replay.as_ref().is_none_or(|t| t.reads + t.writes > 0);
-    if r.read.ops > 0 || (transfers && s.read_percent > 0) {
+    let transfers = s.access.trim_percent < 100 && s.replay.as_ref().is_none_or(|t| t.reads + t.writes > 0);
+    if r.read.ops > 0 || (transfers && s.access.read_percent > 0) {
         op_block(out, "read", &r.read, &mark);
     }
-    if r.write.ops > 0 || (transfers && s.read_percent < 100) {
+    if r.write.ops > 0 || (transfers && s.access.read_percent < 100) {
         op_block(out, "write", &r.write, &mark);
     }
-    if let (Some(f), Some(spec)) = (&r.flush, &s.flush) {
+    if let (Some(f), Some(spec)) = (&r.flush, &s.durability.flush) {
         // The call a flush is: fsync/fdatasync, or msync where writes are stores into a mapping.
         let call = r.engine.setup.get("flush_call").map_or(spec.kind.name(), String::as_str);
         flush_block(out, f, spec, call);
@@ -252,7 +252,7 @@ fn figure_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
             units::latency_ns(f.latency_ns.p99)
         );
         latency_lines(out, f);
-    } else if let (Some(f), true) = (&r.flush, s.end_fsync) {
+    } else if let (Some(f), true) = (&r.flush, s.durability.end_fsync) {
         // `--end-fsync` alone: the flushes at the end, inside the window.
         let _ = writeln!(
             out,

@@ -7,7 +7,7 @@ use crate::result::RunResult;
 /// One loud line per target whose read region holds holes or unwritten extents (reads
 /// of them never reach the device), naming the file, the share and the fix.
 pub(super) fn hole_lines(r: &RunResult, shown_targets: usize) -> Vec<String> {
-    if r.spec.read_percent == 0 {
+    if r.spec.access.read_percent == 0 {
         return Vec::new();
     }
     r.targets
@@ -115,7 +115,7 @@ pub(super) fn cache_line(r: &RunResult) -> Option<String> {
     } else {
         let why = caches.iter().find_map(|c| c.not_invalidated.as_deref()).unwrap_or("--cache keep");
         match start {
-            Some(s) if r.spec.read_percent > 0 && s >= WARM_FRACTION => format!(
+            Some(s) if r.spec.access.read_percent > 0 && s >= WARM_FRACTION => format!(
                 "⚠ buffered reads: {} of the region in the page cache at start (not invalidated: {why}) — figures are memory speed, not the device",
                 percent(s)
             ),

@@ -90,8 +90,9 @@ pub(super) fn count_idle_states(
         idle.sleeps_per_io = (counted > 0).then(|| idle.sleeps as f64 / counted as f64);
     }
     let p50_ns = if read.ops >= write.ops { headline_p50_ns(read) } else { headline_p50_ns(write) };
-    if spec.engine.caps().touches_storage
-        && let Some(note) = crate::cpu_state::idle_note(cpu_state, spec.threads.saturating_mul(effective_depth), p50_ns)
+    if spec.io.engine.caps().touches_storage
+        && let Some(note) =
+            crate::cpu_state::idle_note(cpu_state, spec.shape.threads.saturating_mul(effective_depth), p50_ns)
     {
         diag.note(note);
     }

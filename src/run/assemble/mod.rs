@@ -130,7 +130,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             .map(|((t, rw), witness)| target_info(t, removed_after_run, rw, witness, window_ns))
             .collect(),
         direct,
-        storage_touched: spec.engine.caps().touches_storage,
+        storage_touched: spec.io.engine.caps().touches_storage,
         window_ns: shown_window_ns,
         ramp_ns,
         ramp_ops,
@@ -156,7 +156,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
         tool_time: tool_time(spec, &workers, window_ns, total.ops),
         io_depths: io_depths(&workers),
         histograms,
-        verification: spec.verify.map(|v| verification_info(spec, v, &workers, targets, layout, worker_cpu)),
+        verification: spec.data.verify.map(|v| verification_info(spec, v, &workers, targets, layout, worker_cpu)),
         data_reduction: data_reduction_info(spec, &workers),
         write_data: write_data_info(spec, targets),
         holes_read: holes_read(spec, targets),
@@ -211,7 +211,7 @@ fn io_depths(workers: &[WorkerResult]) -> Option<IoDepths> {
 /// waits are the schedule's) or a run that completed nothing.
 fn tool_time(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) -> Option<ToolTime> {
     let timed_replay = spec.replay.as_ref().is_some_and(|r| r.speed.is_some());
-    if spec.rate.is_some() || spec.think.is_some() || timed_replay || ops == 0 || window_ns == 0 {
+    if spec.pacing.rate.is_some() || spec.pacing.think.is_some() || timed_replay || ops == 0 || window_ns == 0 {
         return None;
     }
     let total_ns: u64 = workers.iter().map(|w| w.own_ns).sum();
@@ -249,8 +249,8 @@ fn merge_sizes(workers: &[WorkerResult]) -> Vec<SizeStats> {
 
 /// Each size's figures and its share of each op type's I/Os, achieved and asked.
 fn size_figures(spec: &Spec, per_size: &[SizeStats], window_ns: u64) -> Vec<BlockSizeFigures> {
-    let Some(mix) = &spec.block_sizes else { return Vec::new() };
-    let trimming = spec.trim_percent > 0;
+    let Some(mix) = &spec.shape.block_sizes else { return Vec::new() };
+    let trimming = spec.access.trim_percent > 0;
     let total = |f: fn(&SizeStats) -> u64| per_size.iter().map(f).sum::<u64>();
     let (reads, writes, trims) = (total(|s| s.read.ops), total(|s| s.write.ops), total(|s| s.trim.ops));
     let share = |ops: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * ops as f64 / of as f64 };
@@ -311,7 +311,7 @@ impl Merged {
 
 /// `--distribution zoned`: the I/Os each zone took, against its share asked for.
 fn zone_shares(spec: &Spec, workers: &[WorkerResult]) -> Vec<crate::result::ZoneShare> {
-    match spec.distribution {
+    match spec.access.distribution {
         crate::spec::Distribution::Zoned { zones } => {
             // The workers' counts are set after set (the reads' zones first).
             let mut ios = vec![0u64; zones.given().iter().map(|z| z.len()).sum()];
@@ -365,14 +365,14 @@ fn histograms(
 /// The engine as the run had it: its name, the depth asked for and had, its set-up.
 fn engine_info(spec: &Spec, effective_depth: u32, workers: &[WorkerResult]) -> EngineInfo {
     EngineInfo {
-        name: spec.engine.name().into(),
-        requested_queue_depth: spec.queue_depth,
+        name: spec.io.engine.name().into(),
+        requested_queue_depth: spec.shape.queue_depth,
         effective_queue_depth: effective_depth,
         setup: {
             let mut setup: std::collections::BTreeMap<String, String> =
                 workers.first().map(|w| w.engine_setup.iter().cloned().collect()).unwrap_or_default();
             // Flushes of an engine whose writes are stores into a mapping are msync.
-            if spec.flush.is_some() && !spec.engine.caps().writes_through_descriptor {
+            if spec.durability.flush.is_some() && !spec.io.engine.caps().writes_through_descriptor {
                 setup.insert("flush_call".into(), "msync".into());
             }
             setup

@@ -25,7 +25,7 @@ pub(super) fn steady_info(
     diag: &Diagnostics,
 ) -> SteadyStateInfo {
     let criterion = watch.criterion();
-    let interval_ns = spec.interval_ns;
+    let interval_ns = spec.output.interval_ns;
     let window_ns = watch.window_len() * interval_ns;
     let reached = watch.reached_at_ns().is_some();
     let summary = |h: &Histogram<u64>, bytes: u64| -> OpStats {
@@ -41,8 +41,8 @@ pub(super) fn steady_info(
         s
     };
     let window_info = watch.window_epochs().zip(watch.figures()).zip(window).map(|(((first, last), test), win)| {
-        let rows = interval::ramp_rows(spec.ramp_ns, interval_ns);
-        let end_of = |e: u64| spec.ramp_ns + (e + 1 - rows) * interval_ns;
+        let rows = interval::ramp_rows(spec.window.ramp_ns, interval_ns);
+        let end_of = |e: u64| spec.window.ramp_ns + (e + 1 - rows) * interval_ns;
         let (read, write) = (summary(&win.read, win.read_bytes), summary(&win.write, win.write_bytes));
         let mut total = read.clone();
         total.merge(&write);
@@ -154,12 +154,12 @@ impl Outcome {
                         "I/O timeout: worker {}: {} (--io-timeout {})",
                         a.index,
                         describe_stuck(s),
-                        crate::units::display::seconds_ns(spec.io_timeout_ns)
+                        crate::units::display::seconds_ns(spec.errors.io_timeout_ns)
                     ),
                     _ => format!(
                         "worker {} had not stopped {} after the run was stopped ({})",
                         a.index,
-                        crate::units::display::seconds_ns(spec.io_timeout_ns),
+                        crate::units::display::seconds_ns(spec.errors.io_timeout_ns),
                         describe_stuck(s)
                     ),
                 };

@@ -26,7 +26,7 @@ pub(super) fn io_log(
 ) -> Option<std::sync::Arc<crate::result::io_log::IoLog>> {
     use crate::engine::Op;
     use crate::result::io_log::{IoAction, IoLog, LoggedIo};
-    if !spec.record_iolog {
+    if !spec.output.record_iolog {
         return None;
     }
     let mut records: Vec<&crate::worker::iolog::IoRecord> =
@@ -78,7 +78,8 @@ pub(super) fn replay_info(
         Some(acc)
     });
     let scheduled_span_ns = r.speed.map(|speed| (r.span_ns as f64 / speed) as u64);
-    let target_bytes = (0..layout.threads).map(|w| layout.worker(w).blocks).max().unwrap_or(0) * spec.block_size_bytes;
+    let target_bytes =
+        (0..layout.threads).map(|w| layout.worker(w).blocks).max().unwrap_or(0) * spec.shape.block_size_bytes;
     let issued = lag.as_ref().map_or_else(
         || workers.iter().map(|w| w.read.ops + w.write.ops + w.trim.ops + w.flush.ops + w.ramp_ops).sum(),
         |l| l.ops,
@@ -109,7 +110,7 @@ pub(super) fn replay_info(
 }
 
 pub(super) fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) -> Option<PacingInfo> {
-    if spec.think.is_none() && spec.rate.is_none() {
+    if spec.pacing.think.is_none() && spec.pacing.rate.is_none() {
         return None;
     }
     let sum = |f: fn(&WorkerResult) -> u64| workers.iter().map(f).sum::<u64>();
@@ -122,7 +123,7 @@ pub(super) fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64,
         Some(acc)
     });
     Some(PacingInfo {
-        think: spec.think.map(|t| ThinkInfo {
+        think: spec.pacing.think.map(|t| ThinkInfo {
             mode: t.mode,
             every: t.every,
             fixed_ns: (t.adaptive_percent.is_none()).then_some(t.time_ns),
@@ -132,7 +133,7 @@ pub(super) fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64,
             spent_ns: sum(|w| w.pacing.think_spent_ns),
             share_of_run: sum(|w| w.pacing.think_spent_ns) as f64 / worker_time_ns,
         }),
-        rate: spec.rate.map(|r| {
+        rate: spec.pacing.rate.map(|r| {
             let target_iops = r.iops_per_worker * workers.len() as f64;
             let achieved_iops = ops as f64 / window_s;
             let backlog = sum(|w| w.pacing.backlog_ios);
@@ -156,13 +157,13 @@ pub(super) fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64,
 
 /// What `--dedupe-ratio` and `--compress-ratio` produced in the counted writes.
 pub(super) fn data_reduction_info(spec: &Spec, workers: &[WorkerResult]) -> Option<crate::result::DataReductionInfo> {
-    let asked = spec.reducibility;
+    let asked = spec.data.reducibility;
     if asked.is_none() {
         return None;
     }
-    let chunks_per_write = spec.block_size_bytes.div_ceil(crate::data::CHUNK_BYTES as u64);
+    let chunks_per_write = spec.shape.block_size_bytes.div_ceil(crate::data::CHUNK_BYTES as u64);
     let chunks_of = |ops: u64, bytes: u64| ops * bytes.div_ceil(crate::data::CHUNK_BYTES as u64);
-    let chunks_written = if spec.block_sizes.is_some() {
+    let chunks_written = if spec.shape.block_sizes.is_some() {
         // Each size's writes: a mix's sizes differ in chunks.
         workers.iter().flat_map(|w| &w.per_size).map(|s| chunks_of(s.write.ops, s.size_bytes)).sum::<u64>()
     } else {
@@ -170,7 +171,7 @@ pub(super) fn data_reduction_info(spec: &Spec, workers: &[WorkerResult]) -> Opti
     };
     let duplicate_chunks_written = workers.iter().map(|w| w.duplicate_chunks_written).sum();
     // Verified writes are duplicates by whole blocks; unverified ones by 4 KiB chunk.
-    let unit_chunks = if spec.verify.is_some() { chunks_per_write } else { 1 };
+    let unit_chunks = if spec.data.verify.is_some() { chunks_per_write } else { 1 };
     Some(crate::result::DataReductionInfo {
         dedupe_ratio_asked: asked.dedupe_ratio,
         compress_ratio_asked: asked.compress_ratio,
@@ -207,7 +208,7 @@ pub(super) fn verification_info(
     let verify_ns = stamp_ns as f64 * writes as f64 + check_ns as f64 * counts.checked as f64;
     VerificationInfo {
         pattern: v.pattern,
-        seed: spec.data_seed,
+        seed: spec.data.data_seed,
         operations: counts.checked,
         failures,
         success_percent: if counts.checked > 0 {

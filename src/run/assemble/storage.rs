@@ -12,7 +12,7 @@ use crate::targets::{DeviceWitness, DirectOutcome, PreparedTarget};
 /// may be answered without reaching the media (zram's empty slots, a thin pool's
 /// unallocated blocks, an SSD's trimmed blocks), so the run warns and names the fix.
 pub(super) fn warn_unwritten_device_ranges(spec: &Spec, targets: &[PreparedTarget], diag: &Diagnostics) {
-    if !spec.reads() || spec.writes() || !spec.engine.caps().touches_storage {
+    if !spec.reads() || spec.writes() || !spec.io.engine.caps().touches_storage {
         return;
     }
     for t in targets.iter().filter(|t| t.plan.kind == crate::targets::TargetKind::BlockDevice) {
@@ -97,7 +97,7 @@ pub(super) fn device_witnesses(
             },
             direct: t.direct.effective,
             cache_dropped: t.page_cache.facts().is_some_and(|c| c.invalidated),
-            direct_possible: spec.engine.caps().supports_direct,
+            direct_possible: spec.io.engine.caps().supports_direct,
         })
         .collect();
     let witnesses = devices.witnesses(start, end, &io);
@@ -125,7 +125,7 @@ pub(super) fn holes_read(spec: &Spec, targets: &[PreparedTarget]) -> Option<Stri
     let hole_bytes: u64 = kept.iter().map(|a| a.unallocated_bytes()).sum();
     let region_bytes: u64 = kept.iter().map(|a| a.region_bytes).sum();
     let at_least = if kept.iter().any(|a| a.allocated_bytes.is_none()) { "at least " } else { "" };
-    let how = if spec.keep_holes { "--keep-holes" } else { "not laid out" };
+    let how = if spec.io.keep_holes { "--keep-holes" } else { "not laid out" };
     Some(format!(
         "{how}: the figures include reads of {at_least}{} of holes and unwritten extents (of a {} read region), which never reach the device; {}",
         crate::units::display::bytes(hole_bytes),
@@ -139,11 +139,11 @@ pub(super) fn write_data_info(spec: &Spec, targets: &[PreparedTarget]) -> Option
     if !spec.writes() && targets.iter().all(|t| t.laid_out_bytes == 0) {
         return None;
     }
-    let pattern = spec.verify.map_or(spec.write_pattern, |v| v.pattern);
+    let pattern = spec.data.verify.map_or(spec.data.write_pattern, |v| v.pattern);
     Some(crate::result::WriteDataInfo {
         pattern,
-        verified: spec.verify.is_some(),
-        reducibility: pattern.reducibility(!spec.reducibility.is_none()),
+        verified: spec.data.verify.is_some(),
+        reducibility: pattern.reducibility(!spec.data.reducibility.is_none()),
         period_bytes: (pattern == crate::data::Pattern::Unique)
             .then(|| crate::data::unique::period_bytes(spec.largest_block_bytes())),
     })
@@ -186,8 +186,8 @@ pub(super) fn direct_outcome(
     diag: &Diagnostics,
 ) -> DirectOutcome {
     let direct = DirectOutcome {
-        requested: spec.direct,
-        effective: spec.direct && targets.iter().all(|t| t.direct.effective),
+        requested: spec.io.direct,
+        effective: spec.io.direct && targets.iter().all(|t| t.direct.effective),
         reason: targets.iter().find_map(|t| t.direct.reason.clone()),
         memory_backed: targets.iter().any(|t| t.direct.memory_backed),
         ..DirectOutcome::default()
