@@ -58,7 +58,7 @@ fn allocations_of(args: &[&str]) -> (u64, u64) {
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     let outcome = run::run(&spec, &diag, stop, &start_line).unwrap();
     let after = ALLOCATIONS.load(Ordering::Relaxed);
-    let ops = outcome.result.read.ops + outcome.result.write.ops;
+    let ops = outcome.result.figures.read.ops + outcome.result.figures.write.ops;
     (after - before, ops)
 }
 

@@ -91,7 +91,7 @@ pub fn build(outcomes: Vec<RankOutcome>, hosts: &[String], launcher: &str) -> Cl
             distinct_hosts.push(h.clone());
         }
     }
-    if let Some(first) = merged.notes.first_mut()
+    if let Some(first) = merged.outcome.notes.first_mut()
         && first.starts_with("merged from")
     {
         *first = format!(
@@ -101,26 +101,26 @@ pub fn build(outcomes: Vec<RankOutcome>, hosts: &[String], launcher: &str) -> Cl
             if distinct_hosts.len() == 1 { "host" } else { "hosts" }
         );
     }
-    for note in &mut merged.notes {
+    for note in &mut merged.outcome.notes {
         if note.starts_with("coverage is not merged") {
             *note = "coverage is not merged: each rank's own is in cluster.ranks[].result".into();
         }
     }
     if !failures.is_empty() {
-        merged.stop_reason = StopReason::Error;
-        merged.error = Some(match merged.error.take() {
+        merged.window.stop_reason = StopReason::Error;
+        merged.outcome.error = Some(match merged.outcome.error.take() {
             Some(e) => format!("{}; {e}", failures.join("; ")),
             None => failures.join("; "),
         });
     }
 
-    let iops: Vec<f64> = outcomes.iter().filter_map(|o| o.result.as_ref().map(|r| r.total.iops)).collect();
+    let iops: Vec<f64> = outcomes.iter().filter_map(|o| o.result.as_ref().map(|r| r.figures.total.iops)).collect();
     let median_iops = median(&iops);
     let ranks = outcomes
         .into_iter()
         .enumerate()
         .map(|(r, o)| {
-            let figures = o.result.as_ref().map(|res| &res.total);
+            let figures = o.result.as_ref().map(|res| &res.figures.total);
             let iops = figures.map_or(0.0, |t| t.iops);
             RankInfo {
                 rank: r as u32,
@@ -131,15 +131,15 @@ pub fn build(outcomes: Vec<RankOutcome>, hosts: &[String], launcher: &str) -> Cl
                 bw_bytes_per_sec: figures.map_or(0.0, |t| t.bw_bytes_per_sec),
                 p50_ns: figures.map_or(0, |t| t.latency_ns.p50),
                 p99_ns: figures.map_or(0, |t| t.latency_ns.p99),
-                window_start_unix_ns: o.result.as_ref().map_or(0, |res| res.window_start_unix_ns),
-                window_ns: o.result.as_ref().map_or(0, |res| res.window_ns),
+                window_start_unix_ns: o.result.as_ref().map_or(0, |res| res.window.window_start_unix_ns),
+                window_ns: o.result.as_ref().map_or(0, |res| res.window.window_ns),
                 straggler: o.result.is_some() && median_iops > 0.0 && iops < STRAGGLER_BELOW_MEDIAN * median_iops,
-                error: o.result.as_ref().and_then(|res| res.error.clone()).or(o.error),
+                error: o.result.as_ref().and_then(|res| res.outcome.error.clone()).or(o.error),
                 result: o.result.map(Box::new),
             }
         })
         .collect();
-    merged.cluster = Some(ClusterInfo {
+    merged.combined.cluster = Some(ClusterInfo {
         launcher: launcher.to_string(),
         size: hosts.len() as u32,
         hosts: distinct_hosts,
@@ -203,9 +203,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut results: Vec<RunResult> = (0..3).map(|_| real_result(dir.path())).collect();
         // Rank 2 at half the others' rate: below 80 % of the median.
-        results[0].total.iops = 100.0;
-        results[1].total.iops = 100.0;
-        results[2].total.iops = 50.0;
+        results[0].figures.total.iops = 100.0;
+        results[1].figures.total.iops = 100.0;
+        results[2].figures.total.iops = 50.0;
         let hosts: Vec<String> = ["a", "b", "b", "c"].map(String::from).to_vec();
         let mut outcomes: Vec<RankOutcome> =
             results.iter().map(|r| RankOutcome { exit_code: 0, result: Some(r.clone()), error: None }).collect();
@@ -214,23 +214,27 @@ mod tests {
         assert_eq!(run.exit_code, exit_code::RUN_FAILED);
         assert_eq!(run.failures, vec!["rank 3 (host c): cannot open x".to_string()]);
         let m = run.result.unwrap();
-        let c = m.cluster.as_ref().unwrap();
+        let c = m.combined.cluster.as_ref().unwrap();
         assert_eq!((c.size, c.hosts.clone(), c.median_iops), (4, vec!["a".into(), "b".into(), "c".into()], 100.0));
         let flags: Vec<bool> = c.ranks.iter().map(|r| r.straggler).collect();
         assert_eq!(flags, [false, false, true, false], "only rank 2 is a straggler; a failed rank is not one");
         assert_eq!(c.ranks[3].error.as_deref(), Some("cannot open x"));
-        assert_eq!(m.total.ops, results.iter().map(|r| r.total.ops).sum::<u64>());
+        assert_eq!(m.figures.total.ops, results.iter().map(|r| r.figures.total.ops).sum::<u64>());
         let mut expected = decode_histogram(&results[0].histograms.read).unwrap();
         for r in &results[1..] {
             expected.add(decode_histogram(&r.histograms.read).unwrap()).unwrap();
         }
         assert_eq!(decode_histogram(&m.histograms.read).unwrap(), expected);
-        assert_eq!(m.merged_from.as_ref().unwrap()[1].file, "rank 1 (host b)");
-        assert!(m.notes[0].starts_with("cluster of 4 ranks on 3 hosts"), "{:?}", m.notes);
-        assert_eq!(m.stop_reason, StopReason::Error);
-        assert!(m.error.as_deref().unwrap().starts_with("rank 3 (host c): cannot open x"), "{:?}", m.error);
-        assert!(m.window_skew.is_some_and(|s| s.results == 3));
-        assert_eq!(c.ranks[0].result.as_ref().unwrap().total.ops, results[0].total.ops);
+        assert_eq!(m.combined.merged_from.as_ref().unwrap()[1].file, "rank 1 (host b)");
+        assert!(m.outcome.notes[0].starts_with("cluster of 4 ranks on 3 hosts"), "{:?}", m.outcome.notes);
+        assert_eq!(m.window.stop_reason, StopReason::Error);
+        assert!(
+            m.outcome.error.as_deref().unwrap().starts_with("rank 3 (host c): cannot open x"),
+            "{:?}",
+            m.outcome.error
+        );
+        assert!(m.combined.window_skew.is_some_and(|s| s.results == 3));
+        assert_eq!(c.ranks[0].result.as_ref().unwrap().figures.total.ops, results[0].figures.total.ops);
     }
 
     #[test]

@@ -196,7 +196,7 @@ fn finish_alone(local: Result<RunOutcome, Error>, output: &OutputOptions, stop: 
     match local {
         Ok(outcome) => {
             let failures = report::emit(&outcome.result, output);
-            if let Some(error) = &outcome.result.error {
+            if let Some(error) = &outcome.result.outcome.error {
                 crate::stderr_line!("iopulse: error: {error}");
             }
             with_output_failures(outcome.exit_code, &failures)
@@ -240,7 +240,7 @@ fn report_cluster(cluster: &Cluster, blobs: Vec<Vec<u8>>, output: &OutputOptions
     let outcomes: Vec<RankOutcome> = blobs.iter().map(|b| RankOutcome::from_bytes(b)).collect();
     // Rank 0's own warnings were printed as they came; the others' are printed now.
     for (rank, o) in outcomes.iter().enumerate().skip(1) {
-        for w in o.result.iter().flat_map(|r| &r.warnings) {
+        for w in o.result.iter().flat_map(|r| &r.outcome.warnings) {
             crate::stderr_line!("⚠ {}: {w}", cluster_result::rank_name(rank, &cluster.hosts()[rank]));
         }
     }
@@ -255,7 +255,7 @@ fn report_cluster(cluster: &Cluster, blobs: Vec<Vec<u8>>, output: &OutputOptions
         crate::stderr_line!("⚠ {w}");
     }
     let failures = report::emit(&result, output);
-    if let Some(error) = &result.error {
+    if let Some(error) = &result.outcome.error {
         crate::stderr_line!("iopulse: error: {error}");
     }
     with_output_failures(run.exit_code, &failures)

@@ -268,7 +268,7 @@ fn emit_result(result: &MetaResult, run_code: i32, outputs: &JobOutputs, name: &
     let mut failures = crate::report::metadata::emit(result, output);
     let charts = output.plot_dir.as_deref().map(|dir| (dir, outputs.chart_prefix.as_str()));
     failures.extend(crate::report::metadata::emit_files(result, outputs.series.as_deref(), charts, output, None));
-    if let Some(error) = &result.error {
+    if let Some(error) = &result.messages.error {
         crate::stderr_line!("iopulse: error: {}{error}", prefix(name));
     }
     for f in &failures {

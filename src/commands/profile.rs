@@ -224,7 +224,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
     if let Some(p) = place.as_ref().filter(|p| p.in_memory)
         && let Some(said) = &p.said
     {
-        doc.combined.warnings.push(said.clone());
+        doc.combined.outcome.warnings.push(said.clone());
     }
     let mut failures = super::run::write_iologs(&plan, &mut doc);
     failures.extend(crate::report::jobs::emit_as(&doc, &plan.output, &|d| {

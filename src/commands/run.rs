@@ -223,9 +223,9 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
         return code;
     };
     doc.metadata_jobs = metadata_jobs;
-    doc.combined.warnings.extend(loaded.warnings);
+    doc.combined.outcome.warnings.extend(loaded.warnings);
     // The translation's notes (fio options without effect, approximations) stay with the result.
-    doc.combined.notes.extend(loaded.notes);
+    doc.combined.outcome.notes.extend(loaded.notes);
     let mut failures = write_iologs(&loaded.plan, &mut doc);
     failures.extend(report::jobs::emit(&doc, &loaded.plan.output));
     if mixed {
@@ -320,7 +320,7 @@ pub(crate) fn write_iologs(plan: &Plan, doc: &mut crate::result::jobs::JobsResul
     let mut failures = Vec::new();
     for job in &mut doc.jobs {
         let Some(file) = files.get(job.job.as_str()) else { continue };
-        let text = job.result.iolog.take().map(|log| report::iolog::render(&log)).unwrap_or_default();
+        let text = job.result.schedule.iolog.take().map(|log| report::iolog::render(&log)).unwrap_or_default();
         if let Err(e) = crate::ledger::output::write_whole(&file.path, text.as_bytes()) {
             failures.push(format!("write --write-iolog {} (job [{}]): {e}", file.path.display(), job.job));
         }

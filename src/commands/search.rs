@@ -256,12 +256,12 @@ pub fn search(args: SearchArgs) -> i32 {
         Some(r) => r,
         None => return searcher.finish(&goal, None),
     };
-    if max.total.iops <= 0.0 {
+    if max.figures.total.iops <= 0.0 {
         crate::stderr_line!("iopulse search: error: the maximum run completed no I/O: nothing to search");
         searcher.code = exit_code::RUN_FAILED;
         return searcher.finish(&goal, None);
     }
-    let max_iops = max.total.iops;
+    let max_iops = max.figures.total.iops;
     let answer = match goal {
         Goal::Latency { percentile, bound_ns } => searcher
             .latency(max_iops, &steps, percentile, bound_ns)
@@ -316,20 +316,21 @@ impl Searcher<'_> {
                 if code != exit_code::SUCCESS && self.code == exit_code::SUCCESS {
                     self.code = code;
                 }
-                let l = &result.total.latency_ns;
+                let l = &result.figures.total.latency_ns;
                 self.curve.push(CurvePoint {
                     phase: phase.into(),
                     offered_iops: offered,
                     offered_percent: offered.zip(max_iops).map(|(o, m)| 100.0 * o / m),
                     queue_depth: spec.shape.queue_depth,
                     threads: spec.shape.threads,
-                    iops: result.total.iops,
+                    iops: result.figures.total.iops,
                     p50_ns: l.p50,
                     p90_ns: l.p90,
                     p99_ns: l.p99,
                     p99_9_ns: l.p99_9,
                     p99_99_ns: l.p99_99,
                     lateness_ns: result
+                        .schedule
                         .pacing
                         .as_ref()
                         .and_then(|p| p.rate.as_ref())
@@ -372,13 +373,14 @@ impl Searcher<'_> {
             let planned = self.runs.len() + 2;
             self.session.set_planned(planned.max(1 + steps.len()).min(self.args.max_runs as usize));
             let phase = if was_step { "step" } else { "bisect" };
-            let result =
-                self.run(&spec, phase, Some(rate), Some(max_iops), |r| percentile.of(&r.total.latency_ns) <= bound_ns);
+            let result = self.run(&spec, phase, Some(rate), Some(max_iops), |r| {
+                percentile.of(&r.figures.total.latency_ns) <= bound_ns
+            });
             let Some(result) = result else {
                 // The budget ends the search with what it found; a signal or failure too.
                 return (self.code == exit_code::SUCCESS).then(|| plan.answer());
             };
-            plan.record(rate, percentile.of(&result.total.latency_ns) <= bound_ns, was_step);
+            plan.record(rate, percentile.of(&result.figures.total.latency_ns) <= bound_ns, was_step);
         }
         Some(plan.answer())
     }
@@ -416,9 +418,9 @@ impl Searcher<'_> {
                     return None;
                 }
             };
-            let result = self.run(&spec, "saturate", None, Some(max_iops), |r| r.total.iops >= goal)?;
-            if result.total.iops >= goal {
-                return Some(found(d, t, result.total.iops));
+            let result = self.run(&spec, "saturate", None, Some(max_iops), |r| r.figures.total.iops >= goal)?;
+            if result.figures.total.iops >= goal {
+                return Some(found(d, t, result.figures.total.iops));
             }
         }
         None

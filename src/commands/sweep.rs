@@ -512,27 +512,30 @@ impl Session {
         let outcome = run::run(spec, &diag, Arc::clone(&self.stop), &start);
         let signal = self.stop.load(Ordering::Relaxed);
         match outcome {
-            Ok(o) if signal != 0 || o.result.interrupted => {
+            Ok(o) if signal != 0 || o.result.window.interrupted => {
                 Step::Interrupted(if signal != 0 { signal as i32 } else { exit_code::INTERRUPTED })
             }
             Ok(mut o) => {
                 // Written as the run ends, as its --csv row is; the log leaves the result
                 // (which the sweep keeps) once written.
                 if let Some(path) = iolog {
-                    let text = o.result.iolog.take().map(|log| report::iolog::render(&log)).unwrap_or_default();
+                    let text =
+                        o.result.schedule.iolog.take().map(|log| report::iolog::render(&log)).unwrap_or_default();
                     if let Err(e) = crate::ledger::output::write_whole(path, text.as_bytes()) {
                         self.output_failure(format!("write --write-iolog {}: {e}", path.display()));
                     }
                 }
                 // Said once per kind: the same warning with other figures is not new.
-                let notes = o.result.notes.iter().filter(|_| !self.quiet).map(|n| format!("iopulse: note: {n}"));
-                for line in o.result.warnings.iter().map(|w| format!("⚠ {w}")).chain(notes).collect::<Vec<_>>() {
+                let notes =
+                    o.result.outcome.notes.iter().filter(|_| !self.quiet).map(|n| format!("iopulse: note: {n}"));
+                for line in o.result.outcome.warnings.iter().map(|w| format!("⚠ {w}")).chain(notes).collect::<Vec<_>>()
+                {
                     if self.warned.insert(line.chars().filter(|c| !c.is_ascii_digit()).collect()) {
                         self.say(&line);
                     }
                 }
                 // --expect: each run's outcomes, a line each (the document holds them too).
-                for e in &o.result.expectations {
+                for e in &o.result.outcome.expectations {
                     let figure = e.value.map_or_else(
                         || "none (the run has no such figure)".to_string(),
                         |v| report::compare::value(e.unit, v),
@@ -558,8 +561,8 @@ impl Session {
                             self.done,
                             self.planned,
                             what,
-                            o.result.total.iops,
-                            o.result.total.latency_ns.p99,
+                            o.result.figures.total.iops,
+                            o.result.figures.total.latency_ns.p99,
                             left_ns
                         )
                     ),

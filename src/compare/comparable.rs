@@ -49,20 +49,24 @@ pub fn differences(scope: &str, a: &Run, b: &Run) -> Vec<Difference> {
     add("tool.version".into(), ra.tool.version.clone(), rb.tool.version.clone());
     add("schema_version".into(), ra.schema_version.to_string(), rb.schema_version.to_string());
     add("engine.name".into(), ra.engine.name.clone(), rb.engine.name.clone());
-    add("environment.kernel".into(), ra.environment.kernel.clone(), rb.environment.kernel.clone());
-    add("environment.cpu_model".into(), ra.environment.cpu_model.clone(), rb.environment.cpu_model.clone());
+    add("environment.kernel".into(), ra.machine.environment.kernel.clone(), rb.machine.environment.kernel.clone());
+    add(
+        "environment.cpu_model".into(),
+        ra.machine.environment.cpu_model.clone(),
+        rb.machine.environment.cpu_model.clone(),
+    );
     add(
         "environment.cpus_online".into(),
-        ra.environment.cpus_online.to_string(),
-        rb.environment.cpus_online.to_string(),
+        ra.machine.environment.cpus_online.to_string(),
+        rb.machine.environment.cpus_online.to_string(),
     );
-    add("storage_touched".into(), ra.storage_touched.to_string(), rb.storage_touched.to_string());
-    add("direct.effective".into(), ra.direct.effective.to_string(), rb.direct.effective.to_string());
+    add("storage_touched".into(), ra.data.storage_touched.to_string(), rb.data.storage_touched.to_string());
+    add("direct.effective".into(), ra.data.direct.effective.to_string(), rb.data.direct.effective.to_string());
     add("targets.length".into(), ra.targets.len().to_string(), rb.targets.len().to_string());
     for (i, (ta, tb)) in ra.targets.iter().zip(&rb.targets).enumerate() {
         let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
-        add(format!("targets[{i}].device"), opt(&ta.device), opt(&tb.device));
-        add(format!("targets[{i}].filesystem"), opt(&ta.filesystem), opt(&tb.filesystem));
+        add(format!("targets[{i}].device"), opt(&ta.storage.device), opt(&tb.storage.device));
+        add(format!("targets[{i}].filesystem"), opt(&ta.storage.filesystem), opt(&tb.storage.filesystem));
         add(format!("targets[{i}].kind"), format!("{:?}", ta.kind), format!("{:?}", tb.kind));
         add(format!("targets[{i}].direct.effective"), ta.direct.effective.to_string(), tb.direct.effective.to_string());
     }
@@ -77,7 +81,7 @@ pub fn differences(scope: &str, a: &Run, b: &Run) -> Vec<Difference> {
 /// states' driver and governor (how deep idle CPUs sleep, so what waking them costs).
 /// Unknown (not recorded, not readable) is no difference from anything.
 fn cpu_state(r: &RunResult) -> Vec<(String, String)> {
-    let Some(s) = &r.cpu_state else {
+    let Some(s) = &r.machine.cpu_state else {
         return vec![];
     };
     let governors: Vec<&str> = s.governors.keys().map(String::as_str).collect();

@@ -27,10 +27,10 @@ pub fn build(job_file: &str, jobs: Vec<JobResult>) -> Option<JobsResult> {
 
 /// The block sizes a result's I/Os had: its `--bssplit` sizes, or its one block size.
 fn sizes_of(r: &RunResult) -> Vec<u64> {
-    if r.block_sizes.is_empty() {
+    if r.figures.block_sizes.is_empty() {
         vec![r.spec.shape.block_size_bytes]
     } else {
-        r.block_sizes.iter().map(|b| b.size_bytes).collect()
+        r.figures.block_sizes.iter().map(|b| b.size_bytes).collect()
     }
 }
 
@@ -44,19 +44,19 @@ fn with_size_figures(results: &mut [RunResult]) {
     if sizes.len() < 2 {
         return;
     }
-    for r in results.iter_mut().filter(|r| r.block_sizes.is_empty()) {
+    for r in results.iter_mut().filter(|r| r.figures.block_sizes.is_empty()) {
         let whole = |ops: u64| if ops > 0 { 100.0 } else { 0.0 };
-        r.block_sizes.push(BlockSizeFigures {
+        r.figures.block_sizes.push(BlockSizeFigures {
             size_bytes: r.spec.shape.block_size_bytes,
-            read: r.read,
-            write: r.write,
-            trim: r.trim,
-            read_share_percent: whole(r.read.ops),
-            write_share_percent: whole(r.write.ops),
-            trim_share_percent: r.trim.as_ref().map(|t| whole(t.ops)),
+            read: r.figures.read,
+            write: r.figures.write,
+            trim: r.figures.trim,
+            read_share_percent: whole(r.figures.read.ops),
+            write_share_percent: whole(r.figures.write.ops),
+            trim_share_percent: r.figures.trim.as_ref().map(|t| whole(t.ops)),
             read_asked_percent: 100.0,
             write_asked_percent: 100.0,
-            trim_asked_percent: r.trim.as_ref().map(|_| 100.0),
+            trim_asked_percent: r.figures.trim.as_ref().map(|_| 100.0),
         });
         r.histograms.block_sizes.push(SizeHistograms {
             size_bytes: r.spec.shape.block_size_bytes,
@@ -83,23 +83,23 @@ pub fn concurrent(jobs: &[&JobResult]) -> Option<RunResult> {
     let mut m = merged.result;
     // The windows of jobs of different lengths overlap only in part by design: the overlap
     // warning of merged hosts does not apply; how far apart they started does.
-    m.warnings.retain(|w| !merged.warnings.contains(w));
-    let spread_ns = m.window_skew.map_or(0, |w| w.start_ns);
-    let shared = !spread_too_wide(spread_ns, m.window_ns);
+    m.outcome.warnings.retain(|w| !merged.warnings.contains(w));
+    let spread_ns = m.combined.window_skew.map_or(0, |w| w.start_ns);
+    let shared = !spread_too_wide(spread_ns, m.window.window_ns);
     let how = if shared {
         "that shared one window".to_string()
     } else {
         format!("whose windows started {} apart", latency_ns(spread_ns))
     };
     if !shared {
-        m.warnings.push(format!(
+        m.outcome.warnings.push(format!(
             "the {} jobs' windows started {} apart, more than {MAX_START_SPREAD_PER_CENT}% of the {} window: their summed IOPS and bandwidth are not those of one window (a job's own --ramp opens its window later; give the jobs of a phase one --ramp)",
             jobs.len(),
             latency_ns(spread_ns),
-            seconds_ns(m.window_ns)
+            seconds_ns(m.window.window_ns)
         ));
     }
-    m.notes = vec![format!(
+    m.outcome.notes = vec![format!(
         "combined from {} job(s) {how}: counts, bytes, IOPS and bandwidth summed, latency from the added histograms; the spec shown is job [{}]'s (each job's own is in jobs[])",
         jobs.len(),
         jobs.first().map_or("", |j| j.job.as_str())
@@ -128,20 +128,20 @@ fn sequential(phases: &[PhaseResult]) -> Option<RunResult> {
         .collect();
     let merged = merge::merge(&inputs, true).ok()?;
     let mut m = merged.result;
-    m.warnings.retain(|w| !merged.warnings.contains(w));
-    let window_ns: u64 = phases.iter().map(|p| p.combined.window_ns).sum();
+    m.outcome.warnings.retain(|w| !merged.warnings.contains(w));
+    let window_ns: u64 = phases.iter().map(|p| p.combined.window.window_ns).sum();
     let seconds = window_ns as f64 / 1e9;
-    m.window_ns = window_ns;
-    m.window_skew = None;
+    m.window.window_ns = window_ns;
+    m.combined.window_skew = None;
     let over_window = |op: &mut crate::stats::OpSummary| {
         op.iops = if seconds > 0.0 { op.ops as f64 / seconds } else { 0.0 };
         op.bw_bytes_per_sec = if seconds > 0.0 { op.bytes as f64 / seconds } else { 0.0 };
     };
-    for op in [&mut m.read, &mut m.write, &mut m.total] {
+    for op in [&mut m.figures.read, &mut m.figures.write, &mut m.figures.total] {
         over_window(op);
     }
     // Each size's figures too: they ran one phase after another as well.
-    for b in &mut m.block_sizes {
+    for b in &mut m.figures.block_sizes {
         over_window(&mut b.read);
         over_window(&mut b.write);
         if let Some(t) = &mut b.trim {
@@ -149,12 +149,13 @@ fn sequential(phases: &[PhaseResult]) -> Option<RunResult> {
         }
     }
     let time_weighted = |f: &dyn Fn(&RunResult) -> f64| {
-        phases.iter().map(|p| f(&p.combined) * p.combined.window_ns as f64).sum::<f64>() / (window_ns.max(1) as f64)
+        phases.iter().map(|p| f(&p.combined) * p.combined.window.window_ns as f64).sum::<f64>()
+            / (window_ns.max(1) as f64)
     };
-    m.achieved_queue_depth.total = time_weighted(&|r| r.achieved_queue_depth.total);
-    m.achieved_queue_depth.mean_per_worker = time_weighted(&|r| r.achieved_queue_depth.mean_per_worker);
-    m.cpu.cores_busy = time_weighted(&|r| r.cpu.cores_busy);
-    m.notes = vec![format!(
+    m.figures.achieved_queue_depth.total = time_weighted(&|r| r.figures.achieved_queue_depth.total);
+    m.figures.achieved_queue_depth.mean_per_worker = time_weighted(&|r| r.figures.achieved_queue_depth.mean_per_worker);
+    m.machine.cpu.cores_busy = time_weighted(&|r| r.machine.cpu.cores_busy);
+    m.outcome.notes = vec![format!(
         "combined from {} phases run one after another: counts, bytes and histograms added, IOPS and bandwidth over their summed windows ({:.3} s); each phase's own figures are in phases[]",
         phases.len(),
         seconds

@@ -87,11 +87,11 @@ pub fn merge(inputs: &[JobsInput], force: bool) -> Result<MergedJobs, MergeError
     let files: Vec<Input> =
         inputs.iter().map(|i| Input { file: i.file.clone(), result: i.doc.combined.clone(), id: None }).collect();
     if let Ok(by_file) = merge::merge(&files, true) {
-        doc.combined.merged_from = by_file.result.merged_from;
-        doc.combined.window_skew = by_file.result.window_skew;
-        doc.combined.environment.hostname = by_file.result.environment.hostname;
+        doc.combined.combined.merged_from = by_file.result.combined.merged_from;
+        doc.combined.combined.window_skew = by_file.result.combined.window_skew;
+        doc.combined.machine.environment.hostname = by_file.result.machine.environment.hostname;
     }
-    doc.combined.notes.push(format!(
+    doc.combined.outcome.notes.push(format!(
         "merged job by job from {} job-file results ({}): each job's results merged as `iopulse merge` merges single runs, then combined",
         inputs.len(),
         inputs.iter().map(|i| i.file.as_str()).collect::<Vec<_>>().join(", ")

@@ -177,7 +177,7 @@ fn run_job(
         match ran {
             Ok(o) => {
                 outcome.exit_code = o.exit_code;
-                outcome.error = o.result.error.clone();
+                outcome.error = o.result.messages.error.clone();
                 outcome.stopped_by_others = o.exit_code != 0 && start.stopped_by_others();
                 outcome.metadata = Some(Box::new(o.result));
             }
@@ -196,7 +196,7 @@ fn run_job(
     match ran {
         Ok(o) => {
             outcome.exit_code = o.exit_code;
-            outcome.error = o.result.error.clone();
+            outcome.error = o.result.outcome.error.clone();
             outcome.result = Some(o.result);
         }
         Err(e) => {

@@ -212,21 +212,20 @@ fn run_in(
         kind: result::KIND.into(),
         schema_version: 1,
         tool_version: env!("CARGO_PKG_VERSION").into(),
-        started_at,
+        window: result::MetaWindow {
+            started_at,
+            window_start_unix_ns: word.as_ref().map_or(0, |w| w.start_unix_ns()),
+            window_start_lag_ns: window.start_lag_ns,
+            stop_reason: stop_reason.into(),
+        },
         target: root.display().to_string(),
         spec: spec.clone(),
         tree: info,
         phases: window.phases,
         coverage_percent,
-        stop_reason: stop_reason.into(),
-        error,
-        limit,
-        warnings: diag.warnings(),
-        notes: diag.notes(),
+        messages: result::MetaMessages { error, limit, warnings: diag.warnings(), notes: diag.notes() },
         time_series: window.time_series,
         merged_from: None,
-        window_start_unix_ns: word.as_ref().map_or(0, |w| w.start_unix_ns()),
-        window_start_lag_ns: window.start_lag_ns,
     };
     Ok(MetaOutcome { result, exit_code: exit })
 }

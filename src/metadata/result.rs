@@ -15,7 +15,8 @@ pub struct MetaResult {
     pub kind: String,
     pub schema_version: u32,
     pub tool_version: String,
-    pub started_at: String,
+    #[serde(flatten)]
+    pub window: MetaWindow,
     /// The tree's root.
     pub target: String,
     pub spec: Spec,
@@ -24,29 +25,14 @@ pub struct MetaResult {
     pub phases: Vec<PhaseResult>,
     /// Files of the tree touched at least once by a measured operation, over its files.
     pub coverage_percent: f64,
-    /// `complete`, `duration`, `ops`, `interrupted`, `limit` (a filesystem or process
-    /// limit) or `error`.
-    pub stop_reason: String,
-    /// What stopped the run early: the failed operation, its path and errno.
-    pub error: Option<String>,
-    /// The limit met (ENOSPC, EDQUOT, EMFILE, ENFILE), in words.
-    pub limit: Option<String>,
-    pub warnings: Vec<String>,
-    pub notes: Vec<String>,
+    #[serde(flatten)]
+    pub messages: MetaMessages,
     /// `--timeseries`, `--interval`: per phase, one row per interval per operation kind.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub time_series: Vec<crate::metadata::intervals::MetaIntervalRow>,
     /// Only in a result of `iopulse merge`: each input, in the order given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<Vec<MetaMergedSource>>,
-    /// In a phase of a job file beside other jobs: the window's start on the wall clock
-    /// (ns since the Unix epoch), the instant the phase's start word released every job.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub window_start_unix_ns: u64,
-    /// In such a phase: how long after that release the first of this job's workers began
-    /// its first operation (on the phase's clock).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_start_lag_ns: Option<u64>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -125,4 +111,35 @@ pub struct OpFigures {
     pub latency_ns: LatencySummary,
     /// The exact HDR histogram of the latencies (base64 of its V2 deflate serialisation).
     pub histogram: String,
+}
+
+/// When a metadata run's window opened and why it ended.
+/// Flattened: its keys sit beside `MetaResult`'s own.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MetaWindow {
+    pub started_at: String,
+    /// In a phase of a job file beside other jobs: the window's start on the wall clock
+    /// (ns since the Unix epoch), the instant the phase's start word released every job.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub window_start_unix_ns: u64,
+    /// In such a phase: how long after that release the first of this job's workers began
+    /// its first operation (on the phase's clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start_lag_ns: Option<u64>,
+    /// `complete`, `duration`, `ops`, `interrupted`, `limit` (a filesystem or process
+    /// limit) or `error`.
+    pub stop_reason: String,
+}
+
+/// What a metadata run says beside its figures: the error or limit that stopped it,
+/// its warnings and notes.
+/// Flattened: its keys sit beside `MetaResult`'s own.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MetaMessages {
+    /// What stopped the run early: the failed operation, its path and errno.
+    pub error: Option<String>,
+    /// The limit met (ENOSPC, EDQUOT, EMFILE, ENFILE), in words.
+    pub limit: Option<String>,
+    pub warnings: Vec<String>,
+    pub notes: Vec<String>,
 }

@@ -23,10 +23,10 @@ fn expectation_text(e: &crate::result::ExpectationOutcome) -> String {
 /// The headline figures of a result, one line.
 fn summary(r: &RunResult) -> String {
     let mut parts = vec![
-        format!("iops {}", shown(named::Unit::Iops, r.total.iops)),
-        format!("bw {}", shown(named::Unit::BytesPerSec, r.total.bw_bytes_per_sec)),
+        format!("iops {}", shown(named::Unit::Iops, r.figures.total.iops)),
+        format!("bw {}", shown(named::Unit::BytesPerSec, r.figures.total.bw_bytes_per_sec)),
     ];
-    for (op, s) in [("read", &r.read), ("write", &r.write)] {
+    for (op, s) in [("read", &r.figures.read), ("write", &r.figures.write)] {
         if s.ops > 0 {
             parts.push(format!("{op}.p99 {}", super::units::latency_ns(s.latency_ns.p99)));
         }
@@ -40,7 +40,7 @@ pub fn junit(scopes: &[(String, &RunResult)]) -> String {
     let mut cases = Vec::new();
     for (scope, r) in scopes {
         let class = format!("iopulse.{scope}");
-        if let Some(error) = &r.error {
+        if let Some(error) = &r.outcome.error {
             cases.push(Case {
                 class: class.clone(),
                 name: "run".into(),
@@ -48,7 +48,7 @@ pub fn junit(scopes: &[(String, &RunResult)]) -> String {
                 output: summary(r),
             });
         }
-        for e in &r.expectations {
+        for e in &r.outcome.expectations {
             let text = expectation_text(e);
             cases.push(Case {
                 class: class.clone(),
@@ -57,7 +57,7 @@ pub fn junit(scopes: &[(String, &RunResult)]) -> String {
                 output: text,
             });
         }
-        if r.error.is_none() && r.expectations.is_empty() {
+        if r.outcome.error.is_none() && r.outcome.expectations.is_empty() {
             cases.push(Case { class, name: "run".into(), outcome: Outcome::Passed, output: summary(r) });
         }
     }
@@ -77,17 +77,17 @@ pub fn markdown(scopes: &[(String, &RunResult)]) -> String {
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
             super::markdown::cell(scope),
-            super::units::iops(r.total.iops),
-            super::units::bandwidth_binary(r.total.bw_bytes_per_sec),
-            lat(&r.read, r.read.latency_ns.p50),
-            lat(&r.read, r.read.latency_ns.p99),
-            lat(&r.write, r.write.latency_ns.p50),
-            lat(&r.write, r.write.latency_ns.p99),
-            super::units::latency_ns(r.cpu.per_io_ns.round() as u64)
+            super::units::iops(r.figures.total.iops),
+            super::units::bandwidth_binary(r.figures.total.bw_bytes_per_sec),
+            lat(&r.figures.read, r.figures.read.latency_ns.p50),
+            lat(&r.figures.read, r.figures.read.latency_ns.p99),
+            lat(&r.figures.write, r.figures.write.latency_ns.p50),
+            lat(&r.figures.write, r.figures.write.latency_ns.p99),
+            super::units::latency_ns(r.machine.cpu.per_io_ns.round() as u64)
         );
     }
     let all: Vec<(&String, &crate::result::ExpectationOutcome)> =
-        scopes.iter().flat_map(|(s, r)| r.expectations.iter().map(move |e| (s, e))).collect();
+        scopes.iter().flat_map(|(s, r)| r.outcome.expectations.iter().map(move |e| (s, e))).collect();
     if !all.is_empty() {
         let failed = all.iter().filter(|(_, e)| !e.passed).count();
         let _ = writeln!(
@@ -109,7 +109,7 @@ pub fn markdown(scopes: &[(String, &RunResult)]) -> String {
         }
     }
     for (scope, r) in scopes {
-        if let Some(error) = &r.error {
+        if let Some(error) = &r.outcome.error {
             let _ = writeln!(out, "\n**{scope} failed:** {error}");
         }
     }

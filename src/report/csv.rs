@@ -113,8 +113,8 @@ pub fn row(r: &RunResult) -> Vec<String> {
         RunLength::UntilLimit => String::new(),
     };
     let mut fields = vec![
-        r.started_at.clone(),
-        r.environment.hostname.clone(),
+        r.window.started_at.clone(),
+        r.machine.environment.hostname.clone(),
         r.tool.version.clone(),
         r.engine.name.clone(),
         targets,
@@ -127,22 +127,22 @@ pub fn row(r: &RunResult) -> Vec<String> {
         distribution,
         name(&s.access.file_distribution),
         s.io.direct.to_string(),
-        r.direct.effective.to_string(),
+        r.data.direct.effective.to_string(),
         duration,
         s.window.ops_limit.map(|n| n.to_string()).unwrap_or_default(),
         s.seed.to_string(),
-        format!("{:.3}", r.window_ns as f64 / 1e9),
-        name(&r.stop_reason),
-        r.total.ops.to_string(),
-        format!("{:.1}", r.total.iops),
-        format!("{:.0}", r.total.bw_bytes_per_sec),
+        format!("{:.3}", r.window.window_ns as f64 / 1e9),
+        name(&r.window.stop_reason),
+        r.figures.total.ops.to_string(),
+        format!("{:.1}", r.figures.total.iops),
+        format!("{:.0}", r.figures.total.bw_bytes_per_sec),
     ];
-    for op in [&r.read, &r.write] {
+    for op in [&r.figures.read, &r.figures.write] {
         fields.extend(op_fields(op));
     }
-    fields.push(format!("{:.0}", r.cpu.per_io_ns));
-    fields.push(format!("{:.3}", r.achieved_queue_depth.mean_per_worker));
-    fields.push(format!("{:.3}", r.achieved_queue_depth.total));
+    fields.push(format!("{:.0}", r.machine.cpu.per_io_ns));
+    fields.push(format!("{:.3}", r.figures.achieved_queue_depth.mean_per_worker));
+    fields.push(format!("{:.3}", r.figures.achieved_queue_depth.total));
     fields.extend(target_fields(r));
     fields.extend(flush_fields(r));
     fields.extend(trim_fields(r));
@@ -152,7 +152,7 @@ pub fn row(r: &RunResult) -> Vec<String> {
     fields.push(mix.map(|m| m.align_bytes.to_string()).unwrap_or_default());
     // The mark of a run that read holes it did not lay out (`--keep-holes`): its figures
     // are not the device's.
-    fields.push(if r.holes_read.is_some() { "true".into() } else { String::new() });
+    fields.push(if r.data.holes_read.is_some() { "true".into() } else { String::new() });
     debug_assert_eq!(fields.len(), COLUMNS.len());
     fields
 }
@@ -164,11 +164,11 @@ pub fn row(r: &RunResult) -> Vec<String> {
 fn target_fields(r: &RunResult) -> [String; 5] {
     use crate::targets::page_cache::combined_share;
     let share = |v: Option<f64>| v.map(|f| format!("{f:.4}")).unwrap_or_default();
-    let unallocated = combined_share(r.targets.iter().filter_map(|t| t.allocation.as_ref()).map(|a| {
+    let unallocated = combined_share(r.targets.iter().filter_map(|t| t.storage.allocation.as_ref()).map(|a| {
         let share = if a.region_bytes == 0 { 0.0 } else { a.unallocated_bytes() as f64 / a.region_bytes as f64 };
         (Some(share), a.region_bytes)
     }));
-    let caches: Vec<_> = r.targets.iter().filter_map(|t| t.page_cache.as_ref()).collect();
+    let caches: Vec<_> = r.targets.iter().filter_map(|t| t.storage.page_cache.as_ref()).collect();
     let residency = |f: fn(&crate::targets::PageCache) -> Option<f64>| {
         combined_share(caches.iter().map(|c| (f(c), c.region_bytes)))
     };
@@ -190,7 +190,7 @@ fn flush_fields(r: &RunResult) -> [String; 9] {
         (None, Some(t)) if t.flushes > 0 => Some(("trace".to_string(), String::new())),
         _ => None,
     };
-    if let (Some((kind, every)), Some(op)) = (kind, &r.flush) {
+    if let (Some((kind, every)), Some(op)) = (kind, &r.figures.flush) {
         let lat = |v: u64| if op.ops == 0 { String::new() } else { v.to_string() };
         let l = &op.latency_ns;
         fields[..8].clone_from_slice(&[
@@ -211,7 +211,7 @@ fn flush_fields(r: &RunResult) -> [String; 9] {
 /// `--trim-percent` and the trims' ops, then their `op_fields`; empty when not asked.
 fn trim_fields(r: &RunResult) -> [String; 8] {
     let mut fields: [String; 8] = Default::default();
-    if let Some(op) = &r.trim {
+    if let Some(op) = &r.figures.trim {
         fields[0] = r.spec.access.trim_percent.to_string();
         fields[1] = op.ops.to_string();
         fields[2..].clone_from_slice(&op_fields(op));

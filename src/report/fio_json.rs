@@ -229,15 +229,16 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
         Some(text) => decode_histogram(text)?,
         None => crate::stats::new_latency_histogram(),
     };
-    let started = humantime::parse_rfc3339(&r.started_at)
+    let started = humantime::parse_rfc3339(&r.window.started_at)
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .unwrap_or_default();
     let s = &r.spec;
-    let runtime_ms = r.window_ns.div_ceil(1_000_000);
+    let runtime_ms = r.window.window_ns.div_ceil(1_000_000);
     // fio: CPU time over the job's runtime, per thread with group_reporting. The workers'
     // CPU is the whole window's, also when the figures are a steady window's.
-    let cpu_window_ns = r.steady_state.as_ref().and_then(|s| s.whole_run.as_ref()).map_or(r.window_ns, |w| w.window_ns);
+    let cpu_window_ns =
+        r.window.steady_state.as_ref().and_then(|s| s.whole_run.as_ref()).map_or(r.window.window_ns, |w| w.window_ns);
     let cpu_percent = |ns: u64| {
         let denominator = cpu_window_ns as f64 * r.workers.len().max(1) as f64;
         if denominator > 0.0 { ns as f64 * 100.0 / denominator } else { 0.0 }
@@ -245,10 +246,10 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
     // A paced run: the headline latency counts from each I/O's due time (fio's lat_ns);
     // the service time (submission to completion, fio's clat_ns) is kept for all op types
     // together, so it is filed under the op type only when the run did one.
-    let service = r.pacing.as_ref().and_then(|p| p.rate.as_ref()).and_then(|rate| rate.service.as_ref());
+    let service = r.schedule.pacing.as_ref().and_then(|p| p.rate.as_ref()).and_then(|rate| rate.service.as_ref());
     let service_hist = service.map(|sv| decode_histogram(&sv.histogram)).transpose()?;
-    let trim = r.trim.unwrap_or_default();
-    let one_op_type = [r.read.ops, r.write.ops, trim.ops].iter().filter(|&&n| n > 0).count() == 1;
+    let trim = r.figures.trim.unwrap_or_default();
+    let one_op_type = [r.figures.read.ops, r.figures.write.ops, trim.ops].iter().filter(|&&n| n > 0).count() == 1;
     let rows = sample_rows(&r.time_series, s.output.interval_ns);
     let op = |summary: &OpSummary,
               hist: &Histogram<u64>,
@@ -263,19 +264,19 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
     };
     let trim_op = op(&trim, &trim_hist, |_| &NO_FIGURES);
     let hists = [&read_hist, &write_hist, &trim_hist];
-    let total_ios = r.read.ops + r.write.ops + trim.ops;
+    let total_ios = r.figures.read.ops + r.figures.write.ops + trim.ops;
     let job = FioJob {
         jobname: "iopulse".into(),
-        desc: r.holes_read.clone(),
+        desc: r.data.holes_read.clone(),
         groupid: 0,
-        error: u32::from(r.error.is_some()),
+        error: u32::from(r.outcome.error.is_some()),
         eta: 0,
-        elapsed: r.window_ns.div_ceil(1_000_000_000),
+        elapsed: r.window.window_ns.div_ceil(1_000_000_000),
         job_options: job_options(r),
-        read: op(&r.read, &read_hist, |row| &row.read),
-        write: op(&r.write, &write_hist, |row| &row.write),
+        read: op(&r.figures.read, &read_hist, |row| &row.read),
+        write: op(&r.figures.write, &write_hist, |row| &row.write),
         trim: trim_op,
-        sync: match (&r.flush, &r.histograms.flush) {
+        sync: match (&r.figures.flush, &r.histograms.flush) {
             (Some(f), Some(text)) => {
                 let h = decode_histogram(text)?;
                 let op = fio_op(f, &h, Some((&f.latency_ns, &h)), &[], runtime_ms, Form::Json);
@@ -284,11 +285,11 @@ pub fn render(r: &RunResult, form: Form) -> Result<String, HistogramCodecError> 
             _ => FioSync { total_ios: 0, lat_ns: LatencyStats::zero() },
         },
         job_runtime: runtime_ms,
-        usr_cpu: cpu_percent(r.cpu.workers.user_ns),
-        sys_cpu: cpu_percent(r.cpu.workers.sys_ns),
-        ctx: r.cpu.workers.context_switches,
-        majf: r.cpu.workers.major_faults,
-        minf: r.cpu.workers.minor_faults,
+        usr_cpu: cpu_percent(r.machine.cpu.workers.user_ns),
+        sys_cpu: cpu_percent(r.machine.cpu.workers.sys_ns),
+        ctx: r.machine.cpu.workers.context_switches,
+        majf: r.machine.cpu.workers.major_faults,
+        minf: r.machine.cpu.workers.minor_faults,
         iodepth_level: depth_levels(r),
         iodepth_submit: batch_sizes(r, false),
         iodepth_complete: batch_sizes(r, true),
@@ -342,10 +343,10 @@ fn job_options(r: &RunResult) -> JobOptions {
         iodepth: s.shape.queue_depth.to_string(),
         numjobs: s.shape.threads.to_string(),
         percentage_random: s.access.random_percent.map(|p| p.to_string()),
-        ramp_time: (r.ramp_ns > 0).then(|| format!("{}ms", r.ramp_ns / 1_000_000)),
+        ramp_time: (r.window.ramp_ns > 0).then(|| format!("{}ms", r.window.ramp_ns / 1_000_000)),
         // fio's name for pread/pwrite is psync.
         ioengine: if r.engine.name == "sync" { "psync".into() } else { r.engine.name.clone() },
-        direct: u8::from(r.direct.effective).to_string(),
+        direct: u8::from(r.data.direct.effective).to_string(),
         randseed: s.seed.to_string(),
     }
 }
@@ -355,15 +356,15 @@ fn job_options(r: &RunResult) -> JobOptions {
 fn iopulse_extra(r: &RunResult) -> IopulseExtra {
     IopulseExtra {
         cache: r.spec.io.cache.name(),
-        holes_read: r.holes_read.clone(),
+        holes_read: r.data.holes_read.clone(),
         targets: r
             .targets
             .iter()
             .map(|t| IopulseTarget {
                 path: t.path.clone(),
                 laid_out_bytes: t.laid_out_bytes,
-                allocation: t.allocation.clone(),
-                page_cache: t.page_cache.clone(),
+                allocation: t.storage.allocation.clone(),
+                page_cache: t.storage.page_cache.clone(),
             })
             .collect(),
     }
@@ -466,7 +467,7 @@ fn depth_levels(r: &RunResult) -> OrderedMap<f64> {
     const LEVELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
     // The bucket of depth d: 1 -> 0, 2-3 -> 1, 4-7 -> 2, ..., 64 and more -> 6.
     let bucket = |d: u32| (d.max(1).ilog2() as usize).min(6);
-    shares(&LEVELS, r.io_depths.as_ref().map(|d| d.at_issue.as_slice()), bucket)
+    shares(&LEVELS, r.figures.io_depths.as_ref().map(|d| d.at_issue.as_slice()), bucket)
 }
 
 /// fio's `iodepth_submit` (`complete`: false) and `iodepth_complete`: the submitting
@@ -476,7 +477,8 @@ fn batch_sizes(r: &RunResult, complete: bool) -> OrderedMap<f64> {
     const SIZES: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
     // The bucket of n: 0 -> 0, 1-4 -> 1, 5-8 -> 2, 9-16 -> 3, 17-32 -> 4, 33-64 -> 5, more -> 6.
     let bucket = |n: u32| if n == 0 { 0 } else { ((n - 1).max(2).ilog2() as usize).min(6) };
-    let counts = r.io_depths.as_ref().map(|d| if complete { d.per_reap.as_slice() } else { d.per_submit.as_slice() });
+    let counts =
+        r.figures.io_depths.as_ref().map(|d| if complete { d.per_reap.as_slice() } else { d.per_submit.as_slice() });
     shares(&SIZES, counts, bucket)
 }
 
@@ -495,9 +497,9 @@ fn shares(keys: &[&str], counts: Option<&[(u32, u64)]>, bucket: impl Fn(u32) -> 
 /// fio's `disk_util`: each device under the targets (and those stacked below it), once,
 /// with its counters over the window; none where they are unknown.
 fn disk_util(r: &RunResult) -> Vec<DiskUtil> {
-    let window_ms = (r.window_ns as f64 / 1e6).max(1.0);
+    let window_ms = (r.window.window_ns as f64 / 1e6).max(1.0);
     let mut out: Vec<DiskUtil> = Vec::new();
-    for w in r.targets.iter().filter_map(|t| t.device_witness.as_ref()) {
+    for w in r.targets.iter().filter_map(|t| t.storage.device_witness.as_ref()) {
         let devices = std::iter::once((&w.device, &w.delta)).chain(w.stacked.iter().map(|d| (&d.name, &d.delta)));
         for (name, delta) in devices {
             let Some(d) = delta else { continue };

@@ -164,9 +164,9 @@ fn run(
         ),
         ("targets", targets.join(", ")),
         ("engine", r.engine.name.clone()),
-        ("measured", units::seconds_ns(r.window_ns)),
-        ("started", r.started_at.clone()),
-        ("host", format!("{} · kernel {}", r.environment.hostname, r.environment.kernel)),
+        ("measured", units::seconds_ns(r.window.window_ns)),
+        ("started", r.window.started_at.clone()),
+        ("host", format!("{} · kernel {}", r.machine.environment.hostname, r.machine.environment.kernel)),
         ("iopulse", r.tool.version.clone()),
     ];
     out.push_str("<table>\n");
@@ -175,19 +175,23 @@ fn run(
     }
     out.push_str("</table>\n");
     let mut rows = Vec::new();
-    for (name, op) in
-        [("read", Some(&r.read)), ("write", Some(&r.write)), ("trim", r.trim.as_ref()), ("flush", r.flush.as_ref())]
-    {
+    for (name, op) in [
+        ("read", Some(&r.figures.read)),
+        ("write", Some(&r.figures.write)),
+        ("trim", r.figures.trim.as_ref()),
+        ("flush", r.figures.flush.as_ref()),
+    ] {
         if let Some(op) = op.filter(|op| op.ops > 0) {
             rows.push(op_row(name, op));
         }
     }
-    rows.push(op_row("total", &r.total));
+    rows.push(op_row("total", &r.figures.total));
     out.push_str("<h3>Figures (latency per I/O)</h3>\n");
     table(out, &OP_HEAD, &rows);
-    if !r.block_sizes.is_empty() {
+    if !r.figures.block_sizes.is_empty() {
         out.push_str("<h3>Per block size</h3>\n");
         let rows: Vec<Vec<String>> = r
+            .figures
             .block_sizes
             .iter()
             .flat_map(|b| {
@@ -207,9 +211,9 @@ fn run(
         head.insert(1, "share of its op");
         table(out, &head, &rows);
     }
-    if !r.expectations.is_empty() {
+    if !r.outcome.expectations.is_empty() {
         out.push_str("<h3>Expectations</h3>\n<table>\n<tr><th>expectation</th><th>figure</th><th>result</th></tr>\n");
-        for e in &r.expectations {
+        for e in &r.outcome.expectations {
             let value = e.value.map_or_else(|| "-".to_string(), |v| super::compare::value(e.unit, v));
             let (class, verdict) = if e.passed { ("passed", "passed") } else { ("failed", "FAILED") };
             let _ = writeln!(
@@ -221,10 +225,10 @@ fn run(
         }
         out.push_str("</table>\n");
     }
-    for w in r.warnings.iter().chain(r.error.iter()) {
+    for w in r.outcome.warnings.iter().chain(r.outcome.error.iter()) {
         let _ = writeln!(out, "<p class=\"warn\">warning: {}</p>", escape(w));
     }
-    for n in &r.notes {
+    for n in &r.outcome.notes {
         let _ = writeln!(out, "<p>note: {}</p>", escape(n));
     }
     for svg in plot::result_svgs(r, time_series)? {
@@ -238,8 +242,8 @@ fn run(
 fn jobs(out: &mut String, doc: &JobsResult) -> Result<(), PlotError> {
     let several_phases = !doc.phases.is_empty();
     let row = |name: String, r: &RunResult| {
-        let mut row = op_row(&name, &r.total);
-        row.push(escape(&units::seconds_ns(r.window_ns)));
+        let mut row = op_row(&name, &r.figures.total);
+        row.push(escape(&units::seconds_ns(r.window.window_ns)));
         row
     };
     let mut rows = Vec::new();

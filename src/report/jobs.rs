@@ -49,7 +49,7 @@ pub fn text(doc: &JobsResult) -> String {
         "job", "IOPS", "bandwidth", "ops", "p50", "p99", "window"
     );
     let row = |out: &mut String, name: &str, r: &RunResult| {
-        let t = &r.total;
+        let t = &r.figures.total;
         let _ = writeln!(
             out,
             "{:<22} {:>10} {:>24} {:>10} {:>10} {:>10} {:>9}",
@@ -59,16 +59,16 @@ pub fn text(doc: &JobsResult) -> String {
             units::count(t.ops),
             units::latency_ns(t.latency_ns.p50),
             units::latency_ns(t.latency_ns.p99),
-            units::seconds_ns(r.window_ns)
+            units::seconds_ns(r.window.window_ns)
         );
     };
     // A combined row over several block sizes adds I/Os of every size: each size's own
     // figures follow it.
     let size_rows = |out: &mut String, r: &RunResult| {
-        if r.block_sizes.len() < 2 {
+        if r.figures.block_sizes.len() < 2 {
             return;
         }
-        for b in &r.block_sizes {
+        for b in &r.figures.block_sizes {
             for (op, f) in [("read", &b.read), ("write", &b.write)] {
                 if f.ops == 0 {
                     continue;
@@ -111,13 +111,13 @@ pub fn text(doc: &JobsResult) -> String {
         row(&mut out, "combined", &doc.combined);
         size_rows(&mut out, &doc.combined);
     }
-    if doc.combined.block_sizes.len() > 1 {
+    if doc.combined.figures.block_sizes.len() > 1 {
         let _ = writeln!(
             out,
             "note: the combined rows add I/Os of every block size into one IOPS figure; the rows under them give each size's"
         );
     }
-    for n in &doc.combined.notes {
+    for n in &doc.combined.outcome.notes {
         let _ = writeln!(out, "note: {n}");
     }
     // How far apart the jobs of each phase opened their windows (`window_skew`), and the
@@ -128,10 +128,10 @@ pub fn text(doc: &JobsResult) -> String {
         vec![(String::new(), &doc.combined)]
     };
     for (phase, r) in combined {
-        if let Some(w) = &r.window_skew {
+        if let Some(w) = &r.combined.window_skew {
             let _ = writeln!(out, "{phase}{}", text::window_line(w));
         }
-        for w in r.warnings.iter().filter(|w| !w.starts_with("job [")) {
+        for w in r.outcome.warnings.iter().filter(|w| !w.starts_with("job [")) {
             let _ = writeln!(out, "⚠ {phase}{w}");
         }
     }

@@ -51,8 +51,8 @@ pub fn text(r: &MetaResult) -> String {
         phase_block(&mut out, p);
     }
     let _ = writeln!(out, "\ncoverage: {:.1}% of the tree's files touched", r.coverage_percent);
-    let _ = writeln!(out, "stopped: {}", r.stop_reason);
-    if let Some(e) = &r.error {
+    let _ = writeln!(out, "stopped: {}", r.window.stop_reason);
+    if let Some(e) = &r.messages.error {
         let _ = writeln!(out, "error: {e}");
     }
     if t.kept {
@@ -74,7 +74,7 @@ pub fn text(r: &MetaResult) -> String {
         );
     }
     // A job of a job file's phase: one start word released every job of the phase.
-    if let Some(lag_ns) = r.window_start_lag_ns {
+    if let Some(lag_ns) = r.window.window_start_lag_ns {
         let _ = writeln!(
             out,
             "window: released with every job of its phase (one start word) · first operation {} after the release",
@@ -155,7 +155,7 @@ pub fn csv_rows(r: &MetaResult) -> String {
             let _ = writeln!(
                 out,
                 "{},{},{},{},{},{},{},{},{},{:.6},{:.1},{:.1},{:.1},{},{},{},{},{},{},{},{}",
-                r.started_at,
+                r.window.started_at,
                 csv_field(&r.target),
                 r.tree.files,
                 r.spec.shape.threads,
@@ -175,7 +175,7 @@ pub fn csv_rows(r: &MetaResult) -> String {
                 l.p99,
                 l.p99_9,
                 l.max,
-                r.stop_reason
+                r.window.stop_reason
             );
         }
     }

@@ -232,7 +232,7 @@ pub fn emit(result: &RunResult, output: &OutputOptions) -> Vec<String> {
         emit_plot_outcome(plot::result_charts(result, dir), dir, output, &mut failures);
     }
     if let Some(path) = &output.iolog_file {
-        let text = result.iolog.as_deref().map(iolog::render).unwrap_or_default();
+        let text = result.schedule.iolog.as_deref().map(iolog::render).unwrap_or_default();
         if let Err(e) = crate::ledger::output::write_whole(path, text.as_bytes()) {
             failures.push(format!("write --write-iolog {}: {e}", path.display()));
         }

@@ -22,10 +22,10 @@ pub fn text(name: &str, doc: &JobsResult, place: Option<&str>) -> String {
     let _ = write!(out, "iopulse {} · profile {name}", env!("CARGO_PKG_VERSION"));
     if let Some(t) = target {
         let _ = write!(out, " · {}", t.path);
-        if let Some(fs) = &t.filesystem {
+        if let Some(fs) = &t.storage.filesystem {
             let _ = write!(out, " · {fs}");
         }
-        if let Some(device) = &t.device {
+        if let Some(device) = &t.storage.device {
             let _ = write!(out, " on {device}");
         }
         let _ = write!(out, " · {}", units::bytes(t.size_bytes));
@@ -50,7 +50,7 @@ pub fn text(name: &str, doc: &JobsResult, place: Option<&str>) -> String {
 fn tests_table(out: &mut String, steps: &[Step]) {
     let all: Vec<&StepFigures> = steps.iter().flat_map(|s| s.read.iter().chain(s.write.iter())).collect();
     let passes = all.iter().map(|f| f.passes).max().unwrap_or(1);
-    let window = all.first().map_or(0, |f| f.first.window_ns);
+    let window = all.first().map_or(0, |f| f.first.window.window_ns);
     let _ = write!(out, "I/O: {}", modes(&all));
     let _ = writeln!(
         out,
@@ -146,10 +146,10 @@ fn jobs_table(out: &mut String, steps: &[Step]) {
             units::iops(f.iops.median),
             units::latency_ns(f.p50_ns.median.round() as u64),
             units::latency_ns(f.p99_ns.median.round() as u64),
-            units::seconds_ns(r.window_ns)
+            units::seconds_ns(r.window.window_ns)
         );
         // A step that flushes (the etcd check): the flush latency is what it is read for.
-        if let (Some(fl), Some(spec)) = (&r.flush, &r.spec.durability.flush) {
+        if let (Some(fl), Some(spec)) = (&r.figures.flush, &r.spec.durability.flush) {
             let _ = writeln!(
                 out,
                 "{:<20} {} {} · p50 {} · p99 {} · p99.9 {} · max {}",
@@ -173,7 +173,7 @@ fn jobs_table(out: &mut String, steps: &[Step]) {
 /// How the step's I/O really went: O_DIRECT, O_DIRECT on memory (tmpfs), or buffered
 /// (with why when O_DIRECT was asked for and refused).
 fn io_mode(r: &RunResult) -> &'static str {
-    match (r.direct.requested, r.direct.effective, r.direct.memory_backed) {
+    match (r.data.direct.requested, r.data.direct.effective, r.data.direct.memory_backed) {
         (_, true, true) => "O_DIRECT (in memory)",
         (_, true, false) => "O_DIRECT",
         (true, false, _) => "buffered (no O_DIRECT)",

@@ -37,7 +37,7 @@ pub const COLUMNS: &[&str] = &[
 /// The CSV text of `result`'s time series (written whole by the caller).
 pub fn render(result: &RunResult) -> std::io::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    match &result.cluster {
+    match &result.combined.cluster {
         None => {
             w.write_record(COLUMNS)?;
             rows(&mut w, result, None)?;

@@ -72,3 +72,18 @@ pub struct RankInfo {
     /// The rank's whole result, as its own run would have written it (null if it had none).
     pub result: Option<Box<RunResult>>,
 }
+
+/// Set only on results that combine others (`iopulse merge`, cluster runs).
+/// Flattened into the result: its keys sit at the document's top level.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Combination {
+    /// Set only by `iopulse merge` and cluster runs: the results this document combines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Vec<MergedSource>>,
+    /// Set only with `merged_from`: how far apart the combined runs' windows were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_skew: Option<WindowSkew>,
+    /// Set only by a cluster run (MPI): every rank's figures and result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterInfo>,
+}

@@ -1,6 +1,8 @@
 //! The result's sections about the data: what writes put on the storage, what dedupe and
 //! compression could make of it, and what verification found. Plain data.
 
+use super::Durability;
+use crate::targets::DirectOutcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -72,4 +74,43 @@ pub struct MismatchInfo {
     pub window_at: u32,
     pub expected_hex: String,
     pub found_hex: String,
+}
+
+/// What the run did to and with the data: whether storage was touched, O_DIRECT, what was
+/// made durable, verified, reduced and written, and holes read.
+/// Flattened into the result: its keys sit at the document's top level.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DataFacts {
+    /// The run's I/Os reached its targets. False with an engine that moves no bytes (null):
+    /// no target was created, laid out, written or opened, and the figures are iopulse's
+    /// own ceiling, not storage's. True in results of versions that did not record it.
+    #[serde(default = "storage_touched_default")]
+    pub storage_touched: bool,
+    /// O_DIRECT over the whole run: requested, effective on every target, and why not.
+    pub direct: DirectOutcome,
+    /// Time spent making writes durable after the window (mmap msync, --fsync-on-close);
+    /// absent when nothing was synced. Never part of the I/O figures.
+    #[serde(default)]
+    pub durability: Option<Durability>,
+    /// With `--verify`: what was checked and what failed.
+    pub verification: Option<VerificationInfo>,
+    /// With `--dedupe-ratio` or `--compress-ratio`: what was asked and what the writes
+    /// produced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_reduction: Option<DataReductionInfo>,
+    /// What the run's writes and layouts put on storage, and what a store that dedupes or
+    /// compresses can make of it. Absent when the run wrote and laid out nothing (and in
+    /// results of versions before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_data: Option<WriteDataInfo>,
+    /// The run read holes or unwritten extents it did not lay out (`--keep-holes`, or a
+    /// file it could not lay out): reads of them never reach the device, so every figure
+    /// is marked by this note. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holes_read: Option<String>,
+}
+
+/// Results of versions that did not record `storage_touched` ran storage engines only.
+fn storage_touched_default() -> bool {
+    true
 }

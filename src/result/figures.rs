@@ -179,16 +179,16 @@ impl Checker {
 
     fn result(&mut self, at: &str, r: &RunResult) {
         let f = |name: &str| if at.is_empty() { name.to_string() } else { format!("{at}.{name}") };
-        for (name, op) in [("read", &r.read), ("write", &r.write), ("total", &r.total)] {
+        for (name, op) in [("read", &r.figures.read), ("write", &r.figures.write), ("total", &r.figures.total)] {
             self.op(&f(name), op);
         }
-        if let Some(op) = &r.flush {
+        if let Some(op) = &r.figures.flush {
             self.op(&f("flush"), op);
         }
-        if let Some(op) = &r.trim {
+        if let Some(op) = &r.figures.trim {
             self.op(&f("trim"), op);
         }
-        for (i, b) in r.block_sizes.iter().enumerate() {
+        for (i, b) in r.figures.block_sizes.iter().enumerate() {
             let at = f(&format!("block_sizes[{i}]"));
             self.op(&format!("{at}.read"), &b.read);
             self.op(&format!("{at}.write"), &b.write);
@@ -209,16 +209,18 @@ impl Checker {
                 }
             }
         }
-        self.other(&f("cpu.per_io_ns"), r.cpu.per_io_ns);
-        self.other(&f("cpu.workers_per_io_ns"), r.cpu.workers_per_io_ns);
-        self.other(&f("cpu.cores_busy"), r.cpu.cores_busy);
-        for (name, t) in
-            [("cpu.workers", &r.cpu.workers), ("cpu.process", &r.cpu.process), ("cpu.window", &r.cpu.window)]
-        {
+        self.other(&f("cpu.per_io_ns"), r.machine.cpu.per_io_ns);
+        self.other(&f("cpu.workers_per_io_ns"), r.machine.cpu.workers_per_io_ns);
+        self.other(&f("cpu.cores_busy"), r.machine.cpu.cores_busy);
+        for (name, t) in [
+            ("cpu.workers", &r.machine.cpu.workers),
+            ("cpu.process", &r.machine.cpu.process),
+            ("cpu.window", &r.machine.cpu.window),
+        ] {
             self.cpu_times(&f(name), t);
         }
-        self.other(&f("achieved_queue_depth.total"), r.achieved_queue_depth.total);
-        self.other(&f("achieved_queue_depth.mean_per_worker"), r.achieved_queue_depth.mean_per_worker);
+        self.other(&f("achieved_queue_depth.total"), r.figures.achieved_queue_depth.total);
+        self.other(&f("achieved_queue_depth.mean_per_worker"), r.figures.achieved_queue_depth.mean_per_worker);
         for (i, w) in r.workers.iter().enumerate() {
             let at = f(&format!("workers[{i}]"));
             self.op(&format!("{at}.read"), &w.read);
@@ -242,7 +244,7 @@ impl Checker {
                 self.figure(|| format!("{at}.{name}.bw_bytes_per_sec"), figures.bw_bytes_per_sec, BANDWIDTH);
             }
         }
-        if let Some(s) = &r.steady_state {
+        if let Some(s) = &r.window.steady_state {
             if let Some(w) = &s.window {
                 for (name, op) in [("read", &w.read), ("write", &w.write), ("total", &w.total)] {
                     self.op(&f(&format!("steady_state.window.{name}")), op);
@@ -254,19 +256,19 @@ impl Checker {
                 }
             }
         }
-        if let Some(rate) = r.pacing.as_ref().and_then(|p| p.rate.as_ref()) {
+        if let Some(rate) = r.schedule.pacing.as_ref().and_then(|p| p.rate.as_ref()) {
             self.rate(&f("pacing.rate.target_iops"), rate.target_iops);
             self.rate(&f("pacing.rate.target_iops_per_worker"), rate.target_iops_per_worker);
             self.rate(&f("pacing.rate.achieved_iops"), rate.achieved_iops);
         }
-        if let Some(v) = &r.verification {
+        if let Some(v) = &r.data.verification {
             self.share(&f("verification.success_percent"), v.success_percent);
             self.other(&f("verification.estimated_slowdown_percent"), v.estimated_slowdown_percent);
         }
-        for (i, m) in r.merged_from.iter().flatten().enumerate() {
+        for (i, m) in r.combined.merged_from.iter().flatten().enumerate() {
             self.rate(&f(&format!("merged_from[{i}].iops")), m.iops);
         }
-        if let Some(cluster) = &r.cluster {
+        if let Some(cluster) = &r.combined.cluster {
             self.rate(&f("cluster.median_iops"), cluster.median_iops);
             for (i, rank) in cluster.ranks.iter().enumerate() {
                 let at = f(&format!("cluster.ranks[{i}]"));

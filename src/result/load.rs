@@ -15,6 +15,7 @@
 //! It reads and judges; it merges, draws and formats nothing.
 
 use super::RunResult;
+use super::field_path;
 use super::figures;
 use super::jobs::JobsResult;
 use crate::metadata::result::MetaResult;
@@ -166,15 +167,28 @@ pub fn with_time_series(path: &Path) -> Result<Loaded, LoadError> {
     let loaded = if probe.jobs == Some(Shape::Array) {
         let doc: Result<JobsResult, _> = from_reader_with_path(&mut reader);
         reader.check_size(&file)?;
-        let doc = doc.map_err(|(path, e)| parse_error(&file, &path, e))?;
+        let doc = doc.map_err(|(path, e)| named_again(&file, &mut opened, parse_error(&file, &path, e)))?;
         Loaded { file, id, result: doc.combined.clone(), jobs: Some(doc) }
     } else {
         let result: Result<RunResult, _> = from_reader_with_path(&mut reader);
         reader.check_size(&file)?;
-        let result = result.map_err(|(path, e)| parse_error(&file, &path, e))?;
+        let result = result.map_err(|(path, e)| named_again(&file, &mut opened, parse_error(&file, &path, e)))?;
         Loaded { file, id, result, jobs: None }
     };
     checked(loaded)
+}
+
+/// A stream's parse error is named only up to a flattened section's holder: the file read
+/// again as `merge` reads it (bounded, without its time series) names the field, unless
+/// what failed was in the time series, which `first` names already.
+fn named_again(file: &str, opened: &mut Opened, first: LoadError) -> LoadError {
+    if opened.rewind().is_err() {
+        return first;
+    }
+    match read_without_series(file, opened).and_then(|value| typed_loaded(file.to_string(), opened.id, value)) {
+        Err(precise) => precise,
+        Ok(_) => first,
+    }
 }
 
 /// Every figure of `loaded` judged (`figures::check`) and every histogram decoded once
@@ -258,10 +272,7 @@ fn histogram_blobs(r: &RunResult) -> Vec<(String, &str)> {
 }
 
 fn typed<T: serde::de::DeserializeOwned>(file: &str, value: &Value) -> Result<T, LoadError> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        parse_error(file, &path, e.into_inner())
-    })
+    field_path::typed(value).map_err(|e| parse_error(file, &e.path, e.error))
 }
 
 fn from_reader_with_path<T: serde::de::DeserializeOwned>(

@@ -1,6 +1,7 @@
 //! The result's sections about the machine and the tool: CPU time, each worker with its
 //! placement, the queue depth achieved, the tool's own time and depth counts. Plain data.
 
+use super::{CpuState, Environment};
 use crate::placement::TopologySummary;
 use crate::stats::{CpuTimes, OpSummary};
 use serde::{Deserialize, Serialize};
@@ -123,4 +124,23 @@ pub struct WorkerPlacementInfo {
     pub cpu_seen: Option<u32>,
     /// The node its buffers' first page was on after set-up (get_mempolicy).
     pub buffer_node_seen: Option<u32>,
+}
+
+/// The machine the run saw: its environment, the CPU time spent, the CPU's state, where the
+/// workers ran and the memory planned for.
+/// Flattened into the result: its keys sit at the document's top level.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MachineFacts {
+    pub environment: Environment,
+    pub cpu: CpuInfo,
+    /// The CPU's state over the window: governor, boost, SMT, frequencies of the workers'
+    /// CPUs, steal and other work on the machine (null in results of versions before it).
+    #[serde(default)]
+    pub cpu_state: Option<CpuState>,
+    /// The machine's topology and how workers were placed (per worker: `workers[].placement`).
+    #[serde(default)]
+    pub placement: PlacementInfo,
+    /// Memory the run planned for (computed before it started) and the memory available.
+    #[serde(default)]
+    pub memory: Option<crate::host::memory::MemoryEstimate>,
 }

@@ -44,7 +44,7 @@ pub const SAME_RUN: &str = "same start, tree and spec";
 
 /// Two metadata results that are copies of one run: same start, tree, spec and seed.
 pub fn same_run(a: &MetaResult, b: &MetaResult) -> bool {
-    a.started_at == b.started_at
+    a.window.started_at == b.window.started_at
         && a.target == b.target
         && a.spec.seed == b.spec.seed
         && spec_differences_of(&a.spec, &b.spec).is_empty()
@@ -69,7 +69,7 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let results: Vec<&MetaResult> = inputs.iter().map(|i| &i.result).collect();
     let mut m = first.result.clone();
     m.tool_version = env!("CARGO_PKG_VERSION").into();
-    m.started_at = results.iter().map(|r| r.started_at.clone()).min().unwrap_or_default();
+    m.window.started_at = results.iter().map(|r| r.window.started_at.clone()).min().unwrap_or_default();
     let mut targets: Vec<&str> = Vec::new();
     for r in &results {
         if !targets.contains(&r.target.as_str()) {
@@ -84,15 +84,17 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let touched: f64 = results.iter().map(|r| r.coverage_percent * r.tree.files as f64).sum();
     m.coverage_percent = if m.tree.files == 0 { 0.0 } else { touched / m.tree.files as f64 };
 
-    m.stop_reason = ["error", "limit", "interrupted"]
+    m.window.stop_reason = ["error", "limit", "interrupted"]
         .into_iter()
-        .find(|worst| results.iter().any(|r| r.stop_reason == *worst))
+        .find(|worst| results.iter().any(|r| r.window.stop_reason == *worst))
         .map(str::to_string)
-        .unwrap_or_else(|| first.result.stop_reason.clone());
-    m.error = inputs.iter().find_map(|i| i.result.error.as_ref().map(|e| format!("{}: {e}", i.file)));
-    m.limit = inputs.iter().find_map(|i| i.result.limit.as_ref().map(|e| format!("{}: {e}", i.file)));
-    m.warnings =
-        inputs.iter().flat_map(|i| i.result.warnings.iter().map(move |w| format!("{}: {w}", i.file))).collect();
+        .unwrap_or_else(|| first.result.window.stop_reason.clone());
+    m.messages.error = inputs.iter().find_map(|i| i.result.messages.error.as_ref().map(|e| format!("{}: {e}", i.file)));
+    m.messages.limit = inputs.iter().find_map(|i| i.result.messages.limit.as_ref().map(|e| format!("{}: {e}", i.file)));
+    m.messages.warnings = inputs
+        .iter()
+        .flat_map(|i| i.result.messages.warnings.iter().map(move |w| format!("{}: {w}", i.file)))
+        .collect();
     notes.insert(
         0,
         format!(
@@ -105,14 +107,14 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     if inputs.iter().any(|i| !i.result.time_series.is_empty()) {
         notes.push("time series are not merged: each result's own is in its file".into());
     }
-    m.notes = notes.clone();
+    m.messages.notes = notes.clone();
     m.merged_from = Some(
         inputs
             .iter()
             .map(|i| MetaMergedSource {
                 file: i.file.clone(),
                 target: i.result.target.clone(),
-                started_at: i.result.started_at.clone(),
+                started_at: i.result.window.started_at.clone(),
                 seed: i.result.spec.seed,
                 ops: i.result.phases.iter().map(|p| p.ops).fold(0u64, u64::saturating_add),
                 window_ns: i.result.phases.iter().map(|p| p.window_ns).fold(0u64, u64::saturating_add),

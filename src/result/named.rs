@@ -96,11 +96,11 @@ const CPU_METRICS: &[&str] = &["per_io", "workers_per_io"];
 /// The summary of `op` in `r` (`None`: the run had no such op type).
 pub fn op_summary<'a>(r: &'a RunResult, op: &str) -> Option<&'a OpSummary> {
     match op {
-        "read" => Some(&r.read),
-        "write" => Some(&r.write),
-        "total" => Some(&r.total),
-        "flush" => r.flush.as_ref(),
-        "trim" => r.trim.as_ref(),
+        "read" => Some(&r.figures.read),
+        "write" => Some(&r.figures.write),
+        "total" => Some(&r.figures.total),
+        "flush" => r.figures.flush.as_ref(),
+        "trim" => r.figures.trim.as_ref(),
         _ => None,
     }
 }
@@ -121,8 +121,8 @@ pub fn histogram<'a>(r: &'a RunResult, op: &str) -> Option<&'a str> {
 pub fn value(r: &RunResult, name: &Name) -> Option<f64> {
     if name.op == "cpu" {
         return Some(match name.metric {
-            "per_io" => r.cpu.per_io_ns,
-            _ => r.cpu.workers_per_io_ns,
+            "per_io" => r.machine.cpu.per_io_ns,
+            _ => r.machine.cpu.workers_per_io_ns,
         });
     }
     let s = op_summary(r, name.op)?;

@@ -1,6 +1,7 @@
 //! A paced or replayed run's sections of the result: think time, a rate schedule's
 //! lateness and service time, and a replay's trace, speed and lag. Plain data.
 
+use super::io_log;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -62,6 +63,44 @@ pub struct ReplayInfo {
     pub format: crate::trace::TraceFormat,
     /// The files (iolog) or devices (blktrace) the trace names.
     pub names: Vec<String>,
+    #[serde(flatten)]
+    pub counts: ReplayCounts,
+    #[serde(flatten)]
+    pub timing: ReplayTiming,
+    #[serde(flatten)]
+    pub fit: ReplayFit,
+}
+
+/// One of the two parts of a paced run's latency (`RateInfo::lateness`, `service`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PacedLatency {
+    /// I/Os measured: every counted I/O of the window.
+    pub ios: u64,
+    pub latency_ns: crate::stats::LatencySummary,
+    /// Its HDR histogram, encoded as those of `histograms` (ns).
+    pub histogram: String,
+}
+
+/// When I/Os were issued, when that was not as fast as possible: pacing (think time, a
+/// rate) and a replay's trace and lag; and the `--write-iolog` record of every issue.
+/// Flattened into the result: its keys sit at the document's top level.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Schedule {
+    /// Think time and rate limit, when asked for.
+    #[serde(default)]
+    pub pacing: Option<PacingInfo>,
+    /// `iopulse replay`: the trace, its timing and each I/O's lag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayInfo>,
+    /// `--write-iolog`: the I/Os issued (written by the report, not part of the document).
+    #[serde(skip)]
+    pub iolog: Option<std::sync::Arc<io_log::IoLog>>,
+}
+
+/// What the trace holds and what of it was issued.
+/// Flattened: its keys sit beside `ReplayInfo`'s own.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReplayCounts {
     /// The trace's reads, writes, trims and flushes (each replayed once; a blktrace's
     /// PREFLUSH and FUA writes each add a flush). The trims and flushes issued are the
     /// result's `trim` and `flush`.
@@ -75,6 +114,12 @@ pub struct ReplayInfo {
     pub skipped: crate::trace::Skipped,
     /// I/Os issued (all of the trace's unless the run stopped early).
     pub issued: u64,
+}
+
+/// A replay's time against its trace's: the speed, the spans, the error and each I/O's lag.
+/// Flattened: its keys sit beside `ReplayInfo`'s own.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReplayTiming {
     /// `--speed`; absent: `--as-fast-as-possible`.
     pub speed: Option<f64>,
     /// The trace's first I/O to its last one's issue, as recorded.
@@ -85,24 +130,21 @@ pub struct ReplayInfo {
     pub replay_ns: u64,
     /// `replay_ns` against `scheduled_span_ns`, in percent (positive: the replay took longer).
     pub duration_error_percent: Option<f64>,
-    pub remap: crate::trace::remap::Remap,
-    /// The end of the trace's furthest I/O, and the bytes of the target it was put on.
-    pub trace_extent_bytes: u64,
-    pub target_bytes: u64,
-    /// The trace did not fit: its offsets were remapped (`remap`).
-    pub remapped: bool,
     /// Per I/O issued, its due time to its submission: the replayer's own lateness, not
     /// in the latencies (absent as fast as possible).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag: Option<PacedLatency>,
 }
 
-/// One of the two parts of a paced run's latency (`RateInfo::lateness`, `service`).
+/// Where the trace's offsets went: the extent it spans against the target's size,
+/// and the remap when it did not fit.
+/// Flattened: its keys sit beside `ReplayInfo`'s own.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PacedLatency {
-    /// I/Os measured: every counted I/O of the window.
-    pub ios: u64,
-    pub latency_ns: crate::stats::LatencySummary,
-    /// Its HDR histogram, encoded as those of `histograms` (ns).
-    pub histogram: String,
+pub struct ReplayFit {
+    pub remap: crate::trace::remap::Remap,
+    /// The end of the trace's furthest I/O, and the bytes of the target it was put on.
+    pub trace_extent_bytes: u64,
+    pub target_bytes: u64,
+    /// The trace did not fit: its offsets were remapped (`remap`).
+    pub remapped: bool,
 }

@@ -141,10 +141,10 @@ fn over_passes(job: String, passes: &[&RunResult]) -> StepFigures {
     StepFigures {
         job,
         passes: passes.len() as u32,
-        bw_bytes_per_sec: of(|r| r.total.bw_bytes_per_sec),
-        iops: of(|r| r.total.iops),
-        p50_ns: of(|r| r.total.latency_ns.p50 as f64),
-        p99_ns: of(|r| r.total.latency_ns.p99 as f64),
+        bw_bytes_per_sec: of(|r| r.figures.total.bw_bytes_per_sec),
+        iops: of(|r| r.figures.total.iops),
+        p50_ns: of(|r| r.figures.total.latency_ns.p50 as f64),
+        p99_ns: of(|r| r.figures.total.latency_ns.p99 as f64),
         first: passes[0].clone(),
     }
 }

@@ -44,28 +44,11 @@ pub struct TargetInfo {
     pub kind: TargetKind,
     pub size_bytes: u64,
     pub blocks: u64,
-    pub filesystem: Option<String>,
-    pub device: Option<String>,
-    pub mount_point: Option<String>,
+    #[serde(flatten)]
+    pub storage: TargetStorage,
     pub created: bool,
     pub laid_out_bytes: u64,
     pub direct: DirectOutcome,
-    /// Regular files: how much of the region held written data when the window opened
-    /// (reads of holes and unwritten extents never reach the device); `None` for block
-    /// devices, and in results of versions that did not measure it.
-    #[serde(default)]
-    pub allocation: Option<Allocation>,
-    /// The region's page-cache residency when the window opened and closed, and whether its
-    /// cache was dropped before the window (`crate::targets::PageCache`); `None` in results of
-    /// versions that did not measure it.
-    #[serde(default)]
-    pub page_cache: Option<crate::targets::PageCache>,
-    /// What the block device under the target counted over the window, and the share of
-    /// this run's reads and writes it saw (`crate::targets::DeviceWitness`); `None` when no
-    /// block device is under the target (tmpfs, the null engine), and in results of versions
-    /// that did not measure it.
-    #[serde(default)]
-    pub device_witness: Option<crate::targets::DeviceWitness>,
     /// The target was a temporary file removed after the run (the embedded default).
     pub removed_after_run: bool,
     /// This target's share of the figures.
@@ -82,4 +65,30 @@ pub struct Durability {
     pub fsync_ns: Option<u64>,
     /// Both together: the time writes took to become durable, outside the window.
     pub sync_ns: u64,
+}
+
+/// Where a target lives and how its storage behaved: filesystem, device, mount point,
+/// allocation, page cache and the device's own counters.
+/// Flattened: its keys sit beside `TargetInfo`'s own.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TargetStorage {
+    pub filesystem: Option<String>,
+    pub device: Option<String>,
+    pub mount_point: Option<String>,
+    /// Regular files: how much of the region held written data when the window opened
+    /// (reads of holes and unwritten extents never reach the device); `None` for block
+    /// devices, and in results of versions that did not measure it.
+    #[serde(default)]
+    pub allocation: Option<Allocation>,
+    /// The region's page-cache residency when the window opened and closed, and whether its
+    /// cache was dropped before the window (`crate::targets::PageCache`); `None` in results of
+    /// versions that did not measure it.
+    #[serde(default)]
+    pub page_cache: Option<crate::targets::PageCache>,
+    /// What the block device under the target counted over the window, and the share of
+    /// this run's reads and writes it saw (`crate::targets::DeviceWitness`); `None` when no
+    /// block device is under the target (tmpfs, the null engine), and in results of versions
+    /// that did not measure it.
+    #[serde(default)]
+    pub device_witness: Option<crate::targets::DeviceWitness>,
 }

@@ -131,13 +131,13 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     };
     let huge_page_bytes = execution.huge_page_bytes;
     let mut result = assemble::assemble(&planned, execution, &stop);
-    result.memory = Some(crate::host::memory::MemoryEstimate {
+    result.machine.memory = Some(crate::host::memory::MemoryEstimate {
         peak_resident_bytes: crate::host::rusage::peak_resident_bytes(),
         huge_page_bytes,
         ..memory
     });
-    result.window_start_unix_ns = window_start_unix_ns;
-    result.start_at = start_at;
+    result.window.window_start_unix_ns = window_start_unix_ns;
+    result.window.start_at = start_at;
     if abandoned {
         // Their descriptors stay open until the process exits, so that a worker that comes
         // back from the kernel never touches a descriptor number reused for another file.
@@ -145,7 +145,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
             std::mem::forget(t.file);
         }
     }
-    result.expectations = crate::expect::evaluate(&spec.output.expect, &result);
+    result.outcome.expectations = crate::expect::evaluate(&spec.output.expect, &result);
     let exit_code = exit_code_of(&result, &stop);
     Ok(RunOutcome { result, exit_code })
 }
@@ -205,9 +205,9 @@ fn set_up_notes(spec: &Spec, partitioned_for_verify: bool, targets: &[targets::P
 /// The exit code a finished run calls for: a failure first, then lost verified data, a
 /// signal, I/O errors let through, unmet expectations, and success.
 fn exit_code_of(result: &RunResult, stop: &AtomicUsize) -> i32 {
-    let expectation_failed = result.expectations.iter().any(|e| !e.passed);
-    let verify_failed = result.verification.as_ref().is_some_and(|v| v.failures > 0);
-    match result.stop_reason {
+    let expectation_failed = result.outcome.expectations.iter().any(|e| !e.passed);
+    let verify_failed = result.data.verification.as_ref().is_some_and(|v| v.failures > 0);
+    match result.window.stop_reason {
         StopReason::Error => exit_code::RUN_FAILED,
         _ if verify_failed => exit_code::VERIFY_FAILED,
         StopReason::Interrupted => match stop.load(Ordering::Relaxed) {
@@ -216,7 +216,7 @@ fn exit_code_of(result: &RunResult, stop: &AtomicUsize) -> i32 {
             _ => exit_code::INTERRUPTED,
         },
         // --continue-on-error: the run went on, but it did not succeed.
-        _ if result.io_errors.total > 0 => exit_code::RUN_FAILED,
+        _ if result.outcome.io_errors.total > 0 => exit_code::RUN_FAILED,
         // After every other failure: a run that failed says so first.
         _ if expectation_failed => exit_code::EXPECTATION_FAILED,
         StopReason::Duration | StopReason::Complete | StopReason::SteadyState => exit_code::SUCCESS,

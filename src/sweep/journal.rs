@@ -18,6 +18,7 @@
 
 use crate::diagnostics::error::exit_code;
 use crate::result::RunResult;
+use crate::result::field_path::{Unparsed, typed};
 use serde::{Deserialize, Serialize};
 use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
@@ -134,8 +135,11 @@ pub fn read(path: &Path) -> Result<Vec<(String, Entry)>, JournalError> {
         if buffer.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let mut de = serde_json::Deserializer::from_slice(&buffer);
-        let parsed: Result<Entry, _> = serde_path_to_error::deserialize(&mut de);
+        // Read as a tree first (a line is bounded above), so that a field inside a
+        // flattened section of the result is named by its path.
+        let parsed = serde_json::from_slice::<serde_json::Value>(&buffer)
+            .map_err(|error| Unparsed { path: String::new(), error })
+            .and_then(|value| typed::<Entry>(&value));
         match parsed {
             Ok(entry) => {
                 check_entry(&entry).map_err(|why| refuse(number, why))?;
@@ -144,10 +148,9 @@ pub fn read(path: &Path) -> Result<Vec<(String, Entry)>, JournalError> {
             }
             // A write cut short: the last line, without its newline.
             Err(_) if !whole => break,
-            Err(e) => {
-                let at = e.path().to_string();
-                let at = if at == "." || at.is_empty() { String::new() } else { format!("{at}: ") };
-                return Err(refuse(number, format!("not a sweep journal entry: {at}{}", e.into_inner())));
+            Err(Unparsed { path, error }) => {
+                let at = if path.is_empty() { String::new() } else { format!("{path}: ") };
+                return Err(refuse(number, format!("not a sweep journal entry: {at}{error}")));
             }
         }
     }
@@ -169,13 +172,13 @@ fn check_entry(e: &Entry) -> Result<(), String> {
         return Err(format!("exit_code {} is not a finished run's (0, 1 or 3): {altered}", e.exit_code));
     }
     let r = &e.result;
-    let failure = if r.stop_reason == crate::result::StopReason::Error || r.error.is_some() {
+    let failure = if r.window.stop_reason == crate::result::StopReason::Error || r.outcome.error.is_some() {
         Some("it stopped on an error")
-    } else if r.io_errors.total > 0 {
+    } else if r.outcome.io_errors.total > 0 {
         Some("I/Os failed")
-    } else if r.verification.as_ref().is_some_and(|v| v.failures > 0) {
+    } else if r.data.verification.as_ref().is_some_and(|v| v.failures > 0) {
         Some("verification failed")
-    } else if r.interrupted || r.stop_reason == crate::result::StopReason::Interrupted {
+    } else if r.window.interrupted || r.window.stop_reason == crate::result::StopReason::Interrupted {
         Some("it was interrupted")
     } else {
         None

@@ -58,11 +58,11 @@ impl Metric {
     /// The metric's value in one run.
     pub fn of(self, r: &RunResult) -> f64 {
         match self {
-            Metric::Iops => r.total.iops,
-            Metric::Bw => r.total.bw_bytes_per_sec,
-            Metric::P50 => r.total.latency_ns.p50 as f64,
-            Metric::P99 => r.total.latency_ns.p99 as f64,
-            Metric::CpuPerIo => r.cpu.per_io_ns,
+            Metric::Iops => r.figures.total.iops,
+            Metric::Bw => r.figures.total.bw_bytes_per_sec,
+            Metric::P50 => r.figures.total.latency_ns.p50 as f64,
+            Metric::P99 => r.figures.total.latency_ns.p99 as f64,
+            Metric::CpuPerIo => r.machine.cpu.per_io_ns,
         }
     }
 

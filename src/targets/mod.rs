@@ -25,7 +25,7 @@ pub mod pseudo_fs;
 pub mod temp_dir;
 
 pub use allocation::Allocation;
-pub use device_witness::DeviceWitness;
+pub use device_witness::{DeviceWitness, WitnessCaveats, WitnessShares};
 pub use page_cache::PageCache;
 pub use plan::{TargetKind, TargetPlan, plan_targets};
 pub use prepare::{DirectOutcome, PreparedTarget, prepare_targets};

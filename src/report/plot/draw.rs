@@ -67,11 +67,11 @@ pub(in crate::report) struct Band {
 /// The ramp and the steady-state window of `r`, in seconds from the release.
 pub(super) fn bands(r: &RunResult) -> Vec<Band> {
     let mut bands = Vec::new();
-    if r.ramp_ns > 0 {
-        let label = format!("ramp ({}, not counted)", units::seconds_ns(r.ramp_ns));
-        bands.push(Band { from: 0.0, to: r.ramp_ns as f64 / 1e9, label, color: RGBColor(160, 160, 160) });
+    if r.window.ramp_ns > 0 {
+        let label = format!("ramp ({}, not counted)", units::seconds_ns(r.window.ramp_ns));
+        bands.push(Band { from: 0.0, to: r.window.ramp_ns as f64 / 1e9, label, color: RGBColor(160, 160, 160) });
     }
-    if let Some(s) = &r.steady_state
+    if let Some(s) = &r.window.steady_state
         && let Some(w) = &s.window
     {
         let (label, color) = if s.reached {

@@ -216,6 +216,7 @@ fn workload(r: &RunResult) -> String {
     };
     // A job file's combined figures name its jobs; a merge, its count of results.
     let sources = r
+        .combined
         .merged_from
         .as_ref()
         .map(|m| {
@@ -261,7 +262,9 @@ fn latency_chart(r: &RunResult) -> Result<Option<String>, PlotError> {
     let mut lines = Vec::new();
     let mut x_end: f64 = 1.0;
     let mut curves = Vec::new();
-    for (name, op, encoded) in [("read", &r.read, &r.histograms.read), ("write", &r.write, &r.histograms.write)] {
+    for (name, op, encoded) in
+        [("read", &r.figures.read, &r.histograms.read), ("write", &r.figures.write, &r.histograms.write)]
+    {
         if op.ops == 0 {
             continue;
         }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 /// `--bssplit`: a row per size and op type, with the share achieved and asked.
 pub(super) fn block_size_table(out: &mut String, r: &RunResult) {
-    if r.block_sizes.len() < 2 {
+    if r.figures.block_sizes.len() < 2 {
         return;
     }
     let _ = writeln!(
@@ -16,7 +16,7 @@ pub(super) fn block_size_table(out: &mut String, r: &RunResult) {
         "  {:>9} {:<5} {:>15} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "size", "op", "share (asked)", "IOPS", "bandwidth", "mean", "p50", "p99", "p99.9", "max"
     );
-    for b in &r.block_sizes {
+    for b in &r.figures.block_sizes {
         let rows = [
             ("read", Some(&b.read), b.read_share_percent, b.read_asked_percent),
             ("write", Some(&b.write), b.write_share_percent, b.write_asked_percent),
@@ -24,7 +24,8 @@ pub(super) fn block_size_table(out: &mut String, r: &RunResult) {
         ];
         for (name, op, share, asked) in rows {
             let Some(op) = op.filter(|o| o.ops > 0 || asked > 0.0) else { continue };
-            if op.ops == 0 && (name == "read" && r.read.ops == 0 || name == "write" && r.write.ops == 0) {
+            if op.ops == 0 && (name == "read" && r.figures.read.ops == 0 || name == "write" && r.figures.write.ops == 0)
+            {
                 continue;
             }
             let l = &op.latency_ns;
@@ -196,54 +197,55 @@ fn describe_failure(f: &crate::data::verify::Failure) -> String {
 /// A replay: what the trace held, its timing against the replay's, the remapping, the lag.
 pub(super) fn replay_block(out: &mut String, r: &crate::result::ReplayInfo) {
     let files = if r.trace_files.len() > 1 { format!(" ({} files)", r.trace_files.len()) } else { String::new() };
-    let skipped = if r.skipped.empty > 0 {
-        format!(" · skipped {} empty", units::count(r.skipped.empty))
+    let skipped = if r.counts.skipped.empty > 0 {
+        format!(" · skipped {} empty", units::count(r.counts.skipped.empty))
     } else {
         String::new()
     };
-    let mut held = vec![format!("{} reads", units::count(r.reads)), format!("{} writes", units::count(r.writes))];
-    if r.trims > 0 {
-        held.push(format!("{} trims", units::count(r.trims)));
+    let mut held =
+        vec![format!("{} reads", units::count(r.counts.reads)), format!("{} writes", units::count(r.counts.writes))];
+    if r.counts.trims > 0 {
+        held.push(format!("{} trims", units::count(r.counts.trims)));
     }
-    if r.flushes > 0 {
-        held.push(format!("{} flushes", units::count(r.flushes)));
+    if r.counts.flushes > 0 {
+        held.push(format!("{} flushes", units::count(r.counts.flushes)));
     }
     let _ = writeln!(
         out,
         "{:<9} {} in the trace{files}{skipped} · {} issued",
         "Replay",
         held.join(", "),
-        units::count(r.issued)
+        units::count(r.counts.issued)
     );
-    match (r.scheduled_span_ns, r.duration_error_percent) {
+    match (r.timing.scheduled_span_ns, r.timing.duration_error_percent) {
         (Some(scheduled), Some(error)) => {
             let _ = writeln!(
                 out,
                 "          the trace spans {}, due in {} at this speed · replayed in {} ({error:+.2} %)",
-                units::seconds_ns(r.trace_span_ns),
+                units::seconds_ns(r.timing.trace_span_ns),
                 units::seconds_ns(scheduled),
-                units::seconds_ns(r.replay_ns)
+                units::seconds_ns(r.timing.replay_ns)
             );
         }
         _ => {
             let _ = writeln!(
                 out,
                 "          the trace spans {} · replayed in {}",
-                units::seconds_ns(r.trace_span_ns),
-                units::seconds_ns(r.replay_ns)
+                units::seconds_ns(r.timing.trace_span_ns),
+                units::seconds_ns(r.timing.replay_ns)
             );
         }
     }
-    if r.remapped {
+    if r.fit.remapped {
         let _ = writeln!(
             out,
             "          the trace reaches {}, the target has {}: offsets remapped {}",
-            units::bytes(r.trace_extent_bytes),
-            units::bytes(r.target_bytes),
-            r.remap.name()
+            units::bytes(r.fit.trace_extent_bytes),
+            units::bytes(r.fit.target_bytes),
+            r.fit.remap.name()
         );
     }
-    if let Some(lag) = &r.lag {
+    if let Some(lag) = &r.timing.lag {
         let l = &lag.latency_ns;
         let _ = writeln!(
             out,

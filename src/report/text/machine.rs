@@ -67,7 +67,7 @@ const PLACEMENT_WORKERS_SHOWN: usize = 8;
 
 /// The topology summary and where workers ran (placement, docs/usage.md).
 pub(super) fn placement_lines(r: &RunResult) -> Vec<String> {
-    let p = &r.placement;
+    let p = &r.machine.placement;
     let mut lines = Vec::new();
     if p.backend.is_empty() {
         return lines;
@@ -140,7 +140,7 @@ pub(super) fn placement_lines(r: &RunResult) -> Vec<String> {
 /// that stays below half of its depth is marked starved.
 pub(super) fn queue_depth_line(r: &RunResult) -> String {
     let effective = r.engine.effective_queue_depth;
-    let achieved = r.achieved_queue_depth.mean_per_worker;
+    let achieved = r.figures.achieved_queue_depth.mean_per_worker;
     let requested = if effective == r.engine.requested_queue_depth {
         format!("{effective} requested")
     } else {
@@ -163,10 +163,10 @@ pub(super) fn queue_depth_line(r: &RunResult) -> String {
             line,
             "\n{:<9} workers {shown} · {} in flight in total",
             "",
-            queue_depth(r.achieved_queue_depth.total)
+            queue_depth(r.figures.achieved_queue_depth.total)
         );
     }
-    if let Some(t) = r.tool_time {
+    if let Some(t) = r.figures.tool_time {
         let _ = write!(
             line,
             "\n{:<9} {} per I/O between a completion and the next submission ({:.1} % of the window; latencies exclude it)",
@@ -209,7 +209,7 @@ pub(super) fn cpu_lines(c: &crate::result::CpuInfo) -> [String; 2] {
 /// The CPU's state over the window: governor, boost, SMT, frequency, steal and other
 /// work, each "unknown" where the machine does not say. `None` for results without it.
 pub(super) fn cpu_state_line(r: &RunResult) -> Option<String> {
-    let c = r.cpu_state.as_ref()?;
+    let c = r.machine.cpu_state.as_ref()?;
     let governor = match c.governors.len() {
         0 => "governor unknown".to_string(),
         1 => format!("governor {}", c.governors.keys().next().expect("one")),

@@ -85,9 +85,10 @@ fn headline(out: &mut String, r: &RunResult) {
         FileDistribution::Partitioned => " · partitioned",
     };
     let threads = if s.shape.threads == 1 { "1 thread".to_string() } else { format!("{} threads", s.shape.threads) };
-    if let Some(replay) = &r.replay {
+    if let Some(replay) = &r.schedule.replay {
         // A replay's sizes, order and mix are the trace's.
-        let timing = replay.speed.map_or("as fast as possible".to_string(), |x| format!("at {x}× the trace's times"));
+        let timing =
+            replay.timing.speed.map_or("as fast as possible".to_string(), |x| format!("at {x}× the trace's times"));
         let _ = writeln!(
             out,
             "iopulse {} · {} · replay of {} ({}) {timing} · QD {} · {length}",
@@ -120,19 +121,19 @@ fn headline(out: &mut String, r: &RunResult) {
 /// A line per target (a cluster's first few); returns how many were shown.
 fn target_lines(out: &mut String, r: &RunResult) -> usize {
     // A cluster has a target or more per rank: the first few, and the rest in the JSON.
-    let shown_targets = match &r.cluster {
+    let shown_targets = match &r.combined.cluster {
         Some(_) if r.targets.len() > CLUSTER_TARGETS_SHOWN => CLUSTER_TARGETS_SHOWN - 1,
         _ => r.targets.len(),
     };
     for t in &r.targets[..shown_targets] {
-        let fs = match (&t.filesystem, &t.device) {
+        let fs = match (&t.storage.filesystem, &t.storage.device) {
             // Virtual filesystems name themselves as their source ("tmpfs on tmpfs").
             (Some(fs), Some(dev)) if dev.starts_with('/') => format!(" · {fs} on {dev}"),
             (Some(fs), _) => format!(" · {fs}"),
             _ => String::new(),
         };
         let temp = if t.removed_after_run { " · temporary, removed after the run" } else { "" };
-        let untouched = if r.storage_touched { "" } else { " · not touched" };
+        let untouched = if r.data.storage_touched { "" } else { " · not touched" };
         let laid = if t.laid_out_bytes > 0 {
             format!(" · laid out {}", units::bytes(t.laid_out_bytes))
         } else {
@@ -159,7 +160,7 @@ fn target_lines(out: &mut String, r: &RunResult) -> usize {
 /// Where and how the run ran: cluster, merged sources, start, I/O mode, cache, device,
 /// holes, placement, how it stopped, ramp and steady state.
 fn setting_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
-    if let Some(c) = &r.cluster {
+    if let Some(c) = &r.combined.cluster {
         let hosts = if c.hosts.len() <= 4 { format!(" ({})", c.hosts.join(", ")) } else { String::new() };
         let _ = writeln!(
             out,
@@ -170,17 +171,17 @@ fn setting_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
             c.launcher.to_uppercase()
         );
     }
-    if let (Some(sources), None) = (&r.merged_from, &r.cluster) {
+    if let (Some(sources), None) = (&r.combined.merged_from, &r.combined.cluster) {
         let list: Vec<String> = sources
             .iter()
             .map(|m| format!("{} ({}, {} IOPS, seed {})", m.file, m.hostname, units::iops(m.iops), m.seed))
             .collect();
         let _ = writeln!(out, "Merged:   {} concurrent results: {}", sources.len(), list.join(" · "));
     }
-    if let Some(w) = &r.window_skew {
+    if let Some(w) = &r.combined.window_skew {
         let _ = writeln!(out, "{}", window_line(w));
     }
-    if let Some(s) = &r.start_at {
+    if let Some(s) = &r.window.start_at {
         let how = if s.missed { "⚠ missed: the run was ready only" } else { "opened" };
         let _ = writeln!(out, "Start at: {} · {how} {} after it", s.requested, units::latency_ns(s.late_ns));
     }
@@ -200,15 +201,15 @@ fn setting_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
     if let Some(how) = r.engine.setup.get("buffered_io") {
         let _ = writeln!(out, "          {}: buffered I/O is {how}", r.engine.name);
     }
-    match r.stop_reason {
+    match r.window.stop_reason {
         StopReason::Interrupted => {
-            let _ = writeln!(out, "⚠ INTERRUPTED: partial results over {}", units::seconds_ns(r.window_ns));
+            let _ = writeln!(out, "⚠ INTERRUPTED: partial results over {}", units::seconds_ns(r.window.window_ns));
         }
         StopReason::Error => {
             let _ = writeln!(
                 out,
                 "✗ STOPPED BY AN ERROR: results up to the error, over {}",
-                units::seconds_ns(r.window_ns)
+                units::seconds_ns(r.window.window_ns)
             );
         }
         _ => {}
@@ -216,7 +217,7 @@ fn setting_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
     for line in ramp_and_steady_lines(r) {
         let _ = writeln!(out, "{line}");
     }
-    if let Some(note) = &r.holes_read {
+    if let Some(note) = &r.data.holes_read {
         let _ = writeln!(out, "⚠ HOLES READ ({HOLES_MARK}): {note}");
     }
 }
@@ -225,22 +226,22 @@ fn setting_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
 fn figure_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
     let s = &r.spec;
     // Every figure of a run that read holes carries the mark.
-    let mark = if r.holes_read.is_some() { format!(" · {HOLES_MARK}") } else { String::new() };
-    let both = r.read.ops > 0 && r.write.ops > 0;
+    let mark = if r.data.holes_read.is_some() { format!(" · {HOLES_MARK}") } else { String::new() };
+    let both = r.figures.read.ops > 0 && r.figures.write.ops > 0;
     // With every I/O a trim (`--trim-percent 100`) there are no reads or writes to show,
     // nor in a replay of a trace without any.
     let transfers = s.access.trim_percent < 100 && s.replay.as_ref().is_none_or(|t| t.reads + t.writes > 0);
-    if r.read.ops > 0 || (transfers && s.access.read_percent > 0) {
-        op_block(out, "read", &r.read, &mark);
+    if r.figures.read.ops > 0 || (transfers && s.access.read_percent > 0) {
+        op_block(out, "read", &r.figures.read, &mark);
     }
-    if r.write.ops > 0 || (transfers && s.access.read_percent < 100) {
-        op_block(out, "write", &r.write, &mark);
+    if r.figures.write.ops > 0 || (transfers && s.access.read_percent < 100) {
+        op_block(out, "write", &r.figures.write, &mark);
     }
-    if let (Some(f), Some(spec)) = (&r.flush, &s.durability.flush) {
+    if let (Some(f), Some(spec)) = (&r.figures.flush, &s.durability.flush) {
         // The call a flush is: fsync/fdatasync, or msync where writes are stores into a mapping.
         let call = r.engine.setup.get("flush_call").map_or(spec.kind.name(), String::as_str);
         flush_block(out, f, spec, call);
-    } else if let (Some(f), Some(t)) = (&r.flush, s.replay.as_ref().filter(|t| t.flushes > 0)) {
+    } else if let (Some(f), Some(t)) = (&r.figures.flush, s.replay.as_ref().filter(|t| t.flushes > 0)) {
         // A replay's flushes: the trace's own, each once the I/Os before it completed.
         let _ = writeln!(
             out,
@@ -252,7 +253,7 @@ fn figure_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
             units::latency_ns(f.latency_ns.p99)
         );
         latency_lines(out, f);
-    } else if let (Some(f), true) = (&r.flush, s.durability.end_fsync) {
+    } else if let (Some(f), true) = (&r.figures.flush, s.durability.end_fsync) {
         // `--end-fsync` alone: the flushes at the end, inside the window.
         let _ = writeln!(
             out,
@@ -263,7 +264,7 @@ fn figure_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
         );
     }
     // Trims: bytes discarded, as an operation of their own (not in the total).
-    if let Some(t) = &r.trim {
+    if let Some(t) = &r.figures.trim {
         op_block(out, "trim", t, &mark);
     }
     block_size_table(out, r);
@@ -272,8 +273,8 @@ fn figure_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
             out,
             "{:<9} {} IOPS · {}{mark}",
             "total",
-            units::iops(r.total.iops),
-            units::bandwidth(r.total.bw_bytes_per_sec)
+            units::iops(r.figures.total.iops),
+            units::bandwidth(r.figures.total.bw_bytes_per_sec)
         );
     }
     if r.targets.len() > 1 && shown_targets == r.targets.len() {
@@ -297,19 +298,19 @@ fn figure_lines(out: &mut String, r: &RunResult, shown_targets: usize) {
         out,
         "{:<9} {} ops · {} in {}",
         "done",
-        units::count(r.total.ops),
-        units::bytes(r.total.bytes),
-        units::seconds_ns(r.window_ns)
+        units::count(r.figures.total.ops),
+        units::bytes(r.figures.total.bytes),
+        units::seconds_ns(r.window.window_ns)
     );
 }
 
 /// After the figures: the cluster's ranks, CPU, depth, coverage and zones, pacing, replay,
 /// data, verification, durability, faults, expectations and the error.
 fn closing_lines(out: &mut String, r: &RunResult) {
-    if let Some(c) = &r.cluster {
+    if let Some(c) = &r.combined.cluster {
         rank_table(out, c);
     }
-    for line in cpu_lines(&r.cpu) {
+    for line in cpu_lines(&r.machine.cpu) {
         let _ = writeln!(out, "{line}");
     }
     if let Some(line) = cpu_state_line(r) {
@@ -317,19 +318,19 @@ fn closing_lines(out: &mut String, r: &RunResult) {
     }
     let _ = writeln!(out, "{}", queue_depth_line(r));
     coverage_and_zone_lines(out, r);
-    if let Some(p) = &r.pacing {
+    if let Some(p) = &r.schedule.pacing {
         pacing_block(out, p);
     }
-    if let Some(replay) = &r.replay {
+    if let Some(replay) = &r.schedule.replay {
         replay_block(out, replay);
     }
-    if let Some(d) = &r.data_reduction {
+    if let Some(d) = &r.data.data_reduction {
         data_reduction_line(out, d);
     }
-    if let Some(v) = &r.verification {
+    if let Some(v) = &r.data.verification {
         verification_block(out, v);
     }
-    if let Some(d) = &r.durability {
+    if let Some(d) = &r.data.durability {
         let mut parts = Vec::new();
         if let Some(ns) = d.msync_ns {
             parts.push(format!("msync {}", units::latency_ns(ns)));
@@ -346,15 +347,15 @@ fn closing_lines(out: &mut String, r: &RunResult) {
         );
     }
     fault_lines(out, r);
-    expectation_lines(out, &r.expectations);
-    if let Some(e) = &r.error {
+    expectation_lines(out, &r.outcome.expectations);
+    if let Some(e) = &r.outcome.error {
         let _ = writeln!(out, "{:<9} {e}", "Error");
     }
 }
 
 /// How much of the region the run touched, and the I/Os each zone took.
 fn coverage_and_zone_lines(out: &mut String, r: &RunResult) {
-    if let Some(c) = &r.coverage {
+    if let Some(c) = &r.figures.coverage {
         let approx = if c.exact { "" } else { "~" };
         let _ = writeln!(
             out,
@@ -372,18 +373,18 @@ fn coverage_and_zone_lines(out: &mut String, r: &RunResult) {
             }
         );
     }
-    if !r.zones.is_empty() {
+    if !r.figures.zones.is_empty() {
         let share =
             |z: &crate::result::ZoneShare| format!("{:.1}% (asked {}%)", z.io_percent_achieved, z.io_percent_asked);
-        if r.zones.iter().all(|z| z.direction.is_none()) {
-            let shares: Vec<String> = r.zones.iter().map(share).collect();
+        if r.figures.zones.iter().all(|z| z.direction.is_none()) {
+            let shares: Vec<String> = r.figures.zones.iter().map(share).collect();
             let _ = writeln!(out, "{:<9} I/Os per zone, in order: {}", "Zones", shares.join(" · "));
         } else {
             // Zones per direction: a line for each direction's set, its shares of its own I/Os.
             let mut first = true;
             for direction in ["read", "write", "trim"] {
                 let set: Vec<String> =
-                    r.zones.iter().filter(|z| z.direction.as_deref() == Some(direction)).map(share).collect();
+                    r.figures.zones.iter().filter(|z| z.direction.as_deref() == Some(direction)).map(share).collect();
                 if set.is_empty() {
                     continue;
                 }

@@ -28,7 +28,7 @@ const ERROR_OFFSETS_SHOWN: usize = 4;
 
 /// Memory planned, failed I/Os by op type and errno, and workers left behind.
 pub(super) fn fault_lines(out: &mut String, r: &RunResult) {
-    if let Some(m) = &r.memory {
+    if let Some(m) = &r.machine.memory {
         let mut parts = vec![format!("buffers {}", units::bytes(m.buffers_bytes))];
         for (what, bytes) in [
             ("histograms", m.histograms_bytes),
@@ -61,7 +61,7 @@ pub(super) fn fault_lines(out: &mut String, r: &RunResult) {
         let _ =
             writeln!(out, "{:<9} {} planned ({}){available}", "Memory", units::bytes(m.total_bytes), parts.join(" · "));
     }
-    let e = &r.io_errors;
+    let e = &r.outcome.io_errors;
     if e.total > 0 {
         let limit = match e.limit {
             Some(1) => String::new(),
@@ -87,7 +87,7 @@ pub(super) fn fault_lines(out: &mut String, r: &RunResult) {
             let _ = writeln!(out, "  other kinds x{}", units::count(e.other));
         }
     }
-    for s in &r.stuck_io {
+    for s in &r.outcome.stuck_io {
         let what = match (&s.op, &s.target, s.offset_bytes) {
             (Some(op), Some(t), Some(o)) => format!("{op} {t} at offset {o}"),
             _ => "no I/O named".to_string(),
@@ -108,15 +108,15 @@ pub(super) fn fault_lines(out: &mut String, r: &RunResult) {
 /// the whole run's figures beside the window's; or, loudly, not reached).
 pub(super) fn ramp_and_steady_lines(r: &RunResult) -> Vec<String> {
     let mut lines = Vec::new();
-    if r.ramp_ns > 0 {
+    if r.window.ramp_ns > 0 {
         lines.push(format!(
             "Ramp:     {} before the window, not counted ({} ops); the window is the {} after it",
-            units::seconds_ns(r.ramp_ns),
-            units::count(r.ramp_ops),
-            units::seconds_ns(r.window_ns)
+            units::seconds_ns(r.window.ramp_ns),
+            units::count(r.window.ramp_ops),
+            units::seconds_ns(r.window.window_ns)
         ));
     }
-    if let Some(s) = &r.steady_state {
+    if let Some(s) = &r.window.steady_state {
         let window = format!(
             "{} ({} × {})",
             units::seconds_ns(s.window_ns),

@@ -13,7 +13,7 @@ pub(super) fn hole_lines(r: &RunResult, shown_targets: usize) -> Vec<String> {
     r.targets
         .iter()
         .take(shown_targets)
-        .filter_map(|t| t.allocation.as_ref().map(|a| (t, a)))
+        .filter_map(|t| t.storage.allocation.as_ref().map(|a| (t, a)))
         .filter(|(_, a)| a.unallocated_bytes() > 0)
         .map(|(t, a)| {
             let at_least = if a.allocated_bytes.is_none() { "at least " } else { "" };
@@ -37,7 +37,7 @@ pub(super) fn hole_lines(r: &RunResult, shown_targets: usize) -> Vec<String> {
 pub(super) fn cache_line(r: &RunResult) -> Option<String> {
     use crate::spec::CacheMode;
     use crate::targets::page_cache::{DROP_LEFT_FRACTION, WARM_FRACTION, percent};
-    let caches: Vec<_> = r.targets.iter().filter_map(|t| t.page_cache.as_ref()).collect();
+    let caches: Vec<_> = r.targets.iter().filter_map(|t| t.storage.page_cache.as_ref()).collect();
     if caches.is_empty() {
         return None;
     }
@@ -70,13 +70,13 @@ pub(super) fn cache_line(r: &RunResult) -> Option<String> {
             let why = caches.iter().find_map(|c| c.not_invalidated.as_deref()).unwrap_or("--cache keep");
             format!("not invalidated: {why}")
         };
-        if r.direct.memory_backed {
+        if r.data.direct.memory_backed {
             format!(
                 "O_DIRECT on a memory filesystem: the data lives in the page cache ({} of the region resident at start, {} at end)",
                 shown(start),
                 shown(end)
             )
-        } else if r.direct.served_through_cache.is_some() {
+        } else if r.data.direct.served_through_cache.is_some() {
             format!(
                 "⚠ O_DIRECT, but served through the page cache ({} of the region cached at start, {} at end; {done})",
                 shown(start),
@@ -131,7 +131,7 @@ pub(super) fn cache_line(r: &RunResult) -> Option<String> {
 pub(super) fn device_lines(r: &RunResult) -> Vec<String> {
     let mut lines = Vec::new();
     let mut shown: Vec<&crate::targets::DeviceWitness> = Vec::new();
-    for w in r.targets.iter().filter_map(|t| t.device_witness.as_ref()) {
+    for w in r.targets.iter().filter_map(|t| t.storage.device_witness.as_ref()) {
         if shown.iter().any(|s| s.device == w.device && s.delta == w.delta) {
             continue;
         }
@@ -142,7 +142,7 @@ pub(super) fn device_lines(r: &RunResult) -> Vec<String> {
         // A device far above iopulse's own bytes was mostly doing something else: its
         // bytes beside the run's, not a share. Buffered reads make the kernel read ahead:
         // that too can be far above the run's own.
-        let read_traffic = if r.direct.effective { "other traffic" } else { "readahead or other traffic" };
+        let read_traffic = if r.data.direct.effective { "other traffic" } else { "readahead or other traffic" };
         let other = |traffic: &str, verb: &str, device_bytes: Option<u64>, own_bytes: u64| {
             format!(
                 "{traffic} on {dev}: it {verb} {} where this run {verb} {}",
@@ -151,20 +151,24 @@ pub(super) fn device_lines(r: &RunResult) -> Vec<String> {
             )
         };
         if w.iopulse.read_ios > 0 {
-            seen.push(if w.read_other_traffic {
+            seen.push(if w.caveats.read_other_traffic {
                 other(read_traffic, "read", w.delta.map(|d| d.read_bytes), w.iopulse.read_bytes)
             } else {
-                format!("{} of the bytes read ({} of the read I/Os)", pct(w.read_bytes_share), pct(w.read_ios_share))
+                format!(
+                    "{} of the bytes read ({} of the read I/Os)",
+                    pct(w.shares.read_bytes_share),
+                    pct(w.shares.read_ios_share)
+                )
             });
         }
         if w.iopulse.write_ios > 0 {
-            seen.push(if w.write_other_traffic {
+            seen.push(if w.caveats.write_other_traffic {
                 other("other traffic", "wrote", w.delta.map(|d| d.write_bytes), w.iopulse.write_bytes)
             } else {
                 format!(
                     "{} of the bytes written ({} of the write I/Os)",
-                    pct(w.write_bytes_share),
-                    pct(w.write_ios_share)
+                    pct(w.shares.write_bytes_share),
+                    pct(w.shares.write_ios_share)
                 )
             });
         }
@@ -173,8 +177,8 @@ pub(super) fn device_lines(r: &RunResult) -> Vec<String> {
         } else {
             String::new()
         };
-        let warn = if w.warning.is_some() { "⚠ " } else { "" };
-        let via = w.via.as_deref().map_or(String::new(), |v| format!(" ({v})"));
+        let warn = if w.caveats.warning.is_some() { "⚠ " } else { "" };
+        let via = w.caveats.via.as_deref().map_or(String::new(), |v| format!(" ({v})"));
         let text = match (&w.delta, &w.unknown_reason) {
             (None, why) => format!("{dev}{via}: counters unknown ({})", why.as_deref().unwrap_or("not read")),
             (Some(_), _) if seen.is_empty() => format!("{dev}{via}: the run completed no I/O"),
@@ -187,10 +191,10 @@ pub(super) fn device_lines(r: &RunResult) -> Vec<String> {
             }
         };
         lines.push(format!("{:<9} {text}", "Device"));
-        if let Some(memory) = &w.memory {
+        if let Some(memory) = &w.caveats.memory {
             lines.push(format!("{:<9} ⚠ memory, not storage: {memory}", ""));
         }
-        if let Some(limit) = &w.throttle {
+        if let Some(limit) = &w.caveats.throttle {
             lines.push(format!("{:<9} ⚠ throttled by a cgroup: {limit}", ""));
         }
         for s in &w.stacked {
@@ -207,7 +211,11 @@ pub(super) fn device_lines(r: &RunResult) -> Vec<String> {
             lines.push(format!("{:<9} below {}: {} {figures}", "", s.below, s.name));
         }
         // Results before `warnings` have only `warning`.
-        let warnings = if w.warnings.is_empty() { w.warning.iter().cloned().collect() } else { w.warnings.clone() };
+        let warnings = if w.caveats.warnings.is_empty() {
+            w.caveats.warning.iter().cloned().collect()
+        } else {
+            w.caveats.warnings.clone()
+        };
         for warning in warnings {
             lines.push(format!("{:<9} ⚠ {warning}", ""));
         }
@@ -218,28 +226,28 @@ pub(super) fn device_lines(r: &RunResult) -> Vec<String> {
 /// The I/O mode line, exactly as users grep for it; with an engine that moves no bytes,
 /// the line that says nothing reached storage.
 pub(super) fn io_mode_line(r: &RunResult) -> String {
-    if !r.storage_touched {
-        let direct = if r.direct.requested { " (--direct: nothing to bypass)" } else { "" };
+    if !r.data.storage_touched {
+        let direct = if r.data.direct.requested { " (--direct: nothing to bypass)" } else { "" };
         return format!(
             "Storage:  none: the {} engine moves no bytes{direct}; these figures are iopulse's own ceiling",
             r.engine.name
         );
     }
-    match (&r.direct.requested, &r.direct.effective, &r.direct.reason) {
-        (true, true, _) if r.direct.memory_backed => {
+    match (&r.data.direct.requested, &r.data.direct.effective, &r.data.direct.reason) {
+        (true, true, _) if r.data.direct.memory_backed => {
             "I/O mode: ⚠ O_DIRECT on a memory filesystem (accepted, but served from memory)".to_string()
         }
-        (true, true, _) if r.direct.served_through_cache.is_some() => format!(
+        (true, true, _) if r.data.direct.served_through_cache.is_some() => format!(
             "I/O mode: ⚠ O_DIRECT accepted, but the filesystem served it through the page cache: {}",
-            r.direct.served_through_cache.as_deref().unwrap_or_default()
+            r.data.direct.served_through_cache.as_deref().unwrap_or_default()
         ),
-        (true, true, _) if r.direct.cached_below.is_some() => format!(
+        (true, true, _) if r.data.direct.cached_below.is_some() => format!(
             "I/O mode: ⚠ O_DIRECT (page cache bypassed at the loop device, cached below it: {})",
-            r.direct.cached_below.as_deref().unwrap_or_default()
+            r.data.direct.cached_below.as_deref().unwrap_or_default()
         ),
-        (true, true, _) if r.direct.memory_device.is_some() => format!(
+        (true, true, _) if r.data.direct.memory_device.is_some() => format!(
             "I/O mode: ⚠ O_DIRECT on a memory device ({}): served from memory",
-            r.direct.memory_device.as_deref().unwrap_or_default()
+            r.data.direct.memory_device.as_deref().unwrap_or_default()
         ),
         (true, true, _) => "I/O mode: ✓ O_DIRECT (page cache bypassed)".to_string(),
         (true, false, Some(reason)) => format!("I/O mode: ⚠ BUFFERED (O_DIRECT refused: {reason})"),

@@ -13,16 +13,16 @@ use hdrhistogram::Histogram;
 /// results disagree on the zones).
 pub(super) fn merge_zones(results: &[&RunResult]) -> Vec<crate::result::ZoneShare> {
     let Some(first) = results.first() else { return Vec::new() };
-    let asked: Vec<f64> = first.zones.iter().map(|z| z.io_percent_asked).collect();
-    if results.iter().any(|r| r.zones.iter().map(|z| z.io_percent_asked).ne(asked.iter().copied())) {
+    let asked: Vec<f64> = first.figures.zones.iter().map(|z| z.io_percent_asked).collect();
+    if results.iter().any(|r| r.figures.zones.iter().map(|z| z.io_percent_asked).ne(asked.iter().copied())) {
         return Vec::new();
     }
-    let mut zones = first.zones.clone();
+    let mut zones = first.figures.zones.clone();
     for z in zones.iter_mut() {
         z.ios = 0;
     }
     for r in results {
-        for (sum, z) in zones.iter_mut().zip(&r.zones) {
+        for (sum, z) in zones.iter_mut().zip(&r.figures.zones) {
             sum.ios = sum.ios.saturating_add(z.ios);
         }
     }
@@ -31,7 +31,8 @@ pub(super) fn merge_zones(results: &[&RunResult]) -> Vec<crate::result::ZoneShar
 }
 
 pub(super) fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(), MergeError> {
-    let mut sizes: Vec<u64> = inputs.iter().flat_map(|i| i.result.block_sizes.iter().map(|b| b.size_bytes)).collect();
+    let mut sizes: Vec<u64> =
+        inputs.iter().flat_map(|i| i.result.figures.block_sizes.iter().map(|b| b.size_bytes)).collect();
     sizes.sort_unstable();
     sizes.dedup();
     let mut figures = Vec::with_capacity(sizes.len());
@@ -40,7 +41,7 @@ pub(super) fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(
         let mut hists = [new_latency_histogram(), new_latency_histogram(), new_latency_histogram()];
         let mut parts = Vec::new();
         for input in inputs {
-            let Some(f) = input.result.block_sizes.iter().find(|b| b.size_bytes == size) else { continue };
+            let Some(f) = input.result.figures.block_sizes.iter().find(|b| b.size_bytes == size) else { continue };
             if let Some(h) = input.result.histograms.block_sizes.iter().find(|h| h.size_bytes == size) {
                 let texts = [("read", Some(&h.read)), ("write", Some(&h.write)), ("trim", h.trim.as_ref())];
                 for (into, (op, text)) in hists.iter_mut().zip(texts) {
@@ -83,7 +84,7 @@ pub(super) fn merge_block_sizes(inputs: &[Input], m: &mut RunResult) -> Result<(
         b.write_share_percent = share(b.write.ops, writes);
         b.trim_share_percent = b.trim.map(|t| share(t.ops, trims));
     }
-    m.block_sizes = figures;
+    m.figures.block_sizes = figures;
     m.histograms.block_sizes = histograms;
     Ok(())
 }
@@ -239,7 +240,7 @@ impl LatencyHistograms {
 pub(super) fn merge_cpu(inputs: &[Input], ops: u64) -> Result<CpuInfo, MergeError> {
     let (mut workers, mut process, mut window) = Default::default();
     for i in inputs {
-        let cpu = &i.result.cpu;
+        let cpu = &i.result.machine.cpu;
         add_cpu(&mut workers, &cpu.workers, &i.file, "cpu.workers")?;
         add_cpu(&mut process, &cpu.process, &i.file, "cpu.process")?;
         add_cpu(&mut window, &cpu.window, &i.file, "cpu.window")?;
@@ -253,16 +254,16 @@ pub(super) fn merge_cpu(inputs: &[Input], ops: u64) -> Result<CpuInfo, MergeErro
         per_io_ns: per_io(&window),
         workers_per_io_ns: per_io(&workers),
         // Each result's cores were busy over its own window: they add up.
-        cores_busy: inputs.iter().map(|i| i.result.cpu.cores_busy).sum(),
+        cores_busy: inputs.iter().map(|i| i.result.machine.cpu.cores_busy).sum(),
     })
 }
 
 /// The tool's own time: every result must have it (unpaced runs), or the merge has none.
 pub(super) fn merge_tool_time(results: &[&RunResult], ops: u64) -> Option<ToolTime> {
-    results.iter().map(|r| r.tool_time.map(|t| (r, t))).collect::<Option<Vec<_>>>().map(|times| {
+    results.iter().map(|r| r.figures.tool_time.map(|t| (r, t))).collect::<Option<Vec<_>>>().map(|times| {
         let total_ns: u64 = times.iter().map(|(_, t)| t.total_ns).sum();
         // Each result's share weighs by its workers' time (window × workers).
-        let worker_ns: f64 = times.iter().map(|(r, _)| r.window_ns as f64 * r.workers.len().max(1) as f64).sum();
+        let worker_ns: f64 = times.iter().map(|(r, _)| r.window.window_ns as f64 * r.workers.len().max(1) as f64).sum();
         ToolTime {
             total_ns,
             per_io_ns: if ops > 0 { total_ns as f64 / ops as f64 } else { 0.0 },
@@ -273,7 +274,7 @@ pub(super) fn merge_tool_time(results: &[&RunResult], ops: u64) -> Option<ToolTi
 
 /// Depth counts add up; a result without them (an older one) leaves the merge without.
 pub(super) fn merge_io_depths(results: &[&RunResult]) -> Option<IoDepths> {
-    results.iter().map(|r| r.io_depths.as_ref()).collect::<Option<Vec<_>>>().map(|all| IoDepths {
+    results.iter().map(|r| r.figures.io_depths.as_ref()).collect::<Option<Vec<_>>>().map(|all| IoDepths {
         at_issue: add_pairs(all.iter().map(|d| &d.at_issue)),
         per_submit: add_pairs(all.iter().map(|d| &d.per_submit)),
         per_reap: add_pairs(all.iter().map(|d| &d.per_reap)),

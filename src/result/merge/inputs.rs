@@ -70,9 +70,9 @@ pub const SAME_RUN: &str = "same host, start and spec";
 /// Two results that are copies of one run: same host, same start to the nanosecond where
 /// recorded, same spec and seed (what `merge` and `compare` refuse to count twice).
 pub fn same_run(a: &RunResult, b: &RunResult) -> bool {
-    a.environment.hostname == b.environment.hostname
-        && a.started_at == b.started_at
-        && a.window_start_unix_ns == b.window_start_unix_ns
+    a.machine.environment.hostname == b.machine.environment.hostname
+        && a.window.started_at == b.window.started_at
+        && a.window.window_start_unix_ns == b.window.window_start_unix_ns
         && a.spec.seed == b.spec.seed
         && spec_differences(a, b).is_empty()
 }

@@ -113,50 +113,50 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
     let results: Vec<&RunResult> = inputs.iter().map(|i| &i.result).collect();
     let mut hostnames: Vec<&str> = Vec::new();
     for r in &results {
-        if !hostnames.contains(&r.environment.hostname.as_str()) {
-            hostnames.push(&r.environment.hostname);
+        if !hostnames.contains(&r.machine.environment.hostname.as_str()) {
+            hostnames.push(&r.machine.environment.hostname);
         }
     }
     let several_hosts = hostnames.len() > 1;
 
     let mut m = first.result.clone();
     // Expectations were judged against each input's own figures, not the merged ones.
-    m.expectations.clear();
+    m.outcome.expectations.clear();
     m.tool.version = env!("CARGO_PKG_VERSION").into();
-    m.started_at = results.iter().map(|r| r.started_at.clone()).min().unwrap_or_default();
-    m.window_start_unix_ns =
-        results.iter().map(|r| r.window_start_unix_ns).filter(|&t| t > 0).min().unwrap_or_default();
-    m.start_at = None;
-    m.window_skew = window_skew(&results);
-    if results.iter().any(|r| r.cluster.is_some()) {
+    m.window.started_at = results.iter().map(|r| r.window.started_at.clone()).min().unwrap_or_default();
+    m.window.window_start_unix_ns =
+        results.iter().map(|r| r.window.window_start_unix_ns).filter(|&t| t > 0).min().unwrap_or_default();
+    m.window.start_at = None;
+    m.combined.window_skew = window_skew(&results);
+    if results.iter().any(|r| r.combined.cluster.is_some()) {
         notes.push("cluster results merged: their rank tables are in their own files".into());
     }
-    m.cluster = None;
+    m.combined.cluster = None;
     // Each run's CPU state is its own machine's at its own time: none describes the
     // merge (every input keeps its own, and a cluster result each rank's).
-    m.cpu_state = None;
-    m.environment.hostname = hostnames.join(",");
-    m.window_ns = results.iter().map(|r| r.window_ns).max().unwrap_or(0);
-    m.stop_reason = stop_reason_of(&results);
-    m.interrupted = results.iter().any(|r| r.interrupted);
+    m.machine.cpu_state = None;
+    m.machine.environment.hostname = hostnames.join(",");
+    m.window.window_ns = results.iter().map(|r| r.window.window_ns).max().unwrap_or(0);
+    m.window.stop_reason = stop_reason_of(&results);
+    m.window.interrupted = results.iter().any(|r| r.window.interrupted);
     let of = |f: fn(&RunResult) -> Option<&OpSummary>| -> Vec<(&str, &OpSummary)> {
         inputs.iter().filter_map(|i| Some((i.file.as_str(), f(&i.result)?))).collect()
     };
-    m.read = merge_op("read", &of(|r| Some(&r.read)), &read_hist)?;
-    m.write = merge_op("write", &of(|r| Some(&r.write)), &write_hist)?;
-    m.total = merge_op("total", &of(|r| Some(&r.total)), &total_hist)?;
-    let flushes = of(|r| r.flush.as_ref());
-    m.flush = if flushes.is_empty() { None } else { Some(merge_op("flush", &flushes, &flush_hist)?) };
-    m.histograms.flush = m.flush.is_some().then(|| encode_histogram(&flush_hist));
-    let trims = of(|r| r.trim.as_ref());
-    m.trim = if trims.is_empty() { None } else { Some(merge_op("trim", &trims, &trim_hist)?) };
-    m.histograms.trim = m.trim.is_some().then(|| encode_histogram(&trim_hist));
+    m.figures.read = merge_op("read", &of(|r| Some(&r.figures.read)), &read_hist)?;
+    m.figures.write = merge_op("write", &of(|r| Some(&r.figures.write)), &write_hist)?;
+    m.figures.total = merge_op("total", &of(|r| Some(&r.figures.total)), &total_hist)?;
+    let flushes = of(|r| r.figures.flush.as_ref());
+    m.figures.flush = if flushes.is_empty() { None } else { Some(merge_op("flush", &flushes, &flush_hist)?) };
+    m.histograms.flush = m.figures.flush.is_some().then(|| encode_histogram(&flush_hist));
+    let trims = of(|r| r.figures.trim.as_ref());
+    m.figures.trim = if trims.is_empty() { None } else { Some(merge_op("trim", &trims, &trim_hist)?) };
+    m.histograms.trim = m.figures.trim.is_some().then(|| encode_histogram(&trim_hist));
     merge_block_sizes(inputs, &mut m)?;
-    m.zones = merge_zones(&results);
+    m.figures.zones = merge_zones(&results);
 
-    m.direct.effective = results.iter().all(|r| r.direct.effective);
-    m.direct.reason = results.iter().find_map(|r| r.direct.reason.clone());
-    m.direct.memory_backed = results.iter().any(|r| r.direct.memory_backed);
+    m.data.direct.effective = results.iter().all(|r| r.data.direct.effective);
+    m.data.direct.reason = results.iter().find_map(|r| r.data.direct.reason.clone());
+    m.data.direct.memory_backed = results.iter().any(|r| r.data.direct.memory_backed);
 
     m.targets = merge_targets(inputs, several_hosts, &mut notes);
     m.workers = results.iter().flat_map(|r| r.workers.iter().cloned()).collect();
@@ -164,35 +164,36 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
         w.index = index as u32;
     }
 
-    let ops = m.total.ops;
-    m.cpu = merge_cpu(inputs, ops)?;
-    m.storage_touched = results.iter().all(|r| r.storage_touched);
+    let ops = m.figures.total.ops;
+    m.machine.cpu = merge_cpu(inputs, ops)?;
+    m.data.storage_touched = results.iter().all(|r| r.data.storage_touched);
 
-    let in_flight: f64 = results.iter().map(|r| r.achieved_queue_depth.total).sum();
-    m.achieved_queue_depth =
+    let in_flight: f64 = results.iter().map(|r| r.figures.achieved_queue_depth.total).sum();
+    m.figures.achieved_queue_depth =
         AchievedQueueDepth { total: in_flight, mean_per_worker: in_flight / m.workers.len().max(1) as f64 };
-    m.tool_time = merge_tool_time(&results, ops);
-    m.io_depths = merge_io_depths(&results);
+    m.figures.tool_time = merge_tool_time(&results, ops);
+    m.figures.io_depths = merge_io_depths(&results);
 
-    if results.iter().any(|r| r.coverage.is_some()) {
+    if results.iter().any(|r| r.figures.coverage.is_some()) {
         notes.push("coverage is not merged: each result's own is in its file".into());
     }
-    m.coverage = None;
+    m.figures.coverage = None;
 
     m.histograms.read = encode_histogram(&read_hist);
     m.histograms.write = encode_histogram(&write_hist);
 
-    m.warnings =
-        inputs.iter().flat_map(|i| i.result.warnings.iter().map(move |w| format!("{}: {w}", i.file))).collect();
+    m.outcome.warnings =
+        inputs.iter().flat_map(|i| i.result.outcome.warnings.iter().map(move |w| format!("{}: {w}", i.file))).collect();
     // A run stopped by an error or a signal ends early: its stop reason already says why.
-    let stopped_early = results.iter().any(|r| matches!(r.stop_reason, StopReason::Error | StopReason::Interrupted));
+    let stopped_early =
+        results.iter().any(|r| matches!(r.window.stop_reason, StopReason::Error | StopReason::Interrupted));
     let warnings: Vec<String> = if stopped_early {
         Vec::new()
     } else {
-        overlap_warning(m.window_skew.as_ref(), m.window_ns).into_iter().collect()
+        overlap_warning(m.combined.window_skew.as_ref(), m.window.window_ns).into_iter().collect()
     };
-    m.warnings.extend(warnings.iter().cloned());
-    m.error = inputs.iter().find_map(|i| i.result.error.as_ref().map(|e| format!("{}: {e}", i.file)));
+    m.outcome.warnings.extend(warnings.iter().cloned());
+    m.outcome.error = inputs.iter().find_map(|i| i.result.outcome.error.as_ref().map(|e| format!("{}: {e}", i.file)));
     notes.insert(
         0,
         format!(
@@ -200,12 +201,12 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
             inputs.len()
         ),
     );
-    m.notes = notes.clone();
+    m.outcome.notes = notes.clone();
     // Intervals of separate runs do not line up in time: the merged result has no time series.
     m.time_series = Vec::new();
     // Each run judged its own steady window: none describes the merge.
-    m.steady_state = None;
-    m.merged_from = Some(merged_sources(inputs));
+    m.window.steady_state = None;
+    m.combined.merged_from = Some(merged_sources(inputs));
     Ok(Merged { result: m, notes, warnings })
 }
 
@@ -214,8 +215,8 @@ pub fn merge(inputs: &[Input], force: bool) -> Result<Merged, MergeError> {
 pub fn window_skew(results: &[&RunResult]) -> Option<WindowSkew> {
     let windows: Vec<(u64, u64)> = results
         .iter()
-        .filter(|r| r.window_start_unix_ns > 0)
-        .map(|r| (r.window_start_unix_ns, r.window_start_unix_ns.saturating_add(r.window_ns)))
+        .filter(|r| r.window.window_start_unix_ns > 0)
+        .map(|r| (r.window.window_start_unix_ns, r.window.window_start_unix_ns.saturating_add(r.window.window_ns)))
         .collect();
     if windows.len() < 2 {
         return None;
@@ -258,11 +259,11 @@ fn overlap_warning(skew: Option<&WindowSkew>, longest_window_ns: u64) -> Option<
 
 /// The merge's stop reason: an error or a signal in any run, complete only if all were.
 fn stop_reason_of(results: &[&RunResult]) -> StopReason {
-    if results.iter().any(|r| r.stop_reason == StopReason::Error) {
+    if results.iter().any(|r| r.window.stop_reason == StopReason::Error) {
         StopReason::Error
-    } else if results.iter().any(|r| r.stop_reason == StopReason::Interrupted) {
+    } else if results.iter().any(|r| r.window.stop_reason == StopReason::Interrupted) {
         StopReason::Interrupted
-    } else if results.iter().all(|r| r.stop_reason == StopReason::Complete) {
+    } else if results.iter().all(|r| r.window.stop_reason == StopReason::Complete) {
         StopReason::Complete
     } else {
         StopReason::Duration
@@ -282,7 +283,7 @@ fn merge_targets(inputs: &[Input], several_hosts: bool, notes: &mut Vec<String>)
         .flat_map(|i| {
             i.result.targets.iter().cloned().map(move |mut t| {
                 if several_hosts {
-                    t.path = format!("{}:{}", i.result.environment.hostname, t.path);
+                    t.path = format!("{}:{}", i.result.machine.environment.hostname, t.path);
                 } else if paths_repeat {
                     t.path = format!("{} ({})", t.path, i.file);
                 }
@@ -292,10 +293,10 @@ fn merge_targets(inputs: &[Input], several_hosts: bool, notes: &mut Vec<String>)
         .collect();
     // A device's counters are one host's: across hosts they count different devices under
     // one name, so the witness is kept only when every result is from one host.
-    if targets.iter().any(|t| t.device_witness.is_some()) {
+    if targets.iter().any(|t| t.storage.device_witness.is_some()) {
         if several_hosts {
             for t in &mut targets {
-                t.device_witness = None;
+                t.storage.device_witness = None;
             }
             notes.push(
                 "device witnesses dropped: the results are from several hosts (each result's own is in its file)"
@@ -317,13 +318,13 @@ fn merged_sources(inputs: &[Input]) -> Vec<MergedSource> {
         .iter()
         .map(|i| MergedSource {
             file: i.file.clone(),
-            hostname: i.result.environment.hostname.clone(),
-            started_at: i.result.started_at.clone(),
-            window_ns: i.result.window_ns,
+            hostname: i.result.machine.environment.hostname.clone(),
+            started_at: i.result.window.started_at.clone(),
+            window_ns: i.result.window.window_ns,
             seed: i.result.spec.seed,
-            ops: i.result.total.ops,
-            iops: i.result.total.iops,
-            window_start_unix_ns: i.result.window_start_unix_ns,
+            ops: i.result.figures.total.ops,
+            iops: i.result.figures.total.iops,
+            window_start_unix_ns: i.result.window.window_start_unix_ns,
         })
         .collect()
 }

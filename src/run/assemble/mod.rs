@@ -15,8 +15,9 @@ use crate::diagnostics::warnings::Diagnostics;
 use crate::host::environment;
 use crate::result::SteadyStateInfo;
 use crate::result::{
-    AchievedQueueDepth, BlockSizeFigures, EngineInfo, Histograms, IoDepths, RunResult, SCHEMA_VERSION, SizeHistograms,
-    StopReason, ToolInfo, ToolTime, WorkerInfo, WorkerPlacementInfo,
+    AchievedQueueDepth, BlockSizeFigures, Combination, DataFacts, EngineInfo, Histograms, IoDepths, IoFigures,
+    MachineFacts, RunOutcome, RunResult, RunWindow, SCHEMA_VERSION, Schedule, SizeHistograms, StopReason, ToolInfo,
+    ToolTime, WorkerInfo, WorkerPlacementInfo,
 };
 use crate::spec::Spec;
 use crate::stats::coverage::{self, CoverageTracker};
@@ -90,7 +91,7 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     say_engine_notes(&workers, diag);
 
     let merged = Merged::of(&workers, targets.len());
-    let Merged { read, write, flush, trim, total, worker_cpu, per_target } = &merged;
+    let Merged { read, write, total, worker_cpu, per_target, .. } = &merged;
     let per_size = merge_sizes(&workers);
     let witnesses = device_witnesses(spec, devices, &device_counters, targets, per_target, diag);
 
@@ -114,14 +115,32 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
     crate::stats::interval::close_at(&mut time_series, ramp_ns + window_ns);
     let Headline { figures: headline, window_ns: shown_window_ns, histograms, steady_state } =
         Headline::of(spec, steady, &merged, &per_size, window_ns, diag);
+    let figures = io_figures(spec, headline, &merged, &per_size, &workers, layout, window_ns);
+    let data = DataFacts {
+        storage_touched: spec.io.engine.caps().touches_storage,
+        direct,
+        durability,
+        verification: spec.data.verify.map(|v| verification_info(spec, v, &workers, targets, layout, worker_cpu)),
+        data_reduction: data_reduction_info(spec, &workers),
+        write_data: write_data_info(spec, targets),
+        holes_read: holes_read(spec, targets),
+    };
+    let schedule = Schedule {
+        pacing: pacing_info(spec, &workers, window_ns, total.ops),
+        replay: replay_info(spec, &workers, window_ns, layout),
+        iolog: io_log(spec, &workers, start_ns, window_ns, targets, diag),
+    };
     RunResult {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo { name: "iopulse".into(), version: env!("CARGO_PKG_VERSION").into() },
-        started_at: started_at.clone(),
-        window_start_unix_ns: 0,
-        start_at: None,
         spec: spec.clone(),
-        environment: environment::collect(),
+        machine: MachineFacts {
+            environment: environment::collect(),
+            cpu: cpu_info(*worker_cpu, cpu_window, ops, window_ns),
+            cpu_state: Some(cpu_state),
+            placement: placement_info(placed),
+            memory: None,
+        },
         engine: engine_info(spec, effective_depth, &workers),
         targets: targets
             .iter()
@@ -129,52 +148,65 @@ pub(super) fn assemble(planned: &Planned<'_>, execution: Execution, stop: &Atomi
             .zip(witnesses)
             .map(|((t, rw), witness)| target_info(t, removed_after_run, rw, witness, window_ns))
             .collect(),
-        direct,
-        storage_touched: spec.io.engine.caps().touches_storage,
-        window_ns: shown_window_ns,
-        ramp_ns,
-        ramp_ops,
-        steady_state,
-        stop_reason,
-        interrupted: stop_reason == StopReason::Interrupted,
-        read: headline.0,
-        write: headline.1,
-        total: headline.2,
-        flush: flushing.then(|| flush.summarize(window_ns)),
-        zones: zone_shares(spec, &workers),
-        trim: trimming.then(|| trim.summarize(window_ns)),
-        block_sizes: size_figures(spec, &per_size, window_ns),
-        cpu: cpu_info(*worker_cpu, cpu_window, ops, window_ns),
-        cpu_state: Some(cpu_state),
-        coverage: coverage_of(&workers, layout),
-        durability,
-        workers: worker_infos(&workers, placed, window_ns, flushing, trimming),
-        achieved_queue_depth: AchievedQueueDepth {
-            total: total.in_flight(window_ns),
-            mean_per_worker: total.in_flight(window_ns) / workers.len().max(1) as f64,
+        data,
+        window: RunWindow {
+            started_at: started_at.clone(),
+            window_start_unix_ns: 0,
+            start_at: None,
+            window_ns: shown_window_ns,
+            ramp_ns,
+            ramp_ops,
+            steady_state,
+            stop_reason,
+            interrupted: stop_reason == StopReason::Interrupted,
         },
-        tool_time: tool_time(spec, &workers, window_ns, total.ops),
-        io_depths: io_depths(&workers),
+        figures,
+        workers: worker_infos(&workers, placed, window_ns, flushing, trimming),
         histograms,
-        verification: spec.data.verify.map(|v| verification_info(spec, v, &workers, targets, layout, worker_cpu)),
-        data_reduction: data_reduction_info(spec, &workers),
-        write_data: write_data_info(spec, targets),
-        holes_read: holes_read(spec, targets),
-        pacing: pacing_info(spec, &workers, window_ns, total.ops),
-        replay: replay_info(spec, &workers, window_ns, layout),
-        iolog: io_log(spec, &workers, start_ns, window_ns, targets, diag),
-        warnings: diag.warnings(),
-        notes: diag.notes(),
-        error: failure,
-        placement: placement_info(placed),
-        merged_from: None,
-        window_skew: None,
-        cluster: None,
+        // Last: every step above may have warned.
+        outcome: RunOutcome {
+            warnings: diag.warnings(),
+            notes: diag.notes(),
+            error: failure,
+            io_errors,
+            stuck_io,
+            expectations: Vec::new(),
+        },
+        schedule,
         time_series,
-        io_errors,
-        stuck_io,
-        memory: None,
-        expectations: Vec::new(),
+        combined: Combination { merged_from: None, window_skew: None, cluster: None },
+    }
+}
+
+/// The I/O figures over the window: the headline's per operation, then per size and zone,
+/// the region covered, the queue depth achieved and the tool's own time.
+fn io_figures(
+    spec: &Spec,
+    (read, write, total): (OpSummary, OpSummary, OpSummary),
+    merged: &Merged,
+    per_size: &[SizeStats],
+    workers: &[WorkerResult],
+    layout: &RegionLayout,
+    window_ns: u64,
+) -> IoFigures {
+    let in_flight = merged.total.in_flight(window_ns);
+    IoFigures {
+        read,
+        write,
+        total,
+        // Flushes and trims are shown whenever the run asked for them (zero when none
+        // completed).
+        flush: spec.issues_flushes().then(|| merged.flush.summarize(window_ns)),
+        trim: spec.trims().then(|| merged.trim.summarize(window_ns)),
+        block_sizes: size_figures(spec, per_size, window_ns),
+        zones: zone_shares(spec, workers),
+        coverage: coverage_of(workers, layout),
+        achieved_queue_depth: AchievedQueueDepth {
+            total: in_flight,
+            mean_per_worker: in_flight / workers.len().max(1) as f64,
+        },
+        tool_time: tool_time(spec, workers, window_ns, merged.total.ops),
+        io_depths: io_depths(workers),
     }
 }
 

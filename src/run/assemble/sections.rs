@@ -88,24 +88,30 @@ pub(super) fn replay_info(
         trace_files: r.trace_files.iter().map(|p| p.display().to_string()).collect(),
         format: r.format,
         names: r.names.clone(),
-        reads: r.reads,
-        writes: r.writes,
-        trims: r.trims,
-        flushes: r.flushes,
-        skipped: r.skipped,
-        issued,
-        speed: r.speed,
-        trace_span_ns: r.span_ns,
-        scheduled_span_ns,
-        replay_ns: window_ns,
-        duration_error_percent: scheduled_span_ns
-            .filter(|&s| s > 0)
-            .map(|s| (window_ns as f64 - s as f64) / s as f64 * 100.0),
-        remap: r.remap,
-        trace_extent_bytes: r.extent_bytes,
-        target_bytes,
-        remapped: r.extent_bytes > target_bytes,
-        lag: lag.as_ref().map(paced_latency),
+        counts: crate::result::ReplayCounts {
+            reads: r.reads,
+            writes: r.writes,
+            trims: r.trims,
+            flushes: r.flushes,
+            skipped: r.skipped,
+            issued,
+        },
+        timing: crate::result::ReplayTiming {
+            speed: r.speed,
+            trace_span_ns: r.span_ns,
+            scheduled_span_ns,
+            replay_ns: window_ns,
+            duration_error_percent: scheduled_span_ns
+                .filter(|&s| s > 0)
+                .map(|s| (window_ns as f64 - s as f64) / s as f64 * 100.0),
+            lag: lag.as_ref().map(paced_latency),
+        },
+        fit: crate::result::ReplayFit {
+            remap: r.remap,
+            trace_extent_bytes: r.extent_bytes,
+            target_bytes,
+            remapped: r.extent_bytes > target_bytes,
+        },
     })
 }
 

@@ -2,7 +2,7 @@
 //! the device's counters showed it, the device witness, holes read and the data written.
 
 use crate::diagnostics::warnings::Diagnostics;
-use crate::result::TargetInfo;
+use crate::result::{TargetInfo, TargetStorage};
 use crate::spec::Spec;
 use crate::stats::OpStats;
 use crate::targets::device_witness::{self, Devices};
@@ -39,11 +39,11 @@ fn checked_at_the_end(
     diag: &Diagnostics,
 ) -> DirectOutcome {
     use crate::targets::page_cache::percent;
-    direct.memory_device = witnesses.iter().flatten().find_map(|w| w.memory.clone());
+    direct.memory_device = witnesses.iter().flatten().find_map(|w| w.caveats.memory.clone());
     if !direct.effective {
         return direct;
     }
-    direct.cached_below = witnesses.iter().flatten().find_map(|w| w.cached_below.clone());
+    direct.cached_below = witnesses.iter().flatten().find_map(|w| w.caveats.cached_below.clone());
     for t in targets {
         let Some(cache) = t.page_cache.facts() else { continue };
         let (start, end) = (cache.start_resident_fraction.unwrap_or(0.0), cache.end_resident_fraction);
@@ -104,7 +104,7 @@ pub(super) fn device_witnesses(
     let mut warned: Vec<&str> = Vec::new();
     for w in witnesses.iter().flatten() {
         if !warned.contains(&w.device.as_str()) {
-            for warning in &w.warnings {
+            for warning in &w.caveats.warnings {
                 diag.warn(warning.clone());
             }
             warned.push(&w.device);
@@ -163,15 +163,17 @@ pub(super) fn target_info(
         kind: t.plan.kind,
         size_bytes: t.plan.size_bytes,
         blocks: t.plan.blocks,
-        filesystem: t.mount.as_ref().map(|m| m.fs_type.clone()),
-        device: t.mount.as_ref().map(|m| m.source.clone()),
-        mount_point: t.mount.as_ref().map(|m| m.mount_point.clone()),
+        storage: TargetStorage {
+            filesystem: t.mount.as_ref().map(|m| m.fs_type.clone()),
+            device: t.mount.as_ref().map(|m| m.source.clone()),
+            mount_point: t.mount.as_ref().map(|m| m.mount_point.clone()),
+            allocation: t.allocation.clone(),
+            page_cache: t.page_cache.facts(),
+            device_witness,
+        },
         created: t.created,
         laid_out_bytes: t.laid_out_bytes,
         direct: t.direct.clone(),
-        allocation: t.allocation.clone(),
-        page_cache: t.page_cache.facts(),
-        device_witness,
         removed_after_run,
         read: read.summarize(window_ns),
         write: write.summarize(window_ns),

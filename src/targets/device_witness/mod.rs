@@ -96,39 +96,10 @@ pub struct DeviceWitness {
     pub targets_on_device: u32,
     /// iopulse's own completed I/O on those targets.
     pub iopulse: IoCounts,
-    /// The device's reads / iopulse's reads (null without reads, or unknown counters).
-    pub read_ios_share: Option<f64>,
-    pub read_bytes_share: Option<f64>,
-    pub write_ios_share: Option<f64>,
-    pub write_bytes_share: Option<f64>,
-    /// The share is far from what the I/O mode promises, and why that matters (the first
-    /// of `warnings`).
-    pub warning: Option<String>,
-    /// Every warning of this witness, the first being `warning`.
-    #[serde(default)]
-    pub warnings: Vec<String>,
-    /// How the device was found where the file's own device number is anonymous (`btrfs
-    /// UUID`, `overlayfs upper layer DIR`); null for a plain block device.
-    #[serde(default)]
-    pub via: Option<String>,
-    /// Why the storage under the target is memory (zram, a RAM disk, a loop device over a
-    /// file on tmpfs); null otherwise.
-    #[serde(default)]
-    pub memory: Option<String>,
-    /// A loop device in the stack reads and writes its backing file through the page cache
-    /// (its direct I/O is off), and what the device below it saw; null otherwise.
-    #[serde(default)]
-    pub cached_below: Option<String>,
-    /// The device read (wrote) more than `OTHER_TRAFFIC_FACTOR` times iopulse's bytes:
-    /// mostly other traffic, shown as bytes beside iopulse's, not as a share.
-    #[serde(default)]
-    pub read_other_traffic: bool,
-    #[serde(default)]
-    pub write_other_traffic: bool,
-    /// A cgroup limits this process's I/O on the device or one below it (`io.max`, blkio
-    /// throttle): the figures are the limit's; null otherwise.
-    #[serde(default)]
-    pub throttle: Option<String>,
+    #[serde(flatten)]
+    pub shares: WitnessShares,
+    #[serde(flatten)]
+    pub caveats: WitnessCaveats,
 }
 
 /// What a target's run was, as far as the witness goes.
@@ -262,7 +233,7 @@ impl Devices {
                 let deltas: Vec<Result<DeviceDelta, String>> =
                     (0..nodes.len()).map(|n| delta(counters(start, g, n), counters(end, g, n))).collect();
                 let mut w = witness(nodes, &deltas, &on_device);
-                w.via = self.via.get(g).cloned().flatten();
+                w.caveats.via = self.via.get(g).cloned().flatten();
                 w
             })
             .collect();
@@ -333,18 +304,22 @@ fn witness(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>], on_devi
             .collect(),
         targets_on_device: on_device.len() as u32,
         iopulse: io,
-        read_ios_share: top.and_then(|d| share(d.read_ios, io.read_ios)),
-        read_bytes_share: top.and_then(|d| share(d.read_bytes, io.read_bytes)),
-        write_ios_share: top.and_then(|d| share(d.write_ios, io.write_ios)),
-        write_bytes_share: top.and_then(|d| share(d.write_bytes, io.write_bytes)),
-        warning: None,
-        warnings: Vec::new(),
-        via: None,
-        memory: nodes.iter().find_map(|n| n.memory.clone()),
-        cached_below: None,
-        read_other_traffic: false,
-        write_other_traffic: false,
-        throttle: None,
+        shares: WitnessShares {
+            read_ios_share: top.and_then(|d| share(d.read_ios, io.read_ios)),
+            read_bytes_share: top.and_then(|d| share(d.read_bytes, io.read_bytes)),
+            write_ios_share: top.and_then(|d| share(d.write_ios, io.write_ios)),
+            write_bytes_share: top.and_then(|d| share(d.write_bytes, io.write_bytes)),
+        },
+        caveats: WitnessCaveats {
+            warning: None,
+            warnings: Vec::new(),
+            via: None,
+            memory: nodes.iter().find_map(|n| n.memory.clone()),
+            cached_below: None,
+            read_other_traffic: false,
+            write_other_traffic: false,
+            throttle: None,
+        },
     };
     let limits: Vec<String> = nodes
         .iter()
@@ -357,18 +332,18 @@ fn witness(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>], on_devi
         })
         .collect();
     if !limits.is_empty() && (io.read_ios > 0 || io.write_ios > 0) {
-        w.throttle = Some(limits.join("; "));
+        w.caveats.throttle = Some(limits.join("; "));
     }
     let far = |s: Option<f64>| s.is_some_and(|s| s > OTHER_TRAFFIC_FACTOR);
-    w.read_other_traffic = far(w.read_bytes_share);
-    w.write_other_traffic = far(w.write_bytes_share);
+    w.caveats.read_other_traffic = far(w.shares.read_bytes_share);
+    w.caveats.write_other_traffic = far(w.shares.write_bytes_share);
     let direct = !on_device.is_empty() && on_device.iter().all(|t| t.direct);
     let cache_dropped = !on_device.is_empty() && on_device.iter().all(|t| t.cache_dropped);
     let mut warnings: Vec<String> = Vec::new();
-    warnings.extend(judge(&name, direct, cache_dropped, w.read_bytes_share, w.write_bytes_share));
+    warnings.extend(judge(&name, direct, cache_dropped, w.shares.read_bytes_share, w.shares.write_bytes_share));
     if !direct {
         let direct_possible = on_device.iter().all(|t| t.direct_possible);
-        warnings.extend(judge_buffered_writes(&name, w.write_bytes_share, direct_possible));
+        warnings.extend(judge_buffered_writes(&name, w.shares.write_bytes_share, direct_possible));
     }
     if let Some((text, lower_share)) = cached_below(nodes, deltas) {
         if let Some(s) = lower_share.filter(|s| *s < SEEN_FRACTION_WARN) {
@@ -377,21 +352,21 @@ fn witness(nodes: &[DeviceNode], deltas: &[Result<DeviceDelta, String>], on_devi
                 100.0 * (1.0 - s)
             ));
         }
-        w.cached_below = Some(text);
+        w.caveats.cached_below = Some(text);
     }
-    if let Some(why) = &w.memory
+    if let Some(why) = &w.caveats.memory
         && (io.read_ios > 0 || io.write_ios > 0)
     {
         warnings.push(format!(
             "the storage under the target is memory ({why}): these figures are memory speed, not a storage device's"
         ));
     }
-    if let Some(limit) = &w.throttle {
+    if let Some(limit) = &w.caveats.throttle {
         warnings
             .push(format!("a cgroup limits this run's I/O ({limit}): these figures are the limit's, not the device's"));
     }
-    w.warning = warnings.first().cloned();
-    w.warnings = warnings;
+    w.caveats.warning = warnings.first().cloned();
+    w.caveats.warnings = warnings;
     w
 }
 
@@ -518,10 +493,10 @@ mod tests {
         assert_eq!(w.device, "vda1");
         let d = w.delta.unwrap();
         assert_eq!((d.read_ios, d.read_bytes, d.write_ios, d.write_bytes), (1000, 4_096_000, 10, 40_960));
-        assert_eq!(w.read_bytes_share, Some(1.0));
-        assert_eq!(w.read_ios_share, Some(1.0));
-        assert_eq!(w.write_bytes_share, None, "iopulse wrote nothing: no share, not infinity");
-        assert_eq!(w.warning, None);
+        assert_eq!(w.shares.read_bytes_share, Some(1.0));
+        assert_eq!(w.shares.read_ios_share, Some(1.0));
+        assert_eq!(w.shares.write_bytes_share, None, "iopulse wrote nothing: no share, not infinity");
+        assert_eq!(w.caveats.warning, None);
     }
 
     #[test]
@@ -539,7 +514,7 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a.targets_on_device, 2);
         assert_eq!(a.iopulse.read_bytes, 1_228_800);
-        assert_eq!(a.read_bytes_share, Some(1.0));
+        assert_eq!(a.shares.read_bytes_share, Some(1.0));
         assert_eq!(a.stacked.len(), 1);
         let loop0 = &a.stacked[0];
         assert_eq!((loop0.name.as_str(), loop0.below.as_str()), ("loop0", "dm-0"));
@@ -554,15 +529,15 @@ mod tests {
         fs::remove_file(sys.path().join("devices/virtual/block/loop0/stat")).unwrap();
         let end = devices.snapshot();
         let w = devices.witnesses(&start, &end, &[io(1, 4096, 0, 0, true)]).remove(0).unwrap();
-        assert_eq!(w.read_bytes_share, Some(0.0), "dm-0's counters are known: it saw nothing");
-        assert!(w.warning.as_deref().is_some_and(|m| m.contains("O_DIRECT") && m.contains("0.0 %")), "{w:?}");
+        assert_eq!(w.shares.read_bytes_share, Some(0.0), "dm-0's counters are known: it saw nothing");
+        assert!(w.caveats.warning.as_deref().is_some_and(|m| m.contains("O_DIRECT") && m.contains("0.0 %")), "{w:?}");
         assert_eq!(w.stacked[0].delta, None);
         assert!(w.stacked[0].unknown_reason.as_deref().is_some_and(|r| r.contains("loop0/stat")), "{w:?}");
         // Counters that went backwards are unknown too.
         fs::write(sys.path().join("devices/virtual/block/dm-0/stat"), stat(9, 9, 9, 9)).unwrap();
         let later = devices.snapshot();
         let w = devices.witnesses(&later, &end, &[io(1, 4096, 0, 0, true)]).remove(0).unwrap();
-        assert_eq!((w.delta, w.read_bytes_share), (None, None));
+        assert_eq!((w.delta, w.shares.read_bytes_share), (None, None));
         assert!(w.unknown_reason.as_deref().is_some_and(|r| r.contains("backwards")), "{w:?}");
     }
 
@@ -606,15 +581,61 @@ mod tests {
         fs::write(sys.path().join("devices/pci/block/vda/vda1/stat"), stat(3000, 240_000, 20, 160)).unwrap();
         let end = devices.snapshot();
         let w = devices.witnesses(&start, &end, &[io(1, 4096, 10, 40_960, true)]).remove(0).unwrap();
-        assert!(w.read_other_traffic && !w.write_other_traffic, "{w:?}");
-        assert_eq!(w.read_bytes_share, Some(30_000.0), "the share is still recorded: {w:?}");
-        assert_eq!(w.write_bytes_share, Some(2.0));
+        assert!(w.caveats.read_other_traffic && !w.caveats.write_other_traffic, "{w:?}");
+        assert_eq!(w.shares.read_bytes_share, Some(30_000.0), "the share is still recorded: {w:?}");
+        assert_eq!(w.shares.write_bytes_share, Some(2.0));
         // Just over the factor is other traffic; at it, not.
         let end = {
             fs::write(sys.path().join("devices/pci/block/vda/vda1/stat"), stat(5, 40, 0, 0)).unwrap();
             devices.snapshot()
         };
         let w = devices.witnesses(&start, &end, &[io(1, 4096, 0, 0, true)]).remove(0).unwrap();
-        assert_eq!((w.read_bytes_share, w.read_other_traffic), (Some(5.0), false));
+        assert_eq!((w.shares.read_bytes_share, w.caveats.read_other_traffic), (Some(5.0), false));
     }
+}
+
+/// iopulse's I/Os and bytes as a share of what the device counted, per direction.
+/// Flattened: its keys sit beside `DeviceWitness`'s own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WitnessShares {
+    /// The device's reads / iopulse's reads (null without reads, or unknown counters).
+    pub read_ios_share: Option<f64>,
+    pub read_bytes_share: Option<f64>,
+    pub write_ios_share: Option<f64>,
+    pub write_bytes_share: Option<f64>,
+}
+
+/// Why the device's counters may not be iopulse's alone: other traffic, a layer that
+/// caches or throttles, the path the I/O took, and the warnings they give.
+/// Flattened: its keys sit beside `DeviceWitness`'s own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WitnessCaveats {
+    /// The share is far from what the I/O mode promises, and why that matters (the first
+    /// of `warnings`).
+    pub warning: Option<String>,
+    /// Every warning of this witness, the first being `warning`.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// How the device was found where the file's own device number is anonymous (`btrfs
+    /// UUID`, `overlayfs upper layer DIR`); null for a plain block device.
+    #[serde(default)]
+    pub via: Option<String>,
+    /// Why the storage under the target is memory (zram, a RAM disk, a loop device over a
+    /// file on tmpfs); null otherwise.
+    #[serde(default)]
+    pub memory: Option<String>,
+    /// A loop device in the stack reads and writes its backing file through the page cache
+    /// (its direct I/O is off), and what the device below it saw; null otherwise.
+    #[serde(default)]
+    pub cached_below: Option<String>,
+    /// The device read (wrote) more than `OTHER_TRAFFIC_FACTOR` times iopulse's bytes:
+    /// mostly other traffic, shown as bytes beside iopulse's, not as a share.
+    #[serde(default)]
+    pub read_other_traffic: bool,
+    #[serde(default)]
+    pub write_other_traffic: bool,
+    /// A cgroup limits this process's I/O on the device or one below it (`io.max`, blkio
+    /// throttle): the figures are the limit's; null otherwise.
+    #[serde(default)]
+    pub throttle: Option<String>,
 }
