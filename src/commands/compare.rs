@@ -83,15 +83,15 @@ pub struct CompareArgs {
     #[arg(long, value_name = "RESULT", num_args = 1.., requires = "base")]
     pub new: Vec<PathBuf>,
 
-    /// The smallest change that matters [default: 5%]
+    /// The smallest change that matters.
     ///
-    /// The smallest change that matters. E.g. `iopulse compare base/ new/ --threshold 5%` [default: 5%]
+    /// The smallest change that matters. E.g. `iopulse compare base/ new/ --threshold 5%`
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, default_value = "5%")]
     pub threshold: f64,
 
-    /// Confidence of the intervals [default: 99%]
+    /// Confidence of the intervals.
     ///
-    /// Confidence of the intervals and the rank test. E.g. `iopulse compare base/ new/ --confidence 95%` [default: 99%]
+    /// Confidence of the intervals and the rank test. E.g. `iopulse compare base/ new/ --confidence 95%`
     #[arg(long, value_name = "PERCENT", value_parser = parse_confidence, default_value = "99%")]
     pub confidence: f64,
 
@@ -102,9 +102,9 @@ pub struct CompareArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Report format on stdout [default: text]
+    /// Report format on stdout.
     ///
-    /// Report format on stdout. E.g. `iopulse compare base/ new/ --output-format markdown` [default: text]
+    /// Report format on stdout. E.g. `iopulse compare base/ new/ --output-format markdown`
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CompareFormat::Text)]
     pub output_format: CompareFormat,
 

@@ -46,7 +46,7 @@ pub struct MergeArgs {
     #[arg(value_name = "RESULT.json", required = true)]
     pub results: Vec<PathBuf>,
 
-    /// Report format on stdout [default: text]
+    /// Report format on stdout.
     ///
     /// Report format on stdout. E.g. `--output-format json > merged.json`
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutputFormat::Text)]

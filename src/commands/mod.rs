@@ -419,6 +419,24 @@ mod tests {
         }
     }
 
+    /// clap prints a default given to it after the flag's text: a text that names it too
+    /// showed `[default: text] [default: text]` (merge, compare).
+    #[test]
+    fn no_flag_names_a_default_clap_prints_already() {
+        let top = command();
+        let mut problems = Vec::new();
+        for cmd in std::iter::once(&top).chain(top.get_subcommands()) {
+            for arg in cmd.get_arguments().filter(|a| !a.get_default_values().is_empty()) {
+                for text in [arg.get_help(), arg.get_long_help()].into_iter().flatten() {
+                    if text.to_string().contains("[default:") {
+                        problems.push(format!("iopulse {} --{}", cmd.get_name(), arg.get_id()));
+                    }
+                }
+            }
+        }
+        assert!(problems.is_empty(), "a default named twice in the help of: {problems:?}");
+    }
+
     #[test]
     fn a_mistyped_subcommand_is_named() {
         let m = mistyped_subcommand("swep").unwrap();

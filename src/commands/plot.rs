@@ -33,10 +33,10 @@ pub struct PlotArgs {
     #[arg(value_name = "RESULT.json", required_unless_present = "sweep", conflicts_with = "sweep")]
     pub result: Option<PathBuf>,
 
-    /// Directory the charts are written to [default: .]
+    /// Directory the charts are written to.
     ///
     /// Directory the SVG files are written to (created if missing), as --plot of a run.
-    /// E.g. `--plot plots/` [default: the current directory]
+    /// E.g. `--plot plots/`
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub plot: PathBuf,
 

@@ -59,8 +59,6 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE")]
     pub state: PathBuf,
 
-    /// Verdict format on stdout [default: text]
-    ///
     /// Judge targets the record is not of.
     ///
     /// Judge the targets given even when they are not the files or devices the record names
@@ -69,7 +67,10 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Verdict format on stdout. E.g. `iopulse verify t.dat --state t.state --output-format json`
+    /// Verdict format on stdout.
+    ///
+    /// Verdict format on stdout: the table of classes, or the JSON verdict (counts per class,
+    /// first offsets, torn blocks). E.g. `iopulse verify t.dat --state t.state --output-format json`
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = VerdictFormat::Text)]
     pub output_format: VerdictFormat,
 }

@@ -498,3 +498,79 @@ fn plot_and_report_refuse_a_metadata_result_saying_what_it_is() {
     assert!(stderr.contains("a metadata run's result"), "{stderr}");
     assert!(!html.exists(), "nothing written");
 }
+
+/// The validator of docs/metadata.schema.json, whose spec is the one of
+/// docs/result.schema.json (a relative reference, resolved beside it).
+fn metadata_schema() -> jsonschema::Validator {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let read =
+        |name: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(docs.join(name)).unwrap()).unwrap() };
+    let registry = jsonschema::Registry::new()
+        .add("json-schema:///result.schema.json", read("result.schema.json"))
+        .unwrap()
+        .prepare()
+        .unwrap();
+    jsonschema::options().with_registry(&registry).build(&read("metadata.schema.json")).unwrap()
+}
+
+fn violations(schema: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+    schema.iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path())).collect()
+}
+
+/// A mix with a time series, phases, and a merge of two runs all match the metadata schema;
+/// each damage a reader must not take (a count below zero, an operation kind iopulse has
+/// not, a block result's kind, a phase without figures, a rate that is not a number) is
+/// refused by it.
+#[test]
+fn metadata_results_match_their_schema_and_damaged_ones_do_not() {
+    let dir = temp_dir();
+    let schema = metadata_schema();
+    let (a_file, a) = mix_run(dir.path(), "a", "1");
+    let (b_file, _) = mix_run(dir.path(), "b", "2");
+    let series = dir.path().join("series.json");
+    run_ok(&[
+        &path_str(&dir.path().join("tree-series")),
+        "--files",
+        "300",
+        "--meta-phases",
+        "create,stat,unlink",
+        "--interval",
+        "50ms",
+        "--json",
+        &path_str(&series),
+        "--quiet",
+    ]);
+    let series = read_json(&series);
+    assert!(!series["time_series"].as_array().unwrap().is_empty(), "the phases run has rows");
+    assert_eq!(series["phases"].as_array().unwrap().len(), 3);
+    let (stdout, _) = run_ok(&["merge", &path_str(&a_file), &path_str(&b_file), "--output-format", "json", "--quiet"]);
+    let merged: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(merged["merged_from"].as_array().unwrap().len(), 2);
+    for (what, doc) in [("mix", &a), ("phases with a time series", &series), ("merge", &merged)] {
+        let errors = violations(&schema, doc);
+        assert!(
+            errors.is_empty(),
+            "the {what} result does not match docs/metadata.schema.json:\n{}",
+            errors.join("\n")
+        );
+    }
+    type Damage = fn(&mut Value);
+    let damages: [(&str, Damage, &str); 6] = [
+        ("a negative count", |r| r["phases"][0]["per_op"][0]["ops"] = Value::from(-1), "/phases/0/per_op/0/ops"),
+        ("an unknown kind", |r| r["phases"][0]["per_op"][0]["op"] = Value::from("chmod"), "/phases/0/per_op/0/op"),
+        ("a block result's kind", |r| r["kind"] = Value::from("iopulse"), "/kind"),
+        ("a phase without figures", |r| r["phases"][0]["per_op"] = Value::Array(vec![]), "/phases/0/per_op"),
+        ("a rate that is text", |r| r["phases"][0]["ops_per_sec"] = Value::from("fast"), "/phases/0/ops_per_sec"),
+        (
+            "a spec without its block size",
+            |r| r["spec"].as_object_mut().unwrap().remove("block_size_bytes").map(drop).unwrap(),
+            "/spec",
+        ),
+    ];
+    for (what, damage, at) in damages {
+        let mut bad = a.clone();
+        damage(&mut bad);
+        let errors = violations(&schema, &bad);
+        assert!(errors.iter().any(|e| e.ends_with(&format!(" at {at}"))), "{what} at {at} was not refused: {errors:?}");
+    }
+}
