@@ -51,6 +51,20 @@ pub struct OutputArgs {
     pub quiet: bool,
 }
 
+/// `-q/--quiet` of every subcommand that reads results or records (merge, compare, plot,
+/// report, verify, from-fio), declared once so that each has the same flag with the same
+/// meaning as a run's (`OutputArgs::quiet`); `commands::tests` fails for a subcommand
+/// without it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, clap::Args)]
+pub struct QuietArg {
+    /// No notes on stderr.
+    ///
+    /// No notes on stderr; warnings and errors are still printed. E.g. `iopulse merge a.json
+    /// b.json --output-format json --quiet`
+    #[arg(long, short, help_heading = "Outputs")]
+    pub quiet: bool,
+}
+
 /// `--write-iolog`: the run's I/Os as a fio iolog v3: the benchmark's and `replay`'s one
 /// run, and a file per run of `run`, a profile, `sweep` and `search` (`plan::iologs`).
 #[derive(Clone, Debug, Default, PartialEq, clap::Args)]

@@ -108,11 +108,8 @@ pub struct CompareArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CompareFormat::Text)]
     pub output_format: CompareFormat,
 
-    /// No notes on stderr.
-    ///
-    /// No notes on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: crate::cli::output::QuietArg,
 }
 
 /// `5%`, `5` or `0.5%` → 0.05, 0.05, 0.005.

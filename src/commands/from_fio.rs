@@ -59,6 +59,8 @@ pub struct FromFioArgs {
     /// The run length of every job, instead of the file's (runtime, size, time_based).
     #[command(flatten)]
     pub window: crate::cli::WindowArgs,
+    #[command(flatten)]
+    pub output: crate::cli::output::QuietArg,
 }
 
 use fio_import::RUN_LENGTH_FLAGS as RUN_LENGTH;

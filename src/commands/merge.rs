@@ -64,11 +64,8 @@ pub struct MergeArgs {
     #[arg(long)]
     pub allow_duplicates: bool,
 
-    /// No notes on stderr.
-    ///
-    /// No notes on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: crate::cli::output::QuietArg,
 }
 
 pub fn merge(args: MergeArgs) -> i32 {
@@ -151,7 +148,7 @@ fn print_merged<E: std::fmt::Display>(
     warnings: &[String],
     rendered: Result<String, E>,
 ) -> i32 {
-    super::print_notes(args.quiet, notes);
+    super::print_notes(args.output.quiet, notes);
     for w in warnings {
         crate::stderr_line!("⚠ {w}");
     }

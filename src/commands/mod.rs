@@ -437,6 +437,36 @@ mod tests {
         assert!(problems.is_empty(), "a default named twice in the help of: {problems:?}");
     }
 
+    /// Every subcommand that runs, reads results or prints a report takes `-q/--quiet` and
+    /// `--dry-run`, and every one whose report is a document on stdout `--output-format`: a
+    /// new subcommand that misses one fails here (`verify` once took no `--quiet`).
+    #[test]
+    fn every_subcommand_has_the_common_output_flags() {
+        // Print a fixed text (completions, a man page, help, the list of profiles) or a
+        // job file, and nothing else.
+        const NO_QUIET: [&str; 4] = ["completions", "man", "help", "profiles"];
+        // Write files (plot: SVG; report: HTML) or a job file (from-fio) instead.
+        const NO_FORMAT: [&str; 7] = ["completions", "man", "help", "profiles", "plot", "report", "from-fio"];
+        let mut top = command();
+        // Global flags (--dry-run) reach the subcommands when the command is built.
+        top.build();
+        let mut problems = Vec::new();
+        for cmd in std::iter::once(&top).chain(top.get_subcommands()) {
+            let name = cmd.get_name();
+            let arg = |id: &str| cmd.get_arguments().find(|a| a.get_id() == id);
+            if !NO_QUIET.contains(&name) && arg("quiet").and_then(|a| a.get_short()) != Some('q') {
+                problems.push(format!("iopulse {name} has no -q/--quiet"));
+            }
+            if !NO_FORMAT.contains(&name) && arg("output_format").is_none() {
+                problems.push(format!("iopulse {name} has no --output-format"));
+            }
+            if arg("dry_run").is_none() {
+                problems.push(format!("iopulse {name} has no --dry-run"));
+            }
+        }
+        assert!(problems.is_empty(), "{problems:?}");
+    }
+
     #[test]
     fn a_mistyped_subcommand_is_named() {
         let m = mistyped_subcommand("swep").unwrap();

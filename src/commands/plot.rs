@@ -76,11 +76,8 @@ pub struct PlotArgs {
     #[arg(long = "where", value_name = "COLUMN=VALUE", value_parser = parse_filter)]
     pub filters: Vec<(String, String)>,
 
-    /// No notes on stderr.
-    ///
-    /// No notes on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: crate::cli::output::QuietArg,
 }
 
 fn parse_filter(text: &str) -> Result<(String, String), String> {
@@ -181,7 +178,7 @@ pub fn plot(mut args: PlotArgs) -> i32 {
     };
     match charts {
         Ok(outcome) => {
-            super::print_notes(args.quiet, &outcome.notes);
+            super::print_notes(args.output.quiet, &outcome.notes);
             let listing: String = outcome.written.iter().map(|p| format!("{}\n", p.display())).collect();
             super::write_stdout(&listing)
         }

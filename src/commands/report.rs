@@ -45,6 +45,8 @@ pub struct ReportArgs {
     /// The page's title [default: iopulse report]
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
+    #[command(flatten)]
+    pub output: crate::cli::output::QuietArg,
 }
 
 pub fn report(args: ReportArgs) -> i32 {

@@ -73,6 +73,8 @@ pub struct VerifyArgs {
     /// first offsets, torn blocks). E.g. `iopulse verify t.dat --state t.state --output-format json`
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = VerdictFormat::Text)]
     pub output_format: VerdictFormat,
+    #[command(flatten)]
+    pub output: crate::cli::output::QuietArg,
 }
 
 pub fn verify(args: VerifyArgs) -> i32 {

@@ -148,6 +148,9 @@ fn a_flushed_block_given_older_data_or_zeros_is_lost_though_flushed() {
     let (code, text, _) = run(&["verify", &path_str(&target), "--state", &path_str(&state)]);
     assert_eq!(code, 3);
     assert!(text.contains(&format!("first at {}", want[0])) && text.contains("PROMISE BROKEN"), "{text}");
+    // --quiet, as every subcommand takes it: the same verdict and exit code, nothing on stderr.
+    let (code, quiet_text, err) = run(&["verify", &path_str(&target), "--state", &path_str(&state), "--quiet"]);
+    assert_eq!((code, quiet_text.as_str(), err.as_str()), (3, text.as_str(), ""));
 }
 
 #[test]
