@@ -140,6 +140,7 @@ pub fn plot(mut args: PlotArgs) -> i32 {
     // the text (`result::load`).
     let loaded = match crate::result::load::with_time_series(path) {
         Ok(loaded) => loaded,
+        Err(crate::result::load::LoadError::MetadataResult { .. }) => return metadata_charts(&args, path),
         Err(e) => {
             crate::stderr_line!("iopulse plot: error: {e}");
             return exit_code::USAGE;
@@ -177,6 +178,37 @@ pub fn plot(mut args: PlotArgs) -> i32 {
         None => plot::result_charts(&loaded.result, &args.plot),
     };
     match charts {
+        Ok(outcome) => {
+            super::print_notes(args.output.quiet, &outcome.notes);
+            let listing: String = outcome.written.iter().map(|p| format!("{}\n", p.display())).collect();
+            super::write_stdout(&listing)
+        }
+        Err(e) => {
+            crate::stderr_line!("iopulse plot: error: {e}");
+            exit_code::RUN_FAILED
+        }
+    }
+}
+
+/// A metadata run's result: the charts its run's `--plot DIR` draws (latency per kind; ops/s
+/// and p99 over time with a time series), under the same ledger as a block run's.
+fn metadata_charts(args: &PlotArgs, path: &Path) -> i32 {
+    let loaded = match crate::result::load::metadata_with_time_series(path) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            crate::stderr_line!("iopulse plot: error: {e}");
+            return exit_code::USAGE;
+        }
+    };
+    let mut ledger = Ledger::new();
+    ledger.read("the result this command reads", path);
+    ledger.read(format!("the tree the run {} records", loaded.file), PathBuf::from(&loaded.result.target));
+    let charts: Vec<PathBuf> =
+        report::metadata_plot::chart_names(None).into_iter().map(|n| args.plot.join(n)).collect();
+    if let Some(code) = judge(ledger, &args.plot, &charts) {
+        return code;
+    }
+    match report::metadata_plot::charts(&loaded.result, &args.plot, "") {
         Ok(outcome) => {
             super::print_notes(args.output.quiet, &outcome.notes);
             let listing: String = outcome.written.iter().map(|p| format!("{}\n", p.display())).collect();

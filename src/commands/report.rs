@@ -1,6 +1,7 @@
 //! `iopulse report RESULT... --html FILE`: one self-contained HTML page of results (a run's,
-//! a job file's, a sweep's, a search's, a comparison's). It reads each input with the
-//! bounded loader (`result::load`), judges its ledger (the page, against the inputs and
+//! a replay's, a metadata run's, a job file's, a sweep's, a search's, a comparison's). It
+//! reads each input with the bounded loader (`result::load`), judges its ledger (the page,
+//! against the inputs and
 //! every target the results name: a page written over a benchmark's target would destroy
 //! it), has `report::html` format the page and writes it whole.
 
@@ -19,6 +20,9 @@ Examples:
   iopulse report jobs.json sweep.json compare.json --html ci-report.html --title \"nightly\"
       a job file's result (a table of jobs, then each job), a sweep's points and curves,
       and a comparison (`iopulse compare ... --output-format json`) side by side, one page
+  iopulse report tree.json replay.json --html runs.html
+      a metadata run (a table per phase, a row per operation kind, its charts) and a
+      replay (its trace, speed and each I/O's lag behind its due time)
 
 The page holds everything it shows: inline CSS and SVG charts, no script, font, image or
 link to load; open it anywhere, attach it to a CI job. It never replaces an input.";
@@ -27,10 +31,11 @@ link to load; open it anywhere, attach it to a CI job. It never replaces an inpu
 #[derive(Debug, clap::Args)]
 #[command(after_help = REPORT_EXAMPLES)]
 pub struct ReportArgs {
-    /// JSON results: runs, job files, sweeps, searches, comparisons.
+    /// JSON results: runs, replays, metadata runs, job files, sweeps, searches, comparisons.
     ///
-    /// JSON results: a run's (`--json FILE`), a job file's, a sweep's or a search's
-    /// (`--output-format json`), or a comparison's (`iopulse compare --output-format json`).
+    /// JSON results: a run's, a replay's or a metadata run's (`--json FILE`), a job file's,
+    /// a sweep's or a search's (`--output-format json`), or a comparison's (`iopulse compare
+    /// --output-format json`).
     #[arg(value_name = "RESULT.json", required = true)]
     pub results: Vec<PathBuf>,
 
@@ -121,6 +126,7 @@ fn named_targets(section: &Section) -> Vec<(String, PathBuf)> {
         }
         Section::Sweep { file, doc } => doc.runs.iter().flat_map(|r| of(file, &r.result)).collect(),
         Section::Search { file, doc } => doc.runs.iter().flat_map(|r| of(file, &r.result)).collect(),
+        Section::Metadata { file, result } => vec![(file.clone(), PathBuf::from(&result.target))],
         Section::Compare { .. } => Vec::new(),
     }
 }
@@ -147,6 +153,12 @@ fn section(path: &Path) -> Result<Section, LoadError> {
                 load::check_result(&file, &format!("runs[{i}].result"), &run.result)?;
             }
             Ok(Section::Search { file, doc: Box::new(doc) })
+        }
+        Some(crate::metadata::result::KIND) => {
+            drop(value);
+            // Read again with its time series, for the charts over time.
+            let loaded = load::metadata_with_time_series(path)?;
+            Ok(Section::Metadata { file: loaded.file, result: Box::new(loaded.result) })
         }
         _ => {
             drop(value);

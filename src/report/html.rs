@@ -1,7 +1,8 @@
 //! `iopulse report --html FILE`: one self-contained HTML page of results. Each input gets a
 //! section: a run's summary (its figures per operation), its per-size table, expectations,
 //! latency percentile chart and charts over time; a job file's table of jobs, then each job;
-//! a sweep's points and its curves; a search's curve and answer; a comparison's sides,
+//! a replay's trace, speed and lag beside them; a metadata run's phases per operation kind
+//! and its charts; a sweep's points and its curves; a search's curve and answer; a comparison's sides,
 //! differences and figures side by side.
 //!
 //! The page needs nothing beyond itself: inline CSS, the charts as inline SVG drawn by
@@ -14,8 +15,9 @@ use super::junit::escape;
 use super::plot::{self, PlotError};
 use super::units;
 use crate::compare::{Comparison, Verdict};
-use crate::result::RunResult;
+use crate::metadata::result::MetaResult;
 use crate::result::jobs::JobsResult;
+use crate::result::{ReplayInfo, RunResult};
 use crate::stats::OpSummary;
 use crate::sweep::document::{SearchDocument, SweepDocument, chart_data, curve_chart};
 use std::fmt::Write;
@@ -32,6 +34,8 @@ pub enum Section {
     Search { file: String, doc: Box<SearchDocument> },
     /// `iopulse compare --output-format json`.
     Compare { file: String, doc: Box<Comparison> },
+    /// A metadata run's result (`iopulse DIR --files N --json FILE`).
+    Metadata { file: String, result: Box<MetaResult> },
 }
 
 /// The page forbids itself every load (a browser refuses, and says so on its console): what
@@ -80,6 +84,7 @@ pub fn page(title: &str, sections: &[Section]) -> Result<String, PlotError> {
             Section::Sweep { doc, .. } => sweep(&mut out, doc)?,
             Section::Search { doc, .. } => search(&mut out, doc)?,
             Section::Compare { doc, .. } => compare(&mut out, doc),
+            Section::Metadata { result, .. } => metadata(&mut out, result)?,
         }
         out.push_str("</section>\n");
     }
@@ -89,7 +94,9 @@ pub fn page(title: &str, sections: &[Section]) -> Result<String, PlotError> {
 
 fn heading(s: &Section) -> String {
     match s {
+        Section::Run { file, result } if result.schedule.replay.is_some() => format!("Replay · {file}"),
         Section::Run { file, .. } => format!("Run · {file}"),
+        Section::Metadata { file, .. } => format!("Metadata run · {file}"),
         Section::Jobs { file, doc } => format!("Job file {} · {file}", doc.job_file),
         Section::Sweep { file, .. } => format!("Sweep · {file}"),
         Section::Search { file, doc } => format!("Search ({}) · {file}", doc.goal),
@@ -150,30 +157,30 @@ fn run(
 ) -> Result<(), PlotError> {
     let s = &r.spec;
     let targets: Vec<&str> = r.targets.iter().map(|t| t.path.as_str()).collect();
-    let facts = [
-        (
-            "workload",
-            format!(
-                "{} · {}% reads · QD {} · {} thread{}",
-                super::block_size_text(s),
-                s.access.read_percent,
-                s.shape.queue_depth,
-                s.shape.threads,
-                if s.shape.threads == 1 { "" } else { "s" }
-            ),
+    let workload = match &r.schedule.replay {
+        // A replay's sizes, mix and order are its trace's, not the spec's.
+        Some(replay) => replay_text(replay, s.shape.queue_depth),
+        None => format!(
+            "{} · {}% reads · QD {} · {} thread{}",
+            super::block_size_text(s),
+            s.access.read_percent,
+            s.shape.queue_depth,
+            s.shape.threads,
+            if s.shape.threads == 1 { "" } else { "s" }
         ),
-        ("targets", targets.join(", ")),
+    };
+    let mut facts = vec![("workload", workload), ("targets", targets.join(", "))];
+    if let Some(replay) = &r.schedule.replay {
+        facts.push(("lag", lag_text(replay)));
+    }
+    facts.extend([
         ("engine", r.engine.name.clone()),
         ("measured", units::seconds_ns(r.window.window_ns)),
         ("started", r.window.started_at.clone()),
         ("host", format!("{} · kernel {}", r.machine.environment.hostname, r.machine.environment.kernel)),
         ("iopulse", r.tool.version.clone()),
-    ];
-    out.push_str("<table>\n");
-    for (k, v) in facts {
-        let _ = writeln!(out, "<tr><th>{}</th><td class=\"text\">{}</td></tr>", escape(k), escape(&v));
-    }
-    out.push_str("</table>\n");
+    ]);
+    facts_table(out, &facts);
     let mut rows = Vec::new();
     for (name, op) in [
         ("read", Some(&r.figures.read)),
@@ -232,6 +239,115 @@ fn run(
         let _ = writeln!(out, "<p>note: {}</p>", escape(n));
     }
     for svg in plot::result_svgs(r, time_series)? {
+        chart(out, &svg);
+    }
+    Ok(())
+}
+
+/// A table of facts: a name and its text per row.
+fn facts_table(out: &mut String, facts: &[(&str, String)]) {
+    out.push_str("<table>\n");
+    for (k, v) in facts {
+        let _ = writeln!(out, "<tr><th>{}</th><td class=\"text\">{}</td></tr>", escape(k), escape(v));
+    }
+    out.push_str("</table>\n");
+}
+
+/// "replay of trace.log (fio iolog v3) at 2× · 1,500 of 1,500 I/Os · QD 32".
+fn replay_text(r: &ReplayInfo, queue_depth: u32) -> String {
+    let speed = r.timing.speed.map_or_else(|| "as fast as possible".to_string(), |x| format!("at {x}× its speed"));
+    let c = &r.counts;
+    let traced = c.reads + c.writes + c.trims + c.flushes;
+    format!(
+        "replay of {} ({}) {speed} · {} of {} I/Os issued · QD {queue_depth}{}",
+        r.trace_files.join(", "),
+        r.format.name(),
+        units::count(c.issued),
+        units::count(traced),
+        if r.fit.remapped { " · offsets remapped onto the target" } else { "" }
+    )
+}
+
+/// Each I/O's lag behind its due time, or why there is none (as fast as possible).
+fn lag_text(r: &ReplayInfo) -> String {
+    match &r.timing.lag {
+        Some(lag) => {
+            let l = &lag.latency_ns;
+            format!(
+                "behind its due time: mean {}, p50 {}, p99 {}, max {} over {} I/Os",
+                units::latency_ns(l.mean),
+                units::latency_ns(l.p50),
+                units::latency_ns(l.p99),
+                units::latency_ns(l.max),
+                units::count(lag.ios)
+            )
+        }
+        None => "none measured: replayed as fast as possible".to_string(),
+    }
+}
+
+/// A metadata run: its tree and workload, each phase's figures per operation kind, its
+/// messages and charts.
+fn metadata(out: &mut String, r: &MetaResult) -> Result<(), PlotError> {
+    let facts = [
+        ("workload", super::metadata_plot::workload(r)),
+        (
+            "tree",
+            format!(
+                "{} · {} files in {} directories",
+                r.target,
+                units::count(r.tree.files),
+                units::count(r.tree.directories)
+            ),
+        ),
+        ("stopped", r.window.stop_reason.clone()),
+        ("coverage", format!("{:.1} % of the files", r.coverage_percent)),
+        ("started", r.window.started_at.clone()),
+        ("iopulse", r.tool_version.clone()),
+    ];
+    facts_table(out, &facts);
+    for phase in &r.phases {
+        let _ = writeln!(
+            out,
+            "<h3>Phase {} · {} · {} ops/s</h3>",
+            escape(&phase.name),
+            escape(&units::seconds_ns(phase.window_ns)),
+            escape(&units::iops(phase.ops_per_sec))
+        );
+        let rows: Vec<Vec<String>> = phase
+            .per_op
+            .iter()
+            .map(|o| {
+                let l = &o.latency_ns;
+                let share = o.share_achieved_percent.map_or_else(|| "-".to_string(), |p| format!("{p:.1}%"));
+                [
+                    o.op.name().to_string(),
+                    units::count(o.ops),
+                    units::iops(o.ops_per_sec),
+                    units::bandwidth(o.bytes_per_sec),
+                    share,
+                    units::latency_ns(l.mean),
+                    units::latency_ns(l.p50),
+                    units::latency_ns(l.p99),
+                    units::latency_ns(l.p99_9),
+                    units::latency_ns(l.max),
+                ]
+                .iter()
+                .map(|c| escape(c))
+                .collect()
+            })
+            .collect();
+        let head = ["operation", "ops", "ops/s", "bytes/s", "share", "mean", "p50", "p99", "p99.9", "max"];
+        table(out, &head, &rows);
+    }
+    let m = &r.messages;
+    for w in m.warnings.iter().chain(m.error.iter()).chain(m.limit.iter()) {
+        let _ = writeln!(out, "<p class=\"warn\">warning: {}</p>", escape(w));
+    }
+    for n in &m.notes {
+        let _ = writeln!(out, "<p>note: {}</p>", escape(n));
+    }
+    for svg in super::metadata_plot::svgs(r)? {
         chart(out, &svg);
     }
     Ok(())

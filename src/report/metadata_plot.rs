@@ -63,6 +63,18 @@ pub fn charts(r: &MetaResult, dir: &Path, prefix: &str) -> Result<PlotOutcome, P
     Ok(outcome)
 }
 
+/// The charts of `r` as SVG text, for a page that holds them (`report --html`): its
+/// latency percentiles when an operation completed, and its ops/s and p99 over time when
+/// it has a time series.
+pub fn svgs(r: &MetaResult) -> Result<Vec<String>, PlotError> {
+    let mut svgs: Vec<String> = latency_chart(r)?.into_iter().collect();
+    if !r.time_series.is_empty() {
+        svgs.push(ops_chart(r)?);
+        svgs.push(p99_chart(r)?);
+    }
+    Ok(svgs)
+}
+
 /// Whether the run is phases (`--meta-phases`) rather than one mix.
 fn phased(r: &MetaResult) -> bool {
     !(r.phases.len() == 1 && r.phases[0].name == "mix")
@@ -82,7 +94,7 @@ fn series_label(r: &MetaResult, phase: &str, op: &str) -> String {
 
 /// "metadata mix of create, stat, unlink · 10,000 files · 4 threads" for chart titles:
 /// every operation kind of the run, in the result's order.
-fn workload(r: &MetaResult) -> String {
+pub(super) fn workload(r: &MetaResult) -> String {
     let what = if phased(r) {
         let phases: Vec<String> = r
             .phases

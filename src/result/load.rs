@@ -43,6 +43,10 @@ pub enum LoadError {
     },
     #[error("{file}: {why}; give the JSON file written by `iopulse --json FILE`")]
     NotAResultFile { file: String, why: String },
+    /// A metadata run's result where a block run's is read: a command that reads both
+    /// (plot, report) takes it its own way, the others say where it goes.
+    #[error("{file} is a metadata run's result (--files), {why}")]
+    MetadataResult { file: String, why: &'static str },
     #[error("{file} is not an iopulse JSON result (iopulse --output-format json / --json): {what}")]
     Parse { file: String, what: String },
     #[error("{file}: {field}: {why}; give the JSON file written by `iopulse --json FILE`")]
@@ -128,12 +132,24 @@ fn read_without_series(file: &str, opened: &Opened) -> Result<Value, LoadError> 
     Ok(value)
 }
 
+/// Reads a metadata run's result at `path` whole, its time series included (what `report`
+/// draws over time), bounded as every result is and judged as `document` judges it.
+pub fn metadata_with_time_series(path: &Path) -> Result<LoadedMetadata, LoadError> {
+    let (file, opened) = open(path)?;
+    let mut reader = opened.reader();
+    let result: Result<MetaResult, _> = from_reader_with_path(&mut reader);
+    reader.check_size(&file)?;
+    let result = result.map_err(|(at, e)| parse_error(&file, &at, e))?;
+    check_metadata(&file, &result)?;
+    Ok(LoadedMetadata { file, id: opened.id, result })
+}
+
 /// A block run's (or a job file's) result from its parsed document, judged.
 fn typed_loaded(file: String, id: FileId, value: Value) -> Result<Loaded, LoadError> {
     if value.get("kind").and_then(Value::as_str) == Some(crate::metadata::result::KIND) {
-        return Err(LoadError::NotAResultFile {
+        return Err(LoadError::MetadataResult {
             file,
-            why: "is a metadata run's result (--files), not a block run's".into(),
+            why: "where a block run's is needed: give it to `iopulse merge`, `compare`, `plot` or `report` on its own or with others of its kind",
         });
     }
     let jobs = match value.get("jobs") {
@@ -157,10 +173,7 @@ pub fn with_time_series(path: &Path) -> Result<Loaded, LoadError> {
     reader.check_size(&file)?;
     let probe = probe.map_err(|e| parse_error(&file, "", e))?;
     if probe.kind.as_deref() == Some(crate::metadata::result::KIND) {
-        return Err(LoadError::NotAResultFile {
-            file,
-            why: "a metadata run's result (--files), which this command does not read: its charts come from the run's own --plot DIR, and `iopulse merge` and `iopulse compare` read it".into(),
-        });
+        return Err(LoadError::MetadataResult { file, why: "read with `load::metadata_with_time_series`" });
     }
     opened.rewind().map_err(|source| LoadError::Read { file: file.clone(), source })?;
     let mut reader = opened.reader();

@@ -180,6 +180,87 @@ fn report_refuses_an_input_as_its_output_and_leaves_it_as_it_was() {
     assert!(!html.exists(), "no page after a refusal");
 }
 
+/// A replay and a metadata run each say what they are: the replay's section is named a
+/// replay, shows its trace, speed and each I/O's lag (its figures from its JSON), and its
+/// charts' titles name the trace instead of the spec's block size; the metadata run's
+/// section has a table per phase with a row per operation kind (counts from its JSON) and
+/// its three charts. Before, a metadata result was refused and a replay was a "Run" of
+/// "512 B sequential reads" without its lag.
+#[test]
+fn a_replay_and_a_metadata_run_are_named_and_shown_as_what_they_are() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let trace = d.join("app.iolog");
+    let mut text = String::from("fio version 3 iolog\n0 /x/t.dat add\n0 /x/t.dat open\n");
+    for i in 0..200u64 {
+        let action = if i % 4 == 0 { "write" } else { "read" };
+        text.push_str(&format!("{} /x/t.dat {action} {} 8192\n", i * 1000, (i % 64) * 8192));
+    }
+    text.push_str("200000 /x/t.dat close\n");
+    std::fs::write(&trace, text).unwrap();
+    let replay = d.join("replay.json");
+    run_ok(&[
+        "replay",
+        &path_str(&trace),
+        &path_str(&d.join("t.dat")),
+        "--engine",
+        "null",
+        "--speed",
+        "2",
+        "--json",
+        &path_str(&replay),
+        "--quiet",
+    ]);
+    let meta = d.join("meta.json");
+    run_ok(&[
+        &path_str(&d.join("tree")),
+        "--files",
+        "300",
+        "--meta-phases",
+        "create,stat",
+        "--interval",
+        "20ms",
+        "--json",
+        &path_str(&meta),
+        "--quiet",
+    ]);
+    let (_, text) = page(d, &[&replay, &meta]);
+    let doc = parse(&text);
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    let headings: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("h2")).filter_map(|n| n.text()).collect();
+    assert_eq!(headings, [format!("Replay · {}", path_str(&replay)), format!("Metadata run · {}", path_str(&meta))]);
+
+    // The replay: its trace and speed, and its lag as the JSON has it.
+    let r = read_json(&replay);
+    let workload = texts.iter().find(|t| t.starts_with("replay of ")).expect("the replay's workload");
+    assert!(workload.contains(&path_str(&trace)) && workload.contains("at 2× its speed"), "{workload}");
+    assert!(workload.contains("200 of 200 I/Os issued"), "{workload}");
+    let lag = texts.iter().find(|t| t.starts_with("behind its due time")).expect("the replay's lag");
+    assert!(lag.ends_with(&format!("over {} I/Os", r["replay"]["lag"]["ios"])), "{lag}");
+    for svg in doc.descendants().filter(|n| n.has_tag_name("svg")).take(charts_plot_draws(&replay, d)) {
+        let title: String = svg.descendants().filter_map(|n| n.text()).collect::<Vec<_>>().join(" ");
+        assert!(title.contains("replay of app.iolog at 2×") && !title.contains("sequential"), "{title}");
+    }
+
+    // The metadata run: a table per phase, a row per kind with its count, three charts.
+    let m = read_json(&meta);
+    let tables: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("table")).collect();
+    for phase in m["phases"].as_array().unwrap() {
+        let name = phase["name"].as_str().unwrap();
+        assert!(texts.iter().any(|t| t.starts_with(&format!("Phase {name} · "))), "a heading for phase {name}");
+        for o in phase["per_op"].as_array().unwrap() {
+            let ops = o["ops"].as_u64().unwrap();
+            let found = tables.iter().flat_map(|t| t.descendants().filter(|n| n.has_tag_name("tr"))).any(|row| {
+                let cells: Vec<&str> = row.children().filter_map(|c| c.text()).collect();
+                cells.len() == 10 && cells[0] == o["op"] && cells[1].replace(',', "") == ops.to_string()
+            });
+            assert!(found, "a row of {name}'s {} with {ops} ops", o["op"]);
+        }
+    }
+    let svgs = doc.descendants().filter(|n| n.has_tag_name("svg")).count();
+    assert_eq!(svgs, charts_plot_draws(&replay, d) + 3, "the replay's charts and the metadata run's three");
+}
+
 /// Chromium from the distribution's packages, when installed (.ci/run installs it).
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

@@ -480,23 +480,39 @@ fn json_of_several_metadata_jobs_is_a_file_per_job() {
     assert!(!dir.path().join("j1").exists(), "no tree was made");
 }
 
-/// `iopulse plot` and `iopulse report --html` read block results: a metadata result is
-/// refused saying so and where its charts come from, not as a damaged file.
+/// `iopulse plot` of a metadata result draws the charts its run's own `--plot` drew, byte
+/// for byte (they come from the result alone), and `iopulse report --html` takes it (its
+/// section: tests/it/html_report.rs); before, both refused it and told the user to give
+/// the file they had given.
 #[test]
-fn plot_and_report_refuse_a_metadata_result_saying_what_it_is() {
+fn plot_draws_a_metadata_result_as_its_run_did() {
     let dir = temp_dir();
-    let (json, _) = mix_run(dir.path(), "m", "1");
+    let (own, json) = (dir.path().join("own"), dir.path().join("m.json"));
+    run_ok(&[
+        &path_str(&dir.path().join("tree")),
+        "--files",
+        "300",
+        "--meta-mix",
+        "stat=80,create=20",
+        "--ops",
+        "3000",
+        "--interval",
+        "10ms",
+        "--plot",
+        &path_str(&own),
+        "--json",
+        &path_str(&json),
+        "--quiet",
+    ]);
     let plots = dir.path().join("plots");
-    let (code, _, stderr) = run(&["plot", &path_str(&json), "--plot", &path_str(&plots)]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("a metadata run's result") && stderr.contains("--plot"), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(!plots.exists(), "nothing drawn");
-    let html = dir.path().join("r.html");
-    let (code, _, stderr) = run(&["report", &path_str(&json), "--html", &path_str(&html)]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("a metadata run's result"), "{stderr}");
-    assert!(!html.exists(), "nothing written");
+    let (stdout, _) = run_ok(&["plot", &path_str(&json), "--plot", &path_str(&plots), "--quiet"]);
+    let drawn: Vec<&str> = stdout.lines().collect();
+    assert_eq!(drawn.len(), 3, "latency, ops and p99: {stdout}");
+    for name in ["latency.svg", "ops.svg", "p99.svg"] {
+        let again = std::fs::read(plots.join(name)).unwrap();
+        assert_eq!(again, std::fs::read(own.join(name)).unwrap(), "{name} as the run drew it");
+        assert!(drawn.contains(&path_str(&plots.join(name)).as_str()), "{name} listed: {stdout}");
+    }
 }
 
 /// The validator of docs/metadata.schema.json, whose spec is the one of

@@ -202,6 +202,12 @@ pub fn result_svgs(r: &RunResult, time_series: &[TimeSeriesRow]) -> Result<Vec<S
 /// "4 KiB random reads · sync · QD 1 · 1 thread" for chart titles.
 fn workload(r: &RunResult) -> String {
     let s = &r.spec;
+    // A replay's sizes, mix and order are its trace's, not the spec's.
+    if let Some(replay) = &r.schedule.replay {
+        let file = replay.trace_files.first().map(|f| f.rsplit('/').next().unwrap_or(f)).unwrap_or("a trace");
+        let speed = replay.timing.speed.map_or_else(|| "as fast as possible".to_string(), |x| format!("at {x}×"));
+        return format!("replay of {file} {speed} · {} · QD {}", r.engine.name, s.shape.queue_depth);
+    }
     let order = match s.access.order {
         crate::spec::AccessOrder::Sequential => "sequential",
         crate::spec::AccessOrder::Random => match s.access.distribution {
