@@ -108,6 +108,21 @@ impl BlockSizeMix {
         self.sizes().last().copied().unwrap_or(self.align_bytes)
     }
 
+    /// The mean bytes of one I/O of a run whose I/Os are `trim_percent` % trims and the rest
+    /// `read_percent` % reads, each drawn from its op's split: what an amount of bytes is
+    /// made into I/Os with (`--io-limit N%` with a mix).
+    pub fn mean_bytes(&self, read_percent: u8, trim_percent: u8) -> f64 {
+        let mean = |split: &[SizeShare]| {
+            let total: f64 = split.iter().map(|s| s.percent).sum();
+            if total > 0.0 { split.iter().map(|s| s.size_bytes as f64 * s.percent).sum::<f64>() / total } else { 0.0 }
+        };
+        let trims = f64::from(trim_percent.min(100)) / 100.0;
+        let reads = (1.0 - trims) * f64::from(read_percent.min(100)) / 100.0;
+        let writes = 1.0 - trims - reads;
+        let weighted = [(reads, &self.reads), (writes, &self.writes), (trims, &self.trims)];
+        weighted.iter().filter(|(w, _)| *w > 0.0).map(|(w, split)| w * mean(split)).sum::<f64>().max(1.0)
+    }
+
     /// The share `of`'s split asks for `size_bytes` (0 when it has none of it).
     pub fn asked_percent(&self, of: SizeFor, size_bytes: u64) -> f64 {
         self.split(of).iter().filter(|s| s.size_bytes == size_bytes).map(|s| s.percent).sum()
@@ -273,6 +288,16 @@ mod tests {
 
     fn mix(text: &str) -> BlockSizeMix {
         BlockSizeMix::parse(text, None).unwrap()
+    }
+
+    #[test]
+    fn the_mean_io_weighs_each_ops_split_by_its_share_of_the_ios() {
+        // 4k/50:8k/:16k/ is 0.5 × 4 + 0.25 × 8 + 0.25 × 16 = 8 KiB for every op.
+        assert_eq!(mix("4k/50:8k/:16k/").mean_bytes(70, 0), 8192.0);
+        // Reads 4k, writes 64k: 30 % reads of the 80 % that are not trims (trims 4k).
+        let m = mix("4k,64k,4k");
+        let want = 0.8 * 0.3 * 4096.0 + 0.8 * 0.7 * 65536.0 + 0.2 * 4096.0;
+        assert!((m.mean_bytes(30, 20) - want).abs() < 1e-6, "{}", m.mean_bytes(30, 20));
     }
 
     #[test]

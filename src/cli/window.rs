@@ -6,7 +6,7 @@ use crate::diagnostics::error::UsageError;
 use crate::spec::{RunLength, SteadyStateSpec};
 use crate::stats::steady_state::Criterion;
 use crate::units::display::seconds_ns;
-use crate::units::values::{Bytes, Count, Period};
+use crate::units::values::{Count, IoAmount, Period};
 use serde::Deserialize;
 
 #[derive(Clone, Debug, Default, PartialEq, clap::Args, Deserialize)]
@@ -29,13 +29,16 @@ pub struct WindowArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub ops: Option<Count<u64>>,
 
-    /// Stop after this many bytes.
+    /// Stop after this many bytes, or this share of the target.
     ///
     /// Stop after this many bytes of I/O in total (instead of --duration, or whichever comes
-    /// first); --ramp's I/Os are not counted. E.g. `--io-limit 22m`
-    #[arg(long, allow_hyphen_values = true, value_name = "SIZE")]
+    /// first); --ramp's I/Os are not counted. A percentage is a share of the region each
+    /// worker addresses, taken when the run opens its targets: `100%` moves as many bytes
+    /// per worker as its file or device holds (fio's job without size or runtime). E.g.
+    /// `--io-limit 22m`, or `--random --threads 4 --io-limit 100%` on a device
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE|N%")]
     #[serde(deserialize_with = "crate::units::values::text")]
-    pub io_limit: Option<Bytes>,
+    pub io_limit: Option<IoAmount>,
 
     /// Run before the window, counting nothing.
     ///
@@ -83,7 +86,7 @@ impl WindowArgs {
     /// `--ops` or `--io-limit` in I/Os of `block_size_bytes` (`mixed`: a block-size mix, whose
     /// I/Os have no one size).
     pub fn ops_limit(&self, block_size_bytes: u64, mixed: bool) -> Result<Option<u64>, UsageError> {
-        if mixed && self.io_limit.is_some() {
+        if mixed && matches!(self.io_limit, Some(IoAmount::Bytes(_))) {
             return Err(UsageError::new(
                 "--io-limit with --bssplit or --block-align: a byte limit is not a whole number of I/Os of mixed sizes; give --ops instead",
             ));
@@ -91,8 +94,18 @@ impl WindowArgs {
         match (self.ops, self.io_limit) {
             (Some(_), Some(_)) => Err(UsageError::new("--ops and --io-limit both given: give one of them")),
             (Some(n), None) => Ok(Some(n.0)),
-            (None, Some(bytes)) => Ok(Some(bytes.0 / block_size_bytes.max(1))),
-            (None, None) => Ok(None),
+            (None, Some(IoAmount::Bytes(bytes))) => Ok(Some(bytes / block_size_bytes.max(1))),
+            // Known when the run opens its targets (`io_share_percent`).
+            (None, Some(IoAmount::Share(_))) | (None, None) => Ok(None),
+        }
+    }
+
+    /// `--io-limit N%`: the share of each worker's region the run moves, resolved into an
+    /// I/O count once the targets' sizes are known (`run::checked`).
+    pub fn io_share_percent(&self) -> Option<u32> {
+        match self.io_limit {
+            Some(IoAmount::Share(p)) => Some(p),
+            _ => None,
         }
     }
 
@@ -100,7 +113,7 @@ impl WindowArgs {
     pub fn run_length(&self, ops_limit: Option<u64>, embedded: bool) -> Result<RunLength, UsageError> {
         Ok(match self.duration.map(|p| p.0) {
             Some(d) if d.is_zero() => RunLength::UntilCovered,
-            None if ops_limit.is_some() => RunLength::UntilLimit,
+            None if ops_limit.is_some() || self.io_share_percent().is_some() => RunLength::UntilLimit,
             Some(d) => RunLength::Duration {
                 ns: u64::try_from(d.as_nanos())
                     .map_err(|_| UsageError::new("--duration is too long: at most 584 years"))?,
@@ -189,7 +202,7 @@ mod tests {
         let w = WindowArgs::default();
         assert_eq!(w.run_length(Some(5), false), Ok(RunLength::UntilLimit));
         assert_eq!(w.run_length(None, true), Ok(RunLength::Duration { ns: EMBEDDED_DURATION_NS }));
-        let w = WindowArgs { io_limit: Some(Bytes(1 << 20)), ..Default::default() };
+        let w = WindowArgs { io_limit: Some(IoAmount::Bytes(1 << 20)), ..Default::default() };
         assert_eq!(w.ops_limit(4096, false), Ok(Some(256)));
         assert!(w.ops_limit(4096, true).unwrap_err().message.contains("give --ops instead"));
     }

@@ -138,7 +138,13 @@ impl WorkloadArgs {
                 file_distribution: self.shape.file_distribution.unwrap_or(crate::spec::FileDistribution::Shared),
                 sequential_overlap: self.shape.sequential_overlap,
             },
-            window: crate::spec::window::WindowSpec { ramp_ns, steady_state, run_length, ops_limit },
+            window: crate::spec::window::WindowSpec {
+                ramp_ns,
+                steady_state,
+                run_length,
+                ops_limit,
+                io_limit_percent: self.window.io_share_percent(),
+            },
             io: crate::spec::io_path::IoSpec {
                 engine,
                 direct: self.engine.direct || self.engine.strict_direct,

@@ -56,8 +56,10 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     let (temp, given) = given_targets(spec, start)?;
     // A signal while planning (thousands of jobs plan at once): nothing is touched.
     interrupted_before_set_up(&stop)?;
-    let Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability } =
+    let Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability, resolved } =
         checked(spec, &given, diag, spec.output.time_series || diag.show_progress())?;
+    // `--io-limit N%`: the spec with the I/O count the targets' sizes make of it.
+    let spec = resolved.as_ref().unwrap_or(spec);
     // Each rank of a cluster keeps its own record.
     let record_path = spec.data.verify_state.as_ref().map(|p| start.record_path(p));
     interrupted_before_set_up(&stop)?;
@@ -276,6 +278,9 @@ struct Checked {
     placed: place::Placed,
     /// How the `--verify-state` record follows durability (none without it).
     record_durability: Option<crate::durable_record::format::Durability>,
+    /// With `--io-limit N%`: the spec whose `ops_limit` is that share of each worker's
+    /// region, the run's from here on.
+    resolved: Option<Spec>,
 }
 
 /// The one planning sequence of a run on the targets `given`, for `run` and `check`: it
@@ -286,6 +291,8 @@ fn checked(spec: &Spec, given: &[PathBuf], diag: &Diagnostics, interval_snapshot
     let plans = targets::plan_targets(spec, &paths)?;
     let distribution = region::effective_file_distribution(spec);
     let layout = RegionLayout::new(spec, distribution, &plans.iter().map(|p| p.blocks).collect::<Vec<_>>())?;
+    let resolved = spec.window.io_limit_percent.map(|percent| with_io_share(spec, &layout, percent));
+    let spec = resolved.as_ref().unwrap_or(spec);
     check_zones_fit(spec, &layout)?;
     let effective_depth = effective_depth(spec, &layout);
     limits::check_kernel_limits(spec, effective_depth)?;
@@ -293,7 +300,30 @@ fn checked(spec: &Spec, given: &[PathBuf], diag: &Diagnostics, interval_snapshot
     crate::host::memory::check(&memory, spec.shape.threads, effective_depth, spec.largest_block_bytes())?;
     let placed = place::place(spec, &paths, diag)?;
     let record_durability = durable_record::durability(spec, &plans)?;
-    Ok(Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability })
+    Ok(Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability, resolved })
+}
+
+/// `spec` with `--io-limit N%` made an I/O count: N % of the bytes each worker addresses
+/// (the whole target when they share it, its part or its own file otherwise) in I/Os of
+/// the block size, or of a `--bssplit` mix's mean size (its I/Os have no one size: the
+/// bytes moved match the share on average), summed over the workers; at least one I/O.
+fn with_io_share(spec: &Spec, layout: &RegionLayout, percent: u32) -> Spec {
+    let unit_bytes = spec.shape.block_size_bytes as f64;
+    let io_bytes = spec
+        .shape
+        .block_sizes
+        .as_ref()
+        .map_or(unit_bytes, |mix| mix.mean_bytes(spec.access.read_percent, spec.access.trim_percent));
+    let ops: u64 = (0..spec.shape.threads)
+        .map(|w| {
+            let bytes = layout.worker(w).blocks as f64 * unit_bytes * f64::from(percent) / 100.0;
+            // Whole I/Os of a block size; a mix's mean rounded to the nearest.
+            if spec.shape.block_sizes.is_some() { (bytes / io_bytes).round() as u64 } else { (bytes / io_bytes) as u64 }
+        })
+        .fold(0u64, u64::saturating_add);
+    let mut resolved = spec.clone();
+    resolved.window.ops_limit = Some(ops.max(1));
+    resolved
 }
 
 pub use limits::check_thread_room;

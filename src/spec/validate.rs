@@ -99,6 +99,18 @@ impl Spec {
         if self.window.ops_limit == Some(0) {
             return Err(UsageError::new("--ops 0 / --io-limit below one block: give at least one I/O"));
         }
+        if let Some(p) = self.window.io_limit_percent {
+            if self.metadata.is_some() {
+                return Err(UsageError::new(format!(
+                    "--io-limit {p}% with --files: a tree has no size to take a share of; give --ops or --duration"
+                )));
+            }
+            if self.replay.is_some() {
+                return Err(UsageError::new(format!(
+                    "--io-limit {p}% with a replay: the trace says how much I/O there is; give --io-limit in bytes, or drop it"
+                )));
+            }
+        }
         self.io.engine.check_options(&self.io.engine_options, self.io.direct)?;
         self.validate_durability()?;
         self.validate_verify_state()?;

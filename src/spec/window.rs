@@ -10,8 +10,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WindowSpec {
     pub run_length: RunLength,
-    /// Stop after this many I/Os in total (`--ops`, or `--io-limit` / block size).
+    /// Stop after this many I/Os in total (`--ops`, or `--io-limit` / block size; with
+    /// `io_limit_percent`, resolved when the run opens its targets).
     pub ops_limit: Option<u64>,
+    /// `--io-limit N%`: a share of each worker's region, in percent; the run turns it into
+    /// `ops_limit` once its targets' sizes are known (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_limit_percent: Option<u32>,
     /// `--ramp`: I/O before the window, not counted (0: none); `run_length` is the window's.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub ramp_ns: u64,

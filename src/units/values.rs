@@ -23,6 +23,28 @@ impl FromStr for Bytes {
     }
 }
 
+/// An amount of I/O: bytes (`22m`), or a share of the region each worker addresses
+/// (`100%`: as many bytes as its file or device, fio's per-job `size` left to the target).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoAmount {
+    Bytes(u64),
+    /// Percent of each worker's region, 1 to 100,000 (a thousand passes).
+    Share(u32),
+}
+
+impl FromStr for IoAmount {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let Some(number) = text.trim().strip_suffix('%') else { return parse_size(text).map(IoAmount::Bytes) };
+        match number.trim().parse::<u32>() {
+            Ok(p @ 1..=100_000) => Ok(IoAmount::Share(p)),
+            _ => Err(format!(
+                "`{text}`: a share of the target is a whole percent from 1% to 100000% (100%: as many bytes as each worker's file or device)"
+            )),
+        }
+    }
+}
+
 /// A duration: `10s`, `50us`, `2m`, or a bare number of seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Period(pub Duration);
@@ -105,6 +127,12 @@ mod tests {
         assert_eq!("10s".parse::<Period>(), Ok(Period(Duration::from_secs(10))));
         assert_eq!("32".parse::<Count<u32>>(), Ok(Count(32)));
         assert!("4294967296".parse::<Count<u32>>().unwrap_err().contains("too large"));
+        assert_eq!("22m".parse::<IoAmount>(), Ok(IoAmount::Bytes(22 << 20)));
+        assert_eq!("100%".parse::<IoAmount>(), Ok(IoAmount::Share(100)));
+        assert_eq!("250 %".parse::<IoAmount>(), Ok(IoAmount::Share(250)));
+        for bad in ["0%", "1.5%", "-5%", "100001%", "%"] {
+            assert!(bad.parse::<IoAmount>().unwrap_err().contains("whole percent"), "{bad}");
+        }
         assert_eq!("70".parse::<Percent>(), Ok(Percent(70)));
         assert_eq!("70%".parse::<Percent>(), Ok(Percent(70)));
         assert!("101".parse::<Percent>().unwrap_err().contains("0 to 100"));

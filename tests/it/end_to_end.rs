@@ -34,6 +34,42 @@ fn bytes_moved_equal_ops_times_block_size() {
     }
 }
 
+/// `--io-limit N%` is a share of each worker's region, taken when the run opens the
+/// targets: shared, each worker addresses the whole file; partitioned, its part; with a
+/// `--bssplit` mix, the share in I/Os of the mix's mean size.
+#[test]
+fn an_io_limit_share_moves_that_share_of_each_worker_s_region() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("s.dat"));
+    let mib = 1u64 << 20;
+    for (how, percent) in [("shared", "150"), ("partitioned", "100")] {
+        let limit = format!("{percent}%");
+        let r = run_json(&[
+            &f,
+            "--file-size",
+            "2m",
+            "--random",
+            "--threads",
+            "2",
+            "--file-distribution",
+            how,
+            "--io-limit",
+            &limit,
+        ]);
+        // Shared: 2 workers × 150 % of 2 MiB; partitioned: 2 workers × all of their 1 MiB.
+        let want = if how == "shared" { 2 * (3 * mib) } else { 2 * mib };
+        assert_eq!(u64_at(&r, &["total", "bytes"]), want, "{how} {limit}");
+        assert_eq!(u64_at(&r, &["spec", "ops_limit"]) * 4096, want);
+        assert_eq!(r["spec"]["io_limit_percent"].as_u64(), Some(percent.parse().unwrap()));
+        assert_eq!(r["stop_reason"], "complete", "{how}");
+    }
+    // A mix of 4k and 12k, half each: 8 KiB a mean I/O, 256 of them for the 2 MiB.
+    let r = run_json(&[&f, "--file-size", "2m", "--random", "--bssplit", "4k/50:12k/50", "--io-limit", "100%"]);
+    assert_eq!(u64_at(&r, &["total", "ops"]), 256);
+    let bytes = u64_at(&r, &["total", "bytes"]) as f64;
+    assert!((bytes / (2 * mib) as f64 - 1.0).abs() < 0.2, "{bytes} bytes for a 2 MiB share");
+}
+
 #[test]
 fn a_write_run_changes_the_file() {
     let dir = temp_dir();

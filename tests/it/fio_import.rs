@@ -723,3 +723,52 @@ fn rw_trim_becomes_trim_percent_100_and_runs_its_trims() {
         "{stderr}"
     );
 }
+
+/// fio's random job of 4 clones on one file with neither size nor runtime: each clone moves
+/// as many bytes as the file holds (fio: 4 × its size), a size iopulse takes when the run
+/// opens the file (`io-limit = "100%"`); fio's own run of the file agrees. On a device that
+/// is not there at translation, it still translates. Before, both were refused ("neither
+/// size nor runtime ... whose size is not known before the run").
+#[test]
+fn a_job_without_size_or_runtime_moves_its_file_s_size_per_clone() {
+    let dir = temp_dir();
+    let target = dir.path().join("t.dat");
+    // A file of data (not holes: iopulse refuses to time reads of holes).
+    let data: Vec<u8> = (0..2u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&target, &data).unwrap();
+    let file = dir.path().join("whole.fio");
+    std::fs::write(
+        &file,
+        "[whole]\nfilename=${IOPULSE_FIO_DIR}/t.dat\nrw=randread\nbs=4k\nnumjobs=4\nioengine=psync\n",
+    )
+    .unwrap();
+    let t = from_fio(&file, dir.path(), &[]);
+    assert_eq!(text(&t, "whole", "io-limit"), "100%", "{t:#?}");
+    let r = run_fio_file(&file, dir.path(), &[]);
+    let job = &r["jobs"][0];
+    assert_eq!(u64_at(job, &["read", "bytes"]), 4 * (2 << 20), "4 clones × the file's 2 MiB: {job}");
+    assert_eq!(job["spec"]["io_limit_percent"], 100);
+    assert_eq!(u64_at(job, &["spec", "ops_limit"]), 4 * 512);
+    if Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("SKIP: fio is not installed: its bytes are not compared");
+    } else {
+        let out = Command::new("fio")
+            .env("IOPULSE_FIO_DIR", dir.path())
+            .args(["--output-format=json", &path_str(&file)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let fio_bytes: u64 = doc["jobs"].as_array().unwrap().iter().map(|j| u64_at(j, &["read", "io_bytes"])).sum();
+        assert_eq!(fio_bytes, 4 * (2 << 20), "fio's own run moves the same");
+    }
+    // A device absent when translating: its size is the run's to find.
+    let device = dir.path().join("device.fio");
+    std::fs::write(
+        &device,
+        "[dev]\nfilename=/dev/iopulse-absent-device\nrw=randwrite\nbs=4k\nnumjobs=4\nnorandommap\n",
+    )
+    .unwrap();
+    let t = from_fio(&device, dir.path(), &[]);
+    assert_eq!(text(&t, "dev", "io-limit"), "100%", "{t:#?}");
+}

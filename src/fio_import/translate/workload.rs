@@ -324,10 +324,25 @@ impl<'a> JobTranslation<'a> {
             return Ok(false);
         }
         let Some((bytes, o)) = size else {
-            return Err(UsageError::new(format!(
-                "{}: job [{}]: neither `size` nor `runtime` (with `time_based`) is given: fio does the whole file or device per job, whose size is not known before the run: give size (or give --duration)",
-                self.section.at, self.section.name
-            )));
+            // Random offsets that may repeat, or several jobs on one file: fio's job moves as
+            // many bytes as the file or device holds, each job, whatever its size turns out
+            // to be when the run opens it: iopulse's `io-limit = "100%"` (of each worker's
+            // region), or number_ios when given.
+            if let Some((n, no)) = number_ios {
+                self.push_text("ops", no, n.saturating_mul(jobs_n).to_string());
+                self.notes.push(format!(
+                    "{}: number_ios={n} without size: each job stops after {n} I/Os; fio stops a job earlier if its file or device holds fewer blocks",
+                    no.at
+                ));
+            } else {
+                let line = self.section.at.line;
+                self.entries.push(Entry { key: "io-limit".into(), line, value: Value::Text("100%".into()) });
+                self.notes.push(format!(
+                    "{}: job [{}]: neither size nor runtime: each of its {jobs_n} job(s) moves as many bytes as its file or device holds, as fio's does (io-limit = \"100%\", taken when the run opens the target)",
+                    self.section.at, self.section.name
+                ));
+            }
+            return Ok(false);
         };
         self.io_limit(bytes, o, jobs_n, number_ios)?;
         Ok(false)

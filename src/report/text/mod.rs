@@ -76,7 +76,10 @@ fn headline(out: &mut String, r: &RunResult) {
         RunLength::UntilLimit => String::new(),
     };
     if let Some(limit) = s.window.ops_limit {
-        let ops = format!("{} I/Os", units::count(limit));
+        let ops = match s.window.io_limit_percent {
+            Some(p) => format!("{} I/Os ({p}% of each worker's region)", units::count(limit)),
+            None => format!("{} I/Os", units::count(limit)),
+        };
         length = if length.is_empty() { ops } else { format!("{length} or {ops}") };
     }
     let layout = match s.access.file_distribution {
