@@ -212,7 +212,7 @@ fn write_data(c: &mut Criterion) {
         // base, the window moving with the offset as in a sequential run (the area of an
         // inline engine: one period, or the block if larger).
         let period = data::unique::period_bytes(len as u64) as usize;
-        let mut area = SlotBuffers::with_area(1, 4096, 4096, period).expect("area");
+        let mut area = SlotBuffers::with_area(1, 4096, 4096, period, true).expect("area");
         area.touch_pages();
         data::unique::fill_area(area.area_mut(), 42, period as u64);
         g.bench_function(format!("unique_{name}"), |b| {
@@ -296,7 +296,7 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         coverage: None,
         // The null engine never touches its descriptors.
         files: vec![WorkerFile { fd: -1, first_block: 0, blocks: u64::MAX / 2, target: 0 }],
-        buffer_align_bytes: BLOCK,
+        buffers: worker::BufferMemory { align_bytes: BLOCK, huge_pages: true },
         duration_ns: None,
         ramp_ns: 0,
         direct: false,

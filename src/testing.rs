@@ -115,7 +115,7 @@ pub mod engine {
 
 /// A worker's loop with a plan built by hand (the watchdog test, the hot-path bench).
 pub mod worker {
-    pub use crate::worker::{DataPlan, RunControl, WorkerFile, WorkerPlan, run, stop_code};
+    pub use crate::worker::{BufferMemory, DataPlan, RunControl, WorkerFile, WorkerPlan, run, stop_code};
 }
 
 /// Write data and its generators.

@@ -49,6 +49,18 @@ pub struct TargetArgs {
     #[arg(long, value_enum, value_name = "on|off")]
     #[serde(deserialize_with = "crate::units::values::choice")]
     pub fadvise_hint: Option<crate::spec::FadviseHint>,
+
+    /// Pages of the I/O buffers: huge or base [default: huge]
+    ///
+    /// The pages a worker's I/O buffers of 1 MiB or more are on: `huge` (2 MiB transparent
+    /// huge pages: a large O_DIRECT request is a few contiguous segments, one request to
+    /// the device) or `base` (4 KiB pages, as fio's default buffers: a request past the
+    /// device's segment limit is split, 1 MiB on a virtio disk of 254 segments into two).
+    /// The JSON's spec records it, and memory.huge_page_bytes what the kernel gave. E.g.
+    /// `--direct --buffer-pages base` to compare with fio as it is usually run
+    #[arg(long, value_enum, value_name = "huge|base")]
+    #[serde(deserialize_with = "crate::units::values::choice")]
+    pub buffer_pages: Option<crate::spec::io_path::BufferPages>,
 }
 
 impl TargetArgs {

@@ -154,6 +154,7 @@ impl WorkloadArgs {
                 keep_holes: self.targets.keep_holes,
                 engine_options,
                 fadvise_hint: self.targets.fadvise_hint.unwrap_or_default(),
+                buffer_pages: self.targets.buffer_pages.unwrap_or_default(),
             },
             data: crate::spec::data::DataSpec {
                 write_pattern,

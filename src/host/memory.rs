@@ -134,6 +134,8 @@ pub struct RunShape {
     pub block_size_bytes: u64,
     /// Alignment of the I/O buffers (at least 4096).
     pub buffer_align_bytes: u64,
+    /// The buffers go on huge pages (`--buffer-pages huge`): counted in whole ones.
+    pub huge_pages: bool,
     pub targets: u64,
     /// `--verify`: its reports kept per worker, else `None`.
     pub verify_max_reports: Option<u32>,
@@ -167,7 +169,7 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     let align = shape.buffer_align_bytes.max(4096).next_power_of_two();
     let stride = shape.slot_bytes.div_ceil(align).saturating_mul(align);
     let area = if shape.area_bytes > 0 {
-        crate::sys::buffer::reserved_bytes(shape.area_bytes as usize, 4096) as u64
+        crate::sys::buffer::reserved_bytes(shape.area_bytes as usize, 4096, shape.huge_pages) as u64
     } else {
         0
     };
@@ -177,7 +179,9 @@ pub fn estimate(shape: &RunShape, workers: &[WorkerShape]) -> MemoryEstimate {
     let mut e = MemoryEstimate::default();
     for w in workers {
         let slots_bytes = stride.saturating_mul(slots);
-        let buffers = crate::sys::buffer::reserved_bytes(slots_bytes as usize, align as usize) as u64 + pool + area;
+        let buffers = crate::sys::buffer::reserved_bytes(slots_bytes as usize, align as usize, shape.huge_pages) as u64
+            + pool
+            + area;
         let queues = SLOT_OVERHEAD_BYTES * slots;
         let snapshots = if shape.interval_snapshots { crate::stats::interval::HISTOGRAMS_PER_WORKER } else { 0 };
         let kinds = if shape.flushing { 3 } else { 2 };
@@ -464,6 +468,7 @@ mod tests {
             random_pool: false,
             block_size_bytes: bs,
             buffer_align_bytes: 4096,
+            huge_pages: true,
             targets: 1,
             verify_max_reports: None,
             interval_snapshots: false,

@@ -122,6 +122,7 @@ pub(super) fn memory_estimate(
             && spec.data.write_pattern == crate::data::Pattern::Random,
         block_size_bytes: spec.largest_block_bytes(),
         buffer_align_bytes: plans.iter().map(|p| p.dio_align_bytes).max().unwrap_or(1).max(4096),
+        huge_pages: spec.io.buffer_pages.huge(),
         targets: plans.len() as u64,
         verify_max_reports: spec.data.verify.map(|v| v.max_reports),
         interval_snapshots,

@@ -65,7 +65,10 @@ pub(super) fn worker_plan(
         ops_limit,
         coverage: Some(CoverageTracker::new(region.blocks, spec.seed ^ 0xc0de_7a6e, keep_bitmap)),
         files,
-        buffer_align_bytes: targets.iter().map(|t| t.plan.dio_align_bytes as usize).max().unwrap_or(1).max(4096),
+        buffers: crate::worker::BufferMemory {
+            align_bytes: targets.iter().map(|t| t.plan.dio_align_bytes as usize).max().unwrap_or(1).max(4096),
+            huge_pages: spec.io.buffer_pages.huge(),
+        },
         duration_ns: match spec.window.run_length {
             RunLength::Duration { ns } => Some(ns),
             RunLength::UntilCovered | RunLength::UntilLimit => None,

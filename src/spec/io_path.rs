@@ -33,4 +33,28 @@ pub struct IoSpec {
     /// fadvise_hint). Results of versions before the flag read as `off`.
     #[serde(default = "FadviseHint::off")]
     pub fadvise_hint: FadviseHint,
+    /// `--buffer-pages`: the pages the I/O buffers of 1 MiB or more are on. Results of
+    /// versions before the flag read as `huge`, which they used.
+    #[serde(default)]
+    pub buffer_pages: BufferPages,
+}
+
+/// `--buffer-pages`: which pages a worker's I/O buffers are on (`sys/buffer.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferPages {
+    /// buffers of 1 MiB or more on 2 MiB transparent huge pages: a large O_DIRECT request
+    /// is a few physically contiguous segments, one device request
+    #[default]
+    Huge,
+    /// 4 KiB pages, as a program's own allocations (fio's default --iomem=malloc): a large
+    /// request can exceed the device's segment limit and be split
+    Base,
+}
+
+impl BufferPages {
+    /// Whether buffers are asked for huge pages.
+    pub fn huge(self) -> bool {
+        self == BufferPages::Huge
+    }
 }

@@ -13,7 +13,10 @@
 //! thirds of a 16 MiB write's CPU time), and its physically contiguous pages make
 //! fewer, larger segments for the device (128 KiB reads at QD 8 went from 11K to 26K
 //! per second on this VM's disk). Where the kernel gives no huge pages, the buffers are
-//! plain pages, as before.
+//! plain pages, as before. `--buffer-pages base` asks for base pages instead (advised
+//! MADV_NOHUGEPAGE, so that a system whose transparent huge pages are `always` does not
+//! give them anyway): the buffers of a program that allocates 4 KiB pages, as fio does
+//! unless `--iomem=shmhuge`, whose large requests the device's segment limit splits.
 //!
 //! Beside the slots a worker writing `unique` data has its *area* (`data::unique`): the
 //! random base repeated, which writes are submitted from, a window at a time, without a
@@ -28,15 +31,16 @@ use std::ptr::NonNull;
 const HUGE_PAGE_BYTES: usize = 2 << 20;
 
 /// The bytes a worker's buffers of `total` bytes (slots × aligned block) really hold:
-/// from half a huge page on, whole huge pages (alignment up to a page); below it, the
-/// slots alone. The one rule, for the allocation and for the memory plan.
-pub fn reserved_bytes(total: usize, align: usize) -> usize {
-    if on_huge_pages(total, align) { total.next_multiple_of(HUGE_PAGE_BYTES) } else { total }
+/// from half a huge page on, whole huge pages (alignment up to a page; `huge`: not asked
+/// for base pages); below it, the slots alone. The one rule, for the allocation and for
+/// the memory plan.
+pub fn reserved_bytes(total: usize, align: usize, huge: bool) -> usize {
+    if on_huge_pages(total, align, huge) { total.next_multiple_of(HUGE_PAGE_BYTES) } else { total }
 }
 
 /// Whether buffers of `total` bytes are mapped in whole huge pages (`reserved_bytes`).
-fn on_huge_pages(total: usize, align: usize) -> bool {
-    total >= HUGE_PAGE_BYTES / 2 && align.max(4096).next_power_of_two() <= 4096
+fn on_huge_pages(total: usize, align: usize, huge: bool) -> bool {
+    huge && total >= HUGE_PAGE_BYTES / 2 && align.max(4096).next_power_of_two() <= 4096
 }
 
 /// Where a request's bytes are: its slot's own buffer, or a window of the worker's area
@@ -106,29 +110,39 @@ enum Backing {
 // one worker thread).
 unsafe impl Send for SlotBuffers {}
 
-/// A new private anonymous mapping of `len` bytes, asked for huge pages before any touch.
-fn map_huge(len: usize, cannot: impl Fn() -> String) -> Result<NonNull<u8>, String> {
+/// A new private anonymous mapping of `len` bytes, asked for huge pages before any touch
+/// (`huge`), or kept on base pages even where the system gives every mapping huge pages
+/// (transparent huge pages `always`), as a program's own 4 KiB pages are.
+fn map_pages(len: usize, huge: bool, cannot: impl Fn() -> String) -> Result<NonNull<u8>, String> {
     let len_nz = NonZeroUsize::new(len).ok_or_else(&cannot)?;
     let prot = ProtFlags::PROT_READ | ProtFlags::PROT_WRITE;
     // SAFETY: a new private anonymous mapping, which no other memory overlaps; its owner
     // unmaps it once, in Drop.
     let mapped = unsafe { mmap_anonymous(None, len_nz, prot, MapFlags::MAP_PRIVATE) }
         .map_err(|e| format!("{}: {e}", cannot()))?;
+    let advice = if huge { MmapAdvise::MADV_HUGEPAGE } else { MmapAdvise::MADV_NOHUGEPAGE };
     // SAFETY: advice on the whole of the mapping just made, before any page of it is
     // touched; it changes no content. A kernel without transparent huge pages refuses it,
     // and the memory keeps plain pages.
-    let _ = unsafe { madvise(mapped, len, MmapAdvise::MADV_HUGEPAGE) };
+    let _ = unsafe { madvise(mapped, len, advice) };
     Ok(mapped.cast::<u8>())
 }
 
 impl SlotBuffers {
     /// `slots` buffers of `slot_len_bytes`, each starting on an `align`-byte boundary.
     pub fn new(slots: usize, slot_len_bytes: usize, align: usize) -> Result<Self, String> {
-        Self::with_area(slots, slot_len_bytes, align, 0)
+        Self::with_area(slots, slot_len_bytes, align, 0, true)
     }
 
-    /// `new`, and an area of `area_len_bytes` (none if 0), page aligned, mapped apart.
-    pub fn with_area(slots: usize, slot_len_bytes: usize, align: usize, area_len_bytes: usize) -> Result<Self, String> {
+    /// `new`, and an area of `area_len_bytes` (none if 0), page aligned, mapped apart;
+    /// `huge`: buffers of 1 MiB or more on huge pages (else base pages, `--buffer-pages`).
+    pub fn with_area(
+        slots: usize,
+        slot_len_bytes: usize,
+        align: usize,
+        area_len_bytes: usize,
+        huge: bool,
+    ) -> Result<Self, String> {
         let align = align.max(4096).next_power_of_two();
         let stride =
             slot_len_bytes.checked_next_multiple_of(align).ok_or_else(|| "buffer size overflows".to_string())?;
@@ -137,9 +151,13 @@ impl SlotBuffers {
             .ok_or_else(|| format!("{slots} buffers of {slot_len_bytes} bytes overflow memory"))?;
         let cannot = || format!("cannot allocate {total} bytes of I/O buffers ({slots} x {slot_len_bytes} bytes)");
         // A mapping is page aligned: it serves every alignment up to a page.
-        let (ptr, backing) = if on_huge_pages(total, align) {
-            let total = reserved_bytes(total, align);
-            (map_huge(total, cannot)?, Backing::Mapped(total))
+        let (ptr, backing) = if on_huge_pages(total, align, huge) {
+            let total = reserved_bytes(total, align, huge);
+            (map_pages(total, true, cannot)?, Backing::Mapped(total))
+        } else if !huge && total >= HUGE_PAGE_BYTES / 2 && align <= 4096 {
+            // Base pages asked for: mapped apart and advised so, as large as it is.
+            let total = total.next_multiple_of(4096);
+            (map_pages(total, false, cannot)?, Backing::Mapped(total))
         } else {
             let layout = Layout::from_size_align(total, align).map_err(|e| e.to_string())?;
             // SAFETY: `layout` has a non-zero size (stride >= align >= 4096).
@@ -161,8 +179,9 @@ impl SlotBuffers {
         };
         if area_len_bytes > 0 {
             // Page aligned whatever its size: a window has the alignment of its file offset.
-            let reserved = reserved_bytes(area_len_bytes, 4096).next_multiple_of(4096);
-            let area = map_huge(reserved, || format!("cannot allocate {area_len_bytes} bytes of write data area"))?;
+            let reserved = reserved_bytes(area_len_bytes, 4096, huge).next_multiple_of(4096);
+            let area =
+                map_pages(reserved, huge, || format!("cannot allocate {area_len_bytes} bytes of write data area"))?;
             buffers.area = Some((area, reserved));
             buffers.region.area = area.as_ptr();
             buffers.region.area_len_bytes = area_len_bytes;
@@ -293,10 +312,11 @@ mod tests {
     /// aligned, zeroed, writable, each slot apart, and given back on drop.
     #[test]
     fn large_buffers_are_mapped_and_behave_like_small_ones() {
-        assert_eq!(reserved_bytes(512 << 10, 4096), 512 << 10, "below half a huge page: the slots alone");
-        assert_eq!(reserved_bytes(1 << 20, 4096), 2 << 20, "from half a huge page: whole ones");
-        assert_eq!(reserved_bytes(5 << 20, 512), 6 << 20);
-        assert_eq!(reserved_bytes(4 << 20, 1 << 16), 4 << 20, "an alignment above a page keeps the allocator");
+        assert_eq!(reserved_bytes(512 << 10, 4096, true), 512 << 10, "below half a huge page: the slots alone");
+        assert_eq!(reserved_bytes(1 << 20, 4096, true), 2 << 20, "from half a huge page: whole ones");
+        assert_eq!(reserved_bytes(5 << 20, 512, true), 6 << 20);
+        assert_eq!(reserved_bytes(4 << 20, 1 << 16, true), 4 << 20, "an alignment above a page keeps the allocator");
+        assert_eq!(reserved_bytes(1 << 20, 4096, false), 1 << 20, "base pages asked for: the slots alone");
         let small = SlotBuffers::new(8, 128 << 10, 4096).unwrap();
         assert!(matches!(small.backing, Backing::Mapped(len) if len == 2 << 20), "1 MiB of slots: one huge page");
         let mut b = SlotBuffers::new(4, 1 << 20, 4096).unwrap();

@@ -143,8 +143,9 @@ fn extend_unique(
     }
     let period = content.period_bytes;
     let area_len = (period + DIRECT_WRITE_BYTES) as usize;
-    let mut buffers = SlotBuffers::with_area(1, DIRECT_ALIGN_BYTES as usize, DIRECT_ALIGN_BYTES as usize, area_len)
-        .map_err(|e| LayoutStop::Failed(RunError::Other(format!("lay out {}: {e}", path.display()))))?;
+    let mut buffers =
+        SlotBuffers::with_area(1, DIRECT_ALIGN_BYTES as usize, DIRECT_ALIGN_BYTES as usize, area_len, true)
+            .map_err(|e| LayoutStop::Failed(RunError::Other(format!("lay out {}: {e}", path.display()))))?;
     data::unique::fill_area(buffers.area_mut(), content.seed, period);
     let direct = if content.keep_cached {
         None

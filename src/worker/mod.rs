@@ -33,7 +33,9 @@ pub use control::{RunControl, StartWord, stop_code};
 pub use outcome::{
     IoFailure, IoFailureKind, PacingCounts, PacingLatency, TargetStats, VerifyCost, WorkerResult, WorkerStop,
 };
-pub use plan::{DataPlan, FlushPlan, VerifyPlan, WorkerFile, WorkerPlan, draws_ahead, private_slot_bytes, slot_count};
+pub use plan::{
+    BufferMemory, DataPlan, FlushPlan, VerifyPlan, WorkerFile, WorkerPlan, draws_ahead, private_slot_bytes, slot_count,
+};
 pub use replay::{ReplayIo, ReplayPlan};
 pub use size_mix::SizeStats;
 

@@ -27,6 +27,14 @@ pub struct WorkerFile {
     pub target: u32,
 }
 
+/// How a worker's I/O buffers are allocated: aligned to the targets' O_DIRECT memory
+/// alignment, on huge pages or base pages (`sys::buffer::SlotBuffers::with_area`).
+#[derive(Clone, Copy, Debug)]
+pub struct BufferMemory {
+    pub align_bytes: usize,
+    pub huge_pages: bool,
+}
+
 /// Everything a worker needs, decided by the coordinator before the start.
 pub struct WorkerPlan {
     pub index: u32,
@@ -49,7 +57,8 @@ pub struct WorkerPlan {
     /// Tracks which blocks of the region were touched.
     pub coverage: Option<CoverageTracker>,
     pub files: Vec<WorkerFile>,
-    pub buffer_align_bytes: usize,
+    /// The I/O buffers' alignment, and whether they go on huge pages (`--buffer-pages`).
+    pub buffers: BufferMemory,
     /// Measurement ends at start + `ramp_ns` + this; `None` runs until the source is exhausted.
     pub duration_ns: Option<u64>,
     /// `--ramp`: I/O from the start for this long is not counted (0: none). The worker

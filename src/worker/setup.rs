@@ -130,8 +130,9 @@ impl<E: Engine> Worker<E> {
         let mut buffers = SlotBuffers::with_area(
             slot_count as usize,
             private_bytes as usize,
-            plan.buffer_align_bytes,
+            plan.buffers.align_bytes,
             area_shape.map_or(0, |a| a.len_bytes as usize),
+            plan.buffers.huge_pages,
         )?;
         placement::bind_buffer(&plan.placement, buffers.region().base, buffers.len_bytes())?;
         if let Some(a) = area_shape {

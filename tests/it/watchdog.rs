@@ -113,7 +113,7 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         ops_limit: None,
         coverage: None,
         files: vec![WorkerFile { fd: -1, first_block: 0, blocks, target: 3 }],
-        buffer_align_bytes: 4096,
+        buffers: worker::BufferMemory { align_bytes: 4096, huge_pages: true },
         duration_ns: Some(20_000_000_000),
         ramp_ns: 0,
         direct: false,
