@@ -26,6 +26,7 @@ mod diagnostics;
 mod durable_record;
 mod engine;
 mod expect;
+mod fio;
 mod fio_import;
 mod host;
 mod jobs;

@@ -18,7 +18,7 @@ where
         .map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
     let cli =
         crate::commands::Cli::from_arg_matches(&matches).map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
-    if let Some(refusal) = crate::cli::fio_names::refusal(&matches) {
+    if let Some(refusal) = crate::fio::flag_names::refusal(&matches) {
         return Err(refusal);
     }
     let plan = crate::plan::flags::plan(&cli.bench).map_err(|e| e.message)?;
@@ -40,7 +40,7 @@ where
         .try_get_matches_from(argv)
         .map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
     let sub = matches.subcommand().map_or(&matches, |(_, m)| m);
-    if let Some(refusal) = crate::cli::fio_names::refusal(sub) {
+    if let Some(refusal) = crate::fio::flag_names::refusal(sub) {
         return Err(refusal);
     }
     let cli =

@@ -6,7 +6,7 @@
 //! flags live with the engines (`engine/options.rs`). `workload.rs` puts the groups
 //! together (`WorkloadArgs::into_spec`), `output.rs` holds the outputs every reporting
 //! command shares, `table.rs` fills the same groups from job files, profiles and sweeps,
-//! and `fio_names.rs` answers fio's flag names with ours.
+//! and fio's flag names are answered with ours from `fio/flag_names.rs`.
 //!
 //! Flag names are fixed: users already type them. This module parses and converts; it
 //! does not open files (see `targets::plan`), and knows no subcommand (`commands/`).
@@ -16,7 +16,6 @@ pub mod bench;
 mod data;
 mod durability;
 mod expect;
-pub mod fio_names;
 pub mod lists;
 mod metadata;
 pub mod output;

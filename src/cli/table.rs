@@ -167,7 +167,7 @@ impl KeyError {
         match self {
             KeyError::Unknown { near } => {
                 let near = near.as_ref().map(|k| format!("did you mean `{k}`? ")).unwrap_or_default();
-                match super::fio_names::iopulse_name_of(&long.replace('-', "_")) {
+                match crate::fio::flag_names::iopulse_name_of(&long.replace('-', "_")) {
                     Some(ours) => format!("unknown key: `{long}` is fio's name: iopulse calls this {ours}"),
                     None => format!(
                         "unknown key: {near}keys are the long names of iopulse's flags (iopulse --help) and `targets`, `stonewall`"

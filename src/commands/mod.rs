@@ -203,10 +203,10 @@ impl Command {
 }
 
 /// The clap command of the whole command line, as it parses: fio's flag names answered
-/// (`cli::fio_names`), `--profile`'s help listing every profile. Completions and the man
+/// (`fio::flag_names`), `--profile`'s help listing every profile. Completions and the man
 /// pages are made from it too.
 pub fn command() -> clap::Command {
-    let with_fio_names = |c: clap::Command| crate::cli::fio_names::augment(c);
+    let with_fio_names = |c: clap::Command| crate::fio::flag_names::augment(c);
     // A flag given again overrides the earlier one (`iopulse run FILE --duration 2s` after
     // an alias that gave one), as in most tools.
     let runs = |c: clap::Command| with_fio_names(c).args_override_self(true);
@@ -294,7 +294,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         Some((name, sub)) => (Some(name), sub),
         None => (None, &matches),
     };
-    if let Some(refusal) = crate::cli::fio_names::refusal(sub) {
+    if let Some(refusal) = crate::fio::flag_names::refusal(sub) {
         return usage(name, &refusal);
     }
     let cli = match Cli::from_arg_matches(&matches) {

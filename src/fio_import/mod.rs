@@ -1,6 +1,6 @@
 //! fio job files in iopulse (`iopulse from-fio FILE.fio`, `iopulse run FILE.fio`,
 //! docs/fio.md): read as fio reads them (`ini.rs`: sections, includes, `${VAR}`), each
-//! option looked up in the table of those iopulse knows (`options.rs`), values read in
+//! option looked up in the table of those iopulse knows (`fio/options.rs`), values read in
 //! fio's syntax (`values.rs`), the jobs translated into iopulse keys with their fio lines
 //! (`translate.rs`), and written as an iopulse TOML job file (`toml_out.rs`).
 //!
@@ -8,7 +8,6 @@
 //! by exactly the code that runs TOML job files. It must not run anything itself.
 
 pub mod ini;
-pub mod options;
 pub mod toml_out;
 pub mod translate;
 pub mod values;

@@ -96,21 +96,7 @@ impl Spec {
                 "--max-errors 0: give at least 1 (the run stops once that many I/Os have failed)",
             ));
         }
-        if self.window.ops_limit == Some(0) {
-            return Err(UsageError::new("--ops 0 / --io-limit below one block: give at least one I/O"));
-        }
-        if let Some(p) = self.window.io_limit_percent {
-            if self.metadata.is_some() {
-                return Err(UsageError::new(format!(
-                    "--io-limit {p}% with --files: a tree has no size to take a share of; give --ops or --duration"
-                )));
-            }
-            if self.replay.is_some() {
-                return Err(UsageError::new(format!(
-                    "--io-limit {p}% with a replay: the trace says how much I/O there is; give --io-limit in bytes, or drop it"
-                )));
-            }
-        }
+        self.validate_limits()?;
         self.io.engine.check_options(&self.io.engine_options, self.io.direct)?;
         self.validate_durability()?;
         self.validate_verify_state()?;
@@ -199,6 +185,25 @@ impl Spec {
         ];
         if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
             return Err(UsageError::new(format!("{flag} with --files: it applies to block I/O only; leave it out")));
+        }
+        Ok(())
+    }
+
+    /// `--ops`, `--io-limit`: at least one I/O; a share (`N%`) only of targets with a size.
+    fn validate_limits(&self) -> Result<(), UsageError> {
+        if self.window.ops_limit == Some(0) {
+            return Err(UsageError::new("--ops 0 / --io-limit below one block: give at least one I/O"));
+        }
+        let Some(p) = self.window.io_limit_percent else { return Ok(()) };
+        if self.metadata.is_some() {
+            return Err(UsageError::new(format!(
+                "--io-limit {p}% with --files: a tree has no size to take a share of; give --ops or --duration"
+            )));
+        }
+        if self.replay.is_some() {
+            return Err(UsageError::new(format!(
+                "--io-limit {p}% with a replay: the trace says how much I/O there is; give --io-limit in bytes, or drop it"
+            )));
         }
         Ok(())
     }

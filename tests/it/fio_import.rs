@@ -772,3 +772,24 @@ fn a_job_without_size_or_runtime_moves_its_file_s_size_per_clone() {
     let t = from_fio(&device, dir.path(), &[]);
     assert_eq!(text(&t, "dev", "io-limit"), "100%", "{t:#?}");
 }
+
+/// A fio option iopulse has as a flag, not a job-file key (`hipri`: `--iopoll`), is
+/// refused as one without an equivalent but names the flag to give, from the same table
+/// the command line answers `--hipri` with; with --ignore-unsupported it is a warning
+/// saying the same. `fixedbufs` has no effect (iopulse registers io_uring's buffers).
+#[test]
+fn an_option_iopulse_has_as_a_flag_is_refused_naming_the_flag() {
+    let dir = temp_dir();
+    let file = dir.path().join("hipri.fio");
+    std::fs::write(&file, "[fast]\nfilename=/tmp/x.dat\nsize=1m\nioengine=io_uring\nhipri=1\nfixedbufs=1\n").unwrap();
+    let (code, _, stderr) = run(&["from-fio", &path_str(&file)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("`hipri` (") && stderr.contains("iopulse: --iopoll"), "{stderr}");
+    assert!(!stderr.contains("fixedbufs"), "fixedbufs is harmless: {stderr}");
+    let (code, _, stderr) = run(&["from-fio", &path_str(&file), "--ignore-unsupported"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("`hipri`") && stderr.contains("--iopoll") && stderr.contains("ignored"), "{stderr}");
+    let (_, line) =
+        run(&["--hipri"]).2.split_once("iopulse calls this ").map(|(a, b)| (a.to_string(), b.to_string())).unwrap();
+    assert!(line.starts_with("--iopoll"), "the command line's answer is the same: {line}");
+}

@@ -9,9 +9,9 @@
 //! touch a target, and it must not format TOML (`toml_out.rs` does).
 
 use super::ini::{FioOption, Section};
-use super::options::{self, Known, Support};
 use super::values::{count, size_bytes, switch};
 use crate::diagnostics::error::UsageError;
+use crate::fio::options::{self, Known, Support};
 use crate::plan::job_file::parse::{Entry, Job, JobFile, Value};
 
 mod execution;
@@ -188,27 +188,37 @@ impl<'a> JobTranslation<'a> {
         let mut refused = Vec::new();
         let mut unknown = Vec::new();
         for o in options {
-            match options::lookup(&o.key) {
+            // An option iopulse has as a flag or command: as one without an equivalent,
+            // named with what to give instead.
+            let instead = match options::lookup(&o.key) {
+                Some(k) if k.support == Support::Elsewhere => crate::fio::flag_names::iopulse_name_of(k.name),
+                _ => None,
+            };
+            match options::lookup(&o.key).filter(|k| k.support != Support::Elsewhere) {
                 Some(k) => {
                     match k.support {
                         Support::Refused(why) => refused.push(format!("`{}` ({}): {why}", o.key, o.at)),
                         Support::NoEffect(why) => {
                             notes.push(format!("{}: fio option `{}` has no effect in iopulse: {why}", o.at, o.key))
                         }
-                        Support::Mapped => {}
+                        Support::Mapped | Support::Elsewhere => {}
                     }
                     known.push((k, o));
                 }
                 None if ctx.ignore_unsupported => {
+                    let hint = instead.map_or_else(String::new, |i| format!(" in a job file (iopulse: {i})"));
                     let warning = format!(
-                        "{}: fio option `{}` has no iopulse equivalent: ignored (--ignore-unsupported)",
+                        "{}: fio option `{}` has no iopulse equivalent{hint}: ignored (--ignore-unsupported)",
                         o.at, o.key
                     );
                     if !out.warnings.contains(&warning) {
                         out.warnings.push(warning);
                     }
                 }
-                None => unknown.push(format!("`{}` ({})", o.key, o.at)),
+                None => match instead {
+                    Some(i) => unknown.push(format!("`{}` ({}; iopulse: {i})", o.key, o.at)),
+                    None => unknown.push(format!("`{}` ({})", o.key, o.at)),
+                },
             }
         }
         if !refused.is_empty() {

@@ -15,6 +15,10 @@ pub enum Support {
     NoEffect(&'static str),
     /// Refused with this reason, also under --ignore-unsupported (it would change the result).
     Refused(&'static str),
+    /// Not a job-file key in iopulse, but a flag or a command (`flag_names.rs` says which):
+    /// treated as an option without an equivalent (refused, or ignored with
+    /// --ignore-unsupported), the refusal naming what to give instead.
+    Elsewhere,
 }
 
 /// A fio option iopulse knows.
@@ -124,7 +128,21 @@ pub const TABLE: &[Known] = &[
     ),
     harmless("kb_base", &["unit_base"], "it changes how fio prints sizes; iopulse shows KiB and MB/s side by side"),
     mapped("stonewall", &["wait_for_previous"]),
+    harmless("fixedbufs", &[], "iopulse's io_uring registers its buffers by default (--no-register to compare)"),
+    // fio options iopulse has as flags or commands, not as job-file keys.
+    elsewhere("read_iolog"),
+    elsewhere("replay_no_stall"),
+    elsewhere("replay_time_scale"),
+    elsewhere("iodepth_batch_submit"),
+    elsewhere("hipri"),
+    elsewhere("percentage_random"),
+    elsewhere("verify_backlog"),
+    elsewhere("output"),
 ];
+
+const fn elsewhere(name: &'static str) -> Known {
+    Known { name, aliases: &[], support: Support::Elsewhere }
+}
 
 /// The option named `key` (a name or an alias, lower case).
 pub fn lookup(key: &str) -> Option<&'static Known> {
