@@ -3,6 +3,7 @@
 //! no lock, no clock read (the caller's reading is passed in).
 
 use super::*;
+use crate::worker::iolog::IoRecord;
 
 impl<E: Engine> Worker<E> {
     /// Once per batch, with a time series: at a new interval, hands the sampler a copy of
@@ -42,6 +43,11 @@ impl<E: Engine> Worker<E> {
         if let Some(m) = &mut self.sizes {
             m.reset();
         }
+        // The log holds the window's I/Os, as the figures do (its table is kept).
+        if let Some(log) = &mut self.iolog {
+            log.records.clear();
+            log.left_out = 0;
+        }
         // The written chunks are counted from the window's writes (`write.ops`): so are
         // their duplicates.
         self.duplicate_chunks_written = 0;
@@ -65,6 +71,14 @@ impl<E: Engine> Worker<E> {
         let len_bytes = if MIX { u64::from(state.len_bytes) } else { self.block_size_bytes };
         if result == len_bytes as i64 && self.verifier.is_some() {
             self.verify_completion(slot, &state);
+        }
+        // `--write-iolog`: exactly the I/Os the figures count (done whole, in the window).
+        if MIX
+            && counts
+            && self.iolog.is_some()
+            && (result == len_bytes as i64 || (result == 0 && (state.op.is_flush() || state.op == Op::Trim)))
+        {
+            self.log_completed(&state);
         }
         if result == len_bytes as i64 {
             if counts {
@@ -92,6 +106,20 @@ impl<E: Engine> Worker<E> {
             }
         } else {
             self.record_error(slot, &state, result);
+        }
+    }
+
+    /// `--write-iolog`: an I/O the figures count, into the worker's table with the time it
+    /// was issued (out of the loop's code: a run without a log pays the `Option` test alone).
+    #[cold]
+    #[inline(never)]
+    fn log_completed(&mut self, state: &SlotState) {
+        let target = self.files[state.file as usize].target as u16;
+        // A flush has no range (its slot keeps the last I/O's).
+        let (offset_bytes, len_bytes) =
+            if state.op.is_flush() { (0, 0) } else { (state.offset_bytes, state.len_bytes) };
+        if let Some(log) = &mut self.iolog {
+            log.record(IoRecord { issue_ns: state.issued_ns, offset_bytes, len_bytes, target, op: state.op });
         }
     }
 

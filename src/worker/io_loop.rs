@@ -32,7 +32,6 @@ use super::pacing::Pacing;
 use super::{FlushGate, Worker, WorkerStop};
 use crate::engine::{Completion, Engine, Queued, Request};
 use crate::worker::heartbeat::InFlightIo;
-use crate::worker::iolog::IoRecord;
 use std::sync::atomic::Ordering;
 
 impl<E: Engine> Worker<E> {
@@ -246,13 +245,11 @@ impl<E: Engine> Worker<E> {
         }
         let submit_ns = pacing.take(issue_ns);
         self.slots[req.slot as usize].submit_ns = submit_ns;
-        // `--write-iolog`: a run that records is compiled as one with sizes of its own
-        // (`MIX`), so the loop of a run without a log has no test for it.
-        if MIX && self.iolog.is_some() {
-            self.log_issue(&req, issue_ns);
-        }
-        // Paced: when it really went, apart from when it was due (a constant test).
-        if P::PACED {
+        // Paced: when it really went, apart from when it was due (a constant test). With
+        // `--write-iolog` too: the log takes the I/O at its completion, if it counts, with
+        // this time. A run that records is compiled as one with sizes of its own (`MIX`),
+        // so the loop of a run without a log has no test for it.
+        if P::PACED || (MIX && self.iolog.is_some()) {
             self.slots[req.slot as usize].issued_ns = issue_ns;
         }
         let heartbeat = if E::CAPS.completes_inline { control.heartbeat(self.index as usize) } else { None };
@@ -303,23 +300,6 @@ impl<E: Engine> Worker<E> {
             self.free.push(req.slot);
         }
         Ok(Some(done_ns))
-    }
-
-    /// `--write-iolog`: the I/O as it goes, into the worker's table (out of the loop's
-    /// code: a run without it pays the `Option` test alone).
-    #[cold]
-    #[inline(never)]
-    fn log_issue(&mut self, req: &Request, issue_ns: u64) {
-        let target = self.files[req.file as usize].target as u16;
-        if let Some(log) = &mut self.iolog {
-            log.record(IoRecord {
-                issue_ns,
-                offset_bytes: req.offset_bytes,
-                len_bytes: req.len_bytes,
-                target,
-                op: req.op,
-            });
-        }
     }
 
     /// Submits what is queued and reaps completions: blocking for one (one system call

@@ -1,6 +1,8 @@
-//! `--write-iolog`: the I/Os a worker issues, recorded as they go (when, which target,
-//! which op, where, how much) into a table allocated before the start line. A full table
-//! stops recording (the run says how many were left out); it never grows.
+//! `--write-iolog`: the I/Os a worker's figures count, each recorded as it completes (when
+//! it was issued, which target, which op, where, how much) into a table allocated before
+//! the start line: an I/O still in flight at the window's end, or completed in the ramp,
+//! is in no figure and in no log. A full table stops recording (the run says how many
+//! were left out); it never grows.
 //!
 //! Must not: allocate, format or write a file (the report writes the iolog after the run).
 
@@ -9,7 +11,7 @@ use crate::engine::Op;
 /// The most I/Os one worker records (24 bytes each: 96 MiB).
 pub const MAX_RECORDS_PER_WORKER: usize = 4 << 20;
 
-/// One I/O as issued.
+/// One I/O the figures count, as it was issued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IoRecord {
     /// Clock time of its submission.

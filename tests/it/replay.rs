@@ -191,53 +191,6 @@ fn a_log_fio_wrote_is_replayed_and_fio_replays_the_log_iopulse_wrote() {
     assert_eq!((b["read"]["ops"].as_u64(), b["write"]["ops"].as_u64()), (Some(reads), Some(writes)));
 }
 
-/// A log of a run with trims and flushes: iopulse replays every entry, and fio (3.33, this
-/// machine's) replays its reads, writes and flushes with the same counts but refuses each
-/// trim ("bad ddir: 2") and issues none, as docs/replay.md says. Should a fio replay trims,
-/// they must be as many as the log's.
-#[test]
-fn fio_replays_a_log_with_trims_without_its_trims_and_iopulse_with_them() {
-    if !fio_available("fio's replay of trims") {
-        return;
-    }
-    let dir = temp_dir();
-    let (target, log, json) = (dir.path().join("t.dat"), dir.path().join("t.iolog"), dir.path().join("t.json"));
-    let args = ["--file-size", "4M", "--random", "--read-percent", "50", "--trim-percent", "20"];
-    let log_s = path_str(&log);
-    let mut run_args = vec![path_str(&target)];
-    run_args.extend(args.iter().map(|a| a.to_string()));
-    run_args.extend(
-        ["--fsync-every", "16", "--ops", "400", "--write-iolog", &log_s, "--json", &path_str(&json), "--quiet"]
-            .map(String::from),
-    );
-    run_ok(&run_args.iter().map(String::as_str).collect::<Vec<_>>());
-    let r = read_json(&json);
-    let count = |op: &str| r[op]["ops"].as_u64().unwrap();
-    let (reads, writes, trims, flushes) = (count("read"), count("write"), count("trim"), count("flush"));
-    assert!(trims > 0 && flushes > 0, "the log has trims ({trims}) and flushes ({flushes})");
-    let out = Command::new("fio")
-        .args(["--name=r", &format!("--read_iolog={log_s}"), "--ioengine=psync", "--output-format=json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let job = &doc["jobs"][0];
-    let fio = |op: &str| job[op]["total_ios"].as_u64().unwrap();
-    assert_eq!((fio("read"), fio("write"), fio("sync")), (reads, writes, flushes), "fio's reads, writes and flushes");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if fio("trim") == 0 {
-        assert!(stderr.contains("bad ddir: 2"), "fio refused the trims saying so: {stderr}");
-    } else {
-        assert_eq!(fio("trim"), trims, "a fio that replays trims replays them all");
-    }
-    // iopulse replays every entry of the log, the trims included.
-    let back = dir.path().join("back.json");
-    run_ok(&["replay", &log_s, "--json", &path_str(&back), "--quiet"]);
-    let b = read_json(&back);
-    let again = |op: &str| b[op]["ops"].as_u64().unwrap();
-    assert_eq!((again("read"), again("write"), again("trim"), again("flush")), (reads, writes, trims, flushes));
-}
-
 #[test]
 fn the_null_engine_replays_a_trace_in_the_trace_s_own_time() {
     let dir = temp_dir();

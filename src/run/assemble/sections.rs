@@ -15,7 +15,7 @@ fn paced_latency(s: &OpStats) -> PacedLatency {
     PacedLatency { ios: s.ops, latency_ns: s.latency_summary(), histogram: encode_histogram(&s.latency) }
 }
 
-/// `--write-iolog`: every worker's I/Os together, in the order they were issued.
+/// `--write-iolog`: every worker's counted I/Os together, in the order they were issued.
 pub(super) fn io_log(
     spec: &Spec,
     workers: &[WorkerResult],
@@ -40,7 +40,7 @@ pub(super) fn io_log(
             left_out
         ));
     }
-    let ios = records
+    let ios: Vec<LoggedIo> = records
         .into_iter()
         .map(|r| LoggedIo {
             time_us: r.issue_ns.saturating_sub(start_ns) / 1000,
@@ -61,7 +61,9 @@ pub(super) fn io_log(
         .iter()
         .map(|t| std::fs::canonicalize(&t.plan.path).unwrap_or_else(|_| t.plan.path.clone()).display().to_string())
         .collect();
-    Some(std::sync::Arc::new(IoLog { targets, ios, end_us: window_ns / 1000 }))
+    // Closed at the window's end, never before an I/O it holds.
+    let end_us = ios.iter().map(|io| io.time_us).max().unwrap_or(0).max(window_ns / 1000);
+    Some(std::sync::Arc::new(IoLog { targets, ios, end_us }))
 }
 
 /// A replay's figures: the trace, its timing against the run's, each I/O's lag.
