@@ -230,6 +230,10 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
     failures.extend(crate::report::jobs::emit_as(&doc, &plan.output, &|d| {
         crate::report::profile::text(name, d, said.as_deref())
     }));
+    // The steps' warnings and notes, under the table: each once, with its steps.
+    for line in crate::report::profile::gathered(&doc, plan.output.quiet) {
+        crate::stderr_line!("{line}");
+    }
     for f in &failures {
         crate::stderr_line!("iopulse: error: {f}");
     }

@@ -30,6 +30,9 @@ pub struct Diagnostics {
     said: Option<Arc<Mutex<HashSet<String>>>>,
     /// The step whose passes say a text once, whatever its figures.
     same_step: Option<String>,
+    /// A profile's step: its warnings and notes are recorded and said after the profile's
+    /// table, gathered with the other steps' (`report::profile::gathered`), not as they come.
+    held: bool,
     warnings: Mutex<Vec<String>>,
     notes: Mutex<Vec<String>>,
 }
@@ -49,6 +52,7 @@ impl Diagnostics {
             step: None,
             said: None,
             same_step: None,
+            held: false,
             warnings: Mutex::new(Vec::new()),
             notes: Mutex::new(Vec::new()),
         }
@@ -65,16 +69,17 @@ impl Diagnostics {
         Self { show_progress: false, prefix: format!("[{name}] "), ..Self::new(quiet) }
     }
 
-    /// One step of a profile, run alone, `label` its name for people: its lines on stderr
-    /// start with `[label] `, its live line names it, and what an earlier step of the run
-    /// (sharing `said`) already said is not said again, nor what an earlier pass of the
-    /// same `step` said with other figures; each step's result still records all of it.
+    /// One step of a profile, run alone, `label` its name for people: its live line names
+    /// it, and its warnings and notes are recorded in its result and held: the profile says
+    /// them under its table, each once with the steps it concerns. (`said` and `step` keep
+    /// what is said once across the run's steps, for a line a step prints as it goes.)
     pub fn for_step(quiet: bool, label: &str, said: Said, step: &str) -> Self {
         Self {
             prefix: format!("[{label}] "),
             step: Some(label.to_string()),
             said: Some(said),
             same_step: Some(step.to_string()),
+            held: true,
             ..Self::new(quiet)
         }
     }
@@ -99,7 +104,7 @@ impl Diagnostics {
     /// Something the reader must not miss (the figures mean less than they seem).
     pub fn warn(&self, text: impl Into<String>) {
         let text = text.into();
-        if !self.silent && self.first_time(&text) {
+        if !self.silent && !self.held && self.first_time(&text) {
             crate::stderr_line!("{}⚠ {text}", self.prefix);
         }
         self.warnings.lock().expect("diagnostics lock").push(text);
@@ -108,7 +113,7 @@ impl Diagnostics {
     /// A fact worth saying once (how the run was set up).
     pub fn note(&self, text: impl Into<String>) {
         let text = text.into();
-        if !self.quiet && self.first_time(&text) {
+        if !self.quiet && !self.held && self.first_time(&text) {
             crate::stderr_line!("{}note: {text}", self.prefix);
         }
         self.notes.lock().expect("diagnostics lock").push(text);
@@ -117,7 +122,7 @@ impl Diagnostics {
     /// Warns with a line printed as given (no "⚠ " prefix added).
     pub fn warn_verbatim(&self, line: impl Into<String>, recorded: impl Into<String>) {
         let recorded = recorded.into();
-        if !self.silent && self.first_time(&recorded) {
+        if !self.silent && !self.held && self.first_time(&recorded) {
             crate::stderr_line!("{}{}", self.prefix, line.into());
         }
         self.warnings.lock().expect("diagnostics lock").push(recorded);

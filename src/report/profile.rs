@@ -46,6 +46,63 @@ pub fn text(name: &str, doc: &JobsResult, place: Option<&str>) -> String {
     out
 }
 
+/// Which of a result's messages: its warnings or its notes.
+type Messages = fn(&RunResult) -> &Vec<String>;
+
+/// The warnings (and, unless `quiet`, the notes) of `doc`'s steps, for under the table:
+/// each text once, with the steps it concerns (`every step` when all of them); texts that
+/// differ only in their figures are one line, the first step's, naming the others.
+pub fn gathered(doc: &JobsResult, quiet: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    let kinds: [(&str, Messages); 2] = [("⚠ ", |r| &r.outcome.warnings), ("note: ", |r| &r.outcome.notes)];
+    let all_steps: Vec<String> = step_names(doc.jobs.iter().map(|j| j.job.as_str()));
+    for (mark, messages) in kinds.into_iter().take(if quiet { 1 } else { 2 }) {
+        // (figures masked, first text, its step, every step that said it, all the same)
+        let mut groups: Vec<(String, String, Vec<String>, bool)> = Vec::new();
+        for job in &doc.jobs {
+            let step = profile_steps::step_label(profile_steps::step_of(&job.job));
+            for text in messages(&job.result) {
+                let masked: String = text.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+                match groups.iter_mut().find(|g| g.0 == masked) {
+                    Some(g) => {
+                        if !g.2.contains(&step) {
+                            g.2.push(step.clone());
+                        }
+                        g.3 &= g.1 == *text;
+                    }
+                    None => groups.push((masked, text.clone(), vec![step.clone()], true)),
+                }
+            }
+        }
+        for (_, text, steps, same) in groups {
+            let which = if all_steps.len() > 1 && steps.len() == all_steps.len() {
+                "every step".to_string()
+            } else {
+                steps.join(", ")
+            };
+            let line = if same || steps.len() == 1 {
+                format!("{mark}{text} ({which})")
+            } else {
+                format!("{mark}{text} ({}; likewise {} with their own figures)", steps[0], steps[1..].join(", "))
+            };
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// The steps of a profile's jobs, for people, each once (passes are one step).
+fn step_names<'a>(jobs: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for job in jobs {
+        let name = profile_steps::step_label(profile_steps::step_of(job));
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
 /// KDiskMark's layout: a row per test, read and write side by side.
 fn tests_table(out: &mut String, steps: &[Step]) {
     let all: Vec<&StepFigures> = steps.iter().flat_map(|s| s.read.iter().chain(s.write.iter())).collect();

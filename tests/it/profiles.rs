@@ -120,17 +120,48 @@ fn the_default_profile_runs_kdiskmarks_tests_on_ext4_and_removes_its_file() {
     assert_eq!(place, None, "$TMPDIR is on a disk: nothing to say");
     assert!(mode.starts_with("I/O: O_DIRECT ·"), "{mode}");
     assert_removed(&doc, dir.path());
-    // Every line of a step names it; a step's passes say a warning once, whatever its figures.
-    for line in stderr.lines().filter(|l| l.contains('⚠')) {
-        assert!(line.starts_with('['), "a warning without its step: {line}");
-    }
+    // The steps' warnings, gathered: each once (whatever its figures), naming its steps.
     let mut seen = std::collections::HashSet::new();
-    for line in stderr.lines().filter(|l| l.contains('⚠')) {
-        let (step, text) = line.split_once(']').unwrap();
-        let step = step.split(", pass").next().unwrap();
+    for line in stderr.lines().filter(|l| l.starts_with('⚠')) {
+        assert!(line.ends_with(')'), "a warning without its steps: {line}");
+        let text = line.rsplit_once(" (").unwrap().0;
         let masked: String = text.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
-        assert!(seen.insert((step.to_string(), masked)), "said twice for one step: {stderr}");
+        assert!(seen.insert(masked), "said twice: {stderr}");
     }
+}
+
+/// The steps' warnings are said under the table, not above it: each once, with the steps
+/// it concerns (on a tmpfs every step warns that it measures memory). Before, each step
+/// printed its own as it ran, above the table, `[step] ⚠ ...`.
+#[test]
+fn the_steps_warnings_are_gathered_under_the_table_naming_their_steps() {
+    let Some(mount) = crate::common::root::mount_tmpfs("200M", "", "the default profile's warnings on a tmpfs") else {
+        return;
+    };
+    let home = mount.path().join("home");
+    std::fs::create_dir_all(home.join(".cache")).unwrap();
+    let out = std::process::Command::new("sh")
+        .args(["-c", "exec \"$0\" \"$@\" 2>&1"])
+        .arg(env!("CARGO_BIN_EXE_iopulse"))
+        .args(["--duration", "100ms", "--loops", "1", "--file-size", "16M"])
+        .env("TMPDIR", mount.path())
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let table_end = lines.iter().position(|l| l.starts_with("MB/s is 10^6")).expect("the table's last line");
+    let table_start = lines.iter().position(|l| l.starts_with("test ")).expect("the table's head");
+    assert!(lines[table_start..table_end].iter().all(|l| !l.contains('⚠')), "a warning inside the table: {text}");
+    assert!(lines.iter().all(|l| !l.starts_with('[')), "a step's own line: {text}");
+    let under: Vec<&&str> = lines[table_end + 1..].iter().filter(|l| l.starts_with('⚠')).collect();
+    assert!(!under.is_empty(), "the steps' warnings under the table: {text}");
+    let memory: Vec<&&&str> = under.iter().filter(|l| l.contains("memory")).collect();
+    assert_eq!(memory.len(), 1, "the steps' word on memory, once: {text}");
+    assert!(memory[0].ends_with("(every step)"), "naming the steps: {}", memory[0]);
+    std::fs::remove_dir_all(&home).unwrap();
 }
 
 #[test]
