@@ -192,6 +192,7 @@ pub fn chart_data(doc: &SweepDocument, metric: Metric) -> Option<super::Sweep> {
         rows: doc.runs.len(),
         bound_y: None,
         answer_x: None,
+        log_y: false,
     })
 }
 
@@ -220,11 +221,21 @@ pub fn curve_chart(doc: &SearchDocument) -> super::Sweep {
         let percentile = doc.percentile.as_deref().unwrap_or("latency");
         (format!("{percentile} bound {}", crate::units::display::latency_ns(ns)), ns as f64)
     });
-    let answer_x = doc
-        .answer
-        .as_ref()
-        .and_then(|a| a.iops)
-        .map(|iops| (format!("answer: {} IOPS within the bound", crate::units::display::iops(iops)), iops));
+    // The answer named as what it is: the highest IOPS within the bound, or the smallest
+    // queue depth and threads that reach the share of the maximum (no bound to be within).
+    let answer_x = doc.answer.as_ref().filter(|a| a.found).and_then(|a| {
+        let iops = a.iops?;
+        let shown = crate::units::display::iops(iops);
+        let label = match (doc.goal.as_str(), a.queue_depth, a.threads) {
+            ("saturate", Some(d), Some(t)) => format!(
+                "saturation: {shown} IOPS at QD {d} × {t} thread{} ({:.0} % of max)",
+                if t == 1 { "" } else { "s" },
+                doc.target_percent.unwrap_or(100.0)
+            ),
+            _ => format!("answer: {shown} IOPS within the bound"),
+        };
+        Some((label, iops))
+    });
     super::Sweep {
         x: "iops".into(),
         y: "latency_ns".into(),
@@ -234,5 +245,6 @@ pub fn curve_chart(doc: &SearchDocument) -> super::Sweep {
         rows: doc.curve.len(),
         bound_y,
         answer_x,
+        log_y: true,
     }
 }

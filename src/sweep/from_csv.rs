@@ -40,6 +40,9 @@ pub struct Sweep {
     pub bound_y: Option<(String, f64)>,
     /// An x drawn up the chart (a search's answer), with its legend.
     pub answer_x: Option<(String, f64)>,
+    /// The y axis in decades (a search's latency percentiles, which span several: on a
+    /// linear axis p50 and p99 lay flat on zero under p99.99).
+    pub log_y: bool,
 }
 
 /// The most read of a sweep's table: 400,000 rows of a few hundred bytes.
@@ -161,6 +164,7 @@ pub fn load(
         rows,
         bound_y: None,
         answer_x: None,
+        log_y: false,
     })
 }
 

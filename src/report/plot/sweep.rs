@@ -23,6 +23,9 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
     let powers_of_two = xs().all(|x| x >= 1.0 && x.fract() == 0.0 && (x as u64).is_power_of_two());
     let log_x = x_min > 0.0 && x_max / x_min >= 8.0 && powers_of_two;
     let tx = |x: f64| if log_x { x.log2() } else { x };
+    // A log y axis is drawn in decades: each value at its log10 (1 at the least).
+    let log_y = sweep.log_y;
+    let ty = |y: f64| if log_y { y.max(1.0).log10() } else { y };
     let lines: Vec<Line> = sweep
         .series
         .iter()
@@ -31,16 +34,23 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
                 Some(by) => format!("{by} = {}", s.label),
                 None => column_label(&sweep.y),
             },
-            points: s.points.iter().map(|p| (tx(p.x), p.median)).collect(),
-            ranges: s.points.iter().filter(|p| p.samples > 1).map(|p| (tx(p.x), p.min, p.max)).collect(),
+            points: s.points.iter().map(|p| (tx(p.x), ty(p.median))).collect(),
+            ranges: s.points.iter().filter(|p| p.samples > 1).map(|p| (tx(p.x), ty(p.min), ty(p.max))).collect(),
         })
         .collect();
-    let y_max = sweep
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.max))
-        .chain(sweep.bound_y.as_ref().map(|(_, y)| *y))
-        .fold(0.0, f64::max);
+    let ys = || {
+        sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.max)).chain(sweep.bound_y.as_ref().map(|(_, y)| *y))
+    };
+    let y_max = ys().fold(0.0, f64::max);
+    // Linear: from 0; in decades: from the decade below the least value to the one above
+    // the greatest.
+    let y_range = if log_y {
+        let least = sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.min)).fold(f64::MAX, f64::min);
+        let lo = ty(least.min(y_max)).floor();
+        lo..ty(y_max).ceil().max(lo + 1.0)
+    } else {
+        0.0..nice_top(y_max)
+    };
     let (lo, hi) = (tx(x_min), tx(x_max));
     let pad = if hi > lo { (hi - lo) * 0.04 } else { 1.0 };
     let reps = sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.samples)).max().unwrap_or(1);
@@ -49,11 +59,13 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
     let (x_label, y_label) = (column_label(&sweep.x), column_label(&sweep.y));
     let mut lines = lines;
     if let Some((label, y)) = &sweep.bound_y {
-        lines.push(Line { label: label.clone(), points: vec![(lo - pad, *y), (hi + pad, *y)], ranges: Vec::new() });
+        let y = ty(*y);
+        lines.push(Line { label: label.clone(), points: vec![(lo - pad, y), (hi + pad, y)], ranges: Vec::new() });
     }
     if let Some((label, x)) = &sweep.answer_x {
         let x = tx(*x);
-        lines.push(Line { label: label.clone(), points: vec![(x, 0.0), (x, nice_top(y_max))], ranges: Vec::new() });
+        let (bottom, top) = (y_range.start, y_range.end);
+        lines.push(Line { label: label.clone(), points: vec![(x, bottom), (x, top)], ranges: Vec::new() });
     }
     render(
         "sweep chart",
@@ -69,9 +81,9 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
             ),
             title_px: TITLE_PX,
             x_desc: if log_x { format!("{x_label} (log scale)") } else { x_label.clone() },
-            y_desc: y_label.clone(),
+            y_desc: if log_y { format!("{y_label} (log scale)") } else { y_label.clone() },
             x_range: (lo - pad)..(hi + pad),
-            y_range: 0.0..nice_top(y_max),
+            y_range,
             x_format: &|x| {
                 // A log axis is labelled at powers of two only.
                 if log_x && (x - x.round()).abs() > 1e-6 {
@@ -88,10 +100,17 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
                     format!("{v:.2}")
                 }
             },
-            y_format: &|y| match y_unit {
-                ColumnUnit::Ns => units::latency_ns(y.round().max(0.0) as u64),
-                ColumnUnit::BytesPerSec => units::bandwidth_binary(*y),
-                _ => compact(*y),
+            y_format: &|y| {
+                // A log axis is labelled at its decades only, in the column's unit.
+                if log_y && (y - y.round()).abs() > 1e-6 {
+                    return String::new();
+                }
+                let y = if log_y { 10f64.powf(y.round()) } else { *y };
+                match y_unit {
+                    ColumnUnit::Ns => units::latency_ns(y.round().max(0.0) as u64),
+                    ColumnUnit::BytesPerSec => units::bandwidth_binary(y),
+                    _ => compact(y),
+                }
             },
             lines,
             bands: Vec::new(),

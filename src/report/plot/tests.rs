@@ -27,6 +27,7 @@ fn a_search_chart_draws_its_bound_and_its_answer() {
         rows: 3,
         bound_y: Some(("p99 bound 50.0 ms".into(), 5e7)),
         answer_x: Some(("answer: 500 IOPS within the bound".into(), 500.0)),
+        log_y: false,
     };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.svg");
@@ -85,6 +86,7 @@ fn legends_cover_no_data_and_measured_x_axes_have_decimal_ticks() {
         rows: 2,
         bound_y: Some(("p99 bound 1.00 ms".into(), 1e6)),
         answer_x: None,
+        log_y: false,
     };
     let svg = sweep_svg(&sweep).unwrap();
     let (legend, vertices) = legend_and_vertices(&svg);
@@ -155,4 +157,40 @@ fn time_lines_leave_out_missing_and_all_zero_series() {
     let lines = time_lines(&[at(1.0, 5.0), at(2.0, 7.0)], &series);
     assert_eq!(lines.iter().map(|l| l.label.as_str()).collect::<Vec<_>>(), ["read"]);
     assert_eq!(lines[0].points, [(1.0, 5.0), (2.0, 7.0)]);
+}
+
+/// A search's curve spans decades of latency: its y axis is logarithmic, labelled at each
+/// decade in the latency unit, so p50 and p99 do not lie flat on zero under p99.99; a
+/// saturation search's answer is named as its saturation point, not as within a bound.
+#[test]
+fn a_search_chart_has_a_log_latency_axis_and_names_its_answer() {
+    let point = |iops: f64, p99_99: u64| {
+        serde_json::json!({"phase": "saturate", "offered_iops": null, "offered_percent": null,
+            "queue_depth": 8, "threads": 1, "iops": iops, "p50_ns": 20_000, "p90_ns": 50_000,
+            "p99_ns": 100_000, "p99_9_ns": p99_99 / 4, "p99_99_ns": p99_99, "passed": true})
+    };
+    let doc: crate::sweep::document::SearchDocument = serde_json::from_value(serde_json::json!({
+        "kind": "search", "iopulse_version": "0", "goal": "saturate", "target_percent": 90.0,
+        "curve": [point(1e4, 300_000), point(5e4, 2_000_000), point(9e4, 40_000_000)],
+        "answer": {"text": "90 % of max", "found": true, "max_iops": 1e5, "iops": 9e4,
+            "queue_depth": 8, "threads": 1},
+        "runs": [], "interrupted": false
+    }))
+    .unwrap();
+    let sweep = crate::sweep::document::curve_chart(&doc);
+    assert!(sweep.log_y);
+    let svg = sweep_svg(&sweep).unwrap();
+    assert!(svg.contains("(log scale)"), "{svg}");
+    assert!(svg.contains("saturation: 90.0K IOPS at QD 8 × 1 thread") && !svg.contains("within the bound"), "{svg}");
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).map(str::trim).collect();
+    let decades: Vec<String> = (3..=9).map(|k| units::latency_ns(10u64.pow(k))).collect();
+    let shown: Vec<&&str> = texts.iter().filter(|t| decades.iter().any(|d| d == *t)).collect();
+    assert!(shown.len() >= 3, "labels at the decades: {texts:?}");
+    // No other latency label: a tick between decades is left blank.
+    for t in &texts {
+        if t.ends_with(" µs") || t.ends_with(" ms") || t.ends_with(" ns") {
+            assert!(decades.iter().any(|d| d == t), "a label off the decades: {t}");
+        }
+    }
 }
