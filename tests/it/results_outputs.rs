@@ -273,7 +273,9 @@ fn plots_are_well_formed_svg() {
     assert_eq!(stdout.trim(), path_str(&svg));
     assert_svg(&svg);
     let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.contains("block_size = 4096") && text.contains("block_size = 16384"), "legend names both series");
+    // In the flag's words, sizes as typed (it said `block_size = 4096`).
+    assert!(text.contains("--block-size 4k") && text.contains("--block-size 16k"), "legend names both series");
+    assert!(!text.contains("block_size ="), "{text}");
 
     let (code, _, stderr) = run(&["plot", "--sweep", &path_str(&csv), "--x", "nope"]);
     assert_eq!(code, 2);

@@ -1,8 +1,8 @@
 //! A sweep's chart: a figure against the swept flag, a line per other combination, the
 //! axis in the flag's unit. Draws; computes nothing.
 
-use super::draw::compact;
 use super::draw::{Chart, Line, nice_top, render, write};
+use super::draw::{axis_label, compact};
 use super::{PlotError, TITLE_PX};
 use crate::report::units;
 use crate::sweep::Sweep;
@@ -25,13 +25,22 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
     let tx = |x: f64| if log_x { x.log2() } else { x };
     // A log y axis is drawn in decades: each value at its log10 (1 at the least).
     let log_y = sweep.log_y;
-    let ty = |y: f64| if log_y { y.max(1.0).log10() } else { y };
+    // A bandwidth axis is drawn in the binary unit its largest value is shown in (MiB/s,
+    // GiB/s), so that its ticks fall at round values of that unit, not at round bytes per
+    // second (500 MB/s ticks were labelled 476.8 MiB/s).
+    let y_unit = column_unit(&sweep.y);
+    let largest = sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.max)).fold(0.0, f64::max);
+    let (per_unit, unit_name) = match y_unit {
+        ColumnUnit::BytesPerSec if !log_y => binary_rate_unit(largest),
+        _ => (1.0, ""),
+    };
+    let ty = |y: f64| if log_y { y.max(1.0).log10() } else { y / per_unit };
     let lines: Vec<Line> = sweep
         .series
         .iter()
         .map(|s| Line {
             label: match &sweep.by {
-                Some(by) => format!("{by} = {}", s.label),
+                Some(by) => series_label(by, &s.label),
                 None => column_label(&sweep.y),
             },
             points: s.points.iter().map(|p| (tx(p.x), ty(p.median))).collect(),
@@ -49,12 +58,12 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
         let lo = ty(least.min(y_max)).floor();
         lo..ty(y_max).ceil().max(lo + 1.0)
     } else {
-        0.0..nice_top(y_max)
+        0.0..nice_top(ty(y_max))
     };
+    let y_span = y_range.end - y_range.start;
     let (lo, hi) = (tx(x_min), tx(x_max));
     let pad = if hi > lo { (hi - lo) * 0.04 } else { 1.0 };
     let reps = sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.samples)).max().unwrap_or(1);
-    let y_unit = column_unit(&sweep.y);
     let x_is_size = column_unit(&sweep.x) == ColumnUnit::Bytes;
     let (x_label, y_label) = (column_label(&sweep.x), column_label(&sweep.y));
     let mut lines = lines;
@@ -108,6 +117,9 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
                 let y = if log_y { 10f64.powf(y.round()) } else { *y };
                 match y_unit {
                     ColumnUnit::Ns => units::latency_ns(y.round().max(0.0) as u64),
+                    ColumnUnit::BytesPerSec if !unit_name.is_empty() => {
+                        format!("{} {unit_name}", axis_label(y, y_span))
+                    }
                     ColumnUnit::BytesPerSec => units::bandwidth_binary(y),
                     _ => compact(y),
                 }
@@ -169,6 +181,38 @@ pub(super) fn column_label(column: &str) -> String {
 }
 
 /// 4096 → "4k", 65536 → "64k", 1048576 → "1m", 512 → "512" (as sizes are typed).
+/// The binary unit a rate axis whose largest value is `largest_bytes_per_sec` is drawn
+/// in: bytes per second of one of it, and its name.
+fn binary_rate_unit(largest_bytes_per_sec: f64) -> (f64, &'static str) {
+    let units = [(1u64 << 40, "TiB/s"), (1 << 30, "GiB/s"), (1 << 20, "MiB/s"), (1 << 10, "KiB/s")];
+    units
+        .iter()
+        .find(|(bytes, _)| largest_bytes_per_sec >= *bytes as f64)
+        .map_or((1.0, "B/s"), |&(bytes, name)| (bytes as f64, name))
+}
+
+/// A series' legend in the flag's words: `--block-size 4k` for a sweep table's column
+/// `block_size` at 4096, `--block-size 4k --threads 2` for a sweep's two other axes
+/// (`block-size / threads` at `4k / 2`); a search's percentiles by their names alone.
+pub(super) fn series_label(by: &str, value: &str) -> String {
+    if by == "percentile" {
+        return value.to_string();
+    }
+    let (columns, values): (Vec<&str>, Vec<&str>) = (by.split(" / ").collect(), value.split(" / ").collect());
+    if columns.len() != values.len() {
+        return format!("{by} {value}");
+    }
+    let each = columns.iter().zip(&values).map(|(column, value)| {
+        let column = column.trim().trim_start_matches("--");
+        let shown = match (column_unit(column), value.trim().parse::<u64>()) {
+            (ColumnUnit::Bytes, Ok(bytes)) => size_label(bytes),
+            _ => value.trim().to_string(),
+        };
+        format!("--{} {shown}", column.replace('_', "-"))
+    });
+    each.collect::<Vec<_>>().join(" ")
+}
+
 pub(super) fn size_label(bytes: u64) -> String {
     for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
         let unit = 1u64 << shift;

@@ -194,3 +194,45 @@ fn a_search_chart_has_a_log_latency_axis_and_names_its_answer() {
         }
     }
 }
+
+#[test]
+fn sweep_legends_are_in_the_flags_words() {
+    use super::sweep::series_label;
+    assert_eq!(series_label("block_size", "4096"), "--block-size 4k");
+    assert_eq!(series_label("queue_depth", "32"), "--queue-depth 32");
+    assert_eq!(series_label("block-size / threads", "4k / 2"), "--block-size 4k --threads 2");
+    assert_eq!(series_label("percentile", "p99"), "p99");
+}
+
+/// A bandwidth axis is drawn in the unit it is shown in: ticks at round MiB/s (50, 100,
+/// ...), not at round bytes per second labelled 47.7, 95.4, ... 476.8 MiB/s.
+#[test]
+fn bandwidth_ticks_fall_at_round_values_of_the_unit_shown() {
+    let point = |x: f64, y: f64| crate::sweep::SweepPoint { x, median: y, min: y, max: y, samples: 1 };
+    let sweep = Sweep {
+        x: "queue_depth".into(),
+        y: "bw_bytes_per_sec".into(),
+        by: None,
+        filters: Vec::new(),
+        series: vec![crate::sweep::SweepSeries {
+            label: "bandwidth".into(),
+            points: vec![point(1.0, 1.2e8), point(2.0, 3.1e8), point(4.0, 5e8)],
+        }],
+        rows: 3,
+        bound_y: None,
+        answer_x: None,
+        log_y: false,
+    };
+    let svg = sweep_svg(&sweep).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let ticks: Vec<f64> = doc
+        .descendants()
+        .filter_map(|n| n.text())
+        .filter_map(|t| t.trim().strip_suffix(" MiB/s"))
+        .map(|n| n.parse::<f64>().unwrap())
+        .collect();
+    assert!(ticks.len() >= 4, "{svg}");
+    for t in &ticks {
+        assert!((t / 10.0 - (t / 10.0).round()).abs() < 1e-9, "a tick at {t} MiB/s: {ticks:?}");
+    }
+}
