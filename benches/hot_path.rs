@@ -319,7 +319,7 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
         let handle = s.spawn(move || worker::run::<NullEngine>(plan, control));
         let start = control.release(1, false).expect("worker started");
         let result = handle.join().expect("worker thread");
-        assert_eq!(result.read.ops + result.write.ops, ios, "null worker did every I/O");
+        assert_eq!(result.ops.read.ops + result.ops.write.ops, ios, "null worker did every I/O");
         Duration::from_nanos(result.end_ns - start)
     })
 }

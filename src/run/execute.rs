@@ -388,7 +388,7 @@ fn window_start(
         let error = supervised
             .finished
             .iter()
-            .find_map(|w| w.engine_error.as_ref().map(|m| (w.index, m.clone())))
+            .find_map(|w| w.failures.engine_error.as_ref().map(|m| (w.index, m.clone())))
             .map(|(worker, message)| RunError::WorkerSetup { worker, message })
             .unwrap_or_else(|| RunError::Other("workers could not start".into()));
         return Err(error.into());

@@ -31,7 +31,8 @@ mod watch;
 pub use area::AreaShape;
 pub use control::{RunControl, StartWord, stop_code};
 pub use outcome::{
-    IoFailure, IoFailureKind, PacingCounts, PacingLatency, TargetStats, VerifyCost, WorkerResult, WorkerStop,
+    DataOutcome, EngineReport, Failures, IoFailure, IoFailureKind, MachineSeen, OpTotals, PacedOutcome, PacingCounts,
+    PacingLatency, TargetStats, VerifyCost, WorkerResult, WorkerStop,
 };
 pub use plan::{
     BufferMemory, DataPlan, FlushPlan, VerifyPlan, WorkerFile, WorkerPlan, draws_ahead, private_slot_bytes, slot_count,
@@ -110,34 +111,36 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
         let _ = control.wait_for_start(false);
         WorkerResult {
             index,
-            read: OpStats::new(),
-            write: OpStats::new(),
-            flush: OpStats::unused(),
-            trim: OpStats::unused(),
+            ops: OpTotals {
+                read: OpStats::new(),
+                write: OpStats::new(),
+                flush: OpStats::unused(),
+                trim: OpStats::unused(),
+            },
             per_target: Vec::new(),
             coverage: None,
             end_ns: 0,
-            cpu: CpuTimes::default(),
             stop: WorkerStop::SetupFailed,
-            failure: None,
-            engine_error: Some(message),
-            engine_setup: Vec::new(),
-            verify_counts: VerifyCounts::default(),
-            mismatches: Vec::new(),
-            verify_cost: VerifyCost::default(),
-            cpu_seen: placement::bind::current_cpu(),
-            buffer_node_seen: None,
-            sync_ns: None,
-            pacing: PacingCounts::default(),
-            pacing_latency: None,
-            engine_notes: Vec::new(),
-            duplicate_chunks_written: 0,
-            errors: ErrorCounts::default(),
+            engine: EngineReport { engine_setup: Vec::new(), engine_notes: Vec::new() },
+            failures: Failures { failure: None, engine_error: Some(message), errors: ErrorCounts::default() },
+            machine: MachineSeen {
+                cpu: CpuTimes::default(),
+                cpu_seen: placement::bind::current_cpu(),
+                buffer_node_seen: None,
+                own_ns: 0,
+                depths: DepthTally::default(),
+            },
+            data: DataOutcome {
+                verify_counts: VerifyCounts::default(),
+                mismatches: Vec::new(),
+                verify_cost: VerifyCost::default(),
+                duplicate_chunks_written: 0,
+                sync_ns: None,
+            },
+            paced: PacedOutcome { pacing: PacingCounts::default(), pacing_latency: None },
             ramp_ops: 0,
             per_size: Vec::new(),
             zone_ios: Vec::new(),
-            own_ns: 0,
-            depths: DepthTally::default(),
             iolog: None,
         }
     };
@@ -208,7 +211,7 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
     let cpu = rusage::thread_cpu().since(&worker.window_cpu_start.unwrap_or(cpu_start));
     let sync_ns = worker.sync_writes(control);
     let mut result = worker.finish(control, stop, end_ns, cpu);
-    result.sync_ns = sync_ns;
+    result.data.sync_ns = sync_ns;
     result
 }
 

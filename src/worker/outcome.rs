@@ -80,54 +80,23 @@ pub(super) fn snapshot(stats: &[TargetStats], into: &mut Snapshot) {
 /// What a worker hands back, once, at the end.
 pub struct WorkerResult {
     pub index: u32,
-    /// All of its targets together.
-    pub read: OpStats,
-    pub write: OpStats,
-    pub flush: OpStats,
-    /// Trims (`--trim-percent`; empty and tiny without).
-    pub trim: OpStats,
+    pub ops: OpTotals,
     pub per_target: Vec<TargetStats>,
     pub coverage: Option<CoverageTracker>,
     /// Clock time it stopped issuing (deadline, last completion, or when it saw the stop word).
     pub end_ns: u64,
-    pub cpu: CpuTimes,
+    pub machine: MachineSeen,
     pub stop: WorkerStop,
-    pub failure: Option<IoFailure>,
-    /// The engine could not start, or stopped working mid-run.
-    pub engine_error: Option<String>,
-    pub engine_setup: Vec<(String, String)>,
-    /// Verification counts and the first mismatches (with `--verify`).
-    pub verify_counts: VerifyCounts,
-    pub mismatches: Vec<Mismatch>,
-    /// Measured cost of stamping and checking one verified block.
-    pub verify_cost: VerifyCost,
-    /// The CPU the worker was on when it finished (sched_getcpu).
-    pub cpu_seen: Option<u32>,
-    /// The NUMA node its buffers' first page is on (get_mempolicy).
-    pub buffer_node_seen: Option<u32>,
-    /// Time the engine took to make its writes durable after the window (mmap: msync),
-    /// when it had anything to do. Not part of the window.
-    pub sync_ns: Option<u64>,
-    /// Think time asked for and spent, and how far behind its rate schedule the worker fell (paced runs).
-    pub pacing: PacingCounts,
-    /// Rate schedules: the worker's lateness and the I/O's service time.
-    pub pacing_latency: Option<PacingLatency>,
-    /// Notes from the engine (fallbacks taken at set-up), said once by the coordinator.
-    pub engine_notes: Vec<String>,
-    /// Failed I/Os per op type and errno.
-    pub errors: ErrorCounts,
-    /// 4 KiB chunks of its counted writes that were duplicates by design (`--dedupe-ratio`).
-    pub duplicate_chunks_written: u64,
+    pub failures: Failures,
+    pub engine: EngineReport,
+    pub data: DataOutcome,
+    pub paced: PacedOutcome,
     /// `--ramp`: I/Os completed during the ramp (not counted in `read`, `write`).
     pub ramp_ops: u64,
     /// `--bssplit`, `--block-align`: the figures per size, ascending (empty without a mix).
     pub per_size: Vec<SizeStats>,
     /// `--distribution zoned`: I/Os drawn per zone (empty otherwise).
     pub zone_ios: Vec<u64>,
-    /// The worker's own time in the window, between a completion and the next submission.
-    pub own_ns: u64,
-    /// The depth at each issue and the I/Os each submitting call and reap carried.
-    pub depths: DepthTally,
     /// `--write-iolog`: the I/Os it issued.
     pub iolog: Option<iolog::IoRecorder>,
 }
@@ -175,4 +144,71 @@ impl Default for PacingLatency {
 pub struct VerifyCost {
     pub stamp_ns: u64,
     pub check_ns: u64,
+}
+
+/// The worker's counted I/Os per op type over the window (flushes and trims: `OpStats::unused` when the run asked for none).
+/// A part of `WorkerResult`.
+pub struct OpTotals {
+    /// All of its targets together.
+    pub read: OpStats,
+    pub write: OpStats,
+    pub flush: OpStats,
+    /// Trims (`--trim-percent`; empty and tiny without).
+    pub trim: OpStats,
+}
+
+/// What the engine said of itself: its set-up facts and its notes.
+/// A part of `WorkerResult`.
+pub struct EngineReport {
+    pub engine_setup: Vec<(String, String)>,
+    /// Notes from the engine (fallbacks taken at set-up), said once by the coordinator.
+    pub engine_notes: Vec<String>,
+}
+
+/// What failed: the I/O or the engine that stopped the worker, and every failed I/O counted.
+/// A part of `WorkerResult`.
+pub struct Failures {
+    pub failure: Option<IoFailure>,
+    /// The engine could not start, or stopped working mid-run.
+    pub engine_error: Option<String>,
+    /// Failed I/Os per op type and errno.
+    pub errors: ErrorCounts,
+}
+
+/// The worker's CPU time, where it ran and its buffers were, its own time and the depths it kept.
+/// A part of `WorkerResult`.
+pub struct MachineSeen {
+    pub cpu: CpuTimes,
+    /// The CPU the worker was on when it finished (sched_getcpu).
+    pub cpu_seen: Option<u32>,
+    /// The NUMA node its buffers' first page is on (get_mempolicy).
+    pub buffer_node_seen: Option<u32>,
+    /// The worker's own time in the window, between a completion and the next submission.
+    pub own_ns: u64,
+    /// The depth at each issue and the I/Os each submitting call and reap carried.
+    pub depths: DepthTally,
+}
+
+/// What became of the data: verification's counts, mismatches and cost, the duplicate chunks written, and the time taken to make writes durable.
+/// A part of `WorkerResult`.
+pub struct DataOutcome {
+    /// Verification counts and the first mismatches (with `--verify`).
+    pub verify_counts: VerifyCounts,
+    pub mismatches: Vec<Mismatch>,
+    /// Measured cost of stamping and checking one verified block.
+    pub verify_cost: VerifyCost,
+    /// 4 KiB chunks of its counted writes that were duplicates by design (`--dedupe-ratio`).
+    pub duplicate_chunks_written: u64,
+    /// Time the engine took to make its writes durable after the window (mmap: msync),
+    /// when it had anything to do. Not part of the window.
+    pub sync_ns: Option<u64>,
+}
+
+/// A paced worker's think time, lateness and service time.
+/// A part of `WorkerResult`.
+pub struct PacedOutcome {
+    /// Think time asked for and spent, and how far behind its rate schedule the worker fell (paced runs).
+    pub pacing: PacingCounts,
+    /// Rate schedules: the worker's lateness and the I/O's service time.
+    pub pacing_latency: Option<PacingLatency>,
 }

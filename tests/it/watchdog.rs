@@ -162,7 +162,7 @@ fn watch(depth: u32, hold: u64, timeout: Duration) -> (Option<Waiting>, Duration
     stop.store(stop_code::FAILED, Ordering::Relaxed);
     RELEASE.store(true, Ordering::Relaxed);
     let result = worker.join().unwrap();
-    assert!(result.read.ops > 0 || hold == u64::MAX);
+    assert!(result.ops.read.ops > 0 || hold == u64::MAX);
     (seen, took)
 }
 

@@ -68,7 +68,7 @@ pub(super) fn machine_state(
 /// Engine notes (fallbacks taken at set-up): each distinct one said once.
 pub(super) fn say_engine_notes(workers: &[WorkerResult], diag: &Diagnostics) {
     let mut said: Vec<&String> = Vec::new();
-    for note in workers.iter().flat_map(|w| &w.engine_notes) {
+    for note in workers.iter().flat_map(|w| &w.engine.engine_notes) {
         if !said.contains(&note) {
             diag.note(note.clone());
             said.push(note);

@@ -217,14 +217,15 @@ fn io_depths(workers: &[WorkerResult]) -> Option<IoDepths> {
     let mut issued = DepthTally::default();
     let mut calls = [0; DEPTH_CAP + 1];
     for w in workers {
-        issued.add(&w.depths);
+        issued.add(&w.machine.depths);
         let batch = w
+            .engine
             .engine_setup
             .iter()
             .find(|(k, _)| k == "submit_batch_max")
             .and_then(|(_, v)| v.parse::<usize>().ok())
             .unwrap_or(0);
-        for (sum, n) in calls.iter_mut().zip(split_calls(&w.depths.per_submit, batch)) {
+        for (sum, n) in calls.iter_mut().zip(split_calls(&w.machine.depths.per_submit, batch)) {
             *sum += n;
         }
     }
@@ -246,7 +247,7 @@ fn tool_time(spec: &Spec, workers: &[WorkerResult], window_ns: u64, ops: u64) ->
     if spec.pacing.rate.is_some() || spec.pacing.think.is_some() || timed_replay || ops == 0 || window_ns == 0 {
         return None;
     }
-    let total_ns: u64 = workers.iter().map(|w| w.own_ns).sum();
+    let total_ns: u64 = workers.iter().map(|w| w.machine.own_ns).sum();
     Some(ToolTime {
         total_ns,
         per_io_ns: total_ns as f64 / ops as f64,
@@ -324,11 +325,11 @@ impl Merged {
         let mut worker_cpu = CpuTimes::default();
         let mut per_target: Vec<(OpStats, OpStats)> = (0..targets).map(|_| (OpStats::new(), OpStats::new())).collect();
         for w in workers {
-            read.merge(&w.read);
-            write.merge(&w.write);
-            flush.merge(&w.flush);
-            trim.merge(&w.trim);
-            worker_cpu.add(&w.cpu);
+            read.merge(&w.ops.read);
+            write.merge(&w.ops.write);
+            flush.merge(&w.ops.flush);
+            trim.merge(&w.ops.trim);
+            worker_cpu.add(&w.machine.cpu);
             for t in &w.per_target {
                 let slot = &mut per_target[t.target as usize];
                 slot.0.merge(&t.read);
@@ -402,7 +403,7 @@ fn engine_info(spec: &Spec, effective_depth: u32, workers: &[WorkerResult]) -> E
         effective_queue_depth: effective_depth,
         setup: {
             let mut setup: std::collections::BTreeMap<String, String> =
-                workers.first().map(|w| w.engine_setup.iter().cloned().collect()).unwrap_or_default();
+                workers.first().map(|w| w.engine.engine_setup.iter().cloned().collect()).unwrap_or_default();
             // Flushes of an engine whose writes are stores into a mapping are msync.
             if spec.durability.flush.is_some() && !spec.io.engine.caps().writes_through_descriptor {
                 setup.insert("flush_call".into(), "msync".into());
@@ -424,11 +425,11 @@ fn worker_infos(
         .iter()
         .map(|w| WorkerInfo {
             index: w.index,
-            read: w.read.summarize(window_ns),
-            write: w.write.summarize(window_ns),
-            flush: flushing.then(|| w.flush.summarize(window_ns)),
-            trim: trimming.then(|| w.trim.summarize(window_ns)),
-            cpu: w.cpu,
+            read: w.ops.read.summarize(window_ns),
+            write: w.ops.write.summarize(window_ns),
+            flush: flushing.then(|| w.ops.flush.summarize(window_ns)),
+            trim: trimming.then(|| w.ops.trim.summarize(window_ns)),
+            cpu: w.machine.cpu,
             stop: format!("{:?}", w.stop).to_lowercase(),
             placement: {
                 let planned = placed.plan.workers.get(w.index as usize).cloned().unwrap_or_default();
@@ -436,11 +437,11 @@ fn worker_infos(
                     cpus: planned.cpus,
                     node: planned.node,
                     memory_bound: planned.bind_memory,
-                    cpu_seen: w.cpu_seen,
-                    buffer_node_seen: w.buffer_node_seen,
+                    cpu_seen: w.machine.cpu_seen,
+                    buffer_node_seen: w.machine.buffer_node_seen,
                 }
             },
-            achieved_queue_depth: w.read.in_flight(window_ns) + w.write.in_flight(window_ns),
+            achieved_queue_depth: w.ops.read.in_flight(window_ns) + w.ops.write.in_flight(window_ns),
         })
         .collect()
 }

@@ -133,7 +133,7 @@ impl Outcome {
         diag: &Diagnostics,
     ) -> Self {
         let io_errors =
-            crate::stats::io_errors::summarize(workers.iter().map(|w| &w.errors), spec.error_limit(), |t| {
+            crate::stats::io_errors::summarize(workers.iter().map(|w| &w.failures.errors), spec.error_limit(), |t| {
                 targets.get(t as usize).map_or_else(|| format!("target #{t}"), |t| t.plan.path.display().to_string())
             });
         let stuck_io: Vec<StuckIo> = abandoned.iter().map(|a| stuck_info(a, targets)).collect();
@@ -169,7 +169,8 @@ impl Outcome {
         let failure = workers
             .iter()
             .find_map(|w| {
-                w.failure
+                w.failures
+                    .failure
                     .map(|f| {
                         let first = describe_failure(&f, targets, write_bytes);
                         match limit {
@@ -179,11 +180,11 @@ impl Outcome {
                             _ => first,
                         }
                     })
-                    .or_else(|| w.engine_error.clone().map(|m| format!("worker {}: {m}", w.index)))
+                    .or_else(|| w.failures.engine_error.clone().map(|m| format!("worker {}: {m}", w.index)))
             })
             .or(stuck_failure)
             .or_else(|| fsync.and_then(|r| r.as_ref().err().cloned()));
-        let msync_ns = workers.iter().filter_map(|w| w.sync_ns).max();
+        let msync_ns = workers.iter().filter_map(|w| w.data.sync_ns).max();
         let fsync_ns = fsync.and_then(|r| r.as_ref().ok().copied());
         let durability = (msync_ns.is_some() || fsync_ns.is_some()).then(|| Durability {
             msync_ns,

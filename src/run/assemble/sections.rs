@@ -74,7 +74,7 @@ pub(super) fn replay_info(
     layout: &RegionLayout,
 ) -> Option<crate::result::ReplayInfo> {
     let r = spec.replay.as_ref()?;
-    let lag = workers.iter().filter_map(|w| w.pacing_latency.as_ref()).fold(None, |acc: Option<OpStats>, l| {
+    let lag = workers.iter().filter_map(|w| w.paced.pacing_latency.as_ref()).fold(None, |acc: Option<OpStats>, l| {
         let mut acc = acc.unwrap_or_default();
         acc.merge(&l.lateness);
         Some(acc)
@@ -83,7 +83,12 @@ pub(super) fn replay_info(
     let target_bytes =
         (0..layout.threads).map(|w| layout.worker(w).blocks).max().unwrap_or(0) * spec.shape.block_size_bytes;
     let issued = lag.as_ref().map_or_else(
-        || workers.iter().map(|w| w.read.ops + w.write.ops + w.trim.ops + w.flush.ops + w.ramp_ops).sum(),
+        || {
+            workers
+                .iter()
+                .map(|w| w.ops.read.ops + w.ops.write.ops + w.ops.trim.ops + w.ops.flush.ops + w.ramp_ops)
+                .sum()
+        },
         |l| l.ops,
     );
     Some(crate::result::ReplayInfo {
@@ -125,7 +130,7 @@ pub(super) fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64,
     let worker_time_ns = window_ns as f64 * workers.len().max(1) as f64;
     let window_s = window_ns as f64 / 1e9;
     // Every worker's lateness and service histograms, merged (rate schedules only).
-    let latency = workers.iter().filter_map(|w| w.pacing_latency.as_ref()).fold(None, |acc, l| {
+    let latency = workers.iter().filter_map(|w| w.paced.pacing_latency.as_ref()).fold(None, |acc, l| {
         let mut acc: PacingLatency = acc.unwrap_or_default();
         acc.merge(l);
         Some(acc)
@@ -136,15 +141,15 @@ pub(super) fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64,
             every: t.every,
             fixed_ns: (t.adaptive_percent.is_none()).then_some(t.time_ns),
             adaptive_percent: t.adaptive_percent,
-            thinks: sum(|w| w.pacing.thinks),
-            requested_ns: sum(|w| w.pacing.think_requested_ns),
-            spent_ns: sum(|w| w.pacing.think_spent_ns),
-            share_of_run: sum(|w| w.pacing.think_spent_ns) as f64 / worker_time_ns,
+            thinks: sum(|w| w.paced.pacing.thinks),
+            requested_ns: sum(|w| w.paced.pacing.think_requested_ns),
+            spent_ns: sum(|w| w.paced.pacing.think_spent_ns),
+            share_of_run: sum(|w| w.paced.pacing.think_spent_ns) as f64 / worker_time_ns,
         }),
         rate: spec.pacing.rate.map(|r| {
             let target_iops = r.iops_per_worker * workers.len() as f64;
             let achieved_iops = ops as f64 / window_s;
-            let backlog = sum(|w| w.pacing.backlog_ios);
+            let backlog = sum(|w| w.paced.pacing.backlog_ios);
             RateInfo {
                 given_as: r.given_as,
                 total: r.total,
@@ -152,7 +157,7 @@ pub(super) fn pacing_info(spec: &Spec, workers: &[WorkerResult], window_ns: u64,
                 target_iops,
                 achieved_iops,
                 backlog_at_end: backlog,
-                max_behind_ns: workers.iter().map(|w| w.pacing.max_behind_ns).max().unwrap_or(0),
+                max_behind_ns: workers.iter().map(|w| w.paced.pacing.max_behind_ns).max().unwrap_or(0),
                 lateness: latency.as_ref().map(|l| paced_latency(&l.lateness)),
                 service: latency.as_ref().map(|l| paced_latency(&l.service)),
                 reached: achieved_iops >= target_iops * 0.99,
@@ -175,9 +180,9 @@ pub(super) fn data_reduction_info(spec: &Spec, workers: &[WorkerResult]) -> Opti
         // Each size's writes: a mix's sizes differ in chunks.
         workers.iter().flat_map(|w| &w.per_size).map(|s| chunks_of(s.write.ops, s.size_bytes)).sum::<u64>()
     } else {
-        workers.iter().map(|w| w.write.ops).sum::<u64>() * chunks_per_write
+        workers.iter().map(|w| w.ops.write.ops).sum::<u64>() * chunks_per_write
     };
-    let duplicate_chunks_written = workers.iter().map(|w| w.duplicate_chunks_written).sum();
+    let duplicate_chunks_written = workers.iter().map(|w| w.data.duplicate_chunks_written).sum();
     // Verified writes are duplicates by whole blocks; unverified ones by 4 KiB chunk.
     let unit_chunks = if spec.data.verify.is_some() { chunks_per_write } else { 1 };
     Some(crate::result::DataReductionInfo {
@@ -204,15 +209,15 @@ pub(super) fn verification_info(
 ) -> VerificationInfo {
     let mut counts = VerifyCounts::default();
     for w in workers {
-        counts.merge(&w.verify_counts);
+        counts.merge(&w.data.verify_counts);
     }
-    let mut mismatches: Vec<&Mismatch> = workers.iter().flat_map(|w| &w.mismatches).collect();
+    let mut mismatches: Vec<&Mismatch> = workers.iter().flat_map(|w| &w.data.mismatches).collect();
     mismatches.sort_by_key(|m| (m.target, m.offset_bytes));
     let hex = |bytes: &[u8; 16]| bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ");
     let failures = counts.failures();
-    let writes: u64 = workers.iter().map(|w| w.write.ops).sum();
-    let stamp_ns = workers.iter().map(|w| w.verify_cost.stamp_ns).max().unwrap_or(0);
-    let check_ns = workers.iter().map(|w| w.verify_cost.check_ns).max().unwrap_or(0);
+    let writes: u64 = workers.iter().map(|w| w.ops.write.ops).sum();
+    let stamp_ns = workers.iter().map(|w| w.data.verify_cost.stamp_ns).max().unwrap_or(0);
+    let check_ns = workers.iter().map(|w| w.data.verify_cost.check_ns).max().unwrap_or(0);
     let verify_ns = stamp_ns as f64 * writes as f64 + check_ns as f64 * counts.checked as f64;
     VerificationInfo {
         pattern: v.pattern,
