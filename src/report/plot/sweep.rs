@@ -191,6 +191,11 @@ fn binary_rate_unit(largest_bytes_per_sec: f64) -> (f64, &'static str) {
         .map_or((1.0, "B/s"), |&(bytes, name)| (bytes as f64, name))
 }
 
+/// The columns of a sweep's table (`report/csv.rs`) that record the flag of their name,
+/// value as given: the others (`duration_s`, `direct`, `hostname`) are not flags as such.
+const FLAG_COLUMNS: [&str; 8] =
+    ["block_size", "queue_depth", "threads", "read_percent", "distribution", "file_distribution", "seed", "cache"];
+
 /// A series' legend in the flag's words: `--block-size 4k` for a sweep table's column
 /// `block_size` at 4096, `--block-size 4k --threads 2` for a sweep's two other axes
 /// (`block-size / threads` at `4k / 2`); a search's percentiles by their names alone.
@@ -208,7 +213,13 @@ pub(super) fn series_label(by: &str, value: &str) -> String {
             (ColumnUnit::Bytes, Ok(bytes)) => size_label(bytes),
             _ => value.trim().to_string(),
         };
-        format!("--{} {shown}", column.replace('_', "-"))
+        // A sweep's axis is a flag as given (`block-size`); a table's column is one only
+        // where it records the flag of its name, else it is said in words.
+        if column.contains('-') || FLAG_COLUMNS.contains(&column) {
+            format!("--{} {shown}", column.replace('_', "-"))
+        } else {
+            format!("{} {shown}", column_label(column))
+        }
     });
     each.collect::<Vec<_>>().join(" ")
 }

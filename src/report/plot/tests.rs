@@ -202,6 +202,10 @@ fn sweep_legends_are_in_the_flags_words() {
     assert_eq!(series_label("queue_depth", "32"), "--queue-depth 32");
     assert_eq!(series_label("block-size / threads", "4k / 2"), "--block-size 4k --threads 2");
     assert_eq!(series_label("percentile", "p99"), "p99");
+    // Columns that are no flag of their name are said in words, never as a made-up flag.
+    assert_eq!(series_label("hostname", "node1"), "hostname node1");
+    assert_eq!(series_label("duration_s", "10"), "duration s 10");
+    assert_eq!(series_label("direct", "true"), "direct true");
 }
 
 /// A bandwidth axis is drawn in the unit it is shown in: ticks at round MiB/s (50, 100,
