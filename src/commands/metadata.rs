@@ -189,7 +189,7 @@ pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
                 break;
             }
             let jobs: Vec<&crate::plan::Job> = phase.jobs.iter().collect();
-            let outcomes = crate::jobs::phases::run_phase(phase.number, &jobs, plan.output.quiet, stop, None);
+            let outcomes = crate::jobs::phases::run_phase(phase.number, &jobs, plan.output.quiet, stop, false);
             emit_phase(outcomes, outputs, &header)
         };
         if code == exit_code::SUCCESS {

@@ -193,7 +193,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
         },
         None => None,
     };
-    // Said once, before the steps (whose own warnings about memory are then said once too).
+    // Said once, before the steps (their own word on memory is gathered under the table).
     if let Some(p) = place.as_ref().filter(|p| p.in_memory)
         && let Some(said) = &p.said
     {

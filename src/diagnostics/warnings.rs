@@ -1,8 +1,7 @@
 //! Diagnostics for people: warnings and notes on stderr, recorded so that the
 //! result carries them too. Never on stdout, which belongs to the report.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// Writes one line to stderr and ignores a failure to do so. A closed stderr
 /// (`2>&1 | true`) or a full one (`2>/dev/full`) must not panic the run and lose its
@@ -25,20 +24,12 @@ pub struct Diagnostics {
     prefix: String,
     /// The step of a profile this run is (`for_step`): named on the live line.
     step: Option<String>,
-    /// Warnings and notes already said by an earlier step of the same profile run: said
-    /// once, recorded by every step.
-    said: Option<Arc<Mutex<HashSet<String>>>>,
-    /// The step whose passes say a text once, whatever its figures.
-    same_step: Option<String>,
     /// A profile's step: its warnings and notes are recorded and said after the profile's
     /// table, gathered with the other steps' (`report::profile::gathered`), not as they come.
     held: bool,
     warnings: Mutex<Vec<String>>,
     notes: Mutex<Vec<String>>,
 }
-
-/// What the steps of one profile run have said (`Diagnostics::for_step`).
-pub type Said = Arc<Mutex<HashSet<String>>>;
 
 impl Diagnostics {
     /// `quiet` hides notes and progress (warnings still show).
@@ -50,8 +41,6 @@ impl Diagnostics {
             show_progress: !quiet && std::io::stderr().is_terminal(),
             prefix: String::new(),
             step: None,
-            said: None,
-            same_step: None,
             held: false,
             warnings: Mutex::new(Vec::new()),
             notes: Mutex::new(Vec::new()),
@@ -71,16 +60,25 @@ impl Diagnostics {
 
     /// One step of a profile, run alone, `label` its name for people: its live line names
     /// it, and its warnings and notes are recorded in its result and held: the profile says
-    /// them under its table, each once with the steps it concerns. (`said` and `step` keep
-    /// what is said once across the run's steps, for a line a step prints as it goes.)
-    pub fn for_step(quiet: bool, label: &str, said: Said, step: &str) -> Self {
-        Self {
-            prefix: format!("[{label}] "),
-            step: Some(label.to_string()),
-            said: Some(said),
-            same_step: Some(step.to_string()),
-            held: true,
-            ..Self::new(quiet)
+    /// them under its table, each once with the steps it concerns (`say_held` when the step
+    /// ends without a result).
+    pub fn for_step(quiet: bool, label: &str) -> Self {
+        Self { prefix: format!("[{label}] "), step: Some(label.to_string()), held: true, ..Self::new(quiet) }
+    }
+
+    /// A held step's warnings (and, unless quiet, notes) said now, named by its step: for a
+    /// step that ended without a result, whose messages no table gathers.
+    pub fn say_held(&self) {
+        if !self.held || self.silent {
+            return;
+        }
+        for w in self.warnings() {
+            crate::stderr_line!("{}⚠ {w}", self.prefix);
+        }
+        if !self.quiet {
+            for n in self.notes() {
+                crate::stderr_line!("{}note: {n}", self.prefix);
+            }
         }
     }
 
@@ -89,22 +87,10 @@ impl Diagnostics {
         self.step.as_deref()
     }
 
-    /// Whether `text` is new to the profile run (always, outside one); remembered.
-    fn first_time(&self, text: &str) -> bool {
-        let Some(said) = &self.said else { return true };
-        let mut said = said.lock().expect("diagnostics lock");
-        let new_text = said.insert(text.to_string());
-        let new_for_step = self.same_step.as_ref().is_none_or(|step| {
-            let masked: String = text.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
-            said.insert(format!("{step}\u{0}{masked}"))
-        });
-        new_text && new_for_step
-    }
-
     /// Something the reader must not miss (the figures mean less than they seem).
     pub fn warn(&self, text: impl Into<String>) {
         let text = text.into();
-        if !self.silent && !self.held && self.first_time(&text) {
+        if !self.silent && !self.held {
             crate::stderr_line!("{}⚠ {text}", self.prefix);
         }
         self.warnings.lock().expect("diagnostics lock").push(text);
@@ -113,7 +99,7 @@ impl Diagnostics {
     /// A fact worth saying once (how the run was set up).
     pub fn note(&self, text: impl Into<String>) {
         let text = text.into();
-        if !self.quiet && !self.held && self.first_time(&text) {
+        if !self.quiet && !self.held {
             crate::stderr_line!("{}note: {text}", self.prefix);
         }
         self.notes.lock().expect("diagnostics lock").push(text);
@@ -122,7 +108,7 @@ impl Diagnostics {
     /// Warns with a line printed as given (no "⚠ " prefix added).
     pub fn warn_verbatim(&self, line: impl Into<String>, recorded: impl Into<String>) {
         let recorded = recorded.into();
-        if !self.silent && !self.held && self.first_time(&recorded) {
+        if !self.silent && !self.held {
             crate::stderr_line!("{}{}", self.prefix, line.into());
         }
         self.warnings.lock().expect("diagnostics lock").push(recorded);

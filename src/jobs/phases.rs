@@ -16,7 +16,7 @@
 use crate::cluster::Cluster;
 use crate::cluster::in_process::Group;
 use crate::diagnostics::error::RunError;
-use crate::diagnostics::warnings::{Diagnostics, Said};
+use crate::diagnostics::warnings::Diagnostics;
 use crate::metadata::result::MetaResult;
 use crate::plan::{Job, Plan};
 use crate::result::RunResult;
@@ -42,11 +42,10 @@ pub struct JobOutcome {
 }
 
 /// Runs every phase of `plan` in order; an outcome per job, in file order. `steps`: the
-/// plan is a profile's, whose jobs are steps (each named on its lines and its live line;
-/// what one step said is not said again by the next).
+/// plan is a profile's, whose jobs are steps (each named on its live line; their warnings
+/// are held for the profile's table, `Diagnostics::for_step`).
 pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>, steps: bool) -> Vec<JobOutcome> {
     let mut outcomes: Vec<JobOutcome> = Vec::new();
-    let said: Option<Said> = steps.then(Default::default);
     for p in &plan.phases {
         let phase = p.number;
         let jobs: Vec<&Job> = p.jobs.iter().collect();
@@ -63,21 +62,15 @@ pub fn run_all(plan: &Plan, quiet: bool, stop: &Arc<AtomicUsize>, steps: bool) -
             }));
             continue;
         }
-        outcomes.extend(run_phase(phase, &jobs, quiet, stop, said.as_ref()));
+        outcomes.extend(run_phase(phase, &jobs, quiet, stop, steps));
     }
     outcomes
 }
 
 /// The jobs of one phase, at once, in one window: their workers wait on one start word,
 /// set once every worker of every job is set up. An outcome per job, in the order of
-/// `jobs`. `said`: as `run_all`'s `steps` (a profile's steps), else `None`.
-pub fn run_phase(
-    phase: u32,
-    jobs: &[&Job],
-    quiet: bool,
-    stop: &Arc<AtomicUsize>,
-    said: Option<&Said>,
-) -> Vec<JobOutcome> {
+/// `jobs`. `steps`: as `run_all`'s (a profile's steps).
+pub fn run_phase(phase: u32, jobs: &[&Job], quiet: bool, stop: &Arc<AtomicUsize>, steps: bool) -> Vec<JobOutcome> {
     let group = Group::new(jobs.len());
     let start = PhaseStart::new();
     let alone = jobs.len() == 1;
@@ -102,7 +95,7 @@ pub fn run_phase(
                 let thread = std::thread::Builder::new().name(format!("job {}", job.name));
                 thread
                     .spawn_scoped(scope, move || {
-                        run_job(phase, job, member, (group, start), (alone, said), quiet, stop)
+                        run_job(phase, job, member, (group, start), (alone, steps), quiet, stop)
                     })
                     .map_err(|e| {
                         let why = format!("cannot start its thread: {e}");
@@ -136,18 +129,15 @@ fn run_job(
     job: &Job,
     member: usize,
     (group, start_word): (&Group, &PhaseStart),
-    (alone, said): (bool, Option<&Said>),
+    (alone, step): (bool, bool),
     quiet: bool,
     stop: Arc<AtomicUsize>,
 ) -> JobOutcome {
     let cluster = Cluster::alone();
     let start = StartLine::new(&cluster, None).in_group(group, member, start_word);
-    let diag = match (alone, said) {
-        (true, Some(said)) => {
-            let label = crate::result::profile_steps::step_label(&job.name);
-            Diagnostics::for_step(quiet, &label, Arc::clone(said), crate::result::profile_steps::step_of(&job.name))
-        }
-        (true, None) => Diagnostics::new(quiet),
+    let diag = match (alone, step) {
+        (true, true) => Diagnostics::for_step(quiet, &crate::result::profile_steps::step_label(&job.name)),
+        (true, false) => Diagnostics::new(quiet),
         (false, _) => Diagnostics::for_job(quiet, &job.name),
     };
     let mut outcome = JobOutcome {
@@ -182,6 +172,7 @@ fn run_job(
                 outcome.metadata = Some(Box::new(o.result));
             }
             Err(e) => {
+                diag.say_held();
                 let _ = start.fail(&e);
                 outcome.stopped_by_others = start.stopped_by_others();
                 outcome.exit_code = e.exit_code();
@@ -200,6 +191,8 @@ fn run_job(
             outcome.result = Some(o.result);
         }
         Err(e) => {
+            // No result carries its messages to the profile's table: said here.
+            diag.say_held();
             // The other jobs of the phase wait at the checkpoint this one did not reach.
             let _ = start.fail(&e);
             outcome.stopped_by_others = start.stopped_by_others();
