@@ -177,17 +177,7 @@ pub fn plot(mut args: PlotArgs) -> i32 {
         Some(doc) => report::jobs::charts(doc, &args.plot),
         None => plot::result_charts(&loaded.result, &args.plot),
     };
-    match charts {
-        Ok(outcome) => {
-            super::print_notes(args.output.quiet, &outcome.notes);
-            let listing: String = outcome.written.iter().map(|p| format!("{}\n", p.display())).collect();
-            super::write_stdout(&listing)
-        }
-        Err(e) => {
-            crate::stderr_line!("iopulse plot: error: {e}");
-            exit_code::RUN_FAILED
-        }
-    }
+    said_and_listed(&args, charts)
 }
 
 /// A metadata run's result: the charts its run's `--plot DIR` draws (latency per kind; ops/s
@@ -208,7 +198,12 @@ fn metadata_charts(args: &PlotArgs, path: &Path) -> i32 {
     if let Some(code) = judge(ledger, &args.plot, &charts) {
         return code;
     }
-    match report::metadata_plot::charts(&loaded.result, &args.plot, "") {
+    said_and_listed(args, report::metadata_plot::charts(&loaded.result, &args.plot, ""))
+}
+
+/// The charts drawn: their notes on stderr (unless `--quiet`), their paths on stdout.
+fn said_and_listed(args: &PlotArgs, charts: Result<report::plot::PlotOutcome, report::plot::PlotError>) -> i32 {
+    match charts {
         Ok(outcome) => {
             super::print_notes(args.output.quiet, &outcome.notes);
             let listing: String = outcome.written.iter().map(|p| format!("{}\n", p.display())).collect();

@@ -128,11 +128,16 @@ fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
     out.push_str("</table>\n");
 }
 
+/// A table row's cells, each escaped (`table` takes them so).
+fn escaped(cells: &[String]) -> Vec<String> {
+    cells.iter().map(|c| escape(c)).collect()
+}
+
 const OP_HEAD: [&str; 10] = ["", "I/Os", "IOPS", "bandwidth", "mean", "p50", "p90", "p99", "p99.9", "max"];
 
 fn op_row(name: &str, op: &OpSummary) -> Vec<String> {
     let l = &op.latency_ns;
-    [
+    escaped(&[
         name.to_string(),
         units::count(op.ops),
         units::iops(op.iops),
@@ -143,10 +148,7 @@ fn op_row(name: &str, op: &OpSummary) -> Vec<String> {
         units::latency_ns(l.p99),
         units::latency_ns(l.p99_9),
         units::latency_ns(l.max),
-    ]
-    .iter()
-    .map(|c| escape(c))
-    .collect()
+    ])
 }
 
 /// One run: what ran, its figures, sizes, expectations, notes and charts.
@@ -320,7 +322,7 @@ fn metadata(out: &mut String, r: &MetaResult) -> Result<(), PlotError> {
             .map(|o| {
                 let l = &o.latency_ns;
                 let share = o.share_achieved_percent.map_or_else(|| "-".to_string(), |p| format!("{p:.1}%"));
-                [
+                escaped(&[
                     o.op.name().to_string(),
                     units::count(o.ops),
                     units::iops(o.ops_per_sec),
@@ -331,10 +333,7 @@ fn metadata(out: &mut String, r: &MetaResult) -> Result<(), PlotError> {
                     units::latency_ns(l.p99),
                     units::latency_ns(l.p99_9),
                     units::latency_ns(l.max),
-                ]
-                .iter()
-                .map(|c| escape(c))
-                .collect()
+                ])
             })
             .collect();
         let head = ["operation", "ops", "ops/s", "bytes/s", "share", "mean", "p50", "p99", "p99.9", "max"];
@@ -410,7 +409,7 @@ fn sweep(out: &mut String, doc: &SweepDocument) -> Result<(), PlotError> {
         .map(|p| {
             let params: Vec<String> = p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let s = &p.summary;
-            [
+            escaped(&[
                 params.join(" "),
                 s.runs.to_string(),
                 range(&s.iops, &|v| units::iops(v)),
@@ -418,10 +417,7 @@ fn sweep(out: &mut String, doc: &SweepDocument) -> Result<(), PlotError> {
                 range(&s.p50_ns, &ns),
                 range(&s.p99_ns, &ns),
                 range(&s.cpu_per_io_ns, &ns),
-            ]
-            .iter()
-            .map(|c| escape(c))
-            .collect()
+            ])
         })
         .collect();
     out.push_str("<h3>Points (median of the runs, their range in brackets)</h3>\n");
@@ -447,7 +443,7 @@ fn search(out: &mut String, doc: &SearchDocument) -> Result<(), PlotError> {
         .curve
         .iter()
         .map(|c| {
-            [
+            escaped(&[
                 c.phase.clone(),
                 c.offered_iops.map_or_else(|| "-".into(), units::iops),
                 c.queue_depth.to_string(),
@@ -456,10 +452,7 @@ fn search(out: &mut String, doc: &SearchDocument) -> Result<(), PlotError> {
                 units::latency_ns(c.p50_ns),
                 units::latency_ns(c.p99_ns),
                 units::latency_ns(c.p99_9_ns),
-            ]
-            .iter()
-            .map(|c| escape(c))
-            .collect()
+            ])
         })
         .collect();
     table(out, &["step", "offered IOPS", "QD", "threads", "IOPS", "p50", "p99", "p99.9"], &rows);
