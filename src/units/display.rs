@@ -58,8 +58,18 @@ pub fn bandwidth_binary(bytes_per_sec: f64) -> String {
     if let Some(text) = beyond_plain(bytes_per_sec / 1e6) {
         return format!("{text} MB/s");
     }
-    let (binary, binary_unit) = scale(bytes_per_sec, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]);
+    let (binary, binary_unit) = scale(bytes_per_sec, 1024.0, &BINARY_RATES);
     format!("{binary:.1} {binary_unit}")
+}
+
+const BINARY_RATES: [&str; 5] = ["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"];
+
+/// The binary unit `bandwidth_binary` shows `bytes_per_sec` in: bytes per second of one of
+/// it, and its name (an axis drawn in that unit ticks at round values of it).
+pub fn binary_rate_unit(bytes_per_sec: f64) -> (f64, &'static str) {
+    let (_, name) = scale(bytes_per_sec, 1024.0, &BINARY_RATES);
+    let power = BINARY_RATES.iter().position(|u| *u == name).unwrap_or(0);
+    (1024f64.powi(power as i32), name)
 }
 
 fn scale(mut v: f64, base: f64, units: &[&'static str]) -> (f64, &'static str) {

@@ -31,7 +31,7 @@ pub fn sweep_svg(sweep: &Sweep) -> Result<String, PlotError> {
     let y_unit = column_unit(&sweep.y);
     let largest = sweep.series.iter().flat_map(|s| s.points.iter().map(|p| p.max)).fold(0.0, f64::max);
     let (per_unit, unit_name) = match y_unit {
-        ColumnUnit::BytesPerSec if !log_y => binary_rate_unit(largest),
+        ColumnUnit::BytesPerSec if !log_y => units::binary_rate_unit(largest),
         _ => (1.0, ""),
     };
     let ty = |y: f64| if log_y { y.max(1.0).log10() } else { y / per_unit };
@@ -181,16 +181,6 @@ pub(super) fn column_label(column: &str) -> String {
 }
 
 /// 4096 → "4k", 65536 → "64k", 1048576 → "1m", 512 → "512" (as sizes are typed).
-/// The binary unit a rate axis whose largest value is `largest_bytes_per_sec` is drawn
-/// in: bytes per second of one of it, and its name.
-fn binary_rate_unit(largest_bytes_per_sec: f64) -> (f64, &'static str) {
-    let units = [(1u64 << 40, "TiB/s"), (1 << 30, "GiB/s"), (1 << 20, "MiB/s"), (1 << 10, "KiB/s")];
-    units
-        .iter()
-        .find(|(bytes, _)| largest_bytes_per_sec >= *bytes as f64)
-        .map_or((1.0, "B/s"), |&(bytes, name)| (bytes as f64, name))
-}
-
 /// The columns of a sweep's table (`report/csv.rs`) that record the flag of their name,
 /// value as given: the others (`duration_s`, `direct`, `hostname`) are not flags as such.
 const FLAG_COLUMNS: [&str; 8] =
