@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 
 /// Flags whose one value has commas of its own: never an axis.
 pub const LIST_VALUED: &[&str] =
-    &["cpu-cores", "numa-zones", "bssplit", "expect", "meta-mix", "meta-phases", "file-size-dist"];
+    &["cpu-cores", "numa-zones", "bssplit", "expect", "meta-mix", "meta-phases", "meta-flow", "file-size-dist"];
 
 /// The values a flag was given: one, or the items of its comma list, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,7 +5,8 @@
 
 use crate::diagnostics::error::UsageError;
 use crate::spec::metadata::{
-    FileCount, MAX_DEPTH, MAX_DIRS_PER_DIR, MAX_LEAVES, MetaMix, MetaOp, MetaPhases, MetaSpec, MetaWorkload, SizeDist,
+    FileCount, MAX_DEPTH, MAX_DIRS_PER_DIR, MAX_LEAVES, MetaFlow, MetaMix, MetaOp, MetaPhases, MetaSpec, MetaWorkload,
+    PreallocPercent, SizeDist,
 };
 use crate::units::values::Count;
 use serde::Deserialize;
@@ -42,8 +43,9 @@ pub struct MetadataArgs {
 
     /// Sizes of the tree's files: one, or SIZE:WEIGHT pairs.
     ///
-    /// The sizes of the tree's files (with --files): one size, or SIZE:WEIGHT pairs drawn per
-    /// file, e.g. `0:20,4k:50,64k:30`. [default: 0, empty files]
+    /// The sizes of the tree's files (with --files): one size, SIZE:WEIGHT pairs drawn per
+    /// file, e.g. `0:20,4k:50,64k:30`, or `gamma:MEAN:SHAPE`, a gamma distribution as
+    /// filebench's (e.g. `gamma:16k:1.5`). [default: 0, empty files]
     #[arg(long, value_name = "SIZES")]
     #[serde(deserialize_with = "crate::units::values::text")]
     pub file_size_dist: Option<SizeDist>,
@@ -72,6 +74,27 @@ pub struct MetadataArgs {
     #[serde(deserialize_with = "crate::units::values::text")]
     pub meta_phases: Option<MetaPhases>,
 
+    /// Steps on held files, in order, over and over (filebench's flowops).
+    ///
+    /// Steps each worker runs in order, over and over, in one window (--duration or --ops), as
+    /// a filebench personality's flowops: delete, create (empty, held), open (held), close,
+    /// read-whole, write-whole, append-rand (0 to --block-size − 2 bytes), fsync (the held
+    /// file), stat, append-log (to one log file every worker holds open). Each step is timed
+    /// and reported on its own (docs/metadata.md). E.g. `--files 1000 --depth 0
+    /// --file-size-dist gamma:16k:1.5 --prealloc 80 --block-size 16k --meta-flow
+    /// delete,create,append-rand,fsync,close,open,read-whole,close`
+    #[arg(long, value_name = "STEP,...")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub meta_flow: Option<MetaFlow>,
+
+    /// Share of the files the set-up makes, in % [default: 100]
+    ///
+    /// The share of the tree's files the set-up makes, in percent, spread evenly (with
+    /// --meta-flow): the other names are there for the flow's create. [default: 100]
+    #[arg(long, value_name = "PERCENT")]
+    #[serde(deserialize_with = "crate::units::values::text")]
+    pub prealloc: Option<PreallocPercent>,
+
     /// Keep the tree after the run.
     ///
     /// Keep the tree after the run (a later run of the same shape uses it as it is); by
@@ -90,6 +113,8 @@ impl MetadataArgs {
                 (self.file_size_dist.is_some(), "--file-size-dist"),
                 (self.meta_mix.is_some(), "--meta-mix"),
                 (self.meta_phases.is_some(), "--meta-phases"),
+                (self.meta_flow.is_some(), "--meta-flow"),
+                (self.prealloc.is_some(), "--prealloc"),
                 (self.keep_tree, "--keep-tree"),
             ];
             if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
@@ -113,16 +138,32 @@ impl MetadataArgs {
                 "--dirs-per-dir {dirs_per_dir} --depth {depth}: more than {MAX_LEAVES} leaf directories; give fewer levels or directories"
             )));
         }
-        let workload = match (&self.meta_mix, &self.meta_phases) {
-            (Some(_), Some(_)) => {
-                return Err(UsageError::new(
-                    "--meta-mix and --meta-phases both given: a run is a mix in one window or phases in order; give one of them",
-                ));
-            }
-            (Some(mix), None) => MetaWorkload::Mix(mix.0.clone()),
-            (None, Some(phases)) => MetaWorkload::Phases(phases.0.clone()),
-            (None, None) => MetaWorkload::Phases(vec![MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Unlink]),
+        let given: Vec<&str> = [
+            (self.meta_mix.is_some(), "--meta-mix"),
+            (self.meta_phases.is_some(), "--meta-phases"),
+            (self.meta_flow.is_some(), "--meta-flow"),
+        ]
+        .iter()
+        .filter(|(g, _)| *g)
+        .map(|(_, f)| *f)
+        .collect();
+        if given.len() > 1 {
+            return Err(UsageError::new(format!(
+                "{} both given: a run is a mix in one window, phases in order or a flow; give one of them",
+                given.join(" and ")
+            )));
+        }
+        let workload = match (&self.meta_mix, &self.meta_phases, &self.meta_flow) {
+            (Some(mix), _, _) => MetaWorkload::Mix(mix.0.clone()),
+            (_, Some(phases), _) => MetaWorkload::Phases(phases.0.clone()),
+            (_, _, Some(flow)) => MetaWorkload::Flow(flow.0.clone()),
+            _ => MetaWorkload::Phases(vec![MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Unlink]),
         };
+        if self.prealloc.is_some() && self.meta_flow.is_none() {
+            return Err(UsageError::new(
+                "--prealloc leaves names for a flow's create: give --meta-flow too (a mix or phases set up every file)",
+            ));
+        }
         Ok(Some(MetaSpec {
             files,
             dirs_per_dir,
@@ -130,6 +171,7 @@ impl MetadataArgs {
             sizes: self.file_size_dist.clone().unwrap_or_else(|| "0".parse().expect("a size")),
             workload,
             keep_tree: self.keep_tree,
+            prealloc_percent: self.prealloc.map_or(100, |p| p.0),
         }))
     }
 }

@@ -30,7 +30,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// `iopulse [TARGET...] [flags]`: a profile (`--profile`, or the default one), or one run
 /// of this process's part of the job; the exit code.
 pub fn main(args: BenchArgs, matches: &clap::ArgMatches) -> i32 {
-    let profile = super::profile::chosen(&args, matches);
+    // A profile's steps take the flags given with it, and are checked with them: the flags
+    // alone are not a run (`--keep-tree` with a profile whose steps have `files`).
+    if let Some(name) = super::profile::chosen(&args, matches) {
+        let overrides = super::run::overrides(matches, "in the flags given with --profile");
+        return super::profile::run(&name, &args.targets, &overrides, args.loops);
+    }
     let plan = match crate::plan::flags::plan(&args) {
         Ok(plan) => plan,
         Err(e) => {
@@ -41,10 +46,6 @@ pub fn main(args: BenchArgs, matches: &clap::ArgMatches) -> i32 {
             return exit_code::USAGE;
         }
     };
-    if let Some(name) = profile {
-        let overrides = super::run::overrides(matches, "in the flags given with --profile");
-        return super::profile::run(&name, &args.targets, &overrides, args.loops);
-    }
     if args.loops.is_some() {
         crate::stderr_line!(
             "iopulse: error: --loops repeats the steps of a profile: give --profile NAME (or no TARGET and no workload flag, for the default profile), or repeat one workload with `iopulse sweep TARGET --repeat N`"

@@ -16,6 +16,7 @@
 //! far; the tree is then removed, or kept marked so that the next run can use or remove
 //! it. It never formats a report (`report/metadata.rs`).
 
+mod flow;
 pub mod intervals;
 mod limits;
 mod ownership;
@@ -81,8 +82,10 @@ fn plan(spec: &Spec, meta: &MetaSpec) -> Result<Planned, Error> {
             .into());
         }
     }
+    // A flow's tree is set up again each run: which names exist is its set-up's to say.
     let reuse = matches!(&found, Found::Tree(m) if m.state == ownership::READY && m.same_shape(meta))
-        && meta.setup_creates_files();
+        && meta.setup_creates_files()
+        && !matches!(meta.workload, MetaWorkload::Flow(_));
     if !reuse {
         let existing = match &found {
             Found::Nothing => root.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")),
@@ -190,6 +193,7 @@ fn run_in(
         _ if !set_up_done => Window::none(),
         MetaWorkload::Mix(shares) => window::run_mix(spec, &shared, shares, uring_depth, line),
         MetaWorkload::Phases(ops) => window::run_phases(spec, &shared, ops, uring_depth),
+        MetaWorkload::Flow(steps) => window::run_flow(spec, &shared, steps, line),
     };
     let failure = if set_up_done { window.failure } else { setup_failure };
     let Ending { stop_reason, error, limit, signal, signalled } =
@@ -295,6 +299,7 @@ fn phase_result(name: &str, window_ns: u64, per_op: &[OpStats], asked: Option<&d
         files_per_sec: files as f64 / seconds,
         bytes_per_sec: bytes as f64 / seconds,
         per_op: figures,
+        steps: Vec::new(),
     }
 }
 
@@ -397,6 +402,15 @@ fn checked(spec: &Spec, meta: &MetaSpec, stop: &AtomicUsize, line: Option<&dyn P
 /// io_uring: this many operations in flight per worker; other engines: one system call at
 /// a time (said when a deeper queue was asked for).
 fn uring_depth(spec: &Spec, diag: &Diagnostics) -> Option<u32> {
+    let flow = spec.metadata.as_ref().is_some_and(|m| matches!(m.workload, MetaWorkload::Flow(_)));
+    if flow && (spec.shape.queue_depth > 1 || spec.io.engine.metadata_issue() == Some(MetadataIssue::Uring)) {
+        diag.note(format!(
+            "a flow (--meta-flow) runs its steps one at a time on plain system calls, each step on the file the one before left open: --engine {} and --queue-depth {} do not apply",
+            spec.io.engine.name(),
+            spec.shape.queue_depth
+        ));
+        return None;
+    }
     match spec.io.engine.metadata_issue() {
         Some(MetadataIssue::Uring) => Some(spec.shape.queue_depth),
         _ => {

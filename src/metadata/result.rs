@@ -82,7 +82,7 @@ pub struct TreeInfo {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PhaseResult {
-    /// `mix`, or the phase's operation.
+    /// `mix`, `flow`, or the phase's operation.
     pub name: String,
     pub window_ns: u64,
     pub ops: u64,
@@ -90,6 +90,27 @@ pub struct PhaseResult {
     pub files_per_sec: f64,
     pub bytes_per_sec: f64,
     pub per_op: Vec<OpFigures>,
+    /// A flow only (`--meta-flow`): each step's figures, in the flow's order (filebench
+    /// reports each flowop so); `per_op` adds the steps of each kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepFigures>,
+}
+
+/// One step of a flow, over the window.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StepFigures {
+    /// Its place in the flow, from 1.
+    pub step: usize,
+    pub name: crate::spec::metadata::FlowStep,
+    /// The filebench flowop it follows.
+    pub filebench: String,
+    pub ops: u64,
+    pub bytes: u64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub latency_ns: LatencySummary,
+    /// The exact HDR histogram of the latencies (base64 of its V2 deflate serialisation).
+    pub histogram: String,
 }
 
 /// One operation kind's figures over a phase's window.

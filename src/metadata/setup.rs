@@ -1,5 +1,5 @@
 //! The set-up of a tree: its directories level by level, then (unless a first `create`
-//! phase makes them) its files, each of its size, by the run's workers in parallel (file
+//! phase makes them) its files (a flow's `--prealloc` share of them, and its log file), each of its size, by the run's workers in parallel (file
 //! `i` by worker `i mod threads`), with a progress bar on a terminal. It checks the stop
 //! words per file and stops at the first failure, naming the file.
 
@@ -95,11 +95,12 @@ pub fn set_up(
                     let mut i = w;
                     while i < meta.files && !stopped() {
                         path.set_file(&shape, i);
-                        match calls::create_or_fill(root, &path, &buf, meta.sizes.size_of(i, 0)) {
-                            Ok(n) => {
+                        match make_file(root, &path, meta, i, &buf) {
+                            Ok(Some(n)) => {
                                 made_files.fetch_add(1, Ordering::Relaxed);
                                 bytes.fetch_add(n, Ordering::Relaxed);
                             }
+                            Ok(None) => {}
                             Err(errno) => {
                                 fail(OpFailure { op: MetaOp::Create, path: path.as_str().into(), errno });
                                 break;
@@ -117,12 +118,37 @@ pub fn set_up(
             }
         });
     }
+    // A flow's log file (one past the tree's files), which every worker appends to.
+    if let Some(log) = meta.log_file().filter(|_| files && !stopped()) {
+        let mut path = RelPath::default();
+        path.set_file(&shape, log);
+        match calls::create_or_fill(root, &path, &data_buffer(t), meta.sizes.size_of(log, 0)) {
+            Ok(n) => {
+                made_files.fetch_add(1, Ordering::Relaxed);
+                bytes.fetch_add(n, Ordering::Relaxed);
+            }
+            Err(errno) => fail(OpFailure { op: MetaOp::Create, path: path.as_str().into(), errno }),
+        }
+    }
     bar.finish_and_clear();
     SetUp {
         files: made_files.into_inner(),
         directories: made_dirs.into_inner(),
         bytes: bytes.into_inner(),
         failure: first_failure.into_inner().unwrap_or_else(|p| p.into_inner()),
+    }
+}
+
+/// File `i` of the tree at `path`, made of its size (the bytes written); or, a name the
+/// set-up leaves for a flow's create (`--prealloc`), made absent, whatever an earlier run
+/// left there (`None`).
+fn make_file(root: RawFd, path: &RelPath, meta: &MetaSpec, i: u64, buf: &[u8]) -> Result<Option<u64>, i32> {
+    if meta.made_at_setup(i) {
+        return calls::create_or_fill(root, path, buf, meta.sizes.size_of(i, 0)).map(Some);
+    }
+    match calls::unlink(root, path) {
+        Ok(_) | Err(libc::ENOENT) => Ok(None),
+        Err(errno) => Err(errno),
     }
 }
 

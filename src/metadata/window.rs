@@ -1,13 +1,14 @@
-//! A metadata run's window: the workers of a mix (until the duration or the quota), or of
-//! the phases (one operation at a time, every worker behind a barrier between phases), run
+//! A metadata run's window: the workers of a mix or a flow (until the duration or the
+//! quota), or of the phases (one operation at a time, every worker behind a barrier between phases), run
 //! on scoped threads; their figures added, per phase, and the time series collected. It
 //! must not touch the tree beyond the workers' operations (the set-up and the removal are
 //! `tree_life.rs`).
 
-use super::result::PhaseResult;
+use super::flow;
+use super::result::{PhaseResult, StepFigures};
 use super::worker::{self, OpFailure, Shared};
 use super::{intervals, merge, phase_result, series_parts, uring_worker};
-use crate::spec::metadata::{MetaOp, MetaShare};
+use crate::spec::metadata::{FlowStep, MetaOp, MetaShare};
 use crate::spec::{RunLength, Spec};
 use crate::stats::OpStats;
 use std::sync::{Barrier, OnceLock};
@@ -40,33 +41,35 @@ impl Window {
     }
 }
 
-/// A mix in one window: every worker draws its operations by the shares until the
-/// duration, or its part of the quota. Beside other jobs (`line`) this thread opens the
-/// phase's window once every worker waits at the start.
-pub(super) fn run_mix(
+/// What the workers of one window (a mix or a flow) handed back, with the time series'
+/// collector's rows and whether the phase's start was called off.
+struct OneWindow<T> {
+    figures: Vec<T>,
+    collected: Option<intervals::Collected>,
+    called_off: Option<String>,
+    origin_ns: Option<u64>,
+}
+
+/// Runs `worker(index, start, duration, quota, tap)` on every worker thread in one window
+/// (until the duration, or each worker's part of the quota). Beside other jobs (`line`)
+/// this thread opens the phase's window once every worker waits at the start.
+fn one_window<T: Send>(
     spec: &Spec,
     shared: &Shared<'_>,
-    shares: &[MetaShare],
-    uring_depth: Option<u32>,
+    kinds: &[MetaOp],
     line: Option<&dyn super::PhaseLine>,
-) -> Window {
+    worker: impl Fn(u32, &Barrier, Option<u64>, Option<u64>, Option<intervals::Tap<'_>>) -> T + Sync,
+) -> OneWindow<T> {
     let mut called_off: Option<String> = None;
-    let mut start_lag_ns: Option<u64> = None;
     let (duration_ns, quota) = match spec.window.run_length {
         RunLength::Duration { ns } if ns > 0 => (Some(ns), spec.window.ops_limit),
         _ => (None, spec.window.ops_limit),
     };
-    let stop_reason = if duration_ns.is_some() { "duration" } else { "ops" };
     let t = u64::from(spec.shape.threads);
-    // Beside other jobs this thread is at the start line too: it opens the
-    // phase's window once every worker is waiting on the start word.
     let start = Barrier::new(spec.shape.threads as usize + usize::from(line.is_some()));
     let origins = [OnceLock::new()];
-    // The kinds asked for, and those a worker falls back to (create, mkdir).
-    let mut kinds: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
-    kinds.extend([MetaOp::Create, MetaOp::Mkdir]);
-    let (collector, taps) = series_parts(spec, &kinds, &origins);
-    let (figures, mut collected): (Vec<worker::WorkerFigures>, _) = std::thread::scope(|s| {
+    let (collector, taps) = series_parts(spec, kinds, &origins);
+    let (figures, collected) = std::thread::scope(|s| {
         let collector = collector.map(|c| s.spawn(move || c.run()));
         let handles: Vec<_> = taps
             .into_iter()
@@ -74,11 +77,8 @@ pub(super) fn run_mix(
             .map(|(w, tap)| {
                 let w = w as u32;
                 let quota = quota.map(|q| q / t + u64::from(u64::from(w) < q % t));
-                let start = &start;
-                s.spawn(move || match uring_depth {
-                    None => worker::run_mix(shared, w, shares, start, duration_ns, quota, tap),
-                    Some(depth) => uring_worker::run_mix(shared, w, shares, depth, start, duration_ns, quota, tap),
-                })
+                let (start, worker) = (&start, &worker);
+                s.spawn(move || worker(w, start, duration_ns, quota, tap))
             })
             .collect();
         if let Some(line) = line {
@@ -87,17 +87,47 @@ pub(super) fn run_mix(
                 called_off = Some(e.to_string());
             }
         }
-        let figures = handles.into_iter().map(|h| h.join().expect("a metadata worker panicked")).collect();
+        let figures: Vec<T> = handles.into_iter().map(|h| h.join().expect("a metadata worker panicked")).collect();
         (figures, collector.map(|c| c.join().expect("the time series' collector panicked")))
     });
-    let figures_end_ns = figures.iter().map(|f| f.end_ns).max().unwrap_or(0);
-    // Beside other jobs: the first worker's start after the phase's release
-    // (its start word was set; `wait` returns at once with its instant).
-    if let Some(released_ns) = shared.window.and_then(|w| w.wait())
-        && let Some(first_ns) = figures.iter().map(|f| f.start_ns).filter(|&s| s > 0).min()
-    {
-        start_lag_ns = Some(first_ns.saturating_sub(released_ns));
+    OneWindow { figures, collected, called_off, origin_ns: origins[0].get().copied() }
+}
+
+/// Why a window of a mix or a flow ended when nothing failed.
+fn length_reason(spec: &Spec) -> &'static str {
+    match spec.window.run_length {
+        RunLength::Duration { ns } if ns > 0 => "duration",
+        _ => "ops",
     }
+}
+
+/// Beside other jobs: how late the first worker started after the phase's release (its
+/// start word was set; `wait` returns at once with its instant).
+fn start_lag(shared: &Shared<'_>, starts: impl Iterator<Item = u64>) -> Option<u64> {
+    let released_ns = shared.window.and_then(|w| w.wait())?;
+    let first_ns = starts.filter(|&s| s > 0).min()?;
+    Some(first_ns.saturating_sub(released_ns))
+}
+
+/// A mix in one window: every worker draws its operations by the shares until the
+/// duration, or its part of the quota.
+pub(super) fn run_mix(
+    spec: &Spec,
+    shared: &Shared<'_>,
+    shares: &[MetaShare],
+    uring_depth: Option<u32>,
+    line: Option<&dyn super::PhaseLine>,
+) -> Window {
+    // The kinds asked for, and those a worker falls back to (create, mkdir).
+    let mut kinds: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
+    kinds.extend([MetaOp::Create, MetaOp::Mkdir]);
+    let OneWindow { figures, mut collected, called_off, origin_ns } =
+        one_window(spec, shared, &kinds, line, |w, start, duration_ns, quota, tap| match uring_depth {
+            None => worker::run_mix(shared, w, shares, start, duration_ns, quota, tap),
+            Some(depth) => uring_worker::run_mix(shared, w, shares, depth, start, duration_ns, quota, tap),
+        });
+    let figures_end_ns = figures.iter().map(|f| f.end_ns).max().unwrap_or(0);
+    let start_lag_ns = start_lag(shared, figures.iter().map(|f| f.start_ns));
     let window_ns = figures_end_ns - figures.iter().map(|f| f.start_ns).min().unwrap_or(0);
     let mut per_op: Vec<OpStats> = MetaOp::ALL.iter().map(|op| figures[0].per_op[op.index()].clone()).collect();
     for f in &figures[1..] {
@@ -117,24 +147,83 @@ pub(super) fn run_mix(
         shares.iter().find(|s| s.op == op).map(|s| f64::from(s.weight) * 100.0 / f64::from(total_weight)).unwrap_or(0.0)
     };
     let phases = vec![phase_result("mix", window_ns, &per_op, Some(&asked))];
-    if let Some(collected) = collected {
-        let span = intervals::PhaseSpan {
-            name: "mix",
-            origin_ns: origins[0].get().copied(),
-            end_ns: figures_end_ns,
-            kinds: phases[0].per_op.iter().map(|f| f.op).collect(),
-        };
-        return Window {
-            time_series: collected.rows(&[span], spec.output.interval_ns),
-            phases,
-            touched,
-            failure,
-            called_off,
-            start_lag_ns,
-            stop_reason,
-        };
+    let time_series = series_rows(spec, collected, "mix", origin_ns, figures_end_ns, &phases[0]);
+    Window { time_series, phases, touched, failure, called_off, start_lag_ns, stop_reason: length_reason(spec) }
+}
+
+/// A flow in one window: every worker runs the steps in order, over and over, until the
+/// duration, or its part of the quota (counted in steps). Its phase is named `flow`, with
+/// each step's figures beside each kind's.
+pub(super) fn run_flow(
+    spec: &Spec,
+    shared: &Shared<'_>,
+    steps: &[FlowStep],
+    line: Option<&dyn super::PhaseLine>,
+) -> Window {
+    let mut kinds: Vec<MetaOp> = steps.iter().map(|s| s.kind()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let OneWindow { figures, mut collected, called_off, origin_ns } =
+        one_window(spec, shared, &kinds, line, |w, start, duration_ns, quota, tap| {
+            flow::run_flow(shared, w, steps, start, duration_ns, quota, tap)
+        });
+    let figures_end_ns = figures.iter().map(|f| f.end_ns).max().unwrap_or(0);
+    let start_lag_ns = start_lag(shared, figures.iter().map(|f| f.start_ns));
+    let window_ns = figures_end_ns - figures.iter().map(|f| f.start_ns).min().unwrap_or(0);
+    let mut per_step: Vec<OpStats> = steps.iter().map(|_| OpStats::new()).collect();
+    for f in &figures {
+        for (sum, one) in per_step.iter_mut().zip(&f.per_step) {
+            sum.merge(one);
+        }
     }
-    Window { time_series: Vec::new(), phases, touched, failure, called_off, start_lag_ns, stop_reason }
+    // Each kind's figures: its steps added (with a time series, its intervals added,
+    // which hold the same operations).
+    let mut per_op: Vec<OpStats> =
+        MetaOp::ALL.iter().map(|op| if kinds.contains(op) { OpStats::new() } else { OpStats::unused() }).collect();
+    for (step, stats) in steps.iter().zip(&per_step) {
+        per_op[step.kind().index()].merge(stats);
+    }
+    if let Some(totals) = collected.as_mut().and_then(|c| c.take_totals(0)) {
+        per_op = totals;
+    }
+    let touched = figures.iter().map(|f| f.touched).sum();
+    let failure = figures.into_iter().find_map(|f| f.failure);
+    let mut phase = phase_result("flow", window_ns, &per_op, None);
+    phase.steps =
+        steps.iter().zip(&per_step).enumerate().map(|(i, (s, st))| step_figures(i, *s, st, window_ns)).collect();
+    let phases = vec![phase];
+    let time_series = series_rows(spec, collected, "flow", origin_ns, figures_end_ns, &phases[0]);
+    Window { time_series, phases, touched, failure, called_off, start_lag_ns, stop_reason: length_reason(spec) }
+}
+
+/// Step `i`'s figures over the window.
+fn step_figures(i: usize, step: FlowStep, s: &OpStats, window_ns: u64) -> StepFigures {
+    let seconds = window_ns.max(1) as f64 / 1e9;
+    StepFigures {
+        step: i + 1,
+        name: step,
+        filebench: step.filebench_name().to_string(),
+        ops: s.ops,
+        bytes: s.bytes,
+        ops_per_sec: s.ops as f64 / seconds,
+        bytes_per_sec: s.bytes as f64 / seconds,
+        latency_ns: s.latency_summary(),
+        histogram: if s.ops == 0 { String::new() } else { crate::stats::encode_histogram(&s.latency) },
+    }
+}
+
+/// The window's time series rows, when collected.
+fn series_rows(
+    spec: &Spec,
+    collected: Option<intervals::Collected>,
+    name: &'static str,
+    origin_ns: Option<u64>,
+    end_ns: u64,
+    phase: &PhaseResult,
+) -> Vec<intervals::MetaIntervalRow> {
+    let Some(collected) = collected else { return Vec::new() };
+    let span = intervals::PhaseSpan { name, origin_ns, end_ns, kinds: phase.per_op.iter().map(|f| f.op).collect() };
+    collected.rows(&[span], spec.output.interval_ns)
 }
 
 /// The phases, one operation each, every worker finishing a phase before any starts the

@@ -51,6 +51,23 @@ impl Shared<'_> {
     pub(super) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed) != 0 || self.failed.load(Ordering::Relaxed)
     }
+
+    /// `op` on `path` failed with `errno`: every worker stops.
+    #[cold]
+    pub(super) fn fail(&self, op: MetaOp, path: &str, errno: i32) -> OpFailure {
+        self.failed.store(true, Ordering::Relaxed);
+        if self.window.is_some() {
+            // The phase's other jobs stop too (ENOSPC of a shared filesystem ends the phase);
+            // a signal's code already there is kept.
+            let _ = self.stop.compare_exchange(
+                crate::worker::stop_code::RUNNING,
+                crate::worker::stop_code::FAILED,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+        OpFailure { op, path: path.to_string(), errno }
+    }
 }
 
 /// A failed operation.
@@ -192,23 +209,14 @@ impl<'a> Worker<'a> {
                 self.path.set_made_dir(&s.shape, file);
                 calls::rmdir(root, &self.path)
             }
+            // A flow's steps on a held file (`flow.rs`): never drawn by a mix or a phase.
+            MetaOp::Open | MetaOp::Close => Err(libc::EINVAL),
         }
     }
 
     #[cold]
     pub(super) fn failed(&self, op: MetaOp, errno: i32) -> OpFailure {
-        self.shared.failed.store(true, Ordering::Relaxed);
-        if self.shared.window.is_some() {
-            // The phase's other jobs stop too (ENOSPC of a shared filesystem ends the phase);
-            // a signal's code already there is kept.
-            let _ = self.shared.stop.compare_exchange(
-                crate::worker::stop_code::RUNNING,
-                crate::worker::stop_code::FAILED,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-        }
-        OpFailure { op, path: self.path.as_str().to_string(), errno }
+        self.shared.fail(op, self.path.as_str(), errno)
     }
 
     /// The mix: `shares` picked by smooth weighted round robin (each kind exactly at its
@@ -394,7 +402,7 @@ impl<'a> Worker<'a> {
 /// each kind comes exactly its weight's number of times, spread out.
 #[derive(Default)]
 pub(super) struct RoundRobin {
-    current: [i64; 12],
+    current: [i64; MetaOp::ALL.len()],
 }
 
 impl RoundRobin {

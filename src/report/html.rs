@@ -338,6 +338,29 @@ fn metadata(out: &mut String, r: &MetaResult) -> Result<(), PlotError> {
             .collect();
         let head = ["operation", "ops", "ops/s", "bytes/s", "share", "mean", "p50", "p99", "p99.9", "max"];
         table(out, &head, &rows);
+        if !phase.steps.is_empty() {
+            let rows: Vec<Vec<String>> = phase
+                .steps
+                .iter()
+                .map(|st| {
+                    let l = &st.latency_ns;
+                    escaped(&[
+                        st.step.to_string(),
+                        st.name.name().to_string(),
+                        st.filebench.clone(),
+                        units::count(st.ops),
+                        units::iops(st.ops_per_sec),
+                        units::bandwidth(st.bytes_per_sec),
+                        units::latency_ns(l.mean),
+                        units::latency_ns(l.p50),
+                        units::latency_ns(l.p99),
+                        units::latency_ns(l.max),
+                    ])
+                })
+                .collect();
+            let head = ["#", "step", "filebench", "ops", "ops/s", "bytes/s", "mean", "p50", "p99", "max"];
+            table(out, &head, &rows);
+        }
     }
     let m = &r.messages;
     for w in m.warnings.iter().chain(m.error.iter()).chain(m.limit.iter()) {

@@ -133,6 +133,36 @@ fn phase_block(out: &mut String, p: &crate::metadata::result::PhaseResult) {
             units::latency_ns(l.max)
         );
     }
+    steps_block(out, &p.steps);
+}
+
+/// A flow's steps, one row each in its order, named beside filebench's flowop.
+fn steps_block(out: &mut String, steps: &[crate::metadata::result::StepFigures]) {
+    if steps.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n  {:>3} {:<12} {:<15} {:>10} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9}",
+        "#", "step", "(filebench)", "ops", "ops/s", "bytes/s", "mean", "p50", "p99", "max"
+    );
+    for st in steps {
+        let l = &st.latency_ns;
+        let _ = writeln!(
+            out,
+            "  {:>3} {:<12} {:<15} {:>10} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9}",
+            st.step,
+            st.name.name(),
+            st.filebench,
+            units::count(st.ops),
+            units::iops(st.ops_per_sec),
+            format!("{}/s", units::bytes(st.bytes_per_sec as u64)),
+            units::latency_ns(l.mean),
+            units::latency_ns(l.p50),
+            units::latency_ns(l.p99),
+            units::latency_ns(l.max)
+        );
+    }
 }
 
 /// The JSON document, pretty-printed, with a final newline.

@@ -95,7 +95,17 @@ fn series_label(r: &MetaResult, phase: &str, op: &str) -> String {
 /// "metadata mix of create, stat, unlink · 10,000 files · 4 threads" for chart titles:
 /// every operation kind of the run, in the result's order.
 pub(super) fn workload(r: &MetaResult) -> String {
-    let what = if phased(r) {
+    let flow = match &r.spec.metadata.as_ref().map(|m| &m.workload) {
+        Some(crate::spec::metadata::MetaWorkload::Flow(steps)) => Some(steps),
+        _ => None,
+    };
+    let what = if let Some(steps) = flow {
+        let mut names: Vec<&str> = steps.iter().take(13).map(|s| s.name()).collect();
+        if steps.len() > names.len() {
+            names.push("…");
+        }
+        format!("metadata flow of {} steps ({})", steps.len(), names.join(", "))
+    } else if phased(r) {
         let phases: Vec<String> = r
             .phases
             .iter()

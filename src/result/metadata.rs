@@ -212,6 +212,7 @@ fn merge_phase(index: usize, name: &str, parts: &[(&str, &PhaseResult)]) -> Resu
         files_per_sec: parts.iter().map(|(_, p)| p.files_per_sec).sum(),
         bytes_per_sec: parts.iter().map(|(_, p)| p.bytes_per_sec).sum(),
         per_op,
+        steps: Vec::new(),
     })
 }
 

@@ -144,7 +144,8 @@ pub(super) fn memory_estimate(
                     crate::access::share_boundary(n, w + 1, spec.shape.threads)
                         - crate::access::share_boundary(n, w, spec.shape.threads)
                 });
-                super::worker_plan::iolog_records(spec, share) as u64 * per_record
+                // A worker's files: at most every target.
+                super::worker_plan::iolog_records(spec, share, spec.targets.len()) as u64 * per_record
             })
             .collect();
         estimate.add_iolog(tables.iter().sum(), tables.iter().copied().max().unwrap_or(0));

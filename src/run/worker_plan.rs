@@ -108,19 +108,21 @@ pub(super) fn worker_plan(
             }),
         durable_record: None,
         replay,
-        iolog_capacity: spec.output.record_iolog.then(|| iolog_records(spec, ops_limit)),
+        iolog_capacity: spec.output.record_iolog.then(|| iolog_records(spec, ops_limit, region.files.len())),
     }
 }
 
 /// `--write-iolog`: the records one worker's table holds (allocated before the start
 /// line): its share of `--ops` (`ops_limit`), and a flush after each at most, up to
-/// `MAX_RECORDS_PER_WORKER`. The memory check counts the same (`limits`).
-pub(super) fn iolog_records(spec: &Spec, ops_limit: Option<u64>) -> usize {
+/// `MAX_RECORDS_PER_WORKER`; with `--end-fsync`, one more per file of the worker's
+/// (`files`). The memory check counts the same (`limits`).
+pub(super) fn iolog_records(spec: &Spec, ops_limit: Option<u64>, files: usize) -> usize {
     let most = crate::worker::iolog::MAX_RECORDS_PER_WORKER;
     // Flushes are I/Os of the log too: room for one after each write at most (a replay's
     // are entries of its trace, counted in its --ops already).
     let per_op = if spec.durability.flush.is_some() { 2 } else { 1 };
-    ops_limit.map_or(most, |n| usize::try_from(n.saturating_mul(per_op)).unwrap_or(most).min(most))
+    let ios = ops_limit.map_or(most, |n| usize::try_from(n.saturating_mul(per_op)).unwrap_or(most).min(most));
+    ios + if spec.durability.end_fsync { files } else { 0 }
 }
 
 /// A replay's schedule on the worker's file (the replay's one target): each I/O's due

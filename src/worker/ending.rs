@@ -2,6 +2,7 @@
 //! engine's own sync, and the result assembled from its state.
 
 use super::*;
+use crate::worker::iolog::IoRecord;
 
 impl<E: Engine> Worker<E> {
     /// Waits for I/O still in flight so no buffer is freed under the kernel. Reaps one
@@ -116,6 +117,16 @@ impl<E: Engine> Worker<E> {
             }
             self.stats[i].flush.record(0, lat_ns);
             flushed_ns += lat_ns;
+            // Counted, so logged (`--write-iolog` holds exactly what the figures count).
+            if let Some(log) = &mut self.iolog {
+                log.record(IoRecord {
+                    issue_ns: t0,
+                    offset_bytes: 0,
+                    len_bytes: 0,
+                    target: file.target as u16,
+                    op: Op::Fsync,
+                });
+            }
         }
         end_ns.saturating_add(flushed_ns)
     }

@@ -28,6 +28,7 @@ mod job_results;
 mod job_window;
 mod libaio_mmap;
 mod metadata;
+mod metadata_flow;
 mod metadata_outputs;
 mod metadata_phase;
 mod metadata_plot;

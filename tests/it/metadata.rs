@@ -40,31 +40,11 @@ fn ops(r: &Value, phase: &str, kind: &str) -> u64 {
     op(r, phase, kind)["ops"].as_u64().unwrap()
 }
 
-/// Runs iopulse under `strace -ff` (one file per thread, so no line is split); the JSON
-/// result and every traced line.
+/// Runs iopulse under `strace -ff`; the JSON result and every traced line.
 fn traced(dir: &Path, args: &[&str]) -> Option<(Value, Vec<String>)> {
-    if std::process::Command::new("strace").arg("-V").output().is_err() {
-        skip("counts against strace", "strace is not installed");
-        return None;
-    }
-    let prefix = dir.join("trace");
-    let mut cmd = std::process::Command::new("strace");
-    cmd.args(["-ff", "-qq", "-e", "trace=openat,statx,unlink,unlinkat,renameat,mkdirat", "-o"])
-        .arg(&prefix)
-        .arg(env!("CARGO_BIN_EXE_iopulse"))
-        .args(args)
-        .args(["--output-format", "json", "--quiet"]);
-    let (code, stdout, stderr) = run_command(&mut cmd);
-    assert_eq!(code, 0, "{args:?}: {stderr}");
-    let mut lines = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.file_name().unwrap().to_string_lossy().starts_with("trace.") {
-            lines.extend(std::fs::read_to_string(&p).unwrap().lines().map(String::from));
-            std::fs::remove_file(p).unwrap();
-        }
-    }
-    Some((serde_json::from_str(&stdout).unwrap(), lines))
+    let calls = "openat,statx,unlink,unlinkat,renameat,mkdirat";
+    let (r, threads) = strace_threads(dir, calls, args, "counts against strace")?;
+    Some((r, threads.into_iter().flatten().collect()))
 }
 
 /// Successful calls of `call` on a tree file (`"…/fN"` or `"fN"`), with `flag` among the arguments.
@@ -250,15 +230,15 @@ fn a_filesystem_out_of_inodes_ends_the_run_cleanly() {
 /// tree is gone afterwards.
 fn personalities_on(dir: &Path) {
     for (name, kinds) in [
-        ("varmail", &["create", "append", "fsync", "read", "unlink"][..]),
-        ("fileserver", &["create", "write", "append", "read", "stat", "unlink"]),
-        ("webserver", &["read", "append"]),
+        ("varmail", &["unlink", "create", "append", "fsync", "close", "open", "read"][..]),
+        ("fileserver", &["create", "write", "close", "open", "append", "read", "unlink", "stat"]),
+        ("webserver", &["open", "read", "close", "append"]),
     ] {
         let t = path_str(&dir.join(name));
         // A smaller tree than the profile's, so that both filesystems hold it quickly.
         let r = run_json(&["--profile", name, &t, "--duration", "300ms", "--threads", "2", "--files", "1000"]);
         for k in kinds {
-            assert!(ops(&r, "mix", k) > 0, "{name}: no {k}: {r}");
+            assert!(ops(&r, "flow", k) > 0, "{name}: no {k}: {r}");
         }
         assert!(!dir.join(name).exists(), "{name}: its tree is removed");
     }

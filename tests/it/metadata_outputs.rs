@@ -559,10 +559,34 @@ fn metadata_results_match_their_schema_and_damaged_ones_do_not() {
     let series = read_json(&series);
     assert!(!series["time_series"].as_array().unwrap().is_empty(), "the phases run has rows");
     assert_eq!(series["phases"].as_array().unwrap().len(), 3);
+    let flow = dir.path().join("flow.json");
+    run_ok(&[
+        &path_str(&dir.path().join("tree-flow")),
+        "--files",
+        "200",
+        "--file-size-dist",
+        "gamma:4k:1.5",
+        "--prealloc",
+        "80",
+        "--meta-flow",
+        "delete,create,append-rand,fsync,close,2*(open,read-whole,close),stat",
+        "--duration",
+        "300ms",
+        "--interval",
+        "50ms",
+        "--json",
+        &path_str(&flow),
+        "--quiet",
+    ]);
+    let flow = read_json(&flow);
+    assert_eq!(flow["phases"][0]["steps"].as_array().unwrap().len(), 12, "{flow}");
+    assert!(!flow["time_series"].as_array().unwrap().is_empty(), "the flow has rows");
     let (stdout, _) = run_ok(&["merge", &path_str(&a_file), &path_str(&b_file), "--output-format", "json", "--quiet"]);
     let merged: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(merged["merged_from"].as_array().unwrap().len(), 2);
-    for (what, doc) in [("mix", &a), ("phases with a time series", &series), ("merge", &merged)] {
+    for (what, doc) in
+        [("mix", &a), ("phases with a time series", &series), ("flow with a time series", &flow), ("merge", &merged)]
+    {
         let errors = violations(&schema, doc);
         assert!(
             errors.is_empty(),

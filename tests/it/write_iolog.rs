@@ -428,15 +428,18 @@ fn per_action(log: &Path) -> ([u64; 4], bool) {
 
 /// The log holds exactly the I/Os the result counts, per action, and nothing after `close`:
 /// runs that end on time with I/Os in flight (io_uring at depth 16, and sync), one with a
-/// ramp (whose I/Os are in no figure), and one with trims and flushes. Before, the I/Os in
+/// ramp (whose I/Os are in no figure), one with trims and flushes, and one with --end-fsync
+/// (whose flushes the result counts). Before, the I/Os in
 /// flight at the window's end were logged though not counted (1,501 entries for 1,500
 /// ops), and a ramp's too.
 #[test]
 fn the_log_holds_exactly_the_ios_the_result_counts_and_nothing_after_close() {
     let dir = temp_dir();
     let f = path_str(&dir.path().join("t.dat"));
-    let cases: [&[&str]; 4] = [
+    let cases: [&[&str]; 5] = [
         &["--engine", "io_uring", "--queue-depth", "16", "--random", "--read-percent", "70", "--duration", "0.5"],
+        // --end-fsync's flushes are counted: each is in the log (they were not).
+        &["--threads", "2", "--random", "--read-percent", "50", "--duration", "0.3", "--end-fsync"],
         &["--random", "--read-percent", "50", "--duration", "0.3"],
         &["--engine", "io_uring", "--queue-depth", "8", "--random", "--duration", "0.3", "--ramp", "0.2"],
         &[

@@ -1,5 +1,5 @@
 //! Operations on a tree of files, for the metadata benchmark (`metadata/`): the system
-//! calls of the sync worker (`calls.rs`), the io_uring requests of the queued one
+//! calls of the sync worker (`calls.rs`), a flow's file held between steps (`held.rs`), the io_uring requests of the queued one
 //! (`ring.rs`), and the NUL-terminated relative path both take (`path.rs`).
 //!
 //! Like every engine, these only move names and bytes: they return bytes moved or the
@@ -8,6 +8,7 @@
 //! relative to the tree's root descriptor and opened with O_NOFOLLOW.
 
 pub mod calls;
+pub mod held;
 mod path;
 pub mod ring;
 

@@ -286,3 +286,36 @@ pub fn wait_at_most(
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// Runs iopulse with `args` (and `--output-format json --quiet`) under `strace -ff` tracing
+/// `calls` (a file per thread, so no line is split), in `dir`; its JSON result and each
+/// thread's lines. `None`, said as skipping `what`, without strace.
+pub fn strace_threads(
+    dir: &Path,
+    calls: &str,
+    args: &[&str],
+    what: &str,
+) -> Option<(serde_json::Value, Vec<Vec<String>>)> {
+    if std::process::Command::new("strace").arg("-V").output().is_err() {
+        root::skip(what, "strace is not installed");
+        return None;
+    }
+    let prefix = dir.join("trace");
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-ff", "-qq", "-s", "0", "-e", &format!("trace={calls}"), "-o"])
+        .arg(&prefix)
+        .arg(env!("CARGO_BIN_EXE_iopulse"))
+        .args(args)
+        .args(["--output-format", "json", "--quiet"]);
+    let (code, stdout, stderr) = run_command(&mut cmd);
+    assert_eq!(code, 0, "{args:?}: {stderr}");
+    let mut threads = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().starts_with("trace.") {
+            threads.push(std::fs::read_to_string(&p).unwrap().lines().map(String::from).collect());
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    Some((serde_json::from_str(&stdout).unwrap(), threads))
+}

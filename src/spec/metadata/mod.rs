@@ -1,7 +1,13 @@
 //! A metadata run's spec (`--files`): the shape of the tree of files, the sizes of its
-//! files, and the operations run on it (a mix at set shares in one window, or phases in
-//! order). Plain data and the parsing of its flag values; it touches no file system
+//! files (`sizes.rs`), and the operations run on it (a mix at set shares in one window,
+//! phases in order, or a flow of steps on held files: `flow.rs`). Plain data and the parsing of its flag values; it touches no file system
 //! (`metadata/` plans, creates and runs the tree).
+
+mod flow;
+mod sizes;
+
+pub use flow::{FLOW_IO_BYTES, FlowStep, MetaFlow, PreallocPercent};
+pub use sizes::SizeDist;
 
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
@@ -44,10 +50,14 @@ pub enum MetaOp {
     Fsync,
     /// open a file's directory, fsync it, close.
     FsyncDir,
+    /// A flow's `open`: open an existing file, held for the steps after it.
+    Open,
+    /// A flow's `close`: close the held file.
+    Close,
 }
 
 impl MetaOp {
-    pub const ALL: [MetaOp; 12] = [
+    pub const ALL: [MetaOp; 14] = [
         MetaOp::Create,
         MetaOp::Read,
         MetaOp::Write,
@@ -60,6 +70,8 @@ impl MetaOp {
         MetaOp::Rmdir,
         MetaOp::Fsync,
         MetaOp::FsyncDir,
+        MetaOp::Open,
+        MetaOp::Close,
     ];
 
     pub fn name(self) -> &'static str {
@@ -76,6 +88,8 @@ impl MetaOp {
             MetaOp::Rmdir => "rmdir",
             MetaOp::Fsync => "fsync",
             MetaOp::FsyncDir => "fsync-dir",
+            MetaOp::Open => "open",
+            MetaOp::Close => "close",
         }
     }
 
@@ -121,6 +135,12 @@ impl FromStr for MetaMix {
                 .split_once(['=', ':'])
                 .ok_or_else(|| format!("'{item}' has no share: write OP=SHARE, e.g. create=30,stat=70"))?;
             let op: MetaOp = name.parse()?;
+            if matches!(op, MetaOp::Open | MetaOp::Close) {
+                return Err(format!(
+                    "{} holds a file for the steps after it: it is a step of --meta-flow, not of a mix",
+                    op.name()
+                ));
+            }
             let weight: u32 = weight
                 .trim()
                 .trim_end_matches('%')
@@ -239,81 +259,6 @@ impl FromStr for FileCount {
     }
 }
 
-/// `--file-size-dist 4k`, or `0:20,4k:50,64k:30` (SIZE:WEIGHT): the sizes of the tree's
-/// files, drawn per file from the weights (file i's size is fixed by i and the seed).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SizeDist(pub Vec<SizeWeight>);
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SizeWeight {
-    pub size_bytes: u64,
-    pub weight: u32,
-}
-
-impl FromStr for SizeDist {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, String> {
-        let mut out = Vec::new();
-        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (size, weight) = match item.split_once(':') {
-                Some((s, w)) => {
-                    (s, w.trim().parse::<u32>().map_err(|_| format!("'{item}': the weight must be a whole number"))?)
-                }
-                None => (item, 1),
-            };
-            let size_bytes = crate::units::parse_size(size)?;
-            if size_bytes > MAX_FILE_SIZE_BYTES {
-                return Err(format!("'{item}': files of at most {} MiB", MAX_FILE_SIZE_BYTES >> 20));
-            }
-            if weight > 0 {
-                out.push(SizeWeight { size_bytes, weight });
-            }
-        }
-        if out.is_empty() {
-            return Err("no size with a weight above 0: e.g. 4k, or 0:20,4k:50,64k:30".into());
-        }
-        Ok(SizeDist(out))
-    }
-}
-
-impl SizeDist {
-    pub fn largest_bytes(&self) -> u64 {
-        self.0.iter().map(|s| s.size_bytes).max().unwrap_or(0)
-    }
-
-    /// The size of file `index` of a tree made with `seed`: a weighted draw, the same in
-    /// every run with that seed, so a kept tree is known without reading it.
-    pub fn size_of(&self, index: u64, seed: u64) -> u64 {
-        if self.0.len() == 1 {
-            return self.0[0].size_bytes;
-        }
-        let total: u64 = self.0.iter().map(|s| u64::from(s.weight)).sum();
-        let mut pick = splitmix(index ^ seed.rotate_left(17)) % total;
-        for s in &self.0 {
-            if pick < u64::from(s.weight) {
-                return s.size_bytes;
-            }
-            pick -= u64::from(s.weight);
-        }
-        self.0[0].size_bytes
-    }
-
-    /// Mean file size, for the space a tree needs.
-    pub fn mean_bytes(&self) -> u64 {
-        let total: u64 = self.0.iter().map(|s| u64::from(s.weight)).sum();
-        let sum: u128 = self.0.iter().map(|s| u128::from(s.size_bytes) * u128::from(s.weight)).sum();
-        (sum / u128::from(total.max(1))) as u64
-    }
-}
-
-/// A stateless 64-bit mix (splitmix64's finaliser).
-pub fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// What runs on the tree.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -322,6 +267,8 @@ pub enum MetaWorkload {
     Mix(Vec<MetaShare>),
     /// Each operation over every file, one phase after another.
     Phases(Vec<MetaOp>),
+    /// Steps in order on held files, over and over, in one window (filebench's flowops).
+    Flow(Vec<FlowStep>),
 }
 
 /// A metadata run: a tree of `files` files under `dirs_per_dir ^ depth` leaf directories.
@@ -334,6 +281,13 @@ pub struct MetaSpec {
     pub workload: MetaWorkload,
     /// `--keep-tree`: the tree stays after the run (a later run with the same shape uses it).
     pub keep_tree: bool,
+    /// `--prealloc`: the share of the files the set-up makes, in percent (100 but for a flow).
+    #[serde(default = "all_files")]
+    pub prealloc_percent: u32,
+}
+
+fn all_files() -> u32 {
+    100
 }
 
 impl MetaSpec {
@@ -358,6 +312,27 @@ impl MetaSpec {
         match &self.workload {
             MetaWorkload::Mix(shares) => shares.iter().map(|s| s.op).collect(),
             MetaWorkload::Phases(ops) => ops.clone(),
+            MetaWorkload::Flow(steps) => {
+                let mut kinds: Vec<MetaOp> = steps.iter().map(|s| s.kind()).collect();
+                kinds.sort_unstable();
+                kinds.dedup();
+                kinds
+            }
+        }
+    }
+
+    /// Whether file `index` is made at the set-up: `prealloc_percent` of the files, spread
+    /// evenly over the indices (so over each worker's files too).
+    pub fn made_at_setup(&self, index: u64) -> bool {
+        let p = u64::from(self.prealloc_percent.min(100));
+        (index + 1) * p / 100 > index * p / 100
+    }
+
+    /// A flow that appends to the run's log file: its index, the first past the tree's files.
+    pub fn log_file(&self) -> Option<u64> {
+        match &self.workload {
+            MetaWorkload::Flow(steps) if steps.contains(&FlowStep::AppendLog) => Some(self.files),
+            _ => None,
         }
     }
 
@@ -381,7 +356,8 @@ mod tests {
         assert_eq!(mix.0.len(), 5);
         assert_eq!(mix.0[4], MetaShare { op: MetaOp::Readdir, weight: 5 });
         assert!("create=1,create=2".parse::<MetaMix>().unwrap_err().contains("twice"));
-        assert!("open=3".parse::<MetaMix>().unwrap_err().contains("unknown operation 'open'"));
+        assert!("open=3".parse::<MetaMix>().unwrap_err().contains("a step of --meta-flow"));
+        assert!("opne=3".parse::<MetaMix>().unwrap_err().contains("unknown operation 'opne'"));
         assert!("stat".parse::<MetaMix>().unwrap_err().contains("OP=SHARE"));
         let phases: MetaPhases = "create,stat,read,unlink".parse().unwrap();
         assert_eq!(phases.0, vec![MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Unlink]);
@@ -400,24 +376,50 @@ mod tests {
             good.parse::<MetaPhases>().unwrap_or_else(|e| panic!("{good}: {e}"));
         }
         let sizes: SizeDist = "0:20,4k:50,64k:30".parse().unwrap();
-        assert_eq!(sizes.largest_bytes(), 65536);
         assert_eq!(sizes.mean_bytes(), (4096 * 50 + 65536 * 30) / 100);
     }
 
     #[test]
-    fn a_size_distribution_draws_its_weights() {
-        let sizes: SizeDist = "0:20,4k:50,64k:30".parse().unwrap();
-        let mut counts = [0u64; 3];
-        for i in 0..100_000 {
-            match sizes.size_of(i, 7) {
-                0 => counts[0] += 1,
-                4096 => counts[1] += 1,
-                _ => counts[2] += 1,
-            }
+    fn a_gamma_distribution_has_its_mean_and_spread_and_a_prealloc_share_is_exact() {
+        let sizes: SizeDist = "gamma:16k:1.5".parse().unwrap();
+        assert_eq!(sizes.mean_bytes(), 16384);
+        let n = 100_000u64;
+        let draws: Vec<f64> = (0..n).map(|i| sizes.size_of(i, 0) as f64).collect();
+        let mean = draws.iter().sum::<f64>() / n as f64;
+        let var = draws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        assert!((mean / 16384.0 - 1.0).abs() < 0.01, "mean {mean}");
+        // A gamma of shape k has a coefficient of variation of 1/sqrt(k).
+        let cv = var.sqrt() / mean;
+        assert!((cv - 1.0 / 1.5f64.sqrt()).abs() < 0.02, "cv {cv}");
+        assert_eq!(sizes.size_of(9, 3), sizes.size_of(9, 3));
+        assert!("gamma:16k:0".parse::<SizeDist>().unwrap_err().contains("shape"));
+        assert!("gamma:0".parse::<SizeDist>().unwrap_err().contains("mean"));
+        let json = serde_json::to_string(&sizes).unwrap();
+        assert_eq!(serde_json::from_str::<SizeDist>(&json).unwrap(), sizes);
+        let weights: SizeDist = "4k:1,8k:1".parse().unwrap();
+        let json = serde_json::to_string(&weights).unwrap();
+        assert!(json.starts_with('['), "the weights keep their JSON: {json}");
+        assert_eq!(serde_json::from_str::<SizeDist>(&json).unwrap(), weights);
+
+        let spec = |p| MetaSpec {
+            files: 1000,
+            dirs_per_dir: 1,
+            depth: 0,
+            sizes: weights.clone(),
+            workload: MetaWorkload::Flow(vec![FlowStep::Stat]),
+            keep_tree: false,
+            prealloc_percent: p,
+        };
+        for p in [0u32, 1, 33, 80, 100] {
+            let m = spec(p);
+            assert_eq!((0..1000).filter(|&i| m.made_at_setup(i)).count() as u32, p * 10, "{p}%");
         }
-        for (got, want) in counts.iter().zip([20_000u64, 50_000, 30_000]) {
-            assert!(got.abs_diff(want) < 1_000, "{counts:?}");
+        // Spread evenly: each of 16 workers' files is 80 % made, give or take one.
+        let m = spec(80);
+        for w in 0..16u64 {
+            let owned: Vec<u64> = (w..1000).step_by(16).collect();
+            let made = owned.iter().filter(|&&i| m.made_at_setup(i)).count();
+            assert!((made as f64 - owned.len() as f64 * 0.8).abs() <= 1.5, "worker {w}: {made} of {}", owned.len());
         }
-        assert_eq!(sizes.size_of(5, 1), sizes.size_of(5, 1));
     }
 }
