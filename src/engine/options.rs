@@ -106,7 +106,11 @@ impl EngineArgs {
             )));
         }
         let completion_wait = if self.poll_completions { Some(CompletionWait::Poll) } else { self.completion_wait };
+        // `sleep` is what an engine without a completion queue does anyway (its system call
+        // blocks until the I/O is done): said with it, it changes nothing and is taken, so
+        // that a job file asking fio's wait (the default profile) runs on any engine.
         if let Some(mode) = completion_wait
+            && mode != CompletionWait::Sleep
             && !kind.caps().batches_submissions
         {
             let flag = if self.poll_completions {

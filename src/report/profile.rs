@@ -107,13 +107,16 @@ fn step_names<'a>(jobs: impl Iterator<Item = &'a str>) -> Vec<String> {
 fn tests_table(out: &mut String, steps: &[Step]) {
     let all: Vec<&StepFigures> = steps.iter().flat_map(|s| s.read.iter().chain(s.write.iter())).collect();
     let passes = all.iter().map(|f| f.passes).max().unwrap_or(1);
-    let window = all.first().map_or(0, |f| f.first.window.window_ns);
+    let length = all.first().map_or_else(String::new, |f| step_length(&f.first));
     let _ = write!(out, "I/O: {}", modes(&all));
     let _ = writeln!(
         out,
-        " · {} per step{}",
-        units::seconds_ns(window),
-        if passes > 1 { format!(", {passes} passes: the median of the passes") } else { String::new() }
+        " · {length} per step{}",
+        if passes > 1 {
+            format!(", {passes} passes: MB/s and IOPS their mean (as KDiskMark's Default), p50 and p99 their median")
+        } else {
+            String::new()
+        }
     );
     let spread = passes > 1;
     let side = |label: &str| {
@@ -144,6 +147,89 @@ fn tests_table(out: &mut String, steps: &[Step]) {
         "MB/s is 10^6 bytes per second (KDiskMark's unit); latency is per I/O, from submission to completion.{} Each step's full result: --output-format json",
         if spread { " ± is the spread of MB/s over the passes, (max − min) / median." } else { "" }
     );
+    for line in tool_bound(steps) {
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(first) = all.first() {
+        let _ = writeln!(
+            out,
+            "Beside KDiskMark (fio with its options): {}",
+            kdiskmark_differences(&first.first).join("; ")
+        );
+    }
+}
+
+/// How long a step runs: its duration, or its I/O budget's share of the file, whichever
+/// comes first (KDiskMark's fio stops at the file's size or its runtime); else its window.
+fn step_length(r: &RunResult) -> String {
+    use crate::spec::RunLength;
+    match (r.spec.window.run_length, r.spec.window.io_limit_percent) {
+        (RunLength::Duration { ns }, Some(p)) if ns > 0 => {
+            format!("at most {} or {p}% of the file", units::seconds_ns(ns))
+        }
+        _ => units::seconds_ns(r.window.window_ns),
+    }
+}
+
+/// The steps whose worker was busy most of the window: there the tool's own CPU per I/O,
+/// not the storage, set the figure (a tool that costs more per I/O, fio among them, shows
+/// less), each with its cost.
+fn tool_bound(steps: &[Step]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (s, f, side) in steps.iter().flat_map(|s| [(s, s.read.as_ref(), "read"), (s, s.write.as_ref(), "write")]) {
+        let Some(f) = f else { continue };
+        let r = &f.first;
+        let threads = f64::from(r.spec.shape.threads.max(1));
+        let busy = r.machine.cpu.workers.total_ns() as f64 / (r.window.window_ns.max(1) as f64 * threads);
+        if busy >= 0.9 {
+            lines.push(format!(
+                "{} {side}: its worker was busy {:.0} % of the window at {} of CPU per I/O: the tool's own cost per I/O, not only the storage, set this figure (another tool's differs, and so does its figure)",
+                s.name,
+                busy * 100.0,
+                units::latency_ns(r.machine.cpu.workers_per_io_ns.round() as u64)
+            ));
+        }
+    }
+    lines
+}
+
+/// Every way a KDiskMark-shaped step differs from what KDiskMark asks fio for (its default
+/// settings: libaio, direct, 1 GiB, 5 s or the file's size once, end_fsync, malloc'd
+/// buffers, 5 passes shown as their mean, MB/s as fio's KiB/s ÷ 1000).
+fn kdiskmark_differences(r: &RunResult) -> Vec<String> {
+    use crate::spec::RunLength;
+    let s = &r.spec;
+    let mut out = vec![
+        "MB/s here is 10^6 bytes/s, KDiskMark's is fio's KiB/s ÷ 1000 (2.4 % less)".to_string(),
+        "no 5 s pause between tests and no page-cache drop before each pass (O_DIRECT bypasses the cache)".to_string(),
+        "written blocks are unique random bytes (fio: one random buffer, scrambled per write)".to_string(),
+    ];
+    if s.io.engine != crate::engine::EngineKind::Libaio {
+        out.push(format!("engine {} (KDiskMark: libaio)", s.io.engine.name()));
+    }
+    if !r.data.direct.effective {
+        out.push("buffered I/O (KDiskMark: O_DIRECT)".to_string());
+    }
+    if s.io.engine_options.completion_wait != crate::primitives::spin_wait::CompletionWait::Sleep {
+        out.push(
+            "completions may be waited for by spinning up to 50 µs (fio sleeps in the kernel for each: --completion-wait sleep as fio)".to_string(),
+        );
+    }
+    if s.io.buffer_pages.huge() {
+        out.push(
+            "buffers on huge pages: a 1 MiB I/O is one request where fio's 4 KiB pages may be split by the device's segment limit (--buffer-pages base as fio)".to_string(),
+        );
+    }
+    match s.window.run_length {
+        RunLength::Duration { ns } if ns != 5_000_000_000 => {
+            out.push(format!("steps of {} (KDiskMark: 5 s)", units::seconds_ns(ns)))
+        }
+        _ => {}
+    }
+    if s.window.io_limit_percent.is_none() {
+        out.push("each step runs its whole time (KDiskMark's fio stops once it moved the file's size)".to_string());
+    }
+    out
 }
 
 fn cells(out: &mut String, f: Option<&StepFigures>, spread: bool) {
@@ -157,8 +243,8 @@ fn cells(out: &mut String, f: Option<&StepFigures>, spread: bool) {
     let _ = write!(
         out,
         " {:>9} {:>9} {:>9} {:>9}",
-        format!("{:.1}", f.bw_bytes_per_sec.median / 1e6),
-        units::iops(f.iops.median),
+        format!("{:.1}", f.bw_bytes_per_sec.mean / 1e6),
+        units::iops(f.iops.mean),
         units::latency_ns(f.p50_ns.median.round() as u64),
         units::latency_ns(f.p99_ns.median.round() as u64)
     );

@@ -31,10 +31,12 @@ pub fn step_label(job: &str) -> String {
     }
 }
 
-/// A figure over the passes: their median, and the least and the most of them.
+/// A figure over the passes: their median and mean, and the least and the most of them.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Spread {
     pub median: f64,
+    /// KDiskMark's Default shows the mean of its passes.
+    pub mean: f64,
     pub min: f64,
     pub max: f64,
 }
@@ -48,7 +50,8 @@ impl Spread {
         v.sort_by(f64::total_cmp);
         let n = v.len();
         let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
-        Self { median, min: v[0], max: v[n - 1] }
+        let mean = v.iter().sum::<f64>() / n as f64;
+        Self { median, mean, min: v[0], max: v[n - 1] }
     }
 
     /// The spread as a share of the median: (max − min) / median; 0 for one pass.
@@ -156,7 +159,8 @@ mod tests {
     #[test]
     fn median_and_spread() {
         let s = Spread::of(&[5.0, 1.0, 3.0]);
-        assert_eq!((s.median, s.min, s.max), (3.0, 1.0, 5.0));
+        assert_eq!((s.median, s.mean, s.min, s.max), (3.0, 3.0, 1.0, 5.0));
+        assert_eq!(Spread::of(&[1.0, 1.0, 7.0]).mean, 3.0);
         assert_eq!(Spread::of(&[4.0, 2.0]).median, 3.0);
         assert!((s.relative() - 4.0 / 3.0).abs() < 1e-12);
         assert_eq!(Spread::of(&[7.0]).relative(), 0.0);

@@ -1,7 +1,7 @@
 //! Profiles: `iopulse` with no target runs the default profile (KDiskMark's tests: SEQ1M
 //! Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, each read and written, `--loops` passes) on
-//! a temporary file, prints one table with read and write side by side (the median of the
-//! passes) and removes the file, on ext4 and on a tmpfs; where $TMPDIR is in memory it
+//! a temporary file, prints one table with read and write side by side (the mean of the
+//! passes, as KDiskMark's Default) and removes the file, on ext4 and on a tmpfs; where $TMPDIR is in memory it
 //! moves to $XDG_CACHE_HOME on a disk, or says once that it measures memory; `iopulse
 //! profiles` lists the shipped profiles and prints them; `--profile NAME` runs one on a
 //! given target; a workload flag without a target is still one run.
@@ -42,7 +42,10 @@ fn default_profile_with(env: &[(&str, &Path)], filesystem: &str) -> (String, Opt
         line = lines.next().unwrap();
     }
     let mode = line.to_string();
-    assert!(mode.contains("0.200 s per step, 2 passes: the median of the passes"), "{mode}");
+    assert!(
+        mode.contains("at most 0.200 s or 100% of the file per step, 2 passes: MB/s and IOPS their mean"),
+        "{mode}"
+    );
     assert!(lines.next().unwrap().contains("Read"), "{stdout}");
     let head: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
     assert_eq!(head, ["test", "MB/s", "IOPS", "p50", "p99", "±", "│", "MB/s", "IOPS", "p50", "p99", "±"], "{stdout}");
@@ -84,7 +87,7 @@ fn default_profile_with(env: &[(&str, &Path)], filesystem: &str) -> (String, Opt
                 total_writes += writes;
                 assert_eq!(j["targets"][0]["removed_after_run"], true);
             }
-            // MB/s shown is the median (of two: their mean) of the passes' figures.
+            // MB/s shown is the mean of the passes' figures (KDiskMark's Default).
             let mbs: Vec<f64> = passes.iter().map(|j| j["total"]["bw_bytes_per_sec"].as_f64().unwrap() / 1e6).collect();
             let shown: Vec<&str> = cells.split_whitespace().collect();
             assert_eq!(shown[0], format!("{:.1}", (mbs[0] + mbs[1]) / 2.0), "{name}: {row}");
@@ -94,7 +97,55 @@ fn default_profile_with(env: &[(&str, &Path)], filesystem: &str) -> (String, Opt
         }
     }
     assert!(total_writes > 0, "no write step wrote");
+    // As KDiskMark's fio: each step stops at the file's size (or its time), writes end with
+    // an fsync counted in the step, buffers on base pages, a sleeping wait; what differs is
+    // named under the table, the shortened steps among it.
+    for j in jobs {
+        let spec = &j["spec"];
+        assert_eq!(spec["io_limit_percent"], 100, "{}", j["job"]);
+        assert_eq!(spec["buffer_pages"], "base", "{}", j["job"]);
+        let write = j["job"].as_str().unwrap().contains("-write");
+        assert_eq!(spec["end_fsync"] == true, write, "{}", j["job"]);
+        if write {
+            assert_eq!(u64_at(j, &["flush", "ops"]), 1, "{}: the end's fsync is counted", j["job"]);
+        }
+    }
+    let beside = lines.find(|l| l.starts_with("Beside KDiskMark")).unwrap_or_else(|| panic!("{stdout}"));
+    for said in ["KiB/s ÷ 1000 (2.4 % less)", "no 5 s pause", "steps of 0.200 s (KDiskMark: 5 s)"] {
+        assert!(beside.contains(said), "{said}: {beside}");
+    }
+    for not_said in ["engine", "huge pages", "spinning", "whole time"] {
+        assert!(!beside.contains(not_said), "{not_said}: {beside}");
+    }
     (mode, place, stderr, doc)
+}
+
+/// Flags that move the default profile away from KDiskMark's fio are named under its table.
+#[test]
+fn the_default_profile_names_each_flag_that_departs_from_kdiskmark() {
+    let dir = temp_dir();
+    let f = path_str(&dir.path().join("t.dat"));
+    // The default profile on 16 MiB, one pass, with `extra` flags: its table.
+    let table = |extra: &[&str]| {
+        let mut args = vec!["--profile", "default", f.as_str(), "--file-size", "16M", "--loops", "1"];
+        args.extend_from_slice(extra);
+        run_ok(&args).0
+    };
+    let stdout = table(&["--engine", "io_uring", "--buffer-pages", "huge", "--completion-wait", "adaptive"]);
+    let beside = stdout.lines().find(|l| l.starts_with("Beside KDiskMark")).unwrap_or_else(|| panic!("{stdout}"));
+    for said in ["engine io_uring (KDiskMark: libaio)", "buffers on huge pages", "spinning up to 50 µs"] {
+        assert!(beside.contains(said), "{said}: {beside}");
+    }
+    assert!(!beside.contains("steps of"), "5 s steps as KDiskMark's: {beside}");
+    // With the null engine the tool's CPU is all there is: steps whose worker was busy most
+    // of the window are named with their CPU per I/O (at least one of the eight, on a
+    // machine as busy as a test run's).
+    let stdout = table(&["--engine", "null", "--io-limit", "20000%"]);
+    let bound: Vec<&str> = stdout.lines().filter(|l| l.contains(": its worker was busy")).collect();
+    assert!(!bound.is_empty(), "{stdout}");
+    for line in bound {
+        assert!(line.contains("% of the window at") && line.contains("of CPU per I/O"), "{line}");
+    }
 }
 
 /// The folder the profile's file was in: empty (the file and its folder removed).

@@ -116,6 +116,15 @@ fn completion_wait_is_refused_with_an_engine_that_does_not_wait() {
         assert!(stderr.contains(flag[0]) && stderr.contains("libaio"), "{stderr}");
         assert!(!dir.path().join("f.dat").exists(), "a refused command line created the file");
     }
+    // `sleep` is what such an engine does anyway: taken (the default profile asks it, and
+    // runs with any engine; it was refused with --engine sync or null).
+    for engine in ["sync", "null"] {
+        let r =
+            run_json(&[&f, "--file-size", "1m", "--duration", "0", "--engine", engine, "--completion-wait", "sleep"]);
+        assert_eq!(r["read"]["ops"], 256, "{engine}");
+    }
+    let (stdout, _) = run_ok(&["--profile", "default", &f, "--file-size", "1m", "--loops", "1", "--engine", "sync"]);
+    assert!(stdout.contains("engine sync (KDiskMark: libaio)"), "{stdout}");
 }
 
 #[test]
