@@ -318,6 +318,7 @@ mod tests {
             ("expect", _) => "read.p99<=2ms,iops>=40k".into(),
             ("meta-mix", _) => "create=30,stat=70".into(),
             ("meta-phases", _) => "create,stat".into(),
+            ("meta-flow", _) => "open,read-whole,close".into(),
             ("file-size-dist", _) => "0:20,4k:80".into(),
             (_, "SIZE") => "64k".into(),
             (_, "DURATION") => "3s".into(),

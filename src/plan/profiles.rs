@@ -108,15 +108,23 @@ mod tests {
                 .collect();
             let expected: Vec<(String, u64, bool, u32, u32, u8, u32)> = tests
                 .iter()
+                // As KDiskMark: every test read, then every test written.
                 .flat_map(|&(bs, random, depth, threads)| {
                     let test = format!(
                         "{}{}-Q{depth}T{threads}",
                         if random { "RND" } else { "SEQ" },
                         if bs == 4096 { "4K" } else { "1M" }
                     );
-                    [(format!("{test}-read"), 100u8), (format!("{test}-write"), 0)]
-                        .map(|(n, r)| (n, bs, random, depth, threads, r))
+                    [(format!("{test}-read"), 100u8)].map(|(n, r)| (n, bs, random, depth, threads, r))
                 })
+                .chain(tests.iter().flat_map(|&(bs, random, depth, threads)| {
+                    let test = format!(
+                        "{}{}-Q{depth}T{threads}",
+                        if random { "RND" } else { "SEQ" },
+                        if bs == 4096 { "4K" } else { "1M" }
+                    );
+                    [(format!("{test}-write"), 0u8)].map(|(n, r)| (n, bs, random, depth, threads, r))
+                }))
                 .enumerate()
                 .map(|(i, (n, bs, random, depth, threads, r))| (n, bs, random, depth, threads, r, i as u32 + 1))
                 .collect();
