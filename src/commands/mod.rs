@@ -302,6 +302,8 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         Err(e) => return clap_exit(e),
     };
     DRY_RUN.store(cli.dry_run, std::sync::atomic::Ordering::Relaxed);
+    // A run shows itself on the live line while it goes (where its diagnostics show progress).
+    crate::run::live::register(&crate::report::live_line::LiveLines);
     match cli.command {
         Some(command) => command.execute(sub),
         None => {

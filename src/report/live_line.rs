@@ -2,9 +2,19 @@
 //! goes on (shown only on a terminal, never with `--quiet`). It formats the rows the
 //! sampler hands it (`stats::interval`); it computes nothing.
 
-use crate::stats::interval::TimeSeriesRow;
+use crate::stats::interval::{LiveView, LiveViews, TimeSeriesRow};
 use crate::units::display as units;
 use std::io::Write;
+
+/// The live line for every run of the process that shows progress (`run::live::register`).
+pub struct LiveLines;
+
+impl LiveViews for LiveLines {
+    fn view(&self, duration_ns: Option<u64>, step: Option<&str>) -> LiveView {
+        let line = LiveLine::new(duration_ns, step.map(str::to_string));
+        Box::new(move |row| line.show(row))
+    }
+}
 
 /// The live line of one run.
 pub struct LiveLine {

@@ -16,7 +16,6 @@ use crate::host::rusage;
 use crate::host::signals;
 use crate::placement::PlacementPlan;
 use crate::primitives::clock::Clock;
-use crate::report::live_line::LiveLine;
 use crate::spec::{RunLength, Spec};
 use crate::stats::CpuTimes;
 use crate::stats::interval::{self, RowObserver, SamplerConfig, SamplerOutput, SteadyHook, TimeSeriesRow};
@@ -342,13 +341,13 @@ fn start_sampler(
     let watch =
         spec.window.steady_state.map(|s| SteadyWatch::new(s.criterion, s.window_intervals, spec.output.interval_ns));
     let (control, done) = (Arc::clone(control), Arc::clone(done));
-    let (live_line, step) = (run.live_line, run.step.clone());
+    let view = if run.live_line { super::live::view(config.duration_ns, run.step.as_deref()) } else { None };
     thread::Builder::new()
         .name("iopulse-sampler".into())
         .spawn(move || {
-            let line = LiveLine::new(config.duration_ns, step);
-            let mut show = |row: Option<&TimeSeriesRow>| line.show(row);
-            let observer: Option<RowObserver<'_>> = if live_line { Some(&mut show) } else { None };
+            let mut view = view;
+            let observer: Option<RowObserver<'_>> =
+                view.as_mut().map(|v| v.as_mut() as &mut dyn FnMut(Option<&TimeSeriesRow>));
             let steady = watch.map(|watch| SteadyHook { watch, stop: &control.stop, code: stop_code::STEADY });
             sampler.run(&config, &control.epoch, &done, observer, steady)
         })

@@ -19,6 +19,7 @@ mod assemble;
 mod durable_record;
 mod execute;
 mod limits;
+pub mod live;
 mod messages;
 mod place;
 mod region;
@@ -57,7 +58,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     // A signal while planning (thousands of jobs plan at once): nothing is touched.
     interrupted_before_set_up(&stop)?;
     let Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability, resolved } =
-        checked(spec, &given, diag, spec.output.time_series || diag.show_progress())?;
+        checked(spec, &given, diag, spec.output.time_series || (diag.show_progress() && live::registered()))?;
     // `--io-limit N%`: the spec with the I/O count the targets' sizes make of it.
     let spec = resolved.as_ref().unwrap_or(spec);
     // Each rank of a cluster keeps its own record.
@@ -93,7 +94,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         depth: effective_depth,
         stop: &stop,
         placement: &placed.plan,
-        live_line: diag.show_progress(),
+        live_line: diag.show_progress() && live::registered(),
         step: diag.step().map(str::to_string),
         start_line: start,
         devices: &devices,

@@ -194,7 +194,7 @@ impl<'a> StartLine<'a> {
             format!(
                 "--start-at {} had passed {} before the run was ready (layout and set-up took longer): the window opened at once",
                 at.rfc3339(),
-                crate::report::units::seconds_ns(waited.missed_by_ns)
+                crate::units::display::seconds_ns(waited.missed_by_ns)
             )
         });
         Ok(Opened {

@@ -14,6 +14,9 @@ const STRUCT_MAX_FIELDS: usize = 15;
 /// What is over a limit today, with its size now: the ceiling it may not pass. Each is
 /// on its way to being split by concern (issue "A lighter house").
 const STILL_OVER: &[(&str, usize)] = &[
+    // The hot loop: three splits measured more instructions per I/O at null QD 1 than the
+    // 2 % allowed (602-614 whole; 625-629 with its state in a struct passed to inlined
+    // helpers; 653-662 with values in and out), scripts/instructions-per-io.sh.
     ("fn worker/io_loop.rs run_loop", 183),
     ("struct engine/aio/mod.rs AioEngine", 18),
     ("struct engine/uring/mod.rs UringEngine", 18),

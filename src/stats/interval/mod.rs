@@ -344,6 +344,17 @@ pub struct SamplerOutput {
 /// end (`None`): the live line is one (`report::live_line`).
 pub type RowObserver<'a> = &'a mut dyn FnMut(Option<&TimeSeriesRow>);
 
+/// A run's live view, owned by its sampler's thread: an observer of its rows.
+pub type LiveView = Box<dyn FnMut(Option<&TimeSeriesRow>) + Send>;
+
+/// What makes each run's live view (the live line, `report::live_line::LiveLines`): the
+/// command's choice, registered once (`run::live`), so that a run feeds a view without
+/// knowing how it looks.
+pub trait LiveViews: Sync {
+    /// The view of one run planned to last `duration_ns` (its profile step named).
+    fn view(&self, duration_ns: Option<u64>, step: Option<&str>) -> LiveView;
+}
+
 /// Interval sums, before they become a row.
 #[derive(Default)]
 struct Accumulated {
