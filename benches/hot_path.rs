@@ -32,7 +32,10 @@ use iopulse::testing::engine::SyncEngine;
 use iopulse::testing::engine::{BufferAt, Completion, Engine, EngineOptions, EngineSetup, Op, Queued, Request};
 use iopulse::testing::stats::{OpStats, new_latency_histogram};
 use iopulse::testing::verify;
-use iopulse::testing::worker::{self, DataPlan, RunControl, WorkerFile, WorkerPlan};
+use iopulse::testing::worker::{
+    self, DataPlan, DurabilityPlan, EnginePlan, ErrorPlan, IoPlan, PacingPlan, RegionPlan, RunControl, WindowPlan,
+    WorkerFile, WorkerPlan,
+};
 use std::hint::black_box;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -285,32 +288,33 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
     let plan = WorkerPlan {
         index: 0,
         seed: 1,
-        block_size_bytes: BLOCK as u64,
-        queue_depth: depth,
-        read_percent,
-        trim_percent: 0,
-        block_sizes: None,
-        source: BlockSource::SequentialOnce { next: 0, end: ios },
-        region_first_block: 0,
-        ops_limit: None,
-        coverage: None,
-        // The null engine never touches its descriptors.
-        files: vec![WorkerFile { fd: -1, first_block: 0, blocks: u64::MAX / 2, target: 0 }],
-        buffers: worker::BufferMemory { align_bytes: BLOCK, huge_pages: true },
-        duration_ns: None,
-        ramp_ns: 0,
-        direct: false,
-        engine_options: EngineOptions::default(),
+        io: IoPlan {
+            block_size_bytes: BLOCK as u64,
+            block_sizes: None,
+            queue_depth: depth,
+            read_percent,
+            trim_percent: 0,
+        },
+        region: RegionPlan {
+            source: BlockSource::SequentialOnce { next: 0, end: ios },
+            region_first_block: 0,
+            ops_limit: None,
+            coverage: None,
+            // The null engine never touches its descriptors.
+            files: vec![WorkerFile { fd: -1, first_block: 0, blocks: u64::MAX / 2, target: 0 }],
+        },
+        engine: EnginePlan {
+            direct: false,
+            options: EngineOptions::default(),
+            buffers: worker::BufferMemory { align_bytes: BLOCK, huge_pages: true },
+        },
+        window: WindowPlan { duration_ns: None, ramp_ns: 0 },
         placement: Default::default(),
         data: DataPlan { pattern: Pattern::Random, reducibility: Default::default(), seed: 1, verify: None },
-        think: None,
-        rate: None,
+        pacing: PacingPlan { think: None, rate: None },
         interval: None,
-        error_limit: 1,
-        errors_seen: Arc::clone(&control.errors_seen),
-        flush: None,
-        durable_record: None,
-        end_fsync: false,
+        errors: ErrorPlan { error_limit: 1, errors_seen: Arc::clone(&control.errors_seen) },
+        durability: DurabilityPlan { flush: None, durable_record: None, end_fsync: false },
         replay: None,
         iolog_capacity: None,
     };

@@ -115,7 +115,10 @@ pub mod engine {
 
 /// A worker's loop with a plan built by hand (the watchdog test, the hot-path bench).
 pub mod worker {
-    pub use crate::worker::{BufferMemory, DataPlan, RunControl, WorkerFile, WorkerPlan, run, stop_code};
+    pub use crate::worker::{
+        BufferMemory, DataPlan, DurabilityPlan, EnginePlan, ErrorPlan, IoPlan, PacingPlan, RegionPlan, RunControl,
+        WindowPlan, WorkerFile, WorkerPlan, run, stop_code,
+    };
 }
 
 /// Write data and its generators.

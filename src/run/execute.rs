@@ -294,7 +294,7 @@ fn spawn_workers<E: Engine + 'static>(
         plan.interval = recorders[w as usize].take();
         if let Some(record) = &record {
             let nonce = plan.data.verify.map_or(0, |v| v.run_nonce);
-            plan.durable_record = Some(record.writer(w, (u64::from(w) << 48) | (u64::from(nonce) << 32)));
+            plan.durability.durable_record = Some(record.writer(w, (u64::from(w) << 48) | (u64::from(nonce) << 32)));
         }
         let control = Arc::clone(control);
         let done = done_tx.clone();

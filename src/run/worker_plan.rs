@@ -7,7 +7,10 @@ use crate::placement::PlacementPlan;
 use crate::spec::{AccessOrder, Distribution, RunLength, Spec};
 use crate::stats::coverage::CoverageTracker;
 use crate::targets::PreparedTarget;
-use crate::worker::{DataPlan, RunControl, VerifyPlan, WorkerFile, WorkerPlan};
+use crate::worker::{
+    DataPlan, DurabilityPlan, EnginePlan, ErrorPlan, IoPlan, PacingPlan, RegionPlan, RunControl, VerifyPlan,
+    WindowPlan, WorkerFile, WorkerPlan,
+};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
@@ -52,33 +55,41 @@ pub(super) fn worker_plan(
     }
     let keep_bitmap = CoverageTracker::bitmap_fits(region.blocks, spec.shape.threads);
     let replay = spec.replay.as_ref().map(|r| replay_plan(r, spec, &files, targets));
+    let iolog_capacity = spec.output.record_iolog.then(|| iolog_records(spec, ops_limit, region.files.len()));
     WorkerPlan {
         index: w,
         seed: spec.seed,
-        block_size_bytes: spec.shape.block_size_bytes,
-        block_sizes: spec.shape.block_sizes.clone(),
-        queue_depth: depth,
-        read_percent: spec.access.read_percent,
-        trim_percent: spec.access.trim_percent,
-        source,
-        region_first_block: region.first_block,
-        ops_limit,
-        coverage: Some(CoverageTracker::new(region.blocks, spec.seed ^ 0xc0de_7a6e, keep_bitmap)),
-        files,
-        buffers: crate::worker::BufferMemory {
-            align_bytes: targets.iter().map(|t| t.plan.dio_align_bytes as usize).max().unwrap_or(1).max(4096),
-            huge_pages: spec.io.buffer_pages.huge(),
+        io: IoPlan {
+            block_size_bytes: spec.shape.block_size_bytes,
+            block_sizes: spec.shape.block_sizes.clone(),
+            queue_depth: depth,
+            read_percent: spec.access.read_percent,
+            trim_percent: spec.access.trim_percent,
         },
-        duration_ns: match spec.window.run_length {
-            RunLength::Duration { ns } => Some(ns),
-            RunLength::UntilCovered | RunLength::UntilLimit => None,
+        region: RegionPlan {
+            source,
+            region_first_block: region.first_block,
+            ops_limit,
+            coverage: Some(CoverageTracker::new(region.blocks, spec.seed ^ 0xc0de_7a6e, keep_bitmap)),
+            files,
         },
-        ramp_ns: spec.window.ramp_ns,
-        direct: targets.iter().all(|t| t.direct.effective),
-        engine_options: spec.io.engine_options.clone(),
+        engine: EnginePlan {
+            direct: targets.iter().all(|t| t.direct.effective),
+            options: spec.io.engine_options.clone(),
+            buffers: crate::worker::BufferMemory {
+                align_bytes: targets.iter().map(|t| t.plan.dio_align_bytes as usize).max().unwrap_or(1).max(4096),
+                huge_pages: spec.io.buffer_pages.huge(),
+            },
+        },
+        window: WindowPlan {
+            duration_ns: match spec.window.run_length {
+                RunLength::Duration { ns } => Some(ns),
+                RunLength::UntilCovered | RunLength::UntilLimit => None,
+            },
+            ramp_ns: spec.window.ramp_ns,
+        },
         placement: placement.workers.get(w as usize).cloned().unwrap_or_default(),
-        think: spec.pacing.think,
-        rate: spec.pacing.rate,
+        pacing: PacingPlan { think: spec.pacing.think, rate: spec.pacing.rate },
         interval: None,
         data: DataPlan {
             pattern: spec.data.write_pattern,
@@ -91,24 +102,28 @@ pub(super) fn worker_plan(
                 run_nonce: run_nonce(spec),
             }),
         },
-        error_limit: spec.error_limit().unwrap_or(u64::MAX),
-        errors_seen: Arc::clone(&control.errors_seen),
-        end_fsync: spec.durability.end_fsync,
-        flush: spec
-            .durability
-            .flush
-            .map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() })
-            .or_else(|| {
-                // A replay's flushes come from its schedule, through the same barrier: never
-                // after a count of writes (the op is each flush's own).
-                spec.replay
-                    .as_ref()
-                    .filter(|r| r.flushes > 0)
-                    .map(|_| crate::worker::FlushPlan { every_writes: u64::MAX, op: crate::engine::Op::Fsync })
-            }),
-        durable_record: None,
+        errors: ErrorPlan {
+            error_limit: spec.error_limit().unwrap_or(u64::MAX),
+            errors_seen: Arc::clone(&control.errors_seen),
+        },
+        durability: DurabilityPlan {
+            end_fsync: spec.durability.end_fsync,
+            flush: spec
+                .durability
+                .flush
+                .map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() })
+                .or_else(|| {
+                    // A replay's flushes come from its schedule, through the same barrier:
+                    // never after a count of writes (the op is each flush's own).
+                    spec.replay
+                        .as_ref()
+                        .filter(|r| r.flushes > 0)
+                        .map(|_| crate::worker::FlushPlan { every_writes: u64::MAX, op: crate::engine::Op::Fsync })
+                }),
+            durable_record: None,
+        },
         replay,
-        iolog_capacity: spec.output.record_iolog.then(|| iolog_records(spec, ops_limit, region.files.len())),
+        iolog_capacity,
     }
 }
 

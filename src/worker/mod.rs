@@ -35,7 +35,8 @@ pub use outcome::{
     PacingLatency, TargetStats, VerifyCost, WorkerResult, WorkerStop,
 };
 pub use plan::{
-    BufferMemory, DataPlan, FlushPlan, VerifyPlan, WorkerFile, WorkerPlan, draws_ahead, private_slot_bytes, slot_count,
+    BufferMemory, DataPlan, DurabilityPlan, EnginePlan, ErrorPlan, FlushPlan, IoPlan, PacingPlan, RegionPlan,
+    VerifyPlan, WindowPlan, WorkerFile, WorkerPlan, draws_ahead, private_slot_bytes, slot_count,
 };
 pub use replay::{ReplayIo, ReplayPlan};
 pub use size_mix::SizeStats;

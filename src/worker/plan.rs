@@ -35,10 +35,38 @@ pub struct BufferMemory {
     pub huge_pages: bool,
 }
 
-/// Everything a worker needs, decided by the coordinator before the start.
+/// Everything a worker needs, decided by the coordinator before the start, in sections.
 pub struct WorkerPlan {
     pub index: u32,
     pub seed: u64,
+    /// The size, depth and kind of its I/Os.
+    pub io: IoPlan,
+    /// The blocks it addresses, in which files, and how many I/Os at most.
+    pub region: RegionPlan,
+    /// How its files were opened, the engine's options and its buffers' memory.
+    pub engine: EnginePlan,
+    /// When its window ends.
+    pub window: WindowPlan,
+    /// CPUs and NUMA node: applied on the worker's thread before its buffers are allocated.
+    pub placement: WorkerPlacement,
+    /// What writes put in blocks, and whether reads are verified.
+    pub data: DataPlan,
+    /// Think time and rate limit; `None` for both runs the loop unpaced.
+    pub pacing: PacingPlan,
+    /// Interval histograms for the time series and the live line, when wanted.
+    pub interval: Option<IntervalRecorder>,
+    /// When failed I/Os stop it.
+    pub errors: ErrorPlan,
+    /// Its flushes and the record they keep.
+    pub durability: DurabilityPlan,
+    /// `iopulse replay`: the I/Os come from this schedule (on file 0), not from `source`.
+    pub replay: Option<ReplayPlan>,
+    /// `--write-iolog`: record each I/O issued, in a table of this many (allocated at set-up).
+    pub iolog_capacity: Option<usize>,
+}
+
+/// The size, depth and kind of a worker's I/Os.
+pub struct IoPlan {
     /// Bytes per I/O; with a block-size mix, the alignment (the unit blocks are counted in).
     pub block_size_bytes: u64,
     /// `--bssplit`, `--block-align`: the sizes of the I/Os (`None`: all `block_size_bytes`).
@@ -48,6 +76,10 @@ pub struct WorkerPlan {
     pub read_percent: u8,
     /// `--trim-percent`: the share of I/Os that are trims (the rest split by `read_percent`).
     pub trim_percent: u8,
+}
+
+/// The blocks a worker addresses.
+pub struct RegionPlan {
     /// Block numbers relative to the worker's region.
     pub source: BlockSource,
     /// Where the region starts among the worker's files' blocks.
@@ -57,30 +89,43 @@ pub struct WorkerPlan {
     /// Tracks which blocks of the region were touched.
     pub coverage: Option<CoverageTracker>,
     pub files: Vec<WorkerFile>,
+}
+
+/// How a worker's files were opened, its engine's options, and its buffers' memory.
+pub struct EnginePlan {
+    /// The files were opened with O_DIRECT.
+    pub direct: bool,
+    pub options: EngineOptions,
     /// The I/O buffers' alignment, and whether they go on huge pages (`--buffer-pages`).
     pub buffers: BufferMemory,
+}
+
+/// When a worker's window ends.
+pub struct WindowPlan {
     /// Measurement ends at start + `ramp_ns` + this; `None` runs until the source is exhausted.
     pub duration_ns: Option<u64>,
     /// `--ramp`: I/O from the start for this long is not counted (0: none). The worker
     /// resets its figures once, at its first batch at or after the ramp's end.
     pub ramp_ns: u64,
-    /// The files were opened with O_DIRECT.
-    pub direct: bool,
-    pub engine_options: EngineOptions,
-    /// CPUs and NUMA node: applied on the worker's thread before its buffers are allocated.
-    pub placement: WorkerPlacement,
-    /// What writes put in blocks, and whether reads are verified.
-    pub data: DataPlan,
-    /// Think time and rate limit; `None` for both runs the loop unpaced.
+}
+
+/// Think time and rate limit; `None` for both runs the loop unpaced.
+pub struct PacingPlan {
     pub think: Option<ThinkSpec>,
     pub rate: Option<RateSpec>,
-    /// Interval histograms for the time series and the live line, when wanted.
-    pub interval: Option<IntervalRecorder>,
+}
+
+/// When failed I/Os stop a worker.
+pub struct ErrorPlan {
     /// Failed I/Os (run-wide, counted in `errors_seen`) after which the worker stops:
     /// 1 by default, `--max-errors N`, `u64::MAX` with `--continue-on-error` alone.
     pub error_limit: u64,
     /// The run-wide count of failed I/Os (`RunControl::errors_seen`).
     pub errors_seen: Arc<AtomicU64>,
+}
+
+/// A worker's flushes and the record they keep.
+pub struct DurabilityPlan {
     /// `--fsync-every N`, `--fdatasync-every N`: a flush after every N writes issued; or a
     /// replay's flushes, its schedule's entries (`every_writes` then `u64::MAX`: never).
     pub flush: Option<FlushPlan>,
@@ -89,10 +134,6 @@ pub struct WorkerPlan {
     pub durable_record: Option<crate::durable_record::format::RecordWriter>,
     /// `--end-fsync`: fsync each file at the end of the window, counted in it.
     pub end_fsync: bool,
-    /// `iopulse replay`: the I/Os come from this schedule (on file 0), not from `source`.
-    pub replay: Option<ReplayPlan>,
-    /// `--write-iolog`: record each I/O issued, in a table of this many (allocated at set-up).
-    pub iolog_capacity: Option<usize>,
 }
 
 /// A flush (`op`: `Op::Fsync` or `Op::Fdatasync`) after every `every_writes` writes the

@@ -5,17 +5,17 @@ use super::*;
 
 impl<E: Engine> Worker<E> {
     pub(super) fn new(mut plan: WorkerPlan) -> Result<Self, String> {
-        let durable_record = plan.durable_record.take();
+        let durable_record = plan.durability.durable_record.take();
         // Trims are counted when the mix has them, or the replayed trace does.
         let trimming =
-            plan.trim_percent > 0 || plan.replay.as_ref().is_some_and(|r| r.ios.iter().any(|io| io.op == Op::Trim));
-        let depth = plan.queue_depth.max(1);
-        let writes_vary = plan.read_percent < 100 && plan.data.verify.is_none();
+            plan.io.trim_percent > 0 || plan.replay.as_ref().is_some_and(|r| r.ios.iter().any(|io| io.op == Op::Trim));
+        let depth = plan.io.queue_depth.max(1);
+        let writes_vary = plan.io.read_percent < 100 && plan.data.verify.is_none();
         // A flushing worker does not draw ahead: its writes are counted as they are
         // issued, and a flush must come between the Nth and the next.
         let draws =
-            draws_ahead(E::CAPS.completes_inline, plan.read_percent, plan.data.verify.is_some(), plan.data.pattern)
-                && plan.flush.is_none();
+            draws_ahead(E::CAPS.completes_inline, plan.io.read_percent, plan.data.verify.is_some(), plan.data.pattern)
+                && plan.durability.flush.is_none();
         let ahead = draws.then(|| Ahead::new(depth as usize));
         let pool = (writes_vary && plan.data.pattern == Pattern::Random)
             .then(|| RandomPool::reducible(plan.data.seed, plan.data.reducibility));
@@ -26,8 +26,12 @@ impl<E: Engine> Worker<E> {
         let verifier = plan.data.verify.map(|v| Verifier {
             plan: v,
             in_flight: vec![u64::MAX; slot_count as usize].into_boxed_slice(),
-            last_written: if v.track_sequences { vec![0u32; plan.source.region_blocks() as usize] } else { Vec::new() },
-            scratch: vec![0u8; plan.block_size_bytes as usize],
+            last_written: if v.track_sequences {
+                vec![0u32; plan.region.source.region_blocks() as usize]
+            } else {
+                Vec::new()
+            },
+            scratch: vec![0u8; plan.io.block_size_bytes as usize],
             reduction: data::Reduction::new(plan.data.reducibility),
             counts: VerifyCounts::default(),
             mismatches: Vec::with_capacity(v.max_reports as usize),
@@ -36,32 +40,32 @@ impl<E: Engine> Worker<E> {
         let sequence_base =
             (u64::from(plan.index) << 48) | (u64::from(plan.data.verify.map_or(0, |v| v.run_nonce)) << 32);
         let verify_cost = measure_verify_cost(&plan);
-        let fds: Vec<RawFd> = plan.files.iter().map(|f| f.fd).collect();
+        let fds: Vec<RawFd> = plan.region.files.iter().map(|f| f.fd).collect();
         let setup = EngineSetup {
             fds: &fds,
             buffers: buffers.region(),
             queue_depth: depth,
-            direct: plan.direct,
-            options: &plan.engine_options,
+            direct: plan.engine.direct,
+            options: &plan.engine.options,
         };
         let engine = E::open(&setup).map_err(|e| e.to_string())?;
         let stats = target_stats(&plan, trimming);
         Ok(Self {
             engine,
             buffers,
-            slots: idle_slots(slot_count, plan.block_size_bytes as u32),
+            slots: idle_slots(slot_count, plan.io.block_size_bytes as u32),
             completions: vec![Completion::default(); depth as usize].into_boxed_slice(),
-            source: plan.source,
-            region_first_block: plan.region_first_block,
-            remaining_ops: if plan.ramp_ns > 0 { u64::MAX } else { plan.ops_limit.unwrap_or(u64::MAX) },
-            window_ops_limit: if plan.ramp_ns > 0 { plan.ops_limit } else { None },
-            coverage: plan.coverage,
+            source: plan.region.source,
+            region_first_block: plan.region.region_first_block,
+            remaining_ops: if plan.window.ramp_ns > 0 { u64::MAX } else { plan.region.ops_limit.unwrap_or(u64::MAX) },
+            window_ops_limit: if plan.window.ramp_ns > 0 { plan.region.ops_limit } else { None },
+            coverage: plan.region.coverage,
             stats,
-            mix: OpMix::new(plan.read_percent, plan.trim_percent, plan.seed, plan.index),
-            files: plan.files.into_boxed_slice(),
-            block_size_bytes: plan.block_size_bytes,
-            duration_ns: plan.duration_ns,
-            ramp_ns: plan.ramp_ns,
+            mix: OpMix::new(plan.io.read_percent, plan.io.trim_percent, plan.seed, plan.index),
+            files: plan.region.files.into_boxed_slice(),
+            block_size_bytes: plan.io.block_size_bytes,
+            duration_ns: plan.window.duration_ns,
+            ramp_ns: plan.window.ramp_ns,
             ramp_end_ns: None,
             ramp_ops: 0,
             window_cpu_start: None,
@@ -73,15 +77,15 @@ impl<E: Engine> Worker<E> {
             sequence_base,
             verifier,
             verify_cost,
-            think: plan.think,
+            think: plan.pacing.think,
             interval: plan.interval,
-            rate: plan.rate,
+            rate: plan.pacing.rate,
             pacing: PacingCounts::default(),
             pacing_latency: None,
             buffer_node_seen,
             errors: ErrorCounts::default(),
-            error_limit: plan.error_limit.max(1),
-            errors_seen: plan.errors_seen,
+            error_limit: plan.errors.error_limit.max(1),
+            errors_seen: plan.errors.errors_seen,
             watch: WatchState::default(),
             free: (0..slot_count).rev().collect(),
             pool,
@@ -89,13 +93,20 @@ impl<E: Engine> Worker<E> {
             ahead,
             cut_later: false,
             duplicate_chunks_written: 0,
-            flush: plan.flush.map(|plan| FlushState { plan, writes_since: 0, due: false, file: 0, in_flight: false }),
-            end_fsync: plan.end_fsync,
+            flush: plan.durability.flush.map(|plan| FlushState {
+                plan,
+                writes_since: 0,
+                due: false,
+                file: 0,
+                in_flight: false,
+            }),
+            end_fsync: plan.durability.end_fsync,
             trimming,
             sizes: plan
+                .io
                 .block_sizes
                 .as_ref()
-                .map(|m| size_mix::SizeMix::new(m, plan.seed, plan.index, plan.trim_percent > 0)),
+                .map(|m| size_mix::SizeMix::new(m, plan.seed, plan.index, plan.io.trim_percent > 0)),
             unstamped: vec![0; slot_count as usize].into_boxed_slice(),
             unstamped_len: 0,
             own_mark_ns: 0,
@@ -119,20 +130,20 @@ impl<E: Engine> Worker<E> {
         placement::apply_to_current_thread(&plan.placement)?;
         let area_shape = AreaShape::of(
             plan.data.pattern,
-            plan.read_percent < 100,
+            plan.io.read_percent < 100,
             plan.data.verify.is_some(),
             E::CAPS.completes_inline,
             slot_count,
             buffer_len_bytes,
-            plan.block_sizes.is_some() || plan.replay.is_some(),
+            plan.io.block_sizes.is_some() || plan.replay.is_some(),
         );
-        let private_bytes = private_slot_bytes(area_shape, plan.read_percent, buffer_len_bytes);
+        let private_bytes = private_slot_bytes(area_shape, plan.io.read_percent, buffer_len_bytes);
         let mut buffers = SlotBuffers::with_area(
             slot_count as usize,
             private_bytes as usize,
-            plan.buffers.align_bytes,
+            plan.engine.buffers.align_bytes,
             area_shape.map_or(0, |a| a.len_bytes as usize),
-            plan.buffers.huge_pages,
+            plan.engine.buffers.huge_pages,
         )?;
         placement::bind_buffer(&plan.placement, buffers.region().base, buffers.len_bytes())?;
         if let Some(a) = area_shape {
@@ -165,8 +176,8 @@ fn buffer_len_bytes(plan: &WorkerPlan) -> u64 {
             .map(|io| u64::from(io.len_bytes))
             .max()
             .unwrap_or(0)
-            .max(plan.block_size_bytes),
-        None => plan.block_sizes.as_ref().map_or(plan.block_size_bytes, |m| m.largest_bytes()),
+            .max(plan.io.block_size_bytes),
+        None => plan.io.block_sizes.as_ref().map_or(plan.io.block_size_bytes, |m| m.largest_bytes()),
     }
 }
 
@@ -195,8 +206,9 @@ fn idle_slots(count: u32, len_bytes: u32) -> Box<[SlotState]> {
 /// Empty figures for each of the worker's files (flushes and trims kept only when the run
 /// has them).
 fn target_stats(plan: &WorkerPlan, trimming: bool) -> Box<[TargetStats]> {
-    let flushing = plan.flush.is_some() || plan.end_fsync;
-    plan.files
+    let flushing = plan.durability.flush.is_some() || plan.durability.end_fsync;
+    plan.region
+        .files
         .iter()
         .map(|f| TargetStats {
             target: f.target,

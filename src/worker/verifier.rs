@@ -30,7 +30,7 @@ pub(super) struct Verifier {
 /// clock per I/O. Returns (stamp ns, check ns).
 pub(super) fn measure_verify_cost(plan: &WorkerPlan) -> VerifyCost {
     let Some(v) = plan.data.verify else { return VerifyCost::default() };
-    let bs = plan.block_size_bytes as usize;
+    let bs = plan.io.block_size_bytes as usize;
     let mut blocks = vec![vec![0u8; bs]; 8];
     let mut scratch = vec![0u8; bs];
     let rounds = (256 * 4096 / bs.max(1)).clamp(8, 256) as u64;

@@ -12,7 +12,10 @@ use iopulse::testing::data::Pattern;
 use iopulse::testing::engine::{
     Completion, Engine, EngineCaps, EngineError, EngineOptions, EngineSetup, Queued, Request,
 };
-use iopulse::testing::worker::{self, DataPlan, RunControl, WorkerFile, WorkerPlan, stop_code};
+use iopulse::testing::worker::{
+    self, DataPlan, DurabilityPlan, EnginePlan, ErrorPlan, IoPlan, PacingPlan, RegionPlan, RunControl, WindowPlan,
+    WorkerFile, WorkerPlan, stop_code,
+};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -90,46 +93,41 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
     WorkerPlan {
         index: 0,
         seed: 1,
-        block_size_bytes: BS,
-        queue_depth: depth,
-        read_percent: 100,
-        trim_percent: 0,
-        block_sizes: None,
-        source: BlockSource::new(&SourcePlan {
-            order: AccessOrder::Sequential,
-            distribution: Distribution::Uniform,
-            scramble: false,
-            once: false,
-            blocks,
-            share_index: 0,
-            share_count: 1,
-            overlap: false,
-            seed: 1,
-            worker: 0,
-            random_percent: 100,
-            block_bytes: 4096,
-        }),
-        region_first_block: 0,
-        ops_limit: None,
-        coverage: None,
-        files: vec![WorkerFile { fd: -1, first_block: 0, blocks, target: 3 }],
-        buffers: worker::BufferMemory { align_bytes: 4096, huge_pages: true },
-        duration_ns: Some(20_000_000_000),
-        ramp_ns: 0,
-        direct: false,
-        engine_options: EngineOptions::default(),
+        io: IoPlan { block_size_bytes: BS, block_sizes: None, queue_depth: depth, read_percent: 100, trim_percent: 0 },
+        region: RegionPlan {
+            source: BlockSource::new(&SourcePlan {
+                order: AccessOrder::Sequential,
+                distribution: Distribution::Uniform,
+                scramble: false,
+                once: false,
+                blocks,
+                share_index: 0,
+                share_count: 1,
+                overlap: false,
+                seed: 1,
+                worker: 0,
+                random_percent: 100,
+                block_bytes: 4096,
+            }),
+            region_first_block: 0,
+            ops_limit: None,
+            coverage: None,
+            files: vec![WorkerFile { fd: -1, first_block: 0, blocks, target: 3 }],
+        },
+        engine: EnginePlan {
+            direct: false,
+            options: EngineOptions::default(),
+            buffers: worker::BufferMemory { align_bytes: 4096, huge_pages: true },
+        },
+        window: WindowPlan { duration_ns: Some(20_000_000_000), ramp_ns: 0 },
         placement: Default::default(),
         data: DataPlan { pattern: Pattern::Zeros, reducibility: Default::default(), seed: 1, verify: None },
-        error_limit: 1,
-        errors_seen,
-        flush: None,
-        durable_record: None,
-        end_fsync: false,
+        pacing: PacingPlan { think: None, rate: None },
+        interval: None,
+        errors: ErrorPlan { error_limit: 1, errors_seen },
+        durability: DurabilityPlan { flush: None, durable_record: None, end_fsync: false },
         replay: None,
         iolog_capacity: None,
-        think: None,
-        rate: None,
-        interval: None,
     }
 }
 
