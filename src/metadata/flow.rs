@@ -50,10 +50,6 @@ impl Rotor {
         Rotor { exists: bits, count, next_existing: 0, next_absent: 0 }
     }
 
-    fn is_set(&self, k: u64) -> bool {
-        self.exists[(k / 64) as usize] & (1 << (k % 64)) != 0
-    }
-
     fn set(&mut self, k: u64, exists: bool) {
         let bit = 1 << (k % 64);
         if exists {
@@ -63,9 +59,33 @@ impl Rotor {
         }
     }
 
-    /// The first file at or after `from` (wrapping) that `exists` or not, as asked.
+    /// The first file at or after `from` (wrapping) that `exists` or not, as asked: a
+    /// word of 64 files at a time, so that a worker whose every name exists (or none)
+    /// learns it in `count / 64` steps.
     fn find(&self, from: u64, exists: bool) -> Option<u64> {
-        (0..self.count).map(|d| (from + d) % self.count).find(|&k| self.is_set(k) == exists)
+        if self.count == 0 {
+            return None;
+        }
+        let words = self.exists.len() as u64;
+        let start = from % self.count;
+        // The word holding `start` is looked at twice: from `start` on first, and up to
+        // `start` last, after every other word.
+        for step in 0..=words {
+            let w = (start / 64 + step) % words;
+            let mut bits = if exists { self.exists[w as usize] } else { !self.exists[w as usize] };
+            if step == 0 {
+                bits &= u64::MAX << (start % 64);
+            }
+            // The last word's bits past `count` are no files.
+            let past = (w + 1) * 64;
+            if past > self.count {
+                bits &= u64::MAX >> (past - self.count);
+            }
+            if bits != 0 {
+                return Some(w * 64 + u64::from(bits.trailing_zeros()));
+            }
+        }
+        None
     }
 
     fn take_existing(&mut self) -> Option<u64> {
@@ -316,5 +336,24 @@ mod tests {
             r.set(k, false);
         }
         assert_eq!(r.take_existing(), None);
+    }
+
+    #[test]
+    fn the_rotor_finds_across_words_and_wraps_as_a_scan_would() {
+        // 200 files over four words; against a file-by-file scan from every start.
+        for pattern in [0u64, 1, 7, 63, 64, 65, 127, 199] {
+            let exists = |k: u64| k.is_multiple_of(pattern + 2) || k == pattern;
+            let r = Rotor::new(200, exists);
+            for from in 0..200 {
+                for want in [true, false] {
+                    let scan = (0..200).map(|d| (from + d) % 200).find(|&k| exists(k) == want);
+                    assert_eq!(r.find(from, want), scan, "pattern {pattern}, from {from}, exists {want}");
+                }
+            }
+        }
+        let full = Rotor::new(130, |_| true);
+        assert_eq!(full.find(77, false), None, "no absent name");
+        assert_eq!(full.find(129, true), Some(129));
+        assert_eq!(Rotor::new(0, |_| true).find(0, true), None);
     }
 }
