@@ -56,7 +56,8 @@ pub struct EngineArgs {
     /// completions come that fast, and sleeps otherwise (a slow device costs a few watches
     /// in a thousand waits); `poll` spins until each completion
     /// comes (a CPU busy for the run: the lowest latency at queue depth 1); `sleep` always
-    /// sleeps in the kernel, as fio does. The result's engine facts count the spins.
+    /// sleeps in the kernel, as fio does (taken with any engine: sync's system call is its
+    /// wait). The result's engine facts count the spins.
     /// E.g. `--engine io_uring --queue-depth 1 --completion-wait sleep` [default: adaptive]
     #[arg(long, value_enum, value_name = "MODE")]
     #[serde(deserialize_with = "crate::units::values::choice")]
