@@ -564,12 +564,13 @@ fn a_second_run_given_the_same_record_is_refused_naming_the_first_and_touches_no
     let (code, stdout, stderr) = super::common::run_command(
         iopulse().args([sb.as_str(), "--verify-state", &ss, "--duration", "1"]).args(record_args),
     );
+    let holder = super::common::lock_holder_words(&state, first.id());
     // The first run is stopped (by its pid) before anything is asserted.
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(first.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let status = wait_at_most(&mut first, std::time::Duration::from_secs(20), "the first run");
     assert_eq!(code, 2, "{stderr}{stdout}");
     assert!(
-        stderr.contains(&format!("--verify-state {ss} is in use by another run (pid {})", first.id())),
+        stderr.contains(&format!("--verify-state {ss} is in use by another run {holder}")),
         "the refusal names the record and the holder: {stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

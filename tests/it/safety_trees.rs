@@ -206,11 +206,12 @@ fn a_second_run_on_a_tree_in_use_is_refused_naming_the_first() {
     }
     let files_before = walk_count(&root);
     let (code, _, stderr) = run(&[&path_str(&root), "--files", "200", "--meta-phases", "unlink"]);
+    let holder = super::common::lock_holder_words(&root, first.id());
     let after_second = walk_count(&root);
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(first.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let status = first.wait().unwrap();
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains(&format!("the tree is in use by another run (pid {})", first.id())), "{stderr}");
+    assert!(stderr.contains(&format!("the tree is in use by another run {holder}")), "{stderr}");
     assert_eq!(after_second, files_before, "the second run touched nothing of the first's tree");
     assert_eq!(status.code(), Some(130));
     assert!(!root.exists(), "the first run removed its own tree");

@@ -319,3 +319,26 @@ pub fn strace_threads(
     }
     Some((serde_json::from_str(&stdout).unwrap(), threads))
 }
+
+/// How a refusal names the run holding a lock on `path` (held by `pid`): `(pid N)` where
+/// /proc/locks lists that flock by the device and inode stat gives; under an overlay (a
+/// container's root) or a sandboxed /proc it is listed otherwise or not at all, and the
+/// refusal says the pid is not listed. Called while the lock is held.
+pub fn lock_holder_words(path: &Path, pid: u32) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).unwrap();
+    let key =
+        format!("{:02x}:{:02x}:{} ", nix::sys::stat::major(meta.dev()), nix::sys::stat::minor(meta.dev()), meta.ino());
+    // Read a few times: a lock released meanwhile by another process can make one reading
+    // miss it (the kernel lists the locks a page at a time).
+    let listed = (0..4).any(|_| {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+        locks.lines().any(|l| l.contains(" FLOCK ") && l.contains(&key))
+    });
+    if listed {
+        format!("(pid {pid})")
+    } else {
+        eprintln!("/proc/locks does not list the lock on {} as {key}: the holder cannot be named", path.display());
+        "(its pid is not listed in /proc/locks)".to_string()
+    }
+}
