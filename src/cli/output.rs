@@ -49,6 +49,18 @@ pub struct OutputArgs {
     /// No progress or notes on stderr; warnings and errors are still printed.
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// A full-screen live view while the runs go (q stops).
+    ///
+    /// A full-screen view on stdout's terminal while the runs go, redrawn each interval:
+    /// the run in focus (progress, IOPS, bandwidth, p50/p99/p99.9, sparklines), the
+    /// devices' own counters and the CPU, every run (jobs, a sweep's points, a profile's
+    /// steps), each worker's part, and what was said on stderr. Keys: q or Ctrl-C stops as
+    /// SIGINT does (every output written), p pauses the display, 1 2 3 or Tab switch views,
+    /// ↑↓ choose the run. Where stdout is not a terminal, or it is smaller than 72×20, the
+    /// live line is shown instead. E.g. `iopulse data.dat --random --duration 60 --live`
+    #[arg(long)]
+    pub live: bool,
 }
 
 /// `-q/--quiet` of every subcommand that reads results or records (merge, compare, plot,
@@ -109,6 +121,7 @@ impl OutputArgs {
             format: self.format(),
             json_file: self.json.clone(),
             quiet: self.quiet,
+            live: self.live,
             csv_file: self.csv.clone(),
             plot_dir: self.plot.clone(),
             timeseries_file: timeseries.timeseries.clone(),

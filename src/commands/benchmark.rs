@@ -105,7 +105,13 @@ pub fn run(cluster: &Cluster, spec: &Spec, output: OutputOptions, start_at: Opti
         ));
     }
     let (local, stop) = match signals::install() {
-        Ok(stop) => (check_and_run(cluster, spec, &output, &diag, &start_line, &stop), stop),
+        Ok(stop) => {
+            // The full screen for the run, given back before anything is reported.
+            let screen = if distributed { None } else { super::live_screen(&output) };
+            let local = check_and_run(cluster, spec, &output, &diag, &start_line, &stop);
+            drop(screen);
+            (local, stop)
+        }
         Err(e) => {
             let error = RunError::Other(format!("cannot install signal handlers: {e}"));
             (Err(error.into()), Arc::new(AtomicUsize::new(0)))

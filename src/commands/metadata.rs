@@ -189,7 +189,9 @@ pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
                 break;
             }
             let jobs: Vec<&crate::plan::Job> = phase.jobs.iter().collect();
+            let screen = super::live_screen(&plan.output);
             let outcomes = crate::jobs::phases::run_phase(phase.number, &jobs, plan.output.quiet, stop, false);
+            drop(screen);
             emit_phase(outcomes, outputs, &header)
         };
         if code == exit_code::SUCCESS {
@@ -249,7 +251,11 @@ struct JobOutputs {
 fn run_spec(spec: &Spec, outputs: &JobOutputs, stop: &AtomicUsize, name: &str) -> i32 {
     let quiet = outputs.output.quiet;
     let diag = if name.is_empty() { Diagnostics::new(quiet) } else { Diagnostics::for_job(quiet, name) };
-    match crate::metadata::run(spec, &diag, stop) {
+    // `--live`: the full screen for the run, given back before its report.
+    let screen = super::live_screen(&outputs.output);
+    let outcome = crate::metadata::run(spec, &diag, stop);
+    drop(screen);
+    match outcome {
         Ok(outcome) => emit_result(&outcome.result, outcome.exit_code, outputs, name),
         Err(e) => {
             crate::stderr_line!("iopulse: error: {}{e}", prefix(name));

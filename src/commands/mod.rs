@@ -303,7 +303,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
     };
     DRY_RUN.store(cli.dry_run, std::sync::atomic::Ordering::Relaxed);
     // A run shows itself on the live line while it goes (where its diagnostics show progress).
-    crate::run::live::register(&crate::report::live_line::LiveLines);
+    crate::stats::live::register(&crate::report::live_line::LiveLines);
     match cli.command {
         Some(command) => command.execute(sub),
         None => {
@@ -313,6 +313,29 @@ pub fn main(argv: Vec<OsString>) -> i32 {
             benchmark::main(cli.bench, &matches)
         }
     }
+}
+
+/// `--live`: the full screen for the command's runs while the returned value lives; where
+/// it cannot be drawn, a one-line note says why and the live line shows the runs.
+pub(crate) fn live_screen(output: &crate::report::OutputOptions) -> Option<LiveScreen> {
+    if !output.live {
+        return None;
+    }
+    let title: Vec<String> = std::env::args().skip(1).collect();
+    match crate::report::live_screen::start(title.join(" ")) {
+        Ok(screen) => Some(LiveScreen { _installed: crate::stats::live::install(screen.views()), _screen: screen }),
+        Err(why) => {
+            crate::stderr_line!("iopulse: note: {why}");
+            None
+        }
+    }
+}
+
+/// `--live`'s screen, its views installed for the runs: dropped, the views go first, then
+/// the terminal and stderr are given back.
+pub(crate) struct LiveScreen {
+    _installed: crate::stats::live::Installed,
+    _screen: crate::report::live_screen::Screen,
 }
 
 /// A usage error of `iopulse` or of its subcommand `name`: one line, exit 2.

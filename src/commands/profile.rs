@@ -208,7 +208,10 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
         }
         return super::metadata::run_plan(&plan, &stop);
     }
+    let screen = super::live_screen(&plan.output);
     let (code, doc) = super::run::run_plan(&plan, &stop, true);
+    // The full screen is given back before anything is reported.
+    drop(screen);
     let Some(mut doc) = doc else { return code };
     if temp.is_some() {
         // The folder and its file go when this function returns, after the report.

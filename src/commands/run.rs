@@ -211,7 +211,10 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
     } else if super::metadata::is_metadata(&loaded.plan) {
         return super::metadata::run_plan(&loaded.plan, &stop);
     }
+    let screen = super::live_screen(&loaded.plan.output);
     let (code, doc, metadata_jobs) = run_plan_with_trees(&loaded.plan, &stop, false);
+    // The full screen is given back before anything is reported.
+    drop(screen);
     let Some(mut doc) = doc else {
         // No block job ran (they failed before the window): the metadata jobs' reports.
         let output = report::OutputOptions { json_file: None, ..loaded.plan.output.clone() };

@@ -438,11 +438,15 @@ pub(crate) struct Session {
     started: Instant,
     warned: BTreeSet<String>,
     output_failures: Vec<String>,
+    /// `--live`: the full screen over the runs, given back by `finish`.
+    screen: Option<super::LiveScreen>,
 }
 
 impl Session {
     pub(crate) fn new(output: &OutputOptions, planned: usize, stop: Arc<AtomicUsize>) -> Session {
         use std::io::IsTerminal;
+        // Taken first: with the screen up, stderr is its and the bar stays away.
+        let screen = super::live_screen(output);
         let on_terminal = std::io::stderr().is_terminal() && std::env::var("CI").map_or(true, |v| v != "true");
         let bar = (!output.quiet && on_terminal).then(|| {
             let bar = indicatif::ProgressBar::new(planned as u64);
@@ -463,6 +467,7 @@ impl Session {
             started: Instant::now(),
             warned: BTreeSet::new(),
             output_failures: Vec::new(),
+            screen,
         }
     }
 
@@ -508,7 +513,7 @@ impl Session {
         let cluster = Cluster::alone();
         let start = StartLine::new(&cluster, None);
         // Each run's warnings are recorded in its result; said here once per sweep.
-        let diag = Diagnostics::silent();
+        let diag = Diagnostics::silent().labelled(format!("{} of {}: {what}", self.done + 1, self.planned));
         let outcome = run::run(spec, &diag, Arc::clone(&self.stop), &start);
         let signal = self.stop.load(Ordering::Relaxed);
         match outcome {
@@ -587,6 +592,7 @@ impl Session {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+        self.screen = None;
         if self.interrupted() {
             crate::stderr_line!(
                 "iopulse: interrupted: {} of {} runs done (the run under way is left out)",

@@ -16,7 +16,7 @@
 
 pub mod idle;
 pub mod latency_request;
-mod proc_stat;
+pub(crate) mod proc_stat;
 mod sysfs;
 
 use crate::placement::format_list;

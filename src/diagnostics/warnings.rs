@@ -24,6 +24,9 @@ pub struct Diagnostics {
     prefix: String,
     /// The step of a profile this run is (`for_step`): named on the live line.
     step: Option<String>,
+    /// What a live view names the run among others: a job's name, a profile's step, a
+    /// sweep's point (`labelled`).
+    label: Option<String>,
     /// A profile's step: its warnings and notes are recorded and said after the profile's
     /// table, gathered with the other steps' (`report::profile::gathered`), not as they come.
     held: bool,
@@ -41,6 +44,7 @@ impl Diagnostics {
             show_progress: !quiet && std::io::stderr().is_terminal(),
             prefix: String::new(),
             step: None,
+            label: None,
             held: false,
             warnings: Mutex::new(Vec::new()),
             notes: Mutex::new(Vec::new()),
@@ -55,7 +59,7 @@ impl Diagnostics {
     /// One job of a job file, run beside others: its lines on stderr start with `[name] `,
     /// and it draws no live line (several would overwrite each other).
     pub fn for_job(quiet: bool, name: &str) -> Self {
-        Self { show_progress: false, prefix: format!("[{name}] "), ..Self::new(quiet) }
+        Self { show_progress: false, prefix: format!("[{name}] "), label: Some(name.to_string()), ..Self::new(quiet) }
     }
 
     /// One step of a profile, run alone, `label` its name for people: its live line names
@@ -63,7 +67,13 @@ impl Diagnostics {
     /// them under its table, each once with the steps it concerns (`say_held` when the step
     /// ends without a result).
     pub fn for_step(quiet: bool, label: &str) -> Self {
-        Self { prefix: format!("[{label}] "), step: Some(label.to_string()), held: true, ..Self::new(quiet) }
+        Self {
+            prefix: format!("[{label}] "),
+            step: Some(label.to_string()),
+            label: Some(label.to_string()),
+            held: true,
+            ..Self::new(quiet)
+        }
     }
 
     /// A held step's warnings (and, unless quiet, notes) said now, named by its step: for a
@@ -85,6 +95,16 @@ impl Diagnostics {
     /// The profile step this run is, if it is one.
     pub fn step(&self) -> Option<&str> {
         self.step.as_deref()
+    }
+
+    /// The same, named `label` in a live view (a sweep's point).
+    pub fn labelled(self, label: String) -> Self {
+        Self { label: Some(label), ..self }
+    }
+
+    /// What a live view names the run (a job, a profile's step, a sweep's point), if any.
+    pub fn label(&self) -> Option<&str> {
+        self.label.as_deref()
     }
 
     /// Something the reader must not miss (the figures mean less than they seem).

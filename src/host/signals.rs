@@ -19,7 +19,9 @@ pub fn install() -> io::Result<Arc<AtomicUsize>> {
     for (signal, code) in
         [(SIGINT, exit_code::INTERRUPTED), (SIGTERM, exit_code::TERMINATED), (SIGHUP, exit_code::HUNG_UP)]
     {
-        // Order matters: the exit action runs only if a first signal was already seen.
+        // Order matters: the exit action runs only if a first signal was already seen, and
+        // a full-screen view's terminal is given back just before it (`sys::terminal`).
+        crate::sys::terminal::restore_before_exit(signal, Arc::clone(&seen_one))?;
         flag::register_conditional_shutdown(signal, code, Arc::clone(&seen_one))?;
         flag::register_usize(signal, Arc::clone(&stop), code as usize)?;
         flag::register(signal, Arc::clone(&seen_one))?;

@@ -110,7 +110,7 @@ mod tests {
             assert_eq!(*holder_pid, Some(std::process::id()));
             assert!(err.to_string().contains(&format!("pid {}", std::process::id())), "{err}");
         } else {
-            eprintln!("/proc/locks does not list this file's lock as {key}: the holder is not named");
+            crate::stderr_line!("/proc/locks does not list this file's lock as {key}: the holder is not named");
             assert_eq!(*holder_pid, None);
             assert!(err.to_string().contains("not listed in /proc/locks"), "{err}");
         }

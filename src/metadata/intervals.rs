@@ -26,6 +26,8 @@
 //! does).
 
 use crate::spec::metadata::MetaOp;
+use crate::stats::interval::{IntervalFigures, TimeSeriesRow};
+use crate::stats::live::{KindFigures, LiveFrame, LiveView};
 use crate::stats::{LatencySummary, OpStats};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -142,6 +144,62 @@ pub struct Collector {
     rx: Receiver<Piece>,
     spares: Vec<SyncSender<Vec<OpStats>>>,
     kinds: Vec<MetaOp>,
+    /// A live view (`stats::live`), handed each row once it is complete, with the phases'
+    /// names and the intervals' length.
+    live: Option<LiveRows>,
+}
+
+/// What a live view of a metadata run needs besides the rows.
+pub struct LiveRows {
+    pub view: LiveView,
+    /// Each phase's name (`create`, ..., or `mix`), by phase index.
+    pub phases: Vec<String>,
+    pub interval_ns: u64,
+}
+
+impl LiveRows {
+    /// Hands the view the row of `phase`'s interval `epoch`.
+    fn show(&mut self, (phase, epoch): (u32, u64), stats: &[OpStats]) {
+        let interval_ns = self.interval_ns.max(1);
+        let seconds = interval_ns as f64 / 1e9;
+        let of = |s: &OpStats| IntervalFigures {
+            ops: s.ops,
+            iops: s.ops as f64 / seconds,
+            bw_bytes_per_sec: s.bytes as f64 / seconds,
+            latency_ns: s.latency_summary(),
+        };
+        let kinds: Vec<KindFigures> = MetaOp::ALL
+            .iter()
+            .zip(stats)
+            .filter(|(_, s)| s.ops > 0)
+            .map(|(op, s)| KindFigures { name: op.name(), figures: of(s) })
+            .collect();
+        // Every kind together: the operations' rate and their latencies merged.
+        let mut all = OpStats::new();
+        for s in stats.iter().filter(|s| s.ops > 0) {
+            all.merge(s);
+        }
+        let total = of(&all);
+        let row = TimeSeriesRow {
+            t_ns: (epoch + 1) * interval_ns,
+            interval_ns,
+            ramp: false,
+            read: IntervalFigures::default(),
+            write: IntervalFigures::default(),
+            total,
+            flush: None,
+        };
+        let frame = LiveFrame {
+            row,
+            workers: Vec::new(),
+            devices: Vec::new(),
+            cpu: None,
+            steady: None,
+            kinds,
+            phase: self.phases.get(phase as usize).cloned(),
+        };
+        (self.view)(Some(&frame));
+    }
 }
 
 /// The rows of every phase, by (phase, interval), each kind's figures finished, and each
@@ -168,6 +226,7 @@ pub fn channels<'a>(
     kinds: &[MetaOp],
     interval_ns: u64,
     origins: &'a [OnceLock<u64>],
+    live: Option<LiveRows>,
 ) -> (Collector, Vec<Tap<'a>>) {
     // Two sets per worker, one recording and one spare: at most that many pieces in flight.
     let (to_collector, rx) = std::sync::mpsc::sync_channel(threads as usize * 2 + 1);
@@ -190,12 +249,12 @@ pub fn channels<'a>(
             spares: spare_rx,
         });
     }
-    (Collector { rx, spares, kinds: kinds.to_vec() }, taps)
+    (Collector { rx, spares, kinds: kinds.to_vec(), live }, taps)
 }
 
 impl Collector {
     /// Runs until every tap is dropped.
-    pub fn run(self) -> Collected {
+    pub fn run(mut self) -> Collected {
         let mut open: BTreeMap<(u32, u64), Vec<OpStats>> = BTreeMap::new();
         let mut done = BTreeMap::new();
         let mut totals: BTreeMap<u32, Vec<OpStats>> = BTreeMap::new();
@@ -223,12 +282,21 @@ impl Collector {
                         break;
                     }
                     let (key, stats) = entry.remove_entry();
+                    if let Some(live) = &mut self.live {
+                        live.show(key, &stats);
+                    }
                     done.insert(key, finish(&stats));
                 }
             }
         }
         for (key, stats) in open {
+            if let Some(live) = &mut self.live {
+                live.show(key, &stats);
+            }
             done.insert(key, finish(&stats));
+        }
+        if let Some(live) = &mut self.live {
+            (live.view)(None);
         }
         Collected { rows: done, totals }
     }
@@ -314,7 +382,7 @@ mod tests {
     fn rows_add_up_to_what_the_workers_recorded() {
         let origins: Vec<OnceLock<u64>> = (0..2).map(|_| OnceLock::new()).collect();
         let kinds = [MetaOp::Create, MetaOp::Stat];
-        let (collector, taps) = channels(2, &kinds, 100, &origins);
+        let (collector, taps) = channels(2, &kinds, 100, &origins, None);
         let rows = std::thread::scope(|s| {
             let c = s.spawn(move || collector.run());
             for (w, mut tap) in taps.into_iter().enumerate() {
@@ -363,7 +431,7 @@ mod tests {
     #[test]
     fn a_boundary_without_a_spare_moves_the_operations_to_a_later_interval() {
         let origins = [OnceLock::new()];
-        let (collector, mut taps) = channels(1, &[MetaOp::Stat], 100, &origins);
+        let (collector, mut taps) = channels(1, &[MetaOp::Stat], 100, &origins, None);
         let mut tap = taps.pop().unwrap();
         tap.begin(0, 0);
         tap.record(MetaOp::Stat, 1, 10, 50); // interval 0

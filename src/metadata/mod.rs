@@ -171,6 +171,20 @@ fn run_in(
     let failed = AtomicBool::new(setup_failure.is_some());
     // Beside other jobs: the phase's start word and its clock (the window's start on it).
     let word = line.and_then(|l| l.shared_start());
+    // A live view (`--live`'s screen, or the live line): fed each interval's row.
+    let live_run = crate::stats::live::LiveRun {
+        label: diag.label().map(str::to_string),
+        duration_ns: match spec.window.run_length {
+            crate::spec::RunLength::Duration { ns } if ns > 0 => Some(ns),
+            _ => None,
+        },
+        engine: if spec.io.engine == crate::engine::EngineKind::IoUring { "io_uring" } else { "system calls" }.into(),
+        depth: spec.shape.queue_depth,
+        workers: spec.shape.threads,
+        targets: vec![root.display().to_string()],
+        ..Default::default()
+    };
+    let live = std::sync::Mutex::new(crate::stats::live::view(live_run, diag.show_progress()));
     let shared = Shared {
         root: taken.dir.as_raw_fd(),
         shape: tree::Shape::of(meta),
@@ -182,6 +196,7 @@ fn run_in(
         failed: &failed,
         seed: spec.seed,
         window: word.as_deref(),
+        live: &live,
     };
     let set_up_done = setup_failure.is_none() && stop.load(Ordering::Relaxed) == 0;
     if !set_up_done && let Some(line) = line {
@@ -234,15 +249,20 @@ fn run_in(
     Ok(MetaOutcome { result, exit_code: exit })
 }
 
-/// With a time series (`spec.time_series`): its collector and one tap per worker; else
-/// none, and nothing is recorded twice.
+/// With a time series (`spec.time_series`) or a live view (taken from `live`, named by the
+/// phases' `names`): its collector and one tap per worker; else none, and nothing is
+/// recorded twice.
 fn series_parts<'a>(
     spec: &Spec,
     kinds: &[MetaOp],
     origins: &'a [OnceLock<u64>],
+    live: &std::sync::Mutex<Option<crate::stats::live::LiveView>>,
+    names: Vec<String>,
 ) -> (Option<intervals::Collector>, Vec<Option<intervals::Tap<'a>>>) {
-    if spec.output.time_series {
-        let (collector, taps) = intervals::channels(spec.shape.threads, kinds, spec.output.interval_ns, origins);
+    let view = live.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if spec.output.time_series || view.is_some() {
+        let live = view.map(|view| intervals::LiveRows { view, phases: names, interval_ns: spec.output.interval_ns });
+        let (collector, taps) = intervals::channels(spec.shape.threads, kinds, spec.output.interval_ns, origins, live);
         (Some(collector), taps.into_iter().map(Some).collect())
     } else {
         (None, (0..spec.shape.threads).map(|_| None).collect())

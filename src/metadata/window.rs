@@ -68,7 +68,9 @@ fn one_window<T: Send>(
     let t = u64::from(spec.shape.threads);
     let start = Barrier::new(spec.shape.threads as usize + usize::from(line.is_some()));
     let origins = [OnceLock::new()];
-    let (collector, taps) = series_parts(spec, kinds, &origins);
+    let name =
+        if matches!(shared.meta.workload, crate::spec::metadata::MetaWorkload::Flow(_)) { "flow" } else { "mix" };
+    let (collector, taps) = series_parts(spec, kinds, &origins, shared.live, vec![name.to_string()]);
     let (figures, collected) = std::thread::scope(|s| {
         let collector = collector.map(|c| s.spawn(move || c.run()));
         let handles: Vec<_> = taps
@@ -233,7 +235,8 @@ pub(super) fn run_phases(spec: &Spec, shared: &Shared<'_>, ops: &[MetaOp], uring
     let barrier = Barrier::new(spec.shape.threads as usize);
     let files_exist = shared.meta.setup_creates_files();
     let origins: Vec<OnceLock<u64>> = ops.iter().map(|_| OnceLock::new()).collect();
-    let (collector, taps) = series_parts(spec, ops, &origins);
+    let names = ops.iter().map(|op| op.name().to_string()).collect();
+    let (collector, taps) = series_parts(spec, ops, &origins, shared.live, names);
     let (outs, mut collected): (Vec<_>, _) = std::thread::scope(|s| {
         let collector = collector.map(|c| s.spawn(move || c.run()));
         let handles: Vec<_> = taps

@@ -39,6 +39,8 @@ pub struct Shared<'a> {
     /// workers wait on after the set-up (released with every other job's workers), and a
     /// failure also stops the phase's other jobs (their stop word is `stop`).
     pub window: Option<&'a crate::worker::StartWord>,
+    /// A live view of the run (`stats::live`), taken by the window's interval collector.
+    pub live: &'a std::sync::Mutex<Option<crate::stats::live::LiveView>>,
 }
 
 impl Shared<'_> {

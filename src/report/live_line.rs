@@ -2,17 +2,18 @@
 //! goes on (shown only on a terminal, never with `--quiet`). It formats the rows the
 //! sampler hands it (`stats::interval`); it computes nothing.
 
-use crate::stats::interval::{LiveView, LiveViews, TimeSeriesRow};
+use crate::stats::interval::TimeSeriesRow;
+use crate::stats::live::{LiveFrame, LiveRun, LiveView, LiveViews};
 use crate::units::display as units;
 use std::io::Write;
 
-/// The live line for every run of the process that shows progress (`run::live::register`).
+/// The live line for every run of the process that shows progress (`stats::live::register`).
 pub struct LiveLines;
 
 impl LiveViews for LiveLines {
-    fn view(&self, duration_ns: Option<u64>, step: Option<&str>) -> LiveView {
-        let line = LiveLine::new(duration_ns, step.map(str::to_string));
-        Box::new(move |row| line.show(row))
+    fn view(&self, run: LiveRun) -> LiveView {
+        let line = LiveLine::new(run.duration_ns, run.label);
+        Box::new(move |frame| line.show_frame(frame))
     }
 }
 
@@ -29,10 +30,22 @@ impl LiveLine {
         Self { duration_ns, step }
     }
 
-    /// Shows `row` (an interval that just ended), or clears the line at the end (`None`).
-    pub fn show(&self, row: Option<&TimeSeriesRow>) {
-        let text = row.map_or_else(String::new, |row| self.format(row));
-        // A closed or full stderr must not panic the sampler: the line is dropped.
+    /// Shows `frame` (an interval that just ended), or clears the line at the end (`None`).
+    /// A closed or full stderr must not panic the sampler: the line is dropped.
+    fn show_frame(&self, frame: Option<&LiveFrame>) {
+        let text = frame.map_or_else(String::new, |f| {
+            let mut text = self.format(&f.row);
+            // A metadata run: each kind of operation's rate and p99.
+            for k in &f.kinds {
+                text.push_str(&format!(
+                    " · {} {}/s p99 {}",
+                    k.name,
+                    units::iops(k.figures.iops),
+                    units::latency_ns(k.figures.latency_ns.p99)
+                ));
+            }
+            text
+        });
         let mut stderr = std::io::stderr().lock();
         let _ = write!(stderr, "\r\x1b[2K{text}").and_then(|()| stderr.flush());
     }

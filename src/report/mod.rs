@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod junit;
 pub mod ledger;
 pub mod live_line;
+pub mod live_screen;
 pub mod markdown;
 pub mod metadata;
 pub mod metadata_plot;
@@ -70,6 +71,8 @@ pub struct OutputOptions {
     pub format: OutputFormat,
     pub json_file: Option<PathBuf>,
     pub quiet: bool,
+    /// `--live`: a full-screen view while the runs go (`report::live_screen`).
+    pub live: bool,
     /// `--csv FILE`: append one row per run.
     pub csv_file: Option<PathBuf>,
     /// `--plot DIR`: write SVG charts there.

@@ -19,6 +19,7 @@ use crate::primitives::clock::Clock;
 use crate::spec::{RunLength, Spec};
 use crate::stats::CpuTimes;
 use crate::stats::interval::{self, RowObserver, SamplerConfig, SamplerOutput, SteadyHook, TimeSeriesRow};
+use crate::stats::live::{LiveRun, SampledInterval};
 use crate::stats::steady_state::SteadyWatch;
 use crate::targets::PreparedTarget;
 use crate::targets::device_witness::{Devices, Snapshot};
@@ -36,10 +37,12 @@ pub(super) struct Execute<'a> {
     pub(super) depth: u32,
     pub(super) stop: &'a Arc<AtomicUsize>,
     pub(super) placement: &'a PlacementPlan,
-    /// The live line is shown: interval histograms are wanted even without a time series.
-    pub(super) live_line: bool,
-    /// The profile step the run is, named on the live line.
-    pub(super) step: Option<String>,
+    /// The run's diagnostics show progress on stderr (the live line may show it; a full
+    /// screen, `--live`, shows every run): `run::live` says whether a view is made, and
+    /// interval histograms are then wanted even without a time series.
+    pub(super) shows_progress: bool,
+    /// What a live view names the run (a job, a profile's step, a sweep's point).
+    pub(super) label: Option<String>,
     pub(super) start_line: &'a StartLine<'a>,
     /// The block devices under the targets, whose counters are read at the window's edges.
     pub(super) devices: &'a Devices,
@@ -98,9 +101,9 @@ pub(super) struct Execution {
 /// left behind rather than joined, and owns everything it uses (its plan, its buffers,
 /// a share of the run control).
 fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
-    let Execute { spec, targets, layout, stop, live_line, start_line, devices, record, .. } = run;
+    let Execute { spec, targets, layout, stop, shows_progress, start_line, devices, record, .. } = run;
     let (control, run_stop, together) = run_control(spec, stop, start_line);
-    let (sampler, recorders) = interval_parts(spec, live_line);
+    let (sampler, recorders) = interval_parts(spec, crate::stats::live::registered(shows_progress));
     let record = super::durable_record::DurableRecord::create(
         spec,
         record.map(|r| (r.0, r.1)),
@@ -108,8 +111,9 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
         layout,
         targets,
     )?;
+    let tids = Arc::new(super::live::WorkerTids::new(spec.shape.threads));
     let Spawned { handles, done_rx, spawn_error, mut interrupted } =
-        spawn_workers::<E>(&run, &control, recorders, record.as_ref());
+        spawn_workers::<E>(&run, &control, recorders, record.as_ref(), &tids);
     // Every worker set up (buffers allocated, engines ready): only then meet the other ranks
     // and wait for --start-at, so the windows open as close together as they can.
     let ready = spawn_error.is_none() && !interrupted && control.wait_for_arrivals(handles.len());
@@ -163,7 +167,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     let start_unix_ns = start.map_or(0, |_| control.start_unix_ns());
     let sampling_done = Arc::new(AtomicBool::new(false));
     let sampler = match (start, sampler) {
-        (Some(start_ns), Some(sampler)) => start_sampler(&run, &control, start_ns, sampler, &sampling_done),
+        (Some(start_ns), Some(sampler)) => start_sampler(&run, &control, start_ns, sampler, &sampling_done, &tids),
         _ => None,
     };
     // --ramp: the window opens at its end; the process's CPU and the devices' counters are
@@ -237,11 +241,8 @@ fn run_control(
 
 /// Interval histograms, only when a time series or the live line is wanted: the sampler
 /// and one recorder per worker.
-fn interval_parts(
-    spec: &Spec,
-    live_line: bool,
-) -> (Option<interval::Sampler>, Vec<Option<interval::IntervalRecorder>>) {
-    if spec.output.time_series || live_line {
+fn interval_parts(spec: &Spec, live: bool) -> (Option<interval::Sampler>, Vec<Option<interval::IntervalRecorder>>) {
+    if spec.output.time_series || live {
         let (sampler, recorders) = interval::channels(
             spec.shape.threads,
             interval::ramp_rows(spec.window.ramp_ns, spec.output.interval_ns),
@@ -279,6 +280,7 @@ fn spawn_workers<E: Engine + 'static>(
     control: &Arc<RunControl>,
     mut recorders: Vec<Option<interval::IntervalRecorder>>,
     record: Option<&super::durable_record::DurableRecord>,
+    tids: &Arc<super::live::WorkerTids>,
 ) -> Spawned {
     let spec = run.spec;
     let (done_tx, done_rx) = std::sync::mpsc::channel();
@@ -298,9 +300,12 @@ fn spawn_workers<E: Engine + 'static>(
         }
         let control = Arc::clone(control);
         let done = done_tx.clone();
+        let tids = Arc::clone(tids);
         let spawned = thread::Builder::new().name(format!("iopulse-w{w}")).spawn(move || {
             // SIGINT/SIGTERM are taken by the coordinator's thread, never in a worker's I/O.
             signals::block_in_this_thread();
+            // Where a live view finds this worker's CPU time (set-up: one store).
+            tids.publish(w);
             let result = worker::run::<E>(plan, &control);
             let _ = done.send(w);
             result
@@ -326,6 +331,7 @@ fn start_sampler(
     start_ns: u64,
     sampler: interval::Sampler,
     done: &Arc<AtomicBool>,
+    tids: &Arc<super::live::WorkerTids>,
 ) -> Option<thread::JoinHandle<SamplerOutput>> {
     let spec = run.spec;
     let config = SamplerConfig {
@@ -341,13 +347,25 @@ fn start_sampler(
     let watch =
         spec.window.steady_state.map(|s| SteadyWatch::new(s.criterion, s.window_intervals, spec.output.interval_ns));
     let (control, done) = (Arc::clone(control), Arc::clone(done));
-    let view = if run.live_line { super::live::view(config.duration_ns, run.step.as_deref()) } else { None };
+    let live_run = LiveRun {
+        label: run.label.clone(),
+        duration_ns: config.duration_ns,
+        engine: spec.io.engine.name().to_string(),
+        depth: run.depth,
+        workers: spec.shape.threads,
+        paced: if spec.replay.is_some() { Some("lag") } else { spec.pacing.rate.is_some().then_some("lateness") },
+        steady_state: spec.window.steady_state.map(|s| s.criterion.to_string()),
+        targets: run.targets.iter().take(4).map(|t| t.plan.path.display().to_string()).collect(),
+    };
+    let view = crate::stats::live::view(live_run, run.shows_progress)
+        .map(|v| super::live::Framer::new(v, run.devices.probe(), Arc::clone(tids)));
     thread::Builder::new()
         .name("iopulse-sampler".into())
         .spawn(move || {
             let mut view = view;
+            let mut observe = view.as_mut().map(|f| move |i: Option<SampledInterval<'_>>| f.observe(i));
             let observer: Option<RowObserver<'_>> =
-                view.as_mut().map(|v| v.as_mut() as &mut dyn FnMut(Option<&TimeSeriesRow>));
+                observe.as_mut().map(|o| o as &mut dyn FnMut(Option<SampledInterval<'_>>));
             let steady = watch.map(|watch| SteadyHook { watch, stop: &control.stop, code: stop_code::STEADY });
             sampler.run(&config, &control.epoch, &done, observer, steady)
         })

@@ -58,7 +58,7 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
     // A signal while planning (thousands of jobs plan at once): nothing is touched.
     interrupted_before_set_up(&stop)?;
     let Checked { plans, distribution, layout, effective_depth, memory, placed, record_durability, resolved } =
-        checked(spec, &given, diag, spec.output.time_series || (diag.show_progress() && live::registered()))?;
+        checked(spec, &given, diag, spec.output.time_series || crate::stats::live::registered(diag.show_progress()))?;
     // `--io-limit N%`: the spec with the I/O count the targets' sizes make of it.
     let spec = resolved.as_ref().unwrap_or(spec);
     // Each rank of a cluster keeps its own record.
@@ -94,8 +94,8 @@ pub fn run(spec: &Spec, diag: &Diagnostics, stop: Arc<AtomicUsize>, start: &Star
         depth: effective_depth,
         stop: &stop,
         placement: &placed.plan,
-        live_line: diag.show_progress() && live::registered(),
-        step: diag.step().map(str::to_string),
+        shows_progress: diag.show_progress(),
+        label: diag.label().map(str::to_string),
         start_line: start,
         devices: &devices,
         record: record_path.as_ref().zip(record_file.as_ref()).zip(record_durability).map(|((p, f), d)| (p, f, d)),

@@ -17,6 +17,7 @@ pub mod distribution;
 mod histogram_blob;
 pub mod interval;
 pub mod io_errors;
+pub mod live;
 pub mod steady_state;
 
 use base64::Engine as _;

@@ -134,6 +134,18 @@ impl WindowFigures {
     }
 }
 
+/// `--steady-state`'s rolling window after an interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadyProgress {
+    /// Rows in the window so far, of `window_len`.
+    pub rows: u64,
+    pub window_len: u64,
+    /// The full window's figure and bound (the metric's unit), once it is full.
+    pub figures: Option<WindowFigures>,
+    /// The window was steady: the run stops.
+    pub reached: bool,
+}
+
 /// Judges a rolling window of `window_len` interval figures against a criterion.
 #[derive(Clone, Debug)]
 pub struct Detector {
@@ -283,6 +295,17 @@ impl SteadyWatch {
     /// The window's figures: the steady window's, else the last full window's.
     pub fn figures(&self) -> Option<WindowFigures> {
         self.last.map(|(_, f)| f)
+    }
+
+    /// How far the rolling window is: its rows so far (of `window_len`) and, once full, its
+    /// figure against the bound (a live view's).
+    pub fn progress(&self) -> SteadyProgress {
+        SteadyProgress {
+            rows: self.detector.values.len() as u64,
+            window_len: self.window_len,
+            figures: self.figures(),
+            reached: self.reached_at_ns.is_some(),
+        }
     }
 
     /// The epochs of the window's first and last rows (see `figures`).

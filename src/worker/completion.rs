@@ -4,14 +4,18 @@
 
 use super::*;
 use crate::worker::iolog::IoRecord;
+use crate::worker::pacing::Pacing;
 
 impl<E: Engine> Worker<E> {
     /// Once per batch, with a time series: at a new interval, hands the sampler a copy of
-    /// this worker's cumulative histograms (see `live`).
+    /// this worker's cumulative histograms and its schedule's lateness so far (see `live`).
     #[inline(always)]
-    pub(super) fn maybe_rotate_interval(&mut self, epoch: &AtomicU64) {
+    pub(super) fn maybe_rotate_interval(&mut self, epoch: &AtomicU64, pacing: &impl Pacing) {
         if let Some(rec) = &mut self.interval {
-            rec.maybe_rotate(epoch, |into| snapshot(&self.stats, into));
+            rec.maybe_rotate(epoch, |into| {
+                snapshot(&self.stats, into);
+                (into.lateness_ops, into.lateness_sum_ns) = pacing.lateness_totals();
+            });
         }
     }
 

@@ -104,7 +104,7 @@ impl<E: Engine> Worker<E> {
                     Err(message) => return self.engine_failure(control, message, in_flight, pacing),
                 }
             }
-            self.maybe_rotate_interval(&control.epoch);
+            self.maybe_rotate_interval(&control.epoch, pacing);
             if let Some(mut stop) = self.stop_reason(control, now, next_event_ns, exhausted && in_flight == 0) {
                 if stop == WorkerStop::Deadline && next_event_ns != deadline_ns {
                     // Not the deadline: the ramp's end. Figures restart from zero.

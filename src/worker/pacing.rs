@@ -44,6 +44,12 @@ pub(super) trait Pacing {
     /// The lateness and service figures, once, at the end (rate schedules only).
     fn take_latency(&mut self) -> Option<PacingLatency>;
 
+    /// The lateness recorded so far: how many I/Os and the sum of their lateness (a
+    /// replay's lag); read at an interval's end, for a live view.
+    fn lateness_totals(&self) -> (u64, u128) {
+        (0, 0)
+    }
+
     /// The earliest time an I/O may be issued, for a wait that starts at `now_ns`.
     fn next_issue_ns(&self, now_ns: u64) -> u64;
 
@@ -200,6 +206,10 @@ impl Pacing for Paced {
 
     fn take_latency(&mut self) -> Option<PacingLatency> {
         self.latency.take()
+    }
+
+    fn lateness_totals(&self) -> (u64, u128) {
+        self.latency.as_ref().map_or((0, 0), |l| (l.lateness.ops, l.lateness.lat_sum_ns))
     }
 
     fn wait(&self, clock: &Clock, now_ns: u64, until_ns: u64) -> u64 {

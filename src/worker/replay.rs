@@ -111,6 +111,10 @@ impl Pacing for Replayed {
         self.lag.reset();
     }
 
+    fn lateness_totals(&self) -> (u64, u128) {
+        (self.lag.ops, self.lag.lat_sum_ns)
+    }
+
     fn take_latency(&mut self) -> Option<PacingLatency> {
         let lag = std::mem::replace(&mut self.lag, OpStats::unused());
         Some(PacingLatency { lateness: lag, service: OpStats::unused() })

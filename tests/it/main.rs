@@ -27,6 +27,7 @@ mod job_files;
 mod job_results;
 mod job_window;
 mod libaio_mmap;
+mod live_view;
 mod metadata;
 mod metadata_flow;
 mod metadata_outputs;

@@ -33,6 +33,7 @@
 //! histograms of the steady window's rows (`SamplerOutput::window`).
 
 use crate::primitives::clock::Clock;
+use crate::stats::live::{SampledInterval, WorkerInterval};
 use crate::stats::steady_state::{SteadyWatch, WatchedInterval};
 use crate::stats::{LatencySummary, new_latency_histogram};
 use hdrhistogram::Histogram;
@@ -52,6 +53,10 @@ pub struct Snapshot {
     pub flush: Histogram<u64>,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// A paced run's lateness (a replay's lag) so far: how many I/Os and their sum (0 for
+    /// a run without a schedule, and in the last snapshot at the worker's end).
+    pub lateness_ops: u64,
+    pub lateness_sum_ns: u128,
 }
 
 impl Snapshot {
@@ -61,6 +66,8 @@ impl Snapshot {
         self.flush.reset();
         self.read_bytes = 0;
         self.write_bytes = 0;
+        self.lateness_ops = 0;
+        self.lateness_sum_ns = 0;
     }
 }
 
@@ -251,6 +258,8 @@ pub struct Sampler {
     /// Per worker, the first interval it has not handed in yet (`IntervalSample::next_epoch`):
     /// an interval before every worker's is complete, and only then judged.
     handed_in: Vec<u64>,
+    /// Each interval is also split by worker (a live view shows each worker's part).
+    per_worker: bool,
 }
 
 /// Histograms per worker the time series adds: one spare pair, and the sampler's copy
@@ -265,7 +274,15 @@ fn empty_pair(flushing: bool) -> Snapshot {
         // Never recorded into: a non-flushing worker's flush histograms are empty.
         Histogram::new_with_bounds(1, 2, 0).expect("valid bounds")
     };
-    Snapshot { read: new_latency_histogram(), write: new_latency_histogram(), flush, read_bytes: 0, write_bytes: 0 }
+    Snapshot {
+        read: new_latency_histogram(),
+        write: new_latency_histogram(),
+        flush,
+        read_bytes: 0,
+        write_bytes: 0,
+        lateness_ops: 0,
+        lateness_sum_ns: 0,
+    }
 }
 
 /// Makes the sampler and one recorder per worker, with their spare histograms;
@@ -290,7 +307,7 @@ pub fn channels(workers: u32, ramp_rows: u64, flushing: bool) -> (Sampler, Vec<I
     }
     let previous = (0..workers).map(|_| (empty_pair(flushing), ramp_rows == 0)).collect();
     let handed_in = vec![0; workers as usize];
-    (Sampler { rx, spares, previous, first_window_epoch: ramp_rows, flushing, handed_in }, recorders)
+    (Sampler { rx, spares, previous, first_window_epoch: ramp_rows, flushing, handed_in, per_worker: false }, recorders)
 }
 
 /// The number of rows of a ramp of `ramp_ns` in intervals of `interval_ns` (the last one
@@ -340,20 +357,9 @@ pub struct SamplerOutput {
     pub steady: Option<(SteadyWatch, Option<Snapshot>)>,
 }
 
-/// Told each finished interval's row while the run goes on (`Some`), and once at the
-/// end (`None`): the live line is one (`report::live_line`).
-pub type RowObserver<'a> = &'a mut dyn FnMut(Option<&TimeSeriesRow>);
-
-/// A run's live view, owned by its sampler's thread: an observer of its rows.
-pub type LiveView = Box<dyn FnMut(Option<&TimeSeriesRow>) + Send>;
-
-/// What makes each run's live view (the live line, `report::live_line::LiveLines`): the
-/// command's choice, registered once (`run::live`), so that a run feeds a view without
-/// knowing how it looks.
-pub trait LiveViews: Sync {
-    /// The view of one run planned to last `duration_ns` (its profile step named).
-    fn view(&self, duration_ns: Option<u64>, step: Option<&str>) -> LiveView;
-}
+/// Told each finished interval's row and each worker's part of it while the run goes on
+/// (`Some`), and once at the end (`None`): a live view (`stats::live`) through `run::live`.
+pub type RowObserver<'a> = &'a mut dyn FnMut(Option<SampledInterval<'_>>);
 
 /// Interval sums, before they become a row.
 #[derive(Default)]
@@ -363,6 +369,8 @@ struct Accumulated {
     flush: Option<Histogram<u64>>,
     read_bytes: u64,
     write_bytes: u64,
+    /// Each worker's part, in worker order (only for an observer: `Sampler::per_worker`).
+    workers: Vec<WorkerInterval>,
 }
 
 impl Sampler {
@@ -383,6 +391,7 @@ impl Sampler {
         // complete (every worker handed it in), however long an I/O kept one from it.
         let mut judged = 0u64;
         let judging = observer.is_some() || steady.is_some();
+        self.per_worker = observer.is_some();
         loop {
             let next_tick = config.start_ns + config.tick_ns(current);
             // Collect until the next tick, then start a new interval.
@@ -493,16 +502,17 @@ impl Sampler {
             let empty = Accumulated::default();
             let acc = rows.get(&e).unwrap_or(&empty);
             let row = row_of(acc, end, end - start, e < self.first_window_epoch, self.flushing);
-            if let Some(observe) = observer
-                && rows.contains_key(&e)
-            {
-                observe(Some(&row));
-            }
             if let Some(hook) = steady
                 && !row.ramp
                 && hook.watch.observe(e, &row.watched())
             {
                 let _ = hook.stop.compare_exchange(0, hook.code, Ordering::Relaxed, Ordering::Relaxed);
+            }
+            if let Some(observe) = observer
+                && rows.contains_key(&e)
+            {
+                let steady = steady.as_ref().map(|hook| hook.watch.progress());
+                observe(Some(SampledInterval { row: &row, workers: &acc.workers, steady }));
             }
         }
     }
@@ -514,6 +524,7 @@ impl Sampler {
         if let Some(h) = self.handed_in.get_mut(sample.worker as usize) {
             *h = (*h).max(sample.next_epoch);
         }
+        let workers = self.previous.len();
         let Some((previous, previous_in_window)) = self.previous.get_mut(sample.worker as usize) else { return };
         // The ramp's tail belongs to the last ramp row, whenever the worker took it.
         let epoch =
@@ -527,6 +538,20 @@ impl Sampler {
         let now = &sample.snapshot;
         acc.read_bytes += now.read_bytes.saturating_sub(previous.read_bytes);
         acc.write_bytes += now.write_bytes.saturating_sub(previous.write_bytes);
+        if self.per_worker {
+            let w = sample.worker as usize;
+            if acc.workers.len() <= w {
+                acc.workers.resize(workers, WorkerInterval::default());
+            }
+            let part = &mut acc.workers[w];
+            part.ops += (now.read.len() + now.write.len()).saturating_sub(previous.read.len() + previous.write.len());
+            part.bytes += (now.read_bytes + now.write_bytes).saturating_sub(previous.read_bytes + previous.write_bytes);
+            part.latency_sum_ns += latency_sum_ns(now).saturating_sub(latency_sum_ns(previous));
+            if now.lateness_ops > previous.lateness_ops {
+                part.late_ops += now.lateness_ops - previous.lateness_ops;
+                part.late_sum_ns += now.lateness_sum_ns.saturating_sub(previous.lateness_sum_ns) as u64;
+            }
+        }
         for (slot, now, before) in [
             (&mut acc.read, &now.read, &previous.read),
             (&mut acc.write, &now.write, &previous.write),
@@ -547,6 +572,12 @@ impl Sampler {
             let _ = tx.try_send(older);
         }
     }
+}
+
+/// The sum of a snapshot's read and write latencies (from each histogram's mean: within
+/// its buckets' precision).
+fn latency_sum_ns(s: &Snapshot) -> u64 {
+    [&s.read, &s.write].iter().map(|h| if h.is_empty() { 0 } else { (h.mean() * h.len() as f64) as u64 }).sum()
 }
 
 fn figures(hist: Option<&Histogram<u64>>, interval_ns: u64, bytes: u64) -> IntervalFigures {

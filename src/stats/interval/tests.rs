@@ -251,3 +251,47 @@ fn ticks_put_a_boundary_at_the_ramps_end() {
     assert_eq!(none.tick_ns(0), 1_000_000_000);
     assert_eq!(none.tick_ns(2), 3_000_000_000);
 }
+
+#[test]
+fn a_live_views_split_gives_each_worker_its_part_of_the_row() {
+    let (mut sampler, mut recorders) = channels(2, 0, false);
+    sampler.per_worker = true;
+    let epoch = AtomicU64::new(0);
+    let mut rows = BTreeMap::new();
+    let mut workers: Vec<FakeWorker> =
+        (0..2).map(|_| FakeWorker { read: new_latency_histogram(), write: new_latency_histogram() }).collect();
+    for (e, (fast, slow)) in [(30u64, 2u64), (5, 9)].into_iter().enumerate() {
+        for _ in 0..fast {
+            workers[0].read.record(10_000).unwrap();
+        }
+        for _ in 0..slow {
+            workers[1].write.record(1_000_000).unwrap();
+        }
+        epoch.store(e as u64 + 1, Ordering::Relaxed);
+        for (rec, w) in recorders.iter_mut().zip(&workers) {
+            rec.maybe_rotate(&epoch, w.snapshot());
+        }
+        for _ in 0..2 {
+            let sample = sampler.rx.try_recv().unwrap();
+            sampler.absorb(sample, &mut rows, true);
+        }
+        let acc = &rows[&(e as u64)];
+        let row = row_of(acc, 1_000_000_000, 1_000_000_000, false, false);
+        let parts = &acc.workers;
+        assert_eq!(parts.len(), 2);
+        assert_eq!((parts[0].ops, parts[1].ops), (fast, slow), "this interval's I/Os only");
+        assert_eq!(parts.iter().map(|p| p.ops).sum::<u64>(), row.total.ops);
+        assert_eq!(parts.iter().map(|p| p.bytes).sum::<u64>(), (fast + slow) * 4096);
+        // The latency sums within the histograms' precision (0.1 %).
+        let within = |got: u64, want: u64| got.abs_diff(want) * 1000 <= want;
+        assert!(within(parts[0].latency_sum_ns, fast * 10_000), "{:?}", parts[0]);
+        assert!(within(parts[1].latency_sum_ns, slow * 1_000_000), "{:?}", parts[1]);
+    }
+    // Without a view nothing is split.
+    let (mut plain, mut recorders) = channels(1, 0, false);
+    epoch.store(1, Ordering::Relaxed);
+    recorders[0].maybe_rotate(&epoch, workers[0].snapshot());
+    let mut rows = BTreeMap::new();
+    plain.absorb(plain.rx.try_recv().unwrap(), &mut rows, true);
+    assert!(rows[&0].workers.is_empty());
+}

@@ -243,6 +243,43 @@ impl Devices {
     }
 }
 
+/// The devices' own counters read again and again while the run goes (a live view's): the
+/// device each target sits on, not those stacked below it.
+#[derive(Debug)]
+pub struct DeviceProbe {
+    heads: Vec<DeviceNode>,
+    last: Vec<Option<DiskCounters>>,
+}
+
+impl Devices {
+    /// A probe of the devices under the targets, read once now.
+    pub fn probe(&self) -> DeviceProbe {
+        let heads: Vec<DeviceNode> = self.groups.iter().map(|g| g[0].clone()).collect();
+        let last = heads.iter().map(|d| sysfs::read_counters(&d.dir).ok()).collect();
+        DeviceProbe { heads, last }
+    }
+}
+
+impl DeviceProbe {
+    /// Each device's name and what it counted since the last reading (none when a reading
+    /// failed or the counters went back).
+    pub fn read(&mut self) -> Vec<(String, Option<DeviceDelta>)> {
+        self.heads
+            .iter()
+            .zip(&mut self.last)
+            .map(|(node, last)| {
+                let now = sysfs::read_counters(&node.dir).ok();
+                let change = match (last.take(), now) {
+                    (Some(before), Some(now)) => delta(Ok(before), Ok(now)).ok(),
+                    _ => None,
+                };
+                *last = now;
+                (node.name.clone(), change)
+            })
+            .collect()
+    }
+}
+
 fn counters(s: &Snapshot, group: usize, node: usize) -> Result<DiskCounters, String> {
     s.counters
         .get(group)
