@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Instructions per I/O of the worker thread, as docs/performance.md counts them: callgrind
-# (user-space instructions, repeatable whatever else the machine does), the thread with the
-# most instructions, a run of 120,000 I/Os minus one of 20,000, divided by 100,000, so that
-# set-up and layout cancel out.
+# (user-space instructions, repeatable whatever else the machine does), per thread, a run of
+# 120,000 I/Os minus one of 20,000, divided by 100,000, so that set-up and layout cancel
+# out: the worker is the thread whose count grows most between the two runs (threads are
+# numbered in the order they start, the same in both). Taking each run's busiest thread
+# instead, as this script did until 2026-12-05, subtracted the main thread's count of the
+# short run (its set-up outweighs a worker's 20,000 I/Os) from the worker's of the long one.
 #
 #   scripts/instructions-per-io.sh BINARY FILE            # every workload of the table
 #   scripts/instructions-per-io.sh BINARY FILE null 1     # one engine at one depth
@@ -17,7 +20,7 @@ command -v valgrind >/dev/null || { echo "valgrind is needed (Debian: valgrind)"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# The worker thread's instructions of one run (the thread with the most).
+# Each thread's instructions of one run, one line per thread: "NUMBER COUNT".
 count() {
     local ops=$1
     shift
@@ -25,16 +28,17 @@ count() {
     valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/cg.%p" \
         "$bin" "$file" "$@" --random --seed 1 --ops "$ops" --quiet >/dev/null 2>"$out/log" \
         || { cat "$out/log" >&2; exit 1; }
-    for f in "$out"/cg.*; do
-        awk '/^summary:/ {print $2}' "$f"
-    done | sort -n | tail -1
+    for f in "$out"/cg.*-*; do
+        echo "${f##*-} $(awk '/^summary:/ {print $2}' "$f")"
+    done
 }
 
 per_io() {
     local big small
     big=$(count 120000 "$@")
     small=$(count 20000 "$@")
-    echo $(( (big - small) / 100000 ))
+    # The thread that grew most: the worker.
+    join <(echo "$big" | sort) <(echo "$small" | sort) | awk '{d = $2 - $3; if (d > m) m = d} END {printf "%d\n", m / 100000}'
 }
 
 workloads=(

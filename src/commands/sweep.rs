@@ -513,7 +513,14 @@ impl Session {
         let cluster = Cluster::alone();
         let start = StartLine::new(&cluster, None);
         // Each run's warnings are recorded in its result; said here once per sweep.
-        let diag = Diagnostics::silent().labelled(format!("{} of {}: {what}", self.done + 1, self.planned));
+        // A live view names the point, and the time the runs left take at this pace.
+        let left = self.planned.saturating_sub(self.done);
+        let left_words = (self.ran_here > 0 && left > 0).then(|| {
+            let each_ns = self.started.elapsed().as_nanos() as f64 / self.ran_here as f64;
+            format!(" · {} left", crate::units::display::seconds_ns((each_ns * left as f64) as u64))
+        });
+        let label = format!("{} of {}: {what}{}", self.done + 1, self.planned, left_words.unwrap_or_default());
+        let diag = Diagnostics::silent().labelled(label);
         let outcome = run::run(spec, &diag, Arc::clone(&self.stop), &start);
         let signal = self.stop.load(Ordering::Relaxed);
         match outcome {
