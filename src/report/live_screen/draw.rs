@@ -50,8 +50,11 @@ fn draw_header(f: &mut Frame<'_>, s: &State, area: Rect) {
     };
     let elapsed = units::seconds_ns(s.started.elapsed().as_nanos() as u64);
     let first = Line::from(vec![
+        // The clock first: the command line after it reads as what runs, not as a command
+        // to type.
+        Span::raw(format!("{elapsed} · ")),
         Span::styled("iopulse ", Style::default().add_modifier(Modifier::BOLD)),
-        Span::raw(format!("{elapsed} · {}", s.title)),
+        Span::raw(s.title.clone()),
     ]);
     let keys = Line::from(vec![
         state,
