@@ -381,11 +381,13 @@ fn repetitions_are_judged_by_the_rank_test() {
             &path_str(&json),
             "-q",
         ]);
-        // The same run with stat ten times as slow, and so a tenth of its rate: far beyond
-        // the spread between runs on a busy machine, so every pair of runs says slower.
-        let mut r = slowed(&read_json(&json), "stat", 10);
+        // The same run with stat a hundred times as slow, and so a hundredth of its rate:
+        // far beyond the spread between runs on a busy machine (a run of 2,000 operations
+        // lasts tens of milliseconds, and one stalled on a loaded CI machine was ten times
+        // slower than the others), so every pair of runs says slower.
+        let mut r = slowed(&read_json(&json), "stat", 100);
         let stat = r["phases"][0]["per_op"].as_array_mut().unwrap().iter_mut().find(|o| o["op"] == "stat").unwrap();
-        stat["ops_per_sec"] = Value::from(stat["ops_per_sec"].as_f64().unwrap() / 10.0);
+        stat["ops_per_sec"] = Value::from(stat["ops_per_sec"].as_f64().unwrap() / 100.0);
         let slow_json = dir.path().join(format!("slow{i}.json"));
         std::fs::write(&slow_json, serde_json::to_string(&r).unwrap()).unwrap();
         // The same run again with the same figures (compare counts one run once).
