@@ -9,21 +9,19 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A tmux server of the test's own, one window of `width`×`height` running `command`.
+/// A tmux server of the test's own (its socket in the test's directory, gone with it), one
+/// window of `width`×`height` running `command`.
 struct Tmux {
     socket: String,
 }
 
 impl Tmux {
-    fn start(command: &str, width: u16, height: u16) -> Option<Tmux> {
+    fn start(dir: &Path, command: &str, width: u16, height: u16) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             super::common::root::skip("the live view in a terminal", "tmux is not installed");
             return None;
         }
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let socket = format!("iopulse-test-{}-{n}", std::process::id());
-        let tmux = Tmux { socket };
+        let tmux = Tmux { socket: path_str(&dir.join("tmux.sock")) };
         let (w, h) = (width.to_string(), height.to_string());
         let status = tmux.cmd(&["new-session", "-d", "-s", "main", "-x", &w, "-y", &h, command]).status().unwrap();
         assert!(status.success(), "tmux new-session");
@@ -33,7 +31,7 @@ impl Tmux {
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new("tmux");
         // No user configuration: the same terminal everywhere.
-        c.args(["-L", &self.socket, "-f", "/dev/null"]).args(args);
+        c.args(["-S", &self.socket, "-f", "/dev/null"]).args(args);
         c
     }
 
@@ -170,7 +168,7 @@ fn the_screen_shows_the_runs_intervals_its_keys_work_and_q_stops_with_every_outp
     let args = format!(
         "{d}/t.dat --file-size 16m --random --threads 2 --duration 60 --interval 1s --live --json {d}/r.json --quiet"
     );
-    let Some(tmux) = Tmux::start(&pane_command(dir.path(), &args), 110, 36) else { return };
+    let Some(tmux) = Tmux::start(dir.path(), &pane_command(dir.path(), &args), 110, 36) else { return };
     // The third interval on screen: the headline and the runs table are of one drawing.
     let screen = tmux.wait_for("the third interval", Duration::from_secs(30), |s| {
         cells(s, "run 1").is_some_and(|c| c.get(2).is_some_and(|t| t.ends_with(" s") && figure(t).0 >= 3e9))
@@ -241,7 +239,7 @@ fn a_job_file_shows_a_row_per_job_and_ctrl_c_stops_them_all() {
     )
     .unwrap();
     let args = format!("run {} --json {d}/r.json --quiet", path_str(&jobs));
-    let Some(tmux) = Tmux::start(&pane_command(dir.path(), &args), 110, 36) else { return };
+    let Some(tmux) = Tmux::start(dir.path(), &pane_command(dir.path(), &args), 110, 36) else { return };
     let screen = tmux.wait_for("both jobs", Duration::from_secs(30), |s| {
         ["reader", "writer"].iter().all(|j| cells(s, j).is_some_and(|c| c.get(1).is_some_and(|st| st == "running")))
     });
@@ -259,7 +257,7 @@ fn sigterm_gives_the_terminal_back_with_the_report() {
     let dir = temp_dir();
     let d = path_str(dir.path());
     let args = format!("{d}/t.dat --file-size 16m --duration 60 --live --quiet");
-    let Some(tmux) = Tmux::start(&pane_command(dir.path(), &args), 100, 30) else { return };
+    let Some(tmux) = Tmux::start(dir.path(), &pane_command(dir.path(), &args), 100, 30) else { return };
     tmux.wait_for("the first interval", Duration::from_secs(30), |s| {
         cells(s, "run 1").is_some_and(|c| c[1] == "running" && c[2] != "–")
     });
@@ -299,7 +297,7 @@ fn without_a_terminal_or_room_the_live_line_stands_in_with_a_note() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("IOPS ·"));
     // A terminal too small for the view.
     let args = format!("{d}/u.dat --file-size 4m --duration 1 --live");
-    let Some(tmux) = Tmux::start(&pane_command(dir.path(), &args), 60, 15) else { return };
+    let Some(tmux) = Tmux::start(dir.path(), &pane_command(dir.path(), &args), 60, 15) else { return };
     assert_eq!(exit_code(dir.path(), Duration::from_secs(30)), 0);
     let screen = tmux.history();
     assert!(
@@ -314,7 +312,7 @@ fn a_second_signal_ends_at_once_and_still_gives_the_terminal_back() {
     let dir = temp_dir();
     let d = path_str(dir.path());
     let args = format!("{d}/t.dat --file-size 16m --duration 60 --live --quiet");
-    let Some(tmux) = Tmux::start(&pane_command(dir.path(), &args), 100, 30) else { return };
+    let Some(tmux) = Tmux::start(dir.path(), &pane_command(dir.path(), &args), 100, 30) else { return };
     tmux.wait_for("the first interval", Duration::from_secs(30), |s| {
         cells(s, "run 1").is_some_and(|c| c[1] == "running" && c[2] != "–")
     });
@@ -344,7 +342,7 @@ fn a_tree_of_files_shows_each_kind_of_operation_as_its_json_rows_record() {
     let args = format!(
         "{d}/tree --files 2000 --meta-mix create=10,stat=70,read=20 --threads 2 --duration 60 --live --json {d}/r.json --quiet"
     );
-    let Some(tmux) = Tmux::start(&pane_command(dir.path(), &args), 110, 36) else { return };
+    let Some(tmux) = Tmux::start(dir.path(), &pane_command(dir.path(), &args), 110, 36) else { return };
     // The third interval of the mix on screen.
     let screen = tmux.wait_for("the mix's third interval", Duration::from_secs(60), |s| {
         cells(s, "run 1").is_some_and(|c| c.get(2).is_some_and(|t| t.ends_with(" s") && figure(t).0 >= 3e9))
@@ -375,7 +373,7 @@ fn a_terminal_that_hangs_up_ends_the_run_and_the_process() {
     let dir = temp_dir();
     let d = path_str(dir.path());
     let args = format!("{d}/t.dat --file-size 16m --duration 60 --live --quiet");
-    let Some(tmux) = Tmux::start(&pane_command(dir.path(), &args), 100, 30) else { return };
+    let Some(tmux) = Tmux::start(dir.path(), &pane_command(dir.path(), &args), 100, 30) else { return };
     tmux.wait_for("the first interval", Duration::from_secs(30), |s| {
         cells(s, "run 1").is_some_and(|c| c[1] == "running" && c[2] != "–")
     });
