@@ -225,7 +225,8 @@ impl Recorded {
     }
 }
 
-fn read_proc_stat(root: &Path) -> Option<ProcStat> {
+/// The machine's CPU counters under `root` (`/` for this machine), if readable.
+pub(crate) fn read_proc_stat(root: &Path) -> Option<ProcStat> {
     proc_stat::parse(&std::fs::read_to_string(root.join("proc/stat")).ok()?)
 }
 

@@ -24,8 +24,8 @@ pub struct Diagnostics {
     prefix: String,
     /// The step of a profile this run is (`for_step`): named on the live line.
     step: Option<String>,
-    /// What a live view names the run among others: a job's name, a profile's step, a
-    /// sweep's point (`labelled`).
+    /// What a live view names the run among others: a job's name, a sweep's point
+    /// (`labelled`); a profile's step is named by `step`.
     label: Option<String>,
     /// A profile's step: its warnings and notes are recorded and said after the profile's
     /// table, gathered with the other steps' (`report::profile::gathered`), not as they come.
@@ -67,13 +67,7 @@ impl Diagnostics {
     /// them under its table, each once with the steps it concerns (`say_held` when the step
     /// ends without a result).
     pub fn for_step(quiet: bool, label: &str) -> Self {
-        Self {
-            prefix: format!("[{label}] "),
-            step: Some(label.to_string()),
-            label: Some(label.to_string()),
-            held: true,
-            ..Self::new(quiet)
-        }
+        Self { prefix: format!("[{label}] "), step: Some(label.to_string()), held: true, ..Self::new(quiet) }
     }
 
     /// A held step's warnings (and, unless quiet, notes) said now, named by its step: for a
@@ -102,9 +96,10 @@ impl Diagnostics {
         Self { label: Some(label), ..self }
     }
 
-    /// What a live view names the run (a job, a profile's step, a sweep's point), if any.
+    /// What a live view names the run (a job, a sweep's point, else a profile's step), if
+    /// any.
     pub fn label(&self) -> Option<&str> {
-        self.label.as_deref()
+        self.label.as_deref().or(self.step.as_deref())
     }
 
     /// Something the reader must not miss (the figures mean less than they seem).

@@ -158,35 +158,33 @@ pub struct LiveRows {
 }
 
 impl LiveRows {
-    /// Hands the view the row of `phase`'s interval `epoch`.
-    fn show(&mut self, (phase, epoch): (u32, u64), stats: &[OpStats]) {
+    /// Hands the view the row of `phase`'s interval `epoch`: each kind's figures (`rows`,
+    /// as the time series keeps them) and all kinds together (from `stats`).
+    fn show(&mut self, (phase, epoch): (u32, u64), rows: &[Finished], stats: &[OpStats]) {
         let interval_ns = self.interval_ns.max(1);
         let seconds = interval_ns as f64 / 1e9;
-        let of = |s: &OpStats| IntervalFigures {
-            ops: s.ops,
-            iops: s.ops as f64 / seconds,
-            bw_bytes_per_sec: s.bytes as f64 / seconds,
-            latency_ns: s.latency_summary(),
+        let figures = |ops: u64, bytes: u64, latency_ns: LatencySummary| IntervalFigures {
+            ops,
+            iops: ops as f64 / seconds,
+            bw_bytes_per_sec: bytes as f64 / seconds,
+            latency_ns,
         };
-        let kinds: Vec<KindFigures> = MetaOp::ALL
+        let kinds: Vec<KindFigures> = rows
             .iter()
-            .zip(stats)
-            .filter(|(_, s)| s.ops > 0)
-            .map(|(op, s)| KindFigures { name: op.name(), figures: of(s) })
+            .map(|f| KindFigures { name: f.op.name(), figures: figures(f.ops, f.bytes, f.latency_ns) })
             .collect();
         // Every kind together: the operations' rate and their latencies merged.
         let mut all = OpStats::new();
         for s in stats.iter().filter(|s| s.ops > 0) {
             all.merge(s);
         }
-        let total = of(&all);
         let row = TimeSeriesRow {
             t_ns: (epoch + 1) * interval_ns,
             interval_ns,
             ramp: false,
             read: IntervalFigures::default(),
             write: IntervalFigures::default(),
-            total,
+            total: figures(all.ops, all.bytes, all.latency_summary()),
             flush: None,
         };
         let frame = LiveFrame {
@@ -282,23 +280,28 @@ impl Collector {
                         break;
                     }
                     let (key, stats) = entry.remove_entry();
-                    if let Some(live) = &mut self.live {
-                        live.show(key, &stats);
-                    }
-                    done.insert(key, finish(&stats));
+                    done.insert(key, self.close(key, &stats));
                 }
             }
         }
         for (key, stats) in open {
-            if let Some(live) = &mut self.live {
-                live.show(key, &stats);
-            }
-            done.insert(key, finish(&stats));
+            done.insert(key, self.close(key, &stats));
         }
         if let Some(live) = &mut self.live {
             (live.view)(None);
         }
         Collected { rows: done, totals }
+    }
+}
+
+impl Collector {
+    /// A row no worker adds to any more: its summaries, shown to the live view if any.
+    fn close(&mut self, key: (u32, u64), stats: &[OpStats]) -> Vec<Finished> {
+        let rows = finish(stats);
+        if let Some(live) = &mut self.live {
+            live.show(key, &rows, stats);
+        }
+        rows
     }
 }
 

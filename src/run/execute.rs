@@ -362,10 +362,14 @@ fn start_sampler(
     thread::Builder::new()
         .name("iopulse-sampler".into())
         .spawn(move || {
+            let has_view = view.is_some();
             let mut view = view;
-            let mut observe = view.as_mut().map(|f| move |i: Option<SampledInterval<'_>>| f.observe(i));
-            let observer: Option<RowObserver<'_>> =
-                observe.as_mut().map(|o| o as &mut dyn FnMut(Option<SampledInterval<'_>>));
+            let mut observe = |i: Option<SampledInterval<'_>>| {
+                if let Some(framer) = &mut view {
+                    framer.observe(i);
+                }
+            };
+            let observer: Option<RowObserver<'_>> = if has_view { Some(&mut observe) } else { None };
             let steady = watch.map(|watch| SteadyHook { watch, stop: &control.stop, code: stop_code::STEADY });
             sampler.run(&config, &control.epoch, &done, observer, steady)
         })

@@ -3,7 +3,7 @@
 //! and each worker's over it read here (`Framer`). So a run never imports a report. It
 //! must not format or print.
 
-use crate::cpu_state::proc_stat;
+use crate::cpu_state::{proc_stat, read_proc_stat};
 use crate::stats::live::{CpuShares, DeviceRate, LiveFrame, LiveView, SampledInterval};
 use crate::targets::device_witness::DeviceProbe;
 use std::sync::Arc;
@@ -117,12 +117,15 @@ struct CpuProbe {
 
 impl CpuProbe {
     fn new() -> Self {
-        Self { machine: read_proc_stat(), process_ns: crate::host::rusage::process_cpu().total_ns() }
+        Self {
+            machine: read_proc_stat(std::path::Path::new("/")),
+            process_ns: crate::host::rusage::process_cpu().total_ns(),
+        }
     }
 
     /// The shares since the last reading.
     fn read(&mut self) -> Option<CpuShares> {
-        let machine = read_proc_stat();
+        let machine = read_proc_stat(std::path::Path::new("/"));
         let process_ns = crate::host::rusage::process_cpu().total_ns();
         let shares = match (&self.machine, &machine) {
             (Some(before), Some(now)) => {
@@ -152,8 +155,4 @@ impl CpuProbe {
 fn thread_cpu_ns(tid: i32) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
     text.split_whitespace().next()?.parse().ok()
-}
-
-fn read_proc_stat() -> Option<proc_stat::ProcStat> {
-    std::fs::read_to_string("/proc/stat").ok().as_deref().and_then(proc_stat::parse)
 }

@@ -143,11 +143,15 @@ fn no_module_imports_back_into_a_module_that_imports_it() {
                 top.entry(module.clone()).or_default().insert(target);
             }
         }
-        // Inside a folder: its files' `super::X` (from a file directly in it) and `crate::FOLDER::X`.
-        if parts.len() == 2 && parts[1] != "mod" {
+        // Inside a folder: its files and subfolders (a subfolder is one node, all its files'
+        // imports its own), their `crate::FOLDER::X`, and `super::X` where it names the
+        // folder (from a file directly in it, or a subfolder's mod.rs).
+        if parts.len() >= 2 && !(parts.len() == 2 && parts[1] == "mod") {
             let me = parts[1].clone();
-            let mut targets = names_after(text, "super::");
-            targets.extend(names_after(text, &format!("crate::{module}::")));
+            let mut targets = names_after(text, &format!("crate::{module}::"));
+            if parts.len() == 2 || (parts.len() == 3 && parts[2] == "mod") {
+                targets.extend(names_after(text, "super::"));
+            }
             for target in targets {
                 if target != me && target != "super" {
                     why.entry((format!("{module}/{me}"), format!("{module}/{target}")))

@@ -88,6 +88,21 @@ fn pane_command(dir: &Path, args: &str) -> String {
     )
 }
 
+/// Once the run's first interval is on screen: the pid of the iopulse the pane's shell
+/// runs as its one child (none, said as a skip of `what`, where the kernel does not list a
+/// process's children).
+fn running_iopulse(tmux: &Tmux, dir: &Path, what: &str) -> Option<i32> {
+    tmux.wait_for("the first interval", Duration::from_secs(30), |s| {
+        cells(s, "run 1").is_some_and(|c| c[1] == "running" && c[2] != "–")
+    });
+    let sh: u32 = std::fs::read_to_string(dir.join("sh.pid")).unwrap().trim().parse().unwrap();
+    let Ok(children) = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")) else {
+        super::common::root::skip(what, "/proc/PID/task/TID/children is not in this kernel");
+        return None;
+    };
+    Some(children.split_whitespace().next().unwrap().parse().unwrap())
+}
+
 /// The exit code the pane's command wrote (within `limit`).
 fn exit_code(dir: &Path, limit: Duration) -> i32 {
     let deadline = Instant::now() + limit;
@@ -258,16 +273,7 @@ fn sigterm_gives_the_terminal_back_with_the_report() {
     let d = path_str(dir.path());
     let args = format!("{d}/t.dat --file-size 16m --duration 60 --live --quiet");
     let Some(tmux) = Tmux::start(dir.path(), &pane_command(dir.path(), &args), 100, 30) else { return };
-    tmux.wait_for("the first interval", Duration::from_secs(30), |s| {
-        cells(s, "run 1").is_some_and(|c| c[1] == "running" && c[2] != "–")
-    });
-    // The shell the test's tmux started runs iopulse as its one child.
-    let sh: u32 = std::fs::read_to_string(dir.path().join("sh.pid")).unwrap().trim().parse().unwrap();
-    let Ok(children) = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")) else {
-        super::common::root::skip("SIGTERM to the live view", "/proc/PID/task/TID/children is not in this kernel");
-        return;
-    };
-    let pid: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    let Some(pid) = running_iopulse(&tmux, dir.path(), "SIGTERM to the live view") else { return };
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM).unwrap();
     assert_eq!(exit_code(dir.path(), Duration::from_secs(30)), 143);
     assert_terminal_given_back(dir.path(), &tmux);
@@ -313,15 +319,8 @@ fn a_second_signal_ends_at_once_and_still_gives_the_terminal_back() {
     let d = path_str(dir.path());
     let args = format!("{d}/t.dat --file-size 16m --duration 60 --live --quiet");
     let Some(tmux) = Tmux::start(dir.path(), &pane_command(dir.path(), &args), 100, 30) else { return };
-    tmux.wait_for("the first interval", Duration::from_secs(30), |s| {
-        cells(s, "run 1").is_some_and(|c| c[1] == "running" && c[2] != "–")
-    });
-    let sh: u32 = std::fs::read_to_string(dir.path().join("sh.pid")).unwrap().trim().parse().unwrap();
-    let Ok(children) = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")) else {
-        super::common::root::skip("two signals to the live view", "/proc/PID/task/TID/children is not in this kernel");
-        return;
-    };
-    let pid = nix::unistd::Pid::from_raw(children.split_whitespace().next().unwrap().parse().unwrap());
+    let Some(pid) = running_iopulse(&tmux, dir.path(), "two signals to the live view") else { return };
+    let pid = nix::unistd::Pid::from_raw(pid);
     // The second before the run could stop: the process ends in the signal's handler.
     // A few milliseconds apart, so that they are two signals, not one pending twice; the
     // run's own stop takes longer (the screen's thread looks for news every 50 ms).
@@ -374,15 +373,7 @@ fn a_terminal_that_hangs_up_ends_the_run_and_the_process() {
     let d = path_str(dir.path());
     let args = format!("{d}/t.dat --file-size 16m --duration 60 --live --quiet");
     let Some(tmux) = Tmux::start(dir.path(), &pane_command(dir.path(), &args), 100, 30) else { return };
-    tmux.wait_for("the first interval", Duration::from_secs(30), |s| {
-        cells(s, "run 1").is_some_and(|c| c[1] == "running" && c[2] != "–")
-    });
-    let sh: u32 = std::fs::read_to_string(dir.path().join("sh.pid")).unwrap().trim().parse().unwrap();
-    let Ok(children) = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")) else {
-        super::common::root::skip("a hangup under the live view", "/proc/PID/task/TID/children is not in this kernel");
-        return;
-    };
-    let pid: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    let Some(pid) = running_iopulse(&tmux, dir.path(), "a hangup under the live view") else { return };
     // The terminal goes away (its server ends): SIGHUP, then a terminal that reads as ended.
     drop(tmux);
     let deadline = Instant::now() + Duration::from_secs(20);

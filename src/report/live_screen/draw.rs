@@ -218,10 +218,7 @@ fn headline(last: &LiveFrame) -> Table<'static> {
             .into_iter()
             .chain([Constraint::Length(10); 4]),
     )
-    .header(
-        Row::new(vec!["last", "IOPS", "bandwidth", "p50", "p99", "p99.9", "max"])
-            .style(Style::default().add_modifier(Modifier::BOLD)),
-    )
+    .header(header_row(vec!["last", "IOPS", "bandwidth", "p50", "p99", "p99.9", "max"]))
 }
 
 /// The devices' own counters beside the runs' (every run going, as the device sees them
@@ -318,10 +315,7 @@ fn draw_runs(f: &mut Frame<'_>, s: &State, area: Rect) {
             Constraint::Length(10),
         ],
     )
-    .header(
-        Row::new(vec!["run", "state", "at", "IOPS", "bandwidth", "p99"])
-            .style(Style::default().add_modifier(Modifier::BOLD)),
-    )
+    .header(header_row(vec!["run", "state", "at", "IOPS", "bandwidth", "p99"]))
     .block(Block::bordered().title(format!(" runs ({}) ", s.runs.len())));
     f.render_widget(table, area);
 }
@@ -374,12 +368,14 @@ fn draw_workers(f: &mut Frame<'_>, s: &State, area: Rect) {
             Constraint::Length(16),
         ],
     )
-    .header(
-        Row::new(vec!["worker", "IOPS", "bandwidth", "depth (Little)", "share", "CPU", late_title])
-            .style(Style::default().add_modifier(Modifier::BOLD)),
-    )
+    .header(header_row(vec!["worker", "IOPS", "bandwidth", "depth (Little)", "share", "CPU", late_title]))
     .block(Block::bordered().title(title));
     f.render_widget(table, area);
+}
+
+/// A table's header: its column names in bold.
+fn header_row(names: Vec<&'static str>) -> Row<'static> {
+    Row::new(names).style(Style::default().add_modifier(Modifier::BOLD))
 }
 
 fn draw_messages(f: &mut Frame<'_>, s: &State, area: Rect) {

@@ -9,7 +9,7 @@
 //! subtracts the worker's previous snapshot from the new one: the difference is
 //! exactly the interval's histogram, at the full 3 significant digits. It then
 //! merges the workers' differences into rows, hands each finished row to an
-//! observer (the live line, `report::live_line`) and returns the older snapshot
+//! observer (a live view, `stats::live`: each worker's part with it, `parts.rs`) and returns the older snapshot
 //! as the next spare. An interval in which nothing completed is a row of zeros.
 //!
 //! Why snapshots and not a second, per-interval histogram: recording every
@@ -32,8 +32,10 @@
 //! once steady, the sampler sets the run's stop word, and at the end it merges the
 //! histograms of the steady window's rows (`SamplerOutput::window`).
 
+mod parts;
+pub use parts::{SampledInterval, WorkerInterval};
+
 use crate::primitives::clock::Clock;
-use crate::stats::live::{SampledInterval, WorkerInterval};
 use crate::stats::steady_state::{SteadyWatch, WatchedInterval};
 use crate::stats::{LatencySummary, new_latency_histogram};
 use hdrhistogram::Histogram;
