@@ -295,6 +295,16 @@ fn null_worker_window(ios: u64, depth: u32, read_percent: u8) -> Duration {
             read_percent,
             trim_percent: 0,
         },
+        sizing: worker::WorkerSizing::of(&worker::SizingInputs {
+            completes_inline: NullEngine::CAPS.completes_inline,
+            queue_depth: depth,
+            read_percent,
+            verifying: false,
+            pattern: Pattern::Random,
+            flushes: false,
+            largest_io_bytes: BLOCK as u64,
+            mixed_sizes: false,
+        }),
         region: RegionPlan {
             source: BlockSource::SequentialOnce { next: 0, end: ios },
             region_first_block: 0,

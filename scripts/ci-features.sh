@@ -33,11 +33,31 @@ echo "== hwloc $(pkg-config --modversion hwloc) · $(mpirun --version 2>/dev/nul
 # --allow-run-as-root --oversubscribe itself).
 # The whole suite already ran without features (.ci/run); here the unit tests and the
 # suites whose code paths the features change: placement (hwloc topology and binding),
-# the cluster runs (MPI) and runs without a launcher, and an end-to-end pass. This keeps
-# CI well under 20 minutes on 2 cores; `cargo test --features hwloc,mpi` runs them all.
-echo "== cargo test --features hwloc,mpi (unit tests, placement, mpi, distributed, end_to_end)"
+# the cluster runs (MPI) and runs without a launcher, and an end-to-end pass. The
+# integration tests are compiled the same with or without features (they ask the binary
+# under test what it was built with: `iopulse --version`), so the test binary the default
+# build made runs here against the feature build's iopulse: compiling it again with the
+# features took about 5 of CI's 12 minutes. `cargo test --features hwloc,mpi` runs them all.
+echo "== cargo test --features hwloc,mpi --lib (the unit tests)"
 cargo test --features hwloc,mpi --lib
-cargo test --features hwloc,mpi --test it -- placement:: mpi:: distributed:: end_to_end::
 
-echo "== cargo clippy --features hwloc,mpi --all-targets -- -D warnings"
-cargo clippy --features hwloc,mpi --all-targets -- -D warnings
+it_binary=$(cargo test --test it --no-run --message-format=json 2>/dev/null \
+    | grep -o '"executable":"[^"]*"' | sed 's/"executable":"\(.*\)"/\1/' | tail -n 1)
+if [ -z "$it_binary" ] || [ ! -x "$it_binary" ]; then
+    echo "the integration test binary was not found (cargo test --test it --no-run)" >&2
+    exit 1
+fi
+echo "== cargo build --features hwloc,mpi, then $(basename "$it_binary") placement:: mpi:: distributed:: end_to_end::"
+cargo build --features hwloc,mpi --bin iopulse
+version=$(target/debug/iopulse --version)
+case "$version" in
+    *"features: hwloc, mpi"*) ;;
+    *) echo "target/debug/iopulse is not the feature build: $version" >&2; exit 1 ;;
+esac
+"$it_binary" placement:: mpi:: distributed:: end_to_end::
+
+# The integration tests hold no feature-dependent code, so the lints with the features
+# are the library's, the binary's and the unit tests' (`--profile test`: cfg(test)).
+echo "== cargo clippy --features hwloc,mpi (library, binary, unit tests, benches) -- -D warnings"
+cargo clippy --features hwloc,mpi --lib --bins --benches -- -D warnings
+cargo clippy --features hwloc,mpi --lib --profile test -- -D warnings

@@ -117,7 +117,7 @@ pub mod engine {
 pub mod worker {
     pub use crate::worker::{
         BufferMemory, DataPlan, DurabilityPlan, EnginePlan, ErrorPlan, IoPlan, PacingPlan, RegionPlan, RunControl,
-        WindowPlan, WorkerFile, WorkerPlan, run, stop_code,
+        SizingInputs, WindowPlan, WorkerFile, WorkerPlan, WorkerSizing, run, stop_code,
     };
 }
 

@@ -35,12 +35,20 @@ use std::io::Write;
 const EXAMPLES: &str = include_str!("examples.txt");
 /// What `-h` shows after the flags: a few examples (`--help` shows `EXAMPLES`).
 const EXAMPLES_SHORT: &str = include_str!("examples_short.txt");
+/// `--version`: the version and the optional features this binary was built with, so that
+/// a bug report, or a test of the binary under test, knows what it is.
+const VERSION: &str = match (cfg!(feature = "hwloc"), cfg!(feature = "mpi")) {
+    (false, false) => env!("CARGO_PKG_VERSION"),
+    (true, false) => concat!(env!("CARGO_PKG_VERSION"), " (features: hwloc)"),
+    (false, true) => concat!(env!("CARGO_PKG_VERSION"), " (features: mpi)"),
+    (true, true) => concat!(env!("CARGO_PKG_VERSION"), " (features: hwloc, mpi)"),
+};
 
 /// The whole command line: the benchmark's flags, or a subcommand.
 #[derive(Debug, Parser)]
 #[command(
     name = "iopulse",
-    version,
+    version = VERSION,
     about = "A Linux storage benchmark: true O_DIRECT, exact HDR latency percentiles, honest coverage.",
     after_help = EXAMPLES_SHORT,
     after_long_help = EXAMPLES,

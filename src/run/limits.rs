@@ -95,28 +95,13 @@ pub(super) fn memory_estimate(
         })
         .collect();
     let verifying = spec.data.verify.is_some();
-    let draws = crate::worker::draws_ahead(
-        spec.io.engine.caps().completes_inline,
-        spec.access.read_percent,
-        verifying,
-        spec.data.write_pattern,
-    ) && !flushes_counted_or_replayed(spec); // a flushing worker does not draw ahead (worker::Worker::new)
-    let slots_per_worker = crate::worker::slot_count(effective_depth, draws);
-    let largest = spec.largest_block_bytes();
-    let area = crate::worker::AreaShape::of(
-        spec.data.write_pattern,
-        spec.access.read_percent < 100,
-        verifying,
-        spec.io.engine.caps().completes_inline,
-        slots_per_worker,
-        largest,
-        spec.shape.block_sizes.is_some() || spec.replay.is_some(),
-    );
+    // The sizes the workers will be handed (`worker_plan::worker_sizing`), not a copy of them.
+    let sizing = super::worker_plan::worker_sizing(spec, effective_depth);
     let shape = memory::RunShape {
         queue_depth: effective_depth,
-        slots_per_worker,
-        slot_bytes: crate::worker::private_slot_bytes(area, spec.access.read_percent, largest),
-        area_bytes: area.map_or(0, |a| a.len_bytes),
+        slots_per_worker: sizing.slot_count,
+        slot_bytes: sizing.private_slot_bytes,
+        area_bytes: sizing.area.map_or(0, |a| a.len_bytes),
         random_pool: spec.access.read_percent < 100
             && !verifying
             && spec.data.write_pattern == crate::data::Pattern::Random,
@@ -151,10 +136,4 @@ pub(super) fn memory_estimate(
         estimate.add_iolog(tables.iter().sum(), tables.iter().copied().max().unwrap_or(0));
     }
     estimate
-}
-
-/// The worker issues flushes through its barrier (`worker::FlushPlan`): counted ones, or
-/// a replayed trace's.
-fn flushes_counted_or_replayed(spec: &Spec) -> bool {
-    spec.durability.flush.is_some() || spec.replay.as_ref().is_some_and(|r| r.flushes > 0)
 }

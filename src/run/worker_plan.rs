@@ -9,7 +9,7 @@ use crate::stats::coverage::CoverageTracker;
 use crate::targets::PreparedTarget;
 use crate::worker::{
     DataPlan, DurabilityPlan, EnginePlan, ErrorPlan, IoPlan, PacingPlan, RegionPlan, RunControl, VerifyPlan,
-    WindowPlan, WorkerFile, WorkerPlan,
+    WindowPlan, WorkerFile, WorkerPlan, WorkerSizing,
 };
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -66,6 +66,7 @@ pub(super) fn worker_plan(
             read_percent: spec.access.read_percent,
             trim_percent: spec.access.trim_percent,
         },
+        sizing: worker_sizing(spec, depth),
         region: RegionPlan {
             source,
             region_first_block: region.first_block,
@@ -125,6 +126,21 @@ pub(super) fn worker_plan(
         replay,
         iolog_capacity,
     }
+}
+
+/// What each worker of the run allocates (every worker the same): decided here once, for
+/// the memory check (`limits::memory_estimate`) and for the workers' plans alike.
+pub(super) fn worker_sizing(spec: &Spec, depth: u32) -> WorkerSizing {
+    WorkerSizing::of(&crate::worker::SizingInputs {
+        completes_inline: spec.io.engine.caps().completes_inline,
+        queue_depth: depth,
+        read_percent: spec.access.read_percent,
+        verifying: spec.data.verify.is_some(),
+        pattern: spec.data.write_pattern,
+        flushes: spec.durability.flush.is_some() || spec.replay.as_ref().is_some_and(|r| r.flushes > 0),
+        largest_io_bytes: spec.largest_block_bytes(),
+        mixed_sizes: spec.shape.block_sizes.is_some() || spec.replay.is_some(),
+    })
 }
 
 /// `--write-iolog`: the records one worker's table holds (allocated before the start

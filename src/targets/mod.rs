@@ -28,4 +28,4 @@ pub use allocation::Allocation;
 pub use device_witness::{DeviceWitness, WitnessCaveats, WitnessShares};
 pub use page_cache::PageCache;
 pub use plan::{TargetKind, TargetPlan, plan_targets};
-pub use prepare::{DirectOutcome, PreparedTarget, prepare_targets};
+pub use prepare::{CreatedFiles, DirectOutcome, PreparedTarget, prepare_targets};

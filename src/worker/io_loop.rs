@@ -128,100 +128,150 @@ impl<E: Engine> Worker<E> {
                 }
                 continue;
             }
-            // Drawing ahead: the device gets what was queued now, and the spare slots'
-            // data is generated while it works, not between a completion and the next
-            // submission. Completions that arrive meanwhile end the preparing (`reaped`).
-            let mut reaped = 0;
-            if AHEAD && !exhausted && self.wants_prepare() {
-                self.stamp_submission(&clock);
-                if let Err(e) = self.engine.submit() {
-                    return self.engine_failure(control, e.to_string(), in_flight, pacing);
-                }
-                reaped = match self.prepare_ahead::<MIX>() {
-                    Ok(n) => n,
-                    Err(e) => return self.engine_failure(control, e.to_string(), in_flight, pacing),
-                };
-            }
-            if reaped == 0 {
-                self.publish_wait(control, now, in_flight);
-                let room = self.has_room::<AHEAD>(in_flight);
-                reaped = match self.wait_for_completions(control, now, deadline_ns, exhausted || !room, pacing) {
-                    Ok(n) => n,
-                    Err(message) => return self.engine_failure(control, message, in_flight, pacing),
-                };
-                now = clock.now_ns();
-                if reaped > 0
-                    && let Some(hb) = control.heartbeat(self.index as usize)
-                {
-                    hb.done_waiting();
-                }
-            } else {
-                now = clock.now_ns();
-            }
-            self.own_mark_ns = now;
-            if reaped > 0 {
-                self.depths.reaped(reaped);
-            }
-            let past_deadline = now > deadline_ns;
+            let reaped;
+            (reaped, now) = match self.reap::<P, AHEAD, MIX>(control, now, deadline_ns, in_flight, exhausted, pacing) {
+                Ok(reaped_now) => reaped_now,
+                Err(message) => return self.engine_failure(control, message, in_flight, pacing),
+            };
             // A flushing worker issues from the loop above only (where the flush barrier is).
-            let refill = !P::PACED
-                && self.flush.is_none()
-                && !past_deadline
-                && control.stop.load(Ordering::Relaxed) == stop_code::RUNNING;
+            let refill =
+                !P::PACED && self.flush.is_none() && control.stop.load(Ordering::Relaxed) == stop_code::RUNNING;
+            let batch = Batch::after_reap(now, deadline_ns, refill);
             for i in 0..reaped {
-                let Completion { slot, result } = self.completions[i];
+                let done = self.completions[i];
                 in_flight -= 1;
-                let state = &self.slots[slot as usize];
-                let lat_ns = now - state.submit_ns;
-                // Paced: the time from the I/O's submission (its due time is `submit_ns`).
-                let service_ns = if P::PACED { now.saturating_sub(state.issued_ns) } else { 0 };
-                self.complete::<MIX>(slot, result, lat_ns, !past_deadline);
-                // Only a counted I/O is followed by a think: the worker stops after one
-                // that completed past the deadline (thinks must equal counted I/Os).
-                if !past_deadline {
-                    pacing.completed(lat_ns, service_ns, now);
-                }
-                if !refill || exhausted || self.failure.is_some() {
-                    self.free.push(slot);
-                    continue;
-                }
-                // Unpaced: the slot is refilled at once, at the batch's clock reading (drawing
-                // ahead: with the oldest prepared request, whose data is ready).
-                let next = if AHEAD {
-                    self.free.push(slot);
-                    self.take_prepared::<MIX>()
-                } else {
-                    let next = self.next_request::<MIX>(slot);
-                    if next.is_none() {
-                        self.free.push(slot);
-                    }
-                    next
-                };
-                match next {
-                    Some(req) => match self.issue::<P, MIX>(control, req, now, deadline_ns, pacing) {
-                        Ok(None) => {
-                            in_flight += 1;
-                            self.depths.issued(in_flight);
-                        }
-                        Ok(Some(_)) => {}
-                        Err(message) => return self.engine_failure(control, message, in_flight, pacing),
-                    },
-                    None => exhausted = true,
+                if let Err(message) = self.complete_and_refill::<P, AHEAD, MIX>(
+                    control,
+                    done,
+                    batch,
+                    pacing,
+                    &mut in_flight,
+                    &mut exhausted,
+                ) {
+                    return self.engine_failure(control, message, in_flight, pacing);
                 }
             }
         };
+        self.wind_down::<P, AHEAD>(control, stop, in_flight, now, deadline_ns, pacing)
+    }
+
+    /// After the loop's stop: the prepared requests discarded and what is in flight
+    /// drained. The window of a worker stopped by its deadline ends there, and I/O still
+    /// in flight is outside it; any other stop counts what it drains (`drain`). Returns
+    /// the stop and the time the worker stopped issuing.
+    fn wind_down<P: Pacing, const AHEAD: bool>(
+        &mut self,
+        control: &RunControl,
+        stop: WorkerStop,
+        in_flight: usize,
+        now_ns: u64,
+        deadline_ns: u64,
+        pacing: &mut P,
+    ) -> (WorkerStop, u64) {
         if AHEAD {
             self.discard_prepared();
         }
-        // The window of a worker stopped by its deadline ends there, and I/O still in
-        // flight is outside it; any other stop counts what it drains (`drain`).
         if stop == WorkerStop::Deadline {
             self.drain(control, in_flight, false, pacing);
             (stop, deadline_ns)
         } else {
             let drained_ns = self.drain(control, in_flight, true, pacing);
-            (stop, now.max(drained_ns))
+            (stop, now_ns.max(drained_ns))
         }
+    }
+
+    /// Waits for completions and returns how many arrived, with the clock read after
+    /// them. Drawing ahead, the device is first given what was queued and the spare slots'
+    /// data is generated while it works, not between a completion and the next
+    /// submission; completions that arrive meanwhile end the preparing and are returned
+    /// without a wait.
+    #[inline(always)]
+    fn reap<P: Pacing, const AHEAD: bool, const MIX: bool>(
+        &mut self,
+        control: &RunControl,
+        now_ns: u64,
+        deadline_ns: u64,
+        in_flight: usize,
+        exhausted: bool,
+        pacing: &mut P,
+    ) -> Result<(usize, u64), String> {
+        let clock = control.clock;
+        let mut reaped = 0;
+        if AHEAD && !exhausted && self.wants_prepare() {
+            self.stamp_submission(&clock);
+            self.engine.submit().map_err(|e| e.to_string())?;
+            reaped = self.prepare_ahead::<MIX>().map_err(|e| e.to_string())?;
+        }
+        let now_ns = if reaped == 0 {
+            self.publish_wait(control, now_ns, in_flight);
+            let room = self.has_room::<AHEAD>(in_flight);
+            reaped = self.wait_for_completions(control, now_ns, deadline_ns, exhausted || !room, pacing)?;
+            let after_ns = clock.now_ns();
+            if reaped > 0
+                && let Some(hb) = control.heartbeat(self.index as usize)
+            {
+                hb.done_waiting();
+            }
+            after_ns
+        } else {
+            clock.now_ns()
+        };
+        self.own_mark_ns = now_ns;
+        if reaped > 0 {
+            self.depths.reaped(reaped);
+        }
+        Ok((reaped, now_ns))
+    }
+
+    /// One reaped I/O: accounted (counted if it completed by the deadline, and then
+    /// followed by its think), and, when the batch refills, its slot given the next
+    /// request at once at the batch's clock reading (drawing ahead: the oldest prepared
+    /// one, whose data is ready). `in_flight` and `exhausted` are the loop's.
+    #[inline(always)]
+    fn complete_and_refill<P: Pacing, const AHEAD: bool, const MIX: bool>(
+        &mut self,
+        control: &RunControl,
+        done: Completion,
+        batch: Batch,
+        pacing: &mut P,
+        in_flight: &mut usize,
+        exhausted: &mut bool,
+    ) -> Result<(), String> {
+        let Completion { slot, result } = done;
+        let state = &self.slots[slot as usize];
+        let lat_ns = batch.now_ns - state.submit_ns;
+        // Paced: the time from the I/O's submission (its due time is `submit_ns`).
+        let service_ns = if P::PACED { batch.now_ns.saturating_sub(state.issued_ns) } else { 0 };
+        self.complete::<MIX>(slot, result, lat_ns, !batch.past_deadline);
+        // Only a counted I/O is followed by a think: the worker stops after one
+        // that completed past the deadline (thinks must equal counted I/Os).
+        if !batch.past_deadline {
+            pacing.completed(lat_ns, service_ns, batch.now_ns);
+        }
+        if !batch.refill || *exhausted || self.failure.is_some() {
+            self.free.push(slot);
+            return Ok(());
+        }
+        let next = if AHEAD {
+            self.free.push(slot);
+            self.take_prepared::<MIX>()
+        } else {
+            let next = self.next_request::<MIX>(slot);
+            if next.is_none() {
+                self.free.push(slot);
+            }
+            next
+        };
+        match next {
+            Some(req) => {
+                if self.issue::<P, MIX>(control, req, batch.now_ns, batch.deadline_ns, pacing)?.is_none() {
+                    *in_flight += 1;
+                    self.depths.issued(*in_flight);
+                }
+            }
+            None => *exhausted = true,
+        }
+        Ok(())
     }
 
     /// Hands `req` to the engine, submitting first if the engine is full. An I/O the
@@ -391,5 +441,26 @@ impl<E: Engine> Worker<E> {
         } else {
             None
         }
+    }
+}
+
+/// What every completion of one reaped batch shares: the clock reading after the reap,
+/// the deadline, whether that reading is past it, and whether freed slots are refilled
+/// at once (unpaced, not flushing, running, before the deadline).
+#[derive(Clone, Copy)]
+struct Batch {
+    now_ns: u64,
+    deadline_ns: u64,
+    past_deadline: bool,
+    refill: bool,
+}
+
+impl Batch {
+    /// The batch reaped at `now_ns`; its freed slots are refilled when `refill_allowed`
+    /// and it is not past the deadline.
+    #[inline(always)]
+    fn after_reap(now_ns: u64, deadline_ns: u64, refill_allowed: bool) -> Self {
+        let past_deadline = now_ns > deadline_ns;
+        Batch { now_ns, deadline_ns, past_deadline, refill: refill_allowed && !past_deadline }
     }
 }

@@ -25,6 +25,7 @@ mod plan;
 mod replay;
 mod setup;
 mod size_mix;
+mod sizing;
 mod verifier;
 mod watch;
 
@@ -36,10 +37,11 @@ pub use outcome::{
 };
 pub use plan::{
     BufferMemory, DataPlan, DurabilityPlan, EnginePlan, ErrorPlan, FlushPlan, IoPlan, PacingPlan, RegionPlan,
-    VerifyPlan, WindowPlan, WorkerFile, WorkerPlan, draws_ahead, private_slot_bytes, slot_count,
+    VerifyPlan, WindowPlan, WorkerFile, WorkerPlan,
 };
 pub use replay::{ReplayIo, ReplayPlan};
 pub use size_mix::SizeStats;
+pub use sizing::{SizingInputs, WorkerSizing};
 
 use crate::access::BlockSource;
 use crate::access::block_sizes::SizeFor;

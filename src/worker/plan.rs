@@ -1,9 +1,9 @@
 //! A worker's plan: everything the coordinator decides for it before the start (its files,
-//! sizes, depth, data, verification, flushes, pacing), and the sizing rules the memory plan
-//! shares with it. Plain data: nothing here does I/O.
+//! sizes, what it allocates, depth, data, verification, flushes, pacing). Plain data:
+//! nothing here does I/O.
 
-use super::AreaShape;
 use super::ReplayPlan;
+use super::WorkerSizing;
 use crate::access::BlockSource;
 use crate::data::{Pattern, Reducibility};
 use crate::engine::{EngineOptions, Op};
@@ -41,6 +41,8 @@ pub struct WorkerPlan {
     pub seed: u64,
     /// The size, depth and kind of its I/Os.
     pub io: IoPlan,
+    /// What it allocates: slots, buffers, the data's area (the memory check's figures).
+    pub sizing: WorkerSizing,
     /// The blocks it addresses, in which files, and how many I/Os at most.
     pub region: RegionPlan,
     /// How its files were opened, the engine's options and its buffers' memory.
@@ -164,28 +166,4 @@ pub struct VerifyPlan {
     pub track_sequences: bool,
     /// Distinguishes this run's writes from other runs' (high bits of sequences).
     pub run_nonce: u16,
-}
-
-/// Bytes of each slot's own buffer: the largest I/O, or a page when every write of the
-/// worker is certain to find a window of its area and it reads nothing (the buffers would
-/// never be used; with 16 MiB blocks they would double the memory). The one rule, for the
-/// worker and for the memory plan (`run/limits.rs`).
-pub fn private_slot_bytes(area: Option<AreaShape>, read_percent: u8, largest_bytes: u64) -> u64 {
-    match area {
-        Some(a) if a.guaranteed && read_percent == 0 => largest_bytes.min(4096),
-        _ => largest_bytes,
-    }
-}
-
-/// Whether a worker draws its requests ahead (`Ahead`): a queued engine whose writes
-/// each need data of their own (a varying pattern, or verification's stamped blocks).
-/// The one rule, for the worker and for the memory plan (`run/limits.rs`).
-pub fn draws_ahead(completes_inline: bool, read_percent: u8, verifying: bool, pattern: Pattern) -> bool {
-    !completes_inline && read_percent < 100 && (verifying || pattern.varies_per_write())
-}
-
-/// Slots (each with its I/O buffer) of a worker of `queue_depth`: twice that when it
-/// draws ahead (the spares hold the prepared requests); the engine's depth stays the same.
-pub fn slot_count(queue_depth: u32, draws_ahead: bool) -> u32 {
-    if draws_ahead { 2 * queue_depth.max(1) } else { queue_depth.max(1) }
 }

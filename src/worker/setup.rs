@@ -11,18 +11,15 @@ impl<E: Engine> Worker<E> {
             plan.io.trim_percent > 0 || plan.replay.as_ref().is_some_and(|r| r.ios.iter().any(|io| io.op == Op::Trim));
         let depth = plan.io.queue_depth.max(1);
         let writes_vary = plan.io.read_percent < 100 && plan.data.verify.is_none();
-        // A flushing worker does not draw ahead: its writes are counted as they are
-        // issued, and a flush must come between the Nth and the next.
-        let draws =
-            draws_ahead(E::CAPS.completes_inline, plan.io.read_percent, plan.data.verify.is_some(), plan.data.pattern)
-                && plan.durability.flush.is_none();
-        let ahead = draws.then(|| Ahead::new(depth as usize));
+        // What to allocate was decided by the coordinator (`WorkerSizing`), for this engine.
+        let sizing = plan.sizing;
+        debug_assert!(!(sizing.draws_ahead && E::CAPS.completes_inline), "sized for another engine");
+        let ahead = sizing.draws_ahead.then(|| Ahead::new(depth as usize));
         let pool = (writes_vary && plan.data.pattern == Pattern::Random)
             .then(|| RandomPool::reducible(plan.data.seed, plan.data.reducibility));
-        let slot_count = slot_count(depth, draws);
-        let buffer_len_bytes = buffer_len_bytes(&plan);
-        let (buffers, area_shape, buffer_node_seen) = Self::data_buffers(&plan, slot_count, buffer_len_bytes)?;
-        let area = area_shape.map(|a| DataArea::new(a, E::CAPS.completes_inline));
+        let slot_count = sizing.slot_count;
+        let (buffers, buffer_node_seen) = Self::data_buffers(&plan, &sizing)?;
+        let area = sizing.area.map(|a| DataArea::new(a, E::CAPS.completes_inline));
         let verifier = plan.data.verify.map(|v| Verifier {
             plan: v,
             in_flight: vec![u64::MAX; slot_count as usize].into_boxed_slice(),
@@ -119,65 +116,35 @@ impl<E: Engine> Worker<E> {
         })
     }
 
-    /// The slots' buffers and the `unique` data's area, bound to the worker's node and
-    /// filled; and the node the buffers' first page is on.
-    fn data_buffers(
-        plan: &WorkerPlan,
-        slot_count: u32,
-        buffer_len_bytes: u64,
-    ) -> Result<(SlotBuffers, Option<AreaShape>, Option<u32>), String> {
+    /// The slots' buffers and the `unique` data's area, as `sizing` says, bound to the
+    /// worker's node and filled; and the node the buffers' first page is on.
+    fn data_buffers(plan: &WorkerPlan, sizing: &WorkerSizing) -> Result<(SlotBuffers, Option<u32>), String> {
         // Bind first, then allocate and touch: the buffers' pages land on the worker's node.
         placement::apply_to_current_thread(&plan.placement)?;
-        let area_shape = AreaShape::of(
-            plan.data.pattern,
-            plan.io.read_percent < 100,
-            plan.data.verify.is_some(),
-            E::CAPS.completes_inline,
-            slot_count,
-            buffer_len_bytes,
-            plan.io.block_sizes.is_some() || plan.replay.is_some(),
-        );
-        let private_bytes = private_slot_bytes(area_shape, plan.io.read_percent, buffer_len_bytes);
         let mut buffers = SlotBuffers::with_area(
-            slot_count as usize,
-            private_bytes as usize,
+            sizing.slot_count as usize,
+            sizing.private_slot_bytes as usize,
             plan.engine.buffers.align_bytes,
-            area_shape.map_or(0, |a| a.len_bytes as usize),
+            sizing.area.map_or(0, |a| a.len_bytes as usize),
             plan.engine.buffers.huge_pages,
         )?;
         placement::bind_buffer(&plan.placement, buffers.region().base, buffers.len_bytes())?;
-        if let Some(a) = area_shape {
+        if let Some(a) = sizing.area {
             placement::bind_buffer(&plan.placement, buffers.region().area, a.len_bytes as usize)?;
         }
         buffers.touch_pages();
         let buffer_node_seen = placement::bind::node_of_address(buffers.region().base);
-        let period_bytes = data::unique::period_bytes(buffer_len_bytes);
-        if let Some(a) = area_shape {
+        let period_bytes = data::unique::period_bytes(sizing.buffer_len_bytes);
+        if let Some(a) = sizing.area {
             // The base, once: every `unique` write is a window of it with its keys rewritten.
             data::unique::fill_area(buffers.area_mut(), plan.data.seed, a.period_bytes);
         } else {
-            for slot in 0..slot_count {
+            for slot in 0..sizing.slot_count {
                 let buf = buffers.slot_mut(slot);
                 data::fill(buf, plan.data.pattern, plan.data.seed, 0, u64::from(slot), period_bytes);
             }
         }
-        Ok((buffers, area_shape, buffer_node_seen))
-    }
-}
-
-/// Bytes of each slot's buffer: the largest I/O of the mix, or of the replayed trace's
-/// transfers (its trims and flushes move no data).
-fn buffer_len_bytes(plan: &WorkerPlan) -> u64 {
-    match &plan.replay {
-        Some(r) => r
-            .ios
-            .iter()
-            .filter(|io| matches!(io.op, Op::Read | Op::Write))
-            .map(|io| u64::from(io.len_bytes))
-            .max()
-            .unwrap_or(0)
-            .max(plan.io.block_size_bytes),
-        None => plan.io.block_sizes.as_ref().map_or(plan.io.block_size_bytes, |m| m.largest_bytes()),
+        Ok((buffers, buffer_node_seen))
     }
 }
 

@@ -35,7 +35,6 @@ mod metadata_phase;
 mod metadata_plot;
 mod metadata_timeseries;
 mod metadata_window;
-#[cfg(feature = "mpi")]
 mod mpi;
 mod paced_runs;
 mod placement;

@@ -4,7 +4,9 @@
 //! whose one report must be exactly the sum of theirs; a rank that fails ends
 //! the job with a message naming it, and nobody hangs.
 //!
-//! Without mpirun (Debian: openmpi-bin) each test prints `SKIP: mpirun not found`.
+//! Without mpirun (Debian: openmpi-bin) each test prints `SKIP: mpirun not found`; with a
+//! binary under test built without the feature (`iopulse --version` names its features),
+//! `SKIP: ... built without --features mpi` (scripts/ci-features.sh runs them on one).
 
 use crate::common::*;
 use serde_json::Value;
@@ -28,6 +30,10 @@ fn hostname() -> String {
 /// Runs `iopulse args` as `ranks` MPI ranks on this machine; (exit code, stdout, stderr),
 /// or `None` (with a SKIP line) when there is no mpirun. Fails the test on a hang.
 fn mpirun(ranks: u32, args: &[&str], during: impl FnOnce()) -> Option<(i32, String, String)> {
+    if !built_with("mpi") {
+        eprintln!("SKIP: the binary under test was built without --features mpi (scripts/ci-features.sh runs these)");
+        return None;
+    }
     let Some(mpirun) = mpirun_path() else {
         eprintln!("SKIP: mpirun not found: install openmpi-bin (Debian) to run the MPI cluster tests");
         return None;

@@ -94,6 +94,16 @@ fn plan(depth: u32, errors_seen: Arc<AtomicU64>) -> WorkerPlan {
         index: 0,
         seed: 1,
         io: IoPlan { block_size_bytes: BS, block_sizes: None, queue_depth: depth, read_percent: 100, trim_percent: 0 },
+        sizing: worker::WorkerSizing::of(&worker::SizingInputs {
+            completes_inline: false,
+            queue_depth: depth,
+            read_percent: 100,
+            verifying: false,
+            pattern: Pattern::Zeros,
+            flushes: false,
+            largest_io_bytes: BS,
+            mixed_sizes: false,
+        }),
         region: RegionPlan {
             source: BlockSource::new(&SourcePlan {
                 order: AccessOrder::Sequential,

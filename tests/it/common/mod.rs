@@ -13,6 +13,24 @@ pub fn iopulse() -> Command {
     cmd
 }
 
+/// Whether the binary under test was built with the optional `feature` (`hwloc`, `mpi`), as
+/// its `--version` line says. The tests themselves are compiled the same either way, so
+/// that CI runs the one test binary against the default build and the feature build.
+pub fn built_with(feature: &str) -> bool {
+    static FEATURES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    FEATURES
+        .get_or_init(|| {
+            let out = iopulse().arg("--version").output().expect("run iopulse --version");
+            let line = String::from_utf8_lossy(&out.stdout).into_owned();
+            line.split_once("(features: ")
+                .and_then(|(_, rest)| rest.split_once(')'))
+                .map(|(list, _)| list.split(", ").map(str::to_string).collect())
+                .unwrap_or_default()
+        })
+        .iter()
+        .any(|f| f == feature)
+}
+
 /// Runs `cmd` (an `iopulse()` with extra settings) to its end; returns (exit code,
 /// stdout, stderr), the code -1 when a signal ended it.
 pub fn run_command(cmd: &mut Command) -> (i32, String, String) {
