@@ -14,10 +14,9 @@ const STRUCT_MAX_FIELDS: usize = 15;
 /// What is over a limit today, with its size now: the ceiling it may not pass. Each is
 /// on its way to being split by concern (issue "A lighter house").
 const STILL_OVER: &[(&str, usize)] = &[
-    // The hot path's state (not the spec's or the result's): the loop reads these fields
-    // per I/O, and nesting them waits for a count of instructions per I/O before and after.
-    ("struct engine/aio/mod.rs AioEngine", 18),
-    ("struct engine/uring/mod.rs UringEngine", 18),
+    // The worker's state (not the spec's or the result's): the loop reads most of these
+    // fields per I/O, and nesting them waits for a count of instructions per I/O before and
+    // after (the engines' were nested so, and measured: docs/performance.md).
     ("struct worker/mod.rs Worker", 55),
 ];
 

@@ -67,9 +67,7 @@ pub struct AioEngine {
     /// The context's completion ring, when its layout is the known one; null otherwise.
     ring: *const AioRing,
     context_events: u32,
-    fds: Box<[RawFd]>,
-    /// Which descriptors are block devices (a trim is then BLKDISCARD).
-    block_devices: Box<[bool]>,
+    files: AioFiles,
     buffers: BufferRegion,
     /// One iocb per slot. Never reallocated: `pending` points into it.
     iocbs: Box<[Iocb]>,
@@ -81,14 +79,27 @@ pub struct AioEngine {
     in_flight: usize,
     events: Box<[IoEvent]>,
     /// Completions found while making room (EAGAIN) or refused by io_submit, returned first by `reap`.
-    ready: Box<[Completion]>,
-    ready_len: usize,
-    direct: bool,
+    ready: ReadyCompletions,
     /// Most iocbs per io_submit.
     max_submit: usize,
     pub counters: AioCounters,
     /// `--completion-wait`: how long to watch the user-space ring before io_getevents.
     spin: SpinWait,
+}
+
+/// The worker's files as the engine sees them.
+struct AioFiles {
+    fds: Box<[RawFd]>,
+    /// Which descriptors are block devices (a trim is then BLKDISCARD).
+    block_devices: Box<[bool]>,
+    /// Opened with O_DIRECT (without it, the kernel does each I/O inside io_submit).
+    direct: bool,
+}
+
+/// Completions the engine holds for the next `reap`: `completions[..len]`.
+struct ReadyCompletions {
+    completions: Box<[Completion]>,
+    len: usize,
 }
 
 impl Engine for AioEngine {
@@ -142,8 +153,8 @@ impl Engine for AioEngine {
         }
         if req.op == Op::Trim {
             // Native AIO has no discard command: the trim is done here, at once.
-            let fd = self.fds[req.file as usize];
-            let block_device = self.block_devices[req.file as usize];
+            let fd = self.files.fds[req.file as usize];
+            let block_device = self.files.block_devices[req.file as usize];
             return Queued::Done(super::discard::discard(fd, block_device, req.offset_bytes, req.len_bytes.into()));
         }
         let slot = req.slot as usize;
@@ -162,7 +173,7 @@ impl Engine for AioEngine {
             }
             Op::Trim => unreachable!("trims return above"),
         };
-        iocb.aio_fildes = self.fds[req.file as usize] as u32;
+        iocb.aio_fildes = self.files.fds[req.file as usize] as u32;
         // A flush names no buffer: the kernel refuses (EINVAL) an FSYNC/FDSYNC iocb whose
         // buffer, length or offset is not zero (fs/aio.c, aio_fsync); the length and
         // offset of a flush request are zero.
@@ -203,17 +214,17 @@ impl Engine for AioEngine {
                         ));
                     }
                     self.counters.submit_eagain += 1;
-                    let mut ready = std::mem::take(&mut self.ready);
-                    let got = self.harvest(1, &mut ready[self.ready_len..]);
-                    self.ready = ready;
-                    self.ready_len += got?;
+                    let mut ready = std::mem::take(&mut self.ready.completions);
+                    let got = self.harvest(1, &mut ready[self.ready.len..]);
+                    self.ready.completions = ready;
+                    self.ready.len += got?;
                 }
                 libc::EBADF | libc::EINVAL | libc::EFAULT | libc::EOPNOTSUPP => {
                     // The first iocb was refused: it completes with the error, the rest go on.
                     // SAFETY: `pending[0]` points to one of our iocbs.
                     let slot = unsafe { (*self.pending[0]).aio_data } as u32;
-                    self.ready[self.ready_len] = Completion { slot, result: -i64::from(errno) };
-                    self.ready_len += 1;
+                    self.ready.completions[self.ready.len] = Completion { slot, result: -i64::from(errno) };
+                    self.ready.len += 1;
                     self.pending.copy_within(1..self.pending_len, 0);
                     self.pending_len -= 1;
                 }
@@ -279,7 +290,7 @@ impl Engine for AioEngine {
             ("flush_iocbs".to_string(), c.flush_iocbs.to_string()),
         ];
         facts.extend(self.spin.facts());
-        if !self.direct {
+        if !self.files.direct {
             facts
                 .push(("buffered_io".to_string(), "synchronous inside io_submit (native AIO without O_DIRECT)".into()));
         }
@@ -316,8 +327,11 @@ impl AioEngine {
             ctx,
             ring: if known { ring } else { ptr::null() },
             context_events,
-            fds: setup.fds.into(),
-            block_devices: super::discard::block_devices(setup.fds),
+            files: AioFiles {
+                fds: setup.fds.into(),
+                block_devices: super::discard::block_devices(setup.fds),
+                direct: setup.direct,
+            },
             buffers: setup.buffers,
             iocbs: vec![Iocb::default(); depth.max(setup.buffers.slots)].into_boxed_slice(),
             slots: vec![SlotIo::default(); depth.max(setup.buffers.slots)].into_boxed_slice(),
@@ -325,9 +339,7 @@ impl AioEngine {
             pending_len: 0,
             in_flight: 0,
             events: vec![IoEvent::default(); depth].into_boxed_slice(),
-            ready: vec![Completion::default(); depth].into_boxed_slice(),
-            ready_len: 0,
-            direct: setup.direct,
+            ready: ReadyCompletions { completions: vec![Completion::default(); depth].into_boxed_slice(), len: 0 },
             max_submit: super::submit_batch(
                 setup.options,
                 if setup.direct { super::DEFAULT_SUBMIT_BATCH } else { BUFFERED_SUBMIT_BATCH as u32 },
@@ -347,13 +359,13 @@ impl AioEngine {
     /// Moves kept completions into `out`.
     #[inline]
     fn take_ready(&mut self, out: &mut [Completion]) -> usize {
-        if self.ready_len == 0 {
+        if self.ready.len == 0 {
             return 0;
         }
-        let n = self.ready_len.min(out.len());
-        out[..n].copy_from_slice(&self.ready[..n]);
-        self.ready.copy_within(n..self.ready_len, 0);
-        self.ready_len -= n;
+        let n = self.ready.len.min(out.len());
+        out[..n].copy_from_slice(&self.ready.completions[..n]);
+        self.ready.completions.copy_within(n..self.ready.len, 0);
+        self.ready.len -= n;
         n
     }
 

@@ -162,21 +162,33 @@ pub struct UringEngine {
     in_flight: u32,
     /// The ring's index among this thread's registered ring fds, if registered.
     ring_index: Option<u32>,
-    sqpoll: bool,
-    iopoll: bool,
-    /// The kernel takes a timeout in io_uring_enter (IORING_FEAT_EXT_ARG, 5.11).
-    timed_wait: bool,
-    /// The ring has TASKRUN_FLAG: IORING_SQ_TASKRUN tells that completions wait to be
-    /// posted (`reap_batch`).
-    taskrun_flag: bool,
+    /// How the ring was set up, and what the kernel offers it.
+    features: RingFeatures,
     /// `--completion-wait`: how long to watch the CQ before sleeping in the kernel.
     spin: SpinWait,
-    /// An EOPNOTSUPP under --iopoll was reported (once).
-    poll_failed: bool,
     /// IORING_OP_FSYNC entries queued (`--fsync-every`, `--fdatasync-every`).
     flush_sqes: u64,
-    facts: Vec<(String, String)>,
-    notes: Vec<String>,
+    /// What the engine says of itself in the result.
+    said: EngineSays,
+}
+
+/// How a ring was set up, and what the kernel offers it.
+pub(super) struct RingFeatures {
+    pub(super) sqpoll: bool,
+    pub(super) iopoll: bool,
+    /// The kernel takes a timeout in io_uring_enter (IORING_FEAT_EXT_ARG, 5.11).
+    pub(super) timed_wait: bool,
+    /// The ring has TASKRUN_FLAG: IORING_SQ_TASKRUN tells that completions wait to be
+    /// posted (`reap_batch`).
+    pub(super) taskrun_flag: bool,
+}
+
+/// What the engine says of itself: its set-up's facts and notes, and whether an
+/// EOPNOTSUPP under --iopoll was reported (once).
+pub(super) struct EngineSays {
+    pub(super) facts: Vec<(String, String)>,
+    pub(super) notes: Vec<String>,
+    pub(super) poll_failed: bool,
 }
 
 impl UringEngine {
@@ -217,7 +229,7 @@ impl UringEngine {
     #[inline]
     fn enter(&mut self, wait: u32, timeout_ns: Option<u64>) -> io::Result<()> {
         let mut flags = sys::ENTER_GETEVENTS;
-        if self.sqpoll {
+        if self.features.sqpoll {
             // The kernel thread consumes the queue; a syscall is needed only to wake it or to wait.
             self.pending = 0;
             if self.ring.submission().need_wakeup() {
@@ -234,7 +246,7 @@ impl UringEngine {
         // buffers, which outlive the engine and are not touched by the worker until the
         // slot's completion is reaped.
         let submitted = unsafe { sys::enter(ring, self.pending.min(self.max_submit), wait, flags, timeout_ns) }?;
-        if !self.sqpoll {
+        if !self.features.sqpoll {
             self.pending -= submitted.min(self.pending);
         }
         Ok(())
@@ -244,7 +256,7 @@ impl UringEngine {
     /// io_uring_enter (IORING_SQ_TASKRUN; a plain load from the SQ ring's flags).
     #[inline]
     fn completions_deferred(&mut self) -> bool {
-        self.taskrun_flag && self.ring.submission().taskrun()
+        self.features.taskrun_flag && self.ring.submission().taskrun()
     }
 
     /// Moves completions from the CQ into `out`: whole requests, end-of-file short
@@ -292,8 +304,8 @@ impl UringEngine {
                 n += 1;
                 continue;
             }
-            if res == -libc::EOPNOTSUPP && self.iopoll && !self.poll_failed {
-                self.poll_failed = true;
+            if res == -libc::EOPNOTSUPP && self.features.iopoll && !self.said.poll_failed {
+                self.said.poll_failed = true;
                 let path = fd_path(self.fds[s.file as usize]);
                 return Err(fail(no_poll_queues_message(&path)));
             }
@@ -309,7 +321,7 @@ impl UringEngine {
         let mut n = 0;
         loop {
             // More queued than one call may hand over: the first batches go without waiting.
-            while !self.sqpoll && self.pending > self.max_submit {
+            while !self.features.sqpoll && self.pending > self.max_submit {
                 match self.enter(0, None) {
                     Ok(()) => {}
                     Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => break,
@@ -324,7 +336,7 @@ impl UringEngine {
             // Watching the CQ before sleeping (`--completion-wait`): the queue is handed
             // over first, then the worker spins on the CQ and on the flag that says
             // completions wait as task work, and enters the kernel only to post them.
-            let wait = if wait > 0 && !self.sqpoll && self.pending <= self.max_submit {
+            let wait = if wait > 0 && !self.features.sqpoll && self.pending <= self.max_submit {
                 let budget = self.spin.budget(self.in_flight as usize);
                 if budget > 0 {
                     if self.pending > 0 {
@@ -334,7 +346,7 @@ impl UringEngine {
                             Err(e) => return Err(EngineError::new("io_uring_enter", e)),
                         }
                     }
-                    let (ring, taskrun_flag) = (&mut self.ring, self.taskrun_flag);
+                    let (ring, taskrun_flag) = (&mut self.ring, self.features.taskrun_flag);
                     self.spin.spin_for(budget, || {
                         !ring.completion().is_empty() || (taskrun_flag && ring.submission().taskrun())
                     });
@@ -346,7 +358,7 @@ impl UringEngine {
             } else {
                 wait
             };
-            if self.pending > 0 || wait > 0 || self.sqpoll || self.completions_deferred() {
+            if self.pending > 0 || wait > 0 || self.features.sqpoll || self.completions_deferred() {
                 match self.enter(wait, None) {
                     Ok(()) => {}
                     // A signal: return what there is, so that the worker sees its stop word.
@@ -416,7 +428,7 @@ impl Engine for UringEngine {
     fn submit(&mut self) -> Result<(), EngineError> {
         loop {
             match self.enter(0, None) {
-                Ok(()) if self.pending == 0 || self.sqpoll => return Ok(()),
+                Ok(()) if self.pending == 0 || self.features.sqpoll => return Ok(()),
                 Ok(()) => {}
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {
                     if self.pending == 0 {
@@ -434,7 +446,7 @@ impl Engine for UringEngine {
 
     fn reap_within(&mut self, out: &mut [Completion], timeout_ns: u64) -> Result<usize, EngineError> {
         let n = self.reap_batch(0, out)?;
-        if n > 0 || self.in_flight == 0 || !self.timed_wait || timeout_ns == 0 {
+        if n > 0 || self.in_flight == 0 || !self.features.timed_wait || timeout_ns == 0 {
             return Ok(n);
         }
         match self.enter(1, Some(timeout_ns)) {
@@ -452,7 +464,7 @@ impl Engine for UringEngine {
     }
 
     fn setup_facts(&self) -> Vec<(String, String)> {
-        let mut facts = self.facts.clone();
+        let mut facts = self.said.facts.clone();
         facts.extend(self.spin.facts());
         if self.flush_sqes > 0 {
             facts.push(("flush_sqes".into(), self.flush_sqes.to_string()));
@@ -461,7 +473,7 @@ impl Engine for UringEngine {
     }
 
     fn notes(&self) -> Vec<String> {
-        self.notes.clone()
+        self.said.notes.clone()
     }
 }
 

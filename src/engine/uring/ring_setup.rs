@@ -295,15 +295,15 @@ impl UringEngine {
             max_submit,
             in_flight: 0,
             ring_index,
-            sqpoll: options.sqpoll,
-            iopoll: options.iopoll,
-            timed_wait,
-            taskrun_flag: flags.contains(&SetupFlag::TaskrunFlag.name()),
+            features: RingFeatures {
+                sqpoll: options.sqpoll,
+                iopoll: options.iopoll,
+                timed_wait,
+                taskrun_flag: flags.contains(&SetupFlag::TaskrunFlag.name()),
+            },
             spin: SpinWait::new(if options.iopoll { CompletionWait::Sleep } else { setup.options.completion_wait }),
-            poll_failed: false,
             flush_sqes: 0,
-            facts,
-            notes,
+            said: EngineSays { facts, notes, poll_failed: false },
         };
         if options.iopoll {
             engine.probe_polling(setup)?;

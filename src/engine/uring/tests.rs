@@ -47,7 +47,7 @@ fn open(
 }
 
 fn fact<'a>(engine: &'a UringEngine, key: &str) -> &'a str {
-    engine.facts.iter().find(|(k, _)| k == key).map_or("", |(_, v)| v.as_str())
+    engine.said.facts.iter().find(|(k, _)| k == key).map_or("", |(_, v)| v.as_str())
 }
 
 /// A read of 8 KiB that starts 4 KiB before the end of the file: the kernel moves
@@ -184,7 +184,7 @@ fn a_look_without_waiting_sees_a_completion_the_kernel_deferred() {
                 break;
             }
         }
-        assert_eq!(seen, 1, "round {round}: the completed read was not seen without waiting ({:?})", engine.facts);
+        assert_eq!(seen, 1, "round {round}: the completed read was not seen without waiting ({:?})", engine.said.facts);
         assert_eq!(out[0], Completion { slot: 0, result: 4096 });
         let at = offset_bytes as usize;
         assert!(buffers.slot(0) == &data[at..at + 4096], "round {round}: the bytes read");
@@ -204,8 +204,8 @@ fn refused_flags_fall_back_one_at_a_time_and_say_so_once() {
     let engine = open(&[file.as_raw_fd()], &buffers, false, &opts, &faults).unwrap();
     assert_eq!(fact(&engine, "setup_flags"), "SINGLE_ISSUER|COOP_TASKRUN|TASKRUN_FLAG");
     assert_eq!(fact(&engine, "refused_flags"), "DEFER_TASKRUN");
-    assert_eq!(engine.notes.len(), 1);
-    assert!(engine.notes[0].contains("refused IORING_SETUP_DEFER_TASKRUN"), "{:?}", engine.notes);
+    assert_eq!(engine.said.notes.len(), 1);
+    assert!(engine.said.notes[0].contains("refused IORING_SETUP_DEFER_TASKRUN"), "{:?}", engine.said.notes);
     drop(engine);
 
     let faults = Faults::parse("refuse:COOP_TASKRUN").unwrap();
@@ -214,7 +214,7 @@ fn refused_flags_fall_back_one_at_a_time_and_say_so_once() {
     // TASKRUN_FLAG alone is refused by the kernel itself (it needs a task-run mode).
     assert_eq!(fact(&engine, "setup_flags"), "none");
     assert_eq!(fact(&engine, "refused_flags"), "DEFER_TASKRUN|SINGLE_ISSUER|COOP_TASKRUN|TASKRUN_FLAG");
-    assert_eq!(engine.notes.len(), 1);
+    assert_eq!(engine.said.notes.len(), 1);
 }
 
 #[test]
@@ -228,10 +228,10 @@ fn refused_buffer_registration_falls_back_to_plain_reads() {
     let opts = options(true);
     let faults = Faults::parse("register_buffers:ENOMEM,register_files:EMFILE").unwrap();
     let mut engine = open(&[file.as_raw_fd()], &buffers, true, &opts, &faults).unwrap();
-    assert!(fact(&engine, "registered_buffers").starts_with("false (refused: ENOMEM"), "{:?}", engine.facts);
-    assert!(fact(&engine, "registered_files").starts_with("false (refused: EMFILE"), "{:?}", engine.facts);
-    assert_eq!(engine.notes.len(), 2, "{:?}", engine.notes);
-    assert!(engine.notes[0].contains("ulimit -l") && engine.notes[0].contains("plain Read/Write"));
+    assert!(fact(&engine, "registered_buffers").starts_with("false (refused: ENOMEM"), "{:?}", engine.said.facts);
+    assert!(fact(&engine, "registered_files").starts_with("false (refused: EMFILE"), "{:?}", engine.said.facts);
+    assert_eq!(engine.said.notes.len(), 2, "{:?}", engine.said.notes);
+    assert!(engine.said.notes[0].contains("ulimit -l") && engine.said.notes[0].contains("plain Read/Write"));
     let req = Request { slot: 3, op: Op::Read, file: 0, offset_bytes: 4096, len_bytes: 4096, buffer: BufferAt::Slot };
     // SAFETY: slot 3 is not touched until reaped.
     unsafe { engine.queue(req) };
