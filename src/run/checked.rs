@@ -17,6 +17,7 @@ pub(super) struct Checked<'a> {
     /// The spec the run goes on with: as given, or with `--io-limit N%` made an I/O count
     /// (`ops_limit`) of the targets' sizes.
     pub(super) spec: Cow<'a, Spec>,
+    /// What each target will be; taken by `Prepared`, which makes the targets of them.
     pub(super) plans: Vec<targets::TargetPlan>,
     pub(super) distribution: crate::spec::FileDistribution,
     pub(super) layout: RegionLayout,

@@ -94,7 +94,6 @@ pub(super) fn memory_estimate(
             }
         })
         .collect();
-    let verifying = spec.data.verify.is_some();
     // The sizes the workers will be handed (`worker_plan::worker_sizing`), not a copy of them.
     let sizing = super::worker_plan::worker_sizing(spec, effective_depth);
     let shape = memory::RunShape {
@@ -102,9 +101,7 @@ pub(super) fn memory_estimate(
         slots_per_worker: sizing.slot_count,
         slot_bytes: sizing.private_slot_bytes,
         area_bytes: sizing.area.map_or(0, |a| a.len_bytes),
-        random_pool: spec.access.read_percent < 100
-            && !verifying
-            && spec.data.write_pattern == crate::data::Pattern::Random,
+        random_pool: sizing.random_pool,
         block_size_bytes: spec.largest_block_bytes(),
         buffer_align_bytes: plans.iter().map(|p| p.dio_align_bytes).max().unwrap_or(1).max(4096),
         huge_pages: spec.io.buffer_pages.huge(),

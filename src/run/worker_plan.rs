@@ -109,23 +109,26 @@ pub(super) fn worker_plan(
         },
         durability: DurabilityPlan {
             end_fsync: spec.durability.end_fsync,
-            flush: spec
-                .durability
-                .flush
-                .map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() })
-                .or_else(|| {
-                    // A replay's flushes come from its schedule, through the same barrier:
-                    // never after a count of writes (the op is each flush's own).
-                    spec.replay
-                        .as_ref()
-                        .filter(|r| r.flushes > 0)
-                        .map(|_| crate::worker::FlushPlan { every_writes: u64::MAX, op: crate::engine::Op::Fsync })
-                }),
+            flush: flush_plan(spec),
             durable_record: None,
         },
         replay,
         iolog_capacity,
     }
+}
+
+/// The flushes a worker issues through its barrier: `--fsync-every N` and the like, or a
+/// replayed trace's, which come from its schedule, never after a count of writes (the op
+/// is each flush's own).
+fn flush_plan(spec: &Spec) -> Option<crate::worker::FlushPlan> {
+    spec.durability.flush.map(|f| crate::worker::FlushPlan { every_writes: f.every_writes, op: f.kind.op() }).or_else(
+        || {
+            spec.replay
+                .as_ref()
+                .filter(|r| r.flushes > 0)
+                .map(|_| crate::worker::FlushPlan { every_writes: u64::MAX, op: crate::engine::Op::Fsync })
+        },
+    )
 }
 
 /// What each worker of the run allocates (every worker the same): decided here once, for
@@ -137,7 +140,7 @@ pub(super) fn worker_sizing(spec: &Spec, depth: u32) -> WorkerSizing {
         read_percent: spec.access.read_percent,
         verifying: spec.data.verify.is_some(),
         pattern: spec.data.write_pattern,
-        flushes: spec.durability.flush.is_some() || spec.replay.as_ref().is_some_and(|r| r.flushes > 0),
+        flushes: flush_plan(spec).is_some(),
         largest_io_bytes: spec.largest_block_bytes(),
         mixed_sizes: spec.shape.block_sizes.is_some() || spec.replay.is_some(),
     })

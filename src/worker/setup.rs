@@ -10,13 +10,11 @@ impl<E: Engine> Worker<E> {
         let trimming =
             plan.io.trim_percent > 0 || plan.replay.as_ref().is_some_and(|r| r.ios.iter().any(|io| io.op == Op::Trim));
         let depth = plan.io.queue_depth.max(1);
-        let writes_vary = plan.io.read_percent < 100 && plan.data.verify.is_none();
         // What to allocate was decided by the coordinator (`WorkerSizing`), for this engine.
         let sizing = plan.sizing;
         debug_assert!(!(sizing.draws_ahead && E::CAPS.completes_inline), "sized for another engine");
         let ahead = sizing.draws_ahead.then(|| Ahead::new(depth as usize));
-        let pool = (writes_vary && plan.data.pattern == Pattern::Random)
-            .then(|| RandomPool::reducible(plan.data.seed, plan.data.reducibility));
+        let pool = sizing.random_pool.then(|| RandomPool::reducible(plan.data.seed, plan.data.reducibility));
         let slot_count = sizing.slot_count;
         let (buffers, buffer_node_seen) = Self::data_buffers(&plan, &sizing)?;
         let area = sizing.area.map(|a| DataArea::new(a, E::CAPS.completes_inline));

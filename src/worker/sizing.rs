@@ -1,5 +1,5 @@
 //! How much one worker allocates: its slots, each slot's buffer, the `unique` data's area,
-//! and whether it draws its requests ahead. Decided once, by the coordinator, from the
+//! a pool of random blocks, and whether it draws its requests ahead. Decided once, by the coordinator, from the
 //! run's plan (`run/worker_plan.rs`), and handed to the worker in its plan: the memory
 //! check before the run (`run/limits.rs`) counts the very sizes the worker allocates.
 //! Must not: allocate or touch memory (the worker does, in `setup.rs`).
@@ -37,6 +37,8 @@ pub struct WorkerSizing {
     pub private_slot_bytes: u64,
     /// The `unique` data's area, when writes take their data from one.
     pub area: Option<AreaShape>,
+    /// Unverified writes of random data draw from a pool of random blocks.
+    pub random_pool: bool,
 }
 
 impl WorkerSizing {
@@ -60,6 +62,7 @@ impl WorkerSizing {
             buffer_len_bytes: i.largest_io_bytes,
             private_slot_bytes: private_slot_bytes(area, i.read_percent, i.largest_io_bytes),
             area,
+            random_pool: i.read_percent < 100 && !i.verifying && i.pattern == Pattern::Random,
         }
     }
 }
@@ -108,8 +111,13 @@ mod tests {
         let s = WorkerSizing::of(&inputs());
         assert!(s.draws_ahead);
         assert_eq!((s.slot_count, s.buffer_len_bytes, s.private_slot_bytes), (16, 1 << 20, 1 << 20));
+        assert!(s.random_pool);
         let reader = WorkerSizing::of(&SizingInputs { read_percent: 100, ..inputs() });
-        assert!(!reader.draws_ahead);
+        assert!(!reader.draws_ahead && !reader.random_pool);
+        assert!(
+            !WorkerSizing::of(&SizingInputs { verifying: true, ..inputs() }).random_pool,
+            "verified writes are stamped"
+        );
         assert_eq!(reader.slot_count, 8);
         let flusher = WorkerSizing::of(&SizingInputs { flushes: true, ..inputs() });
         assert!(!flusher.draws_ahead, "a flush comes between the Nth write and the next");
