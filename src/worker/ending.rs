@@ -25,9 +25,9 @@ impl<E: Engine> Worker<E> {
         while in_flight > 0 {
             self.publish_wait(control, control.clock.now_ns(), in_flight);
             self.stamp_submission(&control.clock);
-            let reaped = self.engine.submit_and_reap(1, &mut self.completions);
+            let reaped = self.engine.submit_and_reap(1, &mut self.io.completions);
             if let Ok(n @ 1..) = reaped {
-                self.depths.reaped(n);
+                self.tallies.depths.reaped(n);
             }
             match reaped {
                 Ok(0) | Err(_) => break,
@@ -35,8 +35,8 @@ impl<E: Engine> Worker<E> {
                     in_flight = in_flight.saturating_sub(n);
                     let now = control.clock.now_ns();
                     for i in 0..n {
-                        let Completion { slot, result } = self.completions[i];
-                        let state = &self.slots[slot as usize];
+                        let Completion { slot, result } = self.io.completions[i];
+                        let state = &self.io.slots[slot as usize];
                         let lat_ns = now.saturating_sub(state.submit_ns);
                         let service_ns = now.saturating_sub(state.issued_ns);
                         // (Cold: the lengths are the slots' own, with or without a mix.)
@@ -49,13 +49,13 @@ impl<E: Engine> Worker<E> {
                 }
                 Ok(n) => {
                     in_flight = in_flight.saturating_sub(n);
-                    for c in &self.completions[..n] {
-                        let slot = &mut self.slots[c.slot as usize];
+                    for c in &self.io.completions[..n] {
+                        let slot = &mut self.io.slots[c.slot as usize];
                         slot.submit_ns = IDLE_NS;
                         // Not counted, but a block an I/O failed on is not covered either.
                         if c.result != i64::from(slot.len_bytes)
                             && !slot.op.is_flush()
-                            && let Some(tracker) = &mut self.coverage
+                            && let Some(tracker) = &mut self.draw.coverage
                         {
                             tracker.untouch(slot.region_block);
                         }
@@ -66,9 +66,9 @@ impl<E: Engine> Worker<E> {
         // I/Os whose completion never came back (the engine failed): nothing says they
         // reached their blocks.
         if in_flight > 0
-            && let Some(tracker) = &mut self.coverage
+            && let Some(tracker) = &mut self.draw.coverage
         {
-            for slot in self.slots.iter().filter(|s| s.submit_ns != IDLE_NS && !s.op.is_flush()) {
+            for slot in self.io.slots.iter().filter(|s| s.submit_ns != IDLE_NS && !s.op.is_flush()) {
                 tracker.untouch(slot.region_block);
             }
         }
@@ -86,7 +86,7 @@ impl<E: Engine> Worker<E> {
         pacing: &mut P,
     ) -> (WorkerStop, u64) {
         control.stop.store(stop_code::FAILED, Ordering::Relaxed);
-        self.engine_error = Some(message);
+        self.faults.engine_error = Some(message);
         self.drain(control, in_flight, true, pacing);
         (WorkerStop::Failed, control.clock.now_ns())
     }
@@ -107,7 +107,7 @@ impl<E: Engine> Worker<E> {
             let lat_ns = clock.now_ns().saturating_sub(t0);
             if let Err(e) = synced {
                 let errno = e.raw_os_error().unwrap_or(libc::EIO);
-                self.failure.get_or_insert(IoFailure {
+                self.faults.failure.get_or_insert(IoFailure {
                     op: Op::Fsync,
                     target: file.target,
                     offset_bytes: 0,
@@ -118,7 +118,7 @@ impl<E: Engine> Worker<E> {
             self.stats[i].flush.record(0, lat_ns);
             flushed_ns += lat_ns;
             // Counted, so logged (`--write-iolog` holds exactly what the figures count).
-            if let Some(log) = &mut self.iolog {
+            if let Some(log) = &mut self.tallies.iolog {
                 log.record(IoRecord {
                     issue_ns: t0,
                     offset_bytes: 0,
@@ -140,8 +140,8 @@ impl<E: Engine> Worker<E> {
             Ok(false) => None,
             Err(e) => {
                 control.stop.store(stop_code::FAILED, Ordering::Relaxed);
-                if self.engine_error.is_none() {
-                    self.engine_error = Some(e.to_string());
+                if self.faults.engine_error.is_none() {
+                    self.faults.engine_error = Some(e.to_string());
                 }
                 None
             }
@@ -155,14 +155,18 @@ impl<E: Engine> Worker<E> {
         end_ns: u64,
         cpu: CpuTimes,
     ) -> WorkerResult {
-        if let Some(rec) = self.interval.take() {
+        if let Some(rec) = self.tallies.interval.take() {
             rec.flush(|into| snapshot(&self.stats, into));
         }
         let engine_setup = self.engine.setup_facts();
         let mut read = OpStats::new();
         let mut write = OpStats::new();
-        let mut flush = if self.flush.is_some() || self.end_fsync { OpStats::new() } else { OpStats::unused() };
-        let mut trim = if self.trimming { OpStats::new() } else { OpStats::unused() };
+        let mut flush = if self.durability.flush.is_some() || self.durability.end_fsync {
+            OpStats::new()
+        } else {
+            OpStats::unused()
+        };
+        let mut trim = if self.tallies.trimming { OpStats::new() } else { OpStats::unused() };
         for t in self.stats.iter() {
             read.merge(&t.read);
             write.merge(&t.write);
@@ -174,30 +178,34 @@ impl<E: Engine> Worker<E> {
             index: self.index,
             ops: OpTotals { read, write, flush, trim },
             per_target: self.stats.into_vec(),
-            coverage: self.coverage,
+            coverage: self.draw.coverage,
             end_ns,
             stop,
             engine: EngineReport { engine_setup, engine_notes },
-            failures: Failures { failure: self.failure, engine_error: self.engine_error, errors: self.errors },
+            failures: Failures {
+                failure: self.faults.failure,
+                engine_error: self.faults.engine_error,
+                errors: self.faults.errors,
+            },
             machine: MachineSeen {
                 cpu,
                 cpu_seen: placement::bind::current_cpu(),
-                buffer_node_seen: self.buffer_node_seen,
-                own_ns: self.own_ns,
-                depths: self.depths,
+                buffer_node_seen: self.tallies.buffer_node_seen,
+                own_ns: self.tallies.own_ns,
+                depths: self.tallies.depths,
             },
             data: DataOutcome {
-                verify_counts: self.verifier.as_ref().map(|v| v.counts.clone()).unwrap_or_default(),
-                mismatches: self.verifier.map(|v| v.mismatches).unwrap_or_default(),
-                verify_cost: self.verify_cost,
-                duplicate_chunks_written: self.duplicate_chunks_written,
+                verify_counts: self.writes.verifier.as_ref().map(|v| v.counts.clone()).unwrap_or_default(),
+                mismatches: self.writes.verifier.map(|v| v.mismatches).unwrap_or_default(),
+                verify_cost: self.writes.verify_cost,
+                duplicate_chunks_written: self.writes.duplicate_chunks_written,
                 sync_ns: None,
             },
-            paced: PacedOutcome { pacing: self.pacing, pacing_latency: self.pacing_latency.take() },
-            ramp_ops: self.ramp_ops,
-            per_size: self.sizes.map(|m| m.stats.into_vec()).unwrap_or_default(),
-            zone_ios: self.source.zone_counts(),
-            iolog: self.iolog,
+            paced: PacedOutcome { pacing: self.paced.pacing, pacing_latency: self.paced.pacing_latency.take() },
+            ramp_ops: self.window.ramp_ops,
+            per_size: self.draw.sizes.map(|m| m.stats.into_vec()).unwrap_or_default(),
+            zone_ios: self.draw.source.zone_counts(),
+            iolog: self.tallies.iolog,
         }
     }
 }

@@ -50,15 +50,15 @@ impl<E: Engine> Worker<E> {
         let mut in_flight = 0usize;
         let mut exhausted = false;
         let mut now = clock.now_ns();
-        self.own_mark_ns = now;
+        self.tallies.own_mark_ns = now;
         // The next instant the loop must act on: the ramp's end while there is one, then
         // the deadline. One comparison per batch serves both, so a run without a ramp
         // pays nothing for it.
-        let mut next_event_ns = self.ramp_end_ns.map_or(deadline_ns, |end| end.min(deadline_ns));
+        let mut next_event_ns = self.window.ramp_end_ns.map_or(deadline_ns, |end| end.min(deadline_ns));
         let stop = loop {
             // Issue what may go now. An inline engine does one I/O per turn, so that the
             // stop checks below run after each.
-            while !exhausted && self.failure.is_none() {
+            while !exhausted && self.faults.failure.is_none() {
                 // An inline engine has one slot, always free between its calls.
                 if !self.has_room::<AHEAD>(in_flight) {
                     break;
@@ -68,7 +68,7 @@ impl<E: Engine> Worker<E> {
                 }
                 // Flushing (an `Option` test when off): a due flush goes out once nothing
                 // is in flight, and nothing goes out while it is.
-                let flush = if self.flush.is_some() { self.flush_gate(in_flight) } else { FlushGate::Open };
+                let flush = if self.durability.flush.is_some() { self.flush_gate(in_flight) } else { FlushGate::Open };
                 let req = if let FlushGate::Issue(req) = flush {
                     Some(req)
                 } else if let FlushGate::Hold = flush {
@@ -78,10 +78,10 @@ impl<E: Engine> Worker<E> {
                 } else if E::CAPS.completes_inline {
                     self.next_request::<MIX>(0)
                 } else {
-                    self.free.pop().and_then(|slot| {
+                    self.io.free.pop().and_then(|slot| {
                         let req = self.next_request::<MIX>(slot);
                         if req.is_none() {
-                            self.free.push(slot);
+                            self.io.free.push(slot);
                         }
                         req
                     })
@@ -93,7 +93,7 @@ impl<E: Engine> Worker<E> {
                 match self.issue::<P, MIX>(control, req, now, deadline_ns, pacing) {
                     Ok(None) => {
                         in_flight += 1;
-                        self.depths.issued(in_flight);
+                        self.tallies.depths.issued(in_flight);
                     }
                     Ok(Some(done_ns)) => {
                         now = done_ns;
@@ -134,11 +134,12 @@ impl<E: Engine> Worker<E> {
                 Err(message) => return self.engine_failure(control, message, in_flight, pacing),
             };
             // A flushing worker issues from the loop above only (where the flush barrier is).
-            let refill =
-                !P::PACED && self.flush.is_none() && control.stop.load(Ordering::Relaxed) == stop_code::RUNNING;
+            let refill = !P::PACED
+                && self.durability.flush.is_none()
+                && control.stop.load(Ordering::Relaxed) == stop_code::RUNNING;
             let batch = Batch::after_reap(now, deadline_ns, refill);
             for i in 0..reaped {
-                let done = self.completions[i];
+                let done = self.io.completions[i];
                 in_flight -= 1;
                 if let Err(message) = self.complete_and_refill::<P, AHEAD, MIX>(
                     control,
@@ -216,9 +217,9 @@ impl<E: Engine> Worker<E> {
         } else {
             clock.now_ns()
         };
-        self.own_mark_ns = now_ns;
+        self.tallies.own_mark_ns = now_ns;
         if reaped > 0 {
-            self.depths.reaped(reaped);
+            self.tallies.depths.reaped(reaped);
         }
         Ok((reaped, now_ns))
     }
@@ -238,7 +239,7 @@ impl<E: Engine> Worker<E> {
         exhausted: &mut bool,
     ) -> Result<(), String> {
         let Completion { slot, result } = done;
-        let state = &self.slots[slot as usize];
+        let state = &self.io.slots[slot as usize];
         let lat_ns = batch.now_ns - state.submit_ns;
         // Paced: the time from the I/O's submission (its due time is `submit_ns`).
         let service_ns = if P::PACED { batch.now_ns.saturating_sub(state.issued_ns) } else { 0 };
@@ -248,17 +249,17 @@ impl<E: Engine> Worker<E> {
         if !batch.past_deadline {
             pacing.completed(lat_ns, service_ns, batch.now_ns);
         }
-        if !batch.refill || *exhausted || self.failure.is_some() {
-            self.free.push(slot);
+        if !batch.refill || *exhausted || self.faults.failure.is_some() {
+            self.io.free.push(slot);
             return Ok(());
         }
         let next = if AHEAD {
-            self.free.push(slot);
+            self.io.free.push(slot);
             self.take_prepared::<MIX>()
         } else {
             let next = self.next_request::<MIX>(slot);
             if next.is_none() {
-                self.free.push(slot);
+                self.io.free.push(slot);
             }
             next
         };
@@ -266,7 +267,7 @@ impl<E: Engine> Worker<E> {
             Some(req) => {
                 if self.issue::<P, MIX>(control, req, batch.now_ns, batch.deadline_ns, pacing)?.is_none() {
                     *in_flight += 1;
-                    self.depths.issued(*in_flight);
+                    self.tallies.depths.issued(*in_flight);
                 }
             }
             None => *exhausted = true,
@@ -291,16 +292,16 @@ impl<E: Engine> Worker<E> {
         // time since the previous call ended is the worker's own.
         let issue_ns = if E::CAPS.completes_inline { clock.now_ns() } else { now_ns };
         if E::CAPS.completes_inline && !P::PACED {
-            self.own_ns += issue_ns.saturating_sub(now_ns);
+            self.tallies.own_ns += issue_ns.saturating_sub(now_ns);
         }
         let submit_ns = pacing.take(issue_ns);
-        self.slots[req.slot as usize].submit_ns = submit_ns;
+        self.io.slots[req.slot as usize].submit_ns = submit_ns;
         // Paced: when it really went, apart from when it was due (a constant test). With
         // `--write-iolog` too: the log takes the I/O at its completion, if it counts, with
         // this time. A run that records is compiled as one with sizes of its own (`MIX`),
         // so the loop of a run without a log has no test for it.
-        if P::PACED || (MIX && self.iolog.is_some()) {
-            self.slots[req.slot as usize].issued_ns = issue_ns;
+        if P::PACED || (MIX && self.tallies.iolog.is_some()) {
+            self.io.slots[req.slot as usize].issued_ns = issue_ns;
         }
         let heartbeat = if E::CAPS.completes_inline { control.heartbeat(self.index as usize) } else { None };
         if let Some(hb) = heartbeat {
@@ -314,11 +315,11 @@ impl<E: Engine> Worker<E> {
             // across this call.
             match unsafe { self.engine.queue(req) } {
                 Queued::InFlight => {
-                    self.queued_since_submit += 1;
+                    self.io.queued_since_submit += 1;
                     // Unpaced: its latency starts when the call that hands it over does.
-                    if !P::PACED && self.unstamped_len < self.unstamped.len() {
-                        self.unstamped[self.unstamped_len] = req.slot;
-                        self.unstamped_len += 1;
+                    if !P::PACED && self.io.unstamped_len < self.io.unstamped.len() {
+                        self.io.unstamped[self.io.unstamped_len] = req.slot;
+                        self.io.unstamped_len += 1;
                     }
                     return Ok(None);
                 }
@@ -335,9 +336,9 @@ impl<E: Engine> Worker<E> {
         }
         // Inline: each I/O is its own call, alone in flight, and completes in it.
         if E::CAPS.completes_inline {
-            self.depths.issued(1);
-            self.depths.submitted(1);
-            self.depths.reaped(1);
+            self.tallies.depths.issued(1);
+            self.tallies.depths.submitted(1);
+            self.tallies.depths.reaped(1);
         }
         let lat_ns = done_ns.saturating_sub(submit_ns);
         let counts = done_ns <= deadline_ns;
@@ -347,7 +348,7 @@ impl<E: Engine> Worker<E> {
             pacing.completed(lat_ns, done_ns.saturating_sub(issue_ns), done_ns);
         }
         if !E::CAPS.completes_inline {
-            self.free.push(req.slot);
+            self.io.free.push(req.slot);
         }
         Ok(Some(done_ns))
     }
@@ -372,7 +373,8 @@ impl<E: Engine> Worker<E> {
                 self.stamp_submission(&control.clock);
                 self.engine.submit().map_err(|e| e.to_string())?;
                 let timeout_ns = pacing.reap_timeout_ns(now_ns, wake_ns);
-                let reaped = self.engine.reap_within(&mut self.completions, timeout_ns).map_err(|e| e.to_string())?;
+                let reaped =
+                    self.engine.reap_within(&mut self.io.completions, timeout_ns).map_err(|e| e.to_string())?;
                 // An engine that only polls came back at once: pause before polling again.
                 if reaped == 0 {
                     let after_ns = control.clock.now_ns();
@@ -385,7 +387,7 @@ impl<E: Engine> Worker<E> {
         }
         // One call per batch: engines that can submit and wait in one system call do.
         self.stamp_submission(&control.clock);
-        self.engine.submit_and_reap(1, &mut self.completions).map_err(|e| e.to_string())
+        self.engine.submit_and_reap(1, &mut self.io.completions).map_err(|e| e.to_string())
     }
 
     /// Just before a call that hands queued I/Os to the kernel: their latency starts now
@@ -395,21 +397,21 @@ impl<E: Engine> Worker<E> {
     /// The call is counted by the I/Os it carries (`DepthTally::submitted`).
     #[inline(always)]
     pub(super) fn stamp_submission(&mut self, clock: &crate::primitives::clock::Clock) {
-        if self.queued_since_submit == 0 {
+        if self.io.queued_since_submit == 0 {
             return;
         }
-        self.depths.submitted(self.queued_since_submit);
-        self.queued_since_submit = 0;
-        if self.unstamped_len == 0 {
+        self.tallies.depths.submitted(self.io.queued_since_submit);
+        self.io.queued_since_submit = 0;
+        if self.io.unstamped_len == 0 {
             return;
         }
         let now_ns = clock.now_ns();
-        for &slot in &self.unstamped[..self.unstamped_len] {
-            self.slots[slot as usize].submit_ns = now_ns;
+        for &slot in &self.io.unstamped[..self.io.unstamped_len] {
+            self.io.slots[slot as usize].submit_ns = now_ns;
         }
-        self.unstamped_len = 0;
-        self.own_ns += now_ns.saturating_sub(self.own_mark_ns);
-        self.own_mark_ns = now_ns;
+        self.io.unstamped_len = 0;
+        self.tallies.own_ns += now_ns.saturating_sub(self.tallies.own_mark_ns);
+        self.tallies.own_mark_ns = now_ns;
     }
 
     /// Whether another I/O may be issued now: an inline engine always has its one slot;
@@ -420,16 +422,16 @@ impl<E: Engine> Worker<E> {
             true
         } else if AHEAD {
             // The engine's depth: the completions array holds one per I/O in flight.
-            in_flight < self.completions.len()
+            in_flight < self.io.completions.len()
         } else {
-            !self.free.is_empty()
+            !self.io.free.is_empty()
         }
     }
 
     /// Why the worker stops now, if it does (the order is the module's definition).
     #[inline(always)]
     fn stop_reason(&self, control: &RunControl, now_ns: u64, deadline_ns: u64, done: bool) -> Option<WorkerStop> {
-        if self.failure.is_some() {
+        if self.faults.failure.is_some() {
             control.stop.store(stop_code::FAILED, Ordering::Relaxed);
             Some(WorkerStop::Failed)
         } else if done {

@@ -26,6 +26,7 @@ mod replay;
 mod setup;
 mod size_mix;
 mod sizing;
+mod state;
 mod verifier;
 mod watch;
 
@@ -61,6 +62,7 @@ use area::{DataArea, Placement};
 use op_mix::OpMix;
 use outcome::snapshot;
 use pacing::{Paced, Unpaced};
+use state::{Draw, Durability, Faults, PacingState, SlotTable, Tallies, WindowState, Worker, WriteState};
 use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -152,10 +154,10 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
         Err(message) => return failed_setup(message),
     };
     // Allocated before the start line, as every figure the loop records into.
-    let pacing_latency = worker.rate.is_some().then(PacingLatency::new);
-    let replay_timed = worker.replay_timed;
+    let pacing_latency = worker.paced.rate.is_some().then(PacingLatency::new);
+    let replay_timed = worker.draw.replay_timed;
     let replay_lag = replay_timed.then(OpStats::new);
-    if worker.rate.is_some() || replay_timed {
+    if worker.paced.rate.is_some() || replay_timed {
         // A sleep before a due time may overshoot by the thread's timer slack (50 µs by
         // default): the pacer sleeps to shortly before it, then spins, and asks for none.
         let _ = nix::sys::prctl::set_timerslack(1);
@@ -164,32 +166,33 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
         return worker.finish(control, WorkerStop::Stopped, 0, CpuTimes::default());
     };
     let cpu_start = rusage::thread_cpu();
-    let ramp_ns = worker.ramp_ns;
-    worker.ramp_end_ns = (ramp_ns > 0).then(|| start_ns.saturating_add(ramp_ns));
-    let deadline_ns = worker.duration_ns.map_or(u64::MAX, |d| start_ns.saturating_add(ramp_ns).saturating_add(d));
+    let ramp_ns = worker.window.ramp_ns;
+    worker.window.ramp_end_ns = (ramp_ns > 0).then(|| start_ns.saturating_add(ramp_ns));
+    let deadline_ns =
+        worker.window.duration_ns.map_or(u64::MAX, |d| start_ns.saturating_add(ramp_ns).saturating_add(d));
     // The policy is chosen once: an unpaced run compiles to a loop with no pacing in it.
     // So is drawing ahead (`AHEAD`): a reader's loop has none of it.
     // And so is a block-size mix (`MIX`): a run of one size has none of it.
-    let ahead = !E::CAPS.completes_inline && worker.ahead.is_some();
+    let ahead = !E::CAPS.completes_inline && worker.io.ahead.is_some();
     // (`--write-iolog` records in the `MIX` loop: the others have no test for it.)
-    let mixed = worker.sizes.is_some() || worker.replay.is_some() || worker.iolog.is_some();
+    let mixed = worker.draw.sizes.is_some() || worker.draw.replay.is_some() || worker.tallies.iolog.is_some();
     let (stop, end_ns) = if let Some(lag) = replay_lag {
         // A timed replay, out of line: the other policies' loops are compiled as before.
         run_replayed(&mut worker, control, deadline_ns, start_ns, lag, ahead)
-    } else if worker.think.is_some() || worker.rate.is_some() {
-        let mut pacing = Paced::new(worker.think, worker.rate, start_ns, pacing_latency);
+    } else if worker.paced.think.is_some() || worker.paced.rate.is_some() {
+        let mut pacing = Paced::new(worker.paced.think, worker.paced.rate, start_ns, pacing_latency);
         let (stop, end_ns) = match (ahead, mixed) {
             (true, false) => worker.run_loop::<_, true, false>(control, deadline_ns, &mut pacing),
             (false, false) => worker.run_loop::<_, false, false>(control, deadline_ns, &mut pacing),
             (true, true) => worker.run_loop::<_, true, true>(control, deadline_ns, &mut pacing),
             (false, true) => worker.run_loop::<_, false, true>(control, deadline_ns, &mut pacing),
         };
-        worker.pacing = pacing::Pacing::counts(&pacing, end_ns);
+        worker.paced.pacing = pacing::Pacing::counts(&pacing, end_ns);
         // Stopped before the ramp's end: nothing was measured, the lateness neither.
-        if worker.ramp_end_ns.is_some() {
+        if worker.window.ramp_end_ns.is_some() {
             pacing::Pacing::reset_figures(&mut pacing);
         }
-        worker.pacing_latency = pacing::Pacing::take_latency(&mut pacing);
+        worker.paced.pacing_latency = pacing::Pacing::take_latency(&mut pacing);
         (stop, end_ns)
     } else {
         match (ahead, mixed) {
@@ -200,18 +203,20 @@ pub fn run<E: Engine>(plan: WorkerPlan, control: &RunControl) -> WorkerResult {
         }
     };
     // Stopped before the ramp's end (a signal, a failure): nothing was measured.
-    if worker.ramp_end_ns.is_some() {
+    if worker.window.ramp_end_ns.is_some() {
         worker.end_ramp(0);
     }
     worker.close_record();
     // `--end-fsync`: the window of a worker that ran to its end takes in its flushes.
-    let end_ns =
-        if worker.end_fsync && E::CAPS.touches_storage && matches!(stop, WorkerStop::Deadline | WorkerStop::Done) {
-            worker.end_fsync(control, end_ns)
-        } else {
-            end_ns
-        };
-    let cpu = rusage::thread_cpu().since(&worker.window_cpu_start.unwrap_or(cpu_start));
+    let end_ns = if worker.durability.end_fsync
+        && E::CAPS.touches_storage
+        && matches!(stop, WorkerStop::Deadline | WorkerStop::Done)
+    {
+        worker.end_fsync(control, end_ns)
+    } else {
+        end_ns
+    };
+    let cpu = rusage::thread_cpu().since(&worker.window.window_cpu_start.unwrap_or(cpu_start));
     let sync_ns = worker.sync_writes(control);
     let mut result = worker.finish(control, stop, end_ns, cpu);
     result.data.sync_ns = sync_ns;
@@ -229,115 +234,19 @@ fn run_replayed<E: Engine>(
     lag: OpStats,
     ahead: bool,
 ) -> (WorkerStop, u64) {
-    let ios = worker.replay.as_ref().map_or_else(|| Arc::from(Vec::new()), |c| Arc::clone(&c.ios));
+    let ios = worker.draw.replay.as_ref().map_or_else(|| Arc::from(Vec::new()), |c| Arc::clone(&c.ios));
     let mut pacing = replay::Replayed::new(ios, start_ns, lag);
     let (stop, end_ns) = if ahead {
         worker.run_loop::<_, true, true>(control, deadline_ns, &mut pacing)
     } else {
         worker.run_loop::<_, false, true>(control, deadline_ns, &mut pacing)
     };
-    worker.pacing = pacing::Pacing::counts(&pacing, end_ns);
-    if worker.ramp_end_ns.is_some() {
+    worker.paced.pacing = pacing::Pacing::counts(&pacing, end_ns);
+    if worker.window.ramp_end_ns.is_some() {
         pacing::Pacing::reset_figures(&mut pacing);
     }
-    worker.pacing_latency = pacing::Pacing::take_latency(&mut pacing);
+    worker.paced.pacing_latency = pacing::Pacing::take_latency(&mut pacing);
     (stop, end_ns)
-}
-
-/// The worker's state. `engine` is declared first so it is dropped (and has
-/// drained any I/O in flight) before the buffers it points into are freed.
-struct Worker<E: Engine> {
-    engine: E,
-    buffers: SlotBuffers,
-    slots: Box<[SlotState]>,
-    completions: Box<[Completion]>,
-    source: BlockSource,
-    region_first_block: u64,
-    /// I/Os this worker may still draw (`--ops`, `--io-limit`; `u64::MAX` without, and
-    /// during a ramp: the ramp's I/Os never count against the budget).
-    remaining_ops: u64,
-    /// `--ramp` with `--ops` or `--io-limit`: the worker's share of the budget, given to
-    /// the window at the ramp's end.
-    window_ops_limit: Option<u64>,
-    coverage: Option<CoverageTracker>,
-    mix: OpMix,
-    files: Box<[WorkerFile]>,
-    block_size_bytes: u64,
-    duration_ns: Option<u64>,
-    ramp_ns: u64,
-    /// `--ramp`: when the ramp ends (clock time), until the worker has reset its figures.
-    ramp_end_ns: Option<u64>,
-    /// I/Os completed during the ramp, counted at the reset.
-    ramp_ops: u64,
-    /// The worker thread's CPU time at the ramp's end: the window's CPU counts from there.
-    window_cpu_start: Option<CpuTimes>,
-    write_sequence: u64,
-    /// Figures per file (index as `files`); totals are merged at the end.
-    stats: Box<[TargetStats]>,
-    failure: Option<IoFailure>,
-    engine_error: Option<String>,
-    index: u32,
-    data: DataPlan,
-    /// High bits of this worker's write sequences: worker index and run nonce.
-    sequence_base: u64,
-    verifier: Option<Verifier>,
-    verify_cost: VerifyCost,
-    think: Option<ThinkSpec>,
-    rate: Option<RateSpec>,
-    pacing: PacingCounts,
-    pacing_latency: Option<PacingLatency>,
-    interval: Option<IntervalRecorder>,
-    buffer_node_seen: Option<u32>,
-    errors: ErrorCounts,
-    error_limit: u64,
-    errors_seen: Arc<AtomicU64>,
-    watch: WatchState,
-    /// Slots with no I/O in flight and nothing prepared in them, as a stack (capacity:
-    /// the slots; never grows).
-    free: Vec<u32>,
-    /// Unverified random writes: the pool their data is cut from (`data::RandomPool`).
-    pool: Option<RandomPool>,
-    /// Unverified `unique` writes: the windows of the area they are submitted from.
-    area: Option<DataArea>,
-    /// Queued engines with per-write data: the requests drawn ahead (`Ahead`).
-    ahead: Option<Ahead>,
-    /// Set while `prepare_ahead` draws a request: its pool data (or `unique` keys) is cut
-    /// there, in pieces, instead of in `fill_slot`.
-    cut_later: bool,
-    /// 4 KiB chunks of counted writes that were duplicates (`--dedupe-ratio`).
-    duplicate_chunks_written: u64,
-    /// `--fsync-every`, `--fdatasync-every`.
-    flush: Option<FlushState>,
-    /// `--end-fsync`.
-    end_fsync: bool,
-    /// `--trim-percent` is above 0 (the trims' figures are kept).
-    trimming: bool,
-    /// `--bssplit`, `--block-align`: each I/O's size and the figures per size.
-    sizes: Option<size_mix::SizeMix>,
-    /// Queued engines, unpaced: the slots handed to the engine since the last submitting
-    /// call. Their latency starts at the clock reading just before that call
-    /// (`stamp_submission`), not at the reap that freed their slot, so the worker's own
-    /// time between the two is not counted as the device's (capacity: the slots).
-    unstamped: Box<[u32]>,
-    unstamped_len: usize,
-    /// The clock reading the worker's own time counts from: the last reap's, or the last
-    /// submission's.
-    own_mark_ns: u64,
-    /// The tool's own time in the window: the worker's wall time from a completion's clock
-    /// reading to the next submission's (`ToolTime`).
-    own_ns: u64,
-    /// I/Os handed to the engine since its last submitting call (every pacing; `unstamped`
-    /// holds the same count for unpaced runs, but a paced run stamps none).
-    queued_since_submit: usize,
-    /// The depth at each issue, the I/Os per submitting call and per reap (fio's
-    /// iodepth maps, counted).
-    depths: DepthTally,
-    /// `iopulse replay`: the schedule the requests are drawn from.
-    replay: Option<replay::ReplayCursor>,
-    /// The replay honours the trace's times (`replay::Replayed`).
-    replay_timed: bool,
-    /// `--write-iolog`: the I/Os issued.
-    iolog: Option<iolog::IoRecorder>,
 }
 
 /// Writes whose data is ready before their slot frees (queued engines, data that varies

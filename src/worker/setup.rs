@@ -18,20 +18,7 @@ impl<E: Engine> Worker<E> {
         let slot_count = sizing.slot_count;
         let (buffers, buffer_node_seen) = Self::data_buffers(&plan, &sizing)?;
         let area = sizing.area.map(|a| DataArea::new(a, E::CAPS.completes_inline));
-        let verifier = plan.data.verify.map(|v| Verifier {
-            plan: v,
-            in_flight: vec![u64::MAX; slot_count as usize].into_boxed_slice(),
-            last_written: if v.track_sequences {
-                vec![0u32; plan.region.source.region_blocks() as usize]
-            } else {
-                Vec::new()
-            },
-            scratch: vec![0u8; plan.io.block_size_bytes as usize],
-            reduction: data::Reduction::new(plan.data.reducibility),
-            counts: VerifyCounts::default(),
-            mismatches: Vec::with_capacity(v.max_reports as usize),
-            durable_record,
-        });
+        let verifier = plan.data.verify.map(|v| Verifier::new(v, &plan, slot_count, durable_record));
         let sequence_base =
             (u64::from(plan.index) << 48) | (u64::from(plan.data.verify.map_or(0, |v| v.run_nonce)) << 32);
         let verify_cost = measure_verify_cost(&plan);
@@ -47,70 +34,84 @@ impl<E: Engine> Worker<E> {
         let stats = target_stats(&plan, trimming);
         Ok(Self {
             engine,
-            buffers,
-            slots: idle_slots(slot_count, plan.io.block_size_bytes as u32),
-            completions: vec![Completion::default(); depth as usize].into_boxed_slice(),
-            source: plan.region.source,
-            region_first_block: plan.region.region_first_block,
-            remaining_ops: if plan.window.ramp_ns > 0 { u64::MAX } else { plan.region.ops_limit.unwrap_or(u64::MAX) },
-            window_ops_limit: if plan.window.ramp_ns > 0 { plan.region.ops_limit } else { None },
-            coverage: plan.region.coverage,
-            stats,
-            mix: OpMix::new(plan.io.read_percent, plan.io.trim_percent, plan.seed, plan.index),
+            io: SlotTable {
+                buffers,
+                slots: idle_slots(slot_count, plan.io.block_size_bytes as u32),
+                completions: vec![Completion::default(); depth as usize].into_boxed_slice(),
+                free: (0..slot_count).rev().collect(),
+                unstamped: vec![0; slot_count as usize].into_boxed_slice(),
+                unstamped_len: 0,
+                queued_since_submit: 0,
+                ahead,
+                cut_later: false,
+            },
+            draw: Draw {
+                source: plan.region.source,
+                region_first_block: plan.region.region_first_block,
+                remaining_ops: if plan.window.ramp_ns > 0 {
+                    u64::MAX
+                } else {
+                    plan.region.ops_limit.unwrap_or(u64::MAX)
+                },
+                window_ops_limit: if plan.window.ramp_ns > 0 { plan.region.ops_limit } else { None },
+                coverage: plan.region.coverage,
+                mix: OpMix::new(plan.io.read_percent, plan.io.trim_percent, plan.seed, plan.index),
+                sizes: plan
+                    .io
+                    .block_sizes
+                    .as_ref()
+                    .map(|m| size_mix::SizeMix::new(m, plan.seed, plan.index, plan.io.trim_percent > 0)),
+                replay_timed: plan.replay.as_ref().is_some_and(|r| r.timed),
+                replay: plan.replay.map(|r| replay::ReplayCursor { ios: r.ios, next: 0 }),
+            },
             files: plan.region.files.into_boxed_slice(),
+            stats,
             block_size_bytes: plan.io.block_size_bytes,
-            duration_ns: plan.window.duration_ns,
-            ramp_ns: plan.window.ramp_ns,
-            ramp_end_ns: None,
-            ramp_ops: 0,
-            window_cpu_start: None,
-            write_sequence: 0,
-            failure: None,
-            engine_error: None,
             index: plan.index,
-            data: plan.data,
-            sequence_base,
-            verifier,
-            verify_cost,
-            think: plan.pacing.think,
-            interval: plan.interval,
-            rate: plan.pacing.rate,
-            pacing: PacingCounts::default(),
-            pacing_latency: None,
-            buffer_node_seen,
-            errors: ErrorCounts::default(),
-            error_limit: plan.errors.error_limit.max(1),
-            errors_seen: plan.errors.errors_seen,
-            watch: WatchState::default(),
-            free: (0..slot_count).rev().collect(),
-            pool,
-            area,
-            ahead,
-            cut_later: false,
-            duplicate_chunks_written: 0,
-            flush: plan.durability.flush.map(|plan| FlushState {
-                plan,
-                writes_since: 0,
-                due: false,
-                file: 0,
-                in_flight: false,
-            }),
-            end_fsync: plan.durability.end_fsync,
-            trimming,
-            sizes: plan
-                .io
-                .block_sizes
-                .as_ref()
-                .map(|m| size_mix::SizeMix::new(m, plan.seed, plan.index, plan.io.trim_percent > 0)),
-            unstamped: vec![0; slot_count as usize].into_boxed_slice(),
-            unstamped_len: 0,
-            own_mark_ns: 0,
-            own_ns: 0,
-            queued_since_submit: 0,
-            depths: DepthTally::default(),
-            replay_timed: plan.replay.as_ref().is_some_and(|r| r.timed),
-            replay: plan.replay.map(|r| replay::ReplayCursor { ios: r.ios, next: 0 }),
-            iolog: plan.iolog_capacity.map(iolog::IoRecorder::with_capacity),
+            window: WindowState {
+                duration_ns: plan.window.duration_ns,
+                ramp_ns: plan.window.ramp_ns,
+                ramp_end_ns: None,
+                ramp_ops: 0,
+                window_cpu_start: None,
+            },
+            writes: WriteState {
+                data: plan.data,
+                sequence_base,
+                write_sequence: 0,
+                pool,
+                area,
+                duplicate_chunks_written: 0,
+                verifier,
+                verify_cost,
+            },
+            paced: PacingState {
+                think: plan.pacing.think,
+                rate: plan.pacing.rate,
+                pacing: PacingCounts::default(),
+                pacing_latency: None,
+            },
+            faults: Faults::new(plan.errors),
+            durability: Durability {
+                flush: plan.durability.flush.map(|plan| FlushState {
+                    plan,
+                    writes_since: 0,
+                    due: false,
+                    file: 0,
+                    in_flight: false,
+                }),
+                end_fsync: plan.durability.end_fsync,
+            },
+            tallies: Tallies {
+                interval: plan.interval,
+                depths: DepthTally::default(),
+                own_mark_ns: 0,
+                own_ns: 0,
+                iolog: plan.iolog_capacity.map(iolog::IoRecorder::with_capacity),
+                buffer_node_seen,
+                watch: WatchState::default(),
+                trimming,
+            },
         })
     }
 

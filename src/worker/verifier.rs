@@ -25,6 +25,32 @@ pub(super) struct Verifier {
     pub(super) durable_record: Option<crate::durable_record::format::RecordWriter>,
 }
 
+impl Verifier {
+    /// The verifier of a worker with `slot_count` slots, its tables allocated here, before
+    /// the start line.
+    pub(super) fn new(
+        v: VerifyPlan,
+        plan: &WorkerPlan,
+        slot_count: u32,
+        durable_record: Option<crate::durable_record::format::RecordWriter>,
+    ) -> Self {
+        Verifier {
+            plan: v,
+            in_flight: vec![u64::MAX; slot_count as usize].into_boxed_slice(),
+            last_written: if v.track_sequences {
+                vec![0u32; plan.region.source.region_blocks() as usize]
+            } else {
+                Vec::new()
+            },
+            scratch: vec![0u8; plan.io.block_size_bytes as usize],
+            reduction: crate::data::Reduction::new(plan.data.reducibility),
+            counts: VerifyCounts::default(),
+            mismatches: Vec::with_capacity(v.max_reports as usize),
+            durable_record,
+        }
+    }
+}
+
 /// Times stamping (a write) and checking (a read) one verified block, before the
 /// start line, so the report can say what verification costs without reading the
 /// clock per I/O. Returns (stamp ns, check ns).
@@ -83,13 +109,13 @@ impl<E: Engine> Worker<E> {
     /// the record's last update are recorded.
     pub(super) fn close_record(&mut self) {
         let target = self.files.first().map_or(0, |f| f.target);
-        let Some(v) = &mut self.verifier else { return };
+        let Some(v) = &mut self.writes.verifier else { return };
         let Some(record) = &mut v.durable_record else { return };
         if record.durable_at_completion()
             && let Err(e) = record.checkpoint(&v.last_written)
-            && self.failure.is_none()
+            && self.faults.failure.is_none()
         {
-            self.failure = Some(record_failure(Op::Write, target, &e));
+            self.faults.failure = Some(record_failure(Op::Write, target, &e));
         }
     }
 
@@ -97,9 +123,9 @@ impl<E: Engine> Worker<E> {
     #[inline]
     pub(super) fn verify_completion(&mut self, slot: u32, state: &SlotState) {
         let target = self.files[state.file as usize].target;
-        let seed = self.data.seed;
-        let base = self.sequence_base;
-        let Some(v) = &mut self.verifier else { return };
+        let seed = self.writes.data.seed;
+        let base = self.writes.sequence_base;
+        let Some(v) = &mut self.writes.verifier else { return };
         v.in_flight[slot as usize] = u64::MAX;
         let block = state.region_block as usize;
         match state.op {
@@ -112,7 +138,7 @@ impl<E: Engine> Worker<E> {
                         && record.note_write(state.file, block as u64)
                         && let Err(e) = record.checkpoint(&v.last_written)
                     {
-                        self.failure = Some(record_failure(Op::Write, target, &e));
+                        self.faults.failure = Some(record_failure(Op::Write, target, &e));
                     }
                 }
             }
@@ -131,7 +157,7 @@ impl<E: Engine> Worker<E> {
                     reduction: v.reduction,
                 };
                 v.counts.checked += 1;
-                let bytes = self.buffers.slot(slot);
+                let bytes = self.io.buffers.slot(slot);
                 if let Err(failure) = verify::check(bytes, &expect, &mut v.scratch) {
                     v.counts.failures_by_kind[failure.index()] += 1;
                     if v.mismatches.len() < v.plan.max_reports as usize {

@@ -30,20 +30,20 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     pub(super) fn publish_wait(&mut self, control: &RunControl, now_ns: u64, in_flight: usize) {
         let Some(hb) = control.heartbeat(self.index as usize) else { return };
-        if now_ns < self.watch.next_scan_ns {
-            if let Some((slot, submit_ns)) = self.watch.named
-                && self.slots[slot as usize].submit_ns == submit_ns
+        if now_ns < self.tallies.watch.next_scan_ns {
+            if let Some((slot, submit_ns)) = self.tallies.watch.named
+                && self.io.slots[slot as usize].submit_ns == submit_ns
             {
                 hb.still_waiting(now_ns, in_flight);
                 return;
             }
-            self.watch.named = self.any_in_flight();
+            self.tallies.watch.named = self.any_in_flight();
         } else {
-            self.watch.next_scan_ns = now_ns.saturating_add(SCAN_INTERVAL_NS);
-            self.watch.named = self.oldest_in_flight();
+            self.tallies.watch.next_scan_ns = now_ns.saturating_add(SCAN_INTERVAL_NS);
+            self.tallies.watch.named = self.oldest_in_flight();
         }
-        let io = self.watch.named.map(|(slot, submit_ns)| {
-            let s = &self.slots[slot as usize];
+        let io = self.tallies.watch.named.map(|(slot, submit_ns)| {
+            let s = &self.io.slots[slot as usize];
             InFlightIo { op: s.op, target: self.files[s.file as usize].target, offset_bytes: s.offset_bytes, submit_ns }
         });
         hb.waiting(now_ns, in_flight, io);
@@ -52,7 +52,7 @@ impl<E: Engine> Worker<E> {
     /// The slot whose I/O has been in flight longest, with its submit time.
     #[cold]
     fn oldest_in_flight(&self) -> Option<(u32, u64)> {
-        let (slot, state) = self.slots.iter().enumerate().min_by_key(|(_, s)| s.submit_ns)?;
+        let (slot, state) = self.io.slots.iter().enumerate().min_by_key(|(_, s)| s.submit_ns)?;
         (state.submit_ns != IDLE_NS).then_some((slot as u32, state.submit_ns))
     }
 
@@ -60,13 +60,13 @@ impl<E: Engine> Worker<E> {
     /// search ended.
     #[inline]
     fn any_in_flight(&mut self) -> Option<(u32, u64)> {
-        let depth = self.slots.len() as u32;
-        let mut slot = self.watch.cursor;
+        let depth = self.io.slots.len() as u32;
+        let mut slot = self.tallies.watch.cursor;
         for _ in 0..depth {
             slot = if slot + 1 >= depth { 0 } else { slot + 1 };
-            let submit_ns = self.slots[slot as usize].submit_ns;
+            let submit_ns = self.io.slots[slot as usize].submit_ns;
             if submit_ns != IDLE_NS {
-                self.watch.cursor = slot;
+                self.tallies.watch.cursor = slot;
                 return Some((slot, submit_ns));
             }
         }

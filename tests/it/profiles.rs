@@ -6,6 +6,7 @@
 //! profiles` lists the shipped profiles and prints them; `--profile NAME` runs one on a
 //! given target; a workload flag without a target is still one run.
 
+use crate::common::root;
 use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -137,12 +138,48 @@ fn the_default_profile_names_each_flag_that_departs_from_kdiskmark() {
         assert!(beside.contains(said), "{said}: {beside}");
     }
     assert!(!beside.contains("steps of"), "5 s steps as KDiskMark's: {beside}");
-    // With the null engine the tool's CPU is all there is: steps whose worker was busy most
-    // of the window are named with their CPU per I/O (at least one of the eight, on a
-    // machine as busy as a test run's).
-    let stdout = table(&["--engine", "null", "--io-limit", "20000%"]);
-    let bound: Vec<&str> = stdout.lines().filter(|l| l.contains(": its worker was busy")).collect();
-    assert!(!bound.is_empty(), "{stdout}");
+    // With the null engine the tool's CPU is all there is: the steps whose worker was busy
+    // at least 90 % of the window (its CPU time over the window, from the result) are named
+    // with their CPU per I/O, and no other. On a machine as busy as a test run's (four
+    // tests on two cores) a worker may be given less than that in every step of one try:
+    // a few tries, then a skip that says so.
+    let json = dir.path().join("steps.json");
+    let json_arg = path_str(&json);
+    let mut bound = Vec::new();
+    for _ in 0..4 {
+        let stdout = table(&["--engine", "null", "--io-limit", "20000%", "--json", &json_arg]);
+        let doc = read_json(&json);
+        let busy_steps: Vec<String> = doc["jobs"]
+            .as_array()
+            .expect("the steps' results")
+            .iter()
+            .filter(|j| {
+                let cpu = &j["cpu"]["workers"];
+                let busy_ns = cpu["user_ns"].as_u64().unwrap() + cpu["sys_ns"].as_u64().unwrap();
+                let threads = j["spec"]["threads"].as_u64().unwrap() as f64;
+                busy_ns as f64 / (j["window_ns"].as_u64().unwrap().max(1) as f64 * threads) >= 0.9
+            })
+            .map(|j| {
+                // `SEQ1M-Q8T1-read` is the table's `SEQ1M Q8T1 read`.
+                let (test, side) = j["job"].as_str().unwrap().rsplit_once('-').unwrap();
+                format!("{} {side}:", test.replace('-', " "))
+            })
+            .collect();
+        bound = stdout.lines().filter(|l| l.contains(": its worker was busy")).map(str::to_string).collect();
+        // The table's order is by test; the results', reads then writes.
+        let mut named: Vec<&str> = bound.iter().map(|l| &l[..l.find(':').unwrap() + 1]).collect();
+        named.sort_unstable();
+        let mut busy_steps = busy_steps;
+        busy_steps.sort_unstable();
+        assert_eq!(named, busy_steps, "the steps named are those whose worker was busy ≥ 90 %:\n{stdout}");
+        if !bound.is_empty() {
+            break;
+        }
+    }
+    if bound.is_empty() {
+        root::skip("a step bound by the tool's CPU", "no step's worker had 90 % of a CPU in four tries here");
+        return;
+    }
     for line in bound {
         assert!(line.contains("% of the window at") && line.contains("of CPU per I/O"), "{line}");
     }

@@ -258,7 +258,7 @@ fn buffers_on_huge_pages_are_one_request_and_on_base_pages_none_are_huge() {
             "--queue-depth",
             "4",
             "--ops",
-            "256",
+            "1024",
             "--buffer-pages",
             pages,
         ])
@@ -283,7 +283,7 @@ fn buffers_on_huge_pages_are_one_request_and_on_base_pages_none_are_huge() {
         .and_then(|t| t.trim().parse().ok())
         .unwrap_or(u64::MAX);
     let ios = base["read"]["ops"].as_u64().unwrap();
-    assert_eq!(ios, 256);
+    assert_eq!(ios, 1024);
     if huge_pages == 0 || segments >= 256 {
         root::skip(
             "buffer pages against device requests",
@@ -291,7 +291,16 @@ fn buffers_on_huge_pages_are_one_request_and_on_base_pages_none_are_huge() {
         );
         return;
     }
-    // Other traffic on the disk may add a few requests.
+    // The counters are the whole disk's: other traffic (the other tests run beside this one)
+    // only adds requests, tens of them over such a run (1,024 I/Os, so that they stay a few
+    // per cent), and the fewest over a few runs is nearest this run's own count.
+    let mut on_huge = on_huge;
+    for _ in 0..4 {
+        if (ios..ios + ios / 10).contains(&on_huge) {
+            break;
+        }
+        on_huge = on_huge.min(device_reads(&run("huge")).unwrap_or(u64::MAX));
+    }
     assert!((ios..ios + ios / 10).contains(&on_huge), "huge pages: {on_huge} device reads for {ios} I/Os");
     assert!(on_base >= ios, "base pages: {on_base} device reads for {ios} I/Os");
 }
