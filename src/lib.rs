@@ -23,6 +23,7 @@ mod compare;
 mod cpu_state;
 mod data;
 mod diagnostics;
+mod durable_format;
 mod durable_record;
 mod engine;
 mod expect;

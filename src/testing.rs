@@ -139,7 +139,8 @@ pub mod verify {
 
 /// The durable record of `--verify-state` (read back, as `iopulse verify` reads it).
 pub mod durable_record {
-    pub use crate::durable_record::format::{Record, Slot, read};
+    pub use crate::durable_format::{Record, Slot};
+    pub use crate::durable_record::read;
 }
 
 /// Which block comes next.

@@ -9,9 +9,9 @@
 
 use crate::diagnostics::error::{Error, exit_code};
 use crate::diagnostics::warnings::Diagnostics;
-use crate::metadata::result::MetaResult;
 use crate::plan::Plan;
 use crate::report::{OutputFormat, OutputOptions};
+use crate::result::meta_document::MetaResult;
 use crate::spec::Spec;
 use std::path::PathBuf;
 use std::sync::Arc;

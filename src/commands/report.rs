@@ -154,7 +154,7 @@ fn section(path: &Path) -> Result<Section, LoadError> {
             }
             Ok(Section::Search { file, doc: Box::new(doc) })
         }
-        Some(crate::metadata::result::KIND) => {
+        Some(crate::result::meta_document::KIND) => {
             drop(value);
             // Read again with its time series, for the charts over time.
             let loaded = load::metadata_with_time_series(path)?;

@@ -6,8 +6,8 @@
 //! It reads the record and the target and prints; it never writes.
 
 use crate::diagnostics::error::exit_code;
+use crate::durable_format as format;
 use crate::durable_record::check::{self, CheckReport, Class, PartSource};
-use crate::durable_record::format;
 use serde::Serialize;
 use std::io::{Seek, SeekFrom};
 use std::path::PathBuf;
@@ -79,7 +79,7 @@ pub struct VerifyArgs {
 
 pub fn verify(args: VerifyArgs) -> i32 {
     super::end_on_first_signal();
-    let record = match format::read(&args.state) {
+    let record = match crate::durable_record::read(&args.state) {
         Ok(r) => r,
         Err(e) => {
             crate::stderr_line!("iopulse verify: error: --state {}: {e}", args.state.display());

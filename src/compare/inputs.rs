@@ -8,10 +8,10 @@
 //!
 //! It reads and groups; it compares nothing.
 
-use crate::metadata::result::MetaResult;
 use crate::result::RunResult;
 use crate::result::jobs::JobsResult;
 use crate::result::load::{self, LoadError};
+use crate::result::meta_document::MetaResult;
 use crate::sweep::document::SweepDocument;
 use std::path::{Path, PathBuf};
 
@@ -153,7 +153,7 @@ fn read_file(path: &Path, side: &mut Side) -> Result<(), InputError> {
     match value.get("kind").and_then(|k| k.as_str()) {
         Some("search") => return Err(InputError::Search { file }),
         Some("compare") => return Err(InputError::Comparison { file }),
-        Some(crate::metadata::result::KIND) => {
+        Some(crate::result::meta_document::KIND) => {
             let result: MetaResult = load::typed_document(&file, &value)?;
             drop(value);
             load::check_metadata(&file, &result)?;

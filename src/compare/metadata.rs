@@ -11,7 +11,7 @@
 use super::comparable::Difference;
 use super::inputs::{MetaRun, Side};
 use super::{Comparison, Figure, FigureComparison, Options, SideSummary, comparison, judge};
-use crate::metadata::result::{MetaResult, OpFigures, PhaseResult};
+use crate::result::meta_document::{MetaResult, OpFigures, PhaseResult};
 use crate::result::named::Unit;
 use crate::spec::metadata::MetaOp;
 

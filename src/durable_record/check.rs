@@ -14,9 +14,9 @@
 //!
 //! It computes a report as plain data; formatting is the command's.
 
-use super::format::Record;
 use crate::data::Pattern;
 use crate::data::verify;
+use crate::durable_format::Record;
 use serde::Serialize;
 use std::fs::File;
 use std::os::unix::fs::FileExt;

@@ -1,9 +1,11 @@
-//! The durable record of a verifying run with a flush stream (`--verify-state FILE`): at
-//! each completed flush, which write of each block the flush made durable (`format`), and
-//! after a crash, each block of the target judged against it (`check`, for `iopulse verify`).
+//! The durable record of a verifying run with a flush stream (`--verify-state FILE`), as a
+//! command meets it: its file opened and locked for a run, or read back (`file`), and after
+//! a crash each block of the target judged against it (`check`, for `iopulse verify`). The
+//! layout and the workers' writer are `durable_format`'s.
 //!
-//! Must not: run per I/O. The worker updates the record at flush completions only, and a
-//! run without `--verify-state` has none of it.
+//! Must not: run per I/O, or know the layout's bytes.
 
 pub mod check;
-pub mod format;
+mod file;
+
+pub use file::{LockedRecord, OpenError, open_locked, read};

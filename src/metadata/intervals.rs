@@ -25,36 +25,14 @@
 //! equal the phase's. It must not format a report (`report::timeseries::render_metadata`
 //! does).
 
+use crate::result::meta_document::MetaIntervalRow;
 use crate::spec::metadata::MetaOp;
 use crate::stats::interval::{IntervalFigures, TimeSeriesRow};
 use crate::stats::live::{KindFigures, LiveFrame, LiveView};
 use crate::stats::{LatencySummary, OpStats};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::sync::mpsc::{Receiver, SyncSender};
-
-/// One row: one operation kind over one interval of one phase.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MetaIntervalRow {
-    /// `mix`, or the phase's operation.
-    pub phase: String,
-    pub op: MetaOp,
-    /// End of the interval, from the phase's start (the mix's window start).
-    pub t_ns: u64,
-    /// The interval's length (the last of a phase ends with the phase: shorter).
-    pub interval_ns: u64,
-    pub ops: u64,
-    pub ops_per_sec: f64,
-    pub bytes: u64,
-    pub bytes_per_sec: f64,
-    /// Of this interval's operations of this kind alone.
-    pub latency_ns: LatencySummary,
-    /// The exact HDR histogram of those latencies (base64 of its V2 deflate serialisation);
-    /// empty when the interval had none.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub histogram: String,
-}
 
 /// What a worker sends: its figures of interval `epoch` of `phase`.
 struct Piece {

@@ -20,7 +20,6 @@ mod flow;
 pub mod intervals;
 mod limits;
 mod ownership;
-pub mod result;
 mod setup;
 mod tree;
 mod tree_life;
@@ -32,11 +31,11 @@ use crate::diagnostics::error::{Error, RunError, UsageError, exit_code};
 use crate::diagnostics::warnings::Diagnostics;
 use crate::engine::MetadataIssue;
 use crate::primitives::clock::Clock;
+use crate::result::meta_document::{MetaResult, OpFigures, PhaseResult};
 use crate::spec::Spec;
 use crate::spec::metadata::{MetaOp, MetaSpec, MetaWorkload};
 use crate::stats::OpStats;
 use ownership::Found;
-use result::{MetaResult, OpFigures, PhaseResult};
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -228,10 +227,10 @@ fn run_in(
         exit_code::SUCCESS
     };
     let result = MetaResult {
-        kind: result::KIND.into(),
+        kind: crate::result::meta_document::KIND.into(),
         schema_version: 1,
         tool_version: env!("CARGO_PKG_VERSION").into(),
-        window: result::MetaWindow {
+        window: crate::result::meta_document::MetaWindow {
             started_at,
             window_start_unix_ns: word.as_ref().map_or(0, |w| w.start_unix_ns()),
             window_start_lag_ns: window.start_lag_ns,
@@ -242,7 +241,12 @@ fn run_in(
         tree: info,
         phases: window.phases,
         coverage_percent,
-        messages: result::MetaMessages { error, limit, warnings: diag.warnings(), notes: diag.notes() },
+        messages: crate::result::meta_document::MetaMessages {
+            error,
+            limit,
+            warnings: diag.warnings(),
+            notes: diag.notes(),
+        },
         time_series: window.time_series,
         merged_from: None,
     };

@@ -5,13 +5,13 @@
 //! removal is `ownership.rs`'s, through directory handles.
 
 use super::ownership::{self, Found, Marker};
-use super::result::TreeInfo;
 use super::worker::OpFailure;
 use super::{Planned, lock_root, plan, setup};
 use crate::diagnostics::error::{Error, RunError};
 use crate::diagnostics::warnings::Diagnostics;
 use crate::ledger::lock::Held;
 use crate::primitives::clock::Clock;
+use crate::result::meta_document::TreeInfo;
 use crate::spec::Spec;
 use crate::spec::metadata::{MetaOp, MetaSpec};
 use std::os::fd::AsRawFd;

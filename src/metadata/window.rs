@@ -5,9 +5,9 @@
 //! `tree_life.rs`).
 
 use super::flow;
-use super::result::{PhaseResult, StepFigures};
 use super::worker::{self, OpFailure, Shared};
 use super::{intervals, merge, phase_result, series_parts, uring_worker};
+use crate::result::meta_document::{PhaseResult, StepFigures};
 use crate::spec::metadata::{FlowStep, MetaOp, MetaShare};
 use crate::spec::{RunLength, Spec};
 use crate::stats::OpStats;
@@ -18,7 +18,7 @@ use std::sync::{Barrier, OnceLock};
 /// how late its first worker started after the phase's release, and why it ended.
 pub(super) struct Window {
     pub(super) phases: Vec<PhaseResult>,
-    pub(super) time_series: Vec<intervals::MetaIntervalRow>,
+    pub(super) time_series: Vec<crate::result::meta_document::MetaIntervalRow>,
     pub(super) touched: u64,
     pub(super) failure: Option<OpFailure>,
     pub(super) called_off: Option<String>,
@@ -222,7 +222,7 @@ fn series_rows(
     origin_ns: Option<u64>,
     end_ns: u64,
     phase: &PhaseResult,
-) -> Vec<intervals::MetaIntervalRow> {
+) -> Vec<crate::result::meta_document::MetaIntervalRow> {
     let Some(collected) = collected else { return Vec::new() };
     let span = intervals::PhaseSpan { name, origin_ns, end_ns, kinds: phase.per_op.iter().map(|f| f.op).collect() };
     collected.rows(&[span], spec.output.interval_ns)

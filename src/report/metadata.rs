@@ -3,7 +3,7 @@
 //! (one per phase and operation kind). Formats only: every figure is in the result.
 
 use super::units;
-use crate::metadata::result::MetaResult;
+use crate::result::meta_document::MetaResult;
 use std::fmt::Write as _;
 
 /// The text report.
@@ -86,7 +86,7 @@ pub fn text(r: &MetaResult) -> String {
 
 /// One phase: its window and rates, then a row per operation kind with its share and
 /// latency.
-fn phase_block(out: &mut String, p: &crate::metadata::result::PhaseResult) {
+fn phase_block(out: &mut String, p: &crate::result::meta_document::PhaseResult) {
     let _ = writeln!(
         out,
         "\n{} · {} · {} ops · {} ops/s · {} files/s · {}/s",
@@ -137,7 +137,7 @@ fn phase_block(out: &mut String, p: &crate::metadata::result::PhaseResult) {
 }
 
 /// A flow's steps, one row each in its order, named beside filebench's flowop.
-fn steps_block(out: &mut String, steps: &[crate::metadata::result::StepFigures]) {
+fn steps_block(out: &mut String, steps: &[crate::result::meta_document::StepFigures]) {
     if steps.is_empty() {
         return;
     }

@@ -13,8 +13,8 @@
 
 use super::plot::{self, Chart, Line, PlotError, PlotOutcome};
 use super::units;
-use crate::metadata::intervals::MetaIntervalRow;
-use crate::metadata::result::MetaResult;
+use crate::result::meta_document::MetaIntervalRow;
+use crate::result::meta_document::MetaResult;
 use crate::stats::{decode_histogram, percentile_curve};
 use std::path::Path;
 

@@ -101,7 +101,7 @@ pub const METADATA_COLUMNS: &[&str] =
     &["phase", "op", "t_s", "interval_s", "ops", "ops_per_sec", "bytes", "bytes_per_sec", "p50_ns", "p99_ns", "max_ns"];
 
 /// The CSV text of a metadata run's time series (`MetaResult::time_series`).
-pub fn render_metadata(rows: &[crate::metadata::intervals::MetaIntervalRow]) -> std::io::Result<Vec<u8>> {
+pub fn render_metadata(rows: &[crate::result::meta_document::MetaIntervalRow]) -> std::io::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(METADATA_COLUMNS)?;
     for row in rows {

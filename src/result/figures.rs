@@ -8,7 +8,7 @@
 //! (`check_metadata`: with its histograms' counts); it computes and formats none.
 
 use super::RunResult;
-use crate::metadata::result::MetaResult;
+use crate::result::meta_document::MetaResult;
 use crate::stats::{OpSummary, decode_histogram};
 
 /// Most I/Os (or operations of any kind) per second a result may say: 10^12, a hundred

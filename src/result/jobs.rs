@@ -34,7 +34,7 @@ pub struct MetaJobResult {
     /// Its phase, from 1.
     pub phase: u32,
     #[serde(flatten)]
-    pub result: crate::metadata::result::MetaResult,
+    pub result: crate::result::meta_document::MetaResult,
 }
 
 /// One job's full result.

@@ -18,7 +18,7 @@ use super::RunResult;
 use super::field_path;
 use super::figures;
 use super::jobs::JobsResult;
-use crate::metadata::result::MetaResult;
+use crate::result::meta_document::MetaResult;
 use crate::targets::identity::{FileId, special_kind};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -101,7 +101,7 @@ pub fn document(path: &Path) -> Result<Document, LoadError> {
     let (file, opened) = open(path)?;
     let id = opened.id;
     let value = read_without_series(&file, &opened)?;
-    if value.get("kind").and_then(Value::as_str) == Some(crate::metadata::result::KIND) {
+    if value.get("kind").and_then(Value::as_str) == Some(crate::result::meta_document::KIND) {
         let result = typed::<MetaResult>(&file, &value)?;
         drop(value);
         check_metadata(&file, &result)?;
@@ -146,7 +146,7 @@ pub fn metadata_with_time_series(path: &Path) -> Result<LoadedMetadata, LoadErro
 
 /// A block run's (or a job file's) result from its parsed document, judged.
 fn typed_loaded(file: String, id: FileId, value: Value) -> Result<Loaded, LoadError> {
-    if value.get("kind").and_then(Value::as_str) == Some(crate::metadata::result::KIND) {
+    if value.get("kind").and_then(Value::as_str) == Some(crate::result::meta_document::KIND) {
         return Err(LoadError::MetadataResult {
             file,
             why: "where a block run's is needed: give it to `iopulse merge`, `compare`, `plot` or `report` on its own or with others of its kind",
@@ -172,7 +172,7 @@ pub fn with_time_series(path: &Path) -> Result<Loaded, LoadError> {
     let probe: Result<Probe, _> = serde_json::from_reader(&mut reader);
     reader.check_size(&file)?;
     let probe = probe.map_err(|e| parse_error(&file, "", e))?;
-    if probe.kind.as_deref() == Some(crate::metadata::result::KIND) {
+    if probe.kind.as_deref() == Some(crate::result::meta_document::KIND) {
         return Err(LoadError::MetadataResult { file, why: "read with `load::metadata_with_time_series`" });
     }
     opened.rewind().map_err(|source| LoadError::Read { file: file.clone(), source })?;

@@ -1,4 +1,5 @@
-//! Metadata runs' results (`iopulse DIR --files N --json FILE`) merged into one (several
+//! Metadata runs' results (`iopulse DIR --files N --json FILE`, the document of
+//! `meta_document.rs`) merged into one (several
 //! hosts on one shared filesystem, or two processes side by side), their figures judged
 //! when read (`load.rs`, `figures::check_metadata`), by the rules of a block result's
 //! merge (`merge.rs`): counts
@@ -8,7 +9,7 @@
 //! It merges; it reads no file (`load.rs`) and formats nothing (`report/metadata.rs`).
 
 use super::merge::{MergeError, add_within, judge_pair, merged_latency, refuse_duplicates_by, spec_differences_of};
-use crate::metadata::result::{MetaMergedSource, MetaResult, OpFigures, PhaseResult};
+use super::meta_document::{MetaMergedSource, MetaResult, OpFigures, PhaseResult};
 use crate::spec::metadata::MetaOp;
 use crate::stats::{decode_histogram, encode_histogram, new_latency_histogram};
 use crate::targets::identity::FileId;
@@ -151,7 +152,7 @@ fn check_inputs(first: &Input, others: &[Input], force: bool) -> Result<Vec<Stri
 
 /// The trees: each run made and removed its own, so their counts add; the shape is the
 /// spec's, the same in each.
-fn merged_tree(inputs: &[Input]) -> Result<crate::metadata::result::TreeInfo, MergeError> {
+fn merged_tree(inputs: &[Input]) -> Result<crate::result::meta_document::TreeInfo, MergeError> {
     let mut tree = inputs[0].result.tree.clone();
     let tree_sum = |name: &str, get: fn(&MetaResult) -> u64| {
         inputs.iter().try_fold(0u64, |total, input| {

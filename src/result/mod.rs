@@ -13,6 +13,7 @@ pub mod io_log;
 pub mod jobs;
 pub mod load;
 pub mod merge;
+pub mod meta_document;
 pub mod metadata;
 pub mod named;
 pub mod profile_steps;

@@ -25,7 +25,7 @@ pub(super) struct Checked<'a> {
     pub(super) memory: crate::host::memory::MemoryEstimate,
     pub(super) placed: place::Placed,
     /// How the `--verify-state` record follows durability (none without it).
-    pub(super) record_durability: Option<crate::durable_record::format::Durability>,
+    pub(super) record_durability: Option<crate::durable_format::Durability>,
 }
 
 impl<'a> Checked<'a> {

@@ -11,9 +11,10 @@
 use super::region::RegionLayout;
 use super::worker_plan::tracks_sequences;
 use crate::diagnostics::error::{Error, RunError, UsageError};
-use crate::durable_record::format::{
-    self, Durability, LockedRecord, RecordHeader, RecordTarget, RecordWriter, TargetIdentity, WriterFile,
+use crate::durable_format::{
+    self as format, Durability, RecordHeader, RecordTarget, RecordWriter, TargetIdentity, WriterFile,
 };
+use crate::durable_record::{self, LockedRecord, OpenError};
 use crate::spec::Spec;
 use crate::targets::{PreparedTarget, TargetKind, TargetPlan};
 use std::fs::File;
@@ -85,14 +86,14 @@ pub(super) fn lock(path: Option<&PathBuf>) -> Result<Option<LockedRecord>, Error
         ))
         .into());
     }
-    format::open_locked(&landed).map(Some).map_err(|e| match e {
-        format::OpenError::Busy(busy) => UsageError::new(format!(
+    durable_record::open_locked(&landed).map(Some).map_err(|e| match e {
+        OpenError::Busy(busy) => UsageError::new(format!(
             "--verify-state {} {busy}: two runs cannot keep one record; wait for it to end, or give each run its own record",
             path.display()
         ))
         .into(),
-        format::OpenError::NotRegular(_) => UsageError::new(format!("--verify-state {} {e}", path.display())).into(),
-        format::OpenError::Io(e) => {
+        OpenError::NotRegular(_) => UsageError::new(format!("--verify-state {} {e}", path.display())).into(),
+        OpenError::Io(e) => {
             RunError::Other(format!("open the --verify-state record {}: {e}", path.display())).into()
         }
     })
@@ -163,7 +164,7 @@ impl DurableRecord {
                 .collect::<Result<_, RunError>>()?,
             workers,
         };
-        let file = format::create(locked, &header)
+        let file = format::create(locked.file(), &header)
             .map_err(|e| RunError::Other(format!("create the --verify-state record {}: {e}", path.display())))?;
         // With a flush stream the record follows the flushes; otherwise every N writes.
         let every_writes = if spec.durability.flush.is_some() {

@@ -48,11 +48,8 @@ pub(super) struct Execute<'a> {
     pub(super) devices: &'a Devices,
     /// `--verify-state`: this rank's record path, its file (locked for the run) and how the
     /// record follows durability.
-    pub(super) record: Option<(
-        &'a std::path::PathBuf,
-        &'a crate::durable_record::format::LockedRecord,
-        crate::durable_record::format::Durability,
-    )>,
+    pub(super) record:
+        Option<(&'a std::path::PathBuf, &'a crate::durable_record::LockedRecord, crate::durable_format::Durability)>,
 }
 
 impl WithEngine for Execute<'_> {

@@ -8,7 +8,7 @@ use super::durable_record;
 use super::messages;
 use crate::diagnostics::error::{Error, RunError};
 use crate::diagnostics::warnings::Diagnostics;
-use crate::durable_record::format::LockedRecord;
+use crate::durable_record::LockedRecord;
 use crate::spec::Spec;
 use crate::targets::device_witness::Devices;
 use crate::targets::{self, CreatedFiles, PreparedTarget};

@@ -133,7 +133,7 @@ pub struct DurabilityPlan {
     pub flush: Option<FlushPlan>,
     /// `--verify-state`: this worker's writer of the durable record, updated at each
     /// completed flush (with `data.verify` and `flush` only).
-    pub durable_record: Option<crate::durable_record::format::RecordWriter>,
+    pub durable_record: Option<crate::durable_format::RecordWriter>,
     /// `--end-fsync`: fsync each file at the end of the window, counted in it.
     pub end_fsync: bool,
 }

@@ -22,7 +22,7 @@ pub(super) struct Verifier {
     pub(super) counts: VerifyCounts,
     pub(super) mismatches: Vec<Mismatch>,
     /// `--verify-state`: the durable record, updated at each completed flush.
-    pub(super) durable_record: Option<crate::durable_record::format::RecordWriter>,
+    pub(super) durable_record: Option<crate::durable_format::RecordWriter>,
 }
 
 impl Verifier {
@@ -32,7 +32,7 @@ impl Verifier {
         v: VerifyPlan,
         plan: &WorkerPlan,
         slot_count: u32,
-        durable_record: Option<crate::durable_record::format::RecordWriter>,
+        durable_record: Option<crate::durable_format::RecordWriter>,
     ) -> Self {
         Verifier {
             plan: v,

@@ -440,8 +440,13 @@ impl Capture {
             let _ = std::fs::write(format!("{t}/tracing_on"), "0");
             std::thread::sleep(std::time::Duration::from_millis(300));
         }
+        // blktrace writes its files out on SIGINT (its own handler). The tracefs capture is
+        // `cat`, which has none: a process started with SIGINT ignored (a background job of
+        // a shell without job control) passes that on, and `cat` would never end; it has
+        // written all it read, so it is killed.
+        let signal = if self.tracefs.is_some() { libc::SIGKILL } else { libc::SIGINT };
         // SAFETY: the pid is our own child's, still unreaped.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        unsafe { libc::kill(self.child.id() as i32, signal) };
         let _ = self.child.wait();
         if let Some(name) = self.tracefs.take() {
             let _ = std::fs::write(format!("/sys/block/{name}/trace/enable"), "0");

@@ -29,7 +29,7 @@ pub struct MetaResult {
     pub messages: MetaMessages,
     /// `--timeseries`, `--interval`: per phase, one row per interval per operation kind.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub time_series: Vec<crate::metadata::intervals::MetaIntervalRow>,
+    pub time_series: Vec<MetaIntervalRow>,
     /// Only in a result of `iopulse merge`: each input, in the order given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<Vec<MetaMergedSource>>,
@@ -163,4 +163,26 @@ pub struct MetaMessages {
     pub limit: Option<String>,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
+}
+
+/// One row: one operation kind over one interval of one phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetaIntervalRow {
+    /// `mix`, or the phase's operation.
+    pub phase: String,
+    pub op: crate::spec::metadata::MetaOp,
+    /// End of the interval, from the phase's start (the mix's window start).
+    pub t_ns: u64,
+    /// The interval's length (the last of a phase ends with the phase: shorter).
+    pub interval_ns: u64,
+    pub ops: u64,
+    pub ops_per_sec: f64,
+    pub bytes: u64,
+    pub bytes_per_sec: f64,
+    /// Of this interval's operations of this kind alone.
+    pub latency_ns: LatencySummary,
+    /// The exact HDR histogram of those latencies (base64 of its V2 deflate serialisation);
+    /// empty when the interval had none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub histogram: String,
 }

@@ -1,82 +1,19 @@
-//! Writing the record: the file opened without following a link and locked for the run,
-//! its header made durable before the first I/O, and each worker's pages updated in place
+//! Writing the record: its header made durable before the first I/O (in the file the run
+//! holds locked: `durable_record::open_locked`), and each worker's pages updated in place
 //! after each flush. Allocates nothing once a writer is made.
 
 use super::*;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
 use std::sync::Arc;
 
-/// A record's file, open and locked for this run (the lock goes with the last handle).
-pub struct LockedRecord {
-    file: Arc<File>,
-    _lock: crate::ledger::lock::Held,
-}
-
-/// Why a record's file was not opened for a run.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    /// Another run holds it (`lock::LockError::Busy`, with its pid).
-    #[error("{0}")]
-    Busy(crate::ledger::lock::LockError),
-    #[error("is {0}, not a regular file: the record is written in place; give a file path")]
-    NotRegular(&'static str),
-    #[error("{0}")]
-    Io(#[from] io::Error),
-}
-
-/// Opens (creating it if missing) the record's file at `path` for this run, without
-/// following a final symbolic link (`path` is where the ledger's guard saw it land), and
-/// takes an exclusive lock on it: a second run given the same record is refused. Touches
-/// nothing of the file's bytes.
-pub fn open_locked(path: &Path) -> Result<LockedRecord, OpenError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let open = |create_new: bool| {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(create_new)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(path)
-    };
-    let file = match open(true) {
-        Ok(file) => {
-            // The new name is durable once its directory is: a crash must not lose the
-            // record of writes it promised.
-            sync_directory_of(path)?;
-            file
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => open(false)?,
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(kind) = crate::targets::identity::special_kind(file.metadata()?.file_type()) {
-        return Err(OpenError::NotRegular(kind));
-    }
-    let held = match crate::ledger::lock::exclusive(file.try_clone()?) {
-        Ok(held) => held,
-        Err(crate::ledger::lock::LockError::Io(e)) => return Err(e.into()),
-        Err(busy) => return Err(OpenError::Busy(busy)),
-    };
-    Ok(LockedRecord { file: Arc::new(file), _lock: held })
-}
-
-/// fsync of the directory holding `path`: a new name is durable once its directory is.
-pub(super) fn sync_directory_of(path: &Path) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()
-}
-
-/// Writes the record of a run into its locked file: emptied, sized, its header durable, no
-/// update written yet. Returns the open file each worker's `RecordWriter` shares.
-pub fn create(record: &LockedRecord, header: &RecordHeader) -> io::Result<Arc<File>> {
+/// Writes the record of a run into its file (open and locked for the run:
+/// `durable_record::open_locked`): emptied, sized, its header durable, no update written
+/// yet. Returns the open file each worker's `RecordWriter` shares.
+pub fn create(file: &Arc<File>, header: &RecordHeader) -> io::Result<Arc<File>> {
     let head = encode_header(header);
     let (_, len_bytes) = sections(head.len() as u64, &header.workers);
-    let file = &record.file;
     file.set_len(0)?;
     file.set_len(len_bytes)?;
     file.write_all_at(&head, 0)?;

@@ -1,5 +1,6 @@
 use super::read::{decode, decode_header};
 use super::*;
+use crate::durable_record::{open_locked, read};
 use std::sync::Arc;
 
 fn header() -> RecordHeader {
@@ -53,7 +54,7 @@ fn section_of(bytes: &[u8], worker: usize) -> usize {
 fn each_flush_writes_only_its_files_changed_pages_and_the_newest_copies_are_read() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    let file = create(&open_locked(&path).unwrap(), &header()).unwrap();
+    let file = create(open_locked(&path).unwrap().file(), &header()).unwrap();
     let mut w = writer(Arc::clone(&file));
     let mut table = vec![0u32; 3006];
     for (i, block) in [5u64, 2000, 2997].into_iter().enumerate() {
@@ -83,7 +84,7 @@ fn each_flush_writes_only_its_files_changed_pages_and_the_newest_copies_are_read
 fn a_cut_update_leaves_each_pages_previous_copy_and_is_said() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    let file = create(&open_locked(&path).unwrap(), &header()).unwrap();
+    let file = create(open_locked(&path).unwrap().file(), &header()).unwrap();
     let mut w = writer(Arc::clone(&file));
     let mut table = vec![0u32; 3006];
     for (block, seq) in [(5u64, 1u32), (2000, 2)] {
@@ -138,7 +139,7 @@ fn a_cut_update_leaves_each_pages_previous_copy_and_is_said() {
 fn a_truncated_or_foreign_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    create(&open_locked(&path).unwrap(), &header()).unwrap();
+    create(open_locked(&path).unwrap().file(), &header()).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let e = decode(&bytes[..bytes.len() - 1]).unwrap_err().to_string();
     assert!(e.contains("truncated"), "{e}");

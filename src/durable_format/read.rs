@@ -1,19 +1,10 @@
-//! Reading the record back, bounded: its header checked, each worker's pages taken copy by
+//! Reading the record back from its bytes (read from the file, bounded, by
+//! `durable_record::read`): its header checked, each worker's pages taken copy by
 //! copy (the valid copy of the highest generation), and an update cut short named.
 
 use super::*;
-use std::io::Read;
 use std::os::unix::ffi::OsStringExt;
-use std::path::{Path, PathBuf};
-
-/// Reads the state file at `path` (a regular file of at most `MAX_FILE_BYTES`).
-pub fn read(path: &Path) -> Result<Record, RecordError> {
-    let mut bytes = Vec::new();
-    crate::targets::input_file::open(path, MAX_FILE_BYTES)?
-        .read_to_end(&mut bytes)
-        .map_err(crate::targets::input_file::InputFileError::Io)?;
-    decode(&bytes)
-}
+use std::path::PathBuf;
 
 /// A bounded reader of the header's variable part.
 pub(super) struct Cursor<'a> {

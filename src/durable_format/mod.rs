@@ -21,7 +21,8 @@
 //! summary of it). Each worker owns its section (no lock between workers), and the file
 //! is sized and its header made durable before the first I/O.
 //!
-//! The file is written in place, in a file this run holds locked (`open_locked`: opened
+//! The file is written in place, in a file this run holds locked
+//! (`durable_record::open_locked`: opened
 //! without following a link, a regular file or nothing, an exclusive flock for the run), not
 //! written beside and renamed over: a rename would replace whatever the name is (a device
 //! node, /dev/null), and a lock on a file that is then renamed over guards nothing, so two
@@ -35,7 +36,8 @@
 //! from a broken promise of the storage.
 //!
 //! Must not: allocate when a record is written or a write is noted (every buffer is the
-//! writer's own, sized once), or parse anything beyond the bounded layout.
+//! writer's own, sized once), parse anything beyond the bounded layout, or open, lock or
+//! judge a path (`durable_record` does, with the ledger's lock and the targets' identity).
 
 use std::fs::File;
 use std::io;
@@ -45,8 +47,8 @@ use std::path::PathBuf;
 mod read;
 mod write;
 
-pub use read::read;
-pub use write::{LockedRecord, OpenError, RecordWriter, WriterFile, create, open_locked, worker_geometry};
+pub use read::decode;
+pub use write::{RecordWriter, WriterFile, create, worker_geometry};
 
 pub(super) const FILE_MAGIC: [u8; 8] = *b"IOPDREC\x02";
 
@@ -227,8 +229,6 @@ pub struct Record {
 /// Why a state file was not read.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("{0}")]
-    Input(#[from] crate::targets::input_file::InputFileError),
     #[error("is not an iopulse durable record (written by --verify-state): {0}")]
     NotARecord(&'static str),
     #[error("is damaged: {0}")]
