@@ -2,7 +2,7 @@
 //! turned into the `Spec` it runs, through the same parser and plan as `iopulse ARGS`.
 //! Nothing here is used by the binary itself.
 
-use crate::spec::Spec;
+use crate::workload::spec::Spec;
 
 /// The `Spec` of `iopulse ARGS...` (the arguments without the program name), or the
 /// one-line refusal it would print.
@@ -15,13 +15,13 @@ where
     let argv = std::iter::once(std::ffi::OsString::from("iopulse")).chain(args.into_iter().map(Into::into));
     let matches = crate::commands::command()
         .try_get_matches_from(argv)
-        .map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
-    let cli =
-        crate::commands::Cli::from_arg_matches(&matches).map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
-    if let Some(refusal) = crate::fio::flag_names::refusal(&matches) {
+        .map_err(|e| crate::base::diagnostics::error::clap_one_line(&e))?;
+    let cli = crate::commands::Cli::from_arg_matches(&matches)
+        .map_err(|e| crate::base::diagnostics::error::clap_one_line(&e))?;
+    if let Some(refusal) = crate::front::fio::flag_names::refusal(&matches) {
         return Err(refusal);
     }
-    let plan = crate::plan::flags::plan(&cli.bench).map_err(|e| e.message)?;
+    let plan = crate::front::plan::flags::plan(&cli.bench).map_err(|e| e.message)?;
     Ok(plan.phases.into_iter().next().and_then(|p| p.jobs.into_iter().next()).expect("one job").spec)
 }
 
@@ -38,17 +38,17 @@ where
     let argv = std::iter::once(std::ffi::OsString::from("iopulse")).chain(args.into_iter().map(Into::into));
     let matches = crate::commands::command()
         .try_get_matches_from(argv)
-        .map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
+        .map_err(|e| crate::base::diagnostics::error::clap_one_line(&e))?;
     let sub = matches.subcommand().map_or(&matches, |(_, m)| m);
-    if let Some(refusal) = crate::fio::flag_names::refusal(sub) {
+    if let Some(refusal) = crate::front::fio::flag_names::refusal(sub) {
         return Err(refusal);
     }
-    let cli =
-        crate::commands::Cli::from_arg_matches(&matches).map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
+    let cli = crate::commands::Cli::from_arg_matches(&matches)
+        .map_err(|e| crate::base::diagnostics::error::clap_one_line(&e))?;
     match cli.command {
-        None => crate::plan::flags::plan(&cli.bench).map(|_| ()).map_err(|e| e.message),
+        None => crate::front::plan::flags::plan(&cli.bench).map(|_| ()).map_err(|e| e.message),
         Some(Command::Sweep(s)) => {
-            crate::plan::sweep::grid(&s.runs.targets, &s.runs.flags).map(|_| ()).map_err(|e| e.message)
+            crate::front::plan::sweep::grid(&s.runs.targets, &s.runs.flags).map(|_| ()).map_err(|e| e.message)
         }
         Some(Command::Search(s)) => s.runs.single("a search").map(|_| ()).map_err(|e| e.message),
         Some(_) => Ok(()),
@@ -66,9 +66,9 @@ where
     let argv = ["iopulse", "replay"].into_iter().map(std::ffi::OsString::from).chain(args.into_iter().map(Into::into));
     let matches = crate::commands::command()
         .try_get_matches_from(argv)
-        .map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
-    let cli =
-        crate::commands::Cli::from_arg_matches(&matches).map_err(|e| crate::diagnostics::error::clap_one_line(&e))?;
+        .map_err(|e| crate::base::diagnostics::error::clap_one_line(&e))?;
+    let cli = crate::commands::Cli::from_arg_matches(&matches)
+        .map_err(|e| crate::base::diagnostics::error::clap_one_line(&e))?;
     match cli.command {
         Some(crate::commands::Command::Replay(args)) => crate::commands::replay::plan(*args).map(|(spec, _)| spec),
         _ => Err("not a replay".into()),
@@ -77,8 +77,8 @@ where
 
 /// Checks the text of a job file (TOML) as `iopulse run` plans it, without running it.
 pub fn check_job_file(name: &str, text: &str) -> Result<(), String> {
-    let file = crate::plan::job_file::parse::parse(name, text).map_err(|e| e.message)?;
-    crate::plan::job_file::plan(&file, &Default::default(), Vec::new()).map(|_| ()).map_err(|e| e.message)
+    let file = crate::front::plan::job_file::parse::parse(name, text).map_err(|e| e.message)?;
+    crate::front::plan::job_file::plan(&file, &Default::default(), Vec::new()).map(|_| ()).map_err(|e| e.message)
 }
 
 // What the integration tests (tests/it/, tests/no_allocation.rs) and the benches
@@ -89,13 +89,13 @@ pub fn check_job_file(name: &str, text: &str) -> Result<(), String> {
 /// The run itself, as a library call (`run::run`), and its start line. A run touches only
 /// what a ledger judged (`judge_ledger`, as every command does before it runs).
 pub mod run {
-    pub use crate::run::run;
-    pub use crate::run::start_line::StartLine;
+    pub use crate::coordination::run::run;
+    pub use crate::coordination::run::start_line::StartLine;
 
     /// The ledger of one run of `spec` (its targets, its `--verify-state` record) judged, as
     /// a command judges it before running: what `run` may then write.
-    pub fn judge_ledger(spec: &crate::spec::Spec) -> Result<(), String> {
-        let mut ledger = crate::ledger::Ledger::new();
+    pub fn judge_ledger(spec: &crate::workload::spec::Spec) -> Result<(), String> {
+        let mut ledger = crate::storage::ledger::Ledger::new();
         ledger.add_run(spec, &spec.targets, spec.data.verify_state.as_deref(), "");
         ledger.judge().map_err(|e| e.to_string())
     }
@@ -103,19 +103,19 @@ pub mod run {
 
 /// The engines, driven through their seam (the conformance tests, the hot-path benches).
 pub mod engine {
-    pub use crate::engine::aio::AioEngine;
-    pub use crate::engine::mmap::MmapEngine;
-    pub use crate::engine::null::NullEngine;
-    pub use crate::engine::sync::SyncEngine;
-    pub use crate::engine::uring::UringEngine;
-    pub use crate::engine::{
+    pub use crate::io::engine::aio::AioEngine;
+    pub use crate::io::engine::mmap::MmapEngine;
+    pub use crate::io::engine::null::NullEngine;
+    pub use crate::io::engine::sync::SyncEngine;
+    pub use crate::io::engine::uring::UringEngine;
+    pub use crate::io::engine::{
         BufferAt, Completion, Engine, EngineCaps, EngineError, EngineOptions, EngineSetup, Op, Queued, Request,
     };
 }
 
 /// A worker's loop with a plan built by hand (the watchdog test, the hot-path bench).
 pub mod worker {
-    pub use crate::worker::{
+    pub use crate::io::worker::{
         BufferMemory, DataPlan, DurabilityPlan, EnginePlan, ErrorPlan, IoPlan, PacingPlan, RegionPlan, RunControl,
         SizingInputs, WindowPlan, WorkerFile, WorkerPlan, WorkerSizing, run, stop_code,
     };
@@ -123,49 +123,49 @@ pub mod worker {
 
 /// Write data and its generators.
 pub mod data {
-    pub use crate::data::{Pattern, RandomPool, Reducibility, Reduction, fill, fill_random};
+    pub use crate::io::data::{Pattern, RandomPool, Reducibility, Reduction, fill, fill_random};
     pub mod keyed {
-        pub use crate::data::keyed::{fill_base, key_chunks};
+        pub use crate::io::data::keyed::{fill_base, key_chunks};
     }
     pub mod unique {
-        pub use crate::data::unique::{fill_area, key_sectors, period_bytes};
+        pub use crate::io::data::unique::{fill_area, key_sectors, period_bytes};
     }
 }
 
 /// Verification's stamps and checks.
 pub mod verify {
-    pub use crate::data::verify::{Expect, check, stamp, stamp_reduced};
+    pub use crate::io::data::verify::{Expect, check, stamp, stamp_reduced};
 }
 
 /// The durable record of `--verify-state` (read back, as `iopulse verify` reads it).
 pub mod durable_record {
-    pub use crate::durable_format::{Record, Slot};
-    pub use crate::durable_record::read;
+    pub use crate::io::durable_format::{Record, Slot};
+    pub use crate::storage::durable_record::read;
 }
 
 /// Which block comes next.
 pub mod access {
-    pub use crate::access::{AccessOrder, BlockSource, Distribution, Permutation, SourcePlan};
+    pub use crate::io::access::{AccessOrder, BlockSource, Distribution, Permutation, SourcePlan};
 }
 
 /// Parsers of quantities.
 pub mod units {
-    pub use crate::units::{
+    pub use crate::base::units::{
         MAX_LIST_ID, parse_count, parse_cpu_list, parse_duration, parse_id_list, parse_real, parse_size,
     };
 }
 
 /// Figures and their histograms.
 pub mod stats {
-    pub use crate::stats::{OpStats, decode_histogram, new_latency_histogram};
+    pub use crate::io::stats::{OpStats, decode_histogram, new_latency_histogram};
 }
 
-pub use crate::cluster::Cluster;
-pub use crate::diagnostics::warnings::Diagnostics;
-pub use crate::placement::bind;
-pub use crate::primitives::clock::Clock;
-pub use crate::primitives::rng::Rng;
-pub use crate::report::csv::header as csv_header;
-pub use crate::report::units::iops as shown_iops;
-pub use crate::sys::buffer::SlotBuffers;
-pub use crate::worker::heartbeat::Waiting;
+pub use crate::base::diagnostics::warnings::Diagnostics;
+pub use crate::base::primitives::clock::Clock;
+pub use crate::base::primitives::rng::Rng;
+pub use crate::base::sys::buffer::SlotBuffers;
+pub use crate::coordination::cluster::Cluster;
+pub use crate::io::placement::bind;
+pub use crate::io::worker::heartbeat::Waiting;
+pub use crate::output::report::csv::header as csv_header;
+pub use crate::output::report::units::iops as shown_iops;

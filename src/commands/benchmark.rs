@@ -12,18 +12,18 @@
 //! checkpoint (`StartLine::fail`), so the whole job ends with a message naming
 //! the rank, its host and the error, and no rank waits at a barrier.
 
-use crate::cli::BenchArgs;
-use crate::cluster::result::{self as cluster_result, RankOutcome};
-use crate::cluster::{Cluster, launcher_rank};
-use crate::diagnostics::error::{Error, RunError, exit_code};
-use crate::diagnostics::warnings::Diagnostics;
-use crate::host::signals;
-use crate::report;
-use crate::report::OutputOptions;
-use crate::run::start_line::StartLine;
-use crate::run::{self, RunOutcome};
-use crate::schedule::start_at::StartAt;
-use crate::spec::Spec;
+use crate::base::diagnostics::error::{Error, RunError, exit_code};
+use crate::base::diagnostics::warnings::Diagnostics;
+use crate::coordination::cluster::result::{self as cluster_result, RankOutcome};
+use crate::coordination::cluster::{Cluster, launcher_rank};
+use crate::coordination::run::start_line::StartLine;
+use crate::coordination::run::{self, RunOutcome};
+use crate::front::cli::BenchArgs;
+use crate::io::host::signals;
+use crate::io::schedule::start_at::StartAt;
+use crate::output::report;
+use crate::output::report::OutputOptions;
+use crate::workload::spec::Spec;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -36,7 +36,7 @@ pub fn main(args: BenchArgs, matches: &clap::ArgMatches) -> i32 {
         let overrides = super::run::overrides(matches, "in the flags given with --profile");
         return super::profile::run(&name, &args.targets, &overrides, args.loops);
     }
-    let plan = match crate::plan::flags::plan(&args) {
+    let plan = match crate::front::plan::flags::plan(&args) {
         Ok(plan) => plan,
         Err(e) => {
             // Every rank of a job has the same command line: one of them says what is wrong.
@@ -70,7 +70,7 @@ pub fn main(args: BenchArgs, matches: &clap::ArgMatches) -> i32 {
             return exit_code::RUN_FAILED;
         }
     };
-    let crate::plan::Plan { mut phases, output, .. } = plan;
+    let crate::front::plan::Plan { mut phases, output, .. } = plan;
     let spec = phases.remove(0).jobs.remove(0).spec;
     run(&cluster, &spec, output, args.start_at)
 }
@@ -158,7 +158,7 @@ fn check_and_run(
 fn judge_ledger(cluster: &Cluster, spec: &Spec, output: &OutputOptions, start_line: &StartLine) -> Result<(), Error> {
     let targets: Vec<_> = spec.targets.iter().map(|t| start_line.substitute(t)).collect();
     let record = spec.data.verify_state.as_ref().map(|p| start_line.record_path(p));
-    let mut ledger = crate::ledger::Ledger::new();
+    let mut ledger = crate::storage::ledger::Ledger::new();
     ledger.add_run(spec, &targets, record.as_deref(), "");
     if cluster.is_root() {
         report::check_planned(output, report::Writes::Run, ledger)?;
@@ -237,7 +237,7 @@ fn finish_in_cluster(cluster: &Cluster, local: Result<RunOutcome, Error>, output
     // end the job) while rank 0 is still writing.
     let codes = cluster.all_gather(&code.to_le_bytes());
     codes
-        .get(crate::cluster::ROOT_RANK as usize)
+        .get(crate::coordination::cluster::ROOT_RANK as usize)
         .and_then(|b| b.as_slice().try_into().ok())
         .map_or(exit_code::RUN_FAILED, i32::from_le_bytes)
 }

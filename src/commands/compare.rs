@@ -3,9 +3,9 @@
 //! that are not comparable unless forced, compares (`compare`) and prints
 //! (`report::compare`); the exit code says whether something regressed.
 
-use crate::compare::{self, inputs};
-use crate::diagnostics::error::exit_code;
-use crate::report;
+use crate::base::diagnostics::error::exit_code;
+use crate::figures::compare::{self, inputs};
+use crate::output::report;
 use std::path::PathBuf;
 
 const COMPARE_EXAMPLES: &str = "\
@@ -109,7 +109,7 @@ pub struct CompareArgs {
     pub output_format: CompareFormat,
 
     #[command(flatten)]
-    pub output: crate::cli::output::QuietArg,
+    pub output: crate::front::cli::output::QuietArg,
 }
 
 /// `5%`, `5` or `0.5%` → 0.05, 0.05, 0.005.

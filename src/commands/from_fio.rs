@@ -4,10 +4,10 @@
 //!
 //! It loads, checks and prints; translation is `fio_import`'s, running `jobs`'s.
 
-use crate::diagnostics::error::{UsageError, exit_code};
-use crate::fio_import;
-use crate::plan::Plan;
-use crate::plan::job_file::{self, Overrides};
+use crate::base::diagnostics::error::{UsageError, exit_code};
+use crate::front::fio_import;
+use crate::front::plan::Plan;
+use crate::front::plan::job_file::{self, Overrides};
 use std::path::{Path, PathBuf};
 
 const EXAMPLES: &str = "\
@@ -58,16 +58,18 @@ pub struct FromFioArgs {
 
     /// The run length of every job, instead of the file's (runtime, size, time_based).
     #[command(flatten)]
-    pub window: crate::cli::WindowArgs,
+    pub window: crate::front::cli::WindowArgs,
     #[command(flatten)]
-    pub output: crate::cli::output::QuietArg,
+    pub output: crate::front::cli::output::QuietArg,
 }
 
 use fio_import::RUN_LENGTH_FLAGS as RUN_LENGTH;
 
 pub fn from_fio(args: FromFioArgs, matches: &clap::ArgMatches) -> i32 {
-    let given =
-        crate::cli::table::FlagTable::from_matches(&crate::cli::command_of::<crate::cli::WindowArgs>(), matches);
+    let given = crate::front::cli::table::FlagTable::from_matches(
+        &crate::front::cli::command_of::<crate::front::cli::WindowArgs>(),
+        matches,
+    );
     let length_given = given.entries().any(|(k, _)| RUN_LENGTH.contains(&k));
     let mut translated = match fio_import::load(&args.file, args.ignore_unsupported, None, length_given) {
         Ok(t) => t,
@@ -90,9 +92,12 @@ pub fn from_fio(args: FromFioArgs, matches: &clap::ArgMatches) -> i32 {
 
 /// The window flags `given` written into every job (line 0: the command line); a run-length
 /// flag replaces the job's whole run length (`duration`, `ops`, `io-limit`).
-fn with_run_length(file: &mut crate::plan::job_file::parse::JobFile, given: &crate::cli::table::FlagTable) {
-    use crate::cli::table::FlagValue;
-    use crate::plan::job_file::parse::{Entry, Value};
+fn with_run_length(
+    file: &mut crate::front::plan::job_file::parse::JobFile,
+    given: &crate::front::cli::table::FlagTable,
+) {
+    use crate::front::cli::table::FlagValue;
+    use crate::front::plan::job_file::parse::{Entry, Value};
     let new_length = given.entries().any(|(k, _)| RUN_LENGTH.contains(&k));
     for job in &mut file.jobs {
         job.entries.retain(|e| !(new_length && RUN_LENGTH.contains(&e.key.as_str())) && given.get(&e.key).is_none());
@@ -139,7 +144,7 @@ pub fn load_job_file(
                 "--directory applies to fio job files (FILE.fio): for a TOML job file, give --target PATH",
             ));
         }
-        let file = crate::plan::job_file::parse::read(path)?;
+        let file = crate::front::plan::job_file::parse::read(path)?;
         return Ok(Loaded { plan: job_file::plan(&file, overrides, inputs)?, warnings: Vec::new(), notes: Vec::new() });
     }
     let length_given = RUN_LENGTH.iter().any(|k| overrides.table.get(k).is_some());

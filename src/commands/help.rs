@@ -5,7 +5,7 @@
 //!
 //! It prints; it reads no file and runs nothing.
 
-use crate::diagnostics::error::exit_code;
+use crate::base::diagnostics::error::exit_code;
 
 /// The topics: a name, what it covers, and the document.
 const TOPICS: &[(&str, &str, &str)] = &[

@@ -4,8 +4,8 @@
 //! of every page is judged (never a device directory such as /dev, never over a link to
 //! another file).
 
-use crate::diagnostics::error::exit_code;
-use crate::ledger::{Action, Ledger};
+use crate::base::diagnostics::error::exit_code;
+use crate::storage::ledger::{Action, Ledger};
 use std::path::PathBuf;
 
 /// Print the iopulse man page (roff) on stdout, or write every page into a directory.
@@ -54,7 +54,7 @@ pub fn man(args: ManArgs) -> i32 {
         return code;
     }
     let written = std::fs::create_dir_all(&dir).and_then(|()| {
-        pages.iter().try_for_each(|(name, page)| crate::ledger::output::write_whole(&dir.join(name), page))
+        pages.iter().try_for_each(|(name, page)| crate::storage::ledger::output::write_whole(&dir.join(name), page))
     });
     match written {
         Ok(()) => exit_code::SUCCESS,

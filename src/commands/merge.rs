@@ -1,10 +1,10 @@
 //! `iopulse merge`: one report from the JSON results of concurrent runs (several processes
 //! or hosts), their histograms added. It reads, merges (`result::merge`) and prints.
 
-use crate::diagnostics::error::exit_code;
-use crate::report::{self, OutputFormat};
-use crate::result::load::{self, Document};
-use crate::result::{merge, metadata};
+use crate::base::diagnostics::error::exit_code;
+use crate::figures::result::load::{self, Document};
+use crate::figures::result::{merge, metadata};
+use crate::output::report::{self, OutputFormat};
 use std::path::PathBuf;
 
 const MERGE_EXAMPLES: &str = "\
@@ -65,7 +65,7 @@ pub struct MergeArgs {
     pub allow_duplicates: bool,
 
     #[command(flatten)]
-    pub output: crate::cli::output::QuietArg,
+    pub output: crate::front::cli::output::QuietArg,
 }
 
 pub fn merge(args: MergeArgs) -> i32 {
@@ -165,9 +165,9 @@ fn print_merged<E: std::fmt::Display>(
 fn merge_job_files(
     args: &MergeArgs,
     inputs: Vec<merge::Input>,
-    jobs: Vec<Option<crate::result::jobs::JobsResult>>,
+    jobs: Vec<Option<crate::figures::result::jobs::JobsResult>>,
 ) -> i32 {
-    use crate::jobs::merge_results::{self, JobsInput};
+    use crate::front::jobs::merge_results::{self, JobsInput};
     let inputs: Vec<JobsInput> =
         inputs.into_iter().zip(jobs).filter_map(|(i, doc)| Some(JobsInput { file: i.file, doc: doc? })).collect();
     let merged = match merge_results::merge(&inputs, args.force) {

@@ -4,15 +4,15 @@
 //! order (a phase of one job as a run of its own, the jobs of a phase of several at once
 //! in one window through `jobs::phases::run_phase`), and after each phase its jobs'
 //! reports printed in file order, their time series written (`--timeseries`) and their
-//! charts drawn (`--plot`). It chooses, runs and prints; `metadata/` runs,
-//! `report/metadata.rs`, `report/timeseries.rs` and `report/metadata_plot.rs` format.
+//! charts drawn (`--plot`). It chooses, runs and prints; `coordination/metadata/` runs,
+//! `output/report/metadata.rs`, `output/report/timeseries.rs` and `output/report/metadata_plot.rs` format.
 
-use crate::diagnostics::error::{Error, exit_code};
-use crate::diagnostics::warnings::Diagnostics;
-use crate::plan::Plan;
-use crate::report::{OutputFormat, OutputOptions};
-use crate::result::meta_document::MetaResult;
-use crate::spec::Spec;
+use crate::base::diagnostics::error::{Error, exit_code};
+use crate::base::diagnostics::warnings::Diagnostics;
+use crate::figures::result::meta_document::MetaResult;
+use crate::front::plan::Plan;
+use crate::output::report::{OutputFormat, OutputOptions};
+use crate::workload::spec::Spec;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -105,20 +105,20 @@ pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
         crate::stderr_line!("iopulse: error: {message}");
         return exit_code::USAGE;
     }
-    if let Err(e) = crate::plan::ledger::check(plan) {
+    if let Err(e) = crate::front::plan::ledger::check(plan) {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }
     // Jobs of one phase run at once: their trees apart, their threads within the limits.
-    let apart = crate::plan::trees::check_apart_in_each_phase(plan);
-    let threads = plan.phases.iter().try_for_each(|p| crate::plan::check_phase_workers(plan, p).map(|_| ()));
+    let apart = crate::front::plan::trees::check_apart_in_each_phase(plan);
+    let threads = plan.phases.iter().try_for_each(|p| crate::front::plan::check_phase_workers(plan, p).map(|_| ()));
     if let Err(e) = apart.and(threads) {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }
     // Every job's tree is looked at before the first is touched.
     for job in plan.jobs() {
-        if let Err(e) = crate::metadata::check(&job.spec) {
+        if let Err(e) = crate::coordination::metadata::check(&job.spec) {
             crate::stderr_line!("iopulse: error: {}{e}", prefix(&job.name));
             return e.exit_code();
         }
@@ -131,7 +131,7 @@ pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
     let names = plan.job_names();
     let series_files: Vec<Option<PathBuf>> = match &plan.output.timeseries_file {
         None => names.iter().map(|_| None).collect(),
-        Some(path) if plan.is_job_file() => match crate::report::jobs::timeseries_paths(path, &names) {
+        Some(path) if plan.is_job_file() => match crate::output::report::jobs::timeseries_paths(path, &names) {
             Ok(paths) => paths.into_iter().map(Some).collect(),
             Err(e) => {
                 crate::stderr_line!("iopulse: error: {e}");
@@ -142,18 +142,20 @@ pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
     };
     // `--json`: several jobs write a result each (FILE-JOB.json); one job, FILE itself.
     let json_files: Vec<Option<PathBuf>> = match &plan.output.json_file {
-        Some(path) if plan.is_job_file() && several => match crate::report::jobs::metadata_json_paths(path, &names) {
-            Ok(paths) => paths.into_iter().map(Some).collect(),
-            Err(e) => {
-                crate::stderr_line!("iopulse: error: {e}");
-                return exit_code::USAGE;
+        Some(path) if plan.is_job_file() && several => {
+            match crate::output::report::jobs::metadata_json_paths(path, &names) {
+                Ok(paths) => paths.into_iter().map(Some).collect(),
+                Err(e) => {
+                    crate::stderr_line!("iopulse: error: {e}");
+                    return exit_code::USAGE;
+                }
             }
-        },
+        }
         json => names.iter().map(|_| json.clone()).collect(),
     };
     // `--plot`: a job file's jobs each write their own charts (`job-NAME-latency.svg`).
     let chart_prefixes: Vec<String> = if plan.is_job_file() {
-        crate::report::plot::job_chart_prefixes(&names)
+        crate::output::report::plot::job_chart_prefixes(&names)
     } else {
         names.iter().map(|_| String::new()).collect()
     };
@@ -188,9 +190,9 @@ pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
             if stop.load(Ordering::Relaxed) != 0 {
                 break;
             }
-            let jobs: Vec<&crate::plan::Job> = phase.jobs.iter().collect();
+            let jobs: Vec<&crate::front::plan::Job> = phase.jobs.iter().collect();
             let screen = super::live_screen(&plan.output);
-            let outcomes = crate::jobs::phases::run_phase(phase.number, &jobs, plan.output.quiet, stop, false);
+            let outcomes = crate::front::jobs::phases::run_phase(phase.number, &jobs, plan.output.quiet, stop, false);
             drop(screen);
             emit_phase(outcomes, outputs, &header)
         };
@@ -214,7 +216,11 @@ pub fn run_plan(plan: &Plan, stop: &Arc<AtomicUsize>) -> i32 {
 /// The reports of the jobs of a phase that ran at once, in file order; the exit code of
 /// the first job that failed on its own, else of the first stopped by another's failure,
 /// else 0.
-fn emit_phase(outcomes: Vec<crate::jobs::phases::JobOutcome>, outputs: &[JobOutputs], header: &dyn Fn(&str)) -> i32 {
+fn emit_phase(
+    outcomes: Vec<crate::front::jobs::phases::JobOutcome>,
+    outputs: &[JobOutputs],
+    header: &dyn Fn(&str),
+) -> i32 {
     let (mut own, mut stopped) = (exit_code::SUCCESS, exit_code::SUCCESS);
     for (o, outputs) in outcomes.into_iter().zip(outputs) {
         header(&o.name);
@@ -253,7 +259,7 @@ fn run_spec(spec: &Spec, outputs: &JobOutputs, stop: &AtomicUsize, name: &str) -
     let diag = if name.is_empty() { Diagnostics::new(quiet) } else { Diagnostics::for_job(quiet, name) };
     // `--live`: the full screen for the run, given back before its report.
     let screen = super::live_screen(&outputs.output);
-    let outcome = crate::metadata::run(spec, &diag, stop);
+    let outcome = crate::coordination::metadata::run(spec, &diag, stop);
     drop(screen);
     match outcome {
         Ok(outcome) => emit_result(&outcome.result, outcome.exit_code, outputs, name),
@@ -271,9 +277,15 @@ fn run_spec(spec: &Spec, outputs: &JobOutputs, stop: &AtomicUsize, name: &str) -
 /// code, or `OUTPUT_FAILED` when it succeeded but an output could not be written.
 fn emit_result(result: &MetaResult, run_code: i32, outputs: &JobOutputs, name: &str) -> i32 {
     let output = &outputs.output;
-    let mut failures = crate::report::metadata::emit(result, output);
+    let mut failures = crate::output::report::metadata::emit(result, output);
     let charts = output.plot_dir.as_deref().map(|dir| (dir, outputs.chart_prefix.as_str()));
-    failures.extend(crate::report::metadata::emit_files(result, outputs.series.as_deref(), charts, output, None));
+    failures.extend(crate::output::report::metadata::emit_files(
+        result,
+        outputs.series.as_deref(),
+        charts,
+        output,
+        None,
+    ));
     if let Some(error) = &result.messages.error {
         crate::stderr_line!("iopulse: error: {}{error}", prefix(name));
     }

@@ -5,7 +5,7 @@
 //! `completions` and `man`. A subcommand is the
 //! first argument exactly (a target file of that name is written `./merge`).
 //!
-//! Each command parses through clap, plans (`plan/`), runs and reports, and returns its
+//! Each command parses through clap, plans (`front/plan/`), runs and reports, and returns its
 //! exit code.
 
 pub mod benchmark;
@@ -25,9 +25,9 @@ pub mod search;
 pub mod sweep;
 pub mod verify;
 
-use crate::cli::BenchArgs;
-use crate::cluster::launcher_rank;
-use crate::diagnostics::error::exit_code;
+use crate::base::diagnostics::error::exit_code;
+use crate::coordination::cluster::launcher_rank;
+use crate::front::cli::BenchArgs;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
 use std::io::Write;
@@ -81,7 +81,7 @@ pub(crate) fn is_dry_run() -> bool {
 /// Where a command has judged its whole ledger and touched nothing: with `--dry-run`, the
 /// ledger is printed and the command ends (`Some(exit code)`); else it goes on (`None`).
 pub(crate) fn dry_run_exit() -> Option<i32> {
-    is_dry_run().then(|| write_stdout(&crate::report::ledger::render(&crate::ledger::judged::all())))
+    is_dry_run().then(|| write_stdout(&crate::output::report::ledger::render(&crate::storage::ledger::judged::all())))
 }
 
 /// The subcommands: one file each in this folder. The first paragraph of each is its line
@@ -134,7 +134,7 @@ impl Command {
         if is_dry_run()
             && let Some(reads) = self.reads_only()
         {
-            let mut ledger = crate::ledger::Ledger::new();
+            let mut ledger = crate::storage::ledger::Ledger::new();
             for (what, path) in reads {
                 ledger.read(what, path);
             }
@@ -214,7 +214,7 @@ impl Command {
 /// (`fio::flag_names`), `--profile`'s help listing every profile. Completions and the man
 /// pages are made from it too.
 pub fn command() -> clap::Command {
-    let with_fio_names = |c: clap::Command| crate::fio::flag_names::augment(c);
+    let with_fio_names = |c: clap::Command| crate::front::fio::flag_names::augment(c);
     // A flag given again overrides the earlier one (`iopulse run FILE --duration 2s` after
     // an alias that gave one), as in most tools.
     let runs = |c: clap::Command| with_fio_names(c).args_override_self(true);
@@ -290,7 +290,7 @@ trait Pipe: Sized {
 impl Pipe for clap::Command {}
 
 /// One malloc arena for the process: for `main`, before any thread exists.
-pub use crate::sys::process::one_malloc_arena;
+pub use crate::base::sys::process::one_malloc_arena;
 
 /// `iopulse ARGS...`: parse, dispatch, the exit code.
 pub fn main(argv: Vec<OsString>) -> i32 {
@@ -302,7 +302,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         Some((name, sub)) => (Some(name), sub),
         None => (None, &matches),
     };
-    if let Some(refusal) = crate::fio::flag_names::refusal(sub) {
+    if let Some(refusal) = crate::front::fio::flag_names::refusal(sub) {
         return usage(name, &refusal);
     }
     let cli = match Cli::from_arg_matches(&matches) {
@@ -311,7 +311,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
     };
     DRY_RUN.store(cli.dry_run, std::sync::atomic::Ordering::Relaxed);
     // A run shows itself on the live line while it goes (where its diagnostics show progress).
-    crate::stats::live::register(&crate::report::live_line::LiveLines);
+    crate::io::stats::live::register(&crate::output::report::live_line::LiveLines);
     match cli.command {
         Some(command) => command.execute(sub),
         None => {
@@ -325,13 +325,13 @@ pub fn main(argv: Vec<OsString>) -> i32 {
 
 /// `--live`: the full screen for the command's runs while the returned value lives; where
 /// it cannot be drawn, a one-line note says why and the live line shows the runs.
-pub(crate) fn live_screen(output: &crate::report::OutputOptions) -> Option<LiveScreen> {
+pub(crate) fn live_screen(output: &crate::output::report::OutputOptions) -> Option<LiveScreen> {
     if !output.live {
         return None;
     }
     let title: Vec<String> = std::env::args().skip(1).collect();
-    match crate::report::live_screen::start(title.join(" ")) {
-        Ok(screen) => Some(LiveScreen { _installed: crate::stats::live::install(screen.views()), _screen: screen }),
+    match crate::output::report::live_screen::start(title.join(" ")) {
+        Ok(screen) => Some(LiveScreen { _installed: crate::io::stats::live::install(screen.views()), _screen: screen }),
         Err(why) => {
             crate::stderr_line!("iopulse: note: {why}");
             None
@@ -342,8 +342,8 @@ pub(crate) fn live_screen(output: &crate::report::OutputOptions) -> Option<LiveS
 /// `--live`'s screen, its views installed for the runs: dropped, the views go first, then
 /// the terminal and stderr are given back.
 pub(crate) struct LiveScreen {
-    _installed: crate::stats::live::Installed,
-    _screen: crate::report::live_screen::Screen,
+    _installed: crate::io::stats::live::Installed,
+    _screen: crate::output::report::live_screen::Screen,
 }
 
 /// A usage error of `iopulse` or of its subcommand `name`: one line, exit 2.
@@ -390,7 +390,7 @@ pub(crate) fn clap_exit(e: clap::Error) -> i32 {
         return exit_code::SUCCESS;
     }
     if speaks_for_the_job() {
-        crate::stderr_line!("iopulse: error: {}", crate::diagnostics::error::clap_one_line(&e));
+        crate::stderr_line!("iopulse: error: {}", crate::base::diagnostics::error::clap_one_line(&e));
     }
     exit_code::USAGE
 }

@@ -1,9 +1,9 @@
 //! `iopulse plot`: SVG charts of a JSON result (a run's, a job file's) or of a sweep's
 //! `--csv` table. It reads and draws (`report::plot`).
 
-use crate::diagnostics::error::exit_code;
-use crate::ledger::{Action, Ledger};
-use crate::report::{self, plot};
+use crate::base::diagnostics::error::exit_code;
+use crate::output::report::{self, plot};
+use crate::storage::ledger::{Action, Ledger};
 use std::path::{Path, PathBuf};
 
 const PLOT_EXAMPLES: &str = "\
@@ -77,7 +77,7 @@ pub struct PlotArgs {
     pub filters: Vec<(String, String)>,
 
     #[command(flatten)]
-    pub output: crate::cli::output::QuietArg,
+    pub output: crate::front::cli::output::QuietArg,
 }
 
 fn parse_filter(text: &str) -> Result<(String, String), String> {
@@ -101,7 +101,7 @@ pub fn plot(mut args: PlotArgs) -> i32 {
     if let Some(csv) = &args.sweep {
         let x = args.x.as_deref().unwrap_or("queue_depth");
         let y = args.y.as_deref().unwrap_or("iops");
-        let sweep = match crate::sweep::load(csv, x, y, args.by.as_deref(), &args.filters) {
+        let sweep = match crate::figures::sweep::load(csv, x, y, args.by.as_deref(), &args.filters) {
             Ok(s) => s,
             Err(e) => {
                 crate::stderr_line!("iopulse plot: error: {e}");
@@ -138,9 +138,9 @@ pub fn plot(mut args: PlotArgs) -> i32 {
     let Some(path) = &args.result else { return exit_code::USAGE };
     // Read as it is parsed, bounded, its figures judged: memory for what is drawn, not for
     // the text (`result::load`).
-    let loaded = match crate::result::load::with_time_series(path) {
+    let loaded = match crate::figures::result::load::with_time_series(path) {
         Ok(loaded) => loaded,
-        Err(crate::result::load::LoadError::MetadataResult { .. }) => return metadata_charts(&args, path),
+        Err(crate::figures::result::load::LoadError::MetadataResult { .. }) => return metadata_charts(&args, path),
         Err(e) => {
             crate::stderr_line!("iopulse plot: error: {e}");
             return exit_code::USAGE;
@@ -183,7 +183,7 @@ pub fn plot(mut args: PlotArgs) -> i32 {
 /// A metadata run's result: the charts its run's `--plot DIR` draws (latency per kind; ops/s
 /// and p99 over time with a time series), under the same ledger as a block run's.
 fn metadata_charts(args: &PlotArgs, path: &Path) -> i32 {
-    let loaded = match crate::result::load::metadata_with_time_series(path) {
+    let loaded = match crate::figures::result::load::metadata_with_time_series(path) {
         Ok(loaded) => loaded,
         Err(e) => {
             crate::stderr_line!("iopulse plot: error: {e}");

@@ -3,16 +3,16 @@
 //! with no target and no workload flag, which runs the `default` profile. A profile is a
 //! job file (`profiles.rs`); it runs on the targets given, else on a temporary file in
 //! $TMPDIR removed afterwards, with the other flags applied to each of its steps; its
-//! report is one table (`report/profile.rs`).
+//! report is one table (`output/report/profile.rs`).
 //!
 //! It chooses, runs and prints; the jobs run as `iopulse run` runs them.
 
-use crate::cli::table::FlagTable;
-use crate::cli::{WorkloadArgs, command_of};
-use crate::diagnostics::error::exit_code;
-use crate::plan::job_file::parse::{Entry, Value};
-use crate::plan::job_file::{self, Overrides};
-use crate::plan::profiles::{self, PROFILES};
+use crate::base::diagnostics::error::exit_code;
+use crate::front::cli::table::FlagTable;
+use crate::front::cli::{WorkloadArgs, command_of};
+use crate::front::plan::job_file::parse::{Entry, Value};
+use crate::front::plan::job_file::{self, Overrides};
+use crate::front::plan::profiles::{self, PROFILES};
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -74,7 +74,7 @@ fn unknown(name: &str) -> String {
 /// The profile this command line runs, if any: `--profile NAME`, or the default one when
 /// no target and no flag that shapes the workload is given (`--duration`, `--file-size`,
 /// `--loops` and the output flags do not shape it).
-pub fn chosen(args: &crate::cli::BenchArgs, matches: &clap::ArgMatches) -> Option<String> {
+pub fn chosen(args: &crate::front::cli::BenchArgs, matches: &clap::ArgMatches) -> Option<String> {
     if let Some(name) = &args.profile {
         return Some(name.clone());
     }
@@ -99,8 +99,8 @@ pub fn profile_help() -> String {
 
 /// Each job of `file` `loops` times, one pass after another (each its own phase), the
 /// passes after the first named `NAME.passK` (`jobs::profile_steps` reads them back).
-fn repeat_steps(file: &mut crate::plan::job_file::parse::JobFile, loops: u32) {
-    use crate::result::profile_steps::pass_name;
+fn repeat_steps(file: &mut crate::front::plan::job_file::parse::JobFile, loops: u32) {
+    use crate::figures::result::profile_steps::pass_name;
     if loops <= 1 {
         return;
     }
@@ -136,7 +136,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
         crate::stderr_line!("iopulse: error: --profile {}", unknown(name));
         return exit_code::USAGE;
     };
-    let mut file = match crate::plan::job_file::parse::parse(&format!("profile {name}"), profile.text) {
+    let mut file = match crate::front::plan::job_file::parse::parse(&format!("profile {name}"), profile.text) {
         Ok(f) => f,
         Err(e) => {
             crate::stderr_line!("iopulse: error: {e}");
@@ -145,7 +145,7 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
     };
     repeat_steps(&mut file, loops.unwrap_or_else(|| profiles::default_loops(name)));
     // Checked before anything is created: the folder is made only for a run that starts.
-    let place = match targets.is_empty().then(crate::targets::temp_dir::on_disk).transpose() {
+    let place = match targets.is_empty().then(crate::storage::targets::temp_dir::on_disk).transpose() {
         Ok(place) => place,
         Err(e) => {
             crate::stderr_line!("iopulse: error: {e}");
@@ -172,14 +172,14 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
     };
     // The outputs are checked before the folder is made; the targets, once it exists
     // (`run_plan` checks the whole plan).
-    if let Err(e) = crate::plan::ledger::check(&plan) {
+    if let Err(e) = crate::front::plan::ledger::check(&plan) {
         crate::stderr_line!("iopulse: error: {e}");
         return exit_code::USAGE;
     }
     if let Some(code) = super::dry_run_exit() {
         return code;
     }
-    let Ok(stop) = crate::host::signals::install() else {
+    let Ok(stop) = crate::io::host::signals::install() else {
         crate::stderr_line!("iopulse: error: cannot install signal handlers");
         return exit_code::RUN_FAILED;
     };
@@ -230,11 +230,11 @@ pub fn run(name: &str, targets: &[PathBuf], overrides: &Overrides, loops: Option
         doc.combined.outcome.warnings.push(said.clone());
     }
     let mut failures = super::run::write_iologs(&plan, &mut doc);
-    failures.extend(crate::report::jobs::emit_as(&doc, &plan.output, &|d| {
-        crate::report::profile::text(name, d, said.as_deref())
+    failures.extend(crate::output::report::jobs::emit_as(&doc, &plan.output, &|d| {
+        crate::output::report::profile::text(name, d, said.as_deref())
     }));
     // The steps' warnings and notes, under the table: each once, with its steps.
-    for line in crate::report::profile::gathered(&doc, plan.output.quiet) {
+    for line in crate::output::report::profile::gathered(&doc, plan.output.quiet) {
         crate::stderr_line!("{line}");
     }
     for f in &failures {

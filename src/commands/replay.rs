@@ -1,14 +1,14 @@
 //! `iopulse replay TRACE [TARGET]`: a trace (fio iolog v2/v3, blktrace) replayed on a
 //! file or device through the benchmark's own run: the same checks, engines, report and
-//! outputs, with the trace's I/Os at the trace's times (`trace/` reads it,
-//! `worker/replay.rs` issues it) and each I/O's lag beside the latencies.
+//! outputs, with the trace's I/Os at the trace's times (`workload/trace/` reads it,
+//! `io/worker/replay.rs` issues it) and each I/O's lag beside the latencies.
 //!
 //! It reads the trace, plans and hands the run to `benchmark::run`; it computes nothing.
 
-use crate::cli::replay::ReplayFlags;
-use crate::cli::{IologArgs, OutputArgs, TimeseriesArgs};
-use crate::cluster::Cluster;
-use crate::diagnostics::error::exit_code;
+use crate::base::diagnostics::error::exit_code;
+use crate::coordination::cluster::Cluster;
+use crate::front::cli::replay::ReplayFlags;
+use crate::front::cli::{IologArgs, OutputArgs, TimeseriesArgs};
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -84,18 +84,18 @@ pub fn replay(args: ReplayArgs) -> i32 {
 
 /// The replay's run and outputs, every check passed and nothing touched: the trace read
 /// (bounded), the target chosen, the Spec made, the outputs guarded.
-pub fn plan(args: ReplayArgs) -> Result<(crate::spec::Spec, crate::report::OutputOptions), String> {
+pub fn plan(args: ReplayArgs) -> Result<(crate::workload::spec::Spec, crate::output::report::OutputOptions), String> {
     // The trace's files are inputs: regular files, bounded, never a kernel interface.
     let open = |path: &std::path::Path, max_bytes: u64| {
-        crate::targets::input_file::open(path, max_bytes)
+        crate::storage::targets::input_file::open(path, max_bytes)
             .map(|f| Box::new(f) as Box<dyn std::io::Read>)
             .map_err(|e| e.to_string())
     };
-    let mut trace = crate::trace::load(&args.trace, &open).map_err(|e| e.to_string())?;
+    let mut trace = crate::workload::trace::load(&args.trace, &open).map_err(|e| e.to_string())?;
     let target = match args.target {
         Some(t) => t,
         None => match (trace.format, trace.names.as_slice()) {
-            (crate::trace::TraceFormat::Blktrace, names) => {
+            (crate::workload::trace::TraceFormat::Blktrace, names) => {
                 return Err(format!(
                     "a blktrace names its device by number ({}): give the TARGET to replay on",
                     names.join(", ")
@@ -121,8 +121,9 @@ pub fn plan(args: ReplayArgs) -> Result<(crate::spec::Spec, crate::report::Outpu
     spec.output.record_iolog = output.iolog_file.is_some();
     // The whole ledger: no output, and not the target either, may land on the trace's files
     // (the Spec's replay names them).
-    let mut ledger = crate::ledger::Ledger::new();
+    let mut ledger = crate::storage::ledger::Ledger::new();
     ledger.add_run(&spec, &spec.targets, spec.data.verify_state.as_deref(), "");
-    crate::report::check_planned(&output, crate::report::Writes::Run, ledger).map_err(|e| e.to_string())?;
+    crate::output::report::check_planned(&output, crate::output::report::Writes::Run, ledger)
+        .map_err(|e| e.to_string())?;
     Ok((spec, output))
 }

@@ -5,11 +5,11 @@
 //! every target the results name: a page written over a benchmark's target would destroy
 //! it), has `report::html` format the page and writes it whole.
 
-use crate::diagnostics::error::exit_code;
-use crate::ledger::{Action, Ledger};
-use crate::report::html::{self, Section};
-use crate::result::RunResult;
-use crate::result::load::{self, LoadError};
+use crate::base::diagnostics::error::exit_code;
+use crate::figures::result::RunResult;
+use crate::figures::result::load::{self, LoadError};
+use crate::output::report::html::{self, Section};
+use crate::storage::ledger::{Action, Ledger};
 use std::path::{Path, PathBuf};
 
 const REPORT_EXAMPLES: &str = "\
@@ -51,7 +51,7 @@ pub struct ReportArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
     #[command(flatten)]
-    pub output: crate::cli::output::QuietArg,
+    pub output: crate::front::cli::output::QuietArg,
 }
 
 pub fn report(args: ReportArgs) -> i32 {
@@ -62,7 +62,7 @@ pub fn report(args: ReportArgs) -> i32 {
     }
     // The page may not land on an input: judged before a byte of them is read (a FIFO or
     // a huge file named as both is refused as the output it cannot be).
-    if let Err(e) = crate::ledger::guard::judge(&output_ledger(&ledger, &args.html)) {
+    if let Err(e) = crate::storage::ledger::guard::judge(&output_ledger(&ledger, &args.html)) {
         crate::stderr_line!("iopulse report: error: {e}");
         return exit_code::USAGE;
     }
@@ -95,7 +95,7 @@ pub fn report(args: ReportArgs) -> i32 {
             return exit_code::RUN_FAILED;
         }
     };
-    match crate::ledger::output::write_whole(&args.html, page.as_bytes()) {
+    match crate::storage::ledger::output::write_whole(&args.html, page.as_bytes()) {
         Ok(()) => super::write_stdout(&format!("{}\n", args.html.display())),
         Err(e) => {
             crate::stderr_line!("iopulse report: error: write --html {}: {e}", args.html.display());
@@ -141,20 +141,20 @@ fn section(path: &Path) -> Result<Section, LoadError> {
             Ok(Section::Compare { file, doc: Box::new(doc) })
         }
         Some("sweep") => {
-            let doc: crate::sweep::document::SweepDocument = load::typed_document(&file, &value)?;
+            let doc: crate::figures::sweep::document::SweepDocument = load::typed_document(&file, &value)?;
             for (i, run) in doc.runs.iter().enumerate() {
                 load::check_result(&file, &format!("runs[{i}].result"), &run.result)?;
             }
             Ok(Section::Sweep { file, doc: Box::new(doc) })
         }
         Some("search") => {
-            let doc: crate::sweep::document::SearchDocument = load::typed_document(&file, &value)?;
+            let doc: crate::figures::sweep::document::SearchDocument = load::typed_document(&file, &value)?;
             for (i, run) in doc.runs.iter().enumerate() {
                 load::check_result(&file, &format!("runs[{i}].result"), &run.result)?;
             }
             Ok(Section::Search { file, doc: Box::new(doc) })
         }
-        Some(crate::result::meta_document::KIND) => {
+        Some(crate::figures::result::meta_document::KIND) => {
             drop(value);
             // Read again with its time series, for the charts over time.
             let loaded = load::metadata_with_time_series(path)?;

@@ -2,11 +2,11 @@
 //! planned and checked whole (`plan::job_file`) before anything is touched, then the
 //! phases in order (`jobs::phases`), the report and the exit code.
 
-use crate::cli::table::FlagTable;
-use crate::cli::{IologArgs, OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
-use crate::diagnostics::error::exit_code;
-use crate::plan::{self, Plan};
-use crate::report;
+use crate::base::diagnostics::error::exit_code;
+use crate::front::cli::table::FlagTable;
+use crate::front::cli::{IologArgs, OutputArgs, TimeseriesArgs, WorkloadArgs, command_of};
+use crate::front::plan::{self, Plan};
+use crate::output::report;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -167,7 +167,7 @@ pub fn run_file(args: RunArgs, matches: &clap::ArgMatches) -> i32 {
         return exit_code::USAGE;
     }
     // First: a signal while thousands of jobs are read, planned and checked stops the run.
-    let stop = match crate::host::signals::install() {
+    let stop = match crate::io::host::signals::install() {
         Ok(stop) => stop,
         Err(e) => {
             crate::stderr_line!("iopulse run: error: cannot install signal handlers: {e}");
@@ -252,7 +252,7 @@ pub(crate) fn run_plan(
     plan: &Plan,
     stop: &Arc<AtomicUsize>,
     steps: bool,
-) -> (i32, Option<crate::result::jobs::JobsResult>) {
+) -> (i32, Option<crate::figures::result::jobs::JobsResult>) {
     let (code, doc, _) = run_plan_with_trees(plan, stop, steps);
     (code, doc)
 }
@@ -263,9 +263,9 @@ fn run_plan_with_trees(
     plan: &Plan,
     stop: &Arc<AtomicUsize>,
     steps: bool,
-) -> (i32, Option<crate::result::jobs::JobsResult>, Vec<crate::result::jobs::MetaJobResult>) {
-    use crate::jobs::{combined, phases};
-    use crate::result::jobs::{JobResult, MetaJobResult};
+) -> (i32, Option<crate::figures::result::jobs::JobsResult>, Vec<crate::figures::result::jobs::MetaJobResult>) {
+    use crate::figures::result::jobs::{JobResult, MetaJobResult};
+    use crate::front::jobs::{combined, phases};
     // The whole plan, every phase and output, before anything is touched.
     if let Err(e) = plan::check(plan, stop) {
         crate::stderr_line!("iopulse run: error: {e}");
@@ -317,14 +317,14 @@ fn run_plan_with_trees(
 /// Each job's `--write-iolog` file (`plan::Job::iolog`), of the jobs that ran: the I/Os it
 /// issued as a fio iolog v3. The logs leave the results once written. A failure is
 /// returned, one line each naming the file and the job.
-pub(crate) fn write_iologs(plan: &Plan, doc: &mut crate::result::jobs::JobsResult) -> Vec<String> {
+pub(crate) fn write_iologs(plan: &Plan, doc: &mut crate::figures::result::jobs::JobsResult) -> Vec<String> {
     let files: std::collections::HashMap<&str, &plan::IologFile> =
         plan.jobs().filter_map(|j| j.iolog.as_ref().map(|log| (j.name.as_str(), log))).collect();
     let mut failures = Vec::new();
     for job in &mut doc.jobs {
         let Some(file) = files.get(job.job.as_str()) else { continue };
         let text = job.result.schedule.iolog.take().map(|log| report::iolog::render(&log)).unwrap_or_default();
-        if let Err(e) = crate::ledger::output::write_whole(&file.path, text.as_bytes()) {
+        if let Err(e) = crate::storage::ledger::output::write_whole(&file.path, text.as_bytes()) {
             failures.push(format!("write --write-iolog {} (job [{}]): {e}", file.path.display(), job.job));
         }
     }

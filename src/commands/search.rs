@@ -1,25 +1,25 @@
 //! `iopulse search`: the highest load that meets a latency bound (`--p99-max 1ms`), or with
 //! `--saturate` the smallest queue depth × threads that reaches 95 % of the maximum IOPS.
-//! First a closed-loop run as given (the maximum); then runs the plan of sweep/search.rs
+//! First a closed-loop run as given (the maximum); then runs the plan of figures/sweep/search.rs
 //! asks for, each the benchmark's typed flags with the ones it sets (`--rate-iops N
 //! --rate-total`: open-loop pacing, latency measured from when each I/O was due; or
 //! `--queue-depth`, `--threads`), checked into a `Spec` as a command line would be.
 //! Reports the curve (a point per run) and a one-line answer.
 //!
-//! Runs and writes; the plan is sweep/search.rs's, the words report/sweep.rs's.
+//! Runs and writes; the plan is figures/sweep/search.rs's, the words output/report/sweep.rs's.
 
 use super::json_text;
 use super::sweep::{Session, Step, check_outputs};
-use crate::cli::lists::ManyRunsArgs;
-use crate::cli::{IologArgs, WorkloadArgs};
-use crate::diagnostics::error::exit_code;
-use crate::report::{self, OutputFormat, units};
-use crate::result::RunResult;
-use crate::stats::LatencySummary;
-use crate::sweep::document::{Answer, CurvePoint, RunEntry, SearchDocument};
-use crate::sweep::search::{DEFAULT_STEPS, LatencySearch, Percentile, saturate_candidates};
-use crate::units::parse_duration;
-use crate::units::values::Count;
+use crate::base::diagnostics::error::exit_code;
+use crate::base::units::parse_duration;
+use crate::base::units::values::Count;
+use crate::figures::result::RunResult;
+use crate::figures::sweep::document::{Answer, CurvePoint, RunEntry, SearchDocument};
+use crate::figures::sweep::search::{DEFAULT_STEPS, LatencySearch, Percentile, saturate_candidates};
+use crate::front::cli::lists::ManyRunsArgs;
+use crate::front::cli::{IologArgs, WorkloadArgs};
+use crate::io::stats::LatencySummary;
+use crate::output::report::{self, OutputFormat, units};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -217,19 +217,19 @@ pub fn search(args: SearchArgs) -> i32 {
     if let Err(e) = probe.into_spec(args.runs.targets.clone(), false) {
         return usage(format!("this workload cannot be paced by the search: {e}"));
     }
-    if let Err(e) = crate::run::check(&base_spec) {
+    if let Err(e) = crate::coordination::run::check(&base_spec) {
         crate::stderr_line!("iopulse search: error: {e}");
         return e.exit_code();
     }
     let output = args.runs.output.options(&Default::default());
     // `--write-iolog`: a file per run, every one the search may make checked before the first.
     if let Some(path) = &args.iolog.write_iolog
-        && let Err(e) = crate::plan::iologs::refuse_stream(path, "--write-iolog", "each run of a search")
+        && let Err(e) = crate::front::plan::iologs::refuse_stream(path, "--write-iolog", "each run of a search")
     {
         return usage(e);
     }
     let logs: Vec<std::path::PathBuf> = (1..=args.max_runs as usize)
-        .filter_map(|run| args.iolog.write_iolog.as_deref().map(|p| crate::plan::iologs::per_search_run(p, run)))
+        .filter_map(|run| args.iolog.write_iolog.as_deref().map(|p| crate::front::plan::iologs::per_search_run(p, run)))
         .collect();
     if let Err(e) = check_outputs(&output, report::Writes::Search, &[&base_spec], &logs) {
         return usage(e);
@@ -237,7 +237,7 @@ pub fn search(args: SearchArgs) -> i32 {
     if let Some(code) = super::dry_run_exit() {
         return code;
     }
-    let Ok(stop) = crate::host::signals::install() else {
+    let Ok(stop) = crate::io::host::signals::install() else {
         crate::stderr_line!("iopulse search: error: cannot install signal handlers");
         return exit_code::RUN_FAILED;
     };
@@ -286,7 +286,7 @@ impl Searcher<'_> {
     /// a failed run, the run budget).
     fn run(
         &mut self,
-        spec: &crate::spec::Spec,
+        spec: &crate::workload::spec::Spec,
         phase: &str,
         offered: Option<f64>,
         max_iops: Option<f64>,
@@ -300,8 +300,12 @@ impl Searcher<'_> {
             None => format!("{phase} · queue depth {} × {} threads", spec.shape.queue_depth, spec.shape.threads),
         };
         // `--write-iolog`: this run's own file, and a spec that records.
-        let iolog =
-            self.args.iolog.write_iolog.as_deref().map(|p| crate::plan::iologs::per_search_run(p, self.runs.len() + 1));
+        let iolog = self
+            .args
+            .iolog
+            .write_iolog
+            .as_deref()
+            .map(|p| crate::front::plan::iologs::per_search_run(p, self.runs.len() + 1));
         let recording;
         let spec = if iolog.is_some() {
             let mut records = spec.clone();
@@ -386,7 +390,7 @@ impl Searcher<'_> {
     }
 
     /// The smallest queue depth × threads reaching `percent` of `max_iops`.
-    fn saturate(&mut self, base: &crate::spec::Spec, max_iops: f64, percent: f64) -> Option<Answer> {
+    fn saturate(&mut self, base: &crate::workload::spec::Spec, max_iops: f64, percent: f64) -> Option<Answer> {
         let depth = if base.io.engine.caps().completes_inline { 1 } else { base.shape.queue_depth };
         let goal = max_iops * percent / 100.0;
         let found = |d: u32, t: u32, iops: f64| {
@@ -450,7 +454,7 @@ impl Searcher<'_> {
         let text = match self.args.runs.output.format() {
             OutputFormat::Json => json_text(&doc),
             OutputFormat::Junit => {
-                let scopes: Vec<(String, &crate::result::RunResult)> =
+                let scopes: Vec<(String, &crate::figures::result::RunResult)> =
                     doc.runs.iter().enumerate().map(|(i, r)| (format!("step {}", i + 1), &r.result)).collect();
                 report::ci_render(&scopes, OutputFormat::Junit)
             }
@@ -458,7 +462,7 @@ impl Searcher<'_> {
         };
         self.session.write_stdout(&text);
         if let Some(path) = &self.args.runs.output.json
-            && let Err(e) = crate::ledger::output::write_whole(path, json_text(&doc).as_bytes())
+            && let Err(e) = crate::storage::ledger::output::write_whole(path, json_text(&doc).as_bytes())
         {
             self.session.output_failure(format!("write --json {}: {e}", path.display()));
         }
@@ -466,7 +470,7 @@ impl Searcher<'_> {
             let drawn =
                 std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display())).and_then(|()| {
                     let path = dir.join(report::plot::SEARCH_CHART);
-                    report::plot::sweep_chart(&crate::sweep::document::curve_chart(&doc), &path)
+                    report::plot::sweep_chart(&crate::figures::sweep::document::curve_chart(&doc), &path)
                         .map(|()| path)
                         .map_err(|e| e.to_string())
                 });

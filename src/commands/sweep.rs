@@ -1,4 +1,4 @@
-//! `iopulse sweep`: the benchmark's flags with comma lists span a grid (sweep/grid.rs);
+//! `iopulse sweep`: the benchmark's flags with comma lists span a grid (figures/sweep/grid.rs);
 //! every point runs `--repeat` times, the repetitions interleaved across points (point 1,
 //! 2, ... then again), so drift over time hits every point alike. Each run goes to
 //! `--csv` as a row as soon as it ends, and to the sweep's journal, which `--resume` reads
@@ -8,21 +8,21 @@
 //! Its flags are clap's: its own, the outputs, and every flag of the benchmark taking a
 //! comma list (`cli::lists`); every point is planned and checked (`plan::sweep`) before the
 //! first run. Also the pieces `iopulse search` shares (`Session`). Runs and writes; the
-//! figures come from sweep/summary.rs, the words from report/sweep.rs.
+//! figures come from figures/sweep/summary.rs, the words from output/report/sweep.rs.
 
 use super::json_text;
-use crate::cli::IologArgs;
-use crate::cli::lists::ManyRunsArgs;
-use crate::cluster::Cluster;
-use crate::diagnostics::error::exit_code;
-use crate::diagnostics::warnings::Diagnostics;
-use crate::report::{self, OutputFormat, OutputOptions};
-use crate::result::RunResult;
-use crate::run::{self, start_line::StartLine};
-use crate::sweep::document::{self, Best, PointEntry, RunEntry, SweepDocument};
-use crate::sweep::grid::Grid;
-use crate::sweep::journal::{self, Journal};
-use crate::sweep::summary::{self, Metric, PointSummary};
+use crate::base::diagnostics::error::exit_code;
+use crate::base::diagnostics::warnings::Diagnostics;
+use crate::coordination::cluster::Cluster;
+use crate::coordination::run::{self, start_line::StartLine};
+use crate::figures::result::RunResult;
+use crate::figures::sweep::document::{self, Best, PointEntry, RunEntry, SweepDocument};
+use crate::figures::sweep::grid::Grid;
+use crate::figures::sweep::journal::{self, Journal};
+use crate::figures::sweep::summary::{self, Metric, PointSummary};
+use crate::front::cli::IologArgs;
+use crate::front::cli::lists::ManyRunsArgs;
+use crate::output::report::{self, OutputFormat, OutputOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -97,7 +97,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
     if let Some((flag, why)) = args.runs.refused {
         return usage(format!("{flag} with `iopulse sweep`: {why}"));
     }
-    let mut grid = match crate::plan::sweep::grid(&args.runs.targets, &args.runs.flags) {
+    let mut grid = match crate::front::plan::sweep::grid(&args.runs.targets, &args.runs.flags) {
         Ok(g) => g,
         Err(e) => return usage(e),
     };
@@ -119,7 +119,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
     // `--write-iolog`: every point records; each run's log is a file of its own.
     let iolog = args.iolog.write_iolog.clone();
     if let Some(path) = &iolog {
-        if let Err(e) = crate::plan::iologs::refuse_stream(path, "--write-iolog", "each run of a sweep") {
+        if let Err(e) = crate::front::plan::iologs::refuse_stream(path, "--write-iolog", "each run of a sweep") {
             return usage(e);
         }
         for p in &mut grid.points {
@@ -127,9 +127,9 @@ pub fn sweep(args: SweepArgs) -> i32 {
         }
     }
     let log_of = |point: usize, repetition: u32| {
-        iolog.as_deref().map(|path| crate::plan::iologs::per_sweep_run(path, point, repetition))
+        iolog.as_deref().map(|path| crate::front::plan::iologs::per_sweep_run(path, point, repetition))
     };
-    let Ok(stop) = crate::host::signals::install() else {
+    let Ok(stop) = crate::io::host::signals::install() else {
         crate::stderr_line!("iopulse sweep: error: cannot install signal handlers");
         return exit_code::RUN_FAILED;
     };
@@ -143,7 +143,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
         grid.axes.iter().map(|a| document::Axis { flag: a.flag.clone(), values: a.values.clone() }).collect();
     let logs: Vec<PathBuf> =
         (1..=args.repeat).flat_map(|rep| (0..grid.points.len()).filter_map(move |p| log_of(p, rep))).collect();
-    let specs: Vec<&crate::spec::Spec> = grid.points.iter().map(|p| &p.spec).collect();
+    let specs: Vec<&crate::workload::spec::Spec> = grid.points.iter().map(|p| &p.spec).collect();
     if let Err(e) = check_outputs(&output, report::Writes::Sweep(&axes), &specs, &logs) {
         return usage(e);
     }
@@ -300,7 +300,7 @@ fn write_outputs(session: &mut Session, output: &OutputOptions, grid: &Grid, doc
     let text = match output.format {
         OutputFormat::Json => json_text(doc),
         OutputFormat::Junit => {
-            let scopes: Vec<(String, &crate::result::RunResult)> = doc
+            let scopes: Vec<(String, &crate::figures::result::RunResult)> = doc
                 .runs
                 .iter()
                 .map(|r| {
@@ -314,7 +314,7 @@ fn write_outputs(session: &mut Session, output: &OutputOptions, grid: &Grid, doc
     };
     session.write_stdout(&text);
     if let Some(path) = &output.json_file
-        && let Err(e) = crate::ledger::output::write_whole(path, json_text(doc).as_bytes())
+        && let Err(e) = crate::storage::ledger::output::write_whole(path, json_text(doc).as_bytes())
     {
         session.output_failure(format!("write --json {}: {e}", path.display()));
     }
@@ -397,10 +397,10 @@ fn plot_sweep(doc: &SweepDocument, metric: Metric, dir: &std::path::Path) -> Res
 pub(crate) fn check_outputs(
     output: &OutputOptions,
     writes: report::Writes<'_>,
-    specs: &[&crate::spec::Spec],
+    specs: &[&crate::workload::spec::Spec],
     logs: &[PathBuf],
-) -> Result<(), crate::diagnostics::error::UsageError> {
-    let mut ledger = crate::ledger::Ledger::new();
+) -> Result<(), crate::base::diagnostics::error::UsageError> {
+    let mut ledger = crate::storage::ledger::Ledger::new();
     for spec in specs {
         ledger.add_run(spec, &spec.targets, None, "");
     }
@@ -408,10 +408,10 @@ pub(crate) fn check_outputs(
     records.sort();
     records.dedup();
     for record in records {
-        ledger.touch("--verify-state", record, crate::ledger::Action::Record);
+        ledger.touch("--verify-state", record, crate::storage::ledger::Action::Record);
     }
     for log in logs {
-        ledger.touch("--write-iolog", log, crate::ledger::Action::Replace);
+        ledger.touch("--write-iolog", log, crate::storage::ledger::Action::Replace);
     }
     report::check_planned(output, writes, ledger)
 }
@@ -498,7 +498,7 @@ impl Session {
     /// (`--write-iolog`'s file of this run; `spec.record_iolog` is set with it).
     pub(crate) fn run(
         &mut self,
-        spec: &crate::spec::Spec,
+        spec: &crate::workload::spec::Spec,
         what: &str,
         repetition: Option<u32>,
         iolog: Option<&std::path::Path>,
@@ -517,7 +517,7 @@ impl Session {
         let left = self.planned.saturating_sub(self.done);
         let left_words = (self.ran_here > 0 && left > 0).then(|| {
             let each_ns = self.started.elapsed().as_nanos() as f64 / self.ran_here as f64;
-            format!(" · {} left", crate::units::display::seconds_ns((each_ns * left as f64) as u64))
+            format!(" · {} left", crate::base::units::display::seconds_ns((each_ns * left as f64) as u64))
         });
         let label = format!("{} of {}: {what}{}", self.done + 1, self.planned, left_words.unwrap_or_default());
         let diag = Diagnostics::silent().labelled(label);
@@ -533,7 +533,7 @@ impl Session {
                 if let Some(path) = iolog {
                     let text =
                         o.result.schedule.iolog.take().map(|log| report::iolog::render(&log)).unwrap_or_default();
-                    if let Err(e) = crate::ledger::output::write_whole(path, text.as_bytes()) {
+                    if let Err(e) = crate::storage::ledger::output::write_whole(path, text.as_bytes()) {
                         self.output_failure(format!("write --write-iolog {}: {e}", path.display()));
                     }
                 }

@@ -5,9 +5,9 @@
 //!
 //! It reads the record and the target and prints; it never writes.
 
-use crate::diagnostics::error::exit_code;
-use crate::durable_format as format;
-use crate::durable_record::check::{self, CheckReport, Class, PartSource};
+use crate::base::diagnostics::error::exit_code;
+use crate::io::durable_format as format;
+use crate::storage::durable_record::check::{self, CheckReport, Class, PartSource};
 use serde::Serialize;
 use std::io::{Seek, SeekFrom};
 use std::path::PathBuf;
@@ -74,12 +74,12 @@ pub struct VerifyArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = VerdictFormat::Text)]
     pub output_format: VerdictFormat,
     #[command(flatten)]
-    pub output: crate::cli::output::QuietArg,
+    pub output: crate::front::cli::output::QuietArg,
 }
 
 pub fn verify(args: VerifyArgs) -> i32 {
     super::end_on_first_signal();
-    let record = match crate::durable_record::read(&args.state) {
+    let record = match crate::storage::durable_record::read(&args.state) {
         Ok(r) => r,
         Err(e) => {
             crate::stderr_line!("iopulse verify: error: --state {}: {e}", args.state.display());
@@ -144,7 +144,7 @@ fn open_target(path: &std::path::Path) -> std::io::Result<(std::fs::File, u64, f
         std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)?;
     let kind = file.metadata()?.file_type();
     if !kind.is_file() && !kind.is_block_device() {
-        let what = crate::targets::identity::special_kind(kind).unwrap_or("a special file");
+        let what = crate::storage::targets::identity::special_kind(kind).unwrap_or("a special file");
         return Err(std::io::Error::other(format!(
             "is {what}, not a file or a block device: give the file or device the run wrote"
         )));

@@ -1,8 +1,10 @@
-//! The module graph has no cycle: read from the `crate::X` paths of every source file (its
-//! `#[cfg(test)] mod tests` and the tests.rs files left out: a test may reach anywhere), the crate's top-level
-//! modules (a folder or a file under src/) must import each other one way only, and so
-//! must the files of each folder among themselves (`super::X`, `crate::FOLDER::X`). A
-//! cycle is reported with the files that make each arrow of it.
+//! The layers and the module graph. src/ is a pipeline of folders, each a layer that imports
+//! only the layers below it (`LAYERS`, in order; docs/architecture.md, "Layers"), read from
+//! the `crate::X` paths of every source file (its `#[cfg(test)] mod tests` and the tests.rs
+//! files left out: a test may reach anywhere). Inside a layer its modules import each other
+//! one way only (`crate::LAYER::X`, `super::X`), and so do the files of each module
+//! (`crate::LAYER::MODULE::X`, `super::X`). A cycle is reported with the files that make
+//! each arrow of it, an arrow up the layers with the file that draws it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -118,67 +120,144 @@ fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     s.out
 }
 
-#[test]
-fn no_module_imports_back_into_a_module_that_imports_it() {
+/// The layers of src/, from the top: each imports only those after it. `testing.rs` (what
+/// the tests and benches reach) and the binary's `main.rs` stand outside.
+const LAYERS: [&str; 9] =
+    ["commands", "front", "output", "coordination", "figures", "storage", "workload", "io", "base"];
+
+/// Every arrow of the source: (from, to) at each granularity, with a file that draws it.
+struct Arrows {
+    /// Between layers.
+    layers: BTreeMap<String, BTreeSet<String>>,
+    /// Between the modules of each layer (`layer` -> module -> modules).
+    modules: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+    /// Between the files and subfolders of each module (`layer/module` -> ...).
+    files: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+    why: BTreeMap<(String, String), String>,
+}
+
+/// The arrows inside `scope` (a layer, or a layer's module) drawn by the file at `parts`
+/// (its path under src/, split), which lies `depth` folders below src/ in that scope: its
+/// `crate::SCOPE::X` names and, from a file directly in the scope (or a subfolder's
+/// mod.rs), its `super::X` names.
+fn scope_arrows(text: &str, parts: &[String], depth: usize) -> Option<(String, BTreeSet<String>)> {
+    if parts.len() <= depth || (parts.len() == depth + 1 && parts[depth] == "mod") {
+        return None;
+    }
+    let scope = parts[..depth].join("::");
+    let mut targets = names_after(text, &format!("crate::{scope}::"));
+    if parts.len() == depth + 1 || (parts.len() == depth + 2 && parts[depth + 1] == "mod") {
+        targets.extend(names_after(text, "super::"));
+    }
+    targets.remove(&parts[depth]);
+    targets.remove("super");
+    Some((parts[depth].clone(), targets))
+}
+
+fn arrows() -> Arrows {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     sources(&src, &mut files);
-    // Top-level modules, and the files of each folder among themselves.
-    let mut top: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut inner: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-    let mut why: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut out =
+        Arrows { layers: BTreeMap::new(), modules: BTreeMap::new(), files: BTreeMap::new(), why: BTreeMap::new() };
     for file in &files {
         let rel = file.strip_prefix(&src).unwrap();
         let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
-        let module = parts[0].clone();
+        let layer = parts[0].clone();
         // Test code may reach anywhere: the inline test modules and the tests.rs files.
-        if module == "main" || module == "lib" || parts.last().is_some_and(|p| p == "tests") {
+        if layer == "main" || layer == "lib" || parts.last().is_some_and(|p| p == "tests") {
             continue;
         }
         let text = std::fs::read_to_string(file).unwrap();
         let text = without_tests(&text);
+        let mut note = |from: String, to: String| {
+            out.why.entry((from, to)).or_insert_with(|| rel.display().to_string());
+        };
         for target in names_after(text, "crate::") {
-            if target != module {
-                why.entry((module.clone(), target.clone())).or_insert_with(|| rel.display().to_string());
-                top.entry(module.clone()).or_default().insert(target);
+            if target != layer {
+                note(layer.clone(), target.clone());
+                out.layers.entry(layer.clone()).or_default().insert(target);
             }
         }
-        // Inside a folder: its files and subfolders (a subfolder is one node, all its files'
-        // imports its own), their `crate::FOLDER::X`, and `super::X` where it names the
-        // folder (from a file directly in it, or a subfolder's mod.rs).
-        if parts.len() >= 2 && !(parts.len() == 2 && parts[1] == "mod") {
-            let me = parts[1].clone();
-            let mut targets = names_after(text, &format!("crate::{module}::"));
-            if parts.len() == 2 || (parts.len() == 3 && parts[2] == "mod") {
-                targets.extend(names_after(text, "super::"));
-            }
+        if let Some((me, targets)) = scope_arrows(text, &parts, 1) {
             for target in targets {
-                if target != me && target != "super" {
-                    why.entry((format!("{module}/{me}"), format!("{module}/{target}")))
-                        .or_insert_with(|| rel.display().to_string());
-                    inner.entry(module.clone()).or_default().entry(me.clone()).or_default().insert(target);
-                }
+                note(format!("{layer}/{me}"), format!("{layer}/{target}"));
+                out.modules.entry(layer.clone()).or_default().entry(me.clone()).or_default().insert(target);
+            }
+        }
+        if let Some((me, targets)) = scope_arrows(text, &parts, 2) {
+            let module = format!("{layer}/{}", parts[1]);
+            for target in targets {
+                note(format!("{module}/{me}"), format!("{module}/{target}"));
+                out.files.entry(module.clone()).or_default().entry(me.clone()).or_default().insert(target);
             }
         }
     }
+    out
+}
+
+#[test]
+fn each_layer_imports_only_the_layers_below_it() {
+    let arrows = arrows();
+    let rank = |layer: &str| LAYERS.iter().position(|l| *l == layer);
+    let mut up = Vec::new();
+    // What the root holds besides the layers is no layer: `testing`, and the macros
+    // (`crate::stderr_line!`).
+    let is_folder = |name: &str| arrows.layers.contains_key(name) || rank(name).is_some();
+    for (from, targets) in &arrows.layers {
+        let Some(from_rank) = rank(from) else {
+            assert!(from == "testing", "src/{from} is in no layer: put it in one of {LAYERS:?}");
+            continue;
+        };
+        for to in targets.iter().filter(|t| is_folder(t)) {
+            match rank(to) {
+                Some(to_rank) if to_rank > from_rank => {}
+                _ => up.push(format!("{from} -> {to} (in {})", arrows.why[&(from.clone(), to.clone())])),
+            }
+        }
+    }
+    assert!(up.is_empty(), "arrows up the layers ({}):\n{}", LAYERS.join(" > "), up.join("\n"));
+    // Every layer is a folder of src/, and every folder of src/ is a layer.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let folders: BTreeSet<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let layers: BTreeSet<String> = LAYERS.iter().map(|l| l.to_string()).collect();
+    assert_eq!(folders, layers, "the folders of src/ are the layers");
+    assert!(
+        arrows.layers.len() >= LAYERS.len(),
+        "only {} layers read: is src/ where the test looks?",
+        arrows.layers.len()
+    );
+}
+
+#[test]
+fn no_module_imports_back_into_a_module_that_imports_it() {
+    let arrows = arrows();
     let mut found = Vec::new();
-    let arrows = |members: &[String], prefix: &str| -> Vec<String> {
+    let drawn = |members: &[String], prefix: &str| -> Vec<String> {
         let named: Vec<String> = members.iter().map(|m| format!("{prefix}{m}")).collect();
-        why.iter()
+        arrows
+            .why
+            .iter()
             .filter(|((a, b), _)| named.contains(a) && named.contains(b))
             .map(|((a, b), file)| format!("{a} -> {b} (in {file})"))
             .collect()
     };
-    for cycle in cycles(&top) {
-        found.push(format!("top-level modules: {}", arrows(&cycle, "").join("; ")));
+    for cycle in cycles(&arrows.layers) {
+        found.push(format!("layers: {}", drawn(&cycle, "").join("; ")));
     }
-    for (folder, edges) in &inner {
+    for (scope, edges) in arrows.modules.iter().chain(&arrows.files) {
         for cycle in cycles(edges) {
-            found.push(format!("files of src/{folder}/: {}", arrows(&cycle, &format!("{folder}/")).join("; ")));
+            found.push(format!("src/{scope}/: {}", drawn(&cycle, &format!("{scope}/")).join("; ")));
         }
     }
     assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));
-    assert!(top.len() > 20, "only {} modules read: is src/ where the test looks?", top.len());
+    let modules: usize = arrows.modules.values().map(BTreeMap::len).sum();
+    assert!(modules > 20, "only {modules} modules read: is src/ where the test looks?");
 }
 
 #[test]
@@ -192,16 +271,16 @@ fn the_cycle_finder_finds_a_cycle() {
     assert_eq!(names_after("use crate::{spec, units::x};\nxcrate::no crate::run::y", "crate::").len(), 3);
 }
 
-/// Where `unsafe` may be written: the engines (engine/, the metadata benchmark's tree
-/// operations among them) and the other kernel calls (sys/), each block behind a safe
+/// Where `unsafe` may be written: the engines (io/engine/, the metadata benchmark's tree
+/// operations among them) and the other kernel calls (base/sys/), each block behind a safe
 /// function.
-const UNSAFE_HOMES: [&str; 2] = ["engine/", "sys/"];
+const UNSAFE_HOMES: [&str; 2] = ["io/engine/", "base/sys/"];
 
 /// Files outside those homes that still hold `unsafe`, each for a reason on its way out
 /// (docs/architecture.md): the I/O loop's call of the seam's `unsafe fn queue`, whose
 /// contract (a slot's bytes untouched until its completion) the worker's slot bookkeeping
 /// keeps. The list only shrinks: a file not on it that gains `unsafe` fails the test.
-const UNSAFE_STILL_ELSEWHERE: [&str; 1] = ["worker/io_loop.rs"];
+const UNSAFE_STILL_ELSEWHERE: [&str; 1] = ["io/worker/io_loop.rs"];
 
 #[test]
 fn unsafe_lives_only_in_engine_and_sys() {
@@ -228,7 +307,7 @@ fn unsafe_lives_only_in_engine_and_sys() {
             offenders.push(format!("{rel} ({count})"));
         }
     }
-    assert!(offenders.is_empty(), "unsafe outside engine/ and sys/: {}", offenders.join(", "));
+    assert!(offenders.is_empty(), "unsafe outside io/engine/ and base/sys/: {}", offenders.join(", "));
     // The list of exceptions is exact: one that has no unsafe left is taken off it.
     let listed: BTreeSet<String> = UNSAFE_STILL_ELSEWHERE.iter().map(|s| s.to_string()).collect();
     assert_eq!(still, listed, "take the files without unsafe off UNSAFE_STILL_ELSEWHERE");

@@ -107,7 +107,7 @@ fn comparison_script_table_parses() {
 
 /// What `--pareto-h` means is what fio's `random_distribution=pareto:h` does: fio's own
 /// offsets (its I/O log, null engine) send 90 % of the I/Os to the hottest 10 % of the
-/// blocks at h = 0.9, and so does iopulse (src/access/skew.rs tests the same shares
+/// blocks at h = 0.9, and so does iopulse (src/io/access/skew.rs tests the same shares
 /// on iopulse's generator). 80/20 is h = 0.8.
 #[test]
 fn fio_pareto_h_is_the_share_of_io_to_the_hottest_one_minus_h_of_blocks() {

@@ -3,7 +3,7 @@
 //! reading /dev/cpu_dma_latency (the machine's limit: the smallest request in force) from
 //! outside the run; what it allowed is in the idle states' own counters, read from sysfs
 //! outside the run too; it is refused, touching nothing, where the process may not make
-//! it. The sysfs parsing is tested on fake trees in src/cpu_state/idle.rs.
+//! it. The sysfs parsing is tested on fake trees in src/io/cpu_state/idle.rs.
 
 use crate::common::root;
 use crate::common::*;

@@ -1,6 +1,6 @@
 //! The CPU's state in every result: the workers' CPUs, what the machine says of its
 //! governor, boost and SMT, steal and other work, and nothing guessed. The parsing of
-//! each sysfs and /proc file is tested on fake trees in src/cpu_state/.
+//! each sysfs and /proc file is tested on fake trees in src/io/cpu_state/.
 
 use crate::common::*;
 

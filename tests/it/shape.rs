@@ -17,7 +17,7 @@ const STILL_OVER: &[(&str, usize)] = &[];
 
 /// Structs that mirror another tool's document field for field (fio's JSON job and its
 /// per-direction figures): their size is fio's, not ours to split.
-const MIRRORS: &[&str] = &["struct report/fio_json.rs FioJob", "struct report/fio_json.rs FioOp"];
+const MIRRORS: &[&str] = &["struct output/report/fio_json.rs FioJob", "struct output/report/fio_json.rs FioOp"];
 
 /// A line without its comment and string contents, so braces can be counted.
 fn code_of(line: &str) -> String {

@@ -1,0 +1,10 @@
+//! The base every layer stands on: errors and diagnostics (`diagnostics`), the hot loop's
+//! primitives (`primitives`: clock, generator), the kernel calls that are not a benchmark's
+//! I/O, each behind a safe function (`sys`), and quantities as typed and shown (`units`).
+//!
+//! Must not: import anything of the crate above it.
+
+pub(crate) mod diagnostics;
+pub(crate) mod primitives;
+pub(crate) mod sys;
+pub(crate) mod units;
