@@ -41,8 +41,15 @@ echo "== hwloc $(pkg-config --modversion hwloc) · $(mpirun --version 2>/dev/nul
 echo "== cargo test --features hwloc,mpi --lib (the unit tests)"
 cargo test --features hwloc,mpi --lib
 
-it_binary=$(cargo test --test it --no-run --message-format=json 2>/dev/null \
+# The artifact of the test target named `it` (not the last one listed: the binary's comes
+# after it in a workspace, and the suite's filters were once taken for its targets).
+it_binary=$(cargo test -p iopulse --test it --no-run --message-format=json 2>/dev/null \
+    | grep '"kind":\["test"\]' | grep '"name":"it"' \
     | grep -o '"executable":"[^"]*"' | sed 's/"executable":"\(.*\)"/\1/' | tail -n 1)
+case "$(basename "$it_binary")" in
+    it-*) ;;
+    *) echo "the integration test binary was not found (cargo test --test it --no-run): '$it_binary'" >&2; exit 1 ;;
+esac
 if [ -z "$it_binary" ] || [ ! -x "$it_binary" ]; then
     echo "the integration test binary was not found (cargo test --test it --no-run)" >&2
     exit 1

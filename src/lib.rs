@@ -16,15 +16,19 @@
 // stderr and stdout never panic the run: see `stderr_line!` and clippy.toml.
 #![deny(clippy::disallowed_macros)]
 
+// The two lowest layers are the crate iopulse-io (src/io_crate.rs says why), named here as
+// before: `crate::io`, `crate::base`, `crate::stderr_line!`.
+#[allow(unused_imports)]
+pub(crate) use iopulse_io::stderr_line;
+use iopulse_io::{base, io};
+
 // The pipeline, each folder a layer that imports only the layers below it (tests/it/
 // architecture.rs holds the order): commands → front → output → coordination → figures →
 // storage → workload → io → base.
-mod base;
 pub mod commands;
 mod coordination;
 mod figures;
 mod front;
-mod io;
 mod output;
 mod storage;
 pub mod testing;

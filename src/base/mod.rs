@@ -4,7 +4,7 @@
 //!
 //! Must not: import anything of the crate above it.
 
-pub(crate) mod diagnostics;
-pub(crate) mod primitives;
-pub(crate) mod sys;
-pub(crate) mod units;
+pub mod diagnostics;
+pub mod primitives;
+pub mod sys;
+pub mod units;

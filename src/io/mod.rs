@@ -6,13 +6,13 @@
 //! Must not: know a spec, a target's planning, a result document or a report: it is handed
 //! plans and hands back figures.
 
-pub(crate) mod access;
-pub(crate) mod cpu_state;
-pub(crate) mod data;
-pub(crate) mod durable_format;
-pub(crate) mod engine;
-pub(crate) mod host;
-pub(crate) mod placement;
-pub(crate) mod schedule;
-pub(crate) mod stats;
-pub(crate) mod worker;
+pub mod access;
+pub mod cpu_state;
+pub mod data;
+pub mod durable_format;
+pub mod engine;
+pub mod host;
+pub mod placement;
+pub mod schedule;
+pub mod stats;
+pub mod worker;

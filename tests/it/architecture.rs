@@ -165,7 +165,7 @@ fn arrows() -> Arrows {
         let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
         let layer = parts[0].clone();
         // Test code may reach anywhere: the inline test modules and the tests.rs files.
-        if layer == "main" || layer == "lib" || parts.last().is_some_and(|p| p == "tests") {
+        if ["main", "lib", "io_crate"].contains(&layer.as_str()) || parts.last().is_some_and(|p| p == "tests") {
             continue;
         }
         let text = std::fs::read_to_string(file).unwrap();
@@ -232,6 +232,35 @@ fn each_layer_imports_only_the_layers_below_it() {
         "only {} layers read: is src/ where the test looks?",
         arrows.layers.len()
     );
+}
+
+/// The lowest layers are a crate of their own (crates/iopulse-io, its root src/io_crate.rs),
+/// built with the release profile's full optimisation while the rest builds quickly: it
+/// holds exactly the last layers of `LAYERS`, so that an arrow from them up is also a
+/// compile error, and the `iopulse` crate declares every other layer itself.
+#[test]
+fn the_io_crate_holds_the_lowest_layers_and_the_rest_the_others() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("crates/iopulse-io/Cargo.toml")).unwrap();
+    assert!(manifest.contains("path = \"../../src/io_crate.rs\""), "the io crate's root is src/io_crate.rs");
+    let declared = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(root.join("src").join(file)).unwrap();
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod ")))
+            .map(|m| m.trim_end_matches(';').to_string())
+            .filter(|m| LAYERS.contains(&m.as_str()))
+            .collect()
+    };
+    let mut in_io_crate = declared("io_crate.rs");
+    in_io_crate.sort();
+    let mut lowest: Vec<String> = LAYERS[LAYERS.len() - 2..].iter().map(|l| l.to_string()).collect();
+    lowest.sort();
+    assert_eq!(in_io_crate, lowest, "src/io_crate.rs declares the lowest layers");
+    let mut in_lib = declared("lib.rs");
+    in_lib.sort();
+    let mut others: Vec<String> = LAYERS[..LAYERS.len() - 2].iter().map(|l| l.to_string()).collect();
+    others.sort();
+    assert_eq!(in_lib, others, "src/lib.rs declares the other layers");
 }
 
 #[test]

@@ -1,13 +1,14 @@
-//! The terminal given back from inside a signal handler: a second SIGINT, SIGTERM or
-//! SIGHUP ends the process at once (`host::signals`), with no time to drop the full-screen
-//! view, so the handler that runs before that exit leaves the alternate screen, shows the
+//! The stop signals' handler, and the terminal it gives back: the first SIGINT, SIGTERM or
+//! SIGHUP stops the run (`host::signals`); a second ends the process at once, with no time
+//! to drop the full-screen view, so the handler leaves the alternate screen, shows the
 //! cursor and puts back the terminal modes saved before raw mode, with async-signal-safe
-//! calls only (write, tcsetattr).
+//! calls only (write, tcsetattr), then exits.
 //!
-//! It calls the kernel and libc; it knows nothing of the view that armed it.
+//! It calls the kernel and libc; it knows nothing of the view that armed it nor of the run
+//! it stops.
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// stdin's terminal modes before the first raw mode of the process.
 static SAVED: OnceLock<libc::termios> = OnceLock::new();
@@ -38,23 +39,36 @@ pub fn disarm() {
     ARMED.store(false, Ordering::SeqCst);
 }
 
-/// Registers, for `signal`, an action that gives the terminal back when `exiting` is set
-/// (the signal is the second, and the process is about to end) and a view holds it. To be
-/// registered before the action that exits.
-pub fn restore_before_exit(signal: libc::c_int, exiting: std::sync::Arc<AtomicBool>) -> std::io::Result<()> {
+/// Registers, for `signal`, the one action that handles it: the first of the signals
+/// registered with the same `seen_one` stores `code` in `stop` (the run stops and
+/// reports); any later one gives the terminal back (when a view holds it) and exits with
+/// `code` at once. One atomic swap decides which: two signals handled at the same moment
+/// on two threads (both pending while the process was stopped, then delivered together)
+/// cannot both take themselves for the first, as a check then a set could.
+pub fn on_signal_stop_then_exit(
+    signal: libc::c_int,
+    code: i32,
+    stop: Arc<AtomicUsize>,
+    seen_one: Arc<AtomicBool>,
+) -> std::io::Result<()> {
     let action = move || {
-        if exiting.load(Ordering::SeqCst) && ARMED.swap(false, Ordering::SeqCst) {
-            // SAFETY: write and tcsetattr are async-signal-safe; LEAVE and SAVED are
-            // static and initialised before the action can see ARMED set.
-            unsafe {
-                let _ = libc::write(libc::STDOUT_FILENO, LEAVE.as_ptr().cast(), LEAVE.len());
-                if let Some(t) = SAVED.get() {
-                    let _ = libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t);
+        if seen_one.swap(true, Ordering::SeqCst) {
+            if ARMED.swap(false, Ordering::SeqCst) {
+                // SAFETY: write and tcsetattr are async-signal-safe; LEAVE and SAVED are
+                // static and initialised before the action can see ARMED set.
+                unsafe {
+                    let _ = libc::write(libc::STDOUT_FILENO, LEAVE.as_ptr().cast(), LEAVE.len());
+                    if let Some(t) = SAVED.get() {
+                        let _ = libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t);
+                    }
                 }
             }
+            signal_hook::low_level::exit(code);
         }
+        stop.store(code as usize, Ordering::SeqCst);
     };
-    // SAFETY: the action only loads and swaps atomics, reads a OnceLock already set, and
-    // makes async-signal-safe calls: it allocates nothing and takes no lock.
+    // SAFETY: the action only loads, stores and swaps atomics, reads a OnceLock already
+    // set, and makes async-signal-safe calls (write, tcsetattr, _exit): it allocates
+    // nothing and takes no lock.
     unsafe { signal_hook::low_level::register(signal, action) }.map(|_| ())
 }

@@ -12,7 +12,7 @@
 //! is skipped, uncounted. It must not print or compute figures beyond recording them.
 
 use super::intervals::Tap;
-use super::tree::RelPath;
+use super::tree::{RelPath, TreeNames};
 use super::worker::{OpFailure, Shared};
 use crate::base::primitives::rng::Rng;
 use crate::io::engine::tree_ops::calls;

@@ -3,7 +3,7 @@
 //! `i` by worker `i mod threads`), with a progress bar on a terminal. It checks the stop
 //! words per file and stops at the first failure, naming the file.
 
-use super::tree::{RelPath, Shape};
+use super::tree::{RelPath, Shape, TreeNames};
 use super::worker::OpFailure;
 use crate::io::engine::tree_ops::calls;
 use crate::workload::spec::metadata::{MetaOp, MetaSpec};

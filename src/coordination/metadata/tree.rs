@@ -28,48 +28,54 @@ impl Shape {
 }
 
 /// The tree's names written into a path (`engine::tree_ops::RelPath`, which holds them
-/// for the system calls).
-impl RelPath {
+/// for the system calls; a trait because the path is the I/O crate's type).
+pub trait TreeNames {
     /// The directory `leaf` at `level` levels (the full depth for a leaf).
-    pub fn set_dir(&mut self, shape: &Shape, leaf: u64, levels: u32) {
-        self.clear();
-        self.push_dirs(shape, leaf, levels);
-        self.terminate();
-    }
-
-    fn push_dirs(&mut self, shape: &Shape, leaf: u64, levels: u32) {
-        let k = u64::from(shape.dirs_per_dir);
-        for level in 0..levels {
-            // Most significant digit first: leaf 0..k^depth in base k.
-            let div = k.pow(shape.depth - 1 - level);
-            if level > 0 {
-                self.push_byte(b'/');
-            }
-            self.push_byte(b'd');
-            self.push_number((leaf / div) % k);
-        }
-    }
-
+    fn set_dir(&mut self, shape: &Shape, leaf: u64, levels: u32);
     /// File `index`: `d../d../fINDEX`.
-    pub fn set_file(&mut self, shape: &Shape, index: u64) {
-        self.set_entry(shape, shape.leaf_of(index), b'f', index);
-    }
-
+    fn set_file(&mut self, shape: &Shape, index: u64);
     /// Directory `mINDEX` made by `mkdir` in leaf `index mod leaves`.
-    pub fn set_made_dir(&mut self, shape: &Shape, index: u64) {
-        self.set_entry(shape, shape.leaf_of(index), b'm', index);
-    }
+    fn set_made_dir(&mut self, shape: &Shape, index: u64);
+}
 
-    fn set_entry(&mut self, shape: &Shape, leaf: u64, kind: u8, index: u64) {
+impl TreeNames for RelPath {
+    fn set_dir(&mut self, shape: &Shape, leaf: u64, levels: u32) {
         self.clear();
-        self.push_dirs(shape, leaf, shape.depth);
-        if shape.depth > 0 {
-            self.push_byte(b'/');
-        }
-        self.push_byte(kind);
-        self.push_number(index);
+        push_dirs(self, shape, leaf, levels);
         self.terminate();
     }
+
+    fn set_file(&mut self, shape: &Shape, index: u64) {
+        set_entry(self, shape, shape.leaf_of(index), b'f', index);
+    }
+
+    fn set_made_dir(&mut self, shape: &Shape, index: u64) {
+        set_entry(self, shape, shape.leaf_of(index), b'm', index);
+    }
+}
+
+fn push_dirs(path: &mut RelPath, shape: &Shape, leaf: u64, levels: u32) {
+    let k = u64::from(shape.dirs_per_dir);
+    for level in 0..levels {
+        // Most significant digit first: leaf 0..k^depth in base k.
+        let div = k.pow(shape.depth - 1 - level);
+        if level > 0 {
+            path.push_byte(b'/');
+        }
+        path.push_byte(b'd');
+        path.push_number((leaf / div) % k);
+    }
+}
+
+fn set_entry(path: &mut RelPath, shape: &Shape, leaf: u64, kind: u8, index: u64) {
+    path.clear();
+    push_dirs(path, shape, leaf, shape.depth);
+    if shape.depth > 0 {
+        path.push_byte(b'/');
+    }
+    path.push_byte(kind);
+    path.push_number(index);
+    path.terminate();
 }
 
 /// Whether `name` is one iopulse gives entries of a tree (`d7`, `f123`, `m4`).

@@ -10,7 +10,7 @@
 //! submission, one clock read per completion reaped, no allocation, no lock.
 
 use super::intervals::Tap;
-use super::tree::RelPath;
+use super::tree::{RelPath, TreeNames};
 use super::worker::{OpFailure, PhaseFigures, RoundRobin, Shared, Worker, WorkerFigures};
 use crate::io::engine::tree_ops::calls;
 use crate::io::engine::tree_ops::ring::{CHUNK_BYTES, TreeRequest, TreeRing};

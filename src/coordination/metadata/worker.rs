@@ -8,7 +8,7 @@
 //! or compute figures beyond recording them.
 
 use super::intervals::Tap;
-use super::tree::{RelPath, Shape};
+use super::tree::{RelPath, Shape, TreeNames};
 use crate::base::primitives::clock::Clock;
 use crate::base::primitives::rng::Rng;
 use crate::io::engine::tree_ops::calls::{self, OpResult};

@@ -12,7 +12,6 @@ use super::worker_plan;
 use crate::base::diagnostics::error::{Error, RunError};
 use crate::base::primitives::clock::Clock;
 use crate::io::cpu_state;
-use crate::io::engine::{Engine, WithEngine};
 use crate::io::host::rusage;
 use crate::io::host::signals;
 use crate::io::placement::PlacementPlan;
@@ -55,14 +54,6 @@ pub(super) struct Execute<'a> {
     )>,
 }
 
-impl WithEngine for Execute<'_> {
-    type Output = Result<Execution, Error>;
-
-    fn with<E: Engine + 'static>(self) -> Self::Output {
-        execute::<E>(self)
-    }
-}
-
 /// What the workers handed back, with the window they ran in.
 pub(super) struct Execution {
     pub(super) start_ns: u64,
@@ -100,7 +91,7 @@ pub(super) struct Execution {
 /// (`watchdog::supervise`). Worker threads are not scoped: one stuck in the kernel is
 /// left behind rather than joined, and owns everything it uses (its plan, its buffers,
 /// a share of the run control).
-fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
+pub(super) fn execute(run: Execute<'_>) -> Result<Execution, Error> {
     let Execute { spec, targets, layout, stop, shows_progress, start_line, devices, record, .. } = run;
     let (control, run_stop, together) = run_control(spec, stop, start_line);
     let (sampler, recorders) = interval_parts(spec, crate::io::stats::live::registered(shows_progress));
@@ -113,7 +104,7 @@ fn execute<E: Engine + 'static>(run: Execute<'_>) -> Result<Execution, Error> {
     )?;
     let tids = Arc::new(super::live::WorkerTids::new(spec.shape.threads));
     let Spawned { handles, done_rx, spawn_error, mut interrupted } =
-        spawn_workers::<E>(&run, &control, recorders, record.as_ref(), &tids);
+        spawn_workers(&run, &control, recorders, record.as_ref(), &tids);
     // Every worker set up (buffers allocated, engines ready): only then meet the other ranks
     // and wait for --start-at, so the windows open as close together as they can.
     let ready = spawn_error.is_none() && !interrupted && control.wait_for_arrivals(handles.len());
@@ -275,7 +266,7 @@ struct Spawned {
 /// Spawns each worker on its own thread with its plan, its interval recorder and its
 /// writer of the durable record. A signal during set-up (thousands of threads, large
 /// buffers) calls the run off: no more workers are started and the window never opens.
-fn spawn_workers<E: Engine + 'static>(
+fn spawn_workers(
     run: &Execute<'_>,
     control: &Arc<RunControl>,
     mut recorders: Vec<Option<interval::IntervalRecorder>>,
@@ -283,6 +274,7 @@ fn spawn_workers<E: Engine + 'static>(
     tids: &Arc<super::live::WorkerTids>,
 ) -> Spawned {
     let spec = run.spec;
+    let engine = spec.io.engine;
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let mut handles = Vec::with_capacity(spec.shape.threads as usize);
     let mut spawn_error = None;
@@ -306,7 +298,7 @@ fn spawn_workers<E: Engine + 'static>(
             signals::block_in_this_thread();
             // Where a live view finds this worker's CPU time (set-up: one store).
             tids.publish(w);
-            let result = worker::run::<E>(plan, &control);
+            let result = worker::run_on(engine, plan, &control);
             let _ = done.send(w);
             result
         });

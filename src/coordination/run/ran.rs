@@ -32,7 +32,7 @@ impl<'a> Ran<'a> {
         start: &StartLine,
     ) -> Result<Self, Error> {
         let spec = prepared.spec();
-        let mut execution = spec.io.engine.dispatch(execute::Execute {
+        let mut execution = execute::execute(execute::Execute {
             spec,
             targets: &prepared.targets,
             layout: &prepared.checked.layout,

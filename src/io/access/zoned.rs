@@ -106,7 +106,7 @@ impl Zones {
             return Err(format!("`{text}`: the shares of I/Os add up to {io_sum} %, not 100 %"));
         }
         if extent == ZoneExtent::Percent {
-            let region_sum: f64 = zones.size[..zones.len()].iter().sum();
+            let region_sum: f64 = zones.size[..zones.count()].iter().sum();
             if (region_sum - 100.0).abs() > 1e-6 {
                 return Err(format!("`{text}`: the shares of the region add up to {region_sum} %, not 100 %"));
             }
@@ -114,7 +114,8 @@ impl Zones {
         Ok(zones)
     }
 
-    pub fn len(&self) -> usize {
+    /// How many zones (a parsed set has at least one).
+    pub fn count(&self) -> usize {
         usize::from(self.len)
     }
 
@@ -123,24 +124,25 @@ impl Zones {
     }
 
     pub fn io_percent(&self) -> &[f64] {
-        &self.io_percent[..self.len()]
+        &self.io_percent[..self.count()]
     }
 
     /// Bytes the zones cover when they are absolute (`None` for percentages; the sum was
     /// checked to fit when parsed).
     pub fn covered_bytes(&self) -> Option<u64> {
         (self.extent == ZoneExtent::Bytes)
-            .then(|| self.size[..self.len()].iter().fold(0u64, |sum, &b| sum.saturating_add(b as u64)))
+            .then(|| self.size[..self.count()].iter().fold(0u64, |sum, &b| sum.saturating_add(b as u64)))
     }
 
     /// The smallest absolute zone, in bytes (`None` for percentages).
     pub fn smallest_bytes(&self) -> Option<u64> {
-        (self.extent == ZoneExtent::Bytes).then(|| self.size[..self.len()].iter().map(|&b| b as u64).min().unwrap_or(0))
+        (self.extent == ZoneExtent::Bytes)
+            .then(|| self.size[..self.count()].iter().map(|&b| b as u64).min().unwrap_or(0))
     }
 
     /// The zones as the JSON shows them.
     pub fn zones(&self) -> Vec<Zone> {
-        (0..self.len())
+        (0..self.count())
             .map(|i| Zone {
                 io_percent: self.io_percent[i],
                 region_percent: (self.extent == ZoneExtent::Percent).then_some(self.size[i]),
@@ -151,7 +153,7 @@ impl Zones {
 
     /// fio's syntax back (`60/10:30/20:10/70`, sizes in bytes for absolute zones).
     pub fn to_text(self) -> String {
-        (0..self.len()).map(|i| format!("{}/{}", self.io_percent[i], self.size[i])).collect::<Vec<_>>().join(":")
+        (0..self.count()).map(|i| format!("{}/{}", self.io_percent[i], self.size[i])).collect::<Vec<_>>().join(":")
     }
 }
 
@@ -364,7 +366,7 @@ impl ZonedSource {
 
 impl ZoneDraw {
     fn new(zones: &Zones, region_blocks: u64, block_bytes: u64, rng: Rng) -> ZoneDraw {
-        let n = zones.len();
+        let n = zones.count();
         let mut s = ZoneDraw {
             len: n,
             below: [0; MAX_ZONES],
@@ -406,7 +408,7 @@ mod tests {
     #[test]
     fn fios_syntax_parses_and_bad_zones_are_refused_naming_them() {
         let z = Zones::parse("60/10:30/20:10/70", ZoneExtent::Percent).unwrap();
-        assert_eq!(z.len(), 3);
+        assert_eq!(z.count(), 3);
         assert_eq!(z.to_text(), "60/10:30/20:10/70");
         let abs = Zones::parse("60/20M:40/1G", ZoneExtent::Bytes).unwrap();
         assert_eq!(abs.covered_bytes(), Some(20 * 1024 * 1024 + 1024 * 1024 * 1024));

@@ -16,7 +16,7 @@
 
 pub mod idle;
 pub mod latency_request;
-pub(crate) mod proc_stat;
+pub mod proc_stat;
 mod sysfs;
 
 use crate::io::placement::format_list;
@@ -226,7 +226,7 @@ impl Recorded {
 }
 
 /// The machine's CPU counters under `root` (`/` for this machine), if readable.
-pub(crate) fn read_proc_stat(root: &Path) -> Option<ProcStat> {
+pub fn read_proc_stat(root: &Path) -> Option<ProcStat> {
     proc_stat::parse(&std::fs::read_to_string(root.join("proc/stat")).ok()?)
 }
 

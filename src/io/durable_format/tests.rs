@@ -1,7 +1,12 @@
 use super::read::{decode, decode_header};
 use super::*;
-use crate::storage::durable_record::{open_locked, read};
 use std::sync::Arc;
+
+/// The record's file as `storage::durable_record` opens it (read and write, created),
+/// without its lock: this layer opens no path of its own.
+fn open(path: &std::path::Path) -> File {
+    std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).unwrap()
+}
 
 fn header() -> RecordHeader {
     RecordHeader {
@@ -54,7 +59,7 @@ fn section_of(bytes: &[u8], worker: usize) -> usize {
 fn each_flush_writes_only_its_files_changed_pages_and_the_newest_copies_are_read() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    let file = create(open_locked(&path).unwrap().file(), &header()).unwrap();
+    let file = create(&Arc::new(open(&path)), &header()).unwrap();
     let mut w = writer(Arc::clone(&file));
     let mut table = vec![0u32; 3006];
     for (i, block) in [5u64, 2000, 2997].into_iter().enumerate() {
@@ -63,7 +68,7 @@ fn each_flush_writes_only_its_files_changed_pages_and_the_newest_copies_are_read
     }
     // A flush of /a: its two changed pages, not /b's.
     w.flushed(0, &table).unwrap();
-    let r = read(&path).unwrap();
+    let r = decode(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(r.slots[0], None);
     let s = r.slots[1].as_ref().unwrap();
     assert_eq!((s.generation, s.high_water, s.sequence_base, s.cut_short), (1, 3, 5 << 32, false));
@@ -72,10 +77,10 @@ fn each_flush_writes_only_its_files_changed_pages_and_the_newest_copies_are_read
     table[5] = 4;
     w.note_write(0, 5);
     w.flushed(1, &table).unwrap();
-    let s = read(&path).unwrap().slots[1].clone().unwrap();
+    let s = decode(&std::fs::read(&path).unwrap()).unwrap().slots[1].clone().unwrap();
     assert_eq!((s.generation, s.table[5], s.table[2997]), (2, 1, 3));
     w.flushed(0, &table).unwrap();
-    let s = read(&path).unwrap().slots[1].clone().unwrap();
+    let s = decode(&std::fs::read(&path).unwrap()).unwrap().slots[1].clone().unwrap();
     assert_eq!((s.generation, s.table[5], s.table[2000], s.table[2997]), (3, 4, 2, 3));
     assert!(!s.cut_short);
 }
@@ -84,7 +89,7 @@ fn each_flush_writes_only_its_files_changed_pages_and_the_newest_copies_are_read
 fn a_cut_update_leaves_each_pages_previous_copy_and_is_said() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    let file = create(open_locked(&path).unwrap().file(), &header()).unwrap();
+    let file = create(&Arc::new(open(&path)), &header()).unwrap();
     let mut w = writer(Arc::clone(&file));
     let mut table = vec![0u32; 3006];
     for (block, seq) in [(5u64, 1u32), (2000, 2)] {
@@ -139,7 +144,7 @@ fn a_cut_update_leaves_each_pages_previous_copy_and_is_said() {
 fn a_truncated_or_foreign_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    create(open_locked(&path).unwrap().file(), &header()).unwrap();
+    create(&Arc::new(open(&path)), &header()).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let e = decode(&bytes[..bytes.len() - 1]).unwrap_err().to_string();
     assert!(e.contains("truncated"), "{e}");

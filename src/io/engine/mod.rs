@@ -19,7 +19,7 @@
 //! in a private `sys.rs`. Nothing outside `io/engine/` names an engine.
 
 pub mod aio;
-pub(crate) mod discard;
+pub mod discard;
 mod kind;
 pub mod mmap;
 pub mod null;
@@ -269,6 +269,6 @@ pub trait Engine: Sized {
 
 /// The errno of the last failed libc call, as a negative `Completion::result`.
 #[inline]
-pub(crate) fn neg_errno() -> i64 {
+pub fn neg_errno() -> i64 {
     -i64::from(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
 }

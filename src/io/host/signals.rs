@@ -7,7 +7,6 @@
 
 use crate::base::diagnostics::error::exit_code;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::flag;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -19,12 +18,9 @@ pub fn install() -> io::Result<Arc<AtomicUsize>> {
     for (signal, code) in
         [(SIGINT, exit_code::INTERRUPTED), (SIGTERM, exit_code::TERMINATED), (SIGHUP, exit_code::HUNG_UP)]
     {
-        // Order matters: the exit action runs only if a first signal was already seen, and
-        // a full-screen view's terminal is given back just before it (`sys::terminal`).
-        crate::base::sys::terminal::restore_before_exit(signal, Arc::clone(&seen_one))?;
-        flag::register_conditional_shutdown(signal, code, Arc::clone(&seen_one))?;
-        flag::register_usize(signal, Arc::clone(&stop), code as usize)?;
-        flag::register(signal, Arc::clone(&seen_one))?;
+        // One action per signal: the first stops, a later one exits (`sys::terminal`, which
+        // gives a full-screen view's terminal back first).
+        crate::base::sys::terminal::on_signal_stop_then_exit(signal, code, Arc::clone(&stop), Arc::clone(&seen_one))?;
     }
     Ok(stop)
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// How CPU numbers are given to (package, core, thread).
 #[derive(Clone, Copy)]
-pub(crate) enum Numbering {
+pub enum Numbering {
     /// As Linux usually numbers x86: every core's first thread, then every core's second
     /// (CPU = thread * cores_total + package * cores + core).
     ThreadsLast,
@@ -19,7 +19,7 @@ pub(crate) enum Numbering {
 
 /// A synthetic machine, written as a fake sysfs tree.
 #[derive(Clone)]
-pub(crate) struct FakeMachine {
+pub struct FakeMachine {
     pub packages: u32,
     pub cores: u32,
     pub threads: u32,

@@ -347,7 +347,7 @@ fn zone_shares(spec: &Spec, workers: &[WorkerResult]) -> Vec<crate::figures::res
     match spec.access.distribution {
         crate::workload::spec::Distribution::Zoned { zones } => {
             // The workers' counts are set after set (the reads' zones first).
-            let mut ios = vec![0u64; zones.given().iter().map(|z| z.len()).sum()];
+            let mut ios = vec![0u64; zones.given().iter().map(|z| z.count()).sum()];
             for w in workers.iter() {
                 for (sum, n) in ios.iter_mut().zip(&w.zone_ios) {
                     *sum += n;
@@ -361,9 +361,9 @@ fn zone_shares(spec: &Spec, workers: &[WorkerResult]) -> Vec<crate::figures::res
                 shares.extend(crate::figures::result::ZoneShare::of(
                     direction,
                     set.io_percent(),
-                    &ios[at..at + set.len()],
+                    &ios[at..at + set.count()],
                 ));
-                at += set.len();
+                at += set.count();
             }
             shares
         }

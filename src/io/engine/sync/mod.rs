@@ -83,7 +83,7 @@ impl Engine for SyncEngine {
 }
 
 /// fsync(2) or fdatasync(2) on `fd` (`op` is a flush): 0, or a negated errno.
-pub(crate) fn flush_fd(fd: RawFd, op: Op) -> i64 {
+pub fn flush_fd(fd: RawFd, op: Op) -> i64 {
     loop {
         let r = if op == Op::Fsync { sys::fsync(fd) } else { sys::fdatasync(fd) };
         if r == 0 {
