@@ -9,16 +9,17 @@
 //! reporting. Each folder is a layer that imports only those below it (the order below).
 //!
 //! Private by default: the binary reaches `commands`, the tests and benches `testing`
-//! (which re-exports what they need), so the compiler sees every item nothing uses.
+//! (which re-exports what they need), so the compiler sees every item of these layers that
+//! nothing uses. The two lowest, `io` and `base`, are the crate `iopulse-io` (its root,
+//! src/io_crate.rs, says why), whose items the layers here use are `pub`.
 //!
 //! docs/architecture.md describes the architecture and its rules.
 
 // stderr and stdout never panic the run: see `stderr_line!` and clippy.toml.
 #![deny(clippy::disallowed_macros)]
 
-// The two lowest layers are the crate iopulse-io (src/io_crate.rs says why), named here as
-// before: `crate::io`, `crate::base`, `crate::stderr_line!`.
-#[allow(unused_imports)]
+// The two lowest layers, named here as before: `crate::io`, `crate::base`,
+// `crate::stderr_line!`.
 pub(crate) use iopulse_io::stderr_line;
 use iopulse_io::{base, io};
 
