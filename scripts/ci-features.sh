@@ -47,13 +47,9 @@ it_binary=$(cargo test -p iopulse --test it --no-run --message-format=json 2>/de
     | grep '"kind":\["test"\]' | grep '"name":"it"' \
     | grep -o '"executable":"[^"]*"' | sed 's/"executable":"\(.*\)"/\1/' | tail -n 1)
 case "$(basename "$it_binary")" in
-    it-*) ;;
-    *) echo "the integration test binary was not found (cargo test --test it --no-run): '$it_binary'" >&2; exit 1 ;;
-esac
-if [ -z "$it_binary" ] || [ ! -x "$it_binary" ]; then
-    echo "the integration test binary was not found (cargo test --test it --no-run)" >&2
-    exit 1
-fi
+    it-*) [ -x "$it_binary" ] ;;
+    *) false ;;
+esac || { echo "the integration test binary was not found (cargo test --test it --no-run): '$it_binary'" >&2; exit 1; }
 echo "== cargo build --features hwloc,mpi, then $(basename "$it_binary") placement:: mpi:: distributed:: end_to_end::"
 cargo build --features hwloc,mpi --bin iopulse
 version=$(target/debug/iopulse --version)

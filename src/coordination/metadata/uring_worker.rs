@@ -280,9 +280,7 @@ pub fn run_mix(
     mut tap: Option<Tap<'_>>,
 ) -> WorkerFigures {
     crate::io::host::signals::block_in_this_thread();
-    let mut ops: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
-    ops.extend([MetaOp::Create, MetaOp::Mkdir]);
-    let mut out = WorkerFigures::new(&ops);
+    let mut out = WorkerFigures::new(&super::worker::mix_kinds(shares));
     let mut worker = Worker::new(shared, index, true);
     let mut ring = match Uring::new(&mut worker, depth) {
         Ok(r) => r,

@@ -123,9 +123,7 @@ pub(super) fn run_mix(
     uring_depth: Option<u32>,
     line: Option<&dyn super::PhaseLine>,
 ) -> Window {
-    // The kinds asked for, and those a worker falls back to (create, mkdir).
-    let mut kinds: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
-    kinds.extend([MetaOp::Create, MetaOp::Mkdir]);
+    let kinds = worker::mix_kinds(shares);
     let OneWindow { figures, mut collected, called_off, origin_ns } =
         one_window(spec, shared, &kinds, line, |w, start, duration_ns, quota, tap| match uring_depth {
             None => worker::run_mix(shared, w, shares, start, duration_ns, quota, tap),

@@ -91,6 +91,14 @@ pub struct WorkerFigures {
     pub failure: Option<OpFailure>,
 }
 
+/// The kinds a mix of `shares` records: those asked for, and those a worker falls back to
+/// (create, mkdir).
+pub(super) fn mix_kinds(shares: &[MetaShare]) -> Vec<MetaOp> {
+    let mut kinds: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
+    kinds.extend([MetaOp::Create, MetaOp::Mkdir]);
+    kinds
+}
+
 impl WorkerFigures {
     pub(super) fn new(ops: &[MetaOp]) -> WorkerFigures {
         let per_op =
@@ -442,10 +450,7 @@ pub fn run_mix(
     mut tap: Option<Tap<'_>>,
 ) -> WorkerFigures {
     crate::io::host::signals::block_in_this_thread();
-    // The kinds asked for, and those a worker falls back to (create, mkdir).
-    let mut ops: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
-    ops.extend([MetaOp::Create, MetaOp::Mkdir]);
-    let mut out = WorkerFigures::new(&ops);
+    let mut out = WorkerFigures::new(&mix_kinds(shares));
     let mut worker = Worker::new(shared, index, true);
     start.wait();
     if !shared.phase_released() {

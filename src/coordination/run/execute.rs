@@ -27,8 +27,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 
-/// What a run hands to the engine it was given (`EngineKind::dispatch`): everything
-/// `execute` needs, planned and prepared.
+/// Everything `execute` needs, planned and prepared (the engine is the spec's; each worker
+/// runs it through `worker::run_on`).
 pub(super) struct Execute<'a> {
     pub(super) spec: &'a Spec,
     pub(super) targets: &'a [PreparedTarget],

@@ -26,8 +26,9 @@ pub fn install() -> io::Result<Arc<AtomicUsize>> {
 }
 
 /// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread. Worker threads call it first, so
-/// that the handlers always run on the coordinator's thread: a signal never
-/// interrupts a worker's system call, and two signals are seen one after the other.
+/// that a handler never runs on a worker's thread: a signal never interrupts a worker's
+/// system call (which of two signals is the first is decided in the
+/// handler itself, `sys::terminal::on_signal_stop_then_exit`, on whichever thread runs it).
 pub fn block_in_this_thread() {
     use nix::sys::signal::{SigSet, Signal};
     let mut set = SigSet::empty();
