@@ -1,6 +1,6 @@
 //! `iopulse replay TRACE [TARGET]`: a trace (fio iolog v2/v3, blktrace) replayed on a
 //! file or device through the benchmark's own run: the same checks, engines, report and
-//! outputs, with the trace's I/Os at the trace's times (`workload/trace/` reads it,
+//! outputs, with the trace's I/Os at the trace's times (`io/trace/` reads it,
 //! `io/worker/replay.rs` issues it) and each I/O's lag beside the latencies.
 //!
 //! It reads the trace, plans and hands the run to `benchmark::run`; it computes nothing.
@@ -91,11 +91,11 @@ pub fn plan(args: ReplayArgs) -> Result<(crate::workload::spec::Spec, crate::out
             .map(|f| Box::new(f) as Box<dyn std::io::Read>)
             .map_err(|e| e.to_string())
     };
-    let mut trace = crate::workload::trace::load(&args.trace, &open).map_err(|e| e.to_string())?;
+    let mut trace = crate::io::trace::load(&args.trace, &open).map_err(|e| e.to_string())?;
     let target = match args.target {
         Some(t) => t,
         None => match (trace.format, trace.names.as_slice()) {
-            (crate::workload::trace::TraceFormat::Blktrace, names) => {
+            (crate::io::trace::TraceFormat::Blktrace, names) => {
                 return Err(format!(
                     "a blktrace names its device by number ({}): give the TARGET to replay on",
                     names.join(", ")

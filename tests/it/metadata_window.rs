@@ -31,7 +31,7 @@ fn entries(dir: &Path) -> Vec<String> {
     names
 }
 
-/// `"dN/fN"`: the name of a file of a tree (`coordination/metadata/tree.rs`), as strace prints it.
+/// `"dN/fN"`: the name of a file of a tree (`io/metadata/tree.rs`), as strace prints it.
 fn is_tree_file(arg: &str) -> bool {
     let Some((d, f)) = arg.split_once('/') else { return false };
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());

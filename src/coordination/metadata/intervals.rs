@@ -3,7 +3,7 @@
 //! and latency.
 //!
 //! With a time series, each worker records every operation into its own per-interval
-//! figures (a `Tap`: one `OpStats` per kind it runs, allocated before the window) instead of
+//! figures (a `Tap`, `io/metadata/tap.rs`: one `OpStats` per kind it runs, allocated before the window) instead of
 //! its totals, and the run's totals are the sum of what it hands over: the rows add up to
 //! them by construction, and an operation costs what it costs without a series (one
 //! record) plus a comparison with the interval's end. The intervals are on
@@ -26,96 +26,15 @@
 //! does).
 
 use crate::figures::result::meta_document::MetaIntervalRow;
+pub use crate::io::metadata::tap::Tap;
+use crate::io::metadata::tap::{Piece, figures};
+use crate::io::metadata::workload::MetaOp;
 use crate::io::stats::interval::{IntervalFigures, TimeSeriesRow};
 use crate::io::stats::live::{KindFigures, LiveFrame, LiveView};
 use crate::io::stats::{LatencySummary, OpStats};
-use crate::workload::spec::metadata::MetaOp;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::sync::mpsc::{Receiver, SyncSender};
-
-/// What a worker sends: its figures of interval `epoch` of `phase`.
-struct Piece {
-    worker: u32,
-    phase: u32,
-    epoch: u64,
-    /// The worker's last piece of the phase.
-    phase_end: bool,
-    stats: Vec<OpStats>,
-}
-
-/// Figures of each kind (`MetaOp::index`): full histograms for the kinds in `kinds`, small
-/// stand-ins (never recorded into) for the others.
-fn figures(kinds: &[MetaOp]) -> Vec<OpStats> {
-    MetaOp::ALL.iter().map(|op| if kinds.contains(op) { OpStats::new() } else { OpStats::unused() }).collect()
-}
-
-/// A worker's side: its figures of the current interval.
-pub struct Tap<'a> {
-    worker: u32,
-    interval_ns: u64,
-    /// Each phase's origin, set by the first worker to start it.
-    origins: &'a [OnceLock<u64>],
-    phase: u32,
-    origin_ns: u64,
-    epoch: u64,
-    /// The end of the current interval on the run's clock: a completion at or after it
-    /// belongs to a later one.
-    next_ns: u64,
-    current: Vec<OpStats>,
-    to_collector: SyncSender<Piece>,
-    spares: Receiver<Vec<OpStats>>,
-}
-
-impl Tap<'_> {
-    /// At the start of phase `phase` (0 for the mix), before its first operation.
-    pub fn begin(&mut self, phase: usize, now_ns: u64) {
-        self.phase = phase as u32;
-        self.origin_ns = *self.origins[phase].get_or_init(|| now_ns);
-        self.epoch = 0;
-        self.next_ns = self.origin_ns + self.interval_ns;
-    }
-
-    /// One operation that completed at `end_ns`. No allocation, no lock, no atomic.
-    #[inline(always)]
-    pub fn record(&mut self, op: MetaOp, bytes: u64, lat_ns: u64, end_ns: u64) {
-        if end_ns >= self.next_ns {
-            self.rotate(end_ns);
-        }
-        self.current[op.index()].record(bytes, lat_ns);
-    }
-
-    /// A boundary passed: hand the interval over if a spare is there, else keep it (its
-    /// operations then count in the interval of `end_ns`).
-    #[cold]
-    #[inline(never)]
-    fn rotate(&mut self, end_ns: u64) {
-        if self.current.iter().any(|s| s.ops > 0)
-            && let Ok(spare) = self.spares.try_recv()
-        {
-            let stats = std::mem::replace(&mut self.current, spare);
-            let piece = Piece { worker: self.worker, phase: self.phase, epoch: self.epoch, phase_end: false, stats };
-            // The channel holds every set there is: never full.
-            let _ = self.to_collector.send(piece);
-        }
-        self.epoch = (end_ns - self.origin_ns) / self.interval_ns;
-        self.next_ns = self.origin_ns + (self.epoch + 1) * self.interval_ns;
-    }
-
-    /// At the end of a phase (the mix's window): hands over what is left. Waits for a spare
-    /// (the collector sends one back at once): not on the hot path.
-    pub fn end_phase(&mut self) {
-        match self.spares.recv() {
-            Ok(spare) => {
-                let stats = std::mem::replace(&mut self.current, spare);
-                let piece = Piece { worker: self.worker, phase: self.phase, epoch: self.epoch, phase_end: true, stats };
-                let _ = self.to_collector.send(piece);
-            }
-            // The collector is gone (it panicked): the series is lost anyway.
-            Err(_) => self.current.iter_mut().for_each(OpStats::reset),
-        }
-    }
-}
 
 /// The collector's side: adds the workers' pieces into rows.
 pub struct Collector {
@@ -212,18 +131,7 @@ pub fn channels<'a>(
         let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel(2);
         let _ = spare_tx.send(figures(kinds));
         spares.push(spare_tx);
-        taps.push(Tap {
-            worker,
-            interval_ns: interval_ns.max(1),
-            origins,
-            phase: 0,
-            origin_ns: 0,
-            epoch: 0,
-            next_ns: u64::MAX,
-            current: figures(kinds),
-            to_collector: to_collector.clone(),
-            spares: spare_rx,
-        });
+        taps.push(Tap::new(worker, interval_ns, origins, figures(kinds), to_collector.clone(), spare_rx));
     }
     (Collector { rx, spares, kinds: kinds.to_vec(), live }, taps)
 }

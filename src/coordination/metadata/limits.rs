@@ -2,7 +2,7 @@
 //! touches anything: free space and free inodes (statvfs) and the open-file limit; and
 //! the wording of the limits a run can still meet (ENOSPC, EDQUOT, EMFILE, ENFILE).
 
-use crate::workload::spec::metadata::MetaSpec;
+use crate::io::metadata::workload::MetaSpec;
 use std::path::Path;
 
 /// Descriptors a run keeps open besides its workers' (standard streams, the root's, the

@@ -1,12 +1,12 @@
 //! Metadata runs (`--files`): a tree of files as the target. The sequence (`run`): look at
 //! the root and refuse what is not iopulse's (`ownership.rs`), check space, inodes and the
 //! open-file limit (`limits.rs`), set the tree up in parallel (`setup.rs`), run the
-//! workers (`worker.rs`: a mix in one window, or phases in order) on plain system calls
-//! or io_uring's operations at a queue depth (`uring_worker.rs`), both the engine's
-//! (`engine::tree_ops`: every system call and `unsafe` of a metadata run), with the tree's
-//! names (`tree.rs`), remove what was created
-//! unless `--keep-tree`, and hand back the figures (`result.rs`), with their time series
-//! when asked for (`intervals.rs`). In a job file's phase beside other jobs, block or
+//! workers in a window (`window.rs`: a mix or a flow in one window, or phases in order;
+//! the workers themselves, on plain system calls or io_uring's operations at a queue
+//! depth, and the tree's names are the I/O crate's, `io/metadata/`, all their system
+//! calls and `unsafe` in `engine::tree_ops`), remove what was created unless
+//! `--keep-tree`, and hand back the figures, with their time series when asked for
+//! (`intervals.rs`, the collector of what each worker's tap hands over). In a job file's phase beside other jobs, block or
 //! metadata (`run_in_phase`), the same sequence meets them at the phase's start line:
 //! checked before any job touches anything, set up before the window, released by the
 //! phase's start word.
@@ -16,25 +16,23 @@
 //! far; the tree is then removed, or kept marked so that the next run can use or remove
 //! it. It never formats a report (`output/report/metadata.rs`).
 
-mod flow;
 pub mod intervals;
 mod limits;
 mod ownership;
 mod setup;
-mod tree;
 mod tree_life;
-mod uring_worker;
 mod window;
-mod worker;
 
 use crate::base::diagnostics::error::{Error, RunError, UsageError, exit_code};
 use crate::base::diagnostics::warnings::Diagnostics;
 use crate::base::primitives::clock::Clock;
 use crate::figures::result::meta_document::{MetaResult, OpFigures, PhaseResult};
 use crate::io::engine::MetadataIssue;
+use crate::io::metadata::tree;
+use crate::io::metadata::worker::{OpFailure, Shared};
+use crate::io::metadata::workload::{MetaOp, MetaSpec, MetaWorkload};
 use crate::io::stats::OpStats;
 use crate::workload::spec::Spec;
-use crate::workload::spec::metadata::{MetaOp, MetaSpec, MetaWorkload};
 use ownership::Found;
 use std::os::fd::AsRawFd;
 use std::path::Path;
@@ -42,7 +40,6 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tree_life::{leave_tree, set_up_tree, take_tree};
 use window::Window;
-use worker::{OpFailure, Shared};
 
 /// A finished metadata run and the exit code it calls for.
 pub struct MetaOutcome {

@@ -8,8 +8,8 @@
 //! is left alone and named (`odd_entries` finds them before a run, which is then refused).
 //! It never deletes outside the root.
 
-use super::tree::is_our_name;
-use crate::workload::spec::metadata::MetaSpec;
+use crate::io::metadata::tree::is_our_name;
+use crate::io::metadata::workload::MetaSpec;
 use serde::{Deserialize, Serialize};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ pub struct Marker {
     pub files: u64,
     pub dirs_per_dir: u32,
     pub depth: u32,
-    pub sizes: crate::workload::spec::metadata::SizeDist,
+    pub sizes: crate::io::metadata::workload::SizeDist,
     /// iopulse created the root directory itself (and removes it with the tree).
     pub root_created: bool,
     /// `setting-up` (interrupted: removed and made again), `ready` (every file there, as

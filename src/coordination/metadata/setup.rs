@@ -3,10 +3,10 @@
 //! `i` by worker `i mod threads`), with a progress bar on a terminal. It checks the stop
 //! words per file and stops at the first failure, naming the file.
 
-use super::tree::{RelPath, Shape, TreeNames};
-use super::worker::OpFailure;
 use crate::io::engine::tree_ops::calls;
-use crate::workload::spec::metadata::{MetaOp, MetaSpec};
+use crate::io::metadata::tree::{RelPath, Shape, TreeNames};
+use crate::io::metadata::worker::OpFailure;
+use crate::io::metadata::workload::{MetaOp, MetaSpec};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 

@@ -5,15 +5,15 @@
 //! removal is `ownership.rs`'s, through directory handles.
 
 use super::ownership::{self, Found, Marker};
-use super::worker::OpFailure;
 use super::{Planned, lock_root, plan, setup};
 use crate::base::diagnostics::error::{Error, RunError};
 use crate::base::diagnostics::warnings::Diagnostics;
 use crate::base::primitives::clock::Clock;
 use crate::figures::result::meta_document::TreeInfo;
+use crate::io::metadata::worker::OpFailure;
+use crate::io::metadata::workload::{MetaOp, MetaSpec};
 use crate::storage::ledger::lock::Held;
 use crate::workload::spec::Spec;
-use crate::workload::spec::metadata::{MetaOp, MetaSpec};
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};

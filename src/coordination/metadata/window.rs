@@ -4,12 +4,12 @@
 //! must not touch the tree beyond the workers' operations (the set-up and the removal are
 //! `tree_life.rs`).
 
-use super::flow;
-use super::worker::{self, OpFailure, Shared};
-use super::{intervals, merge, phase_result, series_parts, uring_worker};
+use super::{intervals, merge, phase_result, series_parts};
 use crate::figures::result::meta_document::{PhaseResult, StepFigures};
+use crate::io::metadata::worker::{self, OpFailure, Shared};
+use crate::io::metadata::workload::{FlowStep, MetaOp, MetaShare};
+use crate::io::metadata::{flow, uring_worker};
 use crate::io::stats::OpStats;
-use crate::workload::spec::metadata::{FlowStep, MetaOp, MetaShare};
 use crate::workload::spec::{RunLength, Spec};
 use std::sync::{Barrier, OnceLock};
 
@@ -68,7 +68,7 @@ fn one_window<T: Send>(
     let t = u64::from(spec.shape.threads);
     let start = Barrier::new(spec.shape.threads as usize + usize::from(line.is_some()));
     let origins = [OnceLock::new()];
-    let name = if matches!(shared.meta.workload, crate::workload::spec::metadata::MetaWorkload::Flow(_)) {
+    let name = if matches!(shared.meta.workload, crate::io::metadata::workload::MetaWorkload::Flow(_)) {
         "flow"
     } else {
         "mix"

@@ -169,7 +169,7 @@ fn replay_plan(
     targets: &[PreparedTarget],
 ) -> crate::io::worker::ReplayPlan {
     use crate::io::engine::Op;
-    use crate::workload::trace::TraceOp;
+    use crate::io::trace::TraceOp;
     let target_bytes = files.first().map_or(0, |f| f.blocks * spec.shape.block_size_bytes);
     let direct = targets.iter().all(|t| t.direct.effective);
     let align_bytes =
@@ -197,7 +197,7 @@ fn replay_plan(
             } else {
                 io.len_bytes
             };
-            let offset_bytes = crate::workload::trace::remap::place(
+            let offset_bytes = crate::io::trace::remap::place(
                 r.remap,
                 io.offset_bytes,
                 u64::from(len_bytes),

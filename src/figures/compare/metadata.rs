@@ -13,7 +13,7 @@ use super::inputs::{MetaRun, Side};
 use super::{Comparison, Figure, FigureComparison, Options, SideSummary, comparison, judge};
 use crate::figures::result::meta_document::{MetaResult, OpFigures, PhaseResult};
 use crate::figures::result::named::Unit;
-use crate::workload::spec::metadata::MetaOp;
+use crate::io::metadata::workload::MetaOp;
 
 /// Each kind's percentiles compared, with their quantiles.
 const PERCENTILES: &[(&str, f64)] = &[("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999)];

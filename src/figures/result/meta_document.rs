@@ -101,7 +101,7 @@ pub struct PhaseResult {
 pub struct StepFigures {
     /// Its place in the flow, from 1.
     pub step: usize,
-    pub name: crate::workload::spec::metadata::FlowStep,
+    pub name: crate::io::metadata::workload::FlowStep,
     /// The filebench flowop it follows.
     pub filebench: String,
     pub ops: u64,
@@ -116,7 +116,7 @@ pub struct StepFigures {
 /// One operation kind's figures over a phase's window.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OpFigures {
-    pub op: crate::workload::spec::metadata::MetaOp,
+    pub op: crate::io::metadata::workload::MetaOp,
     pub ops: u64,
     /// Operations on one file of the tree (all but readdir, mkdir, rmdir, fsync-dir).
     pub files: u64,
@@ -170,7 +170,7 @@ pub struct MetaMessages {
 pub struct MetaIntervalRow {
     /// `mix`, or the phase's operation.
     pub phase: String,
-    pub op: crate::workload::spec::metadata::MetaOp,
+    pub op: crate::io::metadata::workload::MetaOp,
     /// End of the interval, from the phase's start (the mix's window start).
     pub t_ns: u64,
     /// The interval's length (the last of a phase ends with the phase: shorter).

@@ -10,9 +10,9 @@
 
 use super::merge::{MergeError, add_within, judge_pair, merged_latency, refuse_duplicates_by, spec_differences_of};
 use super::meta_document::{MetaMergedSource, MetaResult, OpFigures, PhaseResult};
+use crate::io::metadata::workload::MetaOp;
 use crate::io::stats::{decode_histogram, encode_histogram, new_latency_histogram};
 use crate::storage::targets::identity::FileId;
-use crate::workload::spec::metadata::MetaOp;
 
 /// The spec fields that may differ between metadata runs merged, besides the seeds: each
 /// run makes and removes a tree of its own, so concurrent runs on one filesystem have

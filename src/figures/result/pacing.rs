@@ -60,7 +60,7 @@ pub struct RateInfo {
 pub struct ReplayInfo {
     /// The trace's files (a blktrace: every CPU's).
     pub trace_files: Vec<String>,
-    pub format: crate::workload::trace::TraceFormat,
+    pub format: crate::io::trace::TraceFormat,
     /// The files (iolog) or devices (blktrace) the trace names.
     pub names: Vec<String>,
     #[serde(flatten)]
@@ -111,7 +111,7 @@ pub struct ReplayCounts {
     #[serde(default)]
     pub flushes: u64,
     /// Entries not replayed: empty I/Os.
-    pub skipped: crate::workload::trace::Skipped,
+    pub skipped: crate::io::trace::Skipped,
     /// I/Os issued (all of the trace's unless the run stopped early).
     pub issued: u64,
 }
@@ -141,7 +141,7 @@ pub struct ReplayTiming {
 /// Flattened: its keys sit beside `ReplayInfo`'s own.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReplayFit {
-    pub remap: crate::workload::trace::remap::Remap,
+    pub remap: crate::io::trace::remap::Remap,
     /// The end of the trace's furthest I/O, and the bytes of the target it was put on.
     pub trace_extent_bytes: u64,
     pub target_bytes: u64,

@@ -1,11 +1,11 @@
 //! The flags of a metadata run (help heading "Metadata and small files"): a tree of files
 //! as the target (`--files`, its shape and file sizes), what runs on it (`--meta-mix` at set
 //! shares in one window, or `--meta-phases` in order) and whether it stays (`--keep-tree`).
-//! Converts them into `spec::metadata::MetaSpec`; touches no file system.
+//! Converts them into `io::metadata::workload::MetaSpec`; touches no file system.
 
 use crate::base::diagnostics::error::UsageError;
 use crate::base::units::values::Count;
-use crate::workload::spec::metadata::{
+use crate::io::metadata::workload::{
     FileCount, MAX_DEPTH, MAX_DIRS_PER_DIR, MAX_LEAVES, MetaFlow, MetaMix, MetaOp, MetaPhases, MetaSpec, MetaWorkload,
     PreallocPercent, SizeDist,
 };
@@ -178,7 +178,7 @@ impl MetadataArgs {
 
 #[cfg(test)]
 mod tests {
-    use crate::workload::spec::metadata::{MetaOp, MetaWorkload};
+    use crate::io::metadata::workload::{MetaOp, MetaWorkload};
 
     fn spec_of(args: &[&str]) -> Result<crate::workload::spec::Spec, String> {
         crate::testing::spec_of(args.iter().copied())

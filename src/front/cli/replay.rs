@@ -12,9 +12,9 @@ use super::targets::TargetArgs;
 use crate::base::diagnostics::error::UsageError;
 use crate::base::units::values::{Bytes, Count, Percent};
 use crate::io::engine::options::EngineArgs;
+use crate::io::trace::remap::Remap;
+use crate::io::trace::{Trace, TraceOp};
 use crate::workload::spec::{ReplaySpec, Spec};
-use crate::workload::trace::remap::Remap;
-use crate::workload::trace::{Trace, TraceOp};
 use std::path::PathBuf;
 
 /// The replay's I/Os in flight at most, unless `--queue-depth` says otherwise: enough for
@@ -98,7 +98,7 @@ impl ReplayFlags {
         // The trace's span at this speed is what the replay schedules: a speed so slow that
         // it passes what any trace may span (10 years) would never end.
         if let Some(x) = speed {
-            let max_ns = crate::workload::trace::iolog::MAX_TIME_US as f64 * 1000.0;
+            let max_ns = crate::io::trace::iolog::MAX_TIME_US as f64 * 1000.0;
             let scheduled_ns = trace.span_ns() as f64 / x;
             if scheduled_ns.is_nan() || scheduled_ns > max_ns {
                 return Err(UsageError::new(format!(

@@ -137,6 +137,18 @@ impl OpStats {
     }
 }
 
+/// Adds `other` into `into` bucket by bucket: exact for histograms of
+/// `new_latency_histogram`'s bounds; a foreign histogram of other bounds (a result read
+/// back) is added value by value. Here, not at its callers, so that the layers above, built
+/// unoptimised, add a run's histograms with the I/O crate's optimised code.
+pub fn add_histogram(into: &mut Histogram<u64>, other: &Histogram<u64>) {
+    if into.add(other).is_err() {
+        for v in other.iter_recorded() {
+            into.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+        }
+    }
+}
+
 /// The queue depth a run really achieved, by Little's law: the mean number of I/Os in
 /// flight is IOPS × mean latency, i.e. the summed latency of the I/Os divided by the window.
 pub fn achieved_queue_depth(lat_sum_ns: u128, window_ns: u64) -> f64 {

@@ -49,9 +49,9 @@ mod tests {
             text,
             "fio version 3 iolog\n0 /d/t.dat add\n0 /d/t.dat open\n5 /d/t.dat write 4096 4096\n9 /d/t.dat sync 0 0\n12 /d/t.dat read 0 512\n20 /d/t.dat close\n"
         );
-        let back = crate::workload::trace::iolog::parse(text.as_bytes(), std::path::Path::new("x")).unwrap();
+        let back = crate::io::trace::iolog::parse(text.as_bytes(), std::path::Path::new("x")).unwrap();
         assert_eq!(back.ios.len(), 3);
-        assert_eq!((back.ios[1].time_ns, back.ios[1].op), (4_000, crate::workload::trace::TraceOp::Sync));
+        assert_eq!((back.ios[1].time_ns, back.ios[1].op), (4_000, crate::io::trace::TraceOp::Sync));
         assert_eq!((back.ios[2].time_ns, back.ios[2].offset_bytes), (7_000, 0));
     }
 }

@@ -96,7 +96,7 @@ fn series_label(r: &MetaResult, phase: &str, op: &str) -> String {
 /// every operation kind of the run, in the result's order.
 pub(super) fn workload(r: &MetaResult) -> String {
     let flow = match &r.spec.metadata.as_ref().map(|m| &m.workload) {
-        Some(crate::workload::spec::metadata::MetaWorkload::Flow(steps)) => Some(steps),
+        Some(crate::io::metadata::workload::MetaWorkload::Flow(steps)) => Some(steps),
         _ => None,
     };
     let what = if let Some(steps) = flow {
@@ -267,7 +267,7 @@ mod tests {
 
     #[test]
     fn a_title_naming_every_kind_is_set_smaller_to_fit() {
-        let kinds: Vec<&str> = crate::workload::spec::metadata::MetaOp::ALL.iter().map(|o| o.name()).collect();
+        let kinds: Vec<&str> = crate::io::metadata::workload::MetaOp::ALL.iter().map(|o| o.name()).collect();
         let long = format!("Latency percentiles · metadata mix of {} · 100,000 files · 16 threads", kinds.join(", "));
         let px = plot::fitted_title_px(&long);
         assert!((10..plot::TITLE_PX).contains(&px), "{px}");

@@ -10,7 +10,6 @@ pub mod data;
 pub mod durability;
 pub mod errors;
 pub mod io_path;
-pub mod metadata;
 pub mod output;
 pub mod pacing;
 pub mod shape;
@@ -124,9 +123,10 @@ pub struct Spec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplaySpec>,
     /// `--files`: a metadata run on a tree of files under the one target directory
-    /// (`coordination/metadata/` runs it); absent for block I/O.
+    /// (defined with its workers in `io/metadata/`, run by `coordination/metadata/`);
+    /// absent for block I/O.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<metadata::MetaSpec>,
+    pub metadata: Option<crate::io::metadata::workload::MetaSpec>,
     #[serde(flatten)]
     pub shape: shape::ShapeSpec,
     #[serde(flatten)]
@@ -153,13 +153,13 @@ pub struct Spec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplaySpec {
     pub trace_files: Vec<PathBuf>,
-    pub format: crate::workload::trace::TraceFormat,
+    pub format: crate::io::trace::TraceFormat,
     /// The trace's entries as read (moved here, not copied: a trace may be large).
     #[serde(skip)]
-    pub ios: std::sync::Arc<Vec<crate::workload::trace::TraceIo>>,
+    pub ios: std::sync::Arc<Vec<crate::io::trace::TraceIo>>,
     /// `--speed`: the trace's times divided by this; `None`: `--as-fast-as-possible`.
     pub speed: Option<f64>,
-    pub remap: crate::workload::trace::remap::Remap,
+    pub remap: crate::io::trace::remap::Remap,
     /// The end of the trace's furthest I/O.
     pub extent_bytes: u64,
     pub largest_bytes: u64,
@@ -173,7 +173,7 @@ pub struct ReplaySpec {
     pub trims: u64,
     #[serde(default)]
     pub flushes: u64,
-    pub skipped: crate::workload::trace::Skipped,
+    pub skipped: crate::io::trace::Skipped,
     /// The files (iolog) or devices (blktrace) the trace names.
     pub names: Vec<String>,
 }

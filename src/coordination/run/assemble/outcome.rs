@@ -37,7 +37,7 @@ pub(super) fn steady_info(
             s.lat_min_ns = h.min();
             s.lat_max_ns = h.max();
         }
-        let _ = s.latency.add(h);
+        crate::io::stats::add_histogram(&mut s.latency, h);
         s
     };
     let window_info = watch.window_epochs().zip(watch.figures()).zip(window).map(|(((first, last), test), win)| {

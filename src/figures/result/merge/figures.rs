@@ -107,18 +107,8 @@ pub(crate) fn add_within(
             value: other.len(),
         });
     }
-    add(into, other);
+    crate::io::stats::add_histogram(into, other);
     Ok(())
-}
-
-pub(crate) fn add(into: &mut Histogram<u64>, other: &Histogram<u64>) {
-    // Both come from new_latency_histogram's bounds; a foreign histogram of other
-    // bounds is added value by value.
-    if into.add(other).is_err() {
-        for v in other.iter_recorded() {
-            into.saturating_record_n(v.value_iterated_to(), v.count_at_value());
-        }
-    }
 }
 
 /// Adds `other` (the `field` of `file`) into `into`, refusing a sum that overflows, or CPU
@@ -221,7 +211,7 @@ impl LatencyHistograms {
             )?;
         }
         let mut total_hist = read_hist.clone();
-        add(&mut total_hist, &write_hist);
+        crate::io::stats::add_histogram(&mut total_hist, &write_hist);
         // Flushes (`--fsync-every`, `--fdatasync-every`) and trims (`--trim-percent`): merged
         // from the results that have them.
         let mut flush_hist = new_latency_histogram();

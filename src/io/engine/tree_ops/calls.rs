@@ -2,7 +2,7 @@
 //! `close`, `statx`, `getdents64`, `renameat`, `unlinkat`, `mkdirat`, `unlinkat` with
 //! AT_REMOVEDIR, `fsync`) on paths relative to the tree's root descriptor. Each returns
 //! the bytes it moved (or entries read) or the errno; it never times, counts or formats
-//! (`coordination/metadata/worker.rs` does).
+//! (`io/metadata/worker.rs` does).
 
 use super::RelPath;
 use std::os::fd::RawFd;

@@ -1,7 +1,7 @@
 //! A flow's operations on a file it holds open between steps (`--meta-flow`, filebench's
 //! flowops on an `fd=`): open or create it, read it whole, write it whole, append to its
 //! end, fsync it, close it. Each returns the bytes it moved or the errno; it never times,
-//! counts or chooses a file (`coordination/metadata/flow.rs` does).
+//! counts or chooses a file (`io/metadata/flow.rs` does).
 
 use super::RelPath;
 use super::calls::OpResult;

@@ -1,6 +1,6 @@
 //! A path relative to a tree's root, NUL-terminated in a fixed buffer for the `*at`
 //! system calls and io_uring requests: built without allocation, one byte or number at a
-//! time. What the names are is the tree's business (`coordination/metadata/tree.rs`); this only holds
+//! time. What the names are is the tree's business (`io/metadata/tree.rs`); this only holds
 //! them.
 
 /// Longest relative path: 16 levels of `d` and up to 10 digits, and a file name.

@@ -1,4 +1,4 @@
-//! The io_uring requests of the queued metadata worker (`coordination/metadata/uring_worker.rs`): one
+//! The io_uring requests of the queued metadata worker (`io/metadata/uring_worker.rs`): one
 //! ring, and per slot the memory its request points at (two paths, a statx buffer, a read
 //! buffer), owned here so that no request can outlive what it names.
 //!

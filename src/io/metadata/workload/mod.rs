@@ -1,7 +1,9 @@
 //! A metadata run's spec (`--files`): the shape of the tree of files, the sizes of its
 //! files (`sizes.rs`), and the operations run on it (a mix at set shares in one window,
-//! phases in order, or a flow of steps on held files: `flow.rs`). Plain data and the parsing of its flag values; it touches no file system
-//! (`coordination/metadata/` plans, creates and runs the tree).
+//! phases in order, or a flow of steps on held files: `flow.rs`). Plain data and the
+//! parsing of its flag values; it touches no file system. The spec's `metadata` section is
+//! this; it lives in the I/O crate with the workers that read it (`io/metadata/`), while
+//! `coordination/metadata/` plans, creates and removes the tree and runs the window.
 
 mod flow;
 mod sizes;

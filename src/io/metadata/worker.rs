@@ -7,13 +7,13 @@
 //! formatting; the lists of its files are allocated before the window. It must not print
 //! or compute figures beyond recording them.
 
-use super::intervals::Tap;
+use super::tap::Tap;
 use super::tree::{RelPath, Shape, TreeNames};
 use crate::base::primitives::clock::Clock;
 use crate::base::primitives::rng::Rng;
 use crate::io::engine::tree_ops::calls::{self, OpResult};
+use crate::io::metadata::workload::{MetaOp, MetaShare, MetaSpec};
 use crate::io::stats::OpStats;
-use crate::workload::spec::metadata::{MetaOp, MetaShare, MetaSpec};
 use std::os::fd::RawFd;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -93,7 +93,7 @@ pub struct WorkerFigures {
 
 /// The kinds a mix of `shares` records: those asked for, and those a worker falls back to
 /// (create, mkdir).
-pub(super) fn mix_kinds(shares: &[MetaShare]) -> Vec<MetaOp> {
+pub fn mix_kinds(shares: &[MetaShare]) -> Vec<MetaOp> {
     let mut kinds: Vec<MetaOp> = shares.iter().map(|s| s.op).collect();
     kinds.extend([MetaOp::Create, MetaOp::Mkdir]);
     kinds

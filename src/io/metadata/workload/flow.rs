@@ -1,7 +1,7 @@
 //! A flow (`--meta-flow`): filebench's flowops as steps each worker runs in order on the
 //! file it holds, the groups that repeat them (`10*(open,read-whole,close)`), the checks
 //! that every step finds its file, and `--prealloc`, the share of the names the set-up
-//! makes for them. Plain data and parsing; it runs nothing (`coordination/metadata/flow.rs` does).
+//! makes for them. Plain data and parsing; it runs nothing (`io/metadata/flow.rs` does).
 
 use super::MetaOp;
 use serde::{Deserialize, Serialize};

@@ -11,14 +11,14 @@
 //! file to delete, no name left to create, no file held after an `open` that found none)
 //! is skipped, uncounted. It must not print or compute figures beyond recording them.
 
-use super::intervals::Tap;
+use super::tap::Tap;
 use super::tree::{RelPath, TreeNames};
 use super::worker::{OpFailure, Shared};
 use crate::base::primitives::rng::Rng;
 use crate::io::engine::tree_ops::calls;
 use crate::io::engine::tree_ops::held::HeldFile;
+use crate::io::metadata::workload::{FLOW_IO_BYTES, FlowStep};
 use crate::io::stats::OpStats;
-use crate::workload::spec::metadata::{FLOW_IO_BYTES, FlowStep};
 use std::sync::Barrier;
 
 /// What one flow worker hands back.

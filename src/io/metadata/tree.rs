@@ -1,11 +1,11 @@
 //! The names of a tree of files: directory `dI` at each level, file `fN` in the leaf
 //! directory `N mod leaves`, directories made by `mkdir` as `mN`. Every name iopulse
 //! creates follows these patterns, so that its removal can tell its own entries from
-//! anything else (`ownership.rs`). Paths are written relative to the tree's root into a
+//! anything else (`coordination/metadata/ownership.rs`). Paths are written relative to the tree's root into a
 //! caller's fixed buffer, NUL-terminated for the `*at` system calls: no allocation.
 
 pub use crate::io::engine::tree_ops::RelPath;
-use crate::workload::spec::metadata::MetaSpec;
+use crate::io::metadata::workload::MetaSpec;
 
 /// The shape of a tree.
 #[derive(Clone, Copy, Debug)]

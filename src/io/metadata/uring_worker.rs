@@ -9,13 +9,13 @@
 //! (`Worker::take`/`put_back`), so no two operations race on a name. Per batch: one
 //! submission, one clock read per completion reaped, no allocation, no lock.
 
-use super::intervals::Tap;
+use super::tap::Tap;
 use super::tree::{RelPath, TreeNames};
 use super::worker::{OpFailure, PhaseFigures, RoundRobin, Shared, Worker, WorkerFigures};
 use crate::io::engine::tree_ops::calls;
 use crate::io::engine::tree_ops::ring::{CHUNK_BYTES, TreeRequest, TreeRing};
+use crate::io::metadata::workload::{MetaOp, MetaShare};
 use crate::io::stats::OpStats;
-use crate::workload::spec::metadata::{MetaOp, MetaShare};
 use std::sync::Barrier;
 use std::sync::atomic::Ordering;
 
