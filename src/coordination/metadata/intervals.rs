@@ -3,11 +3,11 @@
 //! and latency.
 //!
 //! With a time series, each worker records every operation into its own per-interval
-//! figures (a `Tap`, `io/metadata/tap.rs`: one `OpStats` per kind it runs, allocated before the window) instead of
-//! its totals, and the run's totals are the sum of what it hands over: the rows add up to
-//! them by construction, and an operation costs what it costs without a series (one
-//! record) plus a comparison with the interval's end. The intervals are on
-//! a grid from the phase's origin, the clock of the first worker to start the phase; a
+//! figures (a `Tap`, `io/metadata/tap.rs`: one `OpStats` per kind it runs, allocated before
+//! the window) instead of its totals, and the run's totals are the sum of what it hands
+//! over: the rows add up to them by construction, and an operation costs what it costs
+//! without a series (one record) plus a comparison with the interval's end. The intervals
+//! are on a grid from the phase's origin, the clock of the first worker to start the phase; a
 //! worker notices a boundary from the completion time it already read (no clock read, no
 //! atomic, no lock per operation). At a boundary it sends its finished figures to the
 //! collector over a bounded channel and carries on with a spare set the collector sent back
