@@ -27,7 +27,7 @@
 
 use crate::figures::result::meta_document::MetaIntervalRow;
 pub use crate::io::metadata::tap::Tap;
-use crate::io::metadata::tap::{Piece, figures};
+use crate::io::metadata::tap::{Piece, per_kind_stats};
 use crate::io::metadata::workload::MetaOp;
 use crate::io::stats::interval::{IntervalFigures, TimeSeriesRow};
 use crate::io::stats::live::{KindFigures, LiveFrame, LiveView};
@@ -129,9 +129,9 @@ pub fn channels<'a>(
     let mut taps = Vec::with_capacity(threads as usize);
     for worker in 0..threads {
         let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel(2);
-        let _ = spare_tx.send(figures(kinds));
+        let _ = spare_tx.send(per_kind_stats(kinds));
         spares.push(spare_tx);
-        taps.push(Tap::new(worker, interval_ns, origins, figures(kinds), to_collector.clone(), spare_rx));
+        taps.push(Tap::new(worker, interval_ns, origins, per_kind_stats(kinds), to_collector.clone(), spare_rx));
     }
     (Collector { rx, spares, kinds: kinds.to_vec(), live }, taps)
 }
@@ -146,8 +146,8 @@ impl Collector {
         let mut handed: Vec<Option<(u32, u64)>> = vec![None; self.spares.len()];
         while let Ok(mut piece) = self.rx.recv() {
             if piece.stats.iter().any(|s| s.ops > 0) {
-                let row = open.entry((piece.phase, piece.epoch)).or_insert_with(|| figures(&self.kinds));
-                let total = totals.entry(piece.phase).or_insert_with(|| figures(&self.kinds));
+                let row = open.entry((piece.phase, piece.epoch)).or_insert_with(|| per_kind_stats(&self.kinds));
+                let total = totals.entry(piece.phase).or_insert_with(|| per_kind_stats(&self.kinds));
                 for ((sum, all), one) in row.iter_mut().zip(total.iter_mut()).zip(&piece.stats) {
                     if one.ops > 0 {
                         sum.merge(one);

@@ -181,8 +181,7 @@ pub(super) fn run_flow(
     }
     // Each kind's figures: its steps added (with a time series, its intervals added,
     // which hold the same operations).
-    let mut per_op: Vec<OpStats> =
-        MetaOp::ALL.iter().map(|op| if kinds.contains(op) { OpStats::new() } else { OpStats::unused() }).collect();
+    let mut per_op = crate::io::metadata::tap::per_kind_stats(&kinds);
     for (step, stats) in steps.iter().zip(&per_step) {
         per_op[step.kind().index()].merge(stats);
     }

@@ -23,8 +23,9 @@ pub struct Piece {
 }
 
 /// Figures of each kind (`MetaOp::index`): full histograms for the kinds in `kinds`, small
-/// stand-ins (never recorded into) for the others.
-pub fn figures(kinds: &[MetaOp]) -> Vec<OpStats> {
+/// stand-ins (never recorded into) for the others. A worker's totals, an interval's and a
+/// window's sums are all of this shape.
+pub fn per_kind_stats(kinds: &[MetaOp]) -> Vec<OpStats> {
     MetaOp::ALL.iter().map(|op| if kinds.contains(op) { OpStats::new() } else { OpStats::unused() }).collect()
 }
 

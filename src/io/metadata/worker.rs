@@ -101,9 +101,7 @@ pub fn mix_kinds(shares: &[MetaShare]) -> Vec<MetaOp> {
 
 impl WorkerFigures {
     pub(super) fn new(ops: &[MetaOp]) -> WorkerFigures {
-        let per_op =
-            MetaOp::ALL.iter().map(|op| if ops.contains(op) { OpStats::new() } else { OpStats::unused() }).collect();
-        WorkerFigures { per_op, start_ns: 0, end_ns: 0, touched: 0, failure: None }
+        WorkerFigures { per_op: super::tap::per_kind_stats(ops), start_ns: 0, end_ns: 0, touched: 0, failure: None }
     }
 }
 
